@@ -1,0 +1,100 @@
+"""One exception tree for everything research-agent raises on purpose.
+
+The CLI is the single place that turns these into a one-line message and an exit
+code; library users catch :class:`ResearchError` (or a subclass) instead.
+
+    ResearchError
+    ├── ConfigError            bad settings, no endpoint configured, bad flags
+    ├── InputError             bad query, missing corpus, unreadable rules file
+    ├── LLMError               the model endpoint failed us
+    │   ├── LLMUnavailable     cannot connect, or still failing after retries
+    │   ├── LLMTimeout         a call took longer than the configured timeout
+    │   ├── ModelNotFound      the endpoint does not know the model (HTTP 404)
+    │   └── InvalidModelOutput the answer did not validate, even after the repair retry
+    ├── SearchError            every search provider failed, or the corpus is unusable
+    ├── StorageError           a report, record or critique could not be written
+    │   └── DiskFull           ENOSPC while writing
+    ├── RunTimeout             the whole run passed its deadline
+    └── Cancelled              the user pressed Ctrl-C
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ResearchError",
+    "ConfigError",
+    "InputError",
+    "LLMError",
+    "LLMUnavailable",
+    "LLMTimeout",
+    "ModelNotFound",
+    "InvalidModelOutput",
+    "SearchError",
+    "StorageError",
+    "DiskFull",
+    "RunTimeout",
+    "Cancelled",
+]
+
+
+class ResearchError(Exception):
+    """Base class. ``exit_code`` is what the CLI exits with."""
+
+    exit_code = 1
+
+
+class ConfigError(ResearchError):
+    exit_code = 2
+
+
+class InputError(ResearchError):
+    exit_code = 2
+
+
+class LLMError(ResearchError):
+    exit_code = 3
+
+
+class LLMUnavailable(LLMError):
+    pass
+
+
+class LLMTimeout(LLMError):
+    pass
+
+
+class ModelNotFound(LLMError):
+    pass
+
+
+class InvalidModelOutput(LLMError):
+    """The model's answer failed validation twice for one stage."""
+
+    def __init__(self, message: str, *, stage: str = "", model: str = "") -> None:
+        super().__init__(message)
+        self.stage = stage
+        self.model = model
+
+
+class SearchError(ResearchError):
+    exit_code = 4
+
+
+class StorageError(ResearchError):
+    exit_code = 5
+
+
+class DiskFull(StorageError):
+    pass
+
+
+class RunTimeout(ResearchError):
+    exit_code = 6
+
+    def __init__(self, message: str, *, stage: str = "") -> None:
+        super().__init__(message)
+        self.stage = stage
+
+
+class Cancelled(ResearchError):
+    exit_code = 130

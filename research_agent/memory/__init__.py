@@ -1,0 +1,1 @@
+"""Memory: critiques stored as YAML, and the lessons later runs draw from them."""
