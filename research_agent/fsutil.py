@@ -8,6 +8,7 @@ process killed half-way) only ever sees no file or a complete one.
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import secrets
 import time
@@ -18,6 +19,8 @@ from .errors import DiskFull, StorageError
 __all__ = ["atomic_write_text", "atomic_write_bytes", "remove_stale_temps", "TEMP_SUFFIX"]
 
 TEMP_SUFFIX = ".ra-tmp"
+
+log = logging.getLogger(__name__)
 
 
 def _temp_path(target: Path) -> Path:
@@ -45,12 +48,14 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int = 0o644) -> Path:
         finally:
             os.close(fd)
         os.replace(tmp, path)
-    except OSError as exc:
+    except BaseException as exc:  # Ctrl-C mid-write must not leave the temp file behind either
         try:
             tmp.unlink(missing_ok=True)
-        except OSError:
-            pass  # the original error is the one worth reporting
-        raise _storage_error(path, exc) from None
+        except OSError as cleanup:
+            log.debug("could not remove %s: %s", tmp, cleanup)
+        if isinstance(exc, OSError):
+            raise _storage_error(path, exc) from None
+        raise
     _fsync_dir(path.parent)
     return path
 

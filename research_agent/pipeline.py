@@ -1,0 +1,769 @@
+"""Compose the stages into one run and return a frozen :class:`ResearchResult`.
+
+Nothing here keeps state between runs: everything a run needs is passed in (the
+model, the search providers, the page reader, the lessons source, a progress sink)
+or built from Settings, and everything it learns is in the result and the run record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from .config import Settings
+from .context import load_context
+from .errors import InputError, RunTimeout
+from .gather import Gathered, SourceReader, gather_sources
+from .ids import make_run_id
+from .llm import ChatModel, Usage, UsageRecorder
+from .report import ReportMeta, render_insufficient, render_report, write_yaml
+from .sanitize import sanitize
+from .search.base import ProviderFailure, SearchProvider
+from .sources import ScoredSource, Source
+from .stages.classify import classify_domain
+from .stages.decompose import decompose
+from .stages.relevance import Gate, decide_gate, score_sources
+from .stages.skeptic import SkepticReport, run_skeptic
+from .stages.synthesize import ReportDraft, draft_report, revise_report
+
+__all__ = ["research", "research_sync", "ResearchResult", "SourceSummary", "Iteration", "Progress", "MAX_QUERY_CHARS"]
+
+log = logging.getLogger(__name__)
+
+MAX_QUERY_CHARS = 2000
+
+
+class Progress(Protocol):
+    """Where a run reports what it is doing. The CLI draws it with rich."""
+
+    def stage(self, name: str, detail: str = "") -> None: ...
+
+    def counts(self, **values: int) -> None: ...
+
+    def note(self, message: str) -> None: ...
+
+
+class _NoProgress:
+    def stage(self, name: str, detail: str = "") -> None:
+        return None
+
+    def counts(self, **values: int) -> None:
+        return None
+
+    def note(self, message: str) -> None:
+        return None
+
+
+@dataclass(frozen=True)
+class SourceSummary:
+    """One source as the result and the run record describe it."""
+
+    n: int | None  # its number in the report's Sources list; None when not cited
+    title: str
+    location: str
+    site: str
+    provider: str
+    score: int | None
+    reason: str
+    status: str  # kept | dropped | unscored
+    snippet_only: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class Iteration:
+    """One pass through plan -> sources -> draft -> review, and what was decided."""
+
+    plan: int
+    revision: int
+    sub_queries: tuple[str, ...]
+    gate: str
+    sources_scored: int
+    sources_kept: int
+    viability: int | None
+    critical: int
+    warnings: int
+    decision: str  # replan | revise | proceed | give_up
+    reason: str
+    tokens: int
+
+    def as_dict(self) -> dict[str, Any]:
+        data = dict(self.__dict__)
+        data["sub_queries"] = list(self.sub_queries)
+        return data
+
+
+@dataclass(frozen=True)
+class ResearchResult:
+    """Everything a finished run produced. Written to disk before it is returned."""
+
+    id: str
+    query: str
+    mode: str
+    domain: str
+    gate_decision: str
+    report_markdown: str
+    report_path: Path
+    run_record_path: Path
+    sources: tuple[SourceSummary, ...]
+    usage: Mapping[str, Usage]
+    cost_usd: float
+    timings: Mapping[str, float]
+    iterations: tuple[Iteration, ...]
+    final_decision: str
+    stop_reason: str
+    adaptive: bool
+    lessons_applied: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    record: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def total_usage(self) -> Usage:
+        total = Usage()
+        for usage in self.usage.values():
+            total = total + usage
+        return total
+
+    def summary(self) -> dict[str, Any]:
+        """The JSON object ``run --json`` prints."""
+        return {
+            "id": self.id,
+            "report_path": str(self.report_path),
+            "run_record_path": str(self.run_record_path),
+            "query": self.query,
+            "mode": self.mode,
+            "domain": self.domain,
+            "gate_decision": self.gate_decision,
+            "sources": [
+                {"id": s.n, "title": s.title, "location": s.location, "score": s.score}
+                for s in self.sources
+                if s.n is not None
+            ],
+            "usage": {stage: u.as_dict() for stage, u in self.usage.items()},
+            "cost_usd": round(self.cost_usd, 6),
+            "timings": {k: round(v, 3) for k, v in self.timings.items()},
+            "iterations": len(self.iterations),
+            "final_decision": self.final_decision,
+            "stop_reason": self.stop_reason,
+            "adaptive": self.adaptive,
+            "warnings": list(self.warnings),
+        }
+
+
+def validate_query(query: str) -> str:
+    """Return the query stripped, or raise InputError for empty or oversized queries."""
+    text = (query or "").strip()
+    if not text:
+        raise InputError("the query is empty: give a question to research")
+    if len(text) > MAX_QUERY_CHARS:
+        raise InputError(f"the query is {len(text)} characters long; the limit is {MAX_QUERY_CHARS}")
+    return text
+
+
+# --- lessons seam -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NoLessons:
+    """The lesson selection of a run that uses no memory."""
+
+    domain: str = ""
+    reason: str = "lessons disabled"
+    lessons: tuple = ()
+    adaptive: bool = False
+    warnings: tuple[str, ...] = ()
+
+    def as_record(self) -> dict[str, Any]:
+        return {"adaptive": False, "reason": self.reason, "applied": [], "excluded": []}
+
+
+LessonsFn = Callable[[str], Any]  # domain -> a LessonSelection (research_agent.memory.lessons)
+
+
+def default_lessons(settings: Settings, *, now: datetime, rng: random.Random) -> LessonsFn:
+    from .memory.lessons import select_lessons
+
+    def select(domain: str) -> Any:
+        return select_lessons(
+            settings.meta_dir,
+            domain,
+            now=now,
+            ttl_days=settings.lesson_ttl_days,
+            control_fraction=settings.control_fraction,
+            rng=rng,
+            force_control=not settings.lessons,
+        )
+
+    return select
+
+
+def _lessons_text(selection: Any) -> tuple[str, str]:
+    """(prompt block, report section) for a selection; empty when not adaptive."""
+    if not getattr(selection, "adaptive", False) or not getattr(selection, "lessons", ()):
+        return "", ""
+    from .memory.lessons import lessons_markdown, lessons_prompt_block
+
+    return lessons_prompt_block(selection), lessons_markdown(selection)
+
+
+# --- the run ----------------------------------------------------------------------------
+
+
+class _Clock:
+    """Stage timings and the name of the stage in progress (for deadline messages)."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.timings: dict[str, float] = {}
+        self.current = "starting"
+        self.progress = progress
+
+    @contextmanager
+    def stage(self, name: str, detail: str = ""):
+        self.current = name
+        self.progress.stage(name, detail)
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
+
+
+@dataclass
+class _Run:
+    """Mutable bookkeeping of one run; it never outlives the call to research()."""
+
+    settings: Settings
+    model: UsageRecorder
+    providers: Sequence[SearchProvider]
+    reader: SourceReader | None
+    progress: Progress
+    clock: _Clock
+    query: str
+    context_block: str = ""
+    lessons_block: str = ""
+    scored: dict[str, ScoredSource] = field(default_factory=dict)
+    failures: list[ProviderFailure] = field(default_factory=list)
+    fetch_failures: list[tuple[str, str]] = field(default_factory=list)
+    iterations: list[Iteration] = field(default_factory=list)
+    sub_queries: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def tokens(self) -> int:
+        total = self.model.total
+        return total.prompt_tokens + total.completion_tokens
+
+
+def _load_rules(settings: Settings) -> tuple:
+    from .review.rules import load_rules
+
+    if settings.rules_path is not None:
+        return load_rules(settings.rules_path)
+    if settings.context_path is not None:
+        beside = settings.context_path.parent / "rules.yaml"
+        if beside.is_file():
+            return load_rules(beside)
+    return ()
+
+
+async def _search_and_score(run: _Run, sub_queries: tuple[str, ...]) -> Gate:
+    from .search.registry import search_all
+
+    settings, mode = run.settings, run.settings.mode
+
+    def on_failure(failure: ProviderFailure) -> None:
+        run.progress.note(f"search provider {failure.provider} failed: {failure.reason}")
+
+    with run.clock.stage("search", f"{len(sub_queries)} sub-queries"):
+        results = await search_all(
+            run.providers, list(sub_queries), max_results=mode.results_per_query, on_failure=on_failure
+        )
+        run.failures.extend(results.failures)
+        found = len({h.location for hits in results.hits.values() for h in hits})
+        run.progress.counts(found=found)
+    with run.clock.stage("fetch"):
+        gathered: Gathered = await gather_sources(
+            results.hits,
+            limit=settings.source_limit,
+            token_budget=mode.source_tokens,
+            reader=run.reader,
+            exclude=set(run.scored),
+        )
+        run.fetch_failures.extend(gathered.fetch_failures)
+    with run.clock.stage("relevance", f"scoring {len(gathered.sources)} sources"):
+        scored = await score_sources(run.model, run.query, gathered.sources, lessons_block=run.lessons_block)
+        for item in scored:
+            run.scored[item.source.key] = item
+        gate = decide_gate(tuple(run.scored.values()), mode)
+        run.progress.counts(scored=len(run.scored), kept=len(gate.kept), tokens=run.tokens())
+    return gate
+
+
+def _replan_guidance(gate: Gate, skeptic: SkepticReport | None, sub_queries: Sequence[str]) -> str:
+    parts = [f"Earlier queries: {'; '.join(sub_queries)}."]
+    if not gate.can_write:
+        parts.append(f"They found too little: {gate.reason}.")
+    if skeptic is not None:
+        if skeptic.viability is not None:
+            parts.append(f"A reviewer rated the answer's viability {skeptic.viability}/100.")
+        for finding in skeptic.critical[:5]:
+            parts.append(f"Critical gap: {sanitize(finding.reason, max_chars=200, single_line=True)}")
+    return " ".join(parts)
+
+
+def _still_open(findings: Sequence[Any], markdown: str) -> tuple[Any, ...]:
+    """Skeptic findings whose quoted claim still stands in the draft (and is not marked disputed)."""
+    lines = [" ".join(line.split()).lower() for line in markdown.splitlines()]
+    open_findings = []
+    for finding in findings:
+        claim = " ".join(finding.claim.split()).lower()
+        if not claim:
+            continue
+        for line in lines:
+            if claim in line and "[disputed]" not in line:
+                open_findings.append(finding)
+                break
+    return tuple(open_findings)
+
+
+async def _write_and_review(
+    run: _Run,
+    gate: Gate,
+    plan_no: int,
+    sub_queries: tuple[str, ...],
+    meta: ReportMeta,
+    can_replan: bool,
+) -> tuple[str, ReportDraft | None, SkepticReport | None, Any, int]:
+    """Draft, attack, review and revise. Returns (decision, draft, skeptic, review, revisions)."""
+    from .review.feedback import format_feedback
+    from .review.review import needs_revision, review_draft
+
+    settings, mode = run.settings, run.settings.mode
+    kept = tuple(s.source for s in gate.kept)
+    rules = _load_rules(settings)
+    with run.clock.stage("draft", f"{len(kept)} sources"):
+        draft = await draft_report(
+            run.model,
+            run.query,
+            kept,
+            target_words=mode.target_words,
+            source_tokens=mode.source_tokens,
+            context_block=run.context_block,
+            short=gate.decision == "short_report",
+        )
+    markdown, _ = render_report(draft, kept, meta=meta, skeptic=None, final=False)
+    skeptic: SkepticReport | None = None
+    if mode.skeptic:
+        with run.clock.stage("skeptic", ", ".join(mode.skeptic_lenses)):
+            skeptic = await run_skeptic(
+                run.model, run.query, markdown, kept, lenses=mode.skeptic_lenses, source_tokens=mode.source_tokens
+            )
+        if skeptic.viability_note:
+            run.warnings.append(skeptic.viability_note)
+    findings = skeptic.findings if skeptic else ()
+    viability = skeptic.viability if skeptic else None
+    review = review_draft(
+        markdown,
+        target_words=mode.target_words,
+        findings=findings,
+        viability=viability,
+        min_viability=settings.min_viability,
+        rules=rules,
+    )
+
+    def record(revision: int, decision: str, reason: str) -> None:
+        run.iterations.append(
+            Iteration(
+                plan=plan_no,
+                revision=revision,
+                sub_queries=sub_queries,
+                gate=gate.decision,
+                sources_scored=len(run.scored),
+                sources_kept=len(gate.kept),
+                viability=viability,
+                critical=review.critical_count,
+                warnings=review.warning_count,
+                decision=decision,
+                reason=reason,
+                tokens=run.tokens(),
+            )
+        )
+
+    if viability is not None and viability < settings.min_viability:
+        if can_replan:
+            record(0, "replan", f"viability {viability} < {settings.min_viability}")
+            return "replan", draft, skeptic, review, 0
+        run.warnings.append(
+            f"viability {viability} stayed below {settings.min_viability} after {plan_no} plan(s)"
+        )
+
+    allowed = settings.max_revisions if settings.retry else min(1, settings.max_revisions)
+    revisions = 0
+    while revisions < allowed and needs_revision(review):
+        record(revisions, "revise", f"{review.critical_count} critical issue(s)")
+        feedback = format_feedback(review)
+        log.debug("review feedback:\n%s", feedback)
+        label = f"{revisions + 1}/{allowed}"
+        run.progress.note(f"revising ({label}): {review.critical_count} critical issue(s)")
+        with run.clock.stage("revise", label):
+            draft = await revise_report(
+                run.model,
+                run.query,
+                draft,
+                feedback,
+                kept,
+                target_words=mode.target_words,
+                source_tokens=mode.source_tokens,
+            )
+        revisions += 1
+        markdown, _ = render_report(draft, kept, meta=meta, skeptic=None, final=False)
+        findings = _still_open(findings, markdown)
+        review = review_draft(
+            markdown,
+            target_words=mode.target_words,
+            findings=findings,
+            viability=viability,
+            min_viability=settings.min_viability,
+            rules=rules,
+        )
+    if needs_revision(review):
+        reason = f"{review.critical_count} critical issue(s) left after {revisions} revision(s)"
+    else:
+        reason = "approved" if review.approved else "no high-confidence critical issues"
+    record(revisions, "proceed", reason)
+    return "proceed", draft, skeptic, review, revisions
+
+
+def _open_issue_lines(review: Any) -> list[str]:
+    lines = []
+    for issue in getattr(review, "issues", ()):
+        if issue.severity != "critical":
+            continue
+        where = f" (line {issue.line})" if issue.line else ""
+        quoted = f': "{sanitize(issue.matched, max_chars=120, single_line=True)}"' if issue.matched else ""
+        lines.append(f"Unresolved after review{where}: {sanitize(issue.reason, max_chars=200, single_line=True)}{quoted}")
+    return lines[:10]
+
+
+async def _pipeline(run: _Run, run_id: str, started: datetime, lessons_fn: LessonsFn) -> ResearchResult:
+    settings, mode = run.settings, run.settings.mode
+    with run.clock.stage("classify"):
+        domain = await classify_domain(run.model, run.query)
+    selection = lessons_fn(domain)
+    run.lessons_block, lessons_md = _lessons_text(selection)
+    for warning in getattr(selection, "warnings", ()):
+        run.progress.note(warning)
+        run.warnings.append(warning)
+    model_name = settings.model
+    meta = ReportMeta(run.query, mode.name, started.date().isoformat(), model_name, "")
+
+    max_plans = settings.max_plans if settings.retry else 1
+    guidance = ""
+    plan_no = 0
+    gate: Gate | None = None
+    draft: ReportDraft | None = None
+    skeptic: SkepticReport | None = None
+    review: Any = None
+    stop_reason = ""
+    while True:
+        plan_no += 1
+        can_replan = plan_no < max_plans
+        detail = f"plan {plan_no}/{max_plans}" if plan_no > 1 else ""
+        with run.clock.stage("decompose", detail):
+            plan = await decompose(
+                run.model,
+                run.query,
+                count=mode.sub_queries,
+                number=plan_no,
+                context_block=run.context_block,
+                lessons_block=run.lessons_block,
+                guidance=guidance,
+            )
+        run.sub_queries.extend(q for q in plan.sub_queries if q not in run.sub_queries)
+        run.progress.counts(sub_queries=len(run.sub_queries), tokens=run.tokens())
+        gate = await _search_and_score(run, plan.sub_queries)
+        if not gate.can_write:
+            decision = "replan" if can_replan else "give_up"
+            run.iterations.append(
+                Iteration(plan_no, 0, plan.sub_queries, gate.decision, len(run.scored), len(gate.kept), None, 0, 0,
+                          decision, gate.reason, run.tokens())
+            )
+            if can_replan:
+                run.progress.note(f"replanning ({plan_no + 1}/{max_plans}): {gate.decision}, {gate.reason}")
+                guidance = _replan_guidance(gate, None, plan.sub_queries)
+                continue
+            stop_reason = f"{gate.decision} after {plan_no} plan(s): {gate.reason}"
+            break
+        meta = ReportMeta(run.query, mode.name, started.date().isoformat(), model_name, gate.decision)
+        decision, draft, skeptic, review, _ = await _write_and_review(
+            run, gate, plan_no, plan.sub_queries, meta, can_replan
+        )
+        if decision == "replan":
+            run.progress.note(
+                f"replanning ({plan_no + 1}/{max_plans}): viability {skeptic.viability} < {settings.min_viability}"
+            )
+            guidance = _replan_guidance(gate, skeptic, plan.sub_queries)
+            continue
+        stop_reason = run.iterations[-1].reason
+        break
+
+    assert gate is not None
+    meta = ReportMeta(run.query, mode.name, started.date().isoformat(), model_name, gate.decision)
+    with run.clock.stage("report"):
+        if draft is None:
+            examined = [(s.source, s.score, s.reason) for s in run.scored.values()]
+            failures = [f"{f.provider}: {f.reason}" for f in run.failures]
+            markdown = render_insufficient(
+                meta=meta,
+                reason=gate.reason,
+                sub_queries=run.sub_queries,
+                examined=examined[:30],
+                failures=failures[:10],
+                lessons_markdown=lessons_md,
+            )
+            cited: tuple[Source, ...] = ()
+            final_decision = "give_up"
+        else:
+            limitations = list(_open_issue_lines(review))
+            if skeptic is not None and skeptic.viability is not None and skeptic.viability < settings.min_viability:
+                limitations.append(
+                    f"The skeptic rated viability {skeptic.viability}/100, below the threshold of "
+                    f"{settings.min_viability}, after {plan_no} plan(s): treat the conclusions as tentative."
+                )
+            if gate.decision == "short_report":
+                limitations.append(f"Short report: {gate.reason}.")
+            if any(s.source.snippet_only for s in gate.kept):
+                limitations.append("Some sources could only be read from their search snippets.")
+            if run.failures:
+                names = sorted({f.provider for f in run.failures})
+                limitations.append(f"Search provider(s) failed during the run: {', '.join(names)}.")
+            markdown, cited = render_report(
+                draft, tuple(s.source for s in gate.kept), meta=meta, skeptic=skeptic,
+                limitations=limitations, lessons_markdown=lessons_md, final=True,
+            )
+            final_decision = "proceed"
+    return _finish(run, run_id, started, domain, gate, selection, markdown, cited, skeptic, stop_reason, final_decision)
+
+
+def _summaries(run: _Run, gate: Gate, cited: tuple[Source, ...]) -> tuple[SourceSummary, ...]:
+    number = {s.key: n for n, s in enumerate(cited, start=1)}
+    kept = {s.source.key for s in gate.kept}
+    items = []
+    for scored in run.scored.values():
+        src = scored.source
+        status = "unscored" if scored.score is None else ("kept" if src.key in kept else "dropped")
+        items.append(
+            SourceSummary(
+                n=number.get(src.key),
+                title=sanitize(src.title, max_chars=200, single_line=True),
+                location=src.location,
+                site=src.site,
+                provider=src.provider,
+                score=scored.score,
+                reason=sanitize(scored.reason, max_chars=300, single_line=True),
+                status=status,
+                snippet_only=src.snippet_only,
+            )
+        )
+    items.sort(key=lambda s: (s.n is None, s.n or 0, -(s.score or 0)))
+    return tuple(items)
+
+
+def _finish(
+    run: _Run,
+    run_id: str,
+    started: datetime,
+    domain: str,
+    gate: Gate,
+    selection: Any,
+    markdown: str,
+    cited: tuple[Source, ...],
+    skeptic: SkepticReport | None,
+    stop_reason: str,
+    final_decision: str,
+) -> ResearchResult:
+    settings = run.settings
+    report_path = settings.reports_dir / f"{run_id}.md"
+    record_path = settings.meta_dir / f"run-{run_id}.yaml"
+    sources = _summaries(run, gate, cited)
+    usage = dict(run.model.by_stage)
+    cost = sum(u.cost_usd for u in usage.values())
+    lessons_record = selection.as_record() if hasattr(selection, "as_record") else NoLessons().as_record()
+    applied = tuple(item.get("text", "") for item in lessons_record.get("applied", []))
+    finished = datetime.now(UTC)
+    record: dict[str, Any] = {
+        "schema_version": 1,
+        "id": run_id,
+        "query": run.query,
+        "mode": settings.mode.name,
+        "domain": domain,
+        "started": started.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        "finished": finished.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        "model": settings.model,
+        "fast_model": settings.fast_model_name,
+        "report_path": str(report_path),
+        "gate_decision": gate.decision,
+        "gate_reason": gate.reason,
+        "sub_queries": list(run.sub_queries),
+        "sources": [s.as_dict() for s in sources],
+        "source_count": sum(1 for s in sources if s.n is not None),
+        "dropped_count": sum(1 for s in sources if s.status != "kept"),
+        "distinct_sites": len({s.site for s in sources if s.n is not None}),
+        "skeptic": {
+            "viability": skeptic.viability if skeptic else None,
+            "viability_note": skeptic.viability_note if skeptic else "",
+            "findings": [f.as_dict() for f in skeptic.findings] if skeptic else [],
+        },
+        "iterations": [i.as_dict() for i in run.iterations],
+        "final_decision": final_decision,
+        "stop_reason": stop_reason,
+        "lessons": lessons_record,
+        "provider_failures": [f"{f.provider}: {f.query}: {f.reason}" for f in run.failures][:50],
+        "fetch_failures": [{"location": loc, "reason": why} for loc, why in run.fetch_failures][:100],
+        "usage": {stage: u.as_dict() for stage, u in usage.items()},
+        "cost_usd": round(cost, 6),
+        "timings": {k: round(v, 3) for k, v in run.clock.timings.items()},
+        "warnings": list(run.warnings),
+    }
+    from .fsutil import atomic_write_text
+
+    with run.clock.stage("write"):
+        atomic_write_text(report_path, markdown)
+        write_yaml(record_path, record)
+        if settings.output is not None:
+            atomic_write_text(settings.output, markdown)
+    return ResearchResult(
+        id=run_id,
+        query=run.query,
+        mode=settings.mode.name,
+        domain=domain,
+        gate_decision=gate.decision,
+        report_markdown=markdown,
+        report_path=report_path,
+        run_record_path=record_path,
+        sources=sources,
+        usage=usage,
+        cost_usd=cost,
+        timings=dict(run.clock.timings),
+        iterations=tuple(run.iterations),
+        final_decision=final_decision,
+        stop_reason=stop_reason,
+        adaptive=bool(lessons_record.get("adaptive")),
+        lessons_applied=applied,
+        warnings=tuple(run.warnings),
+        record=record,
+    )
+
+
+def _unique_id(settings: Settings, query: str, now: datetime) -> str:
+    run_id = make_run_id(query, now)
+    while (settings.reports_dir / f"{run_id}.md").exists():
+        now = datetime.now(UTC)
+        run_id = make_run_id(query, now)
+    return run_id
+
+
+def default_providers(settings: Settings, *, http_client: Any = None) -> list[SearchProvider]:
+    """Build the providers Settings ask for (local corpus indexed up front)."""
+    from .search.local import LocalSearchProvider
+    from .search.registry import build_providers
+
+    local = None
+    if "local" in settings.providers:
+        local = LocalSearchProvider(settings.corpus_dirs, settings.cache_dir, token_budget=settings.mode.source_tokens)
+        local.prepare()
+    return build_providers(settings, http_client=http_client, local_provider=local)
+
+
+async def research(
+    query: str,
+    *,
+    settings: Settings | None = None,
+    model: ChatModel | None = None,
+    providers: Sequence[SearchProvider] | None = None,
+    reader: SourceReader | None = None,
+    lessons: LessonsFn | None = None,
+    progress: Progress | None = None,
+    now: datetime | None = None,
+    rng: random.Random | None = None,
+) -> ResearchResult:
+    """Research ``query`` and write the report; return what the run produced.
+
+    Anything not given is built from ``settings`` (by default, from the environment):
+    the model from OPENAI_* settings, providers from the corpus/search settings, the
+    page reader when a web provider is used, lessons from ``reports/meta``.
+    """
+    from .config import load_settings
+    from .fsutil import remove_stale_temps
+
+    query = validate_query(query)
+    settings = settings or load_settings()
+    progress = progress or _NoProgress()
+    started = (now or datetime.now(UTC)).astimezone(UTC)
+    rng = rng or random.Random()
+    owned: list[Any] = []
+    try:
+        if model is None:
+            from .llm import OpenAIChatModel
+
+            model = OpenAIChatModel.from_settings(settings)
+            owned.append(model)
+        context_block = load_context(
+            settings.context_path,
+            required=settings.context_path is not None and settings.context_path != Path("research_context.md"),
+        )
+        for folder in (settings.reports_dir, settings.meta_dir):
+            remove_stale_temps(folder)
+        if providers is None:
+            progress.stage("index", "preparing sources")
+            providers = await asyncio.to_thread(default_providers, settings)
+        if reader is None and any(p.name != "local" for p in providers):
+            from .fetch import Fetcher
+
+            reader = Fetcher.from_settings(settings)
+            owned.append(reader)
+        if lessons is None:
+            lessons = default_lessons(settings, now=started, rng=rng)
+        run = _Run(
+            settings=settings,
+            model=UsageRecorder(model),
+            providers=providers,
+            reader=reader,
+            progress=progress,
+            clock=_Clock(progress),
+            query=query,
+            context_block=context_block,
+        )
+        run_id = _unique_id(settings, query, started)
+        try:
+            async with asyncio.timeout(settings.run_timeout):
+                return await _pipeline(run, run_id, started, lessons)
+        except TimeoutError:
+            raise RunTimeout(
+                f"the run passed its {settings.run_timeout:g}s deadline during the {run.clock.current} stage "
+                "(raise it with --timeout)",
+                stage=run.clock.current,
+            ) from None
+    finally:
+        for resource in owned:
+            close = getattr(resource, "aclose", None)
+            if close is not None:
+                try:
+                    await close()
+                except Exception as exc:  # closing must never hide the run's own outcome
+                    log.debug("closing %r failed: %s", resource, exc)
+
+
+def research_sync(query: str, **kwargs: Any) -> ResearchResult:
+    """Blocking wrapper around :func:`research` for scripts and notebooks without a loop."""
+    return asyncio.run(research(query, **kwargs))
+

@@ -1,0 +1,111 @@
+"""The skeptic: structured findings against a draft and a viability score."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from .. import prompts
+from ..llm import ChatModel, ChatRequest
+from ..sanitize import sanitize, wrap_data
+from ..sources import Source
+from ._schema import array, enum, integer, nullable, number, obj, string
+from .synthesize import sources_block
+
+__all__ = ["SkepticFinding", "SkepticReport", "run_skeptic", "SCHEMA", "LENSES"]
+
+LENSES = ("evidence", "counterarguments", "scope", "recency", "bias")
+FindingSeverity = Literal["observation", "concern", "critical"]
+
+SCHEMA = obj(
+    findings=array(
+        obj(
+            lens=enum(*LENSES),
+            severity=enum("observation", "concern", "critical"),
+            claim=string(600),
+            reason=string(600),
+            fix=string(600),
+            confidence=number(),
+        ),
+        max_items=20,
+    ),
+    viability=nullable(integer()),
+)
+
+
+@dataclass(frozen=True)
+class SkepticFinding:
+    lens: str
+    severity: FindingSeverity
+    claim: str
+    reason: str
+    fix: str
+    confidence: float
+
+    def as_dict(self) -> dict:
+        return {
+            "lens": self.lens,
+            "severity": self.severity,
+            "claim": self.claim,
+            "reason": self.reason,
+            "fix": self.fix,
+            "confidence": self.confidence,
+        }
+
+
+@dataclass(frozen=True)
+class SkepticReport:
+    """``viability`` is None when the model gave none (unscored: never a reason to replan)."""
+
+    findings: tuple[SkepticFinding, ...]
+    viability: int | None
+    viability_note: str = ""
+
+    @property
+    def critical(self) -> tuple[SkepticFinding, ...]:
+        return tuple(f for f in self.findings if f.severity == "critical")
+
+
+def _clean(text: object, limit: int = 600) -> str:
+    return sanitize(str(text), max_chars=limit, single_line=True)
+
+
+async def run_skeptic(
+    model: ChatModel,
+    query: str,
+    draft_markdown: str,
+    sources: tuple[Source, ...],
+    *,
+    lenses: tuple[str, ...],
+    source_tokens: int,
+) -> SkepticReport:
+    """Attack the draft through ``lenses`` in one call; clamp and normalise what comes back."""
+    prompt = prompts.render(
+        "skeptic",
+        query=query,
+        lenses=", ".join(lenses),
+        draft=wrap_data("draft", sanitize(draft_markdown, max_chars=40000)),
+        sources=sources_block(sources, token_budget=source_tokens),
+    )
+    response = await model.complete(
+        ChatRequest(stage="skeptic", system=prompt.system, user=prompt.user, schema=SCHEMA, temperature=0.0)
+    )
+    findings = tuple(
+        SkepticFinding(
+            lens=f["lens"],
+            severity=f["severity"],
+            claim=_clean(f["claim"]),
+            reason=_clean(f["reason"]),
+            fix=_clean(f["fix"]),
+            confidence=min(1.0, max(0.0, float(f["confidence"]))),
+        )
+        for f in response.data["findings"]
+    )
+    raw = response.data.get("viability")
+    if raw is None:
+        return SkepticReport(findings, None, "unscored: the skeptic gave no viability score")
+    viability = int(raw)
+    if not 0 <= viability <= 100:
+        clamped = min(100, max(0, viability))
+        return SkepticReport(findings, clamped, f"viability {viability} out of range, clamped to {clamped}")
+    return SkepticReport(findings, viability)

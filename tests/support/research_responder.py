@@ -1,0 +1,143 @@
+"""A deterministic stand-in for a model that knows research-agent's stages.
+
+It reads the prompts the stages send and answers in their schemas with content
+derived from them: sub-queries from the question's words, relevance from word
+overlap, a draft that cites the numbered sources it was given. Used behind the fake
+OpenAI-compatible server (CLI end-to-end tests, bench/) and behind ScriptedModel.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = set(
+    "a an and are as at be by for from has have how in is it its of on or that the this to was were what "
+    "when where which who why will with does do did can should would could".split()
+)
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 2]
+
+
+def _question(user: str) -> str:
+    match = re.search(r"^Question: (.*)$", user, re.MULTILINE)
+    return match.group(1).strip() if match else user[:200]
+
+
+def _sources(user: str) -> list[tuple[int, str, str]]:
+    """(number, title, text) of each numbered source block in a prompt."""
+    found = []
+    pattern = re.compile(r"^\[(\d+)\] (.*?) — .*?\n<<<DATA source \d+>>>\n(.*?)\n<<<END DATA>>>", re.S | re.M)
+    for match in pattern.finditer(user):
+        found.append((int(match.group(1)), match.group(2), match.group(3)))
+    return found
+
+
+def _sentences(text: str, limit: int) -> list[str]:
+    parts = re.split(r"(?<=[.!?])\s+", " ".join(text.split()))
+    good = [p for p in parts if 40 <= len(p) <= 300 and not re.search(r"\d", p)]
+    return good[:limit]
+
+
+class ResearchResponder:
+    """Answers research-agent's stages. ``viability`` and ``findings`` script the skeptic."""
+
+    def __init__(self, *, viability: int | None = 82, findings: list[dict] | None = None, domain: str = "technology"):
+        self.viability = viability
+        self.findings = findings or []
+        self.domain = domain
+
+    def answer(self, stage: str, system: str, user: str) -> Any:
+        handler = getattr(self, f"_{stage}", None)
+        if handler is None:
+            raise ValueError(f"no canned answer for stage {stage!r}")
+        return handler(system, user)
+
+    def __call__(self, body: dict, stage: str) -> str:
+        """The FakeOpenAIServer responder signature: request body -> message content."""
+        messages = body.get("messages", [])
+        system = next((m["content"] for m in messages if m["role"] == "system"), "")
+        user = "\n".join(m["content"] for m in messages if m["role"] == "user")
+        return json.dumps(self.answer(stage, system, user))
+
+    # --- stages -------------------------------------------------------------------
+
+    def _classify(self, system: str, user: str) -> dict:
+        return {"domain": self.domain}
+
+    def _decompose(self, system: str, user: str) -> dict:
+        count = int(re.search(r"Write exactly (\d+)", user).group(1))
+        words = _words(_question(user))
+        facets = ["overview", "how it works", "evidence and measurements", "limitations and criticism",
+                  "practical guidance", "history", "alternatives", "costs"]
+        plan = 1 + user.count("previous plan fell short")
+        core = " ".join(words[:5]) or "topic"
+        return {"sub_queries": [f"{core} {facets[(i + plan - 1) % len(facets)]}" for i in range(count)]}
+
+    def _relevance(self, system: str, user: str) -> dict:
+        question = set(_words(_question(user)))
+        excerpt = user.split("<<<DATA", 1)[-1]
+        overlap = len(question & set(_words(excerpt)))
+        score = 5 if overlap >= 4 else 4 if overlap >= 2 else 2 if overlap == 1 else 1
+        return {"score": score, "reason": f"shares {overlap} key terms with the question"}
+
+    def _draft(self, system: str, user: str) -> dict:
+        sources = _sources(user)
+        target = int(re.search(r"about (\d+) words", system).group(1))
+        question = _question(user)
+        if not sources:
+            raise ValueError("draft prompt without sources")
+        findings = []
+        sections = []
+        per_section = max(1, len(sources) // 3)
+        for i in range(0, len(sources), per_section):
+            group = sources[i : i + per_section]
+            paragraphs = []
+            for n, title, text in group:
+                sentences = _sentences(text, 4) or [f"{title} discusses {question.rstrip('?')}."]
+                paragraphs.append(" ".join(f"{s.rstrip('.')} [{n}]." for s in sentences))
+                findings.append(f"{title} bears directly on the question [{n}].")
+            sections.append({"heading": f"What the sources say ({len(sections) + 1})", "body": "\n\n".join(paragraphs)})
+        words = sum(len(s["body"].split()) for s in sections)
+        while words < target * 0.6 and sections:
+            extra = sections[0]["body"].split("\n\n")[0]
+            sections.append({"heading": f"Further detail ({len(sections) + 1})", "body": extra})
+            words += len(extra.split())
+        cited = ", ".join(str(n) for n, _, _ in sources[:3])
+        return {
+            "title": question.rstrip("?")[:150],
+            "executive_summary": f"The sources address the question from several angles [{cited}].",
+            "key_findings": findings[:7],
+            "sections": sections[:12],
+            "limitations": ["The sources were not checked against independent measurements."],
+        }
+
+    def _skeptic(self, system: str, user: str) -> dict:
+        return {"findings": list(self.findings), "viability": self.viability}
+
+    def _revise(self, system: str, user: str) -> dict:
+        match = re.search(r"<<<DATA draft>>>\n(.*?)\n<<<END DATA>>>", user, re.S)
+        data = json.loads(match.group(1))
+        for finding in self.findings:
+            claim = finding.get("claim", "")
+            for section in data["sections"]:
+                section["body"] = section["body"].replace(claim, "")
+        return data
+
+    def _critique(self, system: str, user: str) -> dict:
+        return {
+            "scores": {
+                "source_diversity": 3,
+                "claim_support": 4,
+                "coverage": 3,
+                "geographic_balance": 3,
+                "actionability": 3,
+            },
+            "weaknesses": ["Few independent sources."],
+            "suggestions": ["Add a sub-query for primary sources."],
+            "tags": ["weak_primary_sources"],
+        }
