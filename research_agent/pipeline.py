@@ -283,10 +283,10 @@ async def _search_and_score(run: _Run, sub_queries: tuple[str, ...]) -> Gate:
     def on_failure(failure: ProviderFailure) -> None:
         run.progress.note(f"search provider {failure.provider} failed: {failure.reason}")
 
+    # Ask for enough hits that overlapping sub-queries can still fill the source limit.
+    per_query = max(mode.results_per_query, -(-3 * settings.source_limit // max(1, len(sub_queries))))
     with run.clock.stage("search", f"{len(sub_queries)} sub-queries"):
-        results = await search_all(
-            run.providers, list(sub_queries), max_results=mode.results_per_query, on_failure=on_failure
-        )
+        results = await search_all(run.providers, list(sub_queries), max_results=per_query, on_failure=on_failure)
         run.failures.extend(results.failures)
         found = len({h.location for hits in results.hits.values() for h in hits})
         run.progress.counts(found=found)
@@ -443,17 +443,6 @@ async def _write_and_review(
     return "proceed", draft, skeptic, review, revisions
 
 
-def _open_issue_lines(review: Any) -> list[str]:
-    lines = []
-    for issue in getattr(review, "issues", ()):
-        if issue.severity != "critical":
-            continue
-        where = f" (line {issue.line})" if issue.line else ""
-        quoted = f': "{sanitize(issue.matched, max_chars=120, single_line=True)}"' if issue.matched else ""
-        lines.append(f"Unresolved after review{where}: {sanitize(issue.reason, max_chars=200, single_line=True)}{quoted}")
-    return lines[:10]
-
-
 async def _pipeline(run: _Run, run_id: str, started: datetime, lessons_fn: LessonsFn) -> ResearchResult:
     settings, mode = run.settings, run.settings.mode
     with run.clock.stage("classify"):
@@ -516,6 +505,8 @@ async def _pipeline(run: _Run, run_id: str, started: datetime, lessons_fn: Lesso
         stop_reason = run.iterations[-1].reason
         break
 
+    from .review.review import open_issue_lines
+
     assert gate is not None
     meta = ReportMeta(run.query, mode.name, started.date().isoformat(), model_name, gate.decision)
     with run.clock.stage("report"):
@@ -533,7 +524,7 @@ async def _pipeline(run: _Run, run_id: str, started: datetime, lessons_fn: Lesso
             cited: tuple[Source, ...] = ()
             final_decision = "give_up"
         else:
-            limitations = list(_open_issue_lines(review))
+            limitations = list(open_issue_lines(review))
             if skeptic is not None and skeptic.viability is not None and skeptic.viability < settings.min_viability:
                 limitations.append(
                     f"The skeptic rated viability {skeptic.viability}/100, below the threshold of "

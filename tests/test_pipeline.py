@@ -166,3 +166,16 @@ async def test_empty_and_oversized_queries_are_refused(tmp_path):
         with pytest.raises(InputError):
             await research(bad, settings=settings_for(tmp_path), model=object(), providers=[])
     assert not (tmp_path / "reports").exists()
+
+
+async def test_the_review_approves_a_report_the_pipeline_produced(tmp_path, scripted_model):
+    from research_agent.review.review import review_draft
+
+    script(scripted_model, ResearchResponder())
+    result = await research(
+        QUERY, settings=settings_for(tmp_path), model=scripted_model, providers=[DocsProvider(tmp_path)],
+        lessons=lambda domain: NoLessons(domain),
+    )
+    review = review_draft(result.report_markdown, target_words=MODES["standard"].target_words)
+    assert review.approved, [i.as_dict() for i in review.issues]
+    assert review.critical_count == 0

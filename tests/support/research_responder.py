@@ -46,10 +46,19 @@ def _sentences(text: str, limit: int) -> list[str]:
 class ResearchResponder:
     """Answers research-agent's stages. ``viability`` and ``findings`` script the skeptic."""
 
-    def __init__(self, *, viability: int | None = 82, findings: list[dict] | None = None, domain: str = "technology"):
-        self.viability = viability
+    def __init__(
+        self,
+        *,
+        viability: int | None | list[int | None] = 82,
+        findings: list[dict] | None = None,
+        domain: str = "technology",
+        fix_on_revise: bool = True,
+    ):
+        # a list of viabilities is answered one per skeptic call, the last one repeating
+        self.viabilities = list(viability) if isinstance(viability, list) else [viability]
         self.findings = findings or []
         self.domain = domain
+        self.fix_on_revise = fix_on_revise
 
     def answer(self, stage: str, system: str, user: str) -> Any:
         handler = getattr(self, f"_{stage}", None)
@@ -117,12 +126,13 @@ class ResearchResponder:
         }
 
     def _skeptic(self, system: str, user: str) -> dict:
-        return {"findings": list(self.findings), "viability": self.viability}
+        viability = self.viabilities.pop(0) if len(self.viabilities) > 1 else self.viabilities[0]
+        return {"findings": list(self.findings), "viability": viability}
 
     def _revise(self, system: str, user: str) -> dict:
         match = re.search(r"<<<DATA draft>>>\n(.*?)\n<<<END DATA>>>", user, re.S)
         data = json.loads(match.group(1))
-        for finding in self.findings:
+        for finding in self.findings if self.fix_on_revise else ():
             claim = finding.get("claim", "")
             for section in data["sections"]:
                 section["body"] = section["body"].replace(claim, "")

@@ -1,0 +1,112 @@
+"""Benchmark one research run against a slow OpenAI-compatible server on 127.0.0.1.
+
+Every model call is answered after a fixed delay (default 500 ms), so wall time is
+dominated by how many calls have to wait for each other. Prints wall time, LLM calls,
+sequential rounds, wall / (rounds x delay), tokens per stage, peak RSS, and the corpus
+index build time and query latency. Goals (standard mode, 12 scored sources): at most 6
+rounds, wall/(rounds x delay) <= 1.25, <= 30,000 prompt tokens, peak RSS < 300 MB.
+
+    python bench/bench_pipeline.py [--mode standard] [--delay 0.5] [--corpus DIR] [--viability 80]
+
+With ``--viability 30 --max-plans 2`` it shows the cost of one replan.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench._util import peak_rss_mb  # noqa: E402
+from research_agent.config import MODES, Settings  # noqa: E402
+from research_agent.llm import OpenAIChatModel  # noqa: E402
+from research_agent.pipeline import NoLessons, research  # noqa: E402
+from research_agent.prices import PriceTable  # noqa: E402
+from research_agent.search.local import LocalSearchProvider  # noqa: E402
+from tests.support.fake_openai_server import FakeOpenAIServer, sequential_rounds  # noqa: E402
+from tests.support.research_responder import ResearchResponder  # noqa: E402
+
+DOCS = Path("/usr/share/doc/python3.11-doc/html")
+QUERY = "How does the asyncio event loop schedule coroutines and tasks?"
+
+
+def generated_corpus(folder: Path, files: int = 400) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    topics = ["event loop", "coroutines", "tasks", "futures", "threads", "sockets", "files", "strings"]
+    for i in range(files):
+        topic = topics[i % len(topics)]
+        body = "\n\n".join(
+            f"The asyncio {topic} section {i}.{j} explains how the event loop schedules coroutines, "
+            f"how tasks wrap coroutines, and how {topic} interact with callbacks and futures."
+            for j in range(30)
+        )
+        (folder / f"doc{i:04d}.md").write_text(f"# {topic.title()} {i}\n\n{body}\n", encoding="utf-8")
+    return folder
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", default="standard", choices=sorted(MODES))
+    parser.add_argument("--delay", type=float, default=0.5)
+    parser.add_argument("--corpus", type=Path)
+    parser.add_argument("--viability", type=int, default=80)
+    parser.add_argument("--max-plans", type=int, default=3)
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_path = Path(tmp)
+        corpus = args.corpus or (DOCS if DOCS.exists() else generated_corpus(tmp_path / "corpus"))
+        mode = MODES[args.mode]
+        provider = LocalSearchProvider([corpus], tmp_path / "cache", token_budget=mode.source_tokens)
+        start = time.perf_counter()
+        stats = provider.prepare()
+        build = time.perf_counter() - start
+        latencies = []
+        for q in ("event loop", "coroutine tasks", "socket timeout", "string formatting", "dataclass fields"):
+            t = time.perf_counter()
+            await provider.search(q, max_results=mode.results_per_query)
+            latencies.append(time.perf_counter() - t)
+
+        settings = Settings(
+            mode=mode, reports_dir=tmp_path / "reports", cache_dir=tmp_path / "cache", context_path=None,
+            corpus_dirs=(corpus,), base_url="", model="gpt-4o-mini", max_plans=args.max_plans,
+        )
+        responder = ResearchResponder(viability=args.viability)
+        with FakeOpenAIServer(responder, delay=args.delay) as server:
+            model = OpenAIChatModel(
+                model="gpt-4o-mini", fast_model="gpt-4o-mini", api_key="bench", base_url=server.base_url,
+                timeout=60, max_retries=2, concurrency=settings.llm_concurrency, prices=PriceTable(),
+            )
+            t = time.perf_counter()
+            result = await research(QUERY, settings=settings, model=model, providers=[provider],
+                                    lessons=lambda d: NoLessons(d))
+            wall = time.perf_counter() - t
+            await model.aclose()
+            requests = list(server.requests)
+    rounds = sequential_rounds(requests)
+    indexed = sum(s.indexed for s in stats)
+    print(f"corpus: {corpus} ({indexed} files indexed)")
+    print(f"index build: {build:.2f} s; query latency median {statistics.median(latencies) * 1000:.1f} ms, "
+          f"max {max(latencies) * 1000:.1f} ms")
+    print(f"mode: {mode.name}; gate: {result.gate_decision}; plans: {max(i.plan for i in result.iterations)}; "
+          f"sources scored: {len(result.sources)}, cited: {sum(1 for s in result.sources if s.n)}")
+    print(f"wall time: {wall:.2f} s; LLM calls: {len(requests)}; sequential rounds: {rounds}; "
+          f"wall/(rounds x delay): {wall / (rounds * args.delay):.2f}")
+    total_prompt = sum(u.prompt_tokens for u in result.usage.values())
+    print(f"prompt tokens: {total_prompt:,}; completion tokens: "
+          f"{sum(u.completion_tokens for u in result.usage.values()):,}")
+    for stage, usage in result.usage.items():
+        print(f"  {stage:<10} calls {usage.calls:>3}  prompt {usage.prompt_tokens:>7,}  "
+              f"completion {usage.completion_tokens:>6,}")
+    print("stage wall times: " + ", ".join(f"{k} {v:.2f}s" for k, v in result.timings.items()))
+    print(f"peak RSS: {peak_rss_mb():.0f} MB")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,88 @@
+"""Replan and revise: the loop goes each way, within its limits, and shows its work."""
+
+from __future__ import annotations
+
+import yaml
+
+from research_agent.pipeline import NoLessons, research
+from tests.support.research_responder import ResearchResponder
+from tests.test_pipeline import DOCS, QUERY, DocsProvider, script, settings_for
+
+CLAIM = "Plain VACUUM marks the space as reusable within the table file"
+CRITICAL = {
+    "lens": "evidence",
+    "severity": "critical",
+    "claim": CLAIM,
+    "reason": "the draft overstates what the source says",
+    "fix": "qualify the claim or mark it disputed",
+    "confidence": 0.9,
+}
+
+
+async def run(tmp_path, model, **changes):
+    return await research(
+        QUERY,
+        settings=settings_for(tmp_path, **changes),
+        model=model,
+        providers=[DocsProvider(tmp_path)],
+        lessons=lambda domain: NoLessons(domain),
+    )
+
+
+async def test_low_viability_three_times_makes_exactly_three_plans_then_proceeds(tmp_path, scripted_model):
+    # later plans find no new sources, so only the first plan's sources are scored
+    script(scripted_model, ResearchResponder(viability=30), plans=3, drafts=3, skeptics=3)
+    result = await run(tmp_path, scripted_model)
+    assert [i.decision for i in result.iterations] == ["replan", "replan", "proceed"]
+    assert len(scripted_model.calls("decompose")) == 3
+    assert "below the threshold of 51, after 3 plan(s)" in result.report_markdown
+    guidance = scripted_model.calls("decompose")[1].user
+    assert "viability 30/100" in guidance
+    record = yaml.safe_load(result.run_record_path.read_text())
+    assert [i["plan"] for i in record["iterations"]] == [1, 2, 3]
+
+
+async def test_low_then_high_viability_makes_two_plans(tmp_path, scripted_model):
+    script(scripted_model, ResearchResponder(viability=[30, 80]), plans=2, drafts=2, skeptics=2)
+    result = await run(tmp_path, scripted_model)
+    assert [i.decision for i in result.iterations] == ["replan", "proceed"]
+    assert "below the threshold" not in result.report_markdown
+
+
+async def test_critical_finding_then_clean_makes_one_revision(tmp_path, scripted_model):
+    script(scripted_model, ResearchResponder(findings=[CRITICAL]), revisions=1)
+    result = await run(tmp_path, scripted_model)
+    assert [i.decision for i in result.iterations] == ["revise", "proceed"]
+    feedback = scripted_model.calls("revise")[0].user
+    assert "REJECTED - Issues Found:" in feedback and CLAIM in feedback
+    assert CLAIM not in result.report_markdown.split("## Adversarial Analysis")[0]
+
+
+async def test_critical_finding_that_never_clears_stops_after_two_revisions(tmp_path, scripted_model):
+    script(scripted_model, ResearchResponder(findings=[CRITICAL], fix_on_revise=False), revisions=2)
+    result = await run(tmp_path, scripted_model)
+    assert [i.decision for i in result.iterations] == ["revise", "revise", "proceed"]
+    assert "left after 2 revision(s)" in result.stop_reason
+    limits = result.report_markdown.split("## Limitations & Gaps", 1)[1].split("## Sources")[0]
+    assert "Unresolved after review" in limits
+
+
+async def test_missing_viability_never_restarts(tmp_path, scripted_model):
+    script(scripted_model, ResearchResponder(viability=None))
+    result = await run(tmp_path, scripted_model)
+    assert [i.decision for i in result.iterations] == ["proceed"]
+    assert any("unscored" in w for w in result.warnings)
+
+
+async def test_no_retry_turns_both_loops_off(tmp_path, scripted_model):
+    script(scripted_model, ResearchResponder(viability=10, findings=[CRITICAL], fix_on_revise=False), revisions=1)
+    result = await run(tmp_path, scripted_model, retry=False)
+    assert len(scripted_model.calls("decompose")) == 1
+    # without retry the final synthesis still answers the critical finding once: no loop
+    assert len(scripted_model.calls("revise")) == 1
+
+
+async def test_limits_are_settings(tmp_path, scripted_model):
+    script(scripted_model, ResearchResponder(viability=30), plans=2, drafts=2, skeptics=2)
+    result = await run(tmp_path, scripted_model, max_plans=2, min_viability=40)
+    assert len(result.iterations) == 2 and len(DOCS) == len(scripted_model.calls("relevance"))
