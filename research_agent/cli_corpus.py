@@ -1,0 +1,154 @@
+"""``research-agent corpus``: index local document folders and search them.
+
+    research-agent corpus index DIR [DIR...]
+    research-agent corpus search "query" --corpus DIR [--corpus DIR2] [--limit 10] [--json]
+
+The index lives in the cache folder (``RESEARCH_AGENT_CACHE_DIR``, or ``--cache-dir``),
+never inside the corpus. A ResearchError becomes ``error: <message>`` on stderr and
+its exit code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
+from rich.table import Table
+
+from .config import load_settings
+from .errors import InputError, ResearchError
+from .search.local import IndexStats, LocalSearchProvider
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    help="Index folders of your own documents (.md .txt .rst .html, .pdf with the pdf extra) and search them.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+CacheDirOption = Annotated[
+    Path | None,
+    typer.Option("--cache-dir", help="Where indexes are kept (default: RESEARCH_AGENT_CACHE_DIR or the XDG cache)."),
+]
+
+
+def _cache_dir(option: Path | None) -> Path:
+    if option is not None:
+        return option.expanduser()
+    return load_settings().cache_dir
+
+
+def _fail(exc: ResearchError) -> typer.Exit:
+    typer.echo(f"error: {exc}", err=True)
+    return typer.Exit(exc.exit_code)
+
+
+def _skipped_text(stats: IndexStats) -> str:
+    if not stats.skipped:
+        return "-"
+    return ", ".join(f"{count} {reason.replace('_', ' ')}" for reason, count in stats.skipped.items())
+
+
+def _summary(stats: IndexStats) -> Table:
+    """One folder's refresh as a two-column table, readable at any terminal width."""
+    table = Table(title=escape(str(stats.root)), title_justify="left", show_header=False, box=None, padding=(0, 2))
+    table.add_column("what", style="bold")
+    table.add_column("value", overflow="fold")
+    for what, value in (
+        ("documents", stats.documents),
+        ("passages", stats.passages),
+        ("indexed", stats.indexed),
+        ("unchanged", stats.unchanged),
+        ("removed", stats.removed),
+        ("skipped", _skipped_text(stats)),
+        ("seconds", f"{stats.seconds:.2f}"),
+    ):
+        table.add_row(what, escape(str(value)))
+    if stats.rebuilt:
+        table.add_row("note", "the index was damaged and has been rebuilt")
+    return table
+
+
+@app.command("index")
+def index_command(
+    dirs: Annotated[list[Path], typer.Argument(help="Corpus folders to index (or refresh).")],
+    cache_dir: CacheDirOption = None,
+    show_skipped: Annotated[bool, typer.Option("--show-skipped", help="List every skipped file and why.")] = False,
+) -> None:
+    """Build or refresh the index of each folder and print what changed."""
+    out = Console(highlight=False)
+    try:
+        provider = LocalSearchProvider(dirs, _cache_dir(cache_dir), token_budget=1)
+        err = Console(stderr=True)
+        if not err.is_terminal:
+            all_stats = provider.prepare()
+        else:
+            with Progress(
+                TextColumn("indexing {task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                console=err,
+                transient=True,
+            ) as bar:
+                tasks: dict[Path, TaskID] = {}
+
+                def progress(root: Path, done: int, total: int) -> None:
+                    if root not in tasks:
+                        tasks[root] = bar.add_task(escape(root.name or str(root)), total=total)
+                    bar.update(tasks[root], completed=done)
+
+                all_stats = provider.prepare(progress=progress)
+    except ResearchError as exc:
+        raise _fail(exc) from None
+    for stats in all_stats:
+        out.print(_summary(stats))
+    if show_skipped:
+        for stats in all_stats:
+            for path, reason in stats.skipped_files:
+                out.print(f"skipped {escape(str(stats.root / path))}: {reason.replace('_', ' ')}", soft_wrap=True)
+
+
+@app.command("search")
+def search_command(
+    query: Annotated[str, typer.Argument(help="What to look for (free text; no query syntax).")],
+    corpus: Annotated[
+        list[Path], typer.Option("--corpus", help="A corpus folder (repeatable); refreshed before searching.")
+    ],
+    limit: Annotated[int, typer.Option("--limit", min=1, max=200, help="How many files to show.")] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list instead of text.")] = False,
+    cache_dir: CacheDirOption = None,
+) -> None:
+    """Search corpus folders: one result per file, best first."""
+    out = Console(highlight=False)
+    try:
+        if not query.strip():
+            raise InputError("the search query is empty")
+        settings = load_settings()
+        folder = cache_dir.expanduser() if cache_dir is not None else settings.cache_dir
+        provider = LocalSearchProvider(corpus, folder, token_budget=settings.mode.source_tokens)
+        provider.prepare()
+        hits = asyncio.run(provider.search(query, max_results=limit))
+    except ResearchError as exc:
+        raise _fail(exc) from None
+    if as_json:
+        payload = [
+            {"rank": rank, "title": h.title, "path": h.location, "snippet": h.snippet, "text": h.text}
+            for rank, h in enumerate(hits, 1)
+        ]
+        typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+        return
+    if not hits:
+        out.print(f"no matches for {escape(query)!s}", soft_wrap=True)
+        return
+    for rank, hit in enumerate(hits, 1):
+        out.print(f"[bold]{rank}. {escape(hit.title)}[/bold]", soft_wrap=True)
+        out.print(f"   [dim]{escape(hit.location)}[/dim]", soft_wrap=True)
+        out.print(f"   {escape(hit.snippet)}", soft_wrap=True)
