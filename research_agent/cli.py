@@ -11,7 +11,7 @@ import json
 import logging
 import sys
 import traceback
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -118,7 +118,7 @@ class RichProgress:
             self.status.stop()
 
 
-class ModeFlag(str, Enum):
+class ModeFlag(StrEnum):
     quick = "quick"
     standard = "standard"
     deep = "deep"

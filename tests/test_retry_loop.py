@@ -78,6 +78,7 @@ async def test_no_retry_turns_both_loops_off(tmp_path, scripted_model):
     script(scripted_model, ResearchResponder(viability=10, findings=[CRITICAL], fix_on_revise=False), revisions=1)
     result = await run(tmp_path, scripted_model, retry=False)
     assert len(scripted_model.calls("decompose")) == 1
+    assert {i.plan for i in result.iterations} == {1}
     # without retry the final synthesis still answers the critical finding once: no loop
     assert len(scripted_model.calls("revise")) == 1
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,6 +13,8 @@ from ..passages import estimate_tokens
 from ..sanitize import sanitize, wrap_data
 from ..sources import Source
 from ._schema import array, obj, string
+
+_HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.*?)[ \t#]*$", re.MULTILINE)
 
 __all__ = ["ReportDraft", "draft_report", "revise_report", "sources_block", "SCHEMA"]
 
@@ -36,7 +40,8 @@ class ReportDraft:
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> ReportDraft:
         def clean(text: Any) -> str:
-            return str(text).strip()
+            # A heading inside a body would split the report's own sections: make it bold text.
+            return _HEADING_LINE.sub(lambda m: f"**{m.group(1).strip()}**", str(text)).strip()
 
         return cls(
             title=" ".join(clean(data["title"]).split()) or "Research report",
@@ -129,8 +134,6 @@ async def revise_report(
     source_tokens: int,
 ) -> ReportDraft:
     """Rewrite ``draft`` so that it fixes every issue in ``feedback``."""
-    import json
-
     prompt = prompts.render(
         "revise",
         query=query,

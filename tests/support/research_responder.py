@@ -14,8 +14,7 @@ from typing import Any
 
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = set(
-    "a an and are as at be by for from has have how in is it its of on or that the this to was were what "
-    "when where which who why will with does do did can should would could".split()
+    ["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "how", "in", "is", "it", "its", "of", "on", "or", "that", "the", "this", "to", "was", "were", "what", "when", "where", "which", "who", "why", "will", "with", "does", "do", "did", "can", "should", "would", "could"]
 )
 
 
@@ -38,6 +37,7 @@ def _sources(user: str) -> list[tuple[int, str, str]]:
 
 
 def _sentences(text: str, limit: int) -> list[str]:
+    text = re.sub(r"^#+ .*$", "", text, flags=re.M)  # headings are not sentences
     parts = re.split(r"(?<=[.!?])\s+", " ".join(text.split()))
     good = [p for p in parts if 40 <= len(p) <= 300 and not re.search(r"\d", p)]
     return good[:limit]
@@ -107,15 +107,10 @@ class ResearchResponder:
             group = sources[i : i + per_section]
             paragraphs = []
             for n, title, text in group:
-                sentences = _sentences(text, 4) or [f"{title} discusses {question.rstrip('?')}."]
+                sentences = _sentences(text, max(4, target // (12 * len(sources)))) or [f"{title} discusses {question.rstrip('?')}."]
                 paragraphs.append(" ".join(f"{s.rstrip('.')} [{n}]." for s in sentences))
                 findings.append(f"{title} bears directly on the question [{n}].")
             sections.append({"heading": f"What the sources say ({len(sections) + 1})", "body": "\n\n".join(paragraphs)})
-        words = sum(len(s["body"].split()) for s in sections)
-        while words < target * 0.6 and sections:
-            extra = sections[0]["body"].split("\n\n")[0]
-            sections.append({"heading": f"Further detail ({len(sections) + 1})", "body": extra})
-            words += len(extra.split())
         cited = ", ".join(str(n) for n, _, _ in sources[:3])
         return {
             "title": question.rstrip("?")[:150],

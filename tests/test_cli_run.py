@@ -1,0 +1,132 @@
+"""The installed CLI, end to end, against an OpenAI-compatible server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.support.fake_openai_server import FakeOpenAIServer
+from tests.support.research_responder import ResearchResponder
+from tests.test_pipeline import DOCS, QUERY, citations, source_entries
+
+CLI = Path(sys.executable).parent / "research-agent"
+
+
+@pytest.fixture
+def corpus(tmp_path) -> Path:
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for name, (title, text) in DOCS.items():
+        (folder / name).write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
+    (folder / "blob.txt").write_bytes(b"\x00\x01binary\x00" * 100)
+    return folder
+
+
+@pytest.fixture
+def server():
+    with FakeOpenAIServer(ResearchResponder()) as srv:
+        yield srv
+
+
+def cli(tmp_path: Path, *args: str, base_url: str | None = None, env: dict | None = None, cwd: Path | None = None):
+    environ = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path / "home"),
+        "RESEARCH_AGENT_CACHE_DIR": str(tmp_path / "cache"),
+        "RESEARCH_AGENT_CONFIG": str(tmp_path / "no-config.toml"),
+        "NO_COLOR": "1",
+    }
+    if base_url:
+        environ["OPENAI_BASE_URL"] = base_url
+    environ.update(env or {})
+    return subprocess.run(
+        [str(CLI), *args], capture_output=True, text=True, env=environ, cwd=cwd or tmp_path, timeout=120
+    )
+
+
+def test_run_over_a_corpus_writes_a_report_whose_citations_resolve_to_corpus_files(tmp_path, corpus, server):
+    reports = tmp_path / "reports"
+    proc = cli(tmp_path, "run", QUERY, "--corpus", str(corpus), "--reports-dir", str(reports), "--no-critique",
+               base_url=server.base_url)
+    assert proc.returncode == 0, proc.stderr
+    report_path = Path(proc.stdout.strip())
+    assert report_path.parent == reports and report_path.suffix == ".md"
+    report = report_path.read_text(encoding="utf-8")
+    entries = source_entries(report)
+    assert citations(report) == set(entries)
+    for entry in entries.values():
+        location = entry.split(" — ")[-1]
+        assert Path(location).parent == corpus.resolve() or Path(location).parent == corpus
+    record = yaml.safe_load((reports / "meta" / f"run-{report_path.stem}.yaml").read_text())
+    assert record["gate_decision"] == "full_report"
+    stages = {r.stage for r in server.requests}
+    assert stages == {"classify", "decompose", "relevance", "draft", "skeptic"}
+    assert "sources found" in proc.stderr or "relevance" in proc.stderr
+
+
+def test_run_json_prints_one_object_with_what_the_run_did(tmp_path, corpus, server):
+    output = tmp_path / "copy.md"
+    proc = cli(tmp_path, "run", QUERY, "--corpus", str(corpus), "--reports-dir", str(tmp_path / "r"), "--json",
+               "--quick", "--output", str(output), base_url=server.base_url)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["mode"] == "quick" and data["gate_decision"] in {"full_report", "short_report"}
+    assert data["sources"] and all({"id", "title", "location", "score"} <= set(s) for s in data["sources"])
+    assert set(data["usage"]) >= {"classify", "decompose", "relevance", "draft"}
+    assert "relevance" in data["timings"] and data["domain"] == "technology"
+    assert output.read_text() == Path(data["report_path"]).read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "code", "message"),
+    [
+        (["run", "   "], {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, 2, "query is empty"),
+        (["run", "x" * 2001], {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, 2, "limit is 2000"),
+        (["run", "q"], {}, 2, "OPENAI_API_KEY"),
+        (["run", "q", "--corpus", "/nonexistent/folder"], {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, 2,
+         "does not exist"),
+        (["run", "q", "--quick", "--deep"], {}, 2, "choose one of"),
+        (["run", "q", "--min-viability", "300"], {}, 2, "min_viability"),
+    ],
+)
+def test_bad_input_is_one_line_and_non_zero(tmp_path, args, env, code, message):
+    proc = cli(tmp_path, *args, env=env)
+    assert proc.returncode == code, proc.stderr
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) <= 3
+    assert not (tmp_path / "reports").exists()
+
+
+def test_unreachable_endpoint_and_unknown_model_fail_cleanly(tmp_path, corpus):
+    proc = cli(tmp_path, "run", QUERY, "--corpus", str(corpus), base_url="http://127.0.0.1:9/v1",
+               env={"RESEARCH_AGENT_LLM_TIMEOUT": "5"})
+    assert proc.returncode == 3 and "cannot reach" in proc.stderr and "Traceback" not in proc.stderr
+    with FakeOpenAIServer(ResearchResponder(), models=["other-model"]) as srv:
+        proc = cli(tmp_path, "run", QUERY, "--corpus", str(corpus), "--model", "nope", base_url=srv.base_url)
+    assert proc.returncode == 3 and "not found" in proc.stderr
+    assert not list((tmp_path / "reports").glob("*.md")) if (tmp_path / "reports").exists() else True
+
+
+def test_an_endpoint_that_keeps_answering_invalid_json_names_the_stage(tmp_path, corpus):
+    from tests.support.fake_openai_server import Faults
+
+    with FakeOpenAIServer(ResearchResponder(), faults=Faults(always={"decompose": "badschema"})) as srv:
+        proc = cli(tmp_path, "run", QUERY, "--corpus", str(corpus), base_url=srv.base_url)
+    assert proc.returncode == 3
+    assert re.search(r"decompose stage got invalid output from model", proc.stderr), proc.stderr
+    assert not (tmp_path / "reports").exists() or not list((tmp_path / "reports").glob("*.md"))
+
+
+def test_help_explains_itself(tmp_path):
+    proc = cli(tmp_path, "run", "--help")
+    assert proc.returncode == 0
+    for flag in ("--corpus", "--quick", "--json", "--max-sources", "--no-retry", "--context"):
+        assert flag in proc.stdout
