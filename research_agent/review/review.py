@@ -1,0 +1,286 @@
+"""The review of a draft: lint issues plus the skeptic's findings, and the verdict.
+
+The skeptic stage returns structured findings; this module maps them onto issues by
+their ``severity`` field only (critical -> critical, concern -> warning, observation ->
+nothing). Words in a finding's text, such as "no critical findings", never change its
+severity.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import math
+import re
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..sanitize import sanitize
+from .issues import Issue
+from .lint import lint_report
+from .rules import Rule
+
+__all__ = [
+    "SkepticFindingLike",
+    "Review",
+    "issues_from_findings",
+    "review_draft",
+    "needs_revision",
+    "clamp_viability",
+    "open_issue_lines",
+    "order_issues",
+]
+
+log = logging.getLogger(__name__)
+
+_SEVERITY = {"critical": "critical", "concern": "warning"}
+_TEXT_CAP = 300
+
+
+class SkepticFindingLike(Protocol):
+    """What review needs from one skeptic finding (the skeptic stage's SkepticFinding)."""
+
+    @property
+    def lens(self) -> str: ...
+    @property
+    def severity(self) -> str: ...
+    @property
+    def claim(self) -> str: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def fix(self) -> str: ...
+    @property
+    def confidence(self) -> float: ...
+
+
+@dataclass(frozen=True)
+class Review:
+    """The verdict on one draft. ``viability`` None means the skeptic gave no usable score."""
+
+    issues: tuple[Issue, ...]
+    viability: int | None
+    viability_note: str
+    approved: bool
+    critical_count: int
+    warning_count: int
+    min_viability: int = 51
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "approved": self.approved,
+            "critical": self.critical_count,
+            "warnings": self.warning_count,
+            "viability": self.viability,
+            "viability_note": self.viability_note,
+            "min_viability": self.min_viability,
+            "issues": [issue.as_dict() for issue in self.issues],
+        }
+
+
+# ---------------------------------------------------------------------------------------
+# Skeptic findings -> issues
+# ---------------------------------------------------------------------------------------
+
+
+def _normalize_with_map(text: str) -> tuple[str, list[int]]:
+    """Lower-case ``text`` with citations, emphasis and whitespace runs folded.
+
+    Returns the normalized text and, for each of its characters, the offset in ``text``.
+    """
+    text_chars: list[str] = []
+    offsets: list[int] = []
+    skip = _ignorable_spans(text)
+    pending_space = False
+    for i, ch in enumerate(text):
+        if i in skip or ch in "*_`":
+            continue
+        if ch.isspace():
+            pending_space = bool(text_chars)
+            continue
+        if pending_space:
+            text_chars.append(" ")
+            offsets.append(i)
+            pending_space = False
+        text_chars.append(_QUOTES.get(ch, ch).lower())
+        offsets.append(i)
+    return "".join(text_chars), offsets
+
+
+_QUOTES = {"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "-"}
+_CITATION = re.compile(r"\s*\[\d{1,4}(?:\s*[-–,]\s*\d{1,4})*\]")
+
+
+def _ignorable_spans(text: str) -> set[int]:
+    return {i for m in _CITATION.finditer(text) for i in range(m.start(), m.end())}
+
+
+def _line_of_claim(
+    markdown: str, claim: str, body_offset: int, normalized: tuple[str, list[int]]
+) -> int | None:
+    needle, _ = _normalize_with_map(claim.strip().strip("\"'“”‘’").strip())
+    needle = needle.strip(" .")
+    if len(needle) < 3:
+        return None
+    haystack, offsets = normalized
+    position = -1
+    for start in (_first_index_at_or_after(offsets, body_offset), 0):
+        position = haystack.find(needle, start)
+        if position >= 0:
+            break
+    if position < 0:
+        return None
+    return markdown.count("\n", 0, offsets[position]) + 1
+
+
+def _first_index_at_or_after(offsets: list[int], offset: int) -> int:
+    return bisect.bisect_left(offsets, offset)
+
+
+def _body_offset(markdown: str) -> int:
+    """Offset of the first character after the YAML front matter (0 if none)."""
+    if not markdown.startswith("---"):
+        return 0
+    match = re.search(r"\n(?:---|\.\.\.)[ \t]*(?:\n|$)", markdown[3:])
+    return 3 + match.end() if match else 0
+
+
+def _confidence(value: Any) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    if math.isnan(number):
+        return 0.0
+    return min(1.0, max(0.0, number))
+
+
+def _clean(text: Any) -> str:
+    return sanitize(str(text or ""), single_line=True, max_chars=_TEXT_CAP)
+
+
+def issues_from_findings(markdown: str, findings: Iterable[SkepticFindingLike]) -> list[Issue]:
+    """Map skeptic findings to issues: critical -> critical, concern -> warning.
+
+    Observations (and unknown severities, which are logged) are not issues. The line is
+    where the quoted claim appears in ``markdown`` (whitespace, case, emphasis and
+    citation markers ignored), else None.
+    """
+    markdown = markdown.replace("\r\n", "\n")
+    body = _body_offset(markdown)
+    normalized = _normalize_with_map(markdown)
+    issues: list[Issue] = []
+    for finding in findings:
+        raw_severity = str(getattr(finding, "severity", "")).strip().lower()
+        if raw_severity == "observation":
+            continue
+        severity = _SEVERITY.get(raw_severity)
+        if severity is None:
+            log.warning("skeptic finding with unknown severity %r ignored", raw_severity)
+            continue
+        lens = re.sub(r"[^a-z0-9]+", "_", str(getattr(finding, "lens", "") or "general").lower()).strip("_")
+        claim = _clean(getattr(finding, "claim", ""))
+        issues.append(
+            Issue(
+                type=f"skeptic:{lens or 'general'}",
+                severity=severity,  # type: ignore[arg-type]
+                line=_line_of_claim(markdown, claim, body, normalized) if claim else None,
+                matched=claim,
+                reason=_clean(getattr(finding, "reason", "")) or "the skeptic flagged this claim",
+                fix=_clean(getattr(finding, "fix", ""))
+                or "support the claim with a cited source, or remove it",
+                origin="skeptic",
+                confidence=_confidence(getattr(finding, "confidence", 0.0)),
+            )
+        )
+    return issues
+
+
+# ---------------------------------------------------------------------------------------
+# The verdict
+# ---------------------------------------------------------------------------------------
+
+
+def clamp_viability(viability: Any) -> tuple[int | None, str]:
+    """(score in 0..100 or None, note). None or a non-number is "unscored"; out of range is clamped."""
+    if viability is None or isinstance(viability, bool):
+        return None, "unscored"
+    try:
+        number = float(viability)
+    except (TypeError, ValueError):
+        return None, f"unscored: {str(viability)[:40]!r} is not a number"
+    if math.isnan(number):
+        return None, "unscored: not a number"
+    if math.isinf(number):
+        clamped = 100 if number > 0 else 0
+        return clamped, f"viability {viability} out of range 0-100; clamped to {clamped}"
+    score = round(number)
+    if score < 0 or score > 100:
+        clamped = min(100, max(0, score))
+        return clamped, f"viability {score} out of range 0-100; clamped to {clamped}"
+    if score != number:
+        return score, f"viability {number:g} rounded to {score}"
+    return score, ""
+
+
+def order_issues(issues: Iterable[Issue]) -> list[Issue]:
+    """Critical first, then warnings; each by line (unknown lines last), lint before skeptic."""
+    return sorted(
+        issues,
+        key=lambda i: (i.severity != "critical", i.line is None, i.line or 0, i.origin != "lint", i.type),
+    )
+
+
+def review_draft(
+    markdown: str,
+    *,
+    target_words: int | None,
+    findings: Sequence[SkepticFindingLike] = (),
+    viability: int | None = None,
+    min_viability: int = 51,
+    rules: Sequence[Rule] = (),
+    sources: Collection[int] | None = None,
+) -> Review:
+    """Lint ``markdown``, add the skeptic's findings, and decide.
+
+    Approved means no critical issue and a viability that is unscored or at least
+    ``min_viability``. ``sources`` is passed to :func:`lint_report` (valid citation
+    numbers for a draft without its own Sources list).
+    """
+    issues = order_issues(
+        [
+            *lint_report(markdown, target_words=target_words, rules=rules, sources=sources),
+            *issues_from_findings(markdown, findings),
+        ]
+    )
+    score, note = clamp_viability(viability)
+    critical = sum(1 for i in issues if i.severity == "critical")
+    approved = critical == 0 and (score is None or score >= min_viability)
+    return Review(
+        issues=tuple(issues),
+        viability=score,
+        viability_note=note,
+        approved=approved,
+        critical_count=critical,
+        warning_count=len(issues) - critical,
+        min_viability=min_viability,
+    )
+
+
+def needs_revision(review: Review, *, min_confidence: float = 0.7) -> bool:
+    """True when a critical issue has confidence at least ``min_confidence``."""
+    return any(i.severity == "critical" and i.confidence >= min_confidence for i in review.issues)
+
+
+def open_issue_lines(review: Review, *, limit: int = 10) -> tuple[str, ...]:
+    """One line per critical issue left open, for the report's Limitations & Gaps."""
+    lines: list[str] = []
+    for issue in review.issues:
+        if issue.severity != "critical":
+            continue
+        subject = f'"{issue.matched}"' if issue.matched else "the report"
+        lines.append(f"Unresolved after review: {subject}: {issue.reason}.")
+        if len(lines) >= limit:
+            break
+    return tuple(lines)

@@ -1,0 +1,127 @@
+"""`review REPORT.md`: exit 0 approved, 1 rejected, 2 unusable input; text or JSON output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from research_agent.cli_review import app, review_file
+from research_agent.config import MODES
+from tests.test_review_lint import CLEAN_BODY, FRONT, report
+
+runner = CliRunner()
+
+_WORDS = ("sizing", "noise", "defrost", "tariffs", "ducts", "insulation", "refrigerant", "controls")
+
+
+def long_body(words: int) -> str:
+    """Distinct cited paragraphs adding up to about ``words`` words of prose."""
+    paragraphs = []
+    count = 0
+    i = 0
+    while count < words:
+        a, b = _WORDS[i % len(_WORDS)], _WORDS[(i // len(_WORDS)) % len(_WORDS)]
+        text = (
+            f"Paragraph {'x' * (i + 1)} explains how {a} interacts with {b} in real homes, "
+            f"why installers care about {a}, and what owners notice about {b} over a winter [1]."
+        )
+        paragraphs.append(text)
+        count += len(text.split()) - 1
+        i += 1
+    return CLEAN_BODY + "\n## Details\n" + "\n\n".join(paragraphs) + "\n"
+
+
+def write(tmp_path: Path, text: str | bytes, name: str = "report.md") -> Path:
+    path = tmp_path / name
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_approved_report_exits_0(tmp_path: Path) -> None:
+    path = write(tmp_path, report(long_body(MODES["standard"].target_words)))
+    result = runner.invoke(app, [str(path)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("APPROVED - No Issues Found")
+    assert "  - Viability: unscored" in result.stdout
+
+
+def test_rejected_report_exits_1_with_feedback(tmp_path: Path) -> None:
+    path = write(tmp_path, report(CLEAN_BODY + "\n## Extra\nSales rose 40%.\n"))
+    result = runner.invoke(app, [str(path)])
+    assert result.exit_code == 1
+    assert result.stdout.startswith("REJECTED - Issues Found:\n\nX Unsupported claims (1 issue):")
+    assert "! Length (" in result.stdout  # standard mode from the front matter: far too short
+
+
+def test_json_output(tmp_path: Path) -> None:
+    path = write(tmp_path, report(CLEAN_BODY + "\n## Extra\nSales rose 40%.\n"))
+    result = runner.invoke(app, [str(path), "--json"])
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert data["approved"] is False and data["critical"] == 1 and data["warnings"] == 1
+    assert [i["type"] for i in data["issues"]] == ["unsupported_claim", "length"]
+    assert set(data["issues"][0]) == {
+        "type",
+        "severity",
+        "line",
+        "matched",
+        "reason",
+        "fix",
+        "origin",
+        "confidence",
+    }
+
+
+def test_mode_flag_overrides_front_matter_and_no_mode_means_no_length_check(tmp_path: Path) -> None:
+    text = report(CLEAN_BODY)
+    path = write(tmp_path, text)
+    assert runner.invoke(app, [str(path)]).exit_code == 0  # only a length warning: approved
+    assert "target 600" in runner.invoke(app, [str(path), "--mode", "quick"]).stdout
+    bare = write(tmp_path, report(CLEAN_BODY, front=""), "bare.md")
+    assert "Length" not in runner.invoke(app, [str(bare)]).stdout
+    unknown = write(tmp_path, report(CLEAN_BODY, front=FRONT.replace("standard", "turbo")), "turbo.md")
+    assert "Length" not in runner.invoke(app, [str(unknown)]).stdout
+
+
+def test_rules_file_adds_issues(tmp_path: Path) -> None:
+    rules = write(
+        tmp_path,
+        "- {name: no-critics, pattern: Critics, reason: r, fix: f, severity: critical}\n",
+        "rules.yaml",
+    )
+    result = runner.invoke(app, [str(write(tmp_path, report(CLEAN_BODY))), "--rules", str(rules), "--json"])
+    assert result.exit_code == 1
+    assert [i["type"] for i in json.loads(result.stdout)["issues"]][0] == "rule:no-critics"
+
+
+def one_line_error(args: list[str]) -> str:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    return lines[0]
+
+
+def test_unusable_inputs_exit_2_with_one_line(tmp_path: Path) -> None:
+    assert "no such file" in one_line_error([str(tmp_path / "absent.md")])
+    assert "not a file" in one_line_error([str(tmp_path)])
+    assert "not UTF-8" in one_line_error([str(write(tmp_path, b"# T\n\xff\xfe bad\n", "bin.md"))])
+    good = str(write(tmp_path, report(CLEAN_BODY)))
+    assert "unknown mode 'turbo'" in one_line_error([good, "--mode", "turbo"])
+    bad_rules = write(
+        tmp_path, "- {name: a, pattern: '(', reason: r, fix: f, severity: warning}\n", "bad.yaml"
+    )
+    assert "rule 'a': bad pattern" in one_line_error([good, "--rules", str(bad_rules)])
+
+
+def test_windows_newlines_and_bom_are_read(tmp_path: Path) -> None:
+    text = "\ufeff" + report(CLEAN_BODY).replace("\n", "\r\n")
+    path = write(tmp_path, text.encode("utf-8"), "crlf.md")
+    review = review_file(path, mode=None)
+    assert [i.type for i in review.issues] == ["length"]  # front matter still found: standard mode
