@@ -269,7 +269,7 @@ def _after_report(result: Any, settings: Settings) -> None:
         return
     try:
         spawn.spawn_critique(result.run_record_path, reports_dir=settings.reports_dir, settings=settings)
-    except OSError as exc:
+    except (OSError, ResearchError) as exc:
         stderr.print(f"[yellow]could not start the critique:[/yellow] {exc}", markup=True, soft_wrap=True)
 
 

@@ -1,1 +1,13 @@
-"""Memory: critiques stored as YAML, and the lessons later runs draw from them."""
+"""Memory: critiques stored as YAML, and the lessons later runs draw from them.
+
+Modules, one job each:
+
+* ``schema``    the critique record, its JSON Schema (``critique.schema.json``), validation
+* ``safeyaml``  size-capped, symlink-refusing, alias- and tag-rejecting YAML reading; readable writing
+* ``store``     critique files: listing by file-name time, loading with reasons, atomic writes,
+  retention, ``critique.log``
+* ``critique``  ``critique_run``: facts from the run record and report plus one model judgement
+* ``lessons``   ``select_lessons``: templated lessons, control runs, suspension, collapse warning
+* ``stats``     trends, z-scored baseline-versus-adaptive comparison, plots
+* ``spawn``     ``spawn_critique``: the detached critique process
+"""

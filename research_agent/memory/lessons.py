@@ -1,0 +1,357 @@
+"""Lessons for a new run, drawn from the critiques of earlier runs in the same domain.
+
+Selection (:func:`select_lessons`) takes the newest ``limit`` critiques that validate,
+pass, match the domain and are younger than the TTL; with fewer than ``min_critiques``
+there are no lessons at all. Candidate files are ordered by the timestamp in their
+*names*: expired files and files beyond the scan window are never opened.
+
+Lessons are written only from templates filled with counts, dimension names, tags and
+host names that match a strict hostname pattern. Critique free text (weaknesses,
+suggestions, skeptic details, queries) never reaches a lesson, so never a prompt.
+
+Safeguards: a control fraction of eligible runs goes without lessons (the baseline),
+lessons are suspended for a domain whose adaptive runs score worse than its baseline
+runs (see :mod:`.stats`), and a mode-collapse warning is raised when recent scores
+stop spreading.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from ..domains import DOMAINS
+from ..errors import InputError
+from .safeyaml import UnsafeYaml, load_yaml_file
+from .schema import DIMENSION_LABELS, DIMENSIONS, MAX_TEXT, TAG_LABELS, Critique, InvalidCritique
+from .stats import collapse_check, compare_adaptive
+from .store import parse_critique, read_critique_text, scan_critiques, stamp_of
+
+__all__ = [
+    "Lesson",
+    "LessonSelection",
+    "select_lessons",
+    "build_lessons",
+    "lessons_prompt_block",
+    "lessons_markdown",
+    "valid_hostname",
+    "SCAN_WINDOW",
+    "MAX_LESSONS",
+]
+
+SCAN_WINDOW = 50  # newest critique files read per selection (the default retention)
+MAX_LESSONS = 5
+MAX_RUN_RECORD_BYTES = 4 * 1024 * 1024
+_FUTURE_SLACK = timedelta(hours=1)
+
+_HOSTNAME = re.compile(r"^(?=.{4,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
+_SHOWN_HOST_MAX = 40
+
+DOMAIN_LABELS = {
+    "policy_law": "policy and law",
+    "history_culture": "history and culture",
+    "other": "general",
+}
+
+DIMENSION_ADVICE = {
+    "source_diversity": "draw sources from more distinct sites and kinds of publisher",
+    "claim_support": "keep sources that state the key facts directly, and prefer primary evidence",
+    "coverage": "give each part of the question its own sub-query",
+    "geographic_balance": "include at least one sub-query aimed at non-US sources",
+    "actionability": "favour sources with concrete figures, dates and practical guidance",
+}
+
+TAG_ADVICE = {
+    "geographic_bias": "include at least one sub-query aimed at non-US sources",
+    "single_site": "spread sub-queries so that no single site dominates",
+    "weak_primary_sources": "add a sub-query for primary sources (studies, official data, original documents)",
+    "outdated_sources": "prefer recent sources and add a sub-query for the latest developments",
+    "unsupported_claims": "score sources that assert without evidence lower",
+    "low_coverage": "give each part of the question its own sub-query",
+    "press_release_heavy": "score press releases and marketing pages lower than independent sources",
+    "few_sources": "use broader sub-queries so that more sources survive",
+    "missing_counterarguments": "include a sub-query for criticism and opposing views",
+    "vague_recommendations": "favour sources with specific, practical guidance",
+    "unanswered_sub_queries": "phrase sub-queries as questions that sources can answer directly",
+    "snippet_only_sources": "prefer sources whose full text can be read",
+}
+
+# A tag that says the same as a dimension lesson is not repeated.
+TAG_DIMENSION = {
+    "geographic_bias": "geographic_balance",
+    "single_site": "source_diversity",
+    "low_coverage": "coverage",
+    "unsupported_claims": "claim_support",
+    "vague_recommendations": "actionability",
+}
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """One templated lesson and the ids of the critiques behind it. ``kind``: dimension or tag."""
+
+    text: str
+    critique_ids: tuple[str, ...]
+    kind: str
+
+
+@dataclass(frozen=True)
+class LessonSelection:
+    """What memory gives one run, and why.
+
+    ``considered``: ids of the eligible critiques the lessons were drawn from.
+    ``excluded``: ``(file name, reason)`` for every other critique file.
+    """
+
+    domain: str
+    lessons: tuple[Lesson, ...]
+    adaptive: bool
+    reason: str
+    considered: tuple[str, ...] = ()
+    excluded: tuple[tuple[str, str], ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    def as_record(self) -> dict[str, Any]:
+        """The run record's ``lessons:`` block."""
+        return {
+            "adaptive": self.adaptive,
+            "reason": self.reason,
+            "applied": [
+                {"text": lesson.text, "critique_ids": list(lesson.critique_ids)} for lesson in self.lessons
+            ],
+            "excluded": [{"file": name, "reason": why} for name, why in self.excluded],
+        }
+
+
+def valid_hostname(value: object) -> bool:
+    """True for a plain DNS host name such as ``example.com`` (no scheme, port, path or spaces)."""
+    return isinstance(value, str) and bool(_HOSTNAME.match(value))
+
+
+def _domain_label(domain: str) -> str:
+    return DOMAIN_LABELS.get(domain, domain.replace("_", " "))
+
+
+def _need(n: int, fraction: float) -> int:
+    return max(2, math.ceil(n * fraction))
+
+
+def _dominant_hosts(meta_dir: Path, ids: Sequence[str]) -> list[str]:
+    """The most used site of each run behind a single-site tag, if it is a valid host name."""
+    tops: Counter[str] = Counter()
+    for run_id in ids:
+        try:
+            record = load_yaml_file(
+                Path(meta_dir) / f"run-{run_id}.yaml", max_bytes=MAX_RUN_RECORD_BYTES, within=meta_dir
+            )
+        except UnsafeYaml:
+            continue  # the lesson simply names no host
+        sources = record.get("sources") if isinstance(record, dict) else None
+        if not isinstance(sources, list):
+            continue
+        sites = Counter(
+            s["site"].lower()
+            for s in sources
+            if isinstance(s, dict) and s.get("status") == "kept" and isinstance(s.get("site"), str)
+        )
+        if sites:
+            site, _ = sites.most_common(1)[0]
+            if valid_hostname(site) and len(site) <= _SHOWN_HOST_MAX:
+                tops[site] += 1
+    return [host for host, _ in tops.most_common(2)]
+
+
+def _fit(text: str) -> str:
+    """Templates are sized to fit; this only guards the 200-character limit of stored text."""
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1].rsplit(" ", 1)[0] + "…"
+
+
+def build_lessons(
+    critiques: Sequence[Critique],
+    domain: str,
+    *,
+    meta_dir: Path | None = None,
+    max_lessons: int = MAX_LESSONS,
+) -> tuple[Lesson, ...]:
+    """Templated lessons from eligible critiques (newest first): weak dimensions, then frequent tags."""
+    n = len(critiques)
+    if n == 0:
+        return ()
+    label = _domain_label(domain)
+    ranked: list[tuple[float, int, Lesson]] = []
+    covered: set[str] = set()
+    for order, dimension in enumerate(DIMENSIONS):
+        very_low = [c.id for c in critiques if c.scores.get(dimension) <= 2]
+        low = [c.id for c in critiques if c.scores.get(dimension) <= 3]
+        if len(very_low) >= _need(n, 1 / 3):
+            ids, threshold = very_low, 2
+        elif len(low) >= _need(n, 2 / 3):
+            ids, threshold = low, 3
+        else:
+            continue
+        text = (
+            f"In {len(ids)} of the last {n} {label} reports {DIMENSION_LABELS[dimension]} scored "
+            f"{threshold} or lower: {DIMENSION_ADVICE[dimension]}."
+        )
+        weight = len(ids) / n + (1.0 if threshold == 2 else 0.0)
+        ranked.append((weight, order, Lesson(_fit(text), tuple(ids), "dimension")))
+        covered.add(dimension)
+    tag_ids: dict[str, list[str]] = {}
+    for critique in critiques:
+        for tag in critique.tags:
+            tag_ids.setdefault(tag, []).append(critique.id)
+    for order, tag in enumerate(TAG_LABELS):
+        ids = tag_ids.get(tag, [])
+        if len(ids) < _need(n, 1 / 3) or TAG_DIMENSION.get(tag) in covered:
+            continue
+        what = TAG_LABELS[tag]
+        if tag == "single_site" and meta_dir is not None:
+            hosts = _dominant_hosts(meta_dir, ids)
+            if hosts:
+                what = f"{what} ({', '.join(hosts)})"
+        text = f"In {len(ids)} of the last {n} {label} reports {what}: {TAG_ADVICE[tag]}."
+        if len(text) > MAX_TEXT:
+            text = f"In {len(ids)} of the last {n} {label} reports {TAG_LABELS[tag]}: {TAG_ADVICE[tag]}."
+        ranked.append((len(ids) / n, len(DIMENSIONS) + order, Lesson(_fit(text), tuple(ids), "tag")))
+    ranked.sort(key=lambda item: (-item[0], item[1]))
+    return tuple(lesson for _, _, lesson in ranked[:max_lessons])
+
+
+_DOMAIN_LINE = re.compile(r"^query_domain:[ \t]*['\"]?([a-z_]+)['\"]?[ \t]*$", re.MULTILINE)
+
+
+def _other_domain(text: str, domain: str) -> str | None:
+    """The file's domain when one plain top-level line shows it is another known domain.
+
+    Only ever used to *exclude* a file early; anything unclear is parsed in full.
+    """
+    found = _DOMAIN_LINE.findall(text)
+    if len(found) == 1 and found[0] in DOMAINS and found[0] != domain:
+        return found[0]
+    return None
+
+
+def select_lessons(
+    meta_dir: Path,
+    domain: str,
+    *,
+    now: datetime,
+    ttl_days: float = 30,
+    limit: int = 10,
+    min_critiques: int = 3,
+    control_fraction: float = 0.2,
+    rng: random.Random,
+    force_control: bool = False,
+    scan_window: int = SCAN_WINDOW,
+    max_lessons: int = MAX_LESSONS,
+) -> LessonSelection:
+    """Choose the lessons for a run in ``domain`` at ``now`` (see the module docstring).
+
+    ``scan_window`` bounds how many of the newest unexpired files are read; they also
+    feed the suspension and collapse checks. Never raises for a bad file.
+    """
+    if domain not in DOMAINS:
+        raise InputError(f"unknown domain {domain!r}: choose one of {', '.join(DOMAINS)}")
+    meta_dir = Path(meta_dir)
+    entries, misnamed = scan_critiques(meta_dir)
+    excluded: list[tuple[str, str]] = [
+        (p.name, "invalid: file name is not critique-<run id>.yaml") for p in misnamed
+    ]
+    cutoff = stamp_of(now - timedelta(days=ttl_days))
+    future = stamp_of(now + _FUTURE_SLACK)
+    expired_reason = f"expired (older than {ttl_days:g} days)"
+    unread_reason = f"beyond the newest {scan_window} critique files (not read)"
+    eligible: list[Critique] = []
+    in_domain: list[Critique] = []
+    read = 0
+    for entry in entries:
+        if entry.stamp < cutoff:
+            excluded.append((entry.name, expired_reason))
+            continue
+        if entry.stamp > future:
+            excluded.append((entry.name, "dated in the future"))
+            continue
+        if read >= scan_window:
+            excluded.append((entry.name, unread_reason))
+            continue
+        read += 1
+        try:
+            text = read_critique_text(entry.path, meta_dir=meta_dir)
+            other = _other_domain(text, domain)
+            if other:  # plainly another domain: no need to parse it
+                excluded.append((entry.name, f"other domain ({other})"))
+                continue
+            critique = parse_critique(text, name=entry.name)
+        except InvalidCritique as exc:
+            excluded.append((entry.name, f"invalid: {exc}"))
+            continue
+        if critique.query_domain != domain:
+            excluded.append((entry.name, f"other domain ({critique.query_domain})"))
+            continue
+        in_domain.append(critique)
+        if not critique.overall_pass:
+            excluded.append((entry.name, f"failing (mean {critique.mean_score:.2f})"))
+        elif len(eligible) >= limit:
+            excluded.append((entry.name, f"older than the newest {limit} eligible critiques"))
+        else:
+            eligible.append(critique)
+
+    collapse = collapse_check(domain, in_domain)
+    warnings = (collapse.warning,) if collapse.collapsed else ()
+    considered = tuple(c.id for c in eligible)
+
+    def outcome(reason: str, lessons: tuple[Lesson, ...] = ()) -> LessonSelection:
+        return LessonSelection(domain, lessons, bool(lessons), reason, considered, tuple(excluded), warnings)
+
+    if force_control:
+        return outcome("control run (baseline): lessons turned off (--no-lessons)")
+    if len(eligible) < min_critiques:
+        return outcome(
+            f"no lessons: {len(eligible)} eligible {domain} critique(s); {min_critiques} are needed"
+        )
+    comparison = compare_adaptive(domain, in_domain)
+    if comparison.suspended:
+        return outcome(comparison.reason)
+    if control_fraction > 0 and rng.random() < control_fraction:
+        return outcome(f"control run (baseline): chosen at random (control fraction {control_fraction:g})")
+    lessons = build_lessons(eligible, domain, meta_dir=meta_dir, max_lessons=max_lessons)
+    if not lessons:
+        return outcome(
+            f"no lessons: no recurring weakness in the {len(eligible)} eligible {domain} critiques"
+        )
+    return outcome(f"{len(lessons)} lesson(s) from {len(eligible)} eligible {domain} critiques", lessons)
+
+
+def lessons_prompt_block(selection: LessonSelection) -> str:
+    """Guidance text for the decompose and relevance prompts; empty when no lessons."""
+    if not selection.lessons:
+        return ""
+    lines = [
+        f"Lessons from critiques of earlier {_domain_label(selection.domain)} reports "
+        "(written by research-agent from stored scores and tags; use them as guidance):"
+    ]
+    lines += [f"- {lesson.text}" for lesson in selection.lessons]
+    return "\n".join(lines)
+
+
+def lessons_markdown(selection: LessonSelection) -> str:
+    """The report's closing "## Lessons Applied" section; empty when no lessons."""
+    if not selection.lessons:
+        return ""
+    lines = [
+        "## Lessons Applied",
+        "",
+        f"This run used lessons drawn from critiques of earlier {_domain_label(selection.domain)} reports:",
+        "",
+    ]
+    for number, lesson in enumerate(selection.lessons, start=1):
+        ids = ", ".join(f"`{i}`" for i in lesson.critique_ids)
+        lines.append(f"{number}. {lesson.text} (critiques: {ids})")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,249 @@
+"""Critique files on disk: naming, listing, safe loading, atomic writing, retention, log.
+
+Files live in ``<reports>/meta`` as ``critique-<id>.yaml``. Listing orders them by the
+UTC timestamp in the *file name* (no ``stat``, no parse), so callers can decide which
+files matter before opening any. Loading never raises for a bad file: it returns a
+:class:`LoadedCritique` carrying the reason. ``critique.log`` in the same folder gets
+one line per critique written or failed, appended with ``O_APPEND``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import NamedTuple
+
+from ..errors import StorageError
+from ..fsutil import atomic_write_text
+from ..ids import id_timestamp
+from ..sanitize import sanitize
+from .safeyaml import UnsafeYaml, dump_yaml, load_yaml_text, read_capped
+from .schema import Critique, InvalidCritique, validate_critique
+
+__all__ = [
+    "MAX_CRITIQUE_BYTES",
+    "LOG_NAME",
+    "CritiqueEntry",
+    "LoadedCritique",
+    "critique_path",
+    "critique_file_name",
+    "scan_critiques",
+    "load_entry",
+    "parse_critique",
+    "read_critique_text",
+    "load_critique",
+    "load_all",
+    "write_critique",
+    "prune_critiques",
+    "append_log",
+    "stamp_of",
+]
+
+MAX_CRITIQUE_BYTES = 64 * 1024
+LOG_NAME = "critique.log"
+_LOG_LINE_BYTES = 1000  # well under PIPE_BUF, so each append is one atomic write
+
+_ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}_[0-9]{8}T[0-9]{12}Z$")
+_NAME_RE = re.compile(r"^critique-(?P<id>[a-z0-9][a-z0-9-]{0,63}_(?P<stamp>[0-9]{8}T[0-9]{12}Z))\.yaml$")
+_STAMP_FMT = "%Y%m%dT%H%M%S%fZ"
+
+
+def stamp_of(when: datetime) -> str:
+    """The file-name form of a UTC time (sorts like the time itself)."""
+    return when.astimezone(UTC).strftime(_STAMP_FMT)
+
+
+def critique_file_name(run_id: str) -> str:
+    """``critique-<id>.yaml``; raise StorageError for an id that is not a run id."""
+    if not _ID_RE.match(run_id or ""):
+        raise StorageError(f"not a run id: {run_id[:80]!r}")
+    return f"critique-{run_id}.yaml"
+
+
+def critique_path(meta_dir: Path, run_id: str) -> Path:
+    return Path(meta_dir) / critique_file_name(run_id)
+
+
+class CritiqueEntry(NamedTuple):
+    """A critique file found by name. ``stamp`` is its sortable UTC timestamp text."""
+
+    name: str
+    run_id: str
+    stamp: str
+    folder: Path
+
+    @property
+    def path(self) -> Path:
+        return self.folder / self.name
+
+    @property
+    def created(self) -> datetime:
+        when = id_timestamp(self.run_id)
+        if when is None:  # cannot happen: the name matched the pattern
+            raise StorageError(f"no timestamp in {self.name}")
+        return when
+
+
+@dataclass(frozen=True)
+class LoadedCritique:
+    """The outcome of loading one file: a critique, or the reason it was refused."""
+
+    path: Path
+    critique: Critique | None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.critique is not None
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+def scan_critiques(meta_dir: Path) -> tuple[list[CritiqueEntry], list[Path]]:
+    """Critique files newest first by file-name timestamp, and ``critique-*`` files badly named.
+
+    Nothing is opened or stat-ed: only the directory listing is read.
+    """
+    entries: list[CritiqueEntry] = []
+    misnamed: list[Path] = []
+    meta_dir = Path(meta_dir)
+    try:
+        with os.scandir(meta_dir) as it:
+            for item in it:
+                name = item.name
+                if not name.startswith("critique-"):
+                    continue
+                match = _NAME_RE.match(name)
+                if match is None:
+                    misnamed.append(meta_dir / name)
+                    continue
+                entries.append(CritiqueEntry(name, match["id"], match["stamp"], meta_dir))
+    except FileNotFoundError:
+        return [], []
+    except OSError as exc:
+        raise StorageError(f"cannot list {meta_dir}: {exc.strerror or exc}") from None
+    entries.sort(key=lambda e: (e.stamp, e.name), reverse=True)
+    misnamed.sort()
+    return entries, misnamed
+
+
+def parse_critique(text: str, *, name: str | None = None) -> Critique:
+    """Parse and validate critique YAML text; ``name`` (the file name) must match its id."""
+    try:
+        data = load_yaml_text(text)
+    except UnsafeYaml as exc:
+        raise InvalidCritique(str(exc)) from None
+    if not isinstance(data, dict):
+        raise InvalidCritique(f"(top level): expected a mapping of fields, got {type(data).__name__}")
+    problems = validate_critique(data)
+    match = _NAME_RE.match(name) if name else None
+    if not problems and match is not None and data["id"] != match["id"]:
+        problems.append(f"id: {data['id']!r} does not match the file name {name}")
+    if problems:
+        raise InvalidCritique("; ".join(problems))
+    return Critique._from_valid(data)
+
+
+def read_critique_text(
+    path: Path, *, meta_dir: Path | None = None, max_bytes: int = MAX_CRITIQUE_BYTES
+) -> str:
+    """The text of a critique file: regular file, inside ``meta_dir``, under the size cap."""
+    path = Path(path)
+    try:
+        return read_capped(
+            path, max_bytes=max_bytes, within=Path(meta_dir) if meta_dir is not None else path.parent
+        )
+    except UnsafeYaml as exc:
+        raise InvalidCritique(str(exc)) from None
+
+
+def load_critique(
+    path: Path, *, meta_dir: Path | None = None, max_bytes: int = MAX_CRITIQUE_BYTES
+) -> Critique:
+    """Load and validate one critique file; raise InvalidCritique (an InputError) with the reason."""
+    path = Path(path)
+    return parse_critique(read_critique_text(path, meta_dir=meta_dir, max_bytes=max_bytes), name=path.name)
+
+
+def load_entry(entry: CritiqueEntry | Path, *, meta_dir: Path | None = None) -> LoadedCritique:
+    """Load one file without raising: a bad file comes back with its reason."""
+    path = entry.path if isinstance(entry, CritiqueEntry) else Path(entry)
+    try:
+        return LoadedCritique(path, load_critique(path, meta_dir=meta_dir))
+    except InvalidCritique as exc:
+        return LoadedCritique(path, None, str(exc))
+
+
+def load_all(meta_dir: Path) -> list[LoadedCritique]:
+    """Every ``critique-*`` file, newest first, each loaded or with its reason."""
+    entries, misnamed = scan_critiques(meta_dir)
+    loaded = [load_entry(e, meta_dir=meta_dir) for e in entries]
+    loaded.extend(LoadedCritique(p, None, "file name is not critique-<run id>.yaml") for p in misnamed)
+    return loaded
+
+
+def write_critique(meta_dir: Path, critique: Critique) -> Path:
+    """Validate, then write ``critique-<id>.yaml`` atomically; return its path."""
+    data = critique.as_dict()
+    problems = validate_critique(data)
+    if problems:
+        raise StorageError(f"refusing to write an invalid critique for {critique.id}: {'; '.join(problems)}")
+    path = critique_path(meta_dir, critique.id)
+    header = f"# research-agent critique of {critique.id} (schema {critique.schema_version})\n"
+    return atomic_write_text(path, header + dump_yaml(data))
+
+
+def prune_critiques(meta_dir: Path, keep: int, *, protect: Iterable[str] = ()) -> list[Path]:
+    """Delete the oldest critique files beyond the newest ``keep`` (0 keeps all); return them.
+
+    Files whose names do not parse are left alone. Safe when several processes prune at
+    once: a file someone else already removed is simply skipped.
+    """
+    if keep <= 0:
+        return []
+    entries, _ = scan_critiques(meta_dir)
+    protected = set(protect)
+    removed: list[Path] = []
+    for entry in entries[keep:]:
+        if entry.run_id in protected:
+            continue
+        try:
+            entry.path.unlink()
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise StorageError(f"cannot remove {entry.path}: {exc.strerror or exc}") from None
+        removed.append(entry.path)
+    return removed
+
+
+def append_log(
+    meta_dir: Path, status: str, subject: str, message: str = "", *, now: datetime | None = None
+) -> None:
+    """Append one readable line to ``critique.log``: ``<UTC time> <status> <subject>: <message>``.
+
+    Each line is one small ``O_APPEND`` write, so concurrent writers never interleave.
+    A log that cannot be written raises StorageError.
+    """
+    when = (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    text = sanitize(f"{when} {status} {subject}" + (f": {message}" if message else ""), single_line=True)
+    data = text.encode("utf-8")[: _LOG_LINE_BYTES - 1].decode("utf-8", "ignore") + "\n"
+    meta_dir = Path(meta_dir)
+    path = meta_dir / LOG_NAME
+    try:
+        meta_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except OSError as exc:
+        raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    try:
+        os.write(fd, data.encode("utf-8"))
+    except OSError as exc:
+        raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)

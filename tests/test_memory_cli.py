@@ -1,0 +1,218 @@
+"""The memory commands and the critique command, through Typer's CliRunner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from research_agent.cli_memory import MemoryDeps, app, critique_command, run_critique_and_report
+from research_agent.config import Settings
+from research_agent.errors import ConfigError
+from research_agent.memory.store import LOG_NAME
+from tests.conftest import ScriptedModel
+
+from .test_memory_critique import ANSWER, RUN_ID, make_record
+from .test_memory_lessons import FakeAxes, FakeFigure
+from .test_memory_support import NOW, make_critique, put, put_raw
+
+WEAK_GEO = (4, 4, 4, 2, 4)
+
+
+def deps_for(reports: Path, **kw) -> MemoryDeps:
+    return MemoryDeps(
+        load_settings=lambda overrides: Settings(**{"reports_dir": reports, **overrides}),
+        clock=lambda: NOW,
+        **kw,
+    )
+
+
+def invoke(target, args: list[str], deps: MemoryDeps):
+    return CliRunner().invoke(target, args, obj=deps)
+
+
+@pytest.fixture
+def reports(tmp_path: Path) -> Path:
+    (tmp_path / "reports" / "meta").mkdir(parents=True)
+    return tmp_path / "reports"
+
+
+def test_list_shows_a_table_and_counts_invalid_files(reports: Path) -> None:
+    meta = reports / "meta"
+    put(meta, make_critique(0, query="heat pumps in cold climates", adaptive=True))
+    put(meta, make_critique(1, domain="health", scores=(2, 2, 2, 2, 2)))
+    put_raw(meta, make_critique(2), scores=None)
+    result = invoke(app, ["list"], deps_for(reports))
+    assert result.exit_code == 0, result.output
+    out = result.output
+    for column in ("date", "query", "domain", "mean", "pass", "adaptive"):
+        assert column in out
+    assert "heat" in out and "health" in out and "2.00" in out
+    assert "1 invalid critique file(s) skipped" in out
+    data = json.loads(invoke(app, ["list", "--json"], deps_for(reports)).output)
+    assert [c["query_domain"] for c in data["critiques"]] == ["technology", "health"]
+    assert data["invalid"][0]["reason"].startswith("(top level): missing field scores")
+
+
+def test_list_empty_and_reports_dir_option(tmp_path: Path) -> None:
+    result = invoke(app, ["--reports-dir", str(tmp_path / "other"), "list"], deps_for(tmp_path / "unused"))
+    assert result.exit_code == 0
+    assert f"no critiques in {tmp_path / 'other' / 'meta'}" in result.output.replace("\n", "")
+
+
+def test_show_prints_yaml_and_rejects_bad_ids(reports: Path) -> None:
+    critique = make_critique(0)
+    put(reports / "meta", critique)
+    result = invoke(app, ["show", critique.id], deps_for(reports))
+    assert result.exit_code == 0
+    assert f"id: {critique.id}" in result.output and "scores:\n  source_diversity: 4" in result.output
+    assert invoke(app, ["show", f"critique-{critique.id}.yaml", "--json"], deps_for(reports)).exit_code == 0
+    missing = invoke(app, ["show", "nothing_20260101T000000000000Z"], deps_for(reports))
+    assert missing.exit_code == 2 and "error: no critique nothing_20260101T000000000000Z" in missing.output
+    bad = invoke(app, ["show", "../../etc/passwd"], deps_for(reports))
+    assert bad.exit_code == 2 and "error: not a critique id" in bad.output
+    broken = make_critique(1)
+    put_raw(reports / "meta", broken, mean_score=1.0)
+    result = invoke(app, ["show", broken.id], deps_for(reports))
+    assert result.exit_code == 2 and "mean_score: 1.0 does not match the scores" in result.output
+
+
+def test_validate_lists_each_invalid_file_and_exits_1(reports: Path) -> None:
+    meta = reports / "meta"
+    put(meta, make_critique(0))
+    broken = put_raw(meta, make_critique(1), scores={"source_diversity": 9})
+    result = invoke(app, ["validate"], deps_for(reports))
+    assert result.exit_code == 1
+    assert f"invalid  {broken.name}: scores: missing field claim_support" in result.output
+    assert "scores.source_diversity: 9 is above the maximum of 5" in result.output
+    assert "1 valid, 1 invalid" in result.output
+    broken.unlink()
+    result = invoke(app, ["validate"], deps_for(reports))
+    assert result.exit_code == 0 and "1 valid, 0 invalid" in result.output
+
+
+def test_prune(reports: Path) -> None:
+    for i in range(4):
+        put(reports / "meta", make_critique(i))
+    result = invoke(app, ["prune", "--keep", "2"], deps_for(reports))
+    assert result.exit_code == 0 and "pruned 2 file(s); keeping at most 2" in result.output
+    assert len(list((reports / "meta").glob("critique-*.yaml"))) == 2
+    assert "nothing pruned" in invoke(app, ["prune", "--keep", "0"], deps_for(reports)).output
+
+
+def test_lessons_with_domain_and_with_the_classifier(reports: Path) -> None:
+    meta = reports / "meta"
+    for i in range(3):
+        put(meta, make_critique(i, scores=WEAK_GEO))
+    put(meta, make_critique(5, domain="health"))
+    result = invoke(app, ["lessons", "heat pumps", "--domain", "technology"], deps_for(reports))
+    assert result.exit_code == 0, result.output
+    assert "1. In 3 of the last 3 technology reports geographic balance scored 2 or lower" in result.output
+    assert f"critiques: {make_critique(0).id}" in result.output
+    assert f"critique-{make_critique(5).id}.yaml: other domain (health)" in result.output
+    assert "20% of eligible runs are control runs" in result.output
+
+    asked: list[str] = []
+
+    async def classify(model, query):
+        asked.append(query)
+        return "technology"
+
+    deps = deps_for(reports, classify=classify, make_model=lambda settings: ScriptedModel())
+    data = json.loads(invoke(app, ["lessons", "heat pumps", "--json"], deps).output)
+    assert asked == ["heat pumps"] and data["domain"] == "technology" and data["adaptive"] is True
+    bad = invoke(app, ["lessons", "q", "--domain", "cooking"], deps_for(reports))
+    assert bad.exit_code == 2 and "error: unknown domain 'cooking'" in bad.output
+
+
+def test_lessons_without_an_endpoint_is_a_config_error(reports: Path) -> None:
+    def no_model(settings):
+        raise ConfigError("no model endpoint configured: set OPENAI_API_KEY or OPENAI_BASE_URL")
+
+    result = invoke(app, ["lessons", "q"], deps_for(reports, make_model=no_model))
+    assert result.exit_code == 2 and result.output.startswith("error: no model endpoint configured")
+
+
+def test_stats_shows_suspension_collapse_and_plots(reports: Path, tmp_path: Path) -> None:
+    meta = reports / "meta"
+    for i in range(5):
+        put(meta, make_critique(i, adaptive=True, scores=(3, 3, 3, 3, 3)))
+        put(meta, make_critique(10 + i, adaptive=False, scores=(3, 3, 3, 3, 4)))
+    log: list = []
+    pyplot = SimpleNamespace(subplots=lambda **k: (FakeFigure(log), FakeAxes(log)), close=lambda fig: None)
+    result = invoke(app, ["stats", "--plot", str(tmp_path / "s.png")], deps_for(reports, pyplot=pyplot))
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "suspended" in out and "warning: lessons suspended for technology" in out
+    assert "warning: mode collapse warning (technology)" in out
+    assert (tmp_path / "s.png").read_bytes().startswith(b"\x89PNG")
+    data = json.loads(invoke(app, ["stats", "--json"], deps_for(reports)).output)
+    assert data["domains"][0]["suspended"] is True and data["domains"][0]["collapse"] is True
+
+
+def root_app() -> typer.Typer:
+    root = typer.Typer()
+    root.command("critique")(critique_command)
+    root.add_typer(app, name="memory")
+    return root
+
+
+def test_critique_command_prints_a_summary_or_json(tmp_path: Path) -> None:
+    path = make_record(tmp_path)
+    model = ScriptedModel().enqueue("critique", ANSWER, times=2)
+    deps = deps_for(tmp_path / "reports", make_model=lambda settings: model)
+    result = invoke(root_app(), ["critique", "--run", str(path)], deps)
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"critique of {RUN_ID}: mean 3.00/5 (pass)")
+    assert f"saved to {path.parent / f'critique-{RUN_ID}.yaml'}" in result.output
+    data = json.loads(invoke(root_app(), ["critique", "--run", str(path), "--json"], deps).output)
+    assert data["id"] == RUN_ID and data["path"].endswith(f"critique-{RUN_ID}.yaml")
+    model.assert_done()
+
+
+def test_critique_command_failure_is_one_line_and_logged(tmp_path: Path) -> None:
+    path = make_record(tmp_path)
+
+    def no_model(settings):
+        raise ConfigError("no model endpoint configured: set OPENAI_API_KEY or OPENAI_BASE_URL")
+
+    result = invoke(
+        root_app(), ["critique", "--run", str(path)], deps_for(tmp_path / "reports", make_model=no_model)
+    )
+    assert result.exit_code == 2
+    assert result.output == "error: no model endpoint configured: set OPENAI_API_KEY or OPENAI_BASE_URL\n"
+    assert f"FAIL run-{RUN_ID}.yaml: no model endpoint configured" in (path.parent / LOG_NAME).read_text()
+
+    missing = invoke(
+        root_app(),
+        ["critique", "--run", str(tmp_path / "nope.yaml")],
+        deps_for(tmp_path, make_model=lambda s: ScriptedModel()),
+    )
+    assert (
+        missing.exit_code == 2
+        and "error: run record" in missing.output
+        and "file not found" in missing.output
+    )
+
+
+def test_run_critique_and_report_for_wait_critique(tmp_path: Path) -> None:
+    path = make_record(tmp_path)
+    model = ScriptedModel().enqueue("critique", ANSWER)
+    closed: list[bool] = []
+
+    async def aclose() -> None:
+        closed.append(True)
+
+    model.aclose = aclose
+    from rich.console import Console
+
+    console = Console(record=True, width=200)
+    critique = run_critique_and_report(
+        path, Settings(reports_dir=tmp_path / "reports"), console=console, model=model
+    )
+    assert critique.id == RUN_ID and closed == [True]
+    assert console.export_text().startswith(f"critique of {RUN_ID}: mean 3.00/5 (pass)")
