@@ -6,9 +6,10 @@ sequential rounds, wall / (rounds x delay), tokens per stage, peak RSS, and the 
 index build time and query latency. Goals (standard mode, 12 scored sources): at most 6
 rounds, wall/(rounds x delay) <= 1.25, <= 30,000 prompt tokens, peak RSS < 300 MB.
 
-    python bench/bench_pipeline.py [--mode standard] [--delay 0.5] [--corpus DIR] [--viability 80]
+    python bench/bench_pipeline.py [--mode standard] [--delay 0.5] [--corpus DIR] [--no-replan]
 
-With ``--viability 30 --max-plans 2`` it shows the cost of one replan.
+A second run, whose skeptic rates the first plan 30/100 and the second 80/100, shows
+what one replan costs in sequential rounds, calls and tokens.
 """
 
 from __future__ import annotations
@@ -50,13 +51,57 @@ def generated_corpus(folder: Path, files: int = 400) -> Path:
     return folder
 
 
+async def run_once(provider, settings, responder, delay: float):
+    """One research run against a fresh slow server; returns (result, wall seconds, server requests)."""
+    with FakeOpenAIServer(responder, delay=delay) as server:
+        model = OpenAIChatModel(
+            model="gpt-4o-mini", fast_model="gpt-4o-mini", api_key="bench", base_url=server.base_url,
+            timeout=60, max_retries=2, concurrency=settings.llm_concurrency, prices=PriceTable(),
+        )
+        start = time.perf_counter()
+        result = await research(QUERY, settings=settings, model=model, providers=[provider],
+                                lessons=lambda d: NoLessons(d))
+        wall = time.perf_counter() - start
+        await model.aclose()
+        return result, wall, list(server.requests)
+
+
+async def critique_share(result, settings, delay: float) -> None:
+    """Critique the run as the detached process would, and print its share of the tokens."""
+    from research_agent.memory.critique import critique_run
+
+    with FakeOpenAIServer(ResearchResponder(), delay=delay) as server:
+        model = OpenAIChatModel(model="gpt-4o-mini", fast_model="gpt-4o-mini", api_key="bench",
+                                base_url=server.base_url, prices=PriceTable())
+        await critique_run(result.run_record_path, model, settings=settings)
+        await model.aclose()
+        used = sum(r.prompt_tokens + r.completion_tokens for r in server.requests)
+    run_tokens = sum(u.prompt_tokens + u.completion_tokens for u in result.usage.values())
+    print(f"[critique] {used:,} tokens = {100 * used / (used + run_tokens):.1f}% of run + critique "
+          "(it runs detached, after the report path is printed)")
+
+
+def report(label: str, result, wall: float, requests, delay: float) -> None:
+    rounds = sequential_rounds(requests)
+    print(f"[{label}] gate: {result.gate_decision}; plans: {max(i.plan for i in result.iterations)}; "
+          f"sources scored: {len(result.sources)}, cited: {sum(1 for s in result.sources if s.n)}")
+    print(f"[{label}] wall time: {wall:.2f} s; LLM calls: {len(requests)}; sequential rounds: {rounds}; "
+          f"wall/(rounds x delay): {wall / (rounds * delay):.2f}")
+    total_prompt = sum(u.prompt_tokens for u in result.usage.values())
+    print(f"[{label}] prompt tokens: {total_prompt:,}; completion tokens: "
+          f"{sum(u.completion_tokens for u in result.usage.values()):,}")
+    for stage, usage in result.usage.items():
+        print(f"    {stage:<10} calls {usage.calls:>3}  prompt {usage.prompt_tokens:>7,}  "
+              f"completion {usage.completion_tokens:>6,}")
+    print(f"[{label}] stage wall times: " + ", ".join(f"{k} {v:.2f}s" for k, v in result.timings.items()))
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", default="standard", choices=sorted(MODES))
     parser.add_argument("--delay", type=float, default=0.5)
     parser.add_argument("--corpus", type=Path)
-    parser.add_argument("--viability", type=int, default=80)
-    parser.add_argument("--max-plans", type=int, default=3)
+    parser.add_argument("--no-replan", action="store_true", help="skip the run that replans once")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -72,39 +117,26 @@ async def main() -> None:
             t = time.perf_counter()
             await provider.search(q, max_results=mode.results_per_query)
             latencies.append(time.perf_counter() - t)
+        print(f"corpus: {corpus} ({sum(s.indexed for s in stats)} files indexed)")
+        print(f"index build: {build:.2f} s; query latency median {statistics.median(latencies) * 1000:.1f} ms, "
+              f"max {max(latencies) * 1000:.1f} ms")
 
         settings = Settings(
             mode=mode, reports_dir=tmp_path / "reports", cache_dir=tmp_path / "cache", context_path=None,
-            corpus_dirs=(corpus,), base_url="", model="gpt-4o-mini", max_plans=args.max_plans,
+            corpus_dirs=(corpus,), model="gpt-4o-mini",
         )
-        responder = ResearchResponder(viability=args.viability)
-        with FakeOpenAIServer(responder, delay=args.delay) as server:
-            model = OpenAIChatModel(
-                model="gpt-4o-mini", fast_model="gpt-4o-mini", api_key="bench", base_url=server.base_url,
-                timeout=60, max_retries=2, concurrency=settings.llm_concurrency, prices=PriceTable(),
+        base, wall, requests = await run_once(provider, settings, ResearchResponder(viability=80), args.delay)
+        report(mode.name, base, wall, requests, args.delay)
+        await critique_share(base, settings, args.delay)
+        if not args.no_replan:
+            again, wall2, requests2 = await run_once(
+                provider, settings, ResearchResponder(viability=[30, 80]), args.delay
             )
-            t = time.perf_counter()
-            result = await research(QUERY, settings=settings, model=model, providers=[provider],
-                                    lessons=lambda d: NoLessons(d))
-            wall = time.perf_counter() - t
-            await model.aclose()
-            requests = list(server.requests)
-    rounds = sequential_rounds(requests)
-    indexed = sum(s.indexed for s in stats)
-    print(f"corpus: {corpus} ({indexed} files indexed)")
-    print(f"index build: {build:.2f} s; query latency median {statistics.median(latencies) * 1000:.1f} ms, "
-          f"max {max(latencies) * 1000:.1f} ms")
-    print(f"mode: {mode.name}; gate: {result.gate_decision}; plans: {max(i.plan for i in result.iterations)}; "
-          f"sources scored: {len(result.sources)}, cited: {sum(1 for s in result.sources if s.n)}")
-    print(f"wall time: {wall:.2f} s; LLM calls: {len(requests)}; sequential rounds: {rounds}; "
-          f"wall/(rounds x delay): {wall / (rounds * args.delay):.2f}")
-    total_prompt = sum(u.prompt_tokens for u in result.usage.values())
-    print(f"prompt tokens: {total_prompt:,}; completion tokens: "
-          f"{sum(u.completion_tokens for u in result.usage.values()):,}")
-    for stage, usage in result.usage.items():
-        print(f"  {stage:<10} calls {usage.calls:>3}  prompt {usage.prompt_tokens:>7,}  "
-              f"completion {usage.completion_tokens:>6,}")
-    print("stage wall times: " + ", ".join(f"{k} {v:.2f}s" for k, v in result.timings.items()))
+            report("replan once", again, wall2, requests2, args.delay)
+            tokens = lambda r: sum(u.prompt_tokens + u.completion_tokens for u in r.usage.values())  # noqa: E731
+            print(f"[replan once] cost of the loop: +{sequential_rounds(requests2) - sequential_rounds(requests)} "
+                  f"sequential rounds, +{len(requests2) - len(requests)} LLM calls, "
+                  f"+{tokens(again) - tokens(base):,} tokens, +{wall2 - wall:.2f} s")
     print(f"peak RSS: {peak_rss_mb():.0f} MB")
 
 

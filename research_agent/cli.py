@@ -274,13 +274,14 @@ def _after_report(result: Any, settings: Settings) -> None:
 
 
 def _register_subcommands() -> None:
-    from . import cli_cache, cli_corpus, cli_memory, cli_review
+    from . import cli_cache, cli_corpus, cli_doctor, cli_memory, cli_review
 
     app.add_typer(cli_corpus.app, name="corpus", help="Index and search local document folders.")
     app.add_typer(cli_memory.app, name="memory", help="Inspect and manage stored critiques and lessons.")
     app.add_typer(cli_cache.app, name="cache", help="Manage the on-disk page cache.")
     app.command("critique")(cli_memory.critique_command)
     app.command("review")(cli_review.review_command)
+    app.command("doctor")(cli_doctor.doctor_command)
 
 
 _register_subcommands()
