@@ -620,6 +620,7 @@ def _finish(
         "lessons": lessons_record,
         "provider_failures": [f"{f.provider}: {f.query}: {f.reason}" for f in run.failures][:50],
         "fetch_failures": [{"location": loc, "reason": why} for loc, why in run.fetch_failures][:100],
+        "fetch_stats": run.reader.stats.as_dict() if hasattr(run.reader, "stats") else {},
         "usage": {stage: u.as_dict() for stage, u in usage.items()},
         "cost_usd": round(cost, 6),
         "timings": {k: round(v, 3) for k, v in run.clock.timings.items()},
@@ -664,12 +665,12 @@ def _unique_id(settings: Settings, query: str, now: datetime) -> str:
 
 
 def default_providers(settings: Settings, *, http_client: Any = None) -> list[SearchProvider]:
-    """Build the providers Settings ask for (local corpus indexed up front)."""
+    """Build the providers Settings ask for (the local corpus is indexed up front)."""
     from .search.local import LocalSearchProvider
-    from .search.registry import build_providers
+    from .search.registry import build_providers, provider_names
 
     local = None
-    if "local" in settings.providers:
+    if "local" in provider_names(settings):
         local = LocalSearchProvider(settings.corpus_dirs, settings.cache_dir, token_budget=settings.mode.source_tokens)
         local.prepare()
     return build_providers(settings, http_client=http_client, local_provider=local)
@@ -715,8 +716,16 @@ async def research(
         for folder in (settings.reports_dir, settings.meta_dir):
             remove_stale_temps(folder)
         if providers is None:
+            import httpx
+
+            from . import __version__
+
+            client = httpx.AsyncClient(
+                timeout=settings.fetch_timeout, headers={"User-Agent": f"research-agent/{__version__}"}
+            )
+            owned.append(client)
             progress.stage("index", "preparing sources")
-            providers = await asyncio.to_thread(default_providers, settings)
+            providers = await asyncio.to_thread(default_providers, settings, http_client=client)
         if reader is None and any(p.name != "local" for p in providers):
             from .fetch import Fetcher
 

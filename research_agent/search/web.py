@@ -1,0 +1,280 @@
+"""Web search providers: DuckDuckGo (``ddgs``), SearXNG and Tavily.
+
+Each provider turns a query into :class:`~research_agent.sources.SearchHit` objects
+(title, URL, snippet, provider name, publication date when known). A provider that
+cannot answer (timeout, HTTP 5xx, rate limit, bad key, malformed JSON) raises
+:class:`ProviderError`; :func:`research_agent.search.registry.search_all` records it as
+a :class:`~research_agent.search.base.ProviderFailure` and goes on with the others.
+Results whose URL is not an absolute http(s) URL are dropped here (and logged).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import httpx
+
+from ..errors import SearchError
+from ..sources import SearchHit
+from ..urls import is_web_url
+
+__all__ = [
+    "ProviderError",
+    "DdgsProvider",
+    "SearxngProvider",
+    "TavilyProvider",
+    "DdgsBackend",
+    "TAVILY_BASE_URL",
+]
+
+log = logging.getLogger(__name__)
+
+DdgsBackend = Callable[[str, int], list[dict[str, Any]]]
+"""``(query, max_results) -> list of ddgs result dicts`` (keys title, href, body)."""
+
+TAVILY_BASE_URL = "https://api.tavily.com"
+_MAX_TITLE = 300
+_MAX_SNIPPET = 2000
+
+
+class ProviderError(SearchError):
+    """One provider could not answer one query. ``reason`` is short and user-readable."""
+
+    def __init__(self, provider: str, reason: str) -> None:
+        super().__init__(f"{provider}: {reason}")
+        self.provider = provider
+        self.reason = reason
+
+
+def _text(value: Any, limit: int) -> str:
+    if value is None:
+        return ""
+    text = " ".join(str(value).split())
+    return text[:limit]
+
+
+def _hits(
+    provider: str,
+    rows: Iterable[Any],
+    *,
+    max_results: int,
+    url_key: str | tuple[str, ...],
+    snippet_key: str,
+    date_key: str | None,
+) -> list[SearchHit]:
+    """Turn provider rows into hits, dropping rows without a usable URL."""
+    keys = (url_key,) if isinstance(url_key, str) else url_key
+    hits: list[SearchHit] = []
+    dropped = 0
+    for row in rows:
+        if len(hits) >= max_results:
+            break
+        if not isinstance(row, Mapping):
+            dropped += 1
+            continue
+        url = next((str(row[k]).strip() for k in keys if isinstance(row.get(k), str) and row.get(k)), "")
+        if not is_web_url(url):
+            dropped += 1
+            continue
+        published = row.get(date_key) if date_key else None
+        hits.append(
+            SearchHit(
+                title=_text(row.get("title"), _MAX_TITLE) or url,
+                location=url,
+                snippet=_text(row.get(snippet_key), _MAX_SNIPPET),
+                provider=provider,
+                published=_text(published, 64) or None,
+            )
+        )
+    if dropped:
+        log.info("%s: dropped %d result(s) without a usable http(s) URL", provider, dropped)
+    return hits
+
+
+def _status_reason(response: httpx.Response) -> str | None:
+    code = response.status_code
+    if code == 429:
+        return "rate limited (HTTP 429)"
+    if code in (401, 403):
+        return f"not authorised (HTTP {code})"
+    if code >= 400:
+        return f"HTTP {code}"
+    return None
+
+
+async def _request_json(
+    provider: str, client: httpx.AsyncClient, method: str, url: str, *, timeout: float, **kwargs: Any
+) -> Any:
+    """Send one request and return its JSON body, or raise ProviderError."""
+    try:
+        response = await client.request(method, url, timeout=timeout, **kwargs)
+    except httpx.TimeoutException:
+        raise ProviderError(provider, f"timed out after {timeout:g}s") from None
+    except httpx.HTTPError as exc:
+        raise ProviderError(provider, f"request failed: {type(exc).__name__}: {exc}") from None
+    reason = _status_reason(response)
+    if reason:
+        raise ProviderError(provider, reason)
+    try:
+        return response.json()
+    except ValueError:
+        raise ProviderError(provider, "answered with invalid JSON") from None
+
+
+class DdgsProvider:
+    """DuckDuckGo (and the other engines ``ddgs`` aggregates); no key needed.
+
+    ``backend`` is the seam to the outside world: a blocking callable
+    ``(query, max_results) -> list[dict]``. The default calls
+    ``ddgs.DDGS().text(query, max_results=...)``. It runs in a worker thread.
+    """
+
+    name = "ddgs"
+
+    def __init__(self, backend: DdgsBackend | None = None, *, timeout: float = 20.0) -> None:
+        self._backend = backend or _ddgs_text
+        self._timeout = timeout
+
+    async def search(self, query: str, *, max_results: int) -> list[SearchHit]:
+        try:
+            rows = await asyncio.wait_for(
+                asyncio.to_thread(self._backend, query, max_results), timeout=self._timeout
+            )
+        except TimeoutError:
+            raise ProviderError(self.name, f"timed out after {self._timeout:g}s") from None
+        except Exception as exc:  # ddgs raises its own tree plus whatever its HTTP stack raises
+            raise ProviderError(self.name, _ddgs_reason(exc)) from None
+        if not isinstance(rows, list):
+            raise ProviderError(self.name, f"backend returned {type(rows).__name__}, not a list")
+        return _hits(
+            self.name,
+            rows,
+            max_results=max_results,
+            url_key=("href", "url"),
+            snippet_key="body",
+            date_key="date",
+        )
+
+
+def _ddgs_reason(exc: Exception) -> str:
+    kind = type(exc).__name__
+    if "Ratelimit" in kind:
+        return "rate limited"
+    if "Timeout" in kind:
+        return "timed out"
+    return f"{kind}: {exc}"[:200]
+
+
+def _ddgs_text(query: str, max_results: int) -> list[dict[str, Any]]:
+    from ddgs import DDGS
+    from ddgs.exceptions import DDGSException
+
+    try:
+        return DDGS().text(query, max_results=max_results)
+    except DDGSException as exc:
+        # ddgs reports an empty result set as an exception; that is an answer, not a failure.
+        if "no results" in str(exc).lower():
+            return []
+        raise
+
+
+class SearxngProvider:
+    """A SearXNG instance's JSON API: ``GET {url}/search?q=...&format=json``.
+
+    The instance must list ``json`` under ``search.formats`` in its settings.yml; when
+    it does not, SearXNG answers 403 and this provider says so.
+    """
+
+    name = "searxng"
+
+    def __init__(self, url: str, http_client: httpx.AsyncClient, *, timeout: float = 20.0) -> None:
+        self.url = url.rstrip("/")
+        self._client = http_client
+        self._timeout = timeout
+
+    async def search(self, query: str, *, max_results: int) -> list[SearchHit]:
+        try:
+            data = await _request_json(
+                self.name,
+                self._client,
+                "GET",
+                f"{self.url}/search",
+                timeout=self._timeout,
+                params={"q": query, "format": "json", "pageno": 1},
+                headers={"Accept": "application/json"},
+            )
+        except ProviderError as exc:
+            if "HTTP 403" in exc.reason:
+                raise ProviderError(
+                    self.name, "instance refused format=json (HTTP 403): enable json in search.formats"
+                ) from None
+            raise
+        if not isinstance(data, Mapping) or not isinstance(data.get("results"), list):
+            raise ProviderError(self.name, "answer has no 'results' list")
+        return _hits(
+            self.name,
+            data["results"],
+            max_results=max_results,
+            url_key="url",
+            snippet_key="content",
+            date_key="publishedDate",
+        )
+
+
+class TavilyProvider:
+    """Tavily's search API: ``POST {base_url}/search`` with a bearer key."""
+
+    name = "tavily"
+
+    def __init__(
+        self,
+        api_key: str,
+        http_client: httpx.AsyncClient,
+        base_url: str = TAVILY_BASE_URL,
+        *,
+        timeout: float = 30.0,
+    ) -> None:
+        self._api_key = api_key
+        self._client = http_client
+        self.base_url = base_url.rstrip("/")
+        self._timeout = timeout
+
+    def __repr__(self) -> str:  # never show the key
+        return f"TavilyProvider(base_url={self.base_url!r})"
+
+    async def search(self, query: str, *, max_results: int) -> list[SearchHit]:
+        body = {
+            "query": query,
+            "max_results": max(1, min(int(max_results), 20)),
+            "search_depth": "basic",
+            "include_answer": False,
+            "include_raw_content": False,
+            "include_images": False,
+        }
+        try:
+            data = await _request_json(
+                self.name,
+                self._client,
+                "POST",
+                f"{self.base_url}/search",
+                timeout=self._timeout,
+                json=body,
+                headers={"Authorization": f"Bearer {self._api_key}", "Accept": "application/json"},
+            )
+        except ProviderError as exc:
+            if exc.reason.startswith("HTTP 43"):  # 432/433: plan or pay-as-you-go limit reached
+                raise ProviderError(self.name, f"usage limit reached ({exc.reason})") from None
+            raise
+        if not isinstance(data, Mapping) or not isinstance(data.get("results"), list):
+            raise ProviderError(self.name, "answer has no 'results' list")
+        return _hits(
+            self.name,
+            data["results"],
+            max_results=max_results,
+            url_key="url",
+            snippet_key="content",
+            date_key="published_date",
+        )
