@@ -22,14 +22,26 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import jsonschema
-import openai
 
 from .errors import ConfigError, InvalidModelOutput, LLMError, LLMTimeout, LLMUnavailable, ModelNotFound
 from .passages import estimate_tokens
 from .prices import PriceTable
 
 if TYPE_CHECKING:
+    import openai
+
     from .config import Settings
+else:
+    openai = None  # imported on first use: it costs half a second of start-up for every command
+
+
+def _import_openai() -> None:
+    global openai
+    if openai is None:
+        import openai as module
+
+        openai = module
+
 
 __all__ = [
     "ChatRequest",
@@ -308,6 +320,7 @@ class OpenAIChatModel:
         self._forms = _SHARED_FORMS if form_cache is None else form_cache
         self._dropped_params: dict[tuple[str, str], set[str]] = {}
         self._semaphore = asyncio.Semaphore(max(1, int(concurrency)))
+        _import_openai()
         self._client = openai.AsyncOpenAI(
             api_key=api_key or PLACEHOLDER_API_KEY,
             base_url=self.base_url,

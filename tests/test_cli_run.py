@@ -106,8 +106,10 @@ def test_bad_input_is_one_line_and_non_zero(tmp_path, args, env, code, message):
 
 
 def test_unreachable_endpoint_and_unknown_model_fail_cleanly(tmp_path, corpus):
+    config = tmp_path / "config.toml"
+    config.write_text("llm_max_retries = 0\n")
     proc = cli(tmp_path, "run", QUERY, "--corpus", str(corpus), base_url="http://127.0.0.1:9/v1",
-               env={"RESEARCH_AGENT_LLM_TIMEOUT": "5"})
+               env={"RESEARCH_AGENT_CONFIG": str(config)})
     assert proc.returncode == 3 and "cannot reach" in proc.stderr and "Traceback" not in proc.stderr
     with FakeOpenAIServer(ResearchResponder(), models=["other-model"]) as srv:
         proc = cli(tmp_path, "run", QUERY, "--corpus", str(corpus), "--model", "nope", base_url=srv.base_url)
