@@ -371,14 +371,18 @@ async def _write_and_review(
             run.warnings.append(skeptic.viability_note)
     findings = skeptic.findings if skeptic else ()
     viability = skeptic.viability if skeptic else None
-    review = review_draft(
-        markdown,
-        target_words=mode.target_words,
-        findings=findings,
-        viability=viability,
-        min_viability=settings.min_viability,
-        rules=rules,
-    )
+
+    def review_of(markdown: str, findings: Sequence[Any]) -> Any:
+        return review_draft(
+            markdown,
+            target_words=mode.target_words,
+            findings=findings,
+            viability=viability,
+            min_viability=settings.min_viability,
+            rules=rules,
+        )
+
+    review = review_of(markdown, findings)
 
     def record(revision: int, decision: str, reason: str) -> None:
         run.iterations.append(
@@ -427,14 +431,7 @@ async def _write_and_review(
         revisions += 1
         markdown, _ = render_report(draft, kept, meta=meta, skeptic=None, final=False)
         findings = _still_open(findings, markdown)
-        review = review_draft(
-            markdown,
-            target_words=mode.target_words,
-            findings=findings,
-            viability=viability,
-            min_viability=settings.min_viability,
-            rules=rules,
-        )
+        review = review_of(markdown, findings)
     if needs_revision(review):
         reason = f"{review.critical_count} critical issue(s) left after {revisions} revision(s)"
     else:
@@ -695,7 +692,7 @@ async def research(
     page reader when a web provider is used, lessons from ``reports/meta``.
     """
     from .config import load_settings
-    from .fsutil import remove_stale_temps
+    from .fsutil import ensure_writable_dir, remove_stale_temps
 
     query = validate_query(query)
     settings = settings or load_settings()
@@ -731,6 +728,8 @@ async def research(
 
             reader = Fetcher.from_settings(settings)
             owned.append(reader)
+        for folder in (settings.reports_dir, settings.meta_dir):
+            ensure_writable_dir(folder)  # fail before spending tokens on a report that cannot be saved
         if lessons is None:
             lessons = default_lessons(settings, now=started, rng=rng)
         run = _Run(
