@@ -257,6 +257,7 @@ class _Run:
     iterations: list[Iteration] = field(default_factory=list)
     sub_queries: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    corpus: list[dict[str, Any]] = field(default_factory=list)
 
     def tokens(self) -> int:
         total = self.model.total
@@ -617,6 +618,7 @@ def _finish(
         "lessons": lessons_record,
         "provider_failures": [f"{f.provider}: {f.query}: {f.reason}" for f in run.failures][:50],
         "fetch_failures": [{"location": loc, "reason": why} for loc, why in run.fetch_failures][:100],
+        "corpus": run.corpus,
         "fetch_stats": run.reader.stats.as_dict() if hasattr(run.reader, "stats") else {},
         "usage": {stage: u.as_dict() for stage, u in usage.items()},
         "cost_usd": round(cost, 6),
@@ -661,16 +663,34 @@ def _unique_id(settings: Settings, query: str, now: datetime) -> str:
     return run_id
 
 
-def default_providers(settings: Settings, *, http_client: Any = None) -> list[SearchProvider]:
-    """Build the providers Settings ask for (the local corpus is indexed up front)."""
+def default_providers(settings: Settings, *, http_client: Any = None) -> tuple[list[SearchProvider], list[Any]]:
+    """Build the providers Settings ask for; the local corpus is indexed up front.
+
+    Returns the providers and the corpus index stats (empty without a corpus).
+    """
     from .search.local import LocalSearchProvider
     from .search.registry import build_providers, provider_names
 
     local = None
+    stats: list[Any] = []
     if "local" in provider_names(settings):
         local = LocalSearchProvider(settings.corpus_dirs, settings.cache_dir, token_budget=settings.mode.source_tokens)
-        local.prepare()
-    return build_providers(settings, http_client=http_client, local_provider=local)
+        stats = local.prepare()
+    return build_providers(settings, http_client=http_client, local_provider=local), stats
+
+
+def _corpus_record(stats: Sequence[Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "root": str(s.root),
+            "documents": s.documents,
+            "indexed": s.indexed,
+            "unchanged": s.unchanged,
+            "removed": s.removed,
+            "skipped": dict(s.skipped),
+        }
+        for s in stats
+    ]
 
 
 async def research(
@@ -700,6 +720,7 @@ async def research(
     started = (now or datetime.now(UTC)).astimezone(UTC)
     rng = rng or random.Random()
     owned: list[Any] = []
+    corpus_stats: list[Any] = []
     try:
         if model is None:
             from .llm import OpenAIChatModel
@@ -722,7 +743,11 @@ async def research(
             )
             owned.append(client)
             progress.stage("index", "preparing sources")
-            providers = await asyncio.to_thread(default_providers, settings, http_client=client)
+            providers, corpus_stats = await asyncio.to_thread(default_providers, settings, http_client=client)
+            for stats in corpus_stats:
+                if stats.skipped:
+                    skipped = ", ".join(f"{n} {why}" for why, n in stats.skipped.items())
+                    progress.note(f"corpus {stats.root}: skipped {skipped}")
         if reader is None and any(p.name != "local" for p in providers):
             from .fetch import Fetcher
 
@@ -741,6 +766,7 @@ async def research(
             clock=_Clock(progress),
             query=query,
             context_block=context_block,
+            corpus=_corpus_record(corpus_stats),
         )
         run_id = _unique_id(settings, query, started)
         try:

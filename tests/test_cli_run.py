@@ -66,6 +66,8 @@ def test_run_over_a_corpus_writes_a_report_whose_citations_resolve_to_corpus_fil
         assert Path(location).parent == corpus.resolve() or Path(location).parent == corpus
     record = yaml.safe_load((reports / "meta" / f"run-{report_path.stem}.yaml").read_text())
     assert record["gate_decision"] == "full_report"
+    assert record["corpus"][0]["skipped"] == {"binary": 1}, "the binary file is skipped and counted"
+    assert "skipped 1 binary" in proc.stderr
     stages = {r.stage for r in server.requests}
     assert stages == {"classify", "decompose", "relevance", "draft", "skeptic"}
     assert "sources found" in proc.stderr or "relevance" in proc.stderr
