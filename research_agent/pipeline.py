@@ -258,6 +258,7 @@ class _Run:
     sub_queries: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     corpus: list[dict[str, Any]] = field(default_factory=list)
+    rules: tuple = ()
 
     def tokens(self) -> int:
         total = self.model.total
@@ -350,7 +351,7 @@ async def _write_and_review(
 
     settings, mode = run.settings, run.settings.mode
     kept = tuple(s.source for s in gate.kept)
-    rules = _load_rules(settings)
+    rules = run.rules
     with run.clock.stage("draft", f"{len(kept)} sources"):
         draft = await draft_report(
             run.model,
@@ -731,6 +732,7 @@ async def research(
             settings.context_path,
             required=settings.context_path is not None and settings.context_path != Path("research_context.md"),
         )
+        rules = _load_rules(settings)  # a bad rules file fails before any work
         for folder in (settings.reports_dir, settings.meta_dir):
             remove_stale_temps(folder)
         if providers is None:
@@ -767,6 +769,7 @@ async def research(
             query=query,
             context_block=context_block,
             corpus=_corpus_record(corpus_stats),
+            rules=rules,
         )
         run_id = _unique_id(settings, query, started)
         try:

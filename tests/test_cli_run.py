@@ -134,3 +134,11 @@ def test_help_explains_itself(tmp_path):
     assert proc.returncode == 0
     for flag in ("--corpus", "--quick", "--json", "--max-sources", "--no-retry", "--context"):
         assert flag in proc.stdout
+
+
+def test_a_bad_rules_file_fails_before_any_work(tmp_path, corpus, server):
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("rules:\n  - name: broken\n    pattern: '(unclosed'\n    reason: r\n    fix: f\n")
+    proc = cli(tmp_path, "run", QUERY, "--corpus", str(corpus), "--rules", str(rules), base_url=server.base_url)
+    assert proc.returncode == 2 and "broken" in proc.stderr and "Traceback" not in proc.stderr
+    assert server.requests == []
