@@ -675,7 +675,12 @@ def default_providers(settings: Settings, *, http_client: Any = None) -> tuple[l
     local = None
     stats: list[Any] = []
     if "local" in provider_names(settings):
-        local = LocalSearchProvider(settings.corpus_dirs, settings.cache_dir, token_budget=settings.mode.source_tokens)
+        local = LocalSearchProvider(
+            settings.corpus_dirs,
+            settings.cache_dir,
+            token_budget=settings.mode.source_tokens,
+            exclude=(settings.reports_dir,),
+        )
         stats = local.prepare()
     return build_providers(settings, http_client=http_client, local_provider=local), stats
 

@@ -500,3 +500,15 @@ def test_hidden_entries_and_linked_folders_are_not_indexed(corpus: Path, cache: 
     assert stats.skipped == {"symlink_outside": 1}
     assert dict(stats.skipped_files) == {"linked-out": "symlink_outside"}
     assert CorpusIndex(corpus, cache).search("zebra", limit_files=5) == []
+
+
+def test_excluded_folders_such_as_the_reports_folder_are_not_indexed(tmp_path):
+    root = tmp_path / "project"
+    (root / "notes").mkdir(parents=True)
+    (root / "notes" / "a.md").write_text("# Vacuum\n\nVACUUM reclaims space from dead tuples.\n")
+    (root / "reports").mkdir()
+    (root / "reports" / "old-report.md").write_text("# Old report\n\nVACUUM reclaims space [1].\n")
+    index = CorpusIndex(root, tmp_path / "cache", exclude=[root / "reports"])
+    index.refresh()
+    hits = index.search("vacuum reclaims space", limit_files=10, token_budget=200)
+    assert [Path(h.location).name for h in hits] == ["a.md"]

@@ -404,8 +404,12 @@ class CorpusIndex:
     SQLite connection, so one instance may be used from several threads.
     """
 
-    def __init__(self, root: Path, cache_dir: Path, *, max_file_bytes: int = 20_000_000) -> None:
+    def __init__(
+        self, root: Path, cache_dir: Path, *, max_file_bytes: int = 20_000_000, exclude: Sequence[Path] = ()
+    ) -> None:
         self.root = Path(root).expanduser().resolve()
+        # Folders never indexed, e.g. the reports folder: a run must not cite its own earlier reports.
+        self.exclude = frozenset(Path(p).expanduser().resolve() for p in exclude)
         self.cache_dir = Path(cache_dir).expanduser()
         self.max_file_bytes = max_file_bytes
         self.db_path = index_path_for(self.root, self.cache_dir)
@@ -494,6 +498,9 @@ class CorpusIndex:
                 if name.startswith("."):
                     continue
                 sub = folder / name
+                if self.exclude and sub.resolve() in self.exclude:
+                    log.debug("not indexing %s: excluded (it holds research-agent's own reports)", sub)
+                    continue
                 if sub.is_symlink():
                     # Linked folders are not followed: outside ones are out of scope and
                     # inside ones are indexed where they really are.
@@ -794,6 +801,7 @@ class LocalSearchProvider:
         *,
         token_budget: int,
         max_file_bytes: int = 20_000_000,
+        exclude: Sequence[Path] = (),
     ) -> None:
         if not corpus_dirs:
             raise InputError("the local search provider needs at least one corpus folder")
@@ -801,7 +809,7 @@ class LocalSearchProvider:
         self.indexes: list[CorpusIndex] = []
         self._given: list[Path] = []
         for folder in corpus_dirs:
-            index = CorpusIndex(Path(folder), cache_dir, max_file_bytes=max_file_bytes)
+            index = CorpusIndex(Path(folder), cache_dir, max_file_bytes=max_file_bytes, exclude=exclude)
             if all(index.root != known.root for known in self.indexes):  # one folder named twice
                 self.indexes.append(index)
                 self._given.append(Path(folder))
