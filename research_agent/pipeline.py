@@ -664,7 +664,9 @@ def _unique_id(settings: Settings, query: str, now: datetime) -> str:
     return run_id
 
 
-def default_providers(settings: Settings, *, http_client: Any = None) -> tuple[list[SearchProvider], list[Any]]:
+def default_providers(
+    settings: Settings, *, http_client: Any = None, on_index: Callable[[Path, int, int], None] | None = None
+) -> tuple[list[SearchProvider], list[Any]]:
     """Build the providers Settings ask for; the local corpus is indexed up front.
 
     Returns the providers and the corpus index stats (empty without a corpus).
@@ -681,7 +683,7 @@ def default_providers(settings: Settings, *, http_client: Any = None) -> tuple[l
             token_budget=settings.mode.source_tokens,
             exclude=(settings.reports_dir,),
         )
-        stats = local.prepare()
+        stats = local.prepare(progress=on_index)
     return build_providers(settings, http_client=http_client, local_provider=local), stats
 
 
@@ -750,7 +752,14 @@ async def research(
             )
             owned.append(client)
             progress.stage("index", "preparing sources")
-            providers, corpus_stats = await asyncio.to_thread(default_providers, settings, http_client=client)
+
+            def on_index(root: Path, done: int, total: int) -> None:
+                if done == total or done % 25 == 0:
+                    progress.stage("index", f"{root.name}: {done}/{total} files read")
+
+            providers, corpus_stats = await asyncio.to_thread(
+                default_providers, settings, http_client=client, on_index=on_index
+            )
             for stats in corpus_stats:
                 if stats.skipped:
                     skipped = ", ".join(f"{n} {why}" for why, n in stats.skipped.items())
