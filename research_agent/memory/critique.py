@@ -308,6 +308,15 @@ def compute_facts(record: Mapping[str, Any], report: str) -> RunFacts:
     )
 
 
+_FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
+_LESSONS_SECTION = re.compile(r"^## Lessons Applied\b.*\Z", re.S | re.M)
+
+
+def _gradable(report: str) -> str:
+    """The report without what the prompt already states (front matter) or what is not graded (lessons)."""
+    return _LESSONS_SECTION.sub("", _FRONT_MATTER.sub("", report, count=1)).strip()
+
+
 def build_request(facts: RunFacts, report: str) -> ChatRequest:
     """The one structured call: fast tier, temperature 0, outside text sanitized and wrapped as data."""
     prompt = render(
@@ -316,7 +325,7 @@ def build_request(facts: RunFacts, report: str) -> ChatRequest:
         domain=facts.domain,
         mode=facts.mode,
         facts=wrap_data("run facts (computed by the program)", facts.as_text()),
-        report=wrap_data("report to grade", sanitize(report, max_chars=REPORT_PROMPT_CHARS)),
+        report=wrap_data("report to grade", sanitize(_gradable(report), max_chars=REPORT_PROMPT_CHARS)),
     )
     return ChatRequest(
         stage="critique",

@@ -84,8 +84,13 @@ class ResearchResponder:
         facets = ["overview", "how it works", "evidence and measurements", "limitations and criticism",
                   "practical guidance", "history", "alternatives", "costs"]
         plan = 1 + user.count("previous plan fell short")
-        core = " ".join(words[:5]) or "topic"
-        return {"sub_queries": [f"{core} {facets[(i + plan - 1) % len(facets)]}" for i in range(count)]}
+        words = words or ["topic"]
+        queries = []
+        for i in range(count):
+            # each sub-query keeps the first word and a sliding window of the others, like a planner would
+            window = [words[(i + j) % len(words)] for j in range(1, min(4, len(words)))]
+            queries.append(" ".join(dict.fromkeys([words[0], *window, facets[(i + plan - 1) % len(facets)]])))
+        return {"sub_queries": queries}
 
     def _relevance(self, system: str, user: str) -> dict:
         question = set(_words(_question(user)))
