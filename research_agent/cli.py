@@ -264,6 +264,9 @@ def _after_report(result: Any, settings: Settings) -> None:
 
         try:
             run_critique_and_report(result.run_record_path, settings, console=stderr)
+        except KeyboardInterrupt:  # typer would turn it into a silent exit 130
+            stderr.print("interrupted: the report is written; its critique was not", soft_wrap=True)
+            raise typer.Exit(130) from None
         except Exception as exc:  # the report is already written; a failed critique only logs
             stderr.print(f"[yellow]critique failed:[/yellow] {exc}", markup=True, soft_wrap=True)
         return

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .errors import DiskFull, StorageError
 
-__all__ = ["atomic_write_text", "atomic_write_bytes", "remove_stale_temps", "TEMP_SUFFIX"]
+__all__ = ["atomic_write_text", "atomic_write_bytes", "ensure_writable_dir", "remove_stale_temps", "TEMP_SUFFIX"]
 
 TEMP_SUFFIX = ".ra-tmp"
 
@@ -63,6 +63,26 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int = 0o644) -> Path:
 def atomic_write_text(path: Path, text: str) -> Path:
     """Write ``text`` as UTF-8 to ``path`` atomically."""
     return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def ensure_writable_dir(folder: Path) -> Path:
+    """Create ``folder`` if needed and prove a file can be created in it.
+
+    Raises StorageError (DiskFull for ENOSPC) with the folder's name otherwise: a
+    read-only mount, a path under a regular file, a folder without write permission.
+    A run calls this before its first model call, so it never spends tokens on a
+    report it could not save.
+    """
+    folder = Path(folder)
+    probe = _temp_path(folder / ".write-probe")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        os.close(fd)
+        probe.unlink()
+    except OSError as exc:
+        raise _storage_error(folder, exc) from None
+    return folder
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import contextmanager
@@ -20,7 +21,7 @@ from typing import Any, Protocol
 
 from .config import Settings
 from .context import load_context
-from .errors import InputError, RunTimeout
+from .errors import Cancelled, InputError, RunTimeout
 from .gather import Gathered, SourceReader, gather_sources
 from .ids import make_run_id
 from .llm import ChatModel, Usage, UsageRecorder
@@ -753,13 +754,21 @@ async def research(
             owned.append(client)
             progress.stage("index", "preparing sources")
 
+            stop_indexing = threading.Event()
+
             def on_index(root: Path, done: int, total: int) -> None:
+                if stop_indexing.is_set():  # Ctrl-C: the worker thread stops at the next file
+                    raise Cancelled("indexing stopped")
                 if done == total or done % 25 == 0:
                     progress.stage("index", f"{root.name}: {done}/{total} files read")
 
-            providers, corpus_stats = await asyncio.to_thread(
-                default_providers, settings, http_client=client, on_index=on_index
-            )
+            try:
+                providers, corpus_stats = await asyncio.to_thread(
+                    default_providers, settings, http_client=client, on_index=on_index
+                )
+            except asyncio.CancelledError:
+                stop_indexing.set()  # else asyncio.run waits for the whole corpus to be read
+                raise
             for stats in corpus_stats:
                 if stats.skipped:
                     skipped = ", ".join(f"{n} {why}" for why, n in stats.skipped.items())

@@ -1,0 +1,157 @@
+"""Benchmark: standard researches with and without transient faults from the endpoint.
+
+Runs N standard researches (in-process ``research()`` with the real
+``OpenAIChatModel`` and its real backoff) against ``FakeOpenAIServer`` with the
+deterministic ``ResearchResponder`` over a small generated corpus, first with no faults,
+then once per fault mix with a fraction of calls failing transiently. By default two
+mixes: 429/503 only (they carry a small Retry-After, which the client honours) and
+500/503/429 (a 500 has no Retry-After, so the client's exponential backoff with jitter
+applies: 0.5-1 s, then 1-2 s, ...). Runs are sequential.
+
+Prints, per series: success rate, retries per run, p50/p95 wall time, and the ratio of
+its p95 to the fault-free p95. Goal: 100% success and p95 at most 1.5x fault-free.
+
+    python bench/bench_faults.py [--runs 20] [--rate 0.1] [--delay 0.5] [--retry-after 0.1]
+                                 [--mixes "503,429;500,503,429"] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench._util import peak_rss_mb  # noqa: E402
+from research_agent.config import MODES, Settings  # noqa: E402
+from research_agent.errors import ResearchError  # noqa: E402
+from research_agent.llm import OpenAIChatModel  # noqa: E402
+from research_agent.pipeline import NoLessons, research  # noqa: E402
+from research_agent.prices import PriceTable  # noqa: E402
+from research_agent.search.local import LocalSearchProvider  # noqa: E402
+from tests.support.fake_openai_server import STATUS_KINDS, FakeOpenAIServer, Faults  # noqa: E402
+from tests.support.research_responder import ResearchResponder  # noqa: E402
+
+QUERY = "How does PostgreSQL VACUUM reclaim space from dead tuples and prevent table bloat?"
+TOPICS = ["vacuum", "autovacuum", "dead tuples", "table bloat", "visibility map", "freezing", "indexes", "WAL"]
+
+
+def generated_corpus(folder: Path, files: int = 40) -> Path:
+    """A small corpus on the query's topic, with enough distinct files to fill a standard run."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(files):
+        topic = TOPICS[i % len(TOPICS)]
+        body = "\n\n".join(
+            f"PostgreSQL {topic} note {i}.{j} explains how VACUUM reclaims space from dead tuples, "
+            f"how {topic} interacts with table bloat, and what autovacuum settings prevent it."
+            for j in range(12)
+        )
+        (folder / f"note{i:03d}.md").write_text(f"# {topic.title()} note {i}\n\n{body}\n", encoding="utf-8")
+    return folder
+
+
+@dataclass(frozen=True)
+class Outcome:
+    ok: bool
+    wall: float
+    retries: int
+    faults: int
+    error: str = ""
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100)."""
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+async def one_run(server: FakeOpenAIServer, provider, settings: Settings, index: int) -> Outcome:
+    model = OpenAIChatModel(
+        model="gpt-4o-mini", api_key="bench", base_url=server.base_url, timeout=30,
+        max_retries=settings.llm_max_retries, concurrency=settings.llm_concurrency, prices=PriceTable(),
+    )
+    before = len(server.requests)
+    start = time.perf_counter()
+    try:
+        result = await research(f"{QUERY} (run {index})", settings=settings, model=model, providers=[provider],
+                                lessons=lambda d: NoLessons(d))
+    except ResearchError as exc:
+        return Outcome(False, time.perf_counter() - start, 0, 0, str(exc))
+    finally:
+        await model.aclose()
+    wall = time.perf_counter() - start
+    faults = sum(1 for r in server.requests[before:] if r.fault in STATUS_KINDS)
+    retries = sum(u.retries for u in result.usage.values())
+    complete = result.report_path.is_file() and "## Sources" in result.report_path.read_text(encoding="utf-8")
+    return Outcome(complete and result.gate_decision == "full_report", wall, retries, faults)
+
+
+async def series(label: str, faults: Faults, args, provider, settings: Settings) -> list[Outcome]:
+    outcomes = []
+    with FakeOpenAIServer(ResearchResponder(), delay=args.delay, faults=faults) as server:
+        for i in range(args.runs):
+            outcomes.append(await one_run(server, provider, settings, i))
+    ok = [o for o in outcomes if o.ok]
+    walls = [o.wall for o in outcomes]
+    print(f"[{label}] success {len(ok)}/{len(outcomes)} ({100 * len(ok) / len(outcomes):.0f}%); "
+          f"injected faults {sum(o.faults for o in outcomes)}; retries per run mean "
+          f"{statistics.mean(o.retries for o in outcomes):.2f}, max {max(o.retries for o in outcomes)}")
+    print(f"[{label}] wall p50 {statistics.median(walls):.2f} s, p95 {percentile(walls, 95):.2f} s, "
+          f"max {max(walls):.2f} s")
+    for o in outcomes:
+        if not o.ok:
+            print(f"[{label}] failed run: {o.error or 'incomplete report'}")
+    return outcomes
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--rate", type=float, default=0.1, help="fraction of calls that fail transiently")
+    parser.add_argument("--mixes", default="503,429;500,503,429", help="fault mixes, ';'-separated")
+    parser.add_argument("--retry-after", default="0.1", help="Retry-After seconds on 429/503 answers")
+    parser.add_argument("--delay", type=float, default=0.5, help="seconds before every answer")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_path = Path(tmp)
+        corpus = generated_corpus(tmp_path / "corpus")
+        mode = MODES["standard"]
+        provider = LocalSearchProvider([corpus], tmp_path / "cache", token_budget=mode.source_tokens)
+        provider.prepare()
+        settings = Settings(
+            mode=mode, reports_dir=tmp_path / "reports", cache_dir=tmp_path / "cache", context_path=None,
+            corpus_dirs=(corpus,), model="gpt-4o-mini",
+        )
+        print(f"{args.runs} standard runs per series; server delay {args.delay:g} s; faults: {args.rate:.0%} "
+              f"of calls; Retry-After {args.retry_after} s on 429/503; llm_max_retries {settings.llm_max_retries}")
+        clean = await series("no faults", Faults(), args, provider, settings)
+        clean_p95 = percentile([o.wall for o in clean], 95)
+        verdicts = []
+        for text in args.mixes.split(";"):
+            mix = tuple(k.strip() for k in text.split(",") if k.strip())
+            label = f"faults {'/'.join(mix)}"
+            faulty = await series(
+                label, Faults(rate=args.rate, mix=mix, seed=args.seed, retry_after=args.retry_after),
+                args, provider, settings,
+            )
+            ratio = percentile([o.wall for o in faulty], 95) / clean_p95
+            success = all(o.ok for o in faulty) and all(o.ok for o in clean)
+            verdicts.append(f"[{label}] p95 ratio {ratio:.2f} (goal <= 1.5); success 100%: "
+                            f"{'yes' if success else 'NO'}; goal {'met' if success and ratio <= 1.5 else 'NOT met'}")
+    for line in verdicts:
+        print(line)
+    print(f"peak RSS: {peak_rss_mb():.0f} MB")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
