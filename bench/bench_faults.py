@@ -6,7 +6,7 @@ deterministic ``ResearchResponder`` over a small generated corpus, first with no
 then once per fault mix with a fraction of calls failing transiently. By default two
 mixes: 429/503 only (they carry a small Retry-After, which the client honours) and
 500/503/429 (a 500 has no Retry-After, so the client's exponential backoff with jitter
-applies: 0.5-1 s, then 1-2 s, ...). Runs are sequential.
+applies: 0.125-0.25 s, then 0.25-0.5 s, ...). Runs are sequential.
 
 Prints, per series: success rate, retries per run, p50/p95 wall time, and the ratio of
 its p95 to the fault-free p95. Goal: 100% success and p95 at most 1.5x fault-free.
@@ -33,7 +33,8 @@ from bench._util import peak_rss_mb  # noqa: E402
 from research_agent.config import MODES, Settings  # noqa: E402
 from research_agent.errors import ResearchError  # noqa: E402
 from research_agent.llm import OpenAIChatModel  # noqa: E402
-from research_agent.pipeline import NoLessons, research  # noqa: E402
+from research_agent.memory.lessons import LessonSelection  # noqa: E402
+from research_agent.pipeline import research  # noqa: E402
 from research_agent.prices import PriceTable  # noqa: E402
 from research_agent.search.local import LocalSearchProvider  # noqa: E402
 from tests.support.fake_openai_server import STATUS_KINDS, FakeOpenAIServer, Faults  # noqa: E402
@@ -82,7 +83,7 @@ async def one_run(server: FakeOpenAIServer, provider, settings: Settings, index:
     start = time.perf_counter()
     try:
         result = await research(f"{QUERY} (run {index})", settings=settings, model=model, providers=[provider],
-                                lessons=lambda d: NoLessons(d))
+                                lessons=lambda d: LessonSelection.none(d))
     except ResearchError as exc:
         return Outcome(False, time.perf_counter() - start, 0, 0, str(exc))
     finally:

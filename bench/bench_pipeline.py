@@ -27,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench._util import peak_rss_mb  # noqa: E402
 from research_agent.config import MODES, Settings  # noqa: E402
 from research_agent.llm import OpenAIChatModel  # noqa: E402
-from research_agent.pipeline import NoLessons, research  # noqa: E402
+from research_agent.memory.lessons import LessonSelection  # noqa: E402
+from research_agent.pipeline import research  # noqa: E402
 from research_agent.prices import PriceTable  # noqa: E402
 from research_agent.search.local import LocalSearchProvider  # noqa: E402
 from tests.support.fake_openai_server import FakeOpenAIServer, sequential_rounds  # noqa: E402
@@ -60,7 +61,7 @@ async def run_once(provider, settings, responder, delay: float):
         )
         start = time.perf_counter()
         result = await research(QUERY, settings=settings, model=model, providers=[provider],
-                                lessons=lambda d: NoLessons(d))
+                                lessons=lambda d: LessonSelection.none(d))
         wall = time.perf_counter() - start
         await model.aclose()
         return result, wall, list(server.requests)

@@ -165,7 +165,7 @@ NO_ENDPOINT_MESSAGE = (
 
 _RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
 _REJECTION_WORDS = ("response_format", "json_schema", "schema", "grammar")
-_BACKOFF_BASE = 1.0
+_BACKOFF_BASE = 0.25  # transient 5xx clear fast; 429s usually say how long to wait
 _BACKOFF_CAP = 30.0
 _RETRY_AFTER_CAP = 60.0
 _MAX_ECHO_CHARS = 8000  # how much of a bad answer is sent back in the repair message

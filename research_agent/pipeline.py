@@ -12,7 +12,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -24,8 +24,10 @@ from .context import load_context
 from .errors import Cancelled, InputError, RunTimeout
 from .gather import Gathered, SourceReader, gather_sources
 from .ids import make_run_id
-from .llm import ChatModel, Usage, UsageRecorder
+from .llm import ChatModel, UsageRecorder
+from .memory.lessons import LessonSelection, lessons_markdown, lessons_prompt_block, select_lessons
 from .report import ReportMeta, render_insufficient, render_report, write_yaml
+from .results import Iteration, ResearchResult, SourceSummary, summarize_sources
 from .sanitize import sanitize
 from .search.base import ProviderFailure, SearchProvider
 from .sources import ScoredSource, Source
@@ -35,7 +37,17 @@ from .stages.relevance import Gate, decide_gate, score_sources
 from .stages.skeptic import SkepticReport, run_skeptic
 from .stages.synthesize import ReportDraft, draft_report, revise_report
 
-__all__ = ["research", "research_sync", "ResearchResult", "SourceSummary", "Iteration", "Progress", "MAX_QUERY_CHARS"]
+__all__ = [
+    "research",
+    "research_sync",
+    "ResearchResult",
+    "SourceSummary",
+    "Iteration",
+    "Progress",
+    "MAX_QUERY_CHARS",
+    "validate_query",
+    "default_providers",
+]
 
 log = logging.getLogger(__name__)
 
@@ -63,104 +75,6 @@ class _NoProgress:
         return None
 
 
-@dataclass(frozen=True)
-class SourceSummary:
-    """One source as the result and the run record describe it."""
-
-    n: int | None  # its number in the report's Sources list; None when not cited
-    title: str
-    location: str
-    site: str
-    provider: str
-    score: int | None
-    reason: str
-    status: str  # kept | dropped | unscored
-    snippet_only: bool
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-
-@dataclass(frozen=True)
-class Iteration:
-    """One pass through plan -> sources -> draft -> review, and what was decided."""
-
-    plan: int
-    revision: int
-    sub_queries: tuple[str, ...]
-    gate: str
-    sources_scored: int
-    sources_kept: int
-    viability: int | None
-    critical: int
-    warnings: int
-    decision: str  # replan | revise | proceed | give_up
-    reason: str
-    tokens: int
-
-    def as_dict(self) -> dict[str, Any]:
-        data = dict(self.__dict__)
-        data["sub_queries"] = list(self.sub_queries)
-        return data
-
-
-@dataclass(frozen=True)
-class ResearchResult:
-    """Everything a finished run produced. Written to disk before it is returned."""
-
-    id: str
-    query: str
-    mode: str
-    domain: str
-    gate_decision: str
-    report_markdown: str
-    report_path: Path
-    run_record_path: Path
-    sources: tuple[SourceSummary, ...]
-    usage: Mapping[str, Usage]
-    cost_usd: float
-    timings: Mapping[str, float]
-    iterations: tuple[Iteration, ...]
-    final_decision: str
-    stop_reason: str
-    adaptive: bool
-    lessons_applied: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
-    record: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-    @property
-    def total_usage(self) -> Usage:
-        total = Usage()
-        for usage in self.usage.values():
-            total = total + usage
-        return total
-
-    def summary(self) -> dict[str, Any]:
-        """The JSON object ``run --json`` prints."""
-        return {
-            "id": self.id,
-            "report_path": str(self.report_path),
-            "run_record_path": str(self.run_record_path),
-            "query": self.query,
-            "mode": self.mode,
-            "domain": self.domain,
-            "gate_decision": self.gate_decision,
-            "sources": [
-                {"id": s.n, "title": s.title, "location": s.location, "score": s.score}
-                for s in self.sources
-                if s.n is not None
-            ],
-            "usage": {stage: u.as_dict() for stage, u in self.usage.items()},
-            "cost_usd": round(self.cost_usd, 6),
-            "timings": {k: round(v, 3) for k, v in self.timings.items()},
-            "iterations": len(self.iterations),
-            "final_decision": self.final_decision,
-            "stop_reason": self.stop_reason,
-            "adaptive": self.adaptive,
-            "warnings": list(self.warnings),
-        }
-
-
 def validate_query(query: str) -> str:
     """Return the query stripped, or raise InputError for empty or oversized queries."""
     text = (query or "").strip()
@@ -174,27 +88,13 @@ def validate_query(query: str) -> str:
 # --- lessons seam -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class NoLessons:
-    """The lesson selection of a run that uses no memory."""
-
-    domain: str = ""
-    reason: str = "lessons disabled"
-    lessons: tuple = ()
-    adaptive: bool = False
-    warnings: tuple[str, ...] = ()
-
-    def as_record(self) -> dict[str, Any]:
-        return {"adaptive": False, "reason": self.reason, "applied": [], "excluded": []}
-
-
-LessonsFn = Callable[[str], Any]  # domain -> a LessonSelection (research_agent.memory.lessons)
+LessonsFn = Callable[[str], LessonSelection]  # domain -> the lessons a run gets
 
 
 def default_lessons(settings: Settings, *, now: datetime, rng: random.Random) -> LessonsFn:
-    from .memory.lessons import select_lessons
+    """Select lessons from ``settings.meta_dir`` (a baseline run when lessons are off)."""
 
-    def select(domain: str) -> Any:
+    def select(domain: str) -> LessonSelection:
         return select_lessons(
             settings.meta_dir,
             domain,
@@ -208,12 +108,10 @@ def default_lessons(settings: Settings, *, now: datetime, rng: random.Random) ->
     return select
 
 
-def _lessons_text(selection: Any) -> tuple[str, str]:
+def _lessons_text(selection: LessonSelection) -> tuple[str, str]:
     """(prompt block, report section) for a selection; empty when not adaptive."""
-    if not getattr(selection, "adaptive", False) or not getattr(selection, "lessons", ()):
+    if not selection.adaptive or not selection.lessons:
         return "", ""
-    from .memory.lessons import lessons_markdown, lessons_prompt_block
-
     return lessons_prompt_block(selection), lessons_markdown(selection)
 
 
@@ -449,7 +347,7 @@ async def _pipeline(run: _Run, run_id: str, started: datetime, lessons_fn: Lesso
         domain = await classify_domain(run.model, run.query)
     selection = lessons_fn(domain)
     run.lessons_block, lessons_md = _lessons_text(selection)
-    for warning in getattr(selection, "warnings", ()):
+    for warning in selection.warnings:
         run.progress.note(warning)
         run.warnings.append(warning)
     model_name = settings.model
@@ -545,37 +443,13 @@ async def _pipeline(run: _Run, run_id: str, started: datetime, lessons_fn: Lesso
     return _finish(run, run_id, started, domain, gate, selection, markdown, cited, skeptic, stop_reason, final_decision)
 
 
-def _summaries(run: _Run, gate: Gate, cited: tuple[Source, ...]) -> tuple[SourceSummary, ...]:
-    number = {s.key: n for n, s in enumerate(cited, start=1)}
-    kept = {s.source.key for s in gate.kept}
-    items = []
-    for scored in run.scored.values():
-        src = scored.source
-        status = "unscored" if scored.score is None else ("kept" if src.key in kept else "dropped")
-        items.append(
-            SourceSummary(
-                n=number.get(src.key),
-                title=sanitize(src.title, max_chars=200, single_line=True),
-                location=src.location,
-                site=src.site,
-                provider=src.provider,
-                score=scored.score,
-                reason=sanitize(scored.reason, max_chars=300, single_line=True),
-                status=status,
-                snippet_only=src.snippet_only,
-            )
-        )
-    items.sort(key=lambda s: (s.n is None, s.n or 0, -(s.score or 0)))
-    return tuple(items)
-
-
 def _finish(
     run: _Run,
     run_id: str,
     started: datetime,
     domain: str,
     gate: Gate,
-    selection: Any,
+    selection: LessonSelection,
     markdown: str,
     cited: tuple[Source, ...],
     skeptic: SkepticReport | None,
@@ -585,10 +459,10 @@ def _finish(
     settings = run.settings
     report_path = settings.reports_dir / f"{run_id}.md"
     record_path = settings.meta_dir / f"run-{run_id}.yaml"
-    sources = _summaries(run, gate, cited)
+    sources = summarize_sources(run.scored.values(), {s.source.key for s in gate.kept}, cited)
     usage = dict(run.model.by_stage)
     cost = sum(u.cost_usd for u in usage.values())
-    lessons_record = selection.as_record() if hasattr(selection, "as_record") else NoLessons().as_record()
+    lessons_record = selection.as_record()
     applied = tuple(item.get("text", "") for item in lessons_record.get("applied", []))
     finished = datetime.now(UTC)
     record: dict[str, Any] = {

@@ -10,7 +10,8 @@ import yaml
 
 from research_agent.config import MODES, Settings
 from research_agent.errors import InputError
-from research_agent.pipeline import NoLessons, research
+from research_agent.memory.lessons import LessonSelection
+from research_agent.pipeline import research
 from research_agent.sources import SearchHit
 from tests.support.research_responder import ResearchResponder
 
@@ -116,7 +117,7 @@ async def test_standard_run_writes_a_cited_report_and_run_record(tmp_path, scrip
     provider = DocsProvider(tmp_path)
     result = await research(
         QUERY, settings=settings_for(tmp_path), model=scripted_model, providers=[provider],
-        lessons=lambda domain: NoLessons(domain),
+        lessons=lambda domain: LessonSelection.none(domain),
     )
     report = result.report_path.read_text(encoding="utf-8")
     assert report == result.report_markdown
@@ -142,7 +143,7 @@ async def test_quick_mode_skips_the_skeptic(tmp_path, scripted_model):
     script(scripted_model, ResearchResponder(), skeptics=0)
     result = await research(
         QUERY, settings=settings_for(tmp_path, "quick"), model=scripted_model, providers=[DocsProvider(tmp_path)],
-        lessons=lambda domain: NoLessons(domain),
+        lessons=lambda domain: LessonSelection.none(domain),
     )
     assert "skipped in quick mode" in result.report_markdown
     assert not scripted_model.calls("skeptic")
@@ -152,7 +153,7 @@ async def test_nothing_found_gives_an_honest_short_report_after_three_plans(tmp_
     script(scripted_model, ResearchResponder(), plans=3, sources=0, drafts=0, skeptics=0)
     result = await research(
         QUERY, settings=settings_for(tmp_path), model=scripted_model, providers=[EmptyProvider()],
-        lessons=lambda domain: NoLessons(domain),
+        lessons=lambda domain: LessonSelection.none(domain),
     )
     assert result.gate_decision == "insufficient_data"
     assert "# Not enough data" in result.report_markdown
@@ -174,7 +175,7 @@ async def test_the_review_approves_a_report_the_pipeline_produced(tmp_path, scri
     script(scripted_model, ResearchResponder())
     result = await research(
         QUERY, settings=settings_for(tmp_path), model=scripted_model, providers=[DocsProvider(tmp_path)],
-        lessons=lambda domain: NoLessons(domain),
+        lessons=lambda domain: LessonSelection.none(domain),
     )
     review = review_draft(result.report_markdown, target_words=MODES["standard"].target_words)
     assert review.approved, [i.as_dict() for i in review.issues]

@@ -397,7 +397,8 @@ def test_cancelling_a_run_stops_its_indexing_thread_at_the_next_file(tmp_path, s
     import asyncio
 
     from research_agent.config import Settings
-    from research_agent.pipeline import NoLessons, research
+    from research_agent.memory.lessons import LessonSelection
+    from research_agent.pipeline import research
 
     corpus = write_docs(tmp_path / "corpus")
     total = 1000 + len(DOCS)
@@ -426,7 +427,7 @@ def test_cancelling_a_run_stops_its_indexing_thread_at_the_next_file(tmp_path, s
         progress = CancelWhileIndexing()
         progress.loop = asyncio.get_running_loop()
         progress.task = asyncio.ensure_future(
-            research(QUERY, settings=settings, model=scripted_model, progress=progress, lessons=NoLessons)
+            research(QUERY, settings=settings, model=scripted_model, progress=progress, lessons=LessonSelection.none)
         )
         task = progress.task
         with pytest.raises(asyncio.CancelledError):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import yaml
 
-from research_agent.pipeline import NoLessons, research
+from research_agent.memory.lessons import LessonSelection
+from research_agent.pipeline import research
 from tests.support.research_responder import ResearchResponder
 from tests.test_pipeline import DOCS, QUERY, DocsProvider, script, settings_for
 
@@ -25,7 +26,7 @@ async def run(tmp_path, model, **changes):
         settings=settings_for(tmp_path, **changes),
         model=model,
         providers=[DocsProvider(tmp_path)],
-        lessons=lambda domain: NoLessons(domain),
+        lessons=lambda domain: LessonSelection.none(domain),
     )
 
 

@@ -118,6 +118,11 @@ class LessonSelection:
     excluded: tuple[tuple[str, str], ...] = ()
     warnings: tuple[str, ...] = ()
 
+    @classmethod
+    def none(cls, domain: str = "", reason: str = "lessons disabled") -> LessonSelection:
+        """A selection with no lessons, for runs that use no memory."""
+        return cls(domain=domain, lessons=(), adaptive=False, reason=reason)
+
     def as_record(self) -> dict[str, Any]:
         """The run record's ``lessons:`` block."""
         return {

@@ -306,7 +306,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         kind = owner._plan(stage)
         self._note(fault=kind)
-        if owner._stop.wait(owner.delay + faults.latency):
+        # A rate limit is refused before any work, as real endpoints do; everything else takes the delay.
+        wait = faults.latency if kind == "429" else owner.delay + faults.latency
+        if owner._stop.wait(wait):
             self._note(status=503)  # shutting down
             self._hang_up()
             return
