@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -20,10 +20,15 @@ from .urls import normalize_url, registrable_domain
 __all__ = ["SourceReader", "Gathered", "gather_sources", "source_key"]
 
 
-class SourceReader(Protocol):
-    """Reads a web hit into a Source (the fetcher); see research_agent.fetch."""
+class SourceRead(Protocol):
+    source: Source  # snippet-only when the page could not be read
+    failure: Any  # None, or why the page could not be read (has .reason)
 
-    async def read_source(self, hit: SearchHit, *, queries: Sequence[str], token_budget: int) -> Any: ...
+
+class SourceReader(Protocol):
+    """Reads a web hit into a Source: research_agent.fetch.Fetcher."""
+
+    async def read_source(self, hit: SearchHit, *, queries: Sequence[str], token_budget: int) -> SourceRead: ...
 
 
 @dataclass(frozen=True)
@@ -31,7 +36,6 @@ class Gathered:
     sources: tuple[Source, ...]
     candidates: int  # distinct sources the search found, before the limit
     fetch_failures: tuple[tuple[str, str], ...] = ()  # (location, reason)
-    stats: Mapping[str, int] = field(default_factory=dict)
 
 
 def source_key(hit: SearchHit) -> str:
@@ -114,13 +118,9 @@ async def gather_sources(
             )
         if reader is not None:
             result = await reader.read_source(first, queries=queries, token_budget=token_budget)
-            source = getattr(result, "source", result)
-            reason = getattr(result, "failure", None)
-            if reason:
-                failures.append((first.location, str(getattr(reason, "reason", reason))))
-            if source is not None:
-                return source if source.sub_queries else _with_queries(source, queries)
-            return None
+            if result.failure is not None:
+                failures.append((first.location, str(result.failure.reason)))
+            return result.source if result.source.sub_queries else replace(result.source, sub_queries=queries)
         failures.append((first.location, "not_fetched"))
         snippet = _merge_text((h.snippet for h in group), token_budget)
         if not snippet:
@@ -141,8 +141,3 @@ async def gather_sources(
     sources = tuple(s for s in built if s is not None and s.text.strip())
     return Gathered(sources=sources, candidates=candidates, fetch_failures=tuple(failures))
 
-
-def _with_queries(source: Source, queries: tuple[str, ...]) -> Source:
-    from dataclasses import replace
-
-    return replace(source, sub_queries=queries)
