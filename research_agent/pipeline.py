@@ -576,6 +576,38 @@ def _corpus_record(stats: Sequence[Any]) -> list[dict[str, Any]]:
     ]
 
 
+async def _prepare_providers(
+    settings: Settings, progress: Progress, owned: list[Any]
+) -> tuple[list[SearchProvider], list[Any]]:
+    """Build the providers from settings, indexing the corpus in a worker thread."""
+    import httpx
+
+    from . import __version__
+
+    client = httpx.AsyncClient(timeout=settings.fetch_timeout, headers={"User-Agent": f"research-agent/{__version__}"})
+    owned.append(client)
+    stop_indexing = threading.Event()
+
+    def on_index(root: Path, done: int, total: int) -> None:
+        if stop_indexing.is_set():  # Ctrl-C or the deadline: the worker thread stops at the next file
+            raise Cancelled("indexing stopped")
+        if done == total or done % 25 == 0:
+            progress.stage("index", f"{root.name}: {done}/{total} files read")
+
+    try:
+        providers, corpus_stats = await asyncio.to_thread(
+            default_providers, settings, http_client=client, on_index=on_index
+        )
+    except asyncio.CancelledError:
+        stop_indexing.set()  # else asyncio.run waits for the whole corpus to be read
+        raise
+    for stats in corpus_stats:
+        if stats.skipped:
+            skipped = ", ".join(f"{n} {why}" for why, n in stats.skipped.items())
+            progress.note(f"corpus {stats.root}: skipped {skipped}")
+    return providers, corpus_stats
+
+
 async def research(
     query: str,
     *,
@@ -592,7 +624,8 @@ async def research(
 
     Anything not given is built from ``settings`` (by default, from the environment):
     the model from OPENAI_* settings, providers from the corpus/search settings, the
-    page reader when a web provider is used, lessons from ``reports/meta``.
+    page reader when a web provider is used, lessons from ``reports/meta``. The
+    deadline (``settings.run_timeout``) covers everything from indexing to writing.
     """
     from .config import load_settings
     from .fsutil import ensure_writable_dir, remove_stale_temps
@@ -602,8 +635,9 @@ async def research(
     progress = progress or _NoProgress()
     started = (now or datetime.now(UTC)).astimezone(UTC)
     rng = rng or random.Random()
+    clock = _Clock(progress)
     owned: list[Any] = []
-    corpus_stats: list[Any] = []
+    deadline = asyncio.timeout(settings.run_timeout)
     try:
         if model is None:
             from .llm import OpenAIChatModel
@@ -617,67 +651,40 @@ async def research(
         rules = _load_rules(settings)  # a bad rules file fails before any work
         for folder in (settings.reports_dir, settings.meta_dir):
             remove_stale_temps(folder)
-        if providers is None:
-            import httpx
+        async with deadline:
+            corpus_stats: list[Any] = []
+            if providers is None:
+                with clock.stage("index", "preparing sources"):
+                    providers, corpus_stats = await _prepare_providers(settings, progress, owned)
+            if reader is None and any(p.name != "local" for p in providers):
+                from .fetch import Fetcher
 
-            from . import __version__
-
-            client = httpx.AsyncClient(
-                timeout=settings.fetch_timeout, headers={"User-Agent": f"research-agent/{__version__}"}
+                reader = Fetcher.from_settings(settings)
+                owned.append(reader)
+            for folder in (settings.reports_dir, settings.meta_dir):
+                ensure_writable_dir(folder)  # fail before spending tokens on a report that cannot be saved
+            run = _Run(
+                settings=settings,
+                model=UsageRecorder(model),
+                providers=providers,
+                reader=reader,
+                progress=progress,
+                clock=clock,
+                query=query,
+                context_block=context_block,
+                corpus=_corpus_record(corpus_stats),
+                rules=rules,
             )
-            owned.append(client)
-            progress.stage("index", "preparing sources")
-
-            stop_indexing = threading.Event()
-
-            def on_index(root: Path, done: int, total: int) -> None:
-                if stop_indexing.is_set():  # Ctrl-C: the worker thread stops at the next file
-                    raise Cancelled("indexing stopped")
-                if done == total or done % 25 == 0:
-                    progress.stage("index", f"{root.name}: {done}/{total} files read")
-
-            try:
-                providers, corpus_stats = await asyncio.to_thread(
-                    default_providers, settings, http_client=client, on_index=on_index
-                )
-            except asyncio.CancelledError:
-                stop_indexing.set()  # else asyncio.run waits for the whole corpus to be read
-                raise
-            for stats in corpus_stats:
-                if stats.skipped:
-                    skipped = ", ".join(f"{n} {why}" for why, n in stats.skipped.items())
-                    progress.note(f"corpus {stats.root}: skipped {skipped}")
-        if reader is None and any(p.name != "local" for p in providers):
-            from .fetch import Fetcher
-
-            reader = Fetcher.from_settings(settings)
-            owned.append(reader)
-        for folder in (settings.reports_dir, settings.meta_dir):
-            ensure_writable_dir(folder)  # fail before spending tokens on a report that cannot be saved
-        if lessons is None:
-            lessons = default_lessons(settings, now=started, rng=rng)
-        run = _Run(
-            settings=settings,
-            model=UsageRecorder(model),
-            providers=providers,
-            reader=reader,
-            progress=progress,
-            clock=_Clock(progress),
-            query=query,
-            context_block=context_block,
-            corpus=_corpus_record(corpus_stats),
-            rules=rules,
-        )
-        run_id = _unique_id(settings, query, started)
-        try:
-            async with asyncio.timeout(settings.run_timeout):
-                return await _pipeline(run, run_id, started, lessons)
-        except TimeoutError:
-            raise RunTimeout(
-                f"the run passed its {settings.run_timeout:g}s deadline during the {run.clock.current} stage "
-                "(raise it with --timeout)",
-                stage=run.clock.current,
-            ) from None
+            lessons = lessons or default_lessons(settings, now=started, rng=rng)
+            return await _pipeline(run, _unique_id(settings, query, started), started, lessons)
+    except TimeoutError:
+        if not deadline.expired():
+            raise
+        raise RunTimeout(
+            f"the run passed its {settings.run_timeout:g}s deadline during the {clock.current} stage "
+            "(raise it with --timeout)",
+            stage=clock.current,
+        ) from None
     finally:
         for resource in owned:
             close = getattr(resource, "aclose", None)
