@@ -182,13 +182,15 @@ async def _search_and_score(run: _Run, sub_queries: tuple[str, ...]) -> Gate:
     settings, mode = run.settings, run.settings.mode
 
     def on_failure(failure: ProviderFailure) -> None:
-        run.progress.note(f"search provider {failure.provider} failed: {failure.reason}")
+        if all(f.provider != failure.provider for f in run.failures):  # one line per provider
+            reason = " ".join(failure.reason.split())[:160]
+            run.progress.note(f"search provider {failure.provider} failed: {reason}")
+        run.failures.append(failure)
 
     # Ask for enough hits that overlapping sub-queries can still fill the source limit.
     per_query = max(mode.results_per_query, -(-3 * settings.source_limit // max(1, len(sub_queries))))
     with run.clock.stage("search", f"{len(sub_queries)} sub-queries"):
         results = await search_all(run.providers, list(sub_queries), max_results=per_query, on_failure=on_failure)
-        run.failures.extend(results.failures)
         found = len({h.location for hits in results.hits.values() for h in hits})
         run.progress.counts(found=found)
     with run.clock.stage("fetch"):

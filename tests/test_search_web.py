@@ -426,7 +426,8 @@ async def test_every_provider_failing_is_a_clear_error() -> None:
         await search_all([a, b], ["q1", "q2"], max_results=3)
     message = str(info.value)
     assert message.startswith("every search provider failed: ")
-    assert "ddgs: rate limited" in message and "tavily: not authorised (HTTP 401)" in message
+    assert "ddgs (2 of 2 queries): rate limited" in message
+    assert "tavily (2 of 2 queries): not authorised (HTTP 401)" in message
 
 
 async def test_partial_failure_across_queries_is_not_fatal() -> None:

@@ -170,6 +170,11 @@ def merge_hits(lists: Sequence[Sequence[SearchHit]]) -> tuple[SearchHit, ...]:
 FailureCallback = Callable[[ProviderFailure], Any]
 
 
+def _short(reason: str, limit: int = 160) -> str:
+    reason = " ".join(reason.split())
+    return reason if len(reason) <= limit else reason[: limit - 1] + "…"
+
+
 async def _one(provider: SearchProvider, query: str, max_results: int) -> list[SearchHit] | ProviderFailure:
     name = getattr(provider, "name", type(provider).__name__)
     try:
@@ -216,8 +221,15 @@ async def search_all(
     outcomes = await asyncio.gather(*(run(p, q) for p, q in pairs))
     failures = tuple(o for o in outcomes if isinstance(o, ProviderFailure))
     if len(failures) == len(outcomes):
-        reasons = sorted({f"{f.provider}: {f.reason}" for f in failures})
-        raise SearchError("every search provider failed: " + "; ".join(reasons[:6]))
+        first: dict[str, ProviderFailure] = {}
+        for failure in failures:
+            first.setdefault(failure.provider, failure)
+        reasons = [
+            f"{name} ({sum(1 for f in failures if f.provider == name)} of {len(queries)} queries): "
+            + _short(failure.reason)
+            for name, failure in first.items()
+        ]
+        raise SearchError("every search provider failed: " + "; ".join(reasons))
     per_query: dict[str, list[list[SearchHit]]] = {q: [] for q in queries}
     for (_, query), outcome in zip(pairs, outcomes, strict=True):
         if not isinstance(outcome, ProviderFailure):
