@@ -1,0 +1,59 @@
+"""Settings resolve as flags > environment > config file > defaults."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from research_agent.config import MODES, load_settings
+from research_agent.errors import ConfigError
+
+
+def test_precedence_flags_over_env_over_file_over_defaults(tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text('model = "from-file"\nfast_model = "fast-from-file"\nmin_viability = 60\n')
+    env = {"RESEARCH_AGENT_MODEL": "from-env", "RESEARCH_AGENT_CONFIG": str(config)}
+    settings = load_settings({"min_viability": 70}, env=env)
+    assert settings.model == "from-env"
+    assert settings.fast_model_name == "fast-from-file"
+    assert settings.min_viability == 70
+    assert settings.max_plans == 3  # default
+    assert load_settings(env={"RESEARCH_AGENT_CONFIG": str(config)}).model == "from-file"
+
+
+def test_mode_providers_and_paths(tmp_path):
+    env = {"RESEARCH_AGENT_CONFIG": str(tmp_path / "none.toml"), "RESEARCH_AGENT_CACHE_DIR": str(tmp_path / "c")}
+    settings = load_settings({"mode": "deep", "corpus_dirs": (str(tmp_path),), "context_path": "none"}, env=env)
+    assert settings.mode is MODES["deep"] and settings.providers == ("local",)
+    assert settings.context_path is None and settings.cache_dir == tmp_path / "c"
+    web = load_settings({"search_providers": "DDGS, searxng"}, env=env)
+    assert web.providers == ("ddgs", "searxng")
+    assert load_settings(env=env).providers == ("ddgs",)
+    assert load_settings(env={**env, "RESEARCH_AGENT_REPORTS_DIR": "out"}).meta_dir == Path("out/meta")
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"mode": "turbo"}, "unknown mode"),
+        ({"min_viability": 101}, "min_viability"),
+        ({"max_plans": 0}, "max_plans"),
+        ({"max_sources": "many"}, "max_sources"),
+        ({"control_fraction": 2}, "control_fraction"),
+        ({"nonsense": 1}, "unknown setting"),
+    ],
+)
+def test_bad_values_are_one_clear_error(tmp_path, overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        load_settings(overrides, env={"RESEARCH_AGENT_CONFIG": str(tmp_path / "none.toml")})
+
+
+def test_a_broken_config_file_is_named(tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text("model = [unclosed\n")
+    with pytest.raises(ConfigError, match=str(config)):
+        load_settings(env={"RESEARCH_AGENT_CONFIG": str(config)})
+    config.write_text("colour = 'blue'\n")
+    with pytest.raises(ConfigError, match="unknown setting"):
+        load_settings(env={"RESEARCH_AGENT_CONFIG": str(config)})
