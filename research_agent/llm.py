@@ -54,6 +54,7 @@ __all__ = [
     "strip_think",
     "extract_json",
     "parse_retry_after",
+    "wire_schema",
 ]
 
 log = logging.getLogger(__name__)
@@ -560,10 +561,24 @@ def _messages(request: ChatRequest, schema_in_system: dict[str, Any] | None) -> 
     return messages
 
 
+# String lengths are what strict structured output refuses (Azure, older OpenAI snapshots).
+# They stay in the schema the answer is validated against here; only the copy sent drops them.
+_VALIDATION_ONLY = frozenset({"maxLength", "minLength"})
+
+
+def wire_schema(schema: Any) -> Any:
+    """``schema`` without the keywords strict decoding does not accept."""
+    if isinstance(schema, dict):
+        return {k: wire_schema(v) for k, v in schema.items() if k not in _VALIDATION_ONLY}
+    if isinstance(schema, list):
+        return [wire_schema(v) for v in schema]
+    return schema
+
+
 def _response_format(form: OutputForm, stage: str, schema: dict[str, Any]) -> dict[str, Any] | None:
     if form == "json_schema":
         name = _SCHEMA_NAME.sub("_", stage).strip("_")[:64] or "answer"
-        return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
+        return {"type": "json_schema", "json_schema": {"name": name, "schema": wire_schema(schema), "strict": True}}
     if form == "json_object":
         return {"type": "json_object", "schema": schema}
     return None

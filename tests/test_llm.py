@@ -541,3 +541,18 @@ def test_price_table_bad_file_names_the_file(tmp_path: Path, name: str, text: st
     assert why in str(caught.value)
     with pytest.raises(ConfigError, match="price table .*missing.toml"):
         PriceTable.load(tmp_path / "missing.toml")
+
+
+async def test_strict_schema_sent_without_validation_only_keywords_but_answers_still_validated() -> None:
+    from research_agent.stages.synthesize import SCHEMA as DRAFT
+
+    too_long = {"title": "x" * 500, "executive_summary": "s", "key_findings": ["f"],
+                "sections": [{"heading": "h", "body": "b"}], "limitations": []}
+    endpoint = Endpoint(completion(json.dumps(too_long)))
+    model, _ = make_model(endpoint)
+    with pytest.raises(InvalidModelOutput):  # the title breaks the schema's maxLength, twice
+        await model.complete(ChatRequest(stage="draft", system="s", user="u", schema=DRAFT))
+    await model.aclose()
+    sent = endpoint.bodies[0]["response_format"]["json_schema"]["schema"]
+    assert "maxLength" not in json.dumps(sent) and sent["properties"]["key_findings"]["maxItems"] == 10
+    assert sent["properties"]["sections"]["items"]["required"] == ["heading", "body"]
