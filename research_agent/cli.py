@@ -11,7 +11,7 @@ import json
 import logging
 import sys
 import traceback
-from enum import StrEnum
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -58,12 +58,13 @@ def fail(exc: BaseException) -> typer.Exit:
     return typer.Exit(1)
 
 
-def run_async(coro: Any) -> Any:
-    """Run a coroutine; Ctrl-C becomes a one-line message and exit code 130."""
+def run_async(coro: Any, *, interrupted: Callable[[], str] | None = None) -> Any:
+    """Run a coroutine; Ctrl-C becomes a one-line message (``interrupted()``) and exit code 130."""
     try:
         return asyncio.run(coro)
     except KeyboardInterrupt:
-        stderr.print("interrupted: stopped before writing anything", soft_wrap=True)
+        message = interrupted() if interrupted else "interrupted: stopped before writing anything"
+        stderr.print(message, soft_wrap=True)
         raise typer.Exit(130) from None
 
 
@@ -113,15 +114,15 @@ class RichProgress:
     def note(self, message: str) -> None:
         self.console.print(f"[yellow]![/yellow] {message}", soft_wrap=True, markup=True, highlight=False)
 
+    def interrupted(self) -> str:
+        """What Ctrl-C leaves behind, by the stage it came in."""
+        if self.current.startswith("write"):
+            return "interrupted while writing: any report in the reports folder is complete"
+        return "interrupted: stopped before writing anything"
+
     def stop(self) -> None:
         if self.status is not None:
             self.status.stop()
-
-
-class ModeFlag(StrEnum):
-    quick = "quick"
-    standard = "standard"
-    deep = "deep"
 
 
 @app.callback()
@@ -226,7 +227,7 @@ def run(
     try:
         from .pipeline import research
 
-        result = run_async(research(query, settings=settings, progress=progress))
+        result = run_async(research(query, settings=settings, progress=progress), interrupted=progress.interrupted)
     except typer.Exit:
         raise
     except Exception as exc:
