@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import resource
 import sys
+from collections.abc import Sequence
+from pathlib import Path
 
-__all__ = ["peak_rss_mb"]
+__all__ = ["peak_rss_mb", "generated_corpus"]
 
 
 def peak_rss_mb(*, children: bool = False) -> float:
@@ -17,3 +19,17 @@ def peak_rss_mb(*, children: bool = False) -> float:
     peak = resource.getrusage(who).ru_maxrss
     scale = 1024 * 1024 if sys.platform == "darwin" else 1024
     return peak / scale
+
+
+def generated_corpus(folder: Path, *, topics: Sequence[str], sentence: str, files: int, paragraphs: int) -> Path:
+    """Write ``files`` markdown notes on ``topics`` into ``folder``.
+
+    ``sentence`` is a format string with ``{topic}``, ``{i}`` and ``{j}`` (file and
+    paragraph number), so every paragraph is distinct and searchable.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(files):
+        topic = topics[i % len(topics)]
+        body = "\n\n".join(sentence.format(topic=topic, i=i, j=j) for j in range(paragraphs))
+        (folder / f"note{i:04d}.md").write_text(f"# {topic.title()} {i}\n\n{body}\n", encoding="utf-8")
+    return folder

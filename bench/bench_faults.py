@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._util import peak_rss_mb  # noqa: E402
+from bench._util import generated_corpus, peak_rss_mb  # noqa: E402
 from research_agent.config import MODES, Settings  # noqa: E402
 from research_agent.errors import ResearchError  # noqa: E402
 from research_agent.llm import OpenAIChatModel  # noqa: E402
@@ -44,18 +44,16 @@ QUERY = "How does PostgreSQL VACUUM reclaim space from dead tuples and prevent t
 TOPICS = ["vacuum", "autovacuum", "dead tuples", "table bloat", "visibility map", "freezing", "indexes", "WAL"]
 
 
-def generated_corpus(folder: Path, files: int = 40) -> Path:
+def topic_corpus(folder: Path) -> Path:
     """A small corpus on the query's topic, with enough distinct files to fill a standard run."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for i in range(files):
-        topic = TOPICS[i % len(TOPICS)]
-        body = "\n\n".join(
-            f"PostgreSQL {topic} note {i}.{j} explains how VACUUM reclaims space from dead tuples, "
-            f"how {topic} interacts with table bloat, and what autovacuum settings prevent it."
-            for j in range(12)
-        )
-        (folder / f"note{i:03d}.md").write_text(f"# {topic.title()} note {i}\n\n{body}\n", encoding="utf-8")
-    return folder
+    return generated_corpus(
+        folder,
+        topics=TOPICS,
+        sentence="PostgreSQL {topic} note {i}.{j} explains how VACUUM reclaims space from dead tuples, "
+        "how {topic} interacts with table bloat, and what autovacuum settings prevent it.",
+        files=40,
+        paragraphs=12,
+    )
 
 
 @dataclass(frozen=True)
@@ -125,7 +123,7 @@ async def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
-        corpus = generated_corpus(tmp_path / "corpus")
+        corpus = topic_corpus(tmp_path / "corpus")
         mode = MODES["standard"]
         provider = LocalSearchProvider([corpus], tmp_path / "cache", token_budget=mode.source_tokens)
         provider.prepare()

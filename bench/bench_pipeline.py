@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._util import peak_rss_mb  # noqa: E402
+from bench._util import generated_corpus, peak_rss_mb  # noqa: E402
 from research_agent.config import MODES, Settings  # noqa: E402
 from research_agent.llm import OpenAIChatModel  # noqa: E402
 from research_agent.memory.lessons import LessonSelection  # noqa: E402
@@ -38,18 +38,16 @@ DOCS = Path("/usr/share/doc/python3.11-doc/html")
 QUERY = "How does the asyncio event loop schedule coroutines and tasks?"
 
 
-def generated_corpus(folder: Path, files: int = 400) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    topics = ["event loop", "coroutines", "tasks", "futures", "threads", "sockets", "files", "strings"]
-    for i in range(files):
-        topic = topics[i % len(topics)]
-        body = "\n\n".join(
-            f"The asyncio {topic} section {i}.{j} explains how the event loop schedules coroutines, "
-            f"how tasks wrap coroutines, and how {topic} interact with callbacks and futures."
-            for j in range(30)
-        )
-        (folder / f"doc{i:04d}.md").write_text(f"# {topic.title()} {i}\n\n{body}\n", encoding="utf-8")
-    return folder
+def asyncio_corpus(folder: Path) -> Path:
+    """Stand-in for the python3.11-doc corpus on machines without it."""
+    return generated_corpus(
+        folder,
+        topics=["event loop", "coroutines", "tasks", "futures", "threads", "sockets", "files", "strings"],
+        sentence="The asyncio {topic} section {i}.{j} explains how the event loop schedules coroutines, "
+        "how tasks wrap coroutines, and how {topic} interact with callbacks and futures.",
+        files=400,
+        paragraphs=30,
+    )
 
 
 async def run_once(provider, settings, responder, delay: float):
@@ -107,7 +105,7 @@ async def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
-        corpus = args.corpus or (DOCS if DOCS.exists() else generated_corpus(tmp_path / "corpus"))
+        corpus = args.corpus or (DOCS if DOCS.exists() else asyncio_corpus(tmp_path / "corpus"))
         mode = MODES[args.mode]
         provider = LocalSearchProvider([corpus], tmp_path / "cache", token_budget=mode.source_tokens)
         start = time.perf_counter()
