@@ -110,17 +110,7 @@ async def draft_report(
         context=f"\n{context_block}\n" if context_block else "",
         sources=sources_block(sources, token_budget=source_tokens),
     )
-    response = await model.complete(
-        ChatRequest(
-            stage="draft",
-            system=prompt.system,
-            user=prompt.user,
-            schema=SCHEMA,
-            temperature=0.3,
-            max_tokens=max(1500, int(target * 2.2)),
-        )
-    )
-    return ReportDraft.from_data(response.data)
+    return await _write(model, "draft", prompt, temperature=0.3, max_tokens=max(1500, int(target * 2.2)))
 
 
 async def revise_report(
@@ -134,22 +124,29 @@ async def revise_report(
     source_tokens: int,
 ) -> ReportDraft:
     """Rewrite ``draft`` so that it fixes every issue in ``feedback``."""
+    draft_json = json.dumps(draft.as_data(), ensure_ascii=False, indent=1)
     prompt = prompts.render(
         "revise",
         query=query,
         target_words=target_words,
         feedback=wrap_data("review feedback", sanitize(feedback, max_chars=12000)),
-        draft=wrap_data("draft", json.dumps(draft.as_data(), ensure_ascii=False, indent=1)),
+        draft=wrap_data("draft", draft_json),
         sources=sources_block(sources, token_budget=source_tokens),
     )
-    response = await model.complete(
-        ChatRequest(
-            stage="revise",
-            system=prompt.system,
-            user=prompt.user,
-            schema=SCHEMA,
-            temperature=0.2,
-            max_tokens=max(1500, int(target_words * 2.2), estimate_tokens(json.dumps(draft.as_data())) + 500),
-        )
+    max_tokens = max(1500, int(target_words * 2.2), estimate_tokens(draft_json) + 500)
+    return await _write(model, "revise", prompt, temperature=0.2, max_tokens=max_tokens)
+
+
+async def _write(
+    model: ChatModel, stage: str, prompt: prompts.Prompt, *, temperature: float, max_tokens: int
+) -> ReportDraft:
+    """Ask the writer for a report in SCHEMA's shape."""
+    request = ChatRequest(
+        stage=stage,
+        system=prompt.system,
+        user=prompt.user,
+        schema=SCHEMA,
+        temperature=temperature,
+        max_tokens=max_tokens,
     )
-    return ReportDraft.from_data(response.data)
+    return ReportDraft.from_data((await model.complete(request)).data)
