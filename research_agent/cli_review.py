@@ -1,7 +1,8 @@
 """``research-agent review REPORT.md``: lint any markdown report on its own.
 
-Exit codes: 0 when the report would be approved, 1 when it is rejected, 2 when the
-report, the rules file or the mode cannot be used. The lead's typer app mounts
+Exit codes: 0 when the report would be approved, 1 when it is rejected (an empty or
+unstructured file included: it is no report), 2 when the report (missing, unreadable,
+binary), the rules file or the mode cannot be used. The lead's typer app mounts
 :func:`review_command` with ``app.command("review")(review_command)``; ``app`` here
 wraps it alone.
 """
@@ -35,7 +36,10 @@ def read_report(path: Path) -> str:
             raise InputError(f"report {path}: not a file")
         if path.stat().st_size > MAX_REPORT_BYTES:
             raise InputError(f"report {path}: larger than {MAX_REPORT_BYTES // (1024 * 1024)} MiB")
-        text = path.read_bytes().decode("utf-8-sig")
+        data = path.read_bytes()
+        if b"\x00" in data:
+            raise InputError(f"report {path}: a binary file, not markdown text")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise InputError(f"report {path}: not UTF-8 text") from None
     except OSError as exc:

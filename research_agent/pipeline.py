@@ -26,7 +26,7 @@ from .gather import Gathered, SourceReader, gather_sources
 from .ids import make_run_id
 from .llm import ChatModel, UsageRecorder
 from .memory.lessons import LessonSelection, lessons_markdown, lessons_prompt_block, select_lessons
-from .report import ReportMeta, render_insufficient, render_report, write_yaml
+from .report import ReportMeta, compose_report, render_insufficient, render_report, write_yaml
 from .results import Iteration, ResearchResult, SourceSummary, summarize_sources
 from .sanitize import sanitize
 from .search.base import ProviderFailure, SearchProvider
@@ -422,6 +422,7 @@ async def _pipeline(run: _Run, run_id: str, started: datetime, lessons_fn: Lesso
                 lessons_markdown=lessons_md,
             )
             cited: tuple[Source, ...] = ()
+            removed = 0
             final_decision = "give_up"
         else:
             limitations = list(open_issue_lines(review))
@@ -437,12 +438,14 @@ async def _pipeline(run: _Run, run_id: str, started: datetime, lessons_fn: Lesso
             if run.failures:
                 names = sorted({f.provider for f in run.failures})
                 limitations.append(f"Search provider(s) failed during the run: {', '.join(names)}.")
-            markdown, cited = render_report(
+            rendered = compose_report(
                 draft, tuple(s.source for s in gate.kept), meta=meta, skeptic=skeptic,
                 limitations=limitations, lessons_markdown=lessons_md, final=True,
             )
+            markdown, cited, removed = rendered.markdown, rendered.cited, rendered.citations_removed
             final_decision = "proceed"
-    return _finish(run, run_id, started, domain, gate, selection, markdown, cited, skeptic, stop_reason, final_decision)
+    return _finish(run, run_id, started, domain, gate, selection, markdown, cited, skeptic, stop_reason,
+                   final_decision, citations_removed=removed)
 
 
 def _finish(
@@ -457,6 +460,8 @@ def _finish(
     skeptic: SkepticReport | None,
     stop_reason: str,
     final_decision: str,
+    *,
+    citations_removed: int = 0,
 ) -> ResearchResult:
     settings = run.settings
     report_path = settings.reports_dir / f"{run_id}.md"
@@ -485,6 +490,7 @@ def _finish(
         "source_count": sum(1 for s in sources if s.n is not None),
         "dropped_count": sum(1 for s in sources if s.status != "kept"),
         "distinct_sites": len({s.site for s in sources if s.n is not None}),
+        "citations_removed": citations_removed,  # citations to no source, taken out of the final report
         "skeptic": {
             "viability": skeptic.viability if skeptic else None,
             "viability_note": skeptic.viability_note if skeptic else "",

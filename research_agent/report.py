@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,23 +9,24 @@ from typing import Any
 
 import yaml
 
+from .citations import CITATION, REMOVED_MARK, renumber, strip_citations
 from .fsutil import atomic_write_text
-from .sanitize import sanitize
+from .mdsafe import code_span, defang_markdown, location_markdown, plain_text, plain_text_with_citations
+from .review.lint import is_reserved_heading
 from .sources import Source
 from .stages.skeptic import SkepticReport
 from .stages.synthesize import ReportDraft
 
 __all__ = [
     "ReportMeta",
+    "RenderedReport",
+    "compose_report",
     "render_report",
     "render_insufficient",
     "renumber_citations",
     "write_yaml",
     "CITATION",
 ]
-
-# [3] or [2, 5] but not a markdown link label like [3](http://...)
-CITATION = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\](?!\()")
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,9 @@ class ReportMeta:
     gate_decision: str
 
     def front_matter(self) -> str:
+        """YAML front matter; the query on one line (a line "---" in it would end the block)."""
         data = {
-            "query": self.query,
+            "query": " ".join(self.query.split()),
             "mode": self.mode,
             "date": self.date,
             "model": self.model,
@@ -56,49 +57,128 @@ def renumber_citations(texts: Sequence[str], source_count: int) -> tuple[list[st
     Returns the rewritten texts and, for each new number (1-based, in order), the old
     1-based number it stands for. Sources never cited are thereby dropped.
     """
-    order: list[int] = []
-    for text in texts:
-        for match in CITATION.finditer(text):
-            for part in match.group(1).split(","):
-                old = int(part)
-                if 1 <= old <= source_count and old not in order:
-                    order.append(old)
-    new_of = {old: i + 1 for i, old in enumerate(order)}
+    result = renumber(texts, source_count)
+    return list(result.texts), list(result.order)
 
-    def replace(match: re.Match[str]) -> str:
-        numbers = []
-        for part in match.group(1).split(","):
-            new = new_of.get(int(part))
-            if new is not None and new not in numbers:
-                numbers.append(new)
-        return f"[{', '.join(map(str, numbers))}]" if numbers else ""
 
-    rewritten = [re.sub(r"[ \t]+([.,;:])", r"\1", CITATION.sub(replace, t)) for t in texts]
-    return rewritten, order
+@dataclass(frozen=True)
+class RenderedReport:
+    """A rendered report, the sources its Sources list holds (in order), and the number of
+    citations that resolved to no source and were removed."""
+
+    markdown: str
+    cited: tuple[Source, ...]
+    citations_removed: int = 0
+
+
+_REMOVED_NOTE = (
+    "Some citations pointed to sources that do not exist and were removed; a sentence left "
+    f"without any citation by that is marked \u201c{REMOVED_MARK}\u201d."
+)
 
 
 def _source_line(n: int, source: Source) -> str:
-    title = sanitize(source.title, max_chars=200, single_line=True) or source.location
+    title = plain_text(source.title, max_chars=200) or "Untitled source"
     note = " (search snippet only)" if source.snippet_only else ""
-    return f"{n}. {title} — {source.location}{note}"
+    return f"{n}. {title} \u2014 {location_markdown(source.location)}{note}"
 
 
-def _adversarial(skeptic: SkepticReport | None, mode: str) -> str:
+def _adversarial_lines(skeptic: SkepticReport | None, mode: str) -> list[str]:
+    """The Adversarial Analysis, one text per line; the skeptic's citations stay citations."""
     if skeptic is None:
-        return f"The skeptic pass is skipped in {mode} mode; claims were not independently challenged."
+        return [f"The skeptic pass is skipped in {mode} mode; claims were not independently challenged."]
     lines = []
     if skeptic.viability is not None:
         lines.append(f"Viability of the answer from these sources: {skeptic.viability}/100.")
     else:
         lines.append("The skeptic gave no viability score.")
     if not skeptic.findings:
-        lines.append("\nThe skeptic found no problems with the draft.")
+        lines += ["", "The skeptic found no problems with the draft."]
     for finding in skeptic.findings:
+        claim = plain_text_with_citations(finding.claim, max_chars=600)
+        reason = plain_text_with_citations(finding.reason, max_chars=600)
+        fix = plain_text_with_citations(finding.fix, max_chars=600)
         lines.append(
-            f"- **{finding.severity}** ({finding.lens}): \u201c{finding.claim}\u201d. {finding.reason}"
-            + (f" Response: {finding.fix}" if finding.fix else "")
+            f"- **{plain_text(finding.severity)}** ({plain_text(finding.lens)}): \u201c{claim}\u201d. {reason}"
+            + (f" Response: {fix}" if fix else "")
         )
-    return "\n".join(lines)
+    return lines
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _heading(text: str, fallback: str) -> str:
+    """A writer's heading as inert text that the lint never mistakes for Sources."""
+    text = _one_line(strip_citations(text))
+    shown = plain_text(text, max_chars=150) or fallback
+    return f"{shown} (notes)" if is_reserved_heading(text) else shown
+
+
+def _split(texts: Sequence[str], sizes: Sequence[int]) -> list[list[str]]:
+    groups, start = [], 0
+    for size in sizes:
+        groups.append(list(texts[start : start + size]))
+        start += size
+    return groups
+
+
+def compose_report(
+    draft: ReportDraft,
+    sources: Sequence[Source],
+    *,
+    meta: ReportMeta,
+    skeptic: SkepticReport | None,
+    limitations: Sequence[str] = (),
+    lessons_markdown: str = "",
+    final: bool = True,
+) -> RenderedReport:
+    """Render ``draft`` to markdown with every outside string made inert.
+
+    With ``final`` every part (summary, findings, bodies, the skeptic's findings, the
+    writer's and the given ``limitations``) is renumbered through one map: Sources lists
+    exactly the sources cited above it, in order of first citation, and a citation that
+    resolves to no source is removed (counted in ``citations_removed``). Without it (a
+    draft for review) the numbering stays as the writer gave it and Sources lists all
+    ``sources``, so lint can see citations that resolve nowhere.
+    """
+    groups = [
+        [defang_markdown(draft.executive_summary)],
+        [defang_markdown(_one_line(f)) for f in draft.key_findings],
+        [defang_markdown(body) for _, body in draft.sections],
+        _adversarial_lines(skeptic, meta.mode),
+        [defang_markdown(_one_line(x)) for x in draft.limitations if x.strip()]
+        + [plain_text_with_citations(x) for x in limitations if x.strip()],
+    ]
+    flat = [text for group in groups for text in group]
+    removed = 0
+    if final:
+        result = renumber(flat, len(sources))
+        flat, removed = list(result.texts), result.removed
+        cited = tuple(sources[i - 1] for i in result.order)
+    else:
+        cited = tuple(sources)
+    (summary,), findings, bodies, adversarial, limits = _split(flat, [len(g) for g in groups])
+    if removed:
+        limits.append(_REMOVED_NOTE)
+
+    parts = [meta.front_matter(), f"# {_heading(draft.title, 'Research report')}\n"]
+    parts += ["## Executive Summary\n", summary.strip() + "\n", "## Key Findings\n"]
+    parts.append("\n".join(f"- {f.strip()}" for f in findings) + "\n")
+    for i, ((heading, _), body) in enumerate(zip(draft.sections, bodies, strict=True), start=1):
+        parts += [f"## {_heading(heading, f'Section {i}')}\n", body.strip() + "\n"]
+    parts += ["## Adversarial Analysis\n", "\n".join(adversarial) + "\n", "## Limitations & Gaps\n"]
+    shown_limits = [x.strip() for x in limits if x.strip()]
+    parts.append(("\n".join(f"- {x}" for x in shown_limits) if shown_limits else "- None noted by the writer.") + "\n")
+    parts.append("## Sources\n")
+    if cited:
+        parts.append("\n".join(_source_line(n, s) for n, s in enumerate(cited, start=1)) + "\n")
+    else:
+        parts.append("No source was cited.\n")
+    if lessons_markdown.strip():
+        parts.append(lessons_markdown.strip() + "\n")
+    return RenderedReport("\n".join(parts), cited, removed)
 
 
 def render_report(
@@ -111,42 +191,12 @@ def render_report(
     lessons_markdown: str = "",
     final: bool = True,
 ) -> tuple[str, tuple[Source, ...]]:
-    """Render ``draft`` to markdown; return it with the sources it cites, in citation order.
-
-    With ``final`` the citations are renumbered so every ``[n]`` resolves to one entry
-    of Sources and no entry is unused. Without it (a draft for review), numbering is
-    left exactly as the writer gave it, so lint can see citations that resolve nowhere.
-    """
-    texts = [draft.executive_summary, *draft.key_findings, *(body for _, body in draft.sections), *draft.limitations]
-    if final:
-        texts, order = renumber_citations(texts, len(sources))
-        cited = tuple(sources[i - 1] for i in order)
-    else:
-        cited = tuple(sources)
-    summary, rest = texts[0], texts[1:]
-    findings = rest[: len(draft.key_findings)]
-    bodies = rest[len(draft.key_findings) : len(draft.key_findings) + len(draft.sections)]
-    draft_limits = rest[len(draft.key_findings) + len(draft.sections) :]
-
-    parts = [meta.front_matter(), f"# {draft.title}\n", "## Executive Summary\n", summary.strip() + "\n"]
-    parts.append("## Key Findings\n")
-    parts.append("\n".join(f"- {f.strip()}" for f in findings) + "\n")
-    for (heading, _), body in zip(draft.sections, bodies, strict=True):
-        parts.append(f"## {heading}\n")
-        parts.append(body.strip() + "\n")
-    parts.append("## Adversarial Analysis\n")
-    parts.append(_adversarial(skeptic, meta.mode) + "\n")
-    parts.append("## Limitations & Gaps\n")
-    all_limits = [x.strip() for x in (*draft_limits, *limitations) if x.strip()]
-    parts.append(("\n".join(f"- {x}" for x in all_limits) if all_limits else "- None noted by the writer.") + "\n")
-    parts.append("## Sources\n")
-    if cited:
-        parts.append("\n".join(_source_line(n, s) for n, s in enumerate(cited, start=1)) + "\n")
-    else:
-        parts.append("No source was cited.\n")
-    if lessons_markdown.strip():
-        parts.append(lessons_markdown.strip() + "\n")
-    return "\n".join(parts), cited
+    """:func:`compose_report` as (markdown, the sources it cites, in citation order)."""
+    rendered = compose_report(
+        draft, sources, meta=meta, skeptic=skeptic, limitations=limitations,
+        lessons_markdown=lessons_markdown, final=final,
+    )  # fmt: skip
+    return rendered.markdown, rendered.cited
 
 
 def render_insufficient(
@@ -158,29 +208,37 @@ def render_insufficient(
     failures: Sequence[str] = (),
     lessons_markdown: str = "",
 ) -> str:
-    """An honest short report for a run whose sources cannot support an answer."""
+    """An honest short report for a run whose sources cannot support an answer.
+
+    Every outside string is inert: titles and reasons as plain text, addresses as
+    autolinks or plain paths, the sub-queries as code spans (shown verbatim).
+    """
     verdict = "Not enough data" if meta.gate_decision == "insufficient_data" else "No relevant findings"
     parts = [
         meta.front_matter(),
-        f"# {verdict}: {sanitize(meta.query, max_chars=160, single_line=True)}\n",
+        f"# {verdict}: {plain_text(meta.query, max_chars=160) or 'the question'}\n",
         "## Executive Summary\n",
         "This run could not find sources that support an answer, so it does not offer one. "
-        f"Reason: {reason}.\n",
+        f"Reason: {plain_text(reason, max_chars=300)}.\n",
         "## What Was Searched\n",
-        "\n".join(f"- {q}" for q in sub_queries) + "\n" if sub_queries else "- No search was run.\n",
+        "\n".join(f"- {code_span(q, max_chars=300)}" for q in sub_queries) + "\n"
+        if sub_queries
+        else "- No search was run.\n",
         "## Sources Examined\n",
     ]
     if examined:
         lines = []
         for source, score, why in examined:
             shown = "unscored" if score is None else f"relevance {score}/5"
-            lines.append(f"- {sanitize(source.title, max_chars=160, single_line=True)} — {source.location} ({shown}: {why})")
+            title = plain_text(source.title, max_chars=160) or "Untitled source"
+            why_text = plain_text(why, max_chars=300)
+            lines.append(f"- {title} \u2014 {location_markdown(source.location)} ({shown}: {why_text})")
         parts.append("\n".join(lines) + "\n")
     else:
         parts.append("- None could be read.\n")
     if failures:
         parts.append("## Search Problems\n")
-        parts.append("\n".join(f"- {f}" for f in failures) + "\n")
+        parts.append("\n".join(f"- {plain_text(f, max_chars=300)}" for f in failures) + "\n")
     parts.append("## Limitations & Gaps\n")
     parts.append(
         "- The question may need sources this run could not reach: try other search providers, "

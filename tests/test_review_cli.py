@@ -125,3 +125,21 @@ def test_windows_newlines_and_bom_are_read(tmp_path: Path) -> None:
     path = write(tmp_path, text.encode("utf-8"), "crlf.md")
     review = review_file(path, mode=None)
     assert [i.type for i in review.issues] == ["length"]  # front matter still found: standard mode
+
+
+def test_an_empty_or_unstructured_file_is_a_rejected_report_exit_1(tmp_path: Path) -> None:
+    for name, text, reason in [
+        ("empty.md", "", "the report is empty"),
+        ("hello.md", "hello", "the report has no sections"),
+        ("bare.md", "# Title\n\nSome words about pumps.\n", "the report has no Sources list"),
+    ]:
+        result = runner.invoke(app, [str(write(tmp_path, text, name))])
+        assert result.exit_code == 1, (name, result.output)
+        assert result.stdout.startswith("REJECTED - Issues Found:\n\nX Report structure"), result.stdout
+        assert reason in result.stdout
+        data = json.loads(runner.invoke(app, [str(tmp_path / name), "--json"]).stdout)
+        assert data["approved"] is False and data["issues"][0]["type"] == "structure"
+
+
+def test_a_binary_file_stays_unusable_input_exit_2(tmp_path: Path) -> None:
+    assert "binary" in one_line_error([str(write(tmp_path, b"\x00\x01\x02PK\x00", "zip.md"))])

@@ -437,3 +437,49 @@ def test_third_copy_points_at_the_first_and_many_paragraphs_stay_cheap() -> None
     paragraphs = [" ".join(vocab[(i * 7 + j * j) % 8] for j in range(30)) + f" {i} [1]." for i in range(400)]
     issues = lint_report(report("\n\n".join(paragraphs)), target_words=None)
     assert sum(i.type == "duplicate_paragraph" for i in issues) == 392
+
+
+@pytest.mark.parametrize(
+    ("markdown", "reasons"),
+    [
+        ("", ["the report is empty"]),
+        ("  \n\n", ["the report is empty"]),
+        (FRONT, ["the report is empty"]),
+        ("hello", ["the report has no sections", "the report has no Sources list"]),
+        ("# Title\n\n## Intro\n", ["the report has no body text", "the report has no Sources list"]),
+        ("## Findings\nHeat pumps work well in most homes.\n", ["the report has no Sources list"]),
+        ("Pumps work [1].\n\n## Sources\n1. A study — https://example.com\n", ["the report has no sections"]),
+    ],
+)
+def test_an_empty_or_unstructured_file_is_no_report(markdown: str, reasons: list[str]) -> None:
+    issues = [i for i in lint_report(markdown, target_words=None) if i.type == "structure"]
+    assert [i.reason for i in issues] == reasons
+    assert all(i.severity == "critical" for i in issues)
+
+
+def test_a_structured_report_or_a_draft_with_given_sources_has_no_structure_issue() -> None:
+    assert lint_report(report(CLEAN_BODY), target_words=None) == []
+    draft = "# T\n\n## Findings\nHeat pumps work well in most homes [1].\n"
+    assert lint_report(draft, target_words=None, sources=[1]) == []
+    # citations without a Sources list are one issue, not two
+    assert [i.type for i in lint_report(draft, target_words=None)] == ["missing_source"]
+
+
+def test_the_reports_own_viability_scores_are_not_uncited_numbers() -> None:
+    body = CLEAN_BODY.replace(
+        "## Limitations & Gaps\n",
+        "Viability of the answer from these sources: 82/100.\n\n## Limitations & Gaps\n"
+        "- The skeptic rated viability 30/100, below the threshold of 51, after 3 plan(s): treat it as tentative.\n",
+    )
+    assert lint_report(report(body), target_words=None) == []
+    assert [i.matched for i in lint_report(report(body + "\nThe plant scored 82/100.\n"), target_words=None)] == [
+        "The plant scored 82"
+    ]
+
+
+def test_sources_examined_is_a_sources_section_not_prose() -> None:
+    examined = "## Sources Examined\n- Sales rose 40% \\[3\\] — https://x.org (relevance 2/5)\n"
+    md = report("## Summary\nNothing relevant was found.\n", sources=examined)
+    doc = parse_report(md)
+    assert doc.sources_heading is not None and doc.sources_heading.text == "Sources Examined"
+    assert lint_report(md, target_words=None) == []

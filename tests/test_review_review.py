@@ -213,3 +213,12 @@ def test_as_dict_is_json_ready() -> None:
     data = review.as_dict()
     assert data["approved"] is False and data["critical"] == 1 and data["viability"] == 30
     assert data["issues"][0]["type"] == "placeholder"
+
+
+def test_open_issue_lines_leave_out_citation_issues_the_final_report_settles() -> None:
+    md = report(CLEAN_BODY + "\n## Extra\nPumps work [99].\n\nSales rose 40%.\n")
+    review = review_draft(md, target_words=None)
+    assert {i.type for i in review.issues if i.critical} == {"missing_source", "unsupported_claim"}
+    lines = open_issue_lines(review)
+    assert lines == ('Unresolved after review: "Sales rose 40%": numeric claim without a citation.',)
+    assert not any("99" in line or "it has" in line for line in lines)

@@ -30,6 +30,7 @@ from .review import Review, order_issues
 __all__ = ["format_feedback", "issue_title", "ISSUE_TITLES"]
 
 ISSUE_TITLES: dict[str, str] = {
+    "structure": "Report structure",
     "unsupported_claim": "Unsupported claims",
     "missing_source": "Citations to missing sources",
     "sources_list": "Sources list",

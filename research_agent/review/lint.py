@@ -20,6 +20,12 @@ from typing import Any, NamedTuple
 
 import yaml
 
+from ..citations import CITATION
+from ..citations import INLINE_CODE as _INLINE_CODE
+from ..citations import blank as _blank
+from ..citations import citation_numbers as _citation_numbers
+from ..citations import mask_code_and_urls as _mask_code_and_urls
+from ..citations import sentence_spans as _sentences
 from .issues import Issue
 from .rules import Rule
 
@@ -27,6 +33,7 @@ __all__ = [
     "lint_report",
     "parse_report",
     "parse_front_matter",
+    "is_reserved_heading",
     "prose_word_count",
     "ParsedReport",
     "Block",
@@ -97,13 +104,20 @@ _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _SOURCE_ENTRY = re.compile(r"^\s*(?:[-*+]\s+)?(?:(\d{1,4})[.)]|\[(\d{1,4})\]:?)\s+(.*\S)")
 _HEADING_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*\.?\s+)")
-_SOURCES_TITLES = {"sources", "references", "bibliography", "works cited"}
+# "Sources Examined" is the list of the tool's own short report when it offers no answer.
+_SOURCES_TITLES = {"sources", "references", "bibliography", "works cited", "sources examined"}
 _LESSONS_TITLES = {"lessons applied"}
 
 
 def _heading_key(text: str) -> str:
     text = _HEADING_NUMBER.sub("", text.strip()).strip().rstrip(":").strip()
     return re.sub(r"[*_`]", "", text).strip().lower()
+
+
+def is_reserved_heading(text: str) -> bool:
+    """True for a heading the lint reads as a Sources or Lessons Applied section, not as prose."""
+    key = _heading_key(text)
+    return key in _SOURCES_TITLES or key in _LESSONS_TITLES
 
 
 def parse_front_matter(markdown: str) -> dict[str, Any]:
@@ -222,44 +236,8 @@ def _make_block(items: list[tuple[int, str]], section: str) -> Block:
 
 
 # ---------------------------------------------------------------------------------------
-# Masking: blank out spans that are not prose, keeping offsets
+# Citations (found as research_agent.citations defines them, code and URLs masked)
 # ---------------------------------------------------------------------------------------
-
-CITATION = re.compile(r"\[(\d{1,4}(?:\s*[-–,]\s*\d{1,4})*)\](?!\()")
-_INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1")
-_LINK_TARGET = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
-_URL = re.compile(r"\b(?:https?://|www\.)\S+|\b[\w.+-]+@[\w-]+\.[\w.-]+")
-_RANGE_CAP = 50
-
-
-def _blank(text: str, pattern: re.Pattern[str], keep_brackets: bool = False) -> str:
-    def repl(m: re.Match[str]) -> str:
-        if keep_brackets:
-            return m.group(0)[:2] + " " * (len(m.group(0)) - 2)  # keep "](" so it is no citation
-        return " " * len(m.group(0))
-
-    return pattern.sub(repl, text)
-
-
-def _mask_code_and_urls(text: str) -> str:
-    text = _blank(text, _INLINE_CODE)
-    text = _blank(text, _LINK_TARGET, keep_brackets=True)
-    return _blank(text, _URL)
-
-
-def _citation_numbers(inner: str) -> list[int]:
-    numbers: list[int] = []
-    for part in inner.split(","):
-        bounds = [p.strip() for p in re.split(r"[-–]", part) if p.strip()]
-        if len(bounds) == 2:
-            low, high = int(bounds[0]), int(bounds[1])
-            if low <= high and high - low <= _RANGE_CAP:
-                numbers.extend(range(low, high + 1))
-            else:
-                numbers.extend((low, high))
-        elif bounds:
-            numbers.append(int(bounds[0]))
-    return numbers
 
 
 @dataclass(frozen=True)
@@ -497,37 +475,18 @@ _NUMERIC_KINDS: tuple[_NumericKind, ...] = tuple(
     )
 )
 
+# The tool's own scores are not claims about the world: "Viability of the answer from these
+# sources: 82/100." and "The skeptic rated viability 30/100, below the threshold of 51".
+_OWN_SCORE = re.compile(
+    r"\bviability\b[^.\d\n]{0,60}?\b\d{1,3}/100\b(?:,\s*below the threshold of \d{1,3}\b)?", re.I
+)
+
 # Numbers after these words are references into the document, not claims.
 _REFERENCE_WORD = re.compile(
     r"(?:\b(?:sections?|chapters?|figures?|fig\.|tables?|steps?|phases?|parts?|pages?|pp\.|p\.|appendix"
     r"|items?|questions?|lines?|rounds?|levels?|stages?|tiers?|no\.|options?|points?|sources?)|#)\s*$",
     re.I,
 )
-
-_ABBREVIATIONS = {
-    "e.g", "i.e", "vs", "etc", "al", "dr", "mr", "mrs", "ms", "prof", "fig", "no", "approx",
-    "cf", "st", "jr", "sr", "inc", "ltd", "co", "corp", "u.s", "u.k", "e.u", "jan", "feb",
-    "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "est", "ca",
-}  # fmt: skip
-_BOUNDARY = re.compile(r"[.!?][\"”')\]]*(?:\s*\[\d[\d,\s\-–]*\])*\s+(?=[A-Z0-9\"“(*_])")
-
-
-def _sentences(text: str) -> list[tuple[int, int]]:
-    """(start, end) spans of the sentences in ``text``; a citation after the stop stays with it."""
-    spans: list[tuple[int, int]] = []
-    start = 0
-    for m in _BOUNDARY.finditer(text):
-        word = re.search(r"([\w.]+)[.!?][\"”')\]]*$", text[max(start, m.start() - 40) : m.start() + 1])
-        if word:
-            token = word.group(1).lower()
-            if token in _ABBREVIATIONS or (len(token) == 1 and token.isalpha()):
-                continue
-        spans.append((start, m.end()))
-        start = m.end()
-    if start < len(text):
-        spans.append((start, len(text)))
-    return spans
-
 
 def _claim_context(text: str, start: int, end: int, floor: int) -> str:
     """Up to four words before the figure, and the figure."""
@@ -568,7 +527,7 @@ def check_numeric_claims(doc: ParsedReport) -> list[Issue]:
     """
     issues: list[Issue] = []
     for block in doc.blocks:
-        masked = _mask_code_and_urls(block.text)
+        masked = _blank(_mask_code_and_urls(block.text), _OWN_SCORE)
         cites = [(m.start(), m.end()) for m in CITATION.finditer(masked)]
         masked = _blank(masked, CITATION)
         for start, end in _sentences(masked):
@@ -584,6 +543,46 @@ def check_numeric_claims(doc: ParsedReport) -> list[Issue]:
                 _issue("unsupported_claim", kind.severity, block.line_at(at), context, kind.reason, kind.fix)
             )
     return issues
+
+
+# ---------------------------------------------------------------------------------------
+# Check: the report's structure
+# ---------------------------------------------------------------------------------------
+
+
+def check_structure(doc: ParsedReport, sources: Collection[int] | None = None) -> list[Issue]:
+    """An empty file, or one without sections, body text or a Sources list, is no report (critical).
+
+    A missing Sources list is left to :func:`check_citations` when the text cites
+    anything, and is no issue when ``sources`` gives the valid numbers (a draft).
+    """
+    if not any(line.strip() for line in doc.lines[doc.body_start :]):
+        return [_issue("structure", "critical", None, "", "the report is empty", _STRUCTURE_FIX)]
+    issues: list[Issue] = []
+    reserved = _SOURCES_TITLES | _LESSONS_TITLES
+    if not any(_heading_key(h.text) not in reserved for h in doc.headings):
+        issues.append(_issue("structure", "critical", None, "", "the report has no sections", _STRUCTURE_FIX))
+    if not doc.blocks:
+        issues.append(_issue("structure", "critical", None, "", "the report has no body text", _STRUCTURE_FIX))
+    cites = any(_citations(block) for block in doc.blocks)
+    if doc.sources_heading is None and sources is None and not cites:
+        issues.append(
+            _issue(
+                "structure",
+                "critical",
+                None,
+                "",
+                "the report has no Sources list",
+                "add a ## Sources section that lists, numbered, the sources the report relies on",
+            )
+        )
+    return issues
+
+
+_STRUCTURE_FIX = (
+    "write the report as markdown: a title, sections such as ## Executive Summary with cited prose, "
+    "and a numbered ## Sources list"
+)
 
 
 # ---------------------------------------------------------------------------------------
@@ -860,6 +859,7 @@ def check_rules(doc: ParsedReport, rules: Sequence[Rule]) -> list[Issue]:
 # ---------------------------------------------------------------------------------------
 
 CHECKS = (
+    "structure",
     "missing_source",
     "sources_list",
     "unsupported_claim",
@@ -896,6 +896,7 @@ def lint_report(
     """
     doc = parse_report(markdown)
     issues = [
+        *check_structure(doc, sources),
         *check_citations(doc, sources),
         *check_sources_list(doc),
         *check_numeric_claims(doc),

@@ -273,11 +273,19 @@ def needs_revision(review: Review, *, min_confidence: float = 0.7) -> bool:
     return any(i.severity == "critical" and i.confidence >= min_confidence for i in review.issues)
 
 
+# The final report renumbers every citation and removes those that resolve to nothing, so
+# these issues never stand in it; their reasons quote the draft's numbering ("it has 1-12").
+_SETTLED_BY_THE_FINAL_REPORT = {"missing_source", "sources_list"}
+
+
 def open_issue_lines(review: Review, *, limit: int = 10) -> tuple[str, ...]:
-    """One line per critical issue left open, for the report's Limitations & Gaps."""
+    """One line per critical issue left open, for the report's Limitations & Gaps.
+
+    Citation issues are left out: the final report settles them (and says so itself).
+    """
     lines: list[str] = []
     for issue in review.issues:
-        if issue.severity != "critical":
+        if issue.severity != "critical" or issue.type in _SETTLED_BY_THE_FINAL_REPORT:
             continue
         subject = f'"{issue.matched}"' if issue.matched else "the report"
         lines.append(f"Unresolved after review: {subject}: {issue.reason}.")

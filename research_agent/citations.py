@@ -1,0 +1,265 @@
+"""Citation markers in report text: how they are found, and one renumbering for a whole report.
+
+A citation is ``[3]``, ``[2, 5]`` or ``[3-6]`` (never a link label such as ``[3](...)``),
+outside inline code, link targets and URLs. The lint (review/lint.py) and the renderer
+(report.py) share these definitions, so what the renderer writes is exactly what the
+lint reads.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "CITATION",
+    "INLINE_CODE",
+    "REMOVED_MARK",
+    "Renumbered",
+    "blank",
+    "citation_numbers",
+    "find_citations",
+    "mask_code_and_urls",
+    "renumber",
+    "sentence_spans",
+    "strip_citations",
+]
+
+CITATION = re.compile(r"\[(\d{1,4}(?:\s*[-–,]\s*\d{1,4})*)\](?!\()")
+INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1")
+_LINK_TARGET = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
+_URL = re.compile(r"\b(?:https?://|www\.)\S+|\b[\w.+-]+@[\w-]+\.[\w.-]+")
+_RANGE_CAP = 50
+
+# What replaces a citation that resolves to no source, when nothing else supports the sentence.
+REMOVED_MARK = "(citation removed)"
+
+
+def blank(text: str, pattern: re.Pattern[str], keep_brackets: bool = False) -> str:
+    """``text`` with every match of ``pattern`` turned into spaces (offsets kept)."""
+
+    def repl(m: re.Match[str]) -> str:
+        if keep_brackets:
+            return m.group(0)[:2] + " " * (len(m.group(0)) - 2)  # keep "](" so it is no citation
+        return " " * len(m.group(0))
+
+    return pattern.sub(repl, text)
+
+
+def mask_code_and_urls(text: str) -> str:
+    """``text`` with inline code, link targets and URLs blanked: where citations cannot be."""
+    text = blank(text, INLINE_CODE)
+    text = blank(text, _LINK_TARGET, keep_brackets=True)
+    return blank(text, _URL)
+
+
+def citation_numbers(inner: str) -> list[int]:
+    """The numbers of a citation's inside: "2, 5" -> [2, 5]; "3-6" -> [3, 4, 5, 6]."""
+    numbers: list[int] = []
+    for part in inner.split(","):
+        bounds = [p.strip() for p in re.split(r"[-–]", part) if p.strip()]
+        if len(bounds) == 2:
+            low, high = int(bounds[0]), int(bounds[1])
+            if low <= high and high - low <= _RANGE_CAP:
+                numbers.extend(range(low, high + 1))
+            else:
+                numbers.extend((low, high))
+        elif bounds:
+            numbers.append(int(bounds[0]))
+    return numbers
+
+
+@dataclass(frozen=True)
+class FoundCitation:
+    start: int
+    end: int
+    numbers: tuple[int, ...]
+
+
+def find_citations(text: str) -> list[FoundCitation]:
+    """The citations in ``text`` (code and URLs excluded), with their offsets."""
+    return [
+        FoundCitation(m.start(), m.end(), tuple(citation_numbers(m.group(1))))
+        for m in CITATION.finditer(mask_code_and_urls(text))
+    ]
+
+
+_ABBREVIATIONS = {
+    "e.g", "i.e", "vs", "etc", "al", "dr", "mr", "mrs", "ms", "prof", "fig", "no", "approx",
+    "cf", "st", "jr", "sr", "inc", "ltd", "co", "corp", "u.s", "u.k", "e.u", "jan", "feb",
+    "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "est", "ca",
+}  # fmt: skip
+_BOUNDARY = re.compile(r"[.!?][\"”')\]]*(?:\s*\[\d[\d,\s\-–]*\])*\s+(?=[A-Z0-9\"“(*_])")
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) spans of the sentences in ``text``; a citation after the stop stays with it."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for m in _BOUNDARY.finditer(text):
+        word = re.search(r"([\w.]+)[.!?][\"”')\]]*$", text[max(start, m.start() - 40) : m.start() + 1])
+        if word:
+            token = word.group(1).lower()
+            if token in _ABBREVIATIONS or (len(token) == 1 and token.isalpha()):
+                continue
+        spans.append((start, m.end()))
+        start = m.end()
+    if start < len(text):
+        spans.append((start, len(text)))
+    return spans
+
+
+# ---------------------------------------------------------------------------------------
+# Renumbering a whole report through one map
+# ---------------------------------------------------------------------------------------
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]")
+_JOINED_RANGE = re.compile(r"\[(\d{1,4})\]\s*[-–]\s*\[(\d{1,4})\]")
+# "source 3", "sources 3 and 5", "source #4": plain mentions of source numbers.
+_MENTION = re.compile(
+    r"\b(sources?)\s+#?(\d{1,3}(?:\s*(?:,|-|–|\band\b|&|\bor\b)\s*\d{1,3})*)(?![\w%]|[.,]\d)", re.I
+)
+
+
+@dataclass(frozen=True)
+class Renumbered:
+    """Texts rewritten through one map.
+
+    ``order[i]`` is the old number that new number ``i + 1`` stands for; ``removed``
+    counts the citation numbers that resolved to no source and were taken out.
+    """
+
+    texts: tuple[str, ...]
+    order: tuple[int, ...]
+    removed: int
+
+
+def _lines(text: str) -> Iterator[tuple[str, str]]:
+    """(kind, line) for each line: kind is "code" (fenced), "heading" or "text"."""
+    fence: str | None = None
+    for line in text.split("\n"):
+        if fence is not None:
+            stripped = line.strip()
+            if stripped.startswith(fence) and not stripped.strip(fence[0]):
+                fence = None
+            yield "code", line
+            continue
+        opening = _FENCE.match(line)
+        if opening:
+            fence = opening.group(1)
+            yield "code", line
+        elif _HEADING.match(line):
+            yield "heading", line
+        else:
+            yield "text", line
+
+
+def _sub_outside_code(text: str, pattern: re.Pattern[str], repl) -> str:
+    """Replace matches of ``pattern`` found in the masked text (not in code or URLs)."""
+    masked = mask_code_and_urls(text)
+    pieces: list[str] = []
+    last = 0
+    for m in pattern.finditer(masked):
+        replacement = repl(m)
+        if replacement is None:
+            continue
+        pieces += [text[last : m.start()], replacement]
+        last = m.end()
+    return "".join(pieces) + text[last:]
+
+
+def _prepare_line(line: str, source_count: int) -> str:
+    """Join "[3]-[6]" into "[3-6]" and bracket plain mentions ("source 4" -> "source [4]")."""
+
+    def join(m: re.Match[str]) -> str | None:
+        low, high = int(m.group(1)), int(m.group(2))
+        return f"[{low}-{high}]" if low < high and high - low <= _RANGE_CAP else None
+
+    def mention(m: re.Match[str]) -> str | None:
+        inner = re.sub(r"\s*(?:\band\b|&|\bor\b)\s*", ", ", m.group(2), flags=re.I)
+        numbers = citation_numbers(inner)
+        if not numbers or not all(1 <= n <= source_count for n in numbers):
+            return None  # not a source number of this report: leave the words alone
+        return f"{line[m.start(1) : m.end(1)]} [{inner}]"
+
+    line = _sub_outside_code(line, _JOINED_RANGE, join)
+    return _sub_outside_code(line, _MENTION, mention)
+
+
+def _first_appearance(texts: Sequence[str], source_count: int) -> list[int]:
+    order: list[int] = []
+    for text in texts:
+        for kind, line in _lines(text):
+            if kind != "text":
+                continue
+            for cite in find_citations(line):
+                for number in cite.numbers:
+                    if 1 <= number <= source_count and number not in order:
+                        order.append(number)
+    return order
+
+
+def _rewrite_line(line: str, new_of: dict[int, int], *, heading: bool) -> tuple[str, int]:
+    """The line with every citation renumbered; unresolved ones removed or marked."""
+    cites = find_citations(line)
+    if not cites:
+        return line, 0
+    plans = []
+    for cite in cites:
+        new = [] if heading else sorted({new_of[n] for n in cite.numbers if n in new_of})
+        bad = sum(1 for n in cite.numbers if n not in new_of)
+        plans.append((cite, new, bad))
+    marked: set[int] = set()
+    if not heading:
+        plain = blank(mask_code_and_urls(line), CITATION)
+        for start, end in sentence_spans(plain):
+            inside = [(c, new, bad) for c, new, bad in plans if start <= c.start < end]
+            if any(bad for _, _, bad in inside) and not any(new for _, new, _ in inside):
+                marked.add(max(c.start for c, _, bad in inside if bad))
+    out = line
+    for cite, new, _ in reversed(plans):
+        if new:
+            replacement, begin = f"[{', '.join(map(str, new))}]", cite.start
+        elif cite.start in marked:
+            replacement, begin = REMOVED_MARK, cite.start
+        else:  # take the space before it too: "claim [99]." -> "claim."
+            replacement, begin = "", len(out[: cite.start].rstrip(" \t"))
+        out = out[:begin] + replacement + out[cite.end :]
+    return out, sum(bad for _, _, bad in plans)
+
+
+def renumber(texts: Sequence[str], source_count: int) -> Renumbered:
+    """Renumber the citations of ``texts`` (one report, in reading order) by first appearance.
+
+    Sources never cited get no number. A citation number with no source (0, or above
+    ``source_count``) is removed; a sentence left with no valid citation by that is
+    marked with :data:`REMOVED_MARK`. Plain mentions ("source 4") of valid numbers are
+    turned into citations first, so they are renumbered too. Citations in headings are
+    dropped (a heading is no place for one), and fenced code is left alone.
+    """
+    prepared = [
+        "\n".join(
+            line if kind == "code" else _prepare_line(line, source_count) for kind, line in _lines(text)
+        )
+        for text in texts
+    ]
+    order = _first_appearance(prepared, source_count)
+    new_of = {old: i + 1 for i, old in enumerate(order)}
+    removed = 0
+    rewritten: list[str] = []
+    for text in prepared:
+        lines = []
+        for kind, line in _lines(text):
+            if kind != "code":
+                line, count = _rewrite_line(line, new_of, heading=kind == "heading")
+                removed += count
+            lines.append(line)
+        rewritten.append("\n".join(lines))
+    return Renumbered(tuple(rewritten), tuple(order), removed)
+
+
+def strip_citations(text: str) -> str:
+    """``text`` without citation markers (for titles and headings)."""
+    return _rewrite_line(text, {}, heading=True)[0].strip()

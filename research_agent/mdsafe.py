@@ -1,0 +1,149 @@
+"""Make outside text inert in a markdown report: no live HTML, and no links but http(s) and file.
+
+Outside text is anything the tool did not write itself: page and file titles, addresses,
+the writer's and the skeptic's text (a model that read outside pages), relevance
+reasons, provider errors. Three treatments:
+
+- :func:`plain_text` for a title, a heading or a quoted line: tags and link syntax are
+  stripped (their words kept), ``javascript:``/``vbscript:``/``data:`` lose their colon,
+  and everything markdown or HTML would act on is escaped.
+- :func:`defang_markdown` for the writer's markdown (summary, findings, bodies): its
+  emphasis, lists and http(s) links stay; raw HTML is escaped, images become their alt
+  text, links to any other scheme become their text.
+- :func:`location_markdown` for a Sources address: an autolink ``<https://...>`` or
+  ``<file:///...>`` with every unsafe character percent-encoded, or a plain absolute
+  path when it holds only characters markdown leaves alone.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath, PureWindowsPath
+from urllib.parse import quote
+
+from .citations import CITATION
+from .sanitize import sanitize
+
+__all__ = ["plain_text", "plain_text_with_citations", "defang_markdown", "location_markdown", "code_span"]
+
+_PAREN = r"\((?:[^()\n]|\([^()\n]*\))*\)?"  # a link target, one level of nested parentheses
+_IMAGE = re.compile(r"!\[([^\]\n]*)\](?:" + _PAREN + r"|\[[^\]\n]*\])")
+_LINK = re.compile(r"\[([^\]\n]*)\](?:" + _PAREN + r"|\[[^\]\n]*\])")
+_TAG = re.compile(r"<!--.*?(?:-->|$)|</?[A-Za-z!?][^<>\n]*>?", re.S)
+_SCHEME_WORD = re.compile(r"\b(javascript|vbscript|data)(\s*):", re.I)
+_ENTITY = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
+_SPECIAL = re.compile(r"([\\`*_\[\]~|#!])")
+_LEADING_MARKER = re.compile(r"^(\d{1,9})([.)])|^([-+=])")
+
+
+def _strip_markup(text: str) -> str:
+    text = _IMAGE.sub(lambda m: f" {m.group(1)} ", text)
+    text = _LINK.sub(lambda m: f" {m.group(1)} ", text)
+    text = _TAG.sub(" ", text)
+    return _SCHEME_WORD.sub(r"\1 ", text)
+
+
+def _escape(text: str, *, at_start: bool = True) -> str:
+    text = _ENTITY.sub("&amp;", text)
+    text = text.replace("<", "&lt;").replace(">", "&gt;")
+    text = _SPECIAL.sub(r"\\\1", text)
+    if not at_start:
+        return text
+    return _LEADING_MARKER.sub(
+        lambda m: f"{m.group(1)}\\{m.group(2)}" if m.group(1) else f"\\{m.group(3)}", text
+    )
+
+
+def plain_text(text: str, *, max_chars: int | None = None) -> str:
+    """One line of outside text that renders as exactly its words: nothing in it is live."""
+    text = " ".join(_strip_markup(sanitize(text or "", single_line=True)).split())
+    if max_chars is not None and len(text) > max_chars:
+        text = text[: max(0, max_chars - 1)].rstrip() + "…"
+    return _escape(text)
+
+
+def plain_text_with_citations(text: str, *, max_chars: int | None = None) -> str:
+    """Like :func:`plain_text`, but citation markers such as ``[3]`` stay citations."""
+    text = " ".join(_strip_markup(sanitize(text or "", single_line=True)).split())
+    if max_chars is not None and len(text) > max_chars:
+        text = text[: max(0, max_chars - 1)].rstrip() + "…"
+    pieces: list[str] = []
+    last = 0
+    for m in CITATION.finditer(text):
+        pieces += [_escape(text[last : m.start()], at_start=not last), m.group(0)]
+        last = m.end()
+    pieces.append(_escape(text[last:], at_start=not last))
+    return "".join(pieces)
+
+
+_ALLOWED_LINK = re.compile(r"(?i)\s*<?\s*(?:https?|file)://")
+_LINK_OR_IMAGE = re.compile(r"(!?)\[([^\]\n]*)\]\(((?:[^()\n]|\([^()\n]*\))*)\)?")
+_REFERENCE_DEFINITION = re.compile(r"^( {0,3})\[([^\]\n]+)\]:[ \t]*<?(\S*)", re.M)
+_RAW_TAG = re.compile(r"<(?=[A-Za-z/!?])")
+
+
+def defang_markdown(text: str) -> str:
+    """The writer's markdown with raw HTML escaped and only http(s)/file links left live."""
+
+    def link(m: re.Match[str]) -> str:
+        bang, words, target = m.groups()
+        if bang:
+            return words  # an image would be fetched from outside when the report is opened
+        return m.group(0) if _ALLOWED_LINK.match(target) else words
+
+    def definition(m: re.Match[str]) -> str:
+        return (
+            m.group(0)
+            if _ALLOWED_LINK.match(m.group(3))
+            else m.group(1) + "\\" + m.group(0)[len(m.group(1)) :]
+        )
+
+    text = _LINK_OR_IMAGE.sub(link, text)
+    text = _REFERENCE_DEFINITION.sub(definition, text)
+    text = _IMAGE.sub(lambda m: m.group(1), text)  # reference-style images: ![alt][ref]
+    return _RAW_TAG.sub(lambda m: "<" if _autolink_allowed(text, m.start()) else "&lt;", text)
+
+
+def _autolink_allowed(text: str, at: int) -> bool:
+    return bool(re.match(r"<(?:https?|file)://[^\s<>]*>", text[at:], re.I))
+
+
+# ---------------------------------------------------------------------------------------
+# Addresses in Sources
+# ---------------------------------------------------------------------------------------
+
+_URL_SAFE = ":/?#[]@!$&'()*+,;=%-._~"
+_PLAIN_PATH = re.compile(r"/[\w/.\-+,@=%' ]*")
+_LOOSE_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")  # "_" not between letters or digits
+
+
+def _quote_url(url: str) -> str:
+    scheme, rest = url.split(":", 1)
+    rest = quote(rest, safe=_URL_SAFE)
+    return scheme.lower() + ":" + _SCHEME_WORD.sub(lambda m: m.group(1) + "%3A", rest)
+
+
+def location_markdown(location: str) -> str:
+    """A source's address as inert markdown: an http(s)/file autolink or an absolute path."""
+    location = (location or "").strip()
+    if re.match(r"(?i)(?:https?|file)://", location):
+        return f"<{_quote_url(location)}>"
+    if location.startswith("/"):
+        if _PLAIN_PATH.fullmatch(location) and not _LOOSE_UNDERSCORE.search(location):
+            return location
+        return f"<{_quote_url(PurePosixPath(location).as_uri())}>"
+    if re.match(r"[A-Za-z]:[\\/]", location):
+        return f"<{_quote_url(PureWindowsPath(location).as_uri())}>"
+    return "(address not shown: not a web address or an absolute file path)"
+
+
+def code_span(text: str, *, max_chars: int | None = None) -> str:
+    """``text`` as one inline code span, shown as written but for tags and link syntax
+    (stripped, words kept) and the colon of ``javascript:``-like schemes."""
+    text = " ".join(_strip_markup(sanitize(text or "", single_line=True)).split())
+    if max_chars is not None and len(text) > max_chars:
+        text = text[: max(0, max_chars - 1)].rstrip() + "…"
+    text = text or " "
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
