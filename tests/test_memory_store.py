@@ -17,6 +17,7 @@ from research_agent.errors import StorageError
 from research_agent.memory.safeyaml import UnsafeYaml, load_yaml_text
 from research_agent.memory.schema import (
     FIELD_ORDER,
+    OPTIONAL_FIELDS,
     TAGS,
     Critique,
     InvalidCritique,
@@ -42,7 +43,7 @@ from .test_memory_support import NOW, make_critique, put, put_raw, put_text
 def test_schema_matches_the_code() -> None:
     schema = critique_schema()
     assert tuple(schema["required"]) == FIELD_ORDER
-    assert tuple(schema["properties"]) == FIELD_ORDER
+    assert tuple(schema["properties"]) == FIELD_ORDER + OPTIONAL_FIELDS
     assert schema["additionalProperties"] is False
     assert tuple(schema["properties"]["query_domain"]["enum"]) == DOMAINS
     assert tuple(schema["properties"]["tags"]["items"]["enum"]) == TAGS
@@ -146,13 +147,17 @@ def test_fast_path_agrees_with_jsonschema_on_mutations() -> None:
         "geographic_bias",
         [1, 1],
         ["single_site", "single_site"],
+        {"prompt_tokens": 1, "completion_tokens": 2, "calls": 1, "retries": 0, "cost_usd": None},
+        {"prompt_tokens": 1, "completion_tokens": 2, "calls": 1, "retries": 0, "cost_usd": 0.5},
+        {"prompt_tokens": 1, "completion_tokens": 2, "calls": 1, "retries": 0, "cost_usd": "x"},
+        {"prompt_tokens": -1, "completion_tokens": 2, "calls": 1, "retries": 0, "cost_usd": -2},
     ]
     for _ in range(3000):
         data = copy.deepcopy(base)
         for _ in range(rng.randint(1, 3)):
             target = data
-            key = rng.choice(list(FIELD_ORDER) + ["bogus"])
-            if key == "scores" and rng.random() < 0.7:
+            key = rng.choice([*FIELD_ORDER, *OPTIONAL_FIELDS, "bogus"])
+            if key == "scores" and isinstance(data.get("scores"), dict) and rng.random() < 0.7:
                 target, key = data["scores"], rng.choice([*data["scores"], "bogus"])
             elif key == "skeptic_flags" and rng.random() < 0.5:
                 data["skeptic_flags"] = [
