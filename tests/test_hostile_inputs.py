@@ -8,12 +8,13 @@ subprocess: a crash there fails the test instead of killing the test run.
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 import yaml
 
-from research_agent.config import NUMBER_RANGES, load_settings
+from research_agent.config import NUMBER_RANGES, Settings, load_settings
 from research_agent.context import load_context
 from research_agent.errors import ConfigError, InputError
 from research_agent.prices import PriceTable
@@ -129,6 +130,11 @@ def test_a_timeout_that_is_not_a_number_is_refused(tmp_path: Path, corpus, value
     proc = cli(tmp_path, "run", "q", "--corpus", str(corpus), "--timeout", value, env=NO_MODEL)
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
     assert "run_timeout" in one_line(proc.stderr)
+
+
+def test_every_numeric_setting_has_a_range() -> None:
+    numeric = {f.name for f in fields(Settings) if str(f.type).split(" ")[0] in ("int", "float")}
+    assert numeric == set(NUMBER_RANGES)
 
 
 @pytest.mark.parametrize("name", sorted(NUMBER_RANGES))

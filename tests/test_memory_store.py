@@ -289,10 +289,10 @@ def test_scan_orders_by_name_timestamp_not_mtime(tmp_path: Path) -> None:
 def test_prune_keeps_the_newest(tmp_path: Path) -> None:
     paths = [put(tmp_path, make_critique(i)) for i in range(6)]
     assert prune_critiques(tmp_path, 0) == []
-    removed = prune_critiques(tmp_path, 4)
+    removed = prune_critiques(tmp_path, 4, now=NOW)
     assert removed == paths[4:]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths[:4])
-    removed = prune_critiques(tmp_path, 1, protect=[make_critique(3).id])
+    removed = prune_critiques(tmp_path, 1, protect=[make_critique(3).id], now=NOW)
     assert {p.name for p in tmp_path.iterdir()} == {paths[0].name, paths[3].name}
 
 
@@ -337,7 +337,7 @@ def test_concurrent_retention_never_drops_below_the_limit(tmp_path: Path) -> Non
     for i in range(12):
         put(tmp_path, make_critique(i))
     ctx = multiprocessing.get_context("fork")
-    procs = [ctx.Process(target=prune_critiques, args=(tmp_path, 5)) for _ in range(8)]
+    procs = [ctx.Process(target=prune_critiques, args=(tmp_path, 5), kwargs={"now": NOW}) for _ in range(8)]
     for p in procs:
         p.start()
     for p in procs:
