@@ -34,7 +34,7 @@ from .memory.critique import critique_run, summarize
 from .memory.lessons import select_lessons
 from .memory.safeyaml import dump_yaml
 from .memory.schema import DIMENSIONS, Critique
-from .memory.stats import compute_stats, plot_history
+from .memory.stats import CritiqueCost, compute_stats, plot_history
 from .memory.store import (
     append_log,
     critique_file_name,
@@ -218,7 +218,7 @@ def list_command(
 ) -> None:
     """List stored critiques, newest first."""
     settings = _settings(ctx)
-    loaded = load_all(settings.meta_dir)
+    loaded = load_all(settings.meta_dir, now=_deps(ctx).clock())
     good = [item.critique for item in loaded if item.critique is not None]
     bad = [item for item in loaded if item.critique is None]
     if json_output:
@@ -357,7 +357,7 @@ def lessons_command(
 def validate_command(ctx: typer.Context) -> None:
     """Check every critique file; exit 1 listing each invalid one with the reason."""
     settings = _settings(ctx)
-    loaded = load_all(settings.meta_dir)
+    loaded = load_all(settings.meta_dir, now=_deps(ctx).clock())
     if not loaded:
         typer.echo(f"no critique files in {settings.meta_dir}")
         return
@@ -381,13 +381,13 @@ def prune_command(
         None, "--keep", min=0, help="Critiques to keep (default: max_critiques)."
     ),
 ) -> None:
-    """Delete the oldest critique files beyond the retention limit."""
+    """Delete the oldest critique files beyond the retention limit (invalid and future-dated files go first)."""
     settings = _settings(ctx)
     limit = settings.max_critiques if keep is None else keep
     if limit == 0:
         typer.echo("retention is off (keep 0): nothing pruned")
         return
-    removed = prune_critiques(settings.meta_dir, limit)
+    removed = prune_critiques(settings.meta_dir, limit, now=_deps(ctx).clock())
     for path in removed:
         typer.echo(f"removed {path.name}")
     typer.echo(f"pruned {len(removed)} file(s); keeping at most {limit}")
@@ -397,6 +397,18 @@ def _trend(mean: float, delta: float | None) -> str:
     if delta is None or abs(delta) < 0.05:
         return f"{mean:.1f}"
     return f"{mean:.1f} {'↑' if delta > 0 else '↓'}{abs(delta):.1f}"
+
+
+def _cost_line(domain: str, cost: CritiqueCost) -> str:
+    """What the critiques of ``domain`` spent, as one line."""
+    if not cost.recorded:
+        return f"critique cost ({domain}): not recorded"
+    dollars = "cost unknown" if cost.cost_usd is None else f"${cost.cost_usd:.4f}"
+    return (
+        f"critique cost ({domain}): {cost.tokens:,} tokens ({cost.prompt_tokens:,} prompt, "
+        f"{cost.completion_tokens:,} completion) in {cost.calls} call(s) over {cost.recorded} "
+        f"critique(s), {dollars}"
+    )
 
 
 def _z(value: float | None) -> str:
@@ -415,7 +427,7 @@ def stats_command(
     """Per-domain score trends, baseline versus adaptive runs, suspension and collapse."""
     deps = _deps(ctx)
     settings = _settings(ctx)
-    loaded = load_all(settings.meta_dir)
+    loaded = load_all(settings.meta_dir, now=deps.clock())
     stats = compute_stats(loaded)
     if plot is not None:
         critiques = [item.critique for item in loaded if item.critique is not None]
@@ -454,6 +466,8 @@ def stats_command(
                 spread,
             )
         _console().print(compare)
+        for d in stats.domains:
+            typer.echo(_cost_line(d.domain, d.cost))
     for warning in stats.warnings:
         typer.echo(f"warning: {warning}")
     if stats.invalid:

@@ -11,6 +11,7 @@ The config file is TOML, at ``$RESEARCH_AGENT_CONFIG`` or
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -19,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .nesting import nesting_problem
+from .safefile import UnsafeFile, read_text_capped
 
 __all__ = ["Mode", "MODES", "Settings", "load_settings", "default_cache_dir", "default_config_path"]
 
@@ -181,25 +184,54 @@ class Settings:
         return dataclasses.replace(self, **changes)
 
     def validate(self) -> Settings:
-        """Raise ConfigError for values no run could use; return self."""
-        problems = []
-        if not 0 <= self.min_viability <= 100:
-            problems.append("min_viability must be between 0 and 100")
-        if not 1 <= self.max_plans <= 10:
-            problems.append("max_plans must be between 1 and 10")
-        if not 0 <= self.max_revisions <= 10:
-            problems.append("max_revisions must be between 0 and 10")
-        if self.max_sources is not None and not 1 <= self.max_sources <= 200:
-            problems.append("max_sources must be between 1 and 200")
-        if not 0.0 <= self.control_fraction <= 1.0:
-            problems.append("control_fraction must be between 0 and 1")
-        if self.llm_timeout <= 0 or self.run_timeout <= 0 or self.fetch_timeout <= 0:
-            problems.append("timeouts must be positive")
-        if self.max_critiques < 0:
-            problems.append("max_critiques must be 0 (no limit) or more")
+        """Raise ConfigError for values no run could use; return self.
+
+        Every number must be a finite number of the field's kind within its range
+        (:data:`NUMBER_RANGES`): ``nan``, ``inf`` and ``1e400`` are refused.
+        """
+        problems = [p for name, bounds in NUMBER_RANGES.items() if (p := _number_problem(name, getattr(self, name), bounds))]
         if problems:
             raise ConfigError("; ".join(problems))
         return self
+
+
+# name: (lowest, highest, whether the lowest value itself is allowed). Integers for int fields.
+NUMBER_RANGES: dict[str, tuple[float, float, bool]] = {
+    "llm_timeout": (0, 24 * 3600, False),
+    "llm_max_retries": (0, 20, True),
+    "llm_concurrency": (1, 256, True),
+    "run_timeout": (0, 7 * 24 * 3600, False),
+    "max_sources": (1, 200, True),
+    "cache_ttl": (0, 10 * 365 * 24 * 3600, True),
+    "fetch_concurrency": (1, 256, True),
+    "fetch_per_host": (1, 64, True),
+    "fetch_timeout": (0, 3600, False),
+    "max_page_bytes": (1024, 1 << 30, True),
+    "min_viability": (0, 100, True),
+    "max_plans": (1, 10, True),
+    "max_revisions": (0, 10, True),
+    "control_fraction": (0, 1, True),
+    "lesson_ttl_days": (0, 36_500, False),
+    "max_critiques": (0, 100_000, True),
+}
+
+
+def _number_problem(name: str, value: Any, bounds: tuple[float, float, bool]) -> str | None:
+    """Why ``value`` is not a usable Settings.<name>, or None."""
+    low, high, low_ok = bounds
+    if value is None and name == "max_sources":
+        return None
+    whole = str(_FIELD_TYPES[name]).startswith("int")
+    kind = "a whole number" if whole else "a number"
+    if isinstance(value, bool) or not isinstance(value, int | float) or (whole and not isinstance(value, int)):
+        return f"{name} must be {kind}, not {value!r}"
+    if not math.isfinite(value):
+        return f"{name} must be a finite number, not {value}"
+    if value < low or (value == low and not low_ok) or value > high:
+        shown = f"{value:g}" if isinstance(value, float) else str(value)
+        lower = f"from {low:g}" if low_ok else f"above {low:g}"
+        return f"{name} must be {lower} to {high:g}, not {shown}"
+    return None
 
 
 # Environment variables and the settings they set. OPENAI_* follow the ecosystem's names.
@@ -225,51 +257,102 @@ ENV_VARS: dict[str, str] = {
 _FIELD_TYPES = {f.name: f.type for f in fields(Settings)}
 
 
-def _coerce(name: str, value: Any) -> Any:
-    """Turn a string or TOML value into the type of Settings.<name>."""
-    kind = str(_FIELD_TYPES[name])
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _real(name: str, value: Any) -> float:
+    """A float setting from a flag, the environment or TOML: finite, or ConfigError."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ConfigError(f"setting {name}: expected a number, not {_shown(value)}")
     try:
-        if name == "mode":
-            if isinstance(value, Mode):
-                return value
-            if value not in MODES:
-                raise ConfigError(f"unknown mode {value!r}: choose one of {', '.join(MODES)}")
-            return MODES[value]
-        if value is None:
+        number = float(value.strip()) if isinstance(value, str) else float(value)
+    except (ValueError, OverflowError):
+        raise ConfigError(f"setting {name}: {_shown(value)} is not a number") from None
+    if not math.isfinite(number):
+        raise ConfigError(f"setting {name}: {_shown(value)} is not a finite number")
+    return number
+
+
+def _whole(name: str, value: Any) -> int:
+    """An int setting: a whole, finite number (``1e400``, ``2.5`` and ``true`` are refused)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            pass
+    number = _real(name, value)
+    if not number.is_integer():
+        raise ConfigError(f"setting {name}: {_shown(value)} is not a whole number")
+    return int(number)
+
+
+def _coerce_text(name: str, kind: str, value: Any) -> Any:
+    """Path, tuple and plain-text settings; anything but text (or a list of text) is refused."""
+    items = value if isinstance(value, list | tuple) and kind.startswith("tuple") else [value]
+    if not all(isinstance(v, str | Path) for v in items):
+        raise ConfigError(f"setting {name}: expected text, not {_shown(value)}")
+    if kind.startswith("tuple[Path"):
+        items = value.split(os.pathsep) if isinstance(value, str) else value
+        return tuple(Path(v).expanduser() for v in items if str(v))
+    if kind.startswith("tuple[str"):
+        items = value.split(",") if isinstance(value, str) else value
+        return tuple(str(s).strip().lower() for s in items if str(s).strip())
+    if "Path" in kind:
+        if isinstance(value, str) and value.lower() == "none" and name == "context_path":
             return None
-        if kind.startswith("tuple[Path"):
-            items = value.split(os.pathsep) if isinstance(value, str) else value
-            return tuple(Path(v).expanduser() for v in items if str(v))
-        if kind.startswith("tuple[str"):
-            items = value.split(",") if isinstance(value, str) else value
-            return tuple(s.strip().lower() for s in items if s.strip())
-        if "Path" in kind:
-            if isinstance(value, str) and value.lower() == "none" and name == "context_path":
-                return None
-            return Path(value).expanduser()
-        if kind == "bool":
-            if isinstance(value, str):
-                return value.strip().lower() in {"1", "true", "yes", "on"}
-            return bool(value)
-        if kind.startswith("int"):
-            return int(value)
-        if kind == "float":
-            return float(value)
-        return str(value)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"setting {name}: cannot use {value!r} ({exc})") from None
+        return Path(value).expanduser()
+    return str(value)
+
+
+def _coerce(name: str, value: Any) -> Any:
+    """Turn a string or TOML value into the type of Settings.<name>; ConfigError if it cannot be."""
+    kind = str(_FIELD_TYPES[name])
+    if name == "mode":
+        if isinstance(value, Mode):
+            return value
+        if not isinstance(value, str) or value not in MODES:
+            raise ConfigError(f"unknown mode {_shown(value)}: choose one of {', '.join(MODES)}")
+        return MODES[value]
+    if value is None:
+        return None
+    if kind == "bool":
+        if isinstance(value, str):
+            return value.strip().lower() in {"1", "true", "yes", "on"}
+        if not isinstance(value, bool | int):
+            raise ConfigError(f"setting {name}: expected true or false, not {_shown(value)}")
+        return bool(value)
+    if kind.startswith("int"):
+        return _whole(name, value)
+    if kind == "float":
+        return _real(name, value)
+    return _coerce_text(name, kind, value)
+
+
+MAX_CONFIG_BYTES = 1024 * 1024
 
 
 def _read_config_file(path: Path) -> dict[str, Any]:
+    """The settings in a TOML config file: size-capped, nesting checked before parsing."""
     if not path.is_file():
         return {}
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        text = read_text_capped(path, max_bytes=MAX_CONFIG_BYTES, follow_symlinks=True)
+        problem = nesting_problem(text, "toml")
+        if problem is not None:
+            raise ConfigError(f"config file {path}: {problem}")
+        data = tomllib.loads(text)
+    except UnsafeFile as exc:
         raise ConfigError(f"config file {path}: {exc}") from None
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:
+        reason = " ".join(str(exc).split()) if isinstance(exc, tomllib.TOMLDecodeError) else "nested too deeply"
+        raise ConfigError(f"config file {path}: {reason}") from None
     unknown = sorted(set(data) - set(_FIELD_TYPES))
     if unknown:
-        raise ConfigError(f"config file {path}: unknown setting(s) {', '.join(unknown)}")
+        raise ConfigError(f"config file {path}: unknown setting(s) {', '.join(_shown(k) for k in unknown)}")
     return data
 
 

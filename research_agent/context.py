@@ -1,4 +1,8 @@
-"""Business context from research_context.md: optional, sanitized, always data."""
+"""Business context from research_context.md: optional, sanitized, always data.
+
+The file must be a regular file; it may be a symlink only to a file inside its own
+folder (a planted ``research_context.md -> /etc/passwd`` is refused).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import re
 from pathlib import Path
 
 from .errors import InputError
+from .safefile import UnsafeFile, read_text_capped
 from .sanitize import sanitize, wrap_data
 
 __all__ = ["load_context", "MAX_CONTEXT_CHARS"]
@@ -22,14 +27,21 @@ def load_context(path: Path | None, *, required: bool = False) -> str:
     """
     if path is None:
         return ""
-    if not path.is_file():
+    if not (path.exists() or path.is_symlink()):
         if required:
             raise InputError(f"context file {path} does not exist (use --context none to run without one)")
         return ""
     try:
-        raw = path.read_bytes()[: MAX_CONTEXT_CHARS * 8].decode("utf-8", errors="replace")
-    except OSError as exc:
-        raise InputError(f"cannot read context file {path}: {exc.strerror or exc}") from None
+        raw = read_text_capped(
+            path,
+            max_bytes=MAX_CONTEXT_CHARS * 8,
+            inside=path.absolute().parent,
+            follow_symlinks=True,
+            errors="replace",
+            truncate=True,
+        )
+    except UnsafeFile as exc:
+        raise InputError(f"context file {path}: {exc}") from None
     text = sanitize(_COMMENT.sub("", raw), max_chars=MAX_CONTEXT_CHARS)
     if not text.strip():
         return ""

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
-__all__ = ["make_run_id", "id_timestamp", "slugify"]
+__all__ = ["make_run_id", "id_timestamp", "slugify", "parse_zoned_time", "format_utc"]
 
 _STAMP = "%Y%m%dT%H%M%S%fZ"
 _STAMP_RE = re.compile(r"_(\d{8}T\d{12}Z)$")
@@ -43,3 +43,37 @@ def id_timestamp(run_id: str) -> datetime | None:
         return datetime.strptime(match.group(1), _STAMP).replace(tzinfo=UTC)
     except ValueError:
         return None
+
+
+_ORDINAL = re.compile(r"^(\d{4})-?(\d{3})(?=[T ])")
+
+
+def parse_zoned_time(text: object) -> datetime | None:
+    """An ISO 8601 date and time *with a zone* (``Z``, ``+02:00``, ``+0200``...) as UTC; else None.
+
+    Extended and basic forms, week dates (``2026-W47-7``) and ordinal dates
+    (``2026-326``) are accepted, ``t``/``z`` in either case, fractions with ``.`` or ``,``.
+    """
+    if not isinstance(text, str) or len(text) > 40:
+        return None
+    value = text.strip().upper()
+    ordinal = _ORDINAL.match(value)
+    try:
+        if ordinal:
+            day = datetime(int(ordinal[1]), 1, 1) + timedelta(days=int(ordinal[2]) - 1)
+            if day.year != int(ordinal[1]) or int(ordinal[2]) < 1:
+                return None
+            value = day.strftime("%Y-%m-%d") + value[ordinal.end() :]
+        if not re.search(r"[T ]\d", value):
+            return None  # a date alone has no time, so no zone either
+        when = datetime.fromisoformat(value)
+        if when.tzinfo is None or when.utcoffset() is None:
+            return None
+        return when.astimezone(UTC)
+    except (ValueError, OverflowError):
+        return None
+
+
+def format_utc(when: datetime) -> str:
+    """The form research-agent writes times in: ``2026-11-22T09:58:36.000000Z``."""
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -637,6 +637,7 @@ async def research(
     """
     from .config import load_settings
     from .fsutil import ensure_writable_dir, remove_stale_temps
+    from .safefile import check_folder_inside
 
     query = validate_query(query)
     settings = settings or load_settings()
@@ -657,6 +658,7 @@ async def research(
             required=settings.context_path is not None and settings.context_path != Path("research_context.md"),
         )
         rules = _load_rules(settings)  # a bad rules file fails before any work
+        check_folder_inside(settings.meta_dir, settings.reports_dir)  # reports/meta must not lead elsewhere
         for folder in (settings.reports_dir, settings.meta_dir):
             remove_stale_temps(folder)
         async with deadline:

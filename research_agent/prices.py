@@ -26,6 +26,8 @@ from types import MappingProxyType
 from typing import Any
 
 from .errors import ConfigError
+from .nesting import nesting_problem
+from .safefile import UnsafeFile, read_text_capped
 
 __all__ = ["Price", "PriceTable", "DEFAULT_PRICES"]
 
@@ -57,6 +59,7 @@ DEFAULT_PRICES: Mapping[str, Price] = MappingProxyType(
 )
 
 _MAX_FILE_BYTES = 1024 * 1024
+_MAX_PRICE = 1_000_000.0  # USD per 1M tokens; nan and inf fail the range check too
 
 
 @dataclass(frozen=True)
@@ -82,16 +85,7 @@ class PriceTable:
         """
         path = Path(path)
         base = base if base is not None else cls.default()
-        try:
-            if path.stat().st_size > _MAX_FILE_BYTES:
-                raise ConfigError(f"price table {path}: file is larger than 1 MB")
-            raw = path.read_text(encoding="utf-8")
-            data = json.loads(raw) if path.suffix.lower() == ".json" else tomllib.loads(raw)
-        except ConfigError:
-            raise
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            # ValueError covers json.JSONDecodeError and tomllib.TOMLDecodeError
-            raise ConfigError(f"price table {path}: {exc}") from None
+        data = _read_table(path)
         if not isinstance(data, dict):
             raise ConfigError(f"price table {path}: expected a table of models, got {type(data).__name__}")
         merged = dict(base.prices)
@@ -122,6 +116,24 @@ class PriceTable:
         return (prompt_tokens * price.input + completion_tokens * price.output) / 1_000_000
 
 
+def _read_table(path: Path) -> Any:
+    """The parsed price file: a regular file of at most 1 MB, nesting checked before parsing."""
+    kind = "json" if path.suffix.lower() == ".json" else "toml"
+    try:
+        raw = read_text_capped(path, max_bytes=_MAX_FILE_BYTES, follow_symlinks=True)
+    except UnsafeFile as exc:
+        raise ConfigError(f"price table {path}: {exc}") from None
+    problem = nesting_problem(raw, kind)
+    if problem is not None:
+        raise ConfigError(f"price table {path}: {problem}")
+    try:
+        return json.loads(raw) if kind == "json" else tomllib.loads(raw)
+    except RecursionError:
+        raise ConfigError(f"price table {path}: nested too deeply") from None
+    except ValueError as exc:  # json.JSONDecodeError and tomllib.TOMLDecodeError
+        raise ConfigError(f"price table {path}: {' '.join(str(exc).split())}") from None
+
+
 def _candidates(model: str) -> list[str]:
     name = model.strip().lower()
     names = [name]
@@ -141,9 +153,10 @@ def _parse_entry(path: Path, name: str, entry: Any) -> Price:
     values = []
     for key in ("input", "output"):
         value = entry.get(key)
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= _MAX_PRICE:
             raise ConfigError(
-                f"price table {path}: entry {name!r} needs a non-negative number for {key!r} (USD per 1M tokens)"
+                f"price table {path}: entry {name[:80]!r} needs a non-negative number for {key!r} "
+                f"(USD per 1M tokens: finite, at most {_MAX_PRICE:,.0f})"
             )
         values.append(float(value))
     return Price(values[0], values[1])

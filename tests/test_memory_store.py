@@ -17,6 +17,7 @@ from research_agent.errors import StorageError
 from research_agent.memory.safeyaml import UnsafeYaml, load_yaml_text
 from research_agent.memory.schema import (
     FIELD_ORDER,
+    OPTIONAL_FIELDS,
     TAGS,
     Critique,
     InvalidCritique,
@@ -42,7 +43,7 @@ from .test_memory_support import NOW, make_critique, put, put_raw, put_text
 def test_schema_matches_the_code() -> None:
     schema = critique_schema()
     assert tuple(schema["required"]) == FIELD_ORDER
-    assert tuple(schema["properties"]) == FIELD_ORDER
+    assert tuple(schema["properties"]) == FIELD_ORDER + OPTIONAL_FIELDS
     assert schema["additionalProperties"] is False
     assert tuple(schema["properties"]["query_domain"]["enum"]) == DOMAINS
     assert tuple(schema["properties"]["tags"]["items"]["enum"]) == TAGS
@@ -146,13 +147,17 @@ def test_fast_path_agrees_with_jsonschema_on_mutations() -> None:
         "geographic_bias",
         [1, 1],
         ["single_site", "single_site"],
+        {"prompt_tokens": 1, "completion_tokens": 2, "calls": 1, "retries": 0, "cost_usd": None},
+        {"prompt_tokens": 1, "completion_tokens": 2, "calls": 1, "retries": 0, "cost_usd": 0.5},
+        {"prompt_tokens": 1, "completion_tokens": 2, "calls": 1, "retries": 0, "cost_usd": "x"},
+        {"prompt_tokens": -1, "completion_tokens": 2, "calls": 1, "retries": 0, "cost_usd": -2},
     ]
     for _ in range(3000):
         data = copy.deepcopy(base)
         for _ in range(rng.randint(1, 3)):
             target = data
-            key = rng.choice(list(FIELD_ORDER) + ["bogus"])
-            if key == "scores" and rng.random() < 0.7:
+            key = rng.choice([*FIELD_ORDER, *OPTIONAL_FIELDS, "bogus"])
+            if key == "scores" and isinstance(data.get("scores"), dict) and rng.random() < 0.7:
                 target, key = data["scores"], rng.choice([*data["scores"], "bogus"])
             elif key == "skeptic_flags" and rng.random() < 0.5:
                 data["skeptic_flags"] = [
@@ -284,10 +289,10 @@ def test_scan_orders_by_name_timestamp_not_mtime(tmp_path: Path) -> None:
 def test_prune_keeps_the_newest(tmp_path: Path) -> None:
     paths = [put(tmp_path, make_critique(i)) for i in range(6)]
     assert prune_critiques(tmp_path, 0) == []
-    removed = prune_critiques(tmp_path, 4)
+    removed = prune_critiques(tmp_path, 4, now=NOW)
     assert removed == paths[4:]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths[:4])
-    removed = prune_critiques(tmp_path, 1, protect=[make_critique(3).id])
+    removed = prune_critiques(tmp_path, 1, protect=[make_critique(3).id], now=NOW)
     assert {p.name for p in tmp_path.iterdir()} == {paths[0].name, paths[3].name}
 
 
@@ -332,7 +337,7 @@ def test_concurrent_retention_never_drops_below_the_limit(tmp_path: Path) -> Non
     for i in range(12):
         put(tmp_path, make_critique(i))
     ctx = multiprocessing.get_context("fork")
-    procs = [ctx.Process(target=prune_critiques, args=(tmp_path, 5)) for _ in range(8)]
+    procs = [ctx.Process(target=prune_critiques, args=(tmp_path, 5), kwargs={"now": NOW}) for _ in range(8)]
     for p in procs:
         p.start()
     for p in procs:

@@ -83,3 +83,34 @@ def put_text(meta: Path, critique: Critique, text: str) -> Path:
     path = critique_path(meta, critique.id)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def put_run(meta: Path, critique: Critique, site: str, *, cited: str | None = None, **changes: Any) -> Path:
+    """Write the run record and report behind ``critique``, as a run would.
+
+    The record keeps two sources from ``site``; the report's Sources cite ``cited``
+    (default: ``site``). ``changes`` override record fields (None deletes one).
+    """
+    reports = meta.parent
+    record: dict[str, Any] = {
+        "id": critique.id,
+        "report_path": critique.report_path,
+        "sources": [
+            {"site": site, "status": "kept"},
+            {"site": site, "status": "kept"},
+            {"site": "other.org", "status": "dropped"},
+        ],
+    }
+    for key, value in changes.items():
+        if value is None:
+            record.pop(key, None)
+        else:
+            record[key] = value
+    meta.mkdir(parents=True, exist_ok=True)
+    host = cited if cited is not None else site
+    (reports / f"{critique.id}.md").write_text(
+        f"# Report\n\nText [1].\n\n## Sources\n\n1. A page — https://{host}/page\n", encoding="utf-8"
+    )
+    path = meta / f"run-{critique.id}.yaml"
+    path.write_text(dump_yaml(record), encoding="utf-8")
+    return path

@@ -3,9 +3,12 @@
 Modules, one job each:
 
 * ``schema``    the critique record, its JSON Schema (``critique.schema.json``), validation
-* ``safeyaml``  size-capped, symlink-refusing, alias- and tag-rejecting YAML reading; readable writing
+  (``fastschema``: the compiled fast path of that validation)
+* ``safeyaml``  size-capped, depth-checked, symlink-refusing, alias- and tag-rejecting YAML
+  reading; readable writing
+* ``evidence``  the report a run record names, and the hosts a lesson may name
 * ``store``     critique files: listing by file-name time, loading with reasons, atomic writes,
-  retention, ``critique.log``
+  retention (junk and future-dated files go first), ``critique.log``
 * ``critique``  ``critique_run``: facts from the run record and report plus one model judgement
 * ``lessons``   ``select_lessons``: templated lessons, control runs, suspension, collapse warning
 * ``stats``     trends, z-scored baseline-versus-adaptive comparison, plots

@@ -22,12 +22,14 @@ from typing import Any
 from ..config import MODES, Settings
 from ..domains import normalize_domain
 from ..errors import InputError, InvalidModelOutput, StorageError
-from ..llm import ChatModel, ChatRequest
+from ..llm import ChatModel, ChatRequest, UsageRecorder
 from ..passages import tokenize
 from ..prompts import render
+from ..safefile import check_folder_inside
 from ..sanitize import sanitize, wrap_data
 from ..urls import normalize_url, registrable_domain
-from .safeyaml import UnsafeYaml, load_yaml_file, read_capped
+from .evidence import MAX_REPORT_BYTES, MAX_RUN_RECORD_BYTES, locate_report, read_report_file
+from .safeyaml import UnsafeYaml, load_yaml_file
 from .schema import (
     DIMENSION_LABELS,
     DIMENSIONS,
@@ -36,6 +38,7 @@ from .schema import (
     MAX_TEXT,
     TAGS,
     Critique,
+    CritiqueUsage,
     Scores,
     SkepticFlag,
     is_pass,
@@ -58,8 +61,6 @@ __all__ = [
     "summarize",
 ]
 
-MAX_RUN_RECORD_BYTES = 4 * 1024 * 1024
-MAX_REPORT_BYTES = 2 * 1024 * 1024
 REPORT_PROMPT_CHARS = 30_000  # about 7,500 tokens: a deep report fits whole
 
 ANSWER_SCHEMA: dict[str, Any] = {
@@ -159,10 +160,15 @@ class RunFacts:
 
 
 def load_run_record(path: Path) -> dict[str, Any]:
-    """Read a run record safely (size cap, safe YAML) and check the fields a critique needs."""
+    """Read a run record safely (size cap, nesting, safe YAML) and check the fields a critique needs.
+
+    The record may be a symlink only to a file in its own folder.
+    """
     path = Path(path)
     try:
-        data = load_yaml_file(path, max_bytes=MAX_RUN_RECORD_BYTES, allow_symlink=True)
+        data = load_yaml_file(
+            path, max_bytes=MAX_RUN_RECORD_BYTES, within=path.absolute().parent, allow_symlink=True
+        )
     except UnsafeYaml as exc:
         raise InputError(f"run record {path}: {exc}") from None
     if not isinstance(data, dict):
@@ -185,18 +191,12 @@ def load_run_record(path: Path) -> dict[str, Any]:
 
 
 def read_report(record_path: Path, record: Mapping[str, Any]) -> tuple[Path, str]:
-    """Find and read the report a run record names (as written, or beside the reports folder)."""
-    named = Path(record["report_path"])
-    reports_dir = Path(record_path).resolve().parent.parent
-    candidates = [named] if named.is_absolute() else [named, reports_dir / named.name]
-    candidates.append(reports_dir / f"{record['id']}.md")
-    for candidate in candidates:
-        if candidate.is_file():
-            try:
-                return candidate, read_capped(candidate, max_bytes=MAX_REPORT_BYTES, allow_symlink=True)
-            except UnsafeYaml as exc:
-                raise InputError(f"report {candidate}: {exc}") from None
-    raise InputError(f"report not found: {record['report_path']} (named by {record_path})")
+    """Find and read the report a run record names: a regular file (not a symlink) inside
+    the reports folder the record sits in (``<reports>/meta/run-<id>.yaml``), as named or
+    by its name there; anything else is an InputError."""
+    reports_dir = Path(record_path).absolute().parent.parent
+    path = locate_report(reports_dir, record["report_path"], record["id"])
+    return path, read_report_file(path, reports_dir)
 
 
 def _strip_front_matter(text: str) -> str:
@@ -392,8 +392,12 @@ def critique_from_answer(
     *,
     timestamp: datetime,
     report_path: str,
+    usage: CritiqueUsage | None = None,
 ) -> Critique:
-    """Turn the model's answer and the run's facts into a clean, valid Critique."""
+    """Turn the model's answer and the run's facts into a clean, valid Critique.
+
+    ``usage``: what the critique's own model calls cost, stored in the file.
+    """
     if not isinstance(answer, dict) or not isinstance(answer.get("scores"), dict):
         raise InvalidModelOutput("critique answer has no scores object", stage="critique")
     raw = answer["scores"]
@@ -424,6 +428,7 @@ def critique_from_answer(
         dropped_count=facts.dropped,
         adaptive=adaptive,
         lessons_applied=applied,
+        usage=usage,
     )
 
 
@@ -437,27 +442,32 @@ async def critique_run(
 ) -> Critique:
     """Critique the run recorded at ``run_record_path``; write, prune and log; return the critique.
 
-    The critique file goes into ``meta_dir`` (default: the run record's folder). A
-    failure is logged to ``critique.log`` there and re-raised.
+    The critique file goes into ``meta_dir`` (default: the run record's folder), which
+    must not lead out of its parent folder. Every model call is counted into the
+    critique's ``usage``. A failure is logged to ``critique.log`` there and re-raised.
     """
     run_record_path = Path(run_record_path)
-    folder = Path(meta_dir) if meta_dir is not None else run_record_path.parent
+    folder = Path(meta_dir) if meta_dir is not None else run_record_path.absolute().parent
     subject = run_record_path.name
+    when = (now or datetime.now(UTC)).astimezone(UTC)
     try:
+        check_folder_inside(folder, folder.parent)
         record = load_run_record(run_record_path)
         subject = critique_file_name(record["id"])
         _, report = read_report(run_record_path, record)
         facts = compute_facts(record, report)
-        response = await model.complete(build_request(facts, report))
+        recorder = UsageRecorder(model)
+        response = await recorder.complete(build_request(facts, report))
         critique = critique_from_answer(
             record,
             facts,
             response.data,
-            timestamp=now or datetime.now(UTC),
+            timestamp=when,
             report_path=record["report_path"],
+            usage=CritiqueUsage.from_usage(recorder.total),
         )
         write_critique(folder, critique)
-        prune_critiques(folder, settings.max_critiques, protect=[critique.id])
+        prune_critiques(folder, settings.max_critiques, protect=[critique.id], now=when)
     except Exception as exc:
         message = str(exc) or type(exc).__name__
         try:

@@ -3,10 +3,13 @@
 Selection (:func:`select_lessons`) takes the newest ``limit`` critiques that validate,
 pass, match the domain and are younger than the TTL; with fewer than ``min_critiques``
 there are no lessons at all. Candidate files are ordered by the timestamp in their
-*names*: expired files and files beyond the scan window are never opened.
+*names*: expired files, files named with a future time and files beyond the scan window
+are never opened; a file whose own timestamp lies in the future is refused, and junk
+does not use up the scan window.
 
 Lessons are written only from templates filled with counts, dimension names, tags and
-host names that match a strict hostname pattern. Critique free text (weaknesses,
+host names that match a strict hostname pattern and that the run's own record and
+report back up (see :mod:`.evidence`). Critique free text (weaknesses,
 suggestions, skeptic details, queries) never reaches a lesson, so never a prompt.
 
 Safeguards: a control fraction of eligible runs goes without lessons (the baseline),
@@ -20,7 +23,6 @@ from __future__ import annotations
 import math
 import random
 import re
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -28,11 +30,19 @@ from pathlib import Path
 from typing import Any
 
 from ..domains import DOMAINS
-from ..errors import InputError
-from .safeyaml import UnsafeYaml, load_yaml_file
+from ..errors import ConfigError, InputError
+from .evidence import dominant_hosts, valid_hostname
 from .schema import DIMENSION_LABELS, DIMENSIONS, MAX_TEXT, TAG_LABELS, Critique, InvalidCritique
 from .stats import collapse_check, compare_adaptive
-from .store import parse_critique, read_critique_text, scan_critiques, stamp_of
+from .store import (
+    FUTURE_SLACK,
+    CritiqueEntry,
+    future_problem,
+    parse_critique,
+    read_critique_text,
+    scan_critiques,
+    stamp_of,
+)
 
 __all__ = [
     "Lesson",
@@ -48,11 +58,7 @@ __all__ = [
 
 SCAN_WINDOW = 50  # newest critique files read per selection (the default retention)
 MAX_LESSONS = 5
-MAX_RUN_RECORD_BYTES = 4 * 1024 * 1024
-_FUTURE_SLACK = timedelta(hours=1)
-
-_HOSTNAME = re.compile(r"^(?=.{4,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
-_SHOWN_HOST_MAX = 40
+MAX_TTL_DAYS = 36_500
 
 DOMAIN_LABELS = {
     "policy_law": "policy and law",
@@ -135,42 +141,12 @@ class LessonSelection:
         }
 
 
-def valid_hostname(value: object) -> bool:
-    """True for a plain DNS host name such as ``example.com`` (no scheme, port, path or spaces)."""
-    return isinstance(value, str) and bool(_HOSTNAME.match(value))
-
-
 def _domain_label(domain: str) -> str:
     return DOMAIN_LABELS.get(domain, domain.replace("_", " "))
 
 
 def _need(n: int, fraction: float) -> int:
     return max(2, math.ceil(n * fraction))
-
-
-def _dominant_hosts(meta_dir: Path, ids: Sequence[str]) -> list[str]:
-    """The most used site of each run behind a single-site tag, if it is a valid host name."""
-    tops: Counter[str] = Counter()
-    for run_id in ids:
-        try:
-            record = load_yaml_file(
-                Path(meta_dir) / f"run-{run_id}.yaml", max_bytes=MAX_RUN_RECORD_BYTES, within=meta_dir
-            )
-        except UnsafeYaml:
-            continue  # the lesson simply names no host
-        sources = record.get("sources") if isinstance(record, dict) else None
-        if not isinstance(sources, list):
-            continue
-        sites = Counter(
-            s["site"].lower()
-            for s in sources
-            if isinstance(s, dict) and s.get("status") == "kept" and isinstance(s.get("site"), str)
-        )
-        if sites:
-            site, _ = sites.most_common(1)[0]
-            if valid_hostname(site) and len(site) <= _SHOWN_HOST_MAX:
-                tops[site] += 1
-    return [host for host, _ in tops.most_common(2)]
 
 
 def _fit(text: str) -> str:
@@ -218,7 +194,7 @@ def build_lessons(
             continue
         what = TAG_LABELS[tag]
         if tag == "single_site" and meta_dir is not None:
-            hosts = _dominant_hosts(meta_dir, ids)
+            hosts = dominant_hosts(meta_dir, [c for c in critiques if c.id in ids])
             if hosts:
                 what = f"{what} ({', '.join(hosts)})"
         text = f"In {len(ids)} of the last {n} {label} reports {what}: {TAG_ADVICE[tag]}."
@@ -243,6 +219,74 @@ def _other_domain(text: str, domain: str) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class _Scan:
+    """What the critique files offer a run: eligible critiques, all in its domain, the rest."""
+
+    eligible: list[Critique]
+    in_domain: list[Critique]
+    excluded: list[tuple[str, str]]
+
+
+def _read_one(entry: CritiqueEntry, meta_dir: Path, domain: str, now: datetime) -> Critique | str:
+    """The critique in ``entry`` if it is valid, present and in ``domain``; else why not."""
+    try:
+        text = read_critique_text(entry.path, meta_dir=meta_dir)
+        other = _other_domain(text, domain)
+        if other:  # plainly another domain: no need to parse it
+            return f"other domain ({other})"
+        critique = parse_critique(text, name=entry.name)
+    except InvalidCritique as exc:
+        return f"invalid: {exc}"
+    problem = future_problem(critique, now)
+    if problem is not None:
+        return problem
+    if critique.query_domain != domain:
+        return f"other domain ({critique.query_domain})"
+    return critique
+
+
+def _check_ttl(ttl_days: float) -> None:
+    if isinstance(ttl_days, bool) or not isinstance(ttl_days, int | float) or not 0 < ttl_days <= MAX_TTL_DAYS:
+        raise ConfigError(f"lesson_ttl_days must be a number above 0 and at most {MAX_TTL_DAYS}, not {ttl_days!r}")
+
+
+def _scan(meta_dir: Path, domain: str, *, now: datetime, ttl_days: float, limit: int, scan_window: int) -> _Scan:
+    """Read the newest unexpired files, newest first by file name, until ``scan_window`` of
+    them proved to be critiques; junk does not count, so it never crowds real files out
+    (at most ``4 * scan_window`` files are opened)."""
+    _check_ttl(ttl_days)
+    entries, misnamed = scan_critiques(meta_dir)
+    scan = _Scan([], [], [(p.name, "invalid: file name is not critique-<run id>.yaml") for p in misnamed])
+    cutoff, future = stamp_of(now - timedelta(days=ttl_days)), stamp_of(now + FUTURE_SLACK)
+    counted = opened = 0
+    for entry in entries:
+        if entry.stamp < cutoff:
+            scan.excluded.append((entry.name, f"expired (older than {ttl_days:g} days)"))
+            continue
+        if entry.stamp > future:
+            scan.excluded.append((entry.name, "dated in the future"))
+            continue
+        if counted >= scan_window or opened >= scan_window * 4:
+            scan.excluded.append((entry.name, f"beyond the newest {scan_window} critique files (not read)"))
+            continue
+        opened += 1
+        found = _read_one(entry, meta_dir, domain, now)
+        if isinstance(found, str):
+            counted += found.startswith("other domain")
+            scan.excluded.append((entry.name, found))
+            continue
+        counted += 1
+        scan.in_domain.append(found)
+        if not found.overall_pass:
+            scan.excluded.append((entry.name, f"failing (mean {found.mean_score:.2f})"))
+        elif len(scan.eligible) >= limit:
+            scan.excluded.append((entry.name, f"older than the newest {limit} eligible critiques"))
+        else:
+            scan.eligible.append(found)
+    return scan
+
+
 def select_lessons(
     meta_dir: Path,
     domain: str,
@@ -259,55 +303,16 @@ def select_lessons(
 ) -> LessonSelection:
     """Choose the lessons for a run in ``domain`` at ``now`` (see the module docstring).
 
-    ``scan_window`` bounds how many of the newest unexpired files are read; they also
-    feed the suspension and collapse checks. Never raises for a bad file.
+    ``scan_window`` bounds how many of the newest unexpired critiques are read (junk
+    does not count; see :func:`_scan`); they also feed the suspension and collapse
+    checks. Never raises for a bad file; a meta folder that is a symlink leading out of
+    its reports folder, or a ``ttl_days`` out of range, raises.
     """
     if domain not in DOMAINS:
         raise InputError(f"unknown domain {domain!r}: choose one of {', '.join(DOMAINS)}")
     meta_dir = Path(meta_dir)
-    entries, misnamed = scan_critiques(meta_dir)
-    excluded: list[tuple[str, str]] = [
-        (p.name, "invalid: file name is not critique-<run id>.yaml") for p in misnamed
-    ]
-    cutoff = stamp_of(now - timedelta(days=ttl_days))
-    future = stamp_of(now + _FUTURE_SLACK)
-    expired_reason = f"expired (older than {ttl_days:g} days)"
-    unread_reason = f"beyond the newest {scan_window} critique files (not read)"
-    eligible: list[Critique] = []
-    in_domain: list[Critique] = []
-    read = 0
-    for entry in entries:
-        if entry.stamp < cutoff:
-            excluded.append((entry.name, expired_reason))
-            continue
-        if entry.stamp > future:
-            excluded.append((entry.name, "dated in the future"))
-            continue
-        if read >= scan_window:
-            excluded.append((entry.name, unread_reason))
-            continue
-        read += 1
-        try:
-            text = read_critique_text(entry.path, meta_dir=meta_dir)
-            other = _other_domain(text, domain)
-            if other:  # plainly another domain: no need to parse it
-                excluded.append((entry.name, f"other domain ({other})"))
-                continue
-            critique = parse_critique(text, name=entry.name)
-        except InvalidCritique as exc:
-            excluded.append((entry.name, f"invalid: {exc}"))
-            continue
-        if critique.query_domain != domain:
-            excluded.append((entry.name, f"other domain ({critique.query_domain})"))
-            continue
-        in_domain.append(critique)
-        if not critique.overall_pass:
-            excluded.append((entry.name, f"failing (mean {critique.mean_score:.2f})"))
-        elif len(eligible) >= limit:
-            excluded.append((entry.name, f"older than the newest {limit} eligible critiques"))
-        else:
-            eligible.append(critique)
-
+    scan = _scan(meta_dir, domain, now=now, ttl_days=ttl_days, limit=limit, scan_window=scan_window)
+    eligible, in_domain, excluded = scan.eligible, scan.in_domain, scan.excluded
     collapse = collapse_check(domain, in_domain)
     warnings = (collapse.warning,) if collapse.collapsed else ()
     considered = tuple(c.id for c in eligible)

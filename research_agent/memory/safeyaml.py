@@ -6,6 +6,9 @@ or planted by someone else. Reading one therefore:
 * refuses symlinks and anything that is not a regular file (``lstat``, then
   ``O_NOFOLLOW``), and, when ``within`` is given, any path resolving outside it;
 * checks the size cap *before* reading, and never reads more than the cap;
+* measures the nesting depth of the text before any parser sees it (libyaml's C
+  composer recurses once per level and crashes the process at about 30,000 levels:
+  see :mod:`research_agent.nesting`);
 * composes the document with the safe loader only, then rejects anchors/aliases
   (alias bombs), any tag outside the plain YAML core (``!!python/object`` and
   friends), duplicate keys, documents deeper or larger than a small bound;
@@ -16,15 +19,14 @@ Writing produces block-style YAML a person can read, with keys in the order give
 
 from __future__ import annotations
 
-import errno
-import os
-import stat
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from ..errors import InputError
+from ..nesting import MAX_NESTING, nesting_problem
+from ..safefile import UnsafeFile, read_text_capped
 
 __all__ = ["UnsafeYaml", "read_capped", "load_yaml_text", "load_yaml_file", "dump_yaml"]
 
@@ -47,61 +49,15 @@ class UnsafeYaml(InputError):
 def read_capped(
     path: Path, *, max_bytes: int, within: Path | None = None, allow_symlink: bool = False
 ) -> str:
-    """Read a UTF-8 file of at most ``max_bytes`` bytes, refusing links and foreign paths."""
-    path = Path(path)
+    """Read a UTF-8 file of at most ``max_bytes`` bytes, refusing links and foreign paths.
+
+    ``within``: the folder the file must lie in, symlinks resolved (see
+    :func:`research_agent.safefile.read_text_capped`).
+    """
     try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        raise UnsafeYaml(f"{path}: file not found") from None
-    except OSError as exc:
-        raise UnsafeYaml(f"{path}: cannot read ({exc.strerror or exc})") from None
-    if stat.S_ISLNK(info.st_mode):
-        if not allow_symlink:
-            raise UnsafeYaml("symlink refused (memory files must be regular files)")
-        try:
-            info = os.stat(path)
-        except OSError as exc:
-            raise UnsafeYaml(f"{path}: broken symlink ({exc.strerror or exc})") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise UnsafeYaml("not a regular file")
-    # A regular file named directly inside ``within`` cannot resolve elsewhere; only
-    # other paths (or followed symlinks) need resolving.
-    if within is not None and (allow_symlink or path.parent != Path(within)):
-        try:
-            inside = path.resolve().parent == Path(within).resolve()
-        except OSError as exc:
-            raise UnsafeYaml(f"cannot resolve path ({exc.strerror or exc})") from None
-        if not inside:
-            raise UnsafeYaml(f"resolves outside {within}")
-    if info.st_size > max_bytes:
-        raise UnsafeYaml(f"too large ({info.st_size} bytes; limit {max_bytes})")
-    flags = os.O_RDONLY | (0 if allow_symlink else getattr(os, "O_NOFOLLOW", 0))
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise UnsafeYaml("symlink refused (memory files must be regular files)") from None
-        raise UnsafeYaml(f"cannot open ({exc.strerror or exc})") from None
-    try:
-        chunks: list[bytes] = []
-        left = max_bytes + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 16))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-    except OSError as exc:
-        raise UnsafeYaml(f"cannot read ({exc.strerror or exc})") from None
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    if len(data) > max_bytes:
-        raise UnsafeYaml(f"too large (more than {max_bytes} bytes)")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UnsafeYaml(f"not UTF-8 text (byte {exc.start})") from None
+        return read_text_capped(path, max_bytes=max_bytes, inside=within, follow_symlinks=allow_symlink)
+    except UnsafeFile as exc:
+        raise UnsafeYaml(str(exc)) from None
 
 
 def _where(node: yaml.Node) -> str:
@@ -143,6 +99,9 @@ def _check_nodes(root: yaml.Node, *, max_nodes: int, max_depth: int) -> None:
 
 def load_yaml_text(text: str, *, max_nodes: int = MAX_NODES, max_depth: int = MAX_DEPTH) -> Any:
     """Parse one YAML document safely (see the module docstring); raise UnsafeYaml."""
+    problem = nesting_problem(text, "yaml", limit=max(max_depth, MAX_NESTING))
+    if problem is not None:
+        raise UnsafeYaml(f"document {problem}")
     loader = _Loader(text)
     try:
         node = loader.get_single_node()

@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -20,7 +21,9 @@ from typing import Any
 import jsonschema
 
 from ..errors import InputError
+from ..ids import format_utc, parse_zoned_time
 from ..sanitize import looks_like_injection
+from .fastschema import Check, compile_schema
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -30,11 +33,13 @@ __all__ = [
     "TAG_LABELS",
     "GATE_DECISIONS",
     "FIELD_ORDER",
+    "OPTIONAL_FIELDS",
     "MAX_TEXT",
     "MAX_ITEMS",
     "Scores",
     "SkepticFlag",
     "Critique",
+    "CritiqueUsage",
     "InvalidCritique",
     "critique_schema",
     "validate_critique",
@@ -96,6 +101,8 @@ FIELD_ORDER: tuple[str, ...] = (
     "adaptive",
     "lessons_applied",
 )
+# Fields a file may leave out (files written before they existed still load).
+OPTIONAL_FIELDS: tuple[str, ...] = ("usage",)
 
 
 class InvalidCritique(InputError):
@@ -117,119 +124,12 @@ def _validator() -> jsonschema.protocols.Validator:
     return cls(schema)
 
 
-# --- a compiled fast path -----------------------------------------------------------
-# Selection parses up to 50 files per run; jsonschema's general machinery costs most of
-# that time. The schema uses a small keyword set, compiled here into plain checks that
-# only ever say "valid" or "not valid"; any "not valid" goes through jsonschema for the
-# precise messages, so jsonschema stays the judge of what is wrong.
-
-_FAST_KEYWORDS = frozenset(
-    [
-        "$schema",
-        "$id",
-        "title",
-        "description",
-        "type",
-        "const",
-        "enum",
-        "pattern",
-        "minLength",
-        "maxLength",
-        "minimum",
-        "maximum",
-        "maxItems",
-        "uniqueItems",
-        "items",
-        "properties",
-        "required",
-        "additionalProperties",
-    ]
-)
-Check = Callable[[Any], bool]
-
-
-def _is_number(x: Any) -> bool:
-    return isinstance(x, int | float) and not isinstance(x, bool)
-
-
-_TYPES: dict[str, Check] = {
-    "object": lambda x: isinstance(x, dict),
-    "array": lambda x: isinstance(x, list),
-    "string": lambda x: isinstance(x, str),
-    "boolean": lambda x: isinstance(x, bool),
-    "number": _is_number,
-    "integer": lambda x: _is_number(x) and (isinstance(x, int) or float(x).is_integer()),
-    "null": lambda x: x is None,
-}
-
-
-def _same(a: Any, b: Any) -> bool:
-    """JSON equality as jsonschema sees it: booleans are not numbers."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if _is_number(a) and _is_number(b):
-        return a == b
-    return type(a) is type(b) and a == b
-
-
-def _compile(schema: Mapping[str, Any]) -> Check:
-    unknown = set(schema) - _FAST_KEYWORDS
-    if unknown:
-        raise ValueError(f"critique schema uses keywords the fast path does not know: {sorted(unknown)}")
-    checks: list[Check] = []
-    if "type" in schema:
-        checks.append(_TYPES[schema["type"]])
-    if "const" in schema:
-        const = schema["const"]
-        checks.append(lambda x: _same(x, const))
-    if "enum" in schema:
-        choices = list(schema["enum"])
-        checks.append(lambda x: any(_same(x, c) for c in choices))
-    if "pattern" in schema:
-        pattern = re.compile(schema["pattern"])
-        checks.append(lambda x: not isinstance(x, str) or pattern.search(x) is not None)
-    if "minLength" in schema:
-        low = schema["minLength"]
-        checks.append(lambda x: not isinstance(x, str) or len(x) >= low)
-    if "maxLength" in schema:
-        high = schema["maxLength"]
-        checks.append(lambda x: not isinstance(x, str) or len(x) <= high)
-    if "minimum" in schema:
-        low_n = schema["minimum"]
-        checks.append(lambda x: not _is_number(x) or x >= low_n)
-    if "maximum" in schema:
-        high_n = schema["maximum"]
-        checks.append(lambda x: not _is_number(x) or x <= high_n)
-    if "maxItems" in schema:
-        most = schema["maxItems"]
-        checks.append(lambda x: not isinstance(x, list) or len(x) <= most)
-    if schema.get("uniqueItems"):
-        checks.append(
-            lambda x: (
-                not isinstance(x, list) or not any(_same(a, b) for i, a in enumerate(x) for b in x[i + 1 :])
-            )
-        )
-    if "items" in schema:
-        item = _compile(schema["items"])
-        checks.append(lambda x: not isinstance(x, list) or all(item(v) for v in x))
-    if "required" in schema:
-        required = tuple(schema["required"])
-        checks.append(lambda x: not isinstance(x, dict) or all(k in x for k in required))
-    if "properties" in schema:
-        props = {k: _compile(v) for k, v in schema["properties"].items()}
-        checks.append(
-            lambda x: not isinstance(x, dict) or all(props[k](v) for k, v in x.items() if k in props)
-        )
-        if schema.get("additionalProperties") is False:
-            checks.append(lambda x: not isinstance(x, dict) or all(k in props for k in x))
-    elif "additionalProperties" in schema:
-        raise ValueError("additionalProperties without properties is not supported by the fast path")
-    return lambda x: all(check(x) for check in checks)
-
-
 @cache
 def _fast_check() -> Check:
-    return _compile(critique_schema())
+    """Selection parses up to 50 files per run; the compiled checks (see
+    :mod:`.fastschema`) say only "valid" or "not valid", and any "not valid" goes through
+    jsonschema for the precise messages."""
+    return compile_schema(critique_schema())
 
 
 def mean_of(values: Mapping[str, int]) -> float:
@@ -280,6 +180,8 @@ def _describe(error: jsonschema.ValidationError) -> str:
         return f"{_short(inst)} is not one of: {choices}"
     if v == "const":
         return f"{_short(inst)} must be {arg!r}"
+    if v == "pattern" and _path(error) == "timestamp":
+        return f"{_short(inst)} {_NOT_A_TIME}"
     if v == "pattern":
         return f"{_short(inst)} has the wrong format"
     if v == "uniqueItems":
@@ -309,18 +211,38 @@ def _text_problems(data: Mapping[str, Any]) -> list[str]:
     return problems
 
 
+_NOT_A_TIME = "is not an ISO 8601 time with a zone (e.g. 2026-11-22T09:58:36Z)"
+
+
+def _non_finite(data: Any) -> list[str]:
+    """``<path>: ... is not a finite number`` for every NaN or infinity (YAML's .nan, .inf)."""
+    problems: list[str] = []
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            problems.append(f"{where or '(top level)'}: {value} is not a finite number")
+        elif isinstance(value, dict):
+            stack.extend((f"{where}.{k}" if where else str(k), v) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", v) for i, v in enumerate(value))
+    return sorted(problems)
+
+
 def validate_critique(data: Any) -> list[str]:
     """Every problem with ``data`` as a critique, as ``"<path>: <problem>"``; [] when valid."""
-    if _fast_check()(data):
-        problems: list[str] = []
-    else:
+    problems = _non_finite(data)
+    if problems:
+        return problems
+    if not _fast_check()(data):
         validator = _validator()
         errors = sorted(
             validator.iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.validator)
         )
-        problems = [f"{_path(e)}: {_describe(e)}" for e in errors]
-        return problems
+        return [f"{_path(e)}: {_describe(e)}" for e in errors]
     problems += _text_problems(data)
+    if parse_zoned_time(data["timestamp"]) is None:
+        problems.append(f"timestamp: {_short(data['timestamp'])} {_NOT_A_TIME}")
     scores = data["scores"]
     mean = mean_of(scores)
     if not math.isclose(float(data["mean_score"]), mean, abs_tol=0.011):
@@ -358,6 +280,44 @@ class Scores:
 
 
 @dataclass(frozen=True)
+class CritiqueUsage:
+    """What the critique itself cost: every model call it made. ``cost_usd`` None: price unknown."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+    retries: int = 0
+    cost_usd: float | None = None
+
+    @classmethod
+    def from_usage(cls, usage: Any) -> CritiqueUsage:
+        """From an ``llm.Usage`` (a cost that is missing, negative or not finite becomes None)."""
+        cost = getattr(usage, "cost_usd", None)
+        if isinstance(cost, bool) or not isinstance(cost, int | float) or not 0 <= cost < math.inf:
+            cost = None
+        return cls(
+            prompt_tokens=int(usage.prompt_tokens),
+            completion_tokens=int(usage.completion_tokens),
+            calls=int(usage.calls),
+            retries=int(usage.retries),
+            cost_usd=None if cost is None else round(float(cost), 6),
+        )
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "calls": self.calls,
+            "retries": self.retries,
+            "cost_usd": self.cost_usd,
+        }
+
+
+@dataclass(frozen=True)
 class SkepticFlag:
     """One notable skeptic finding of the run: its lens and a short sanitized detail."""
 
@@ -388,7 +348,16 @@ class Critique:
     dropped_count: int = 0
     adaptive: bool = False
     lessons_applied: tuple[str, ...] = ()
+    usage: CritiqueUsage | None = None
     schema_version: int = field(default=SCHEMA_VERSION)
+
+    @property
+    def created_at(self) -> datetime:
+        """When the critique was made (its ``timestamp``), in UTC."""
+        when = parse_zoned_time(self.timestamp)
+        if when is None:
+            raise InvalidCritique(f"timestamp: {_short(self.timestamp)} {_NOT_A_TIME}")
+        return when
 
     def as_dict(self) -> dict[str, Any]:
         """The file's content: plain types, keys in schema order."""
@@ -414,7 +383,10 @@ class Critique:
             "adaptive": self.adaptive,
             "lessons_applied": list(self.lessons_applied),
         }
-        return {k: values[k] for k in FIELD_ORDER}
+        data = {k: values[k] for k in FIELD_ORDER}
+        if self.usage is not None:
+            data["usage"] = self.usage.as_dict()
+        return data
 
     @classmethod
     def from_dict(cls, data: Any) -> Critique:
@@ -432,7 +404,7 @@ class Critique:
             query=data["query"],
             query_domain=data["query_domain"],
             mode=data["mode"],
-            timestamp=data["timestamp"],
+            timestamp=format_utc(parse_zoned_time(data["timestamp"])),  # type: ignore[arg-type]
             model_version=data["model_version"],
             report_path=data["report_path"],
             scores=Scores(**{d: int(data["scores"][d]) for d in DIMENSIONS}),
@@ -447,5 +419,19 @@ class Critique:
             dropped_count=int(data["dropped_count"]),
             adaptive=bool(data["adaptive"]),
             lessons_applied=tuple(data["lessons_applied"]),
+            usage=_usage_from(data.get("usage")),
             schema_version=int(data["schema_version"]),
         )
+
+
+def _usage_from(data: Mapping[str, Any] | None) -> CritiqueUsage | None:
+    if data is None:
+        return None
+    cost = data["cost_usd"]
+    return CritiqueUsage(
+        prompt_tokens=int(data["prompt_tokens"]),
+        completion_tokens=int(data["completion_tokens"]),
+        calls=int(data["calls"]),
+        retries=int(data["retries"]),
+        cost_usd=None if cost is None else float(cost),
+    )

@@ -9,6 +9,9 @@
   score lower than baseline runs: lessons are suspended for that domain.
 * Collapse: the standard deviation of the recent mean scores falls under 0.3, a sign
   the critic stopped telling reports apart.
+* Cost: the tokens and dollars the critiques themselves spent, per domain, from the
+  ``usage`` each critique file records (files written before it existed are not counted;
+  the cost is unknown as soon as one critique's price was unknown).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ __all__ = [
     "DimensionTrend",
     "Comparison",
     "Collapse",
+    "CritiqueCost",
     "DomainStats",
     "MemoryStats",
     "chronological",
@@ -42,6 +46,7 @@ __all__ = [
     "collapse_check",
     "domain_stats",
     "compute_stats",
+    "critique_cost",
     "plot_history",
 ]
 
@@ -98,6 +103,49 @@ class Collapse:
 
 
 @dataclass(frozen=True)
+class CritiqueCost:
+    """What the critiques of one domain spent. ``recorded``: critiques that stored their usage;
+    ``cost_usd`` is None (unknown) when any of them has an unknown cost."""
+
+    recorded: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+    cost_usd: float | None = 0.0
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "recorded": self.recorded,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "calls": self.calls,
+            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
+        }
+
+
+def critique_cost(critiques: Iterable[Critique]) -> CritiqueCost:
+    """The summed usage of the critiques that recorded one (see :class:`CritiqueCost`)."""
+    total = CritiqueCost()
+    for critique in critiques:
+        usage = critique.usage
+        if usage is None:
+            continue
+        cost = None if total.cost_usd is None or usage.cost_usd is None else total.cost_usd + usage.cost_usd
+        total = CritiqueCost(
+            total.recorded + 1,
+            total.prompt_tokens + usage.prompt_tokens,
+            total.completion_tokens + usage.completion_tokens,
+            total.calls + usage.calls,
+            cost,
+        )
+    return total
+
+
+@dataclass(frozen=True)
 class DomainStats:
     domain: str
     count: int
@@ -106,6 +154,7 @@ class DomainStats:
     trends: tuple[DimensionTrend, ...]
     comparison: Comparison
     collapse: Collapse
+    cost: CritiqueCost = CritiqueCost()
 
 
 @dataclass(frozen=True)
@@ -149,6 +198,7 @@ class MemoryStats:
                     "comparison": d.comparison.reason,
                     "recent_std": d.collapse.std,
                     "collapse": d.collapse.collapsed,
+                    "critique_usage": d.cost.as_dict(),
                 }
                 for d in self.domains
             ],
@@ -246,6 +296,7 @@ def domain_stats(domain: str, critiques: Sequence[Critique]) -> DomainStats:
         trends=tuple(trends),
         comparison=compare_adaptive(domain, ordered),
         collapse=collapse_check(domain, ordered),
+        cost=critique_cost(ordered),
     )
 
 

@@ -3,8 +3,12 @@
 Files live in ``<reports>/meta`` as ``critique-<id>.yaml``. Listing orders them by the
 UTC timestamp in the *file name* (no ``stat``, no parse), so callers can decide which
 files matter before opening any. Loading never raises for a bad file: it returns a
-:class:`LoadedCritique` carrying the reason. ``critique.log`` in the same folder gets
-one line per critique written or failed, appended with ``O_APPEND``.
+:class:`LoadedCritique` carrying the reason; given the time ``now``, a file dated in the
+future is refused like any other bad file. Retention ranks files by their *validated*
+time, capped at now: junk and future-dated files never displace valid, present ones.
+``critique.log`` in the same folder gets one line per critique written or failed,
+appended with ``O_APPEND``. ``meta`` must not be a symlink leading out of its reports
+folder.
 """
 
 from __future__ import annotations
@@ -13,13 +17,14 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import StorageError
 from ..fsutil import atomic_write_text
 from ..ids import id_timestamp
+from ..safefile import check_folder_inside
 from ..sanitize import sanitize
 from .safeyaml import UnsafeYaml, dump_yaml, load_yaml_text, read_capped
 from .schema import Critique, InvalidCritique, validate_critique
@@ -41,6 +46,8 @@ __all__ = [
     "prune_critiques",
     "append_log",
     "stamp_of",
+    "future_problem",
+    "FUTURE_SLACK",
 ]
 
 MAX_CRITIQUE_BYTES = 64 * 1024
@@ -50,6 +57,7 @@ _LOG_LINE_BYTES = 1000  # well under PIPE_BUF, so each append is one atomic writ
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}_[0-9]{8}T[0-9]{12}Z$")
 _NAME_RE = re.compile(r"^critique-(?P<id>[a-z0-9][a-z0-9-]{0,63}_(?P<stamp>[0-9]{8}T[0-9]{12}Z))\.yaml$")
 _STAMP_FMT = "%Y%m%dT%H%M%S%fZ"
+FUTURE_SLACK = timedelta(hours=1)  # clock skew between machines sharing a reports folder
 
 
 def stamp_of(when: datetime) -> str:
@@ -108,11 +116,13 @@ class LoadedCritique:
 def scan_critiques(meta_dir: Path) -> tuple[list[CritiqueEntry], list[Path]]:
     """Critique files newest first by file-name timestamp, and ``critique-*`` files badly named.
 
-    Nothing is opened or stat-ed: only the directory listing is read.
+    Nothing is opened or stat-ed: only the directory listing is read. A ``meta_dir``
+    that is a symlink leading out of its parent folder raises UnsafeFile (an InputError).
     """
     entries: list[CritiqueEntry] = []
     misnamed: list[Path] = []
     meta_dir = Path(meta_dir)
+    check_folder_inside(meta_dir, meta_dir.parent)
     try:
         with os.scandir(meta_dir) as it:
             for item in it:
@@ -171,19 +181,41 @@ def load_critique(
     return parse_critique(read_critique_text(path, meta_dir=meta_dir, max_bytes=max_bytes), name=path.name)
 
 
-def load_entry(entry: CritiqueEntry | Path, *, meta_dir: Path | None = None) -> LoadedCritique:
-    """Load one file without raising: a bad file comes back with its reason."""
+def future_problem(critique: Critique, now: datetime) -> str | None:
+    """``"dated in the future (...)"`` when the run time in its id, or its ``timestamp``,
+    lies beyond ``now`` (plus an hour of slack for clock skew); else None."""
+    latest = now.astimezone(UTC) + FUTURE_SLACK
+    for when in (id_timestamp(critique.id), critique.created_at):
+        if when is not None and when > latest:
+            return f"dated in the future ({when.strftime('%Y-%m-%dT%H:%M:%SZ')})"
+    return None
+
+
+def load_entry(
+    entry: CritiqueEntry | Path, *, meta_dir: Path | None = None, now: datetime | None = None
+) -> LoadedCritique:
+    """Load one file without raising: a bad file comes back with its reason.
+
+    With ``now``, a critique dated in the future (see :func:`future_problem`) is bad too.
+    """
     path = entry.path if isinstance(entry, CritiqueEntry) else Path(entry)
     try:
-        return LoadedCritique(path, load_critique(path, meta_dir=meta_dir))
+        critique = load_critique(path, meta_dir=meta_dir)
     except InvalidCritique as exc:
         return LoadedCritique(path, None, str(exc))
+    problem = future_problem(critique, now) if now is not None else None
+    if problem is not None:
+        return LoadedCritique(path, None, problem)
+    return LoadedCritique(path, critique)
 
 
-def load_all(meta_dir: Path) -> list[LoadedCritique]:
-    """Every ``critique-*`` file, newest first, each loaded or with its reason."""
+def load_all(meta_dir: Path, *, now: datetime | None = None) -> list[LoadedCritique]:
+    """Every ``critique-*`` file, newest first, each loaded or with its reason.
+
+    With ``now``, files dated in the future are reported as bad files.
+    """
     entries, misnamed = scan_critiques(meta_dir)
-    loaded = [load_entry(e, meta_dir=meta_dir) for e in entries]
+    loaded = [load_entry(e, meta_dir=meta_dir, now=now) for e in entries]
     loaded.extend(LoadedCritique(p, None, "file name is not critique-<run id>.yaml") for p in misnamed)
     return loaded
 
@@ -199,18 +231,38 @@ def write_critique(meta_dir: Path, critique: Critique) -> Path:
     return atomic_write_text(path, header + dump_yaml(data))
 
 
-def prune_critiques(meta_dir: Path, keep: int, *, protect: Iterable[str] = ()) -> list[Path]:
-    """Delete the oldest critique files beyond the newest ``keep`` (0 keeps all); return them.
+def _retention_order(meta_dir: Path, entries: list[CritiqueEntry], now: datetime) -> list[CritiqueEntry]:
+    """Valid, present critiques first, newest first by their run time (validated against the
+    file name, capped at now); then every other file (invalid, unreadable or dated in the
+    future), newest name first."""
+    ranked: list[tuple[bool, datetime, str, CritiqueEntry]] = []
+    for entry in entries:
+        loaded = load_entry(entry, meta_dir=meta_dir, now=now)
+        ranked.append((loaded.ok, min(entry.created, now), entry.name, entry))
+    ranked.sort(key=lambda item: item[:3], reverse=True)
+    return [item[3] for item in ranked]
 
-    Files whose names do not parse are left alone. Safe when several processes prune at
-    once: a file someone else already removed is simply skipped.
+
+def prune_critiques(
+    meta_dir: Path, keep: int, *, protect: Iterable[str] = (), now: datetime | None = None
+) -> list[Path]:
+    """Delete critique files beyond the best ``keep`` (0 keeps all); return the removed paths.
+
+    Valid critiques dated up to ``now`` (default: the current time) are kept first,
+    newest first; invalid, unreadable and future-dated files rank after every one of
+    them, so junk never displaces a real critique. Files whose names do not parse are
+    left alone. Safe when several processes prune at once: a file someone else already
+    removed is simply skipped.
     """
     if keep <= 0:
         return []
     entries, _ = scan_critiques(meta_dir)
+    if len(entries) <= keep:
+        return []
+    now = (now or datetime.now(UTC)).astimezone(UTC)
     protected = set(protect)
     removed: list[Path] = []
-    for entry in entries[keep:]:
+    for entry in _retention_order(Path(meta_dir), entries, now)[keep:]:
         if entry.run_id in protected:
             continue
         try:

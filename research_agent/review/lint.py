@@ -26,6 +26,8 @@ from ..citations import blank as _blank
 from ..citations import citation_numbers as _citation_numbers
 from ..citations import mask_code_and_urls as _mask_code_and_urls
 from ..citations import sentence_spans as _sentences
+from ..errors import InputError
+from ..nesting import nesting_problem
 from .issues import Issue
 from .rules import Rule
 
@@ -126,14 +128,22 @@ def parse_front_matter(markdown: str) -> dict[str, Any]:
 
 
 def _split_front_matter(lines: list[str]) -> tuple[dict[str, Any], int]:
+    """(front matter, index of the first body line). Front matter nested deeper than any
+    parser should meet is an InputError, checked before the YAML parser sees it."""
     if not lines or lines[0].strip() != "---":
         return {}, 0
     for i in range(1, len(lines)):
         if lines[i].strip() in ("---", "..."):
+            block = "\n".join(lines[1:i])
+            problem = nesting_problem(block, "yaml")
+            if problem is not None:
+                raise InputError(f"front matter {problem}")
             try:
-                data = yaml.safe_load("\n".join(lines[1:i]))
+                data = yaml.safe_load(block)
             except yaml.YAMLError:
                 data = None
+            except RecursionError:
+                raise InputError("front matter nested too deeply") from None
             return (data if isinstance(data, dict) else {}), i + 1
     return {}, 0  # an unclosed '---' is a horizontal rule, not front matter
 

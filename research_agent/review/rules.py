@@ -11,9 +11,12 @@ The file holds a list of rules, either at the top level or under ``rules:``::
         flags: [ignorecase]          # optional: ignorecase, multiline, dotall, verbose
         type: style                  # optional: groups the rule's issues in the feedback
 
-The file is read with ``yaml.safe_load`` and capped in size; every field is checked on
-load, and any problem is an :class:`~research_agent.errors.InputError` whose one-line
-message names the file and the rule.
+The file is read like every YAML file the tool reads (size-capped, nesting depth
+checked before any parser sees it, safe loader, no anchors or foreign tags: see
+:mod:`research_agent.memory.safeyaml`); a symlink may lead only to a file inside the
+rules file's own folder. Every field is checked on load, and any problem is an
+:class:`~research_agent.errors.InputError` whose one-line message names the file and
+the rule.
 """
 
 from __future__ import annotations
@@ -23,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..errors import InputError
+from ..memory.safeyaml import UnsafeYaml, load_yaml_text
+from ..safefile import UnsafeFile, read_text_capped
 
 __all__ = ["Rule", "load_rules", "parse_rules", "RULE_FLAGS", "MAX_RULES_BYTES", "MAX_RULES"]
 
@@ -144,8 +147,8 @@ def parse_rules(text: str, *, source: str = "rules") -> tuple[Rule, ...]:
     if len(text.encode("utf-8")) > MAX_RULES_BYTES:
         raise InputError(f"{source}: larger than {MAX_RULES_BYTES // 1024} KiB")
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+        data = load_yaml_text(text.removeprefix("\ufeff"))
+    except UnsafeYaml as exc:
         raise InputError(f"{source}: not valid YAML ({_one_line(exc)})") from None
     if data is None:
         return ()
@@ -176,14 +179,16 @@ def load_rules(path: Path) -> tuple[Rule, ...]:
     """Read and validate the rules file at ``path``; an empty file has no rules."""
     path = Path(path)
     source = f"rules file {path}"
+    if not path.is_file():
+        raise InputError(f"{source}: not found" if not path.exists() else f"{source}: not a file")
     try:
-        if not path.is_file():
-            raise InputError(f"{source}: not found" if not path.exists() else f"{source}: not a file")
         if path.stat().st_size > MAX_RULES_BYTES:
             raise InputError(f"{source}: larger than {MAX_RULES_BYTES // 1024} KiB")
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise InputError(f"{source}: not UTF-8 text") from None
+        text = read_text_capped(
+            path, max_bytes=MAX_RULES_BYTES, inside=path.absolute().parent, follow_symlinks=True
+        )
+    except UnsafeFile as exc:
+        raise InputError(f"{source}: {exc}") from None
     except OSError as exc:
         raise InputError(f"{source}: cannot read ({exc.strerror or exc})") from None
     return parse_rules(text, source=source)

@@ -1,0 +1,143 @@
+"""The files behind a critique: the report a run record names, and the sites it cites.
+
+A run record, a critique and a report can each be planted or edited by hand, so:
+
+* :func:`locate_report` accepts only a regular file (not a symlink) inside the reports
+  folder, whatever ``report_path`` a record names (``/etc/passwd`` is refused);
+* :func:`dominant_hosts` names a host in a lesson only when the critique, its run record
+  and its report agree: the ids match, ``report_path`` matches and names ``<id>.md``,
+  and the host is cited in that report's Sources.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..safefile import UnsafeFile, read_text_capped, resolves_inside
+from ..urls import registrable_domain, url_host
+from .safeyaml import UnsafeYaml, load_yaml_file
+from .schema import Critique
+
+__all__ = [
+    "MAX_REPORT_BYTES",
+    "MAX_RUN_RECORD_BYTES",
+    "locate_report",
+    "read_report_file",
+    "cited_hosts",
+    "dominant_hosts",
+    "valid_hostname",
+]
+
+MAX_REPORT_BYTES = 2 * 1024 * 1024
+MAX_RUN_RECORD_BYTES = 4 * 1024 * 1024
+_SHOWN_HOST_MAX = 40
+
+_HOSTNAME = re.compile(r"^(?=.{4,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
+_HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
+_URL = re.compile(r"https?://[^\s<>()\[\]]+", re.IGNORECASE)
+
+
+def valid_hostname(value: object) -> bool:
+    """True for a plain DNS host name such as ``example.com`` (no scheme, port, path or spaces)."""
+    return isinstance(value, str) and bool(_HOSTNAME.match(value))
+
+
+def _usable_report(candidate: Path, reports_dir: Path) -> bool:
+    """Whether ``candidate`` may be read as a report; raise InputError when it exists but may not."""
+    if not (candidate.exists() or candidate.is_symlink()):
+        return False
+    if candidate.is_symlink():
+        raise InputError(f"report {candidate}: symlink refused (a report must be a regular file)")
+    if not resolves_inside(candidate, reports_dir):
+        raise InputError(f"report {candidate}: lies outside the reports folder {reports_dir}")
+    if not candidate.is_file():
+        raise InputError(f"report {candidate}: not a regular file")
+    return True
+
+
+def locate_report(reports_dir: Path, named: str, run_id: str) -> Path:
+    """The report file of run ``run_id``: ``named`` (as written, or by its name in
+    ``reports_dir``), else ``<reports_dir>/<run_id>.md``; InputError when none is usable."""
+    path = Path(named)
+    candidates = [path] if path.is_absolute() else [path, reports_dir / path.name]
+    candidates.append(reports_dir / f"{run_id}.md")
+    for candidate in candidates:
+        if _usable_report(candidate, reports_dir):
+            return candidate
+    raise InputError(f"report not found: {named[:200]} (looked in {reports_dir})")
+
+
+def read_report_file(path: Path, reports_dir: Path) -> str:
+    """The text of a report found by :func:`locate_report` (size-capped, no symlinks)."""
+    try:
+        return read_text_capped(path, max_bytes=MAX_REPORT_BYTES, inside=reports_dir)
+    except UnsafeFile as exc:
+        raise InputError(f"report {path}: {exc}") from None
+
+
+def cited_hosts(report: str) -> set[str]:
+    """Hosts and registrable domains of the http(s) links in the report's Sources section."""
+    hosts: set[str] = set()
+    in_sources = False
+    for line in report.splitlines():
+        heading = _HEADING.match(line)
+        if heading:
+            in_sources = heading.group(1).strip().strip("*_").lower() == "sources"
+            continue
+        if in_sources:
+            for url in _URL.findall(line):
+                hosts.update(h for h in (url_host(url), registrable_domain(url)) if h)
+    return hosts
+
+
+def _agreeing_report(meta_dir: Path, critique: Critique) -> tuple[Mapping[str, Any], str] | None:
+    """(run record, report text) when critique, record and report agree; else None."""
+    try:
+        record = load_yaml_file(
+            meta_dir / f"run-{critique.id}.yaml", max_bytes=MAX_RUN_RECORD_BYTES, within=meta_dir
+        )
+    except UnsafeYaml:
+        return None
+    if not isinstance(record, dict) or record.get("id") != critique.id:
+        return None
+    named = record.get("report_path")
+    if named != critique.report_path or Path(str(named)).name != f"{critique.id}.md":
+        return None
+    reports_dir = meta_dir.parent
+    try:
+        path = locate_report(reports_dir, str(named), critique.id)
+        return record, read_report_file(path, reports_dir)
+    except InputError:
+        return None
+
+
+def _top_site(record: Mapping[str, Any]) -> str | None:
+    sources = record.get("sources")
+    if not isinstance(sources, list):
+        return None
+    sites = Counter(
+        s["site"].lower()
+        for s in sources
+        if isinstance(s, dict) and s.get("status") == "kept" and isinstance(s.get("site"), str)
+    )
+    return sites.most_common(1)[0][0] if sites else None
+
+
+def dominant_hosts(meta_dir: Path, critiques: Sequence[Critique], *, most: int = 2) -> list[str]:
+    """The most used site of each run behind a critique, when it is a valid host name cited
+    in that run's report and critique, record and report agree (see the module docstring)."""
+    tops: Counter[str] = Counter()
+    for critique in critiques:
+        found = _agreeing_report(Path(meta_dir), critique)
+        if found is None:
+            continue  # the lesson simply names no host
+        record, report = found
+        site = _top_site(record)
+        if site and valid_hostname(site) and len(site) <= _SHOWN_HOST_MAX and site in cited_hosts(report):
+            tops[site] += 1
+    return [host for host, _ in tops.most_common(most)]

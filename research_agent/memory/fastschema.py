@@ -1,0 +1,121 @@
+"""A compiled fast path for the critique schema.
+
+Selection parses up to 50 files per run; jsonschema's general machinery costs most of
+that time. The schema uses a small keyword set, compiled here into plain checks that
+only ever say "valid" or "not valid"; any "not valid" goes through jsonschema for the
+precise messages, so jsonschema stays the judge of what is wrong.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["Check", "compile_schema"]
+
+_FAST_KEYWORDS = frozenset(
+    [
+        "$schema",
+        "$id",
+        "title",
+        "description",
+        "type",
+        "const",
+        "enum",
+        "pattern",
+        "minLength",
+        "maxLength",
+        "minimum",
+        "maximum",
+        "maxItems",
+        "uniqueItems",
+        "items",
+        "properties",
+        "required",
+        "additionalProperties",
+    ]
+)
+Check = Callable[[Any], bool]
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)
+
+
+_TYPES: dict[str, Check] = {
+    "object": lambda x: isinstance(x, dict),
+    "array": lambda x: isinstance(x, list),
+    "string": lambda x: isinstance(x, str),
+    "boolean": lambda x: isinstance(x, bool),
+    "number": _is_number,
+    "integer": lambda x: _is_number(x) and (isinstance(x, int) or float(x).is_integer()),
+    "null": lambda x: x is None,
+}
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality as jsonschema sees it: booleans are not numbers."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if _is_number(a) and _is_number(b):
+        return a == b
+    return type(a) is type(b) and a == b
+
+
+def compile_schema(schema: Mapping[str, Any]) -> Check:
+    """Plain checks for ``schema``; raise ValueError for a keyword the fast path does not know."""
+    unknown = set(schema) - _FAST_KEYWORDS
+    if unknown:
+        raise ValueError(f"critique schema uses keywords the fast path does not know: {sorted(unknown)}")
+    checks: list[Check] = []
+    if "type" in schema:
+        kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        tests = [_TYPES[kind] for kind in kinds]
+        checks.append(lambda x: any(test(x) for test in tests))
+    if "const" in schema:
+        const = schema["const"]
+        checks.append(lambda x: _same(x, const))
+    if "enum" in schema:
+        choices = list(schema["enum"])
+        checks.append(lambda x: any(_same(x, c) for c in choices))
+    if "pattern" in schema:
+        pattern = re.compile(schema["pattern"])
+        checks.append(lambda x: not isinstance(x, str) or pattern.search(x) is not None)
+    if "minLength" in schema:
+        low = schema["minLength"]
+        checks.append(lambda x: not isinstance(x, str) or len(x) >= low)
+    if "maxLength" in schema:
+        high = schema["maxLength"]
+        checks.append(lambda x: not isinstance(x, str) or len(x) <= high)
+    if "minimum" in schema:
+        low_n = schema["minimum"]
+        checks.append(lambda x: not _is_number(x) or x >= low_n)
+    if "maximum" in schema:
+        high_n = schema["maximum"]
+        checks.append(lambda x: not _is_number(x) or x <= high_n)
+    if "maxItems" in schema:
+        most = schema["maxItems"]
+        checks.append(lambda x: not isinstance(x, list) or len(x) <= most)
+    if schema.get("uniqueItems"):
+        checks.append(
+            lambda x: (
+                not isinstance(x, list) or not any(_same(a, b) for i, a in enumerate(x) for b in x[i + 1 :])
+            )
+        )
+    if "items" in schema:
+        item = compile_schema(schema["items"])
+        checks.append(lambda x: not isinstance(x, list) or all(item(v) for v in x))
+    if "required" in schema:
+        required = tuple(schema["required"])
+        checks.append(lambda x: not isinstance(x, dict) or all(k in x for k in required))
+    if "properties" in schema:
+        props = {k: compile_schema(v) for k, v in schema["properties"].items()}
+        checks.append(
+            lambda x: not isinstance(x, dict) or all(props[k](v) for k, v in x.items() if k in props)
+        )
+        if schema.get("additionalProperties") is False:
+            checks.append(lambda x: not isinstance(x, dict) or all(k in props for k in x))
+    elif "additionalProperties" in schema:
+        raise ValueError("additionalProperties without properties is not supported by the fast path")
+    return lambda x: all(check(x) for check in checks)
