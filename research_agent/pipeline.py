@@ -24,7 +24,7 @@ from .context import load_context
 from .errors import Cancelled, InputError, RunTimeout
 from .gather import Gathered, SourceReader, gather_sources
 from .ids import make_run_id
-from .llm import ChatModel, UsageRecorder
+from .llm import ChatModel
 from .memory.lessons import LessonSelection, lessons_markdown, lessons_prompt_block, select_lessons
 from .report import ReportMeta, render_insufficient, render_report, write_yaml
 from .results import Iteration, ResearchResult, SourceSummary, summarize_sources
@@ -36,6 +36,8 @@ from .stages.decompose import decompose
 from .stages.relevance import Gate, decide_gate, score_sources
 from .stages.skeptic import SkepticReport, run_skeptic
 from .stages.synthesize import ReportDraft, draft_report, revise_report
+from .usage import UsageRecorder
+from .waiting import SystemTicker, Ticker, waits_reported
 
 __all__ = [
     "research",
@@ -463,7 +465,7 @@ def _finish(
     record_path = settings.meta_dir / f"run-{run_id}.yaml"
     sources = summarize_sources(run.scored.values(), {s.source.key for s in gate.kept}, cited)
     usage = dict(run.model.by_stage)
-    cost = sum(u.cost_usd for u in usage.values())
+    cost = run.model.cost_usd
     lessons_record = selection.as_record()
     applied = tuple(item.get("text", "") for item in lessons_record.get("applied", []))
     finished = datetime.now(UTC)
@@ -498,8 +500,8 @@ def _finish(
         "fetch_failures": [{"location": loc, "reason": why} for loc, why in run.fetch_failures][:100],
         "corpus": run.corpus,
         "fetch_stats": run.reader.stats.as_dict() if hasattr(run.reader, "stats") else {},
-        "usage": {stage: u.as_dict() for stage, u in usage.items()},
-        "cost_usd": round(cost, 6),
+        "usage": run.model.as_record(),
+        "cost_usd": None if cost is None else round(cost, 6),
         "timings": {k: round(v, 3) for k, v in run.clock.timings.items()},
         "warnings": list(run.warnings),
     }
@@ -621,6 +623,7 @@ async def research(
     progress: Progress | None = None,
     now: datetime | None = None,
     rng: random.Random | None = None,
+    ticker: Ticker | None = None,
 ) -> ResearchResult:
     """Research ``query`` and write the report; return what the run produced.
 
@@ -628,6 +631,7 @@ async def research(
     the model from OPENAI_* settings, providers from the corpus/search settings, the
     page reader when a web provider is used, lessons from ``reports/meta``. The
     deadline (``settings.run_timeout``) covers everything from indexing to writing.
+    ``ticker`` paces the "waiting for the model" count on ``progress`` (default: every second).
     """
     from .config import load_settings
     from .fsutil import ensure_writable_dir, remove_stale_temps
@@ -665,9 +669,12 @@ async def research(
                 owned.append(reader)
             for folder in (settings.reports_dir, settings.meta_dir):
                 ensure_writable_dir(folder)  # fail before spending tokens on a report that cannot be saved
+            ticker = ticker or SystemTicker()
+            warnings: list[str] = []
             run = _Run(
                 settings=settings,
-                model=UsageRecorder(model),
+                model=UsageRecorder(model, on_note=warnings.append, clock=ticker.now),
+                warnings=warnings,
                 providers=providers,
                 reader=reader,
                 progress=progress,
@@ -678,7 +685,8 @@ async def research(
                 rules=rules,
             )
             lessons = lessons or default_lessons(settings, now=started, rng=rng)
-            return await _pipeline(run, _unique_id(settings, query, started), started, lessons)
+            async with waits_reported(run.model, progress, ticker):
+                return await _pipeline(run, _unique_id(settings, query, started), started, lessons)
     except TimeoutError:
         if not deadline.expired():
             raise
