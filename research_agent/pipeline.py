@@ -162,8 +162,12 @@ class _Run:
     rules: tuple = ()
 
     def tokens(self) -> int:
-        total = self.model.total
-        return total.prompt_tokens + total.completion_tokens
+        return self.model.total.tokens
+
+    def degraded(self, message: str) -> None:
+        """A stage went on without the model's answer: say so now and in the run record."""
+        self.progress.note(message)
+        self.warnings.append(message)
 
 
 def _load_rules(settings: Settings) -> tuple:
@@ -270,7 +274,8 @@ async def _write_and_review(
     if mode.skeptic:
         with run.clock.stage("skeptic", ", ".join(mode.skeptic_lenses)):
             skeptic = await run_skeptic(
-                run.model, run.query, markdown, kept, lenses=mode.skeptic_lenses, source_tokens=mode.source_tokens
+                run.model, run.query, markdown, kept, lenses=mode.skeptic_lenses, source_tokens=mode.source_tokens,
+                notify=run.degraded,
             )
         if skeptic.viability_note:
             run.warnings.append(skeptic.viability_note)
@@ -324,7 +329,7 @@ async def _write_and_review(
         label = f"{revisions + 1}/{allowed}"
         run.progress.note(f"revising ({label}): {review.critical_count} critical issue(s)")
         with run.clock.stage("revise", label):
-            draft = await revise_report(
+            revised = await revise_report(
                 run.model,
                 run.query,
                 draft,
@@ -332,7 +337,11 @@ async def _write_and_review(
                 kept,
                 target_words=mode.target_words,
                 source_tokens=mode.source_tokens,
+                notify=run.degraded,
             )
+        if revised is draft:  # the revision could not be read: keep the draft, stop revising
+            break
+        draft = revised
         revisions += 1
         markdown, _ = render_report(draft, kept, meta=meta, skeptic=None, final=False)
         findings = _still_open(findings, markdown)
@@ -348,7 +357,7 @@ async def _write_and_review(
 async def _pipeline(run: _Run, run_id: str, started: datetime, lessons_fn: LessonsFn) -> ResearchResult:
     settings, mode = run.settings, run.settings.mode
     with run.clock.stage("classify"):
-        domain = await classify_domain(run.model, run.query)
+        domain = await classify_domain(run.model, run.query, notify=run.degraded)
     selection = lessons_fn(domain)
     run.lessons_block, lessons_md = _lessons_text(selection)
     for warning in selection.warnings:
@@ -378,6 +387,7 @@ async def _pipeline(run: _Run, run_id: str, started: datetime, lessons_fn: Lesso
                 context_block=run.context_block,
                 lessons_block=run.lessons_block,
                 guidance=guidance,
+                notify=run.degraded,
             )
         run.sub_queries.extend(q for q in plan.sub_queries if q not in run.sub_queries)
         run.progress.counts(sub_queries=len(run.sub_queries), tokens=run.tokens())
@@ -427,6 +437,11 @@ async def _pipeline(run: _Run, run_id: str, started: datetime, lessons_fn: Lesso
             final_decision = "give_up"
         else:
             limitations = list(open_issue_lines(review))
+            if skeptic is not None and skeptic.unavailable:
+                limitations.append(
+                    "The skeptic's answers could not be read, so this report has no adversarial findings: "
+                    "its claims were not independently challenged."
+                )
             if skeptic is not None and skeptic.viability is not None and skeptic.viability < settings.min_viability:
                 limitations.append(
                     f"The skeptic rated viability {skeptic.viability}/100, below the threshold of "
@@ -490,6 +505,7 @@ def _finish(
         "skeptic": {
             "viability": skeptic.viability if skeptic else None,
             "viability_note": skeptic.viability_note if skeptic else "",
+            "unavailable": skeptic.unavailable if skeptic else "",
             "findings": [f.as_dict() for f in skeptic.findings] if skeptic else [],
         },
         "iterations": [i.as_dict() for i in run.iterations],

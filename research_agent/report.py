@@ -86,6 +86,8 @@ def _source_line(n: int, source: Source) -> str:
 def _adversarial(skeptic: SkepticReport | None, mode: str) -> str:
     if skeptic is None:
         return f"The skeptic pass is skipped in {mode} mode; claims were not independently challenged."
+    if skeptic.unavailable:
+        return "The skeptic's answers could not be read; claims were not independently challenged."
     lines = []
     if skeptic.viability is not None:
         lines.append(f"Viability of the answer from these sources: {skeptic.viability}/100.")
