@@ -75,8 +75,24 @@ def settings_from(overrides: dict[str, Any]) -> Settings:
         raise fail(exc) from None
 
 
+def waiting_text(seconds: int) -> str:
+    """The progress line's part for a model call in flight, e.g. ``waiting for the model, 45 s``."""
+    return f"waiting for the model, {seconds} s" if seconds > 0 else ""
+
+
+def cost_text(cost_usd: float | None) -> str:
+    """``~$0.0123``, or ``cost unknown`` when a price was unknown (never shown as $0)."""
+    return "cost unknown" if cost_usd is None else f"~${cost_usd:.4f}"
+
+
 class RichProgress:
-    """Live progress on stderr: a spinner on a terminal, plain lines otherwise."""
+    """Live progress on stderr: a spinner on a terminal, plain lines otherwise.
+
+    Without a terminal a long wait for the model is printed once every
+    ``WAIT_LINE_EVERY`` seconds, so logs show a slow model is not a hang.
+    """
+
+    WAIT_LINE_EVERY = 30
 
     def __init__(self, console: Console) -> None:
         self.console = console
@@ -97,6 +113,7 @@ class RichProgress:
             bits.append(f"kept {v.get('kept', 0)}/{v['scored']}")
         if "tokens" in v:
             bits.append(f"tokens {v['tokens']:,}")
+        bits.append(waiting_text(v.get("waiting", 0)))
         return " · ".join(b for b in bits if b)
 
     def stage(self, name: str, detail: str = "") -> None:
@@ -107,9 +124,14 @@ class RichProgress:
             self.console.print(f"… {self.current}", soft_wrap=True, highlight=False)
 
     def counts(self, **values: int) -> None:
+        before = self.values.get("waiting", 0)
         self.values.update(values)
         if self.status is not None:
             self.status.update(self._line())
+            return
+        waited = self.values.get("waiting", 0)
+        if waited // self.WAIT_LINE_EVERY > before // self.WAIT_LINE_EVERY:
+            self.console.print(f"… {self.current}: {waiting_text(waited)}", soft_wrap=True, highlight=False)
 
     def note(self, message: str) -> None:
         self.console.print(f"[yellow]![/yellow] {message}", soft_wrap=True, markup=True, highlight=False)
@@ -179,6 +201,10 @@ def run(
     ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")] = False,
     timeout: Annotated[float | None, typer.Option("--timeout", help="Overall deadline in seconds.")] = None,
+    llm_timeout: Annotated[
+        float | None,
+        typer.Option("--llm-timeout", help="Seconds one model call may take (RESEARCH_AGENT_LLM_TIMEOUT; default 180)."),
+    ] = None,
     no_retry: Annotated[bool, typer.Option("--no-retry", help="No replanning and no revision loop.")] = False,
     min_viability: Annotated[
         int | None, typer.Option("--min-viability", help="Replan below this skeptic viability (0-100).")
@@ -213,6 +239,7 @@ def run(
         "output": output,
         "context_path": context,
         "run_timeout": timeout,
+        "llm_timeout": llm_timeout,
         "retry": False if no_retry else None,
         "min_viability": min_viability,
         "max_plans": max_plans,
@@ -241,7 +268,7 @@ def run(
         usage = result.total_usage
         stderr.print(
             f"[green]done[/green]: {result.gate_decision}, {sum(1 for s in result.sources if s.n)} sources cited, "
-            f"{usage.prompt_tokens + usage.completion_tokens:,} tokens, ~${result.cost_usd:.4f}",
+            f"{usage.prompt_tokens + usage.completion_tokens:,} tokens, {cost_text(result.cost_usd)}",
             markup=True,
             highlight=False,
         )

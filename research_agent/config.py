@@ -118,7 +118,7 @@ class Settings:
     fast_model: str = ""  # empty: same as model
     api_key: str = ""
     base_url: str = ""
-    llm_timeout: float = 120.0
+    llm_timeout: float = 180.0  # per model call: a slow CPU server still finishes a long draft
     llm_max_retries: int = 4
     llm_concurrency: int = 16
     price_table: Path | None = None

@@ -10,7 +10,7 @@ code; library users catch :class:`ResearchError` (or a subclass) instead.
     │   ├── LLMUnavailable     cannot connect, or still failing after retries
     │   ├── LLMTimeout         a call took longer than the configured timeout
     │   ├── ModelNotFound      the endpoint does not know the model (HTTP 404)
-    │   └── InvalidModelOutput the answer did not validate, even after the repair retry
+    │   └── InvalidModelOutput no answer validated, after all of a request's attempts
     ├── SearchError            every search provider failed, or the corpus is unusable
     ├── StorageError           a report, record or critique could not be written
     │   └── DiskFull           ENOSPC while writing
@@ -52,7 +52,11 @@ class InputError(ResearchError):
 
 
 class LLMError(ResearchError):
+    """``usage`` (a :class:`research_agent.usage.Usage`, or None) is what the failed
+    request spent before it was raised: answers that did not validate cost tokens too."""
+
     exit_code = 3
+    usage = None
 
 
 class LLMUnavailable(LLMError):
@@ -68,7 +72,7 @@ class ModelNotFound(LLMError):
 
 
 class InvalidModelOutput(LLMError):
-    """The model's answer failed validation twice for one stage."""
+    """No answer of one request validated, after all its attempts (see llm.STRUCTURED_ATTEMPTS)."""
 
     def __init__(self, message: str, *, stage: str = "", model: str = "") -> None:
         super().__init__(message)

@@ -5,7 +5,8 @@ its stage, a system and a user message, and (almost always) the JSON Schema the 
 must satisfy; the answer is a :class:`ChatResponse` whose ``data`` already validated.
 
 Tests pass a scripted ChatModel; the product builds :class:`OpenAIChatModel` from
-Settings. :class:`UsageRecorder` wraps any ChatModel to count tokens per stage.
+Settings. :class:`UsageRecorder` (in :mod:`research_agent.usage`) wraps any ChatModel to
+count tokens per stage, failed calls included.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import jsonschema
 from .errors import ConfigError, InvalidModelOutput, LLMError, LLMTimeout, LLMUnavailable, ModelNotFound
 from .passages import estimate_tokens
 from .prices import PriceTable
+from .schema_bounds import answer_schema, clamp, wire_schema
+from .usage import Usage, UsageRecorder
 
 if TYPE_CHECKING:
     import openai
@@ -55,6 +58,8 @@ __all__ = [
     "extract_json",
     "parse_retry_after",
     "wire_schema",
+    "STRUCTURED_ATTEMPTS",
+    "DEFAULT_TIMEOUT",
 ]
 
 log = logging.getLogger(__name__)
@@ -66,6 +71,8 @@ class ChatRequest:
 
     ``schema`` is the JSON Schema of the answer (its ``stage`` is used as the schema
     name); ``None`` asks for plain text. ``tier`` picks the main or the cheaper fast model.
+    The schema's upper bounds (``maxLength``, ``maxItems``) are the real ones: an answer
+    that passes them is cut to them (:func:`research_agent.schema_bounds.clamp`), not refused.
     """
 
     stage: str
@@ -78,72 +85,30 @@ class ChatRequest:
 
 
 @dataclass(frozen=True)
-class Usage:
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    calls: int = 0
-    retries: int = 0
-    cost_usd: float = 0.0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.prompt_tokens + other.prompt_tokens,
-            self.completion_tokens + other.completion_tokens,
-            self.calls + other.calls,
-            self.retries + other.retries,
-            self.cost_usd + other.cost_usd,
-        )
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "calls": self.calls,
-            "retries": self.retries,
-            "cost_usd": round(self.cost_usd, 6),
-        }
-
-
-@dataclass(frozen=True)
 class ChatResponse:
-    """A validated answer. ``data`` is the parsed JSON (None for plain text)."""
+    """A validated answer. ``data`` is the parsed JSON (None for plain text).
+
+    ``notes`` says what was changed locally, e.g. a field cut to its schema bound.
+    """
 
     data: Any
     text: str
     model: str
     usage: Usage = field(default_factory=Usage)
+    notes: tuple[str, ...] = ()
 
 
 @runtime_checkable
 class ChatModel(Protocol):
-    """Anything that can answer a ChatRequest."""
+    """Anything that can answer a ChatRequest.
+
+    An answer's ``data`` satisfies the request's schema (upper bounds applied by cutting).
+    When no valid answer came after :data:`STRUCTURED_ATTEMPTS` attempts, raise
+    :class:`~research_agent.errors.InvalidModelOutput`; any LLMError may carry the
+    ``usage`` spent before it, which :class:`UsageRecorder` then counts.
+    """
 
     async def complete(self, request: ChatRequest) -> ChatResponse: ...
-
-
-class UsageRecorder:
-    """Wraps a ChatModel and adds up usage per stage; safe under asyncio concurrency."""
-
-    def __init__(self, inner: ChatModel) -> None:
-        self.inner = inner
-        self.by_stage: dict[str, Usage] = {}
-        self.models: set[str] = set()
-        self._lock = asyncio.Lock()
-
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        response = await self.inner.complete(request)
-        async with self._lock:
-            self.by_stage[request.stage] = self.by_stage.get(request.stage, Usage()) + response.usage
-            if response.model:
-                self.models.add(response.model)
-        return response
-
-    @property
-    def total(self) -> Usage:
-        total = Usage()
-        for usage in self.by_stage.values():
-            total = total + usage
-        return total
 
 
 # ---------------------------------------------------------------------------
@@ -151,6 +116,9 @@ class UsageRecorder:
 # ---------------------------------------------------------------------------
 
 OutputForm = Literal["json_schema", "json_object", "instructions"]
+STRUCTURED_ATTEMPTS = 3  # answers asked for per request; each retry shows the model its error
+DEFAULT_TIMEOUT = 180.0  # seconds per call: a slow CPU server still finishes a long draft
+_TIMEOUT_RETRIES = 1  # per request: a second timeout is final (other transient errors keep theirs)
 _FORMS: tuple[OutputForm, ...] = ("json_schema", "json_object", "instructions")
 
 # Which structured-output form worked, per (base_url, model); shared by every instance so
@@ -274,7 +242,26 @@ class _Raw:
     finish_reason: str
     prompt_tokens: int
     completion_tokens: int
-    retries: int
+
+
+@dataclass
+class _Tally:
+    """What one request has spent so far, and how many retries after a timeout it has left."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+    retries: int = 0
+    timeout_retries: int = _TIMEOUT_RETRIES
+
+    def answered(self, raw: _Raw) -> None:
+        self.prompt_tokens += raw.prompt_tokens
+        self.completion_tokens += raw.completion_tokens
+        self.calls += 1
+
+    def usage(self, prices: PriceTable, model: str) -> Usage:
+        cost = prices.cost(model, self.prompt_tokens, self.completion_tokens)
+        return Usage(self.prompt_tokens, self.completion_tokens, self.calls, self.retries, cost)
 
 
 class OpenAIChatModel:
@@ -282,12 +269,15 @@ class OpenAIChatModel:
 
     Structured answers are asked for with ``response_format`` ``json_schema`` (strict),
     then ``json_object`` carrying the schema (llama.cpp's form), then instructions alone,
-    remembering per (base_url, model) which form the endpoint accepted. Every answer is
-    validated with jsonschema; an invalid one is repaired once by showing the model its
-    error. Transient failures (429, 5xx, connection errors, timeouts) are retried up to
-    ``max_retries`` times with exponential backoff and jitter, honouring ``Retry-After``,
-    sleeping through the injected ``sleep``. ``Usage.retries`` counts transient retries
-    plus the repair retry.
+    remembering per (base_url, model) which form the endpoint accepted. The schema sent
+    never carries a bound above 200 (grammar decoders crash on them); every answer is
+    validated with jsonschema and cut to the real bounds. An invalid answer is asked again,
+    showing the model its error, up to :data:`STRUCTURED_ATTEMPTS` answers in all.
+    Transient failures (429, 5xx, connection errors) are retried up to ``max_retries``
+    times with exponential backoff and jitter, honouring ``Retry-After``, sleeping through
+    the injected ``sleep``; a timeout is retried once per request. ``Usage.calls`` counts
+    every answer received, ``Usage.retries`` the transient retries plus repair attempts;
+    an LLMError raised carries the usage spent before it as ``.usage``.
     """
 
     def __init__(
@@ -296,7 +286,7 @@ class OpenAIChatModel:
         fast_model: str = "",
         api_key: str = PLACEHOLDER_API_KEY,
         base_url: str = "",
-        timeout: float = 120.0,
+        timeout: float = DEFAULT_TIMEOUT,
         max_retries: int = 4,
         concurrency: int = 16,
         prices: PriceTable | None = None,
@@ -305,6 +295,7 @@ class OpenAIChatModel:
         *,
         rng: random.Random | None = None,
         form_cache: dict[tuple[str, str], OutputForm] | None = None,
+        limiter: asyncio.Semaphore | None = None,
     ) -> None:
         if not model:
             raise ConfigError("no model name configured: set RESEARCH_AGENT_MODEL or pass --model")
@@ -320,7 +311,8 @@ class OpenAIChatModel:
         self._rng = rng if rng is not None else random.Random()
         self._forms = _SHARED_FORMS if form_cache is None else form_cache
         self._dropped_params: dict[tuple[str, str], set[str]] = {}
-        self._semaphore = asyncio.Semaphore(max(1, int(concurrency)))
+        # ``limiter`` lets several models share one bound on calls in flight to an endpoint
+        self._semaphore = limiter if limiter is not None else asyncio.Semaphore(max(1, int(concurrency)))
         _import_openai()
         self._client = openai.AsyncOpenAI(
             api_key=api_key or PLACEHOLDER_API_KEY,
@@ -363,54 +355,64 @@ class OpenAIChatModel:
         return self._forms.get((self.base_url, model), "json_schema")
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        """Answer one request; raises the LLMError family or ConfigError (bad key)."""
+        """Answer one request; raises the LLMError family (with ``.usage``) or ConfigError (bad key)."""
         model = self.fast_model if request.tier == "fast" else self.model
+        tally = _Tally()
+        try:
+            return await self._answer(request, model, tally)
+        except LLMError as exc:
+            exc.usage = tally.usage(self.prices, model)
+            raise
+
+    async def _answer(self, request: ChatRequest, model: str, tally: _Tally) -> ChatResponse:
+        """Up to STRUCTURED_ATTEMPTS answers; each retry shows the model what was wrong."""
         schema = _plain(request.schema) if request.schema is not None else None
         repair: list[dict[str, str]] = []
-        prompt_tokens = completion_tokens = retries = 0
         reason = ""
-        for attempt in range(2):
+        for attempt in range(STRUCTURED_ATTEMPTS):
+            tally.retries += 1 if attempt else 0
             if schema is None:
-                raw = await self._call(request, model, _messages(request, None) + repair, None)
+                raw = await self._call(request, model, _messages(request, None) + repair, None, tally)
             else:
-                raw = await self._call_structured(request, model, schema, repair)
-            prompt_tokens += raw.prompt_tokens
-            completion_tokens += raw.completion_tokens
-            retries += raw.retries + attempt
+                raw = await self._call_structured(request, model, schema, repair, tally)
+            tally.answered(raw)
             try:
-                data, text = _interpret(raw, schema)
+                data, text, notes = _interpret(raw, schema)
             except _InvalidAnswer as exc:
                 reason = str(exc)
-                log.info("stage %s: invalid answer from %s (%s)", request.stage, model, reason)
+                log.info("stage %s: invalid answer %d from %s (%s)", request.stage, attempt + 1, model, reason)
                 repair = [
                     {"role": "assistant", "content": raw.content[:_MAX_ECHO_CHARS]},
                     {"role": "user", "content": _repair_message(reason, schema is not None)},
                 ]
                 continue
-            usage = Usage(
-                prompt_tokens=prompt_tokens,
-                completion_tokens=completion_tokens,
-                calls=1,
-                retries=retries,
-                cost_usd=self.prices.cost(model, prompt_tokens, completion_tokens),
-            )
-            return ChatResponse(data=data, text=text, model=model, usage=usage)
+            for note in notes:
+                log.info("stage %s: %s", request.stage, note)
+            usage = tally.usage(self.prices, model)
+            return ChatResponse(data=data, text=text, model=model, usage=usage, notes=notes)
         raise InvalidModelOutput(
-            f"the {request.stage} stage got invalid output from model {model} twice: {reason}",
+            f"the {request.stage} stage got invalid output from model {model} "
+            f"after {STRUCTURED_ATTEMPTS} attempts: {reason}",
             stage=request.stage,
             model=model,
         )
 
     async def _call_structured(
-        self, request: ChatRequest, model: str, schema: dict[str, Any], repair: list[dict[str, str]]
+        self,
+        request: ChatRequest,
+        model: str,
+        schema: dict[str, Any],
+        repair: list[dict[str, str]],
+        tally: _Tally,
     ) -> _Raw:
         key = (self.base_url, model)
         start = _FORMS.index(self.form_for(model))
         for form in _FORMS[start:]:
-            messages = _messages(request, schema if form != "json_schema" else None) + repair
+            in_system = wire_schema(schema) if form != "json_schema" else None
+            messages = _messages(request, in_system) + repair
             try:
                 raw = await self._call(
-                    request, model, messages, _response_format(form, request.stage, schema)
+                    request, model, messages, _response_format(form, request.stage, schema), tally
                 )
             except _SchemaRejected as exc:
                 log.info(
@@ -428,55 +430,31 @@ class OpenAIChatModel:
         model: str,
         messages: list[dict[str, str]],
         response_format: dict[str, Any] | None,
+        tally: _Tally,
     ) -> _Raw:
-        """One logical HTTP call with the retry loop."""
-        key = (self.base_url, model)
+        """One logical HTTP call with the retry loop; retries are added to ``tally``."""
         attempt = 0
         while True:
             kwargs = self._kwargs(request, model, messages, response_format)
             try:
                 async with self._semaphore, asyncio.timeout(self.timeout):
                     completion = await self._client.chat.completions.create(**kwargs)
-                return _raw_from(completion, messages, retries=attempt)
+                return _raw_from(completion, messages)
             except (TimeoutError, openai.APITimeoutError):
                 failure: BaseException = TimeoutError()
             except openai.APIConnectionError as exc:
                 failure = exc
             except openai.APIStatusError as exc:
-                text = _error_text(exc)
-                if response_format is not None and _is_rejection(exc.status_code, text):
-                    raise _SchemaRejected(f"HTTP {exc.status_code} {text[:200]}") from None
-                dropped = _unsupported_param(exc.status_code, text, self._dropped_params.get(key, set()))
-                if dropped is not None:
-                    log.info("model %s does not accept %s; sending without it", model, dropped)
-                    self._dropped_params.setdefault(key, set()).add(dropped)
-                    continue
-                if exc.status_code in (401, 403):
-                    raise ConfigError(
-                        f"the model endpoint {self.base_url} refused the API key (HTTP {exc.status_code}): "
-                        "check OPENAI_API_KEY"
-                    ) from None
-                if exc.status_code == 404:
-                    which = (
-                        "RESEARCH_AGENT_FAST_MODEL / --fast-model"
-                        if model != self.model
-                        else ("RESEARCH_AGENT_MODEL / --model")
-                    )
-                    raise ModelNotFound(
-                        f"model '{model}' not found at {self.base_url}; check {which}"
-                    ) from None
-                if exc.status_code not in _RETRYABLE_STATUS:
-                    raise LLMError(
-                        f"model endpoint {self.base_url} rejected the {request.stage} request: "
-                        f"HTTP {exc.status_code} {text[:200]}"
-                    ) from None
+                if not self._retryable_status(exc, request, model, response_format):
+                    continue  # a parameter the model refuses was dropped: send again at once
                 failure = exc
             except openai.APIError as exc:  # a response the client could not read
                 failure = exc
-            if attempt >= self.max_retries:
+            if attempt >= self.max_retries or not _may_retry(failure, tally):
                 raise self._final_error(request, failure, attempt + 1) from None
             delay = self._delay(attempt, failure)
             attempt += 1
+            tally.retries += 1
             log.info(
                 "stage %s: %s; retry %d/%d in %.1fs",
                 request.stage,
@@ -486,6 +464,34 @@ class OpenAIChatModel:
                 delay,
             )
             await self._sleep(delay)
+
+    def _retryable_status(
+        self, exc: openai.APIStatusError, request: ChatRequest, model: str, response_format: dict[str, Any] | None
+    ) -> bool:
+        """True for a transient status; False when a refused parameter was dropped; raises otherwise."""
+        key = (self.base_url, model)
+        text = _error_text(exc)
+        if response_format is not None and _is_rejection(exc.status_code, text):
+            raise _SchemaRejected(f"HTTP {exc.status_code} {text[:200]}") from None
+        dropped = _unsupported_param(exc.status_code, text, self._dropped_params.get(key, set()))
+        if dropped is not None:
+            log.info("model %s does not accept %s; sending without it", model, dropped)
+            self._dropped_params.setdefault(key, set()).add(dropped)
+            return False
+        if exc.status_code in (401, 403):
+            raise ConfigError(
+                f"the model endpoint {self.base_url} refused the API key (HTTP {exc.status_code}): "
+                "check OPENAI_API_KEY"
+            ) from None
+        if exc.status_code == 404:
+            which = "RESEARCH_AGENT_FAST_MODEL / --fast-model" if model != self.model else "RESEARCH_AGENT_MODEL / --model"
+            raise ModelNotFound(f"model '{model}' not found at {self.base_url}; check {which}") from None
+        if exc.status_code not in _RETRYABLE_STATUS:
+            raise LLMError(
+                f"model endpoint {self.base_url} rejected the {request.stage} request: "
+                f"HTTP {exc.status_code} {text[:200]}"
+            ) from None
+        return True
 
     def _kwargs(
         self,
@@ -536,6 +542,16 @@ class OpenAIChatModel:
         return LLMUnavailable(f"model endpoint {self.base_url} kept failing: {_describe(failure)} ({tries})")
 
 
+def _may_retry(failure: BaseException, tally: _Tally) -> bool:
+    """Whether a retry is left for ``failure``: a timeout spends the request's only one."""
+    if not isinstance(failure, TimeoutError):
+        return True
+    if tally.timeout_retries <= 0:
+        return False
+    tally.timeout_retries -= 1
+    return True
+
+
 def _plain(value: Any) -> Any:
     """A JSON-ready copy of a schema built from any Mappings/sequences."""
     return json.loads(json.dumps(value, default=dict))
@@ -561,26 +577,13 @@ def _messages(request: ChatRequest, schema_in_system: dict[str, Any] | None) -> 
     return messages
 
 
-# String lengths are what strict structured output refuses (Azure, older OpenAI snapshots).
-# They stay in the schema the answer is validated against here; only the copy sent drops them.
-_VALIDATION_ONLY = frozenset({"maxLength", "minLength"})
-
-
-def wire_schema(schema: Any) -> Any:
-    """``schema`` without the keywords strict decoding does not accept."""
-    if isinstance(schema, dict):
-        return {k: wire_schema(v) for k, v in schema.items() if k not in _VALIDATION_ONLY}
-    if isinstance(schema, list):
-        return [wire_schema(v) for v in schema]
-    return schema
-
-
 def _response_format(form: OutputForm, stage: str, schema: dict[str, Any]) -> dict[str, Any] | None:
     if form == "json_schema":
         name = _SCHEMA_NAME.sub("_", stage).strip("_")[:64] or "answer"
-        return {"type": "json_schema", "json_schema": {"name": name, "schema": wire_schema(schema), "strict": True}}
+        strict = wire_schema(schema, strict=True)
+        return {"type": "json_schema", "json_schema": {"name": name, "schema": strict, "strict": True}}
     if form == "json_object":
-        return {"type": "json_object", "schema": schema}
+        return {"type": "json_object", "schema": wire_schema(schema)}
     return None
 
 
@@ -590,7 +593,7 @@ def _repair_message(reason: str, structured: bool) -> str:
     return f"Your previous answer was unusable: {reason}. Answer again."
 
 
-def _raw_from(completion: Any, messages: list[dict[str, str]], *, retries: int) -> _Raw:
+def _raw_from(completion: Any, messages: list[dict[str, str]]) -> _Raw:
     choices = getattr(completion, "choices", None) or []
     content, finish = "", "missing"
     if choices:
@@ -604,13 +607,14 @@ def _raw_from(completion: Any, messages: list[dict[str, str]], *, retries: int) 
         prompt = sum(estimate_tokens(m["content"]) for m in messages)
     if not isinstance(done, int):
         done = estimate_tokens(content)
-    return _Raw(
-        content=content, finish_reason=finish, prompt_tokens=prompt, completion_tokens=done, retries=retries
-    )
+    return _Raw(content=content, finish_reason=finish, prompt_tokens=prompt, completion_tokens=done)
 
 
-def _interpret(raw: _Raw, schema: dict[str, Any] | None) -> tuple[Any, str]:
-    """(data, text) from a raw answer, or _InvalidAnswer with a short reason."""
+def _interpret(raw: _Raw, schema: dict[str, Any] | None) -> tuple[Any, str, tuple[str, ...]]:
+    """(data, text, notes) from a raw answer, or _InvalidAnswer with a short reason.
+
+    The answer is checked against the schema without its upper bounds, then cut to them.
+    """
     if raw.finish_reason == "missing":
         raise _InvalidAnswer("the endpoint returned no answer (no choices)")
     if raw.finish_reason == "length":
@@ -619,18 +623,20 @@ def _interpret(raw: _Raw, schema: dict[str, Any] | None) -> tuple[Any, str]:
     if schema is None:
         if not text:
             raise _InvalidAnswer("the answer was empty")
-        return None, text
+        return None, text, ()
     try:
         data = extract_json(text)
     except ValueError as exc:
         raise _InvalidAnswer(f"not JSON ({exc})") from None
-    validator_cls = jsonschema.validators.validator_for(schema)
-    error = jsonschema.exceptions.best_match(validator_cls(schema).iter_errors(data))
+    checked = answer_schema(schema)
+    validator_cls = jsonschema.validators.validator_for(checked)
+    error = jsonschema.exceptions.best_match(validator_cls(checked).iter_errors(data))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path)
         detail = error.message if len(error.message) <= 200 else error.message[:197] + "..."
         raise _InvalidAnswer(f"at /{where}: {detail}" if where else detail)
-    return data, text
+    data, notes = clamp(data, schema)
+    return data, text, notes
 
 
 def _error_text(exc: openai.APIStatusError) -> str:

@@ -24,7 +24,7 @@ from .context import load_context
 from .errors import Cancelled, InputError, RunTimeout
 from .gather import Gathered, SourceReader, gather_sources
 from .ids import make_run_id
-from .llm import ChatModel, UsageRecorder
+from .llm import ChatModel
 from .memory.lessons import LessonSelection, lessons_markdown, lessons_prompt_block, select_lessons
 from .report import ReportMeta, compose_report, render_insufficient, render_report, write_yaml
 from .results import Iteration, ResearchResult, SourceSummary, summarize_sources
@@ -36,6 +36,8 @@ from .stages.decompose import decompose
 from .stages.relevance import Gate, decide_gate, score_sources
 from .stages.skeptic import SkepticReport, run_skeptic
 from .stages.synthesize import ReportDraft, draft_report, revise_report
+from .usage import UsageRecorder
+from .waiting import SystemTicker, Ticker, waits_reported
 
 __all__ = [
     "research",
@@ -160,8 +162,12 @@ class _Run:
     rules: tuple = ()
 
     def tokens(self) -> int:
-        total = self.model.total
-        return total.prompt_tokens + total.completion_tokens
+        return self.model.total.tokens
+
+    def degraded(self, message: str) -> None:
+        """A stage went on without the model's answer: say so now and in the run record."""
+        self.progress.note(message)
+        self.warnings.append(message)
 
 
 def _load_rules(settings: Settings) -> tuple:
@@ -268,7 +274,8 @@ async def _write_and_review(
     if mode.skeptic:
         with run.clock.stage("skeptic", ", ".join(mode.skeptic_lenses)):
             skeptic = await run_skeptic(
-                run.model, run.query, markdown, kept, lenses=mode.skeptic_lenses, source_tokens=mode.source_tokens
+                run.model, run.query, markdown, kept, lenses=mode.skeptic_lenses, source_tokens=mode.source_tokens,
+                notify=run.degraded,
             )
         if skeptic.viability_note:
             run.warnings.append(skeptic.viability_note)
@@ -322,7 +329,7 @@ async def _write_and_review(
         label = f"{revisions + 1}/{allowed}"
         run.progress.note(f"revising ({label}): {review.critical_count} critical issue(s)")
         with run.clock.stage("revise", label):
-            draft = await revise_report(
+            revised = await revise_report(
                 run.model,
                 run.query,
                 draft,
@@ -330,7 +337,11 @@ async def _write_and_review(
                 kept,
                 target_words=mode.target_words,
                 source_tokens=mode.source_tokens,
+                notify=run.degraded,
             )
+        if revised is draft:  # the revision could not be read: keep the draft, stop revising
+            break
+        draft = revised
         revisions += 1
         markdown, _ = render_report(draft, kept, meta=meta, skeptic=None, final=False)
         findings = _still_open(findings, markdown)
@@ -346,7 +357,7 @@ async def _write_and_review(
 async def _pipeline(run: _Run, run_id: str, started: datetime, lessons_fn: LessonsFn) -> ResearchResult:
     settings, mode = run.settings, run.settings.mode
     with run.clock.stage("classify"):
-        domain = await classify_domain(run.model, run.query)
+        domain = await classify_domain(run.model, run.query, notify=run.degraded)
     selection = lessons_fn(domain)
     run.lessons_block, lessons_md = _lessons_text(selection)
     for warning in selection.warnings:
@@ -376,6 +387,7 @@ async def _pipeline(run: _Run, run_id: str, started: datetime, lessons_fn: Lesso
                 context_block=run.context_block,
                 lessons_block=run.lessons_block,
                 guidance=guidance,
+                notify=run.degraded,
             )
         run.sub_queries.extend(q for q in plan.sub_queries if q not in run.sub_queries)
         run.progress.counts(sub_queries=len(run.sub_queries), tokens=run.tokens())
@@ -426,6 +438,11 @@ async def _pipeline(run: _Run, run_id: str, started: datetime, lessons_fn: Lesso
             final_decision = "give_up"
         else:
             limitations = list(open_issue_lines(review))
+            if skeptic is not None and skeptic.unavailable:
+                limitations.append(
+                    "The skeptic's answers could not be read, so this report has no adversarial findings: "
+                    "its claims were not independently challenged."
+                )
             if skeptic is not None and skeptic.viability is not None and skeptic.viability < settings.min_viability:
                 limitations.append(
                     f"The skeptic rated viability {skeptic.viability}/100, below the threshold of "
@@ -468,7 +485,7 @@ def _finish(
     record_path = settings.meta_dir / f"run-{run_id}.yaml"
     sources = summarize_sources(run.scored.values(), {s.source.key for s in gate.kept}, cited)
     usage = dict(run.model.by_stage)
-    cost = sum(u.cost_usd for u in usage.values())
+    cost = run.model.cost_usd
     lessons_record = selection.as_record()
     applied = tuple(item.get("text", "") for item in lessons_record.get("applied", []))
     finished = datetime.now(UTC)
@@ -494,6 +511,7 @@ def _finish(
         "skeptic": {
             "viability": skeptic.viability if skeptic else None,
             "viability_note": skeptic.viability_note if skeptic else "",
+            "unavailable": skeptic.unavailable if skeptic else "",
             "findings": [f.as_dict() for f in skeptic.findings] if skeptic else [],
         },
         "iterations": [i.as_dict() for i in run.iterations],
@@ -504,8 +522,8 @@ def _finish(
         "fetch_failures": [{"location": loc, "reason": why} for loc, why in run.fetch_failures][:100],
         "corpus": run.corpus,
         "fetch_stats": run.reader.stats.as_dict() if hasattr(run.reader, "stats") else {},
-        "usage": {stage: u.as_dict() for stage, u in usage.items()},
-        "cost_usd": round(cost, 6),
+        "usage": run.model.as_record(),
+        "cost_usd": None if cost is None else round(cost, 6),
         "timings": {k: round(v, 3) for k, v in run.clock.timings.items()},
         "warnings": list(run.warnings),
     }
@@ -627,6 +645,7 @@ async def research(
     progress: Progress | None = None,
     now: datetime | None = None,
     rng: random.Random | None = None,
+    ticker: Ticker | None = None,
 ) -> ResearchResult:
     """Research ``query`` and write the report; return what the run produced.
 
@@ -634,6 +653,7 @@ async def research(
     the model from OPENAI_* settings, providers from the corpus/search settings, the
     page reader when a web provider is used, lessons from ``reports/meta``. The
     deadline (``settings.run_timeout``) covers everything from indexing to writing.
+    ``ticker`` paces the "waiting for the model" count on ``progress`` (default: every second).
     """
     from .config import load_settings
     from .fsutil import ensure_writable_dir, remove_stale_temps
@@ -673,9 +693,12 @@ async def research(
                 owned.append(reader)
             for folder in (settings.reports_dir, settings.meta_dir):
                 ensure_writable_dir(folder)  # fail before spending tokens on a report that cannot be saved
+            ticker = ticker or SystemTicker()
+            warnings: list[str] = []
             run = _Run(
                 settings=settings,
-                model=UsageRecorder(model),
+                model=UsageRecorder(model, on_note=warnings.append, clock=ticker.now),
+                warnings=warnings,
                 providers=providers,
                 reader=reader,
                 progress=progress,
@@ -686,7 +709,8 @@ async def research(
                 rules=rules,
             )
             lessons = lessons or default_lessons(settings, now=started, rng=rng)
-            return await _pipeline(run, _unique_id(settings, query, started), started, lessons)
+            async with waits_reported(run.model, progress, ticker):
+                return await _pipeline(run, _unique_id(settings, query, started), started, lessons)
     except TimeoutError:
         if not deadline.expired():
             raise

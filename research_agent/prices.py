@@ -4,7 +4,8 @@ A :class:`PriceTable` maps model names to USD per one million input (prompt) and
 (completion) tokens. Names match exactly first, then by the longest known prefix, so
 ``gpt-4o-mini-2024-07-18`` costs what ``gpt-4o-mini`` costs; an OpenRouter-style
 ``openai/gpt-4o`` is looked up without its ``provider/`` part too. Models the table does
-not know (local models, most of all) cost 0 and :meth:`PriceTable.known` says False.
+not know (local models, most of all) have an unknown cost: :meth:`PriceTable.cost` returns
+None, never 0, and the run says "cost unknown".
 
 Users extend the built-in table with a TOML or JSON file (``RESEARCH_AGENT_PRICES`` or the
 ``price_table`` setting)::
@@ -105,14 +106,14 @@ class PriceTable:
         return None
 
     def known(self, model: str) -> bool:
-        """Whether the table has a price for ``model`` (unknown models cost 0)."""
+        """Whether the table has a price for ``model``."""
         return self.lookup(model) is not None
 
-    def cost(self, model: str, prompt_tokens: int, completion_tokens: int) -> float:
-        """Estimated USD for one call's tokens; 0.0 for unknown models."""
+    def cost(self, model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """Estimated USD for one call's tokens; None when the price of ``model`` is unknown."""
         price = self.lookup(model)
         if price is None:
-            return 0.0
+            return None
         return (prompt_tokens * price.input + completion_tokens * price.output) / 1_000_000
 
 

@@ -87,6 +87,8 @@ def _adversarial_lines(skeptic: SkepticReport | None, mode: str) -> list[str]:
     """The Adversarial Analysis, one text per line; the skeptic's citations stay citations."""
     if skeptic is None:
         return [f"The skeptic pass is skipped in {mode} mode; claims were not independently challenged."]
+    if skeptic.unavailable:
+        return ["The skeptic's answers could not be read; claims were not independently challenged."]
     lines = []
     if skeptic.viability is not None:
         lines.append(f"Viability of the answer from these sources: {skeptic.viability}/100.")

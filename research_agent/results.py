@@ -69,7 +69,7 @@ class ResearchResult:
     run_record_path: Path
     sources: tuple[SourceSummary, ...]
     usage: Mapping[str, Usage]
-    cost_usd: float
+    cost_usd: float | None  # None: the price of a model used is unknown (never reported as $0)
     timings: Mapping[str, float]
     iterations: tuple[Iteration, ...]
     final_decision: str
@@ -102,7 +102,7 @@ class ResearchResult:
                 if s.n is not None
             ],
             "usage": {stage: u.as_dict() for stage, u in self.usage.items()},
-            "cost_usd": round(self.cost_usd, 6),
+            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
             "timings": {k: round(v, 3) for k, v in self.timings.items()},
             "iterations": len(self.iterations),
             "final_decision": self.final_decision,

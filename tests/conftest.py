@@ -10,9 +10,21 @@ from typing import Any
 import jsonschema
 import pytest
 
-from research_agent.llm import ChatRequest, ChatResponse, Usage
+from research_agent.errors import InvalidModelOutput, LLMError
+from research_agent.llm import STRUCTURED_ATTEMPTS, ChatRequest, ChatResponse, Usage
+from research_agent.schema_bounds import answer_schema, clamp
 
-Answer = Any  # a dict/list/str, an Exception to raise, or a callable(request) -> one of those
+Answer = Any  # a dict/list/str, INVALID, an Exception to raise, or a callable(request) -> one of those
+
+
+class Invalid:
+    """A scripted answer that does not validate: one failed attempt of a request."""
+
+    def __init__(self, reason: str = "not JSON (no JSON object or array found in the answer)") -> None:
+        self.reason = reason
+
+
+INVALID = Invalid()
 
 
 class ScriptedModel:
@@ -21,7 +33,11 @@ class ScriptedModel:
     ``enqueue(stage, answer, times=1)`` adds answers for a stage. A call for a stage
     with nothing queued raises AssertionError; ``assert_done()`` raises if anything
     queued was never asked for. Answers are validated against the request's schema
-    like the real implementation does, so a script cannot drift from the prompts.
+    like the real implementation does (upper bounds cut, with notes), so a script cannot
+    drift from the prompts. Each queued answer is one *attempt*: an :data:`INVALID` one
+    is an answer that did not validate, and the request takes the next queued answer,
+    up to ``STRUCTURED_ATTEMPTS``; then it raises InvalidModelOutput carrying the usage
+    of every attempt, like the real model does.
     """
 
     def __init__(self, *, validate: bool = True) -> None:
@@ -39,20 +55,50 @@ class ScriptedModel:
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         self.requests.append(request)
+        spent, reason = Usage(), ""
+        for attempt in range(STRUCTURED_ATTEMPTS):
+            answer = self._next(request)
+            if isinstance(answer, BaseException):
+                if isinstance(answer, LLMError) and attempt:
+                    answer.usage = spent
+                raise answer
+            spent = spent + Usage(
+                prompt_tokens=(len(request.system) + len(request.user)) // 4,
+                completion_tokens=50,
+                calls=1,
+                retries=1 if attempt else 0,
+            )
+            if isinstance(answer, Invalid):
+                reason = answer.reason
+                continue
+            return self._respond(request, copy.deepcopy(answer), spent)
+        error = InvalidModelOutput(
+            f"the {request.stage} stage got invalid output from model scripted after {STRUCTURED_ATTEMPTS} "
+            f"attempts: {reason}",
+            stage=request.stage,
+            model="scripted",
+        )
+        error.usage = spent
+        raise error
+
+    def _next(self, request: ChatRequest) -> Answer:
         queue = self.queues.get(request.stage)
         if not queue:
             raise AssertionError(f"unexpected call for stage {request.stage!r} (nothing scripted)")
         answer = queue.popleft()
-        if callable(answer) and not isinstance(answer, type):
+        if callable(answer) and not isinstance(answer, type | Invalid):
             answer = answer(request)
-        if isinstance(answer, BaseException):
-            raise answer
-        data = copy.deepcopy(answer)
+        return answer
+
+    def _respond(self, request: ChatRequest, data: Any, usage: Usage) -> ChatResponse:
+        notes: tuple[str, ...] = ()
         if request.schema is not None and self.validate:
-            jsonschema.validate(data, request.schema)
+            jsonschema.validate(data, answer_schema(dict(request.schema)))
+            data, notes = clamp(data, request.schema)
         text = data if isinstance(data, str) else ""
-        usage = Usage(prompt_tokens=(len(request.system) + len(request.user)) // 4, completion_tokens=50, calls=1)
-        return ChatResponse(data=None if request.schema is None else data, text=text, model="scripted", usage=usage)
+        return ChatResponse(
+            data=None if request.schema is None else data, text=text, model="scripted", usage=usage, notes=notes
+        )
 
     def assert_done(self) -> None:
         left = {stage: len(q) for stage, q in self.queues.items() if q}

@@ -177,18 +177,22 @@ async def test_content_faults_are_survived_or_repaired(kind: str) -> None:
     assert response.usage.retries == len(records) - 1
 
 
-async def test_persistent_bad_schema_fails_naming_the_stage_and_model() -> None:
+async def test_persistent_bad_schema_fails_naming_the_stage_and_model_and_counts_every_answer() -> None:
     with FakeOpenAIServer(faults=Faults(always={"relevance": "badschema"})) as server:
         model = model_for(server)
         ok = await model.complete(ask("decompose"))
         with pytest.raises(
-            InvalidModelOutput, match="the relevance stage got invalid output from model fake-model"
-        ):
+            InvalidModelOutput, match="the relevance stage got invalid output from model fake-model after 3 attempts"
+        ) as caught:
             await model.complete(ask("relevance"))
         await model.aclose()
         relevance = [r for r in server.requests if r.stage == "relevance"]
     jsonschema.validate(ok.data, SCHEMA)
-    assert len(relevance) == 2
+    assert len(relevance) == 3
+    spent = caught.value.usage  # the three unusable answers were paid for, and say so
+    assert spent.calls == 3 and spent.retries == 2
+    assert spent.prompt_tokens == sum(r.prompt_tokens for r in relevance)
+    assert spent.completion_tokens == sum(r.completion_tokens for r in relevance)
 
 
 async def test_unknown_model_is_404() -> None:

@@ -234,19 +234,30 @@ async def test_invalid_json_then_valid_repairs_once_with_the_error() -> None:
     assert repair[-1]["content"].startswith("Your previous answer was invalid: at /score: 9 is greater than")
     assert repair[-1]["content"].endswith("Answer again with only JSON matching the schema.")
     assert response.usage.prompt_tokens == 230 and response.usage.completion_tokens == 22
-    assert response.usage.calls == 1 and response.usage.retries == 1
+    assert response.usage.calls == 2 and response.usage.retries == 1  # both answers were paid for
 
 
-async def test_invalid_twice_raises_naming_stage_and_model() -> None:
-    endpoint = Endpoint(completion("I cannot answer in JSON, sorry."))
-    model, _ = make_model(endpoint)
+async def test_three_invalid_answers_raise_naming_stage_and_model_with_what_they_cost() -> None:
+    endpoint = Endpoint(
+        completion("I cannot answer in JSON, sorry.", usage={"prompt_tokens": 100, "completion_tokens": 9}),
+        completion('{"answer": "yes"}', usage={"prompt_tokens": 120, "completion_tokens": 5}),
+        completion("```json\n{\"answer\": ", usage={"prompt_tokens": 140, "completion_tokens": 4}),
+    )
+    model, _ = make_model(endpoint, model="gpt-4o-mini", fast_model="gpt-4o-mini")
     with pytest.raises(InvalidModelOutput) as caught:
         await model.complete(ask("skeptic", tier="fast"))
     await model.aclose()
-    assert len(endpoint.bodies) == 2
+    assert len(endpoint.bodies) == 3
     message = str(caught.value)
-    assert message.startswith("the skeptic stage got invalid output from model fast-model twice: not JSON")
-    assert caught.value.stage == "skeptic" and caught.value.model == "fast-model"
+    assert message.startswith("the skeptic stage got invalid output from model gpt-4o-mini after 3 attempts: not JSON")
+    assert caught.value.stage == "skeptic" and caught.value.model == "gpt-4o-mini"
+    # every attempt showed the model the error of the one before it
+    second, third = endpoint.bodies[1]["messages"], endpoint.bodies[2]["messages"]
+    assert second[-2]["content"] == "I cannot answer in JSON, sorry." and "not JSON" in second[-1]["content"]
+    assert third[-2]["content"] == '{"answer": "yes"}' and "'score' is a required property" in third[-1]["content"]
+    spent = caught.value.usage
+    assert (spent.prompt_tokens, spent.completion_tokens, spent.calls, spent.retries) == (360, 18, 3, 2)
+    assert spent.cost_usd == pytest.approx((360 * 0.15 + 18 * 0.60) / 1_000_000)
 
 
 async def test_finish_reason_length_counts_as_invalid() -> None:
@@ -365,6 +376,30 @@ async def test_read_timeout_becomes_llm_timeout() -> None:
     assert len(endpoint.bodies) == 2 and len(sleeps.calls) == 1
 
 
+async def test_a_timeout_is_retried_once_while_other_transient_errors_keep_their_retries() -> None:
+    def stall(request: httpx.Request, body: dict[str, Any]) -> httpx.Response:
+        raise httpx.ReadTimeout("no data", request=request)
+
+    hung = Endpoint(stall)
+    model, sleeps = make_model(hung, max_retries=4, timeout=180)
+    with pytest.raises(LLMTimeout, match=r"timed out after 180s \(2 attempts\)") as caught:
+        await model.complete(ask())
+    assert len(hung.bodies) == 2 and len(sleeps.calls) == 1  # not 5 attempts: a hung endpoint ends sooner
+    assert caught.value.usage.retries == 1 and caught.value.usage.calls == 0
+
+    flaky = Endpoint(stall, error(503, "busy"), error(503, "busy"), error(503, "busy"), completion(json.dumps(GOOD)))
+    other, _ = make_model(flaky, max_retries=4)
+    response = await other.complete(ask())
+    await model.aclose()
+    await other.aclose()
+    assert response.usage.retries == 4 and len(flaky.bodies) == 5
+
+
+def test_the_default_per_call_timeout_is_180_seconds() -> None:
+    assert Settings().llm_timeout == 180.0
+    assert OpenAIChatModel("m", base_url="http://llm.test/v1").timeout == 180.0
+
+
 async def test_timeout_then_success_is_retried() -> None:
     def stall(request: httpx.Request, body: dict[str, Any]) -> httpx.Response:
         raise httpx.ReadTimeout("no data", request=request)
@@ -406,24 +441,53 @@ async def test_unsupported_temperature_is_dropped_and_remembered() -> None:
     assert len(endpoint.bodies) == 4 and sleeps.calls == []
 
 
-async def test_concurrency_is_bounded() -> None:
-    state = {"now": 0, "peak": 0}
+class WatchedLimiter(asyncio.Semaphore):
+    """A semaphore that signals when a caller has to wait at it."""
+
+    def __init__(self, value: int) -> None:
+        super().__init__(value)
+        self.someone_waits = asyncio.Event()
+
+    async def acquire(self) -> bool:
+        if self.locked():
+            self.someone_waits.set()
+        return await super().acquire()
+
+
+async def test_concurrency_is_bounded_two_held_calls_keep_a_third_out() -> None:
+    """Deterministic: the first two calls are held inside the endpoint until the test lets
+    go; the third is seen waiting at the limiter and enters only after one is released."""
+    held, entered = 0, []
+    two_in, third_in = asyncio.Event(), asyncio.Event()
+    release_one, release_all = asyncio.Event(), asyncio.Event()
 
     async def handler(request: httpx.Request) -> httpx.Response:
-        state["now"] += 1
-        state["peak"] = max(state["peak"], state["now"])
-        for _ in range(5):
-            await asyncio.sleep(0)
-        state["now"] -= 1
+        nonlocal held
+        entered.append(held)  # how many calls were inside when this one came in
+        held += 1
+        if len(entered) == 2:
+            two_in.set()
+        if len(entered) == 3:
+            third_in.set()
+        await (release_one.wait() if len(entered) == 1 else release_all.wait())
+        held -= 1
         return completion(json.dumps(GOOD))
 
+    limiter = WatchedLimiter(2)
     model, _ = make_model(
-        None, concurrency=2, http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler))
+        None, limiter=limiter, http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler))
     )
-    results = await asyncio.gather(*(model.complete(ask()) for _ in range(8)))
+    calls = [asyncio.create_task(model.complete(ask())) for _ in range(3)]
+    await asyncio.wait_for(two_in.wait(), 30)
+    await asyncio.wait_for(limiter.someone_waits.wait(), 30)  # the third is at the gate ...
+    assert entered == [0, 1]  # ... and not inside
+    release_one.set()
+    await asyncio.wait_for(third_in.wait(), 30)
+    release_all.set()
+    results = await asyncio.wait_for(asyncio.gather(*calls), 30)
     await model.aclose()
-    assert len(results) == 8
-    assert state["peak"] == 2
+    assert [r.data for r in results] == [GOOD] * 3
+    assert entered == [0, 1, 1]  # the third came in beside one held call, never two
 
 
 # --- tiers, usage, cost ----------------------------------------------------------------------------
@@ -448,7 +512,7 @@ async def test_usage_and_cost_are_counted() -> None:
     assert usage.cost_usd == pytest.approx((1000 * 0.15 + 500 * 0.60) / 1_000_000)
 
 
-async def test_missing_usage_is_estimated_and_unknown_model_costs_nothing() -> None:
+async def test_missing_usage_is_estimated_and_an_unknown_price_is_unknown_not_zero() -> None:
     model, _ = make_model(Endpoint(completion(json.dumps(GOOD))), model="llama3.1:8b")
     response = await model.complete(ask())
     await model.aclose()
@@ -456,7 +520,7 @@ async def test_missing_usage_is_estimated_and_unknown_model_costs_nothing() -> N
         response.usage.prompt_tokens > 0
         and response.usage.completion_tokens == (len(json.dumps(GOOD)) + 3) // 4
     )
-    assert response.usage.cost_usd == 0.0
+    assert response.usage.cost_usd is None
 
 
 # --- construction from settings ----------------------------------------------------------------------
@@ -507,7 +571,7 @@ def test_price_lookup_exact_prefix_and_unknown() -> None:
     assert table.lookup("gpt-4o-mini-2024-07-18") == table.lookup("gpt-4o-mini")
     assert table.lookup("gpt-4.1-nano") == Price(0.10, 0.40)
     assert table.lookup("openai/gpt-5-mini") == Price(0.25, 2.00)
-    assert not table.known("qwen2.5:7b") and table.cost("qwen2.5:7b", 10_000, 10_000) == 0.0
+    assert not table.known("qwen2.5:7b") and table.cost("qwen2.5:7b", 10_000, 10_000) is None
     assert table.cost("gpt-4o", 1_000_000, 1_000_000) == pytest.approx(12.5)
 
 
@@ -543,16 +607,18 @@ def test_price_table_bad_file_names_the_file(tmp_path: Path, name: str, text: st
         PriceTable.load(tmp_path / "missing.toml")
 
 
-async def test_strict_schema_sent_without_validation_only_keywords_but_answers_still_validated() -> None:
+async def test_strict_schema_sent_without_string_lengths_and_an_overlong_answer_is_cut_not_refused() -> None:
     from research_agent.stages.synthesize import SCHEMA as DRAFT
 
-    too_long = {"title": "x" * 500, "executive_summary": "s", "key_findings": ["f"],
+    too_long = {"title": "x" * 500, "executive_summary": "s", "key_findings": ["f"] * 14,
                 "sections": [{"heading": "h", "body": "b"}], "limitations": []}
     endpoint = Endpoint(completion(json.dumps(too_long)))
     model, _ = make_model(endpoint)
-    with pytest.raises(InvalidModelOutput):  # the title breaks the schema's maxLength, twice
-        await model.complete(ChatRequest(stage="draft", system="s", user="u", schema=DRAFT))
+    response = await model.complete(ChatRequest(stage="draft", system="s", user="u", schema=DRAFT))
     await model.aclose()
+    assert len(endpoint.bodies) == 1  # no repair round for what can be cut locally
+    assert response.data["title"] == "x" * 200 and len(response.data["key_findings"]) == 10
+    assert response.notes == ("/title: cut from 500 to 200 characters", "/key_findings: cut from 14 to 10 items")
     sent = endpoint.bodies[0]["response_format"]["json_schema"]["schema"]
     assert "maxLength" not in json.dumps(sent) and sent["properties"]["key_findings"]["maxItems"] == 10
     assert sent["properties"]["sections"]["items"]["required"] == ["heading", "body"]

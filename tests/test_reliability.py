@@ -317,17 +317,38 @@ def test_the_overall_deadline_stops_the_run_and_names_its_stage(
 # --------------------------------------------------------------------------- invalid output
 
 
-def test_persistent_invalid_output_fails_naming_the_stage_and_model_after_one_repair(tmp_path, corpus, server):
+def test_an_unreadable_skeptic_still_gives_the_report_says_so_and_exits_0(tmp_path, corpus, server):
     server.set_faults(Faults(always={"skeptic": "badschema"}))
+    env = cli_env(tmp_path / "home", server.base_url)
+    reports = tmp_path / "reports"
+    proc = run_cli(env, "run", QUERY, "--corpus", str(corpus), "--reports-dir", str(reports), "--no-critique",
+                   "--model", "main-model-7", "--fast-model", "fast-model-1", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    note, done = message_lines(proc.stderr)
+    assert note.startswith("! the skeptic stage got invalid output from model main-model-7 after 3 attempts: "), note
+    assert note.endswith("; the report goes out without adversarial findings"), note
+    assert done.startswith("done: full_report, ") and done.endswith(" tokens, cost unknown"), done
+    skeptic = [r for r in server.requests if r.stage == "skeptic"]
+    assert len(skeptic) == 3 and {r.model for r in skeptic} == {"main-model-7"}
+    assert {r.stage for r in server.requests} == {"classify", "decompose", "relevance", "draft", "skeptic"}
+    found = check_folder(reports)
+    (report,) = found["reports"]
+    assert "claims were not independently challenged" in report.read_text(encoding="utf-8")
+    record = yaml.safe_load(found["records"][0].read_text(encoding="utf-8"))
+    assert record["warnings"] == [note.removeprefix("! ")] and record["usage"]["skeptic"]["calls"] == 3
+
+
+def test_an_unreadable_draft_fails_naming_the_stage_and_model_after_three_attempts(tmp_path, corpus, server):
+    server.set_faults(Faults(always={"draft": "badschema"}))
     env = cli_env(tmp_path / "home", server.base_url)
     reports = tmp_path / "reports"
     proc = run_cli(env, "run", QUERY, "--corpus", str(corpus), "--reports-dir", str(reports), "--no-critique",
                    "--model", "main-model-7", "--fast-model", "fast-model-1", cwd=tmp_path)
     assert proc.returncode == 3, proc.stderr
     (line,) = message_lines(proc.stderr)
-    assert line.startswith("error: the skeptic stage got invalid output from model main-model-7 twice: "), line
-    skeptic = [r for r in server.requests if r.stage == "skeptic"]
-    assert len(skeptic) == 2 and {r.model for r in skeptic} == {"main-model-7"}  # one repair, then stop
+    assert line.startswith("error: the draft stage got invalid output from model main-model-7 after 3 attempts: "), line
+    draft = [r for r in server.requests if r.stage == "draft"]
+    assert len(draft) == 3 and {r.model for r in draft} == {"main-model-7"}  # three attempts, then stop
     assert check_folder(reports)["reports"] == []
 
 

@@ -2,13 +2,18 @@
 
 OpenAI's strict mode wants every property required and no additional properties;
 local servers accept the same schemas, so one form serves every endpoint.
+
+Bounds: ``maxLength``/``maxItems`` are the real limits, enforced after parsing by
+cutting (:mod:`research_agent.schema_bounds`); the copy sent to a server leaves out any
+bound above 200, which grammar decoders cannot build. A small integer scale is an
+:func:`scale` enum, because a grammar ignores ``minimum``/``maximum``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["obj", "string", "integer", "number", "array", "enum", "nullable"]
+__all__ = ["obj", "string", "integer", "scale", "number", "array", "enum", "nullable"]
 
 
 def obj(**props: dict[str, Any]) -> dict[str, Any]:
@@ -26,6 +31,11 @@ def integer(minimum: int | None = None, maximum: int | None = None) -> dict[str,
     if maximum is not None:
         schema["maximum"] = maximum
     return schema
+
+
+def scale(low: int, high: int) -> dict[str, Any]:
+    """An integer from ``low`` to ``high`` as an enum, which a grammar keeps in range."""
+    return {"type": "integer", "enum": list(range(low, high + 1))}
 
 
 def number() -> dict[str, Any]:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from .. import prompts
-from ..domains import DOMAINS, normalize_domain
+from ..domains import DEFAULT_DOMAIN, DOMAINS, normalize_domain
 from ..llm import ChatModel, ChatRequest
+from ._fallback import Notify, or_fallback
 from ._schema import enum, obj
 
 __all__ = ["classify_domain", "SCHEMA"]
@@ -12,10 +13,17 @@ __all__ = ["classify_domain", "SCHEMA"]
 SCHEMA = obj(domain=enum(*DOMAINS))
 
 
-async def classify_domain(model: ChatModel, query: str) -> str:
-    """Return one of :data:`research_agent.domains.DOMAINS` for ``query``."""
+async def classify_domain(model: ChatModel, query: str, *, notify: Notify | None = None) -> str:
+    """Return one of :data:`research_agent.domains.DOMAINS` for ``query``; ``other`` when
+    the model's answers could not be read (announced through ``notify``)."""
     prompt = prompts.render("classify", query=query)
-    response = await model.complete(
-        ChatRequest(stage="classify", system=prompt.system, user=prompt.user, schema=SCHEMA, temperature=0.0, tier="fast")
+    request = ChatRequest(
+        stage="classify", system=prompt.system, user=prompt.user, schema=SCHEMA, temperature=0.0, tier="fast"
     )
-    return normalize_domain(response.data.get("domain"))
+
+    async def ask() -> str:
+        return normalize_domain((await model.complete(request)).data.get("domain"))
+
+    return await or_fallback(
+        ask(), lambda: DEFAULT_DOMAIN, outcome=f"the domain is '{DEFAULT_DOMAIN}'", notify=notify
+    )

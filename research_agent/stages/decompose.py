@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from .. import prompts
 from ..llm import ChatModel, ChatRequest
+from ._fallback import Notify, or_fallback
 from ._schema import array, obj, string
 
 __all__ = ["Plan", "decompose", "schema_for"]
@@ -33,11 +34,14 @@ async def decompose(
     context_block: str = "",
     lessons_block: str = "",
     guidance: str = "",
+    notify: Notify | None = None,
 ) -> Plan:
     """Ask for ``count`` sub-queries; duplicates are dropped and the list is capped at ``count``.
 
     ``guidance`` carries what an earlier plan lacked (replanning); ``lessons_block``
-    carries lessons from past critiques. Both are already sanitized text.
+    carries lessons from past critiques. Both are already sanitized text. When the
+    model's answers cannot be read, the plan is the question itself (announced through
+    ``notify``).
     """
     prompt = prompts.render(
         "decompose",
@@ -49,12 +53,17 @@ async def decompose(
         if guidance
         else "",
     )
-    response = await model.complete(
-        ChatRequest(stage="decompose", system=prompt.system, user=prompt.user, schema=schema_for(count), temperature=0.3)
+    request = ChatRequest(
+        stage="decompose", system=prompt.system, user=prompt.user, schema=schema_for(count), temperature=0.3
     )
+
+    async def ask() -> list:
+        return (await model.complete(request)).data["sub_queries"]
+
+    answered = await or_fallback(ask(), list, outcome="searching for the question itself", notify=notify)
     seen: set[str] = set()
     queries: list[str] = []
-    for raw in response.data["sub_queries"]:
+    for raw in answered:
         text = " ".join(str(raw).split())[:200]
         if text and text.lower() not in seen:
             seen.add(text.lower())

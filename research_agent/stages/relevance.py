@@ -13,13 +13,13 @@ from ..errors import LLMError
 from ..llm import ChatModel, ChatRequest
 from ..sanitize import sanitize, wrap_data
 from ..sources import ScoredSource, Source
-from ._schema import integer, obj, string
+from ._schema import obj, scale, string
 
 __all__ = ["score_sources", "decide_gate", "Gate", "GateDecision", "SNIPPET_SCORE_CAP", "SCHEMA"]
 
 log = logging.getLogger(__name__)
 
-SCHEMA = obj(score=integer(1, 5), reason=string(300))
+SCHEMA = obj(score=scale(1, 5), reason=string(300))
 SNIPPET_SCORE_CAP = 3  # a source read only from its search snippet can never rank as a full read
 GateDecision = Literal["full_report", "short_report", "insufficient_data", "no_new_findings"]
 

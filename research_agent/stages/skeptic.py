@@ -6,9 +6,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .. import prompts
+from ..errors import InvalidModelOutput
 from ..llm import ChatModel, ChatRequest
 from ..sanitize import sanitize, wrap_data
 from ..sources import Source
+from ._fallback import Notify, degraded_message
 from ._schema import array, enum, integer, nullable, number, obj, string
 from .synthesize import sources_block
 
@@ -55,11 +57,17 @@ class SkepticFinding:
 
 @dataclass(frozen=True)
 class SkepticReport:
-    """``viability`` is None when the model gave none (unscored: never a reason to replan)."""
+    """``viability`` is None when the model gave none (unscored: never a reason to replan).
+
+    ``unavailable`` says why there is no adversarial analysis at all: the skeptic's answers
+    could not be read. Such a report has no findings and no viability, so it triggers
+    neither a replan nor a revision.
+    """
 
     findings: tuple[SkepticFinding, ...]
     viability: int | None
     viability_note: str = ""
+    unavailable: str = ""
 
     @property
     def critical(self) -> tuple[SkepticFinding, ...]:
@@ -78,8 +86,12 @@ async def run_skeptic(
     *,
     lenses: tuple[str, ...],
     source_tokens: int,
+    notify: Notify | None = None,
 ) -> SkepticReport:
-    """Attack the draft through ``lenses`` in one call; clamp and normalise what comes back."""
+    """Attack the draft through ``lenses`` in one call; clamp and normalise what comes back.
+
+    When the model's answers cannot be read, the result has no findings and says why in
+    ``unavailable`` (announced through ``notify``)."""
     prompt = prompts.render(
         "skeptic",
         query=query,
@@ -87,9 +99,12 @@ async def run_skeptic(
         draft=wrap_data("draft", sanitize(draft_markdown, max_chars=40000)),
         sources=sources_block(sources, token_budget=source_tokens),
     )
-    response = await model.complete(
-        ChatRequest(stage="skeptic", system=prompt.system, user=prompt.user, schema=SCHEMA, temperature=0.0)
-    )
+    request = ChatRequest(stage="skeptic", system=prompt.system, user=prompt.user, schema=SCHEMA, temperature=0.0)
+    try:
+        response = await model.complete(request)
+    except InvalidModelOutput as exc:
+        message = degraded_message(exc, "the report goes out without adversarial findings", notify)
+        return SkepticReport((), None, unavailable=message)
     findings = tuple(
         SkepticFinding(
             lens=f["lens"],

@@ -12,6 +12,7 @@ from ..llm import ChatModel, ChatRequest
 from ..passages import estimate_tokens
 from ..sanitize import sanitize, wrap_data
 from ..sources import Source
+from ._fallback import Notify, or_fallback
 from ._schema import array, obj, string
 
 _HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.*?)[ \t#]*$", re.MULTILINE)
@@ -122,8 +123,13 @@ async def revise_report(
     *,
     target_words: int,
     source_tokens: int,
+    notify: Notify | None = None,
 ) -> ReportDraft:
-    """Rewrite ``draft`` so that it fixes every issue in ``feedback``."""
+    """Rewrite ``draft`` so that it fixes every issue in ``feedback``.
+
+    When the model's answers cannot be read, ``draft`` itself is returned (the same
+    object: callers can tell) and ``notify`` is told.
+    """
     draft_json = json.dumps(draft.as_data(), ensure_ascii=False, indent=1)
     prompt = prompts.render(
         "revise",
@@ -134,7 +140,12 @@ async def revise_report(
         sources=sources_block(sources, token_budget=source_tokens),
     )
     max_tokens = max(1500, int(target_words * 2.2), estimate_tokens(draft_json) + 500)
-    return await _write(model, "revise", prompt, temperature=0.2, max_tokens=max_tokens)
+    return await or_fallback(
+        _write(model, "revise", prompt, temperature=0.2, max_tokens=max_tokens),
+        lambda: draft,
+        outcome="the previous draft is kept",
+        notify=notify,
+    )
 
 
 async def _write(

@@ -20,7 +20,11 @@ Fault kinds (``Faults.first``, ``Faults.mix``, ``Faults.always``):
     "badschema"   valid JSON that breaks any strict schema
 
 ``Faults(reject_json_schema=True)`` answers ``response_format`` ``json_schema`` with HTTP
-500 and llama.cpp's error text. Requests with ``"stream": true`` get server-sent events.
+500 and llama.cpp's error text. ``Faults(grammar_limit=2000)`` dies like llama.cpp's server
+(a segfault in its schema-to-grammar converter) when a schema in ``response_format`` has a
+``maxLength``/``minLength``/``maxItems``/``minItems`` above the limit: that request's
+connection is dropped unanswered, and so is every later one (``server.crashed``).
+Requests with ``"stream": true`` get server-sent events.
 Random faults are drawn from a seeded generator, so a test's plan is reproducible.
 
 Standalone: ``python -m tests.support.fake_openai_server --port 8765 --delay 0.5``.
@@ -52,6 +56,7 @@ __all__ = [
     "sequential_rounds",
     "FAULT_KINDS",
     "LLAMA_CPP_JSON_SCHEMA_ERROR",
+    "grammar_breakers",
 ]
 
 log = logging.getLogger(__name__)
@@ -87,6 +92,7 @@ class Faults:
     stages: frozenset[str] | None = None
     reject_json_schema: bool = False
     stall_seconds: float = 30.0
+    grammar_limit: int | None = None
 
     def __post_init__(self) -> None:
         kinds = set(self.first) | set(self.always.values()) | (set(self.mix) if self.rate else set())
@@ -182,6 +188,29 @@ def _schema_in(body: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return None
 
 
+def _response_format_schema(body: Mapping[str, Any]) -> Any:
+    fmt = body.get("response_format") or {}
+    if fmt.get("type") == "json_schema":
+        return (fmt.get("json_schema") or {}).get("schema")
+    return fmt.get("schema") if fmt.get("type") == "json_object" else None
+
+
+def grammar_breakers(schema: Any, limit: int) -> list[str]:
+    """The repetition bounds in ``schema`` a grammar converter with ``limit`` cannot build."""
+    found: list[str] = []
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if key in ("maxLength", "minLength", "maxItems", "minItems") and isinstance(value, int):
+                if value > limit:
+                    found.append(f"{key}={value}")
+            else:
+                found += grammar_breakers(value, limit)
+    elif isinstance(schema, list):
+        for value in schema:
+            found += grammar_breakers(value, limit)
+    return found
+
+
 def default_responder(body: dict[str, Any], stage: str) -> str:
     """A minimal valid instance of the request's schema as JSON; plain text otherwise."""
     schema = _schema_in(body)
@@ -253,6 +282,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, f"no route {self.path}", "not_found")
             return
         owner = self.server.owner
+        if owner.crashed:  # a dead server: the socket closes, nobody answers
+            self.close_connection = True
+            return
         start = time.monotonic()
         length = int(self.headers.get("Content-Length") or 0)
         try:
@@ -312,6 +344,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._note(status=500, fault="reject_json_schema")
             self._error(500, LLAMA_CPP_JSON_SCHEMA_ERROR, "server_error")
             return
+        if faults.grammar_limit is not None:
+            breakers = grammar_breakers(_response_format_schema(body), faults.grammar_limit)
+            if breakers:
+                log.info("fake server: grammar past %d repetitions (%s): crashing", faults.grammar_limit, breakers)
+                owner.crashed = True
+                self._note(status=0, fault="crash")
+                self._hang_up()
+                return
         kind = owner._plan(stage)
         self._note(fault=kind)
         # A rate limit is refused before any work, as real endpoints do; everything else takes the delay.
@@ -496,6 +536,7 @@ class FakeOpenAIServer:
         self._records: list[RequestRecord] = []
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
+        self.crashed = False  # set by Faults.grammar_limit: from then on no request is answered
         self.set_faults(faults or Faults())
 
     # --- configuration -------------------------------------------------------------
@@ -593,6 +634,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--retry-after", default=None, help="Retry-After value on 429/503 answers")
     parser.add_argument("--reject-json-schema", action="store_true", help="answer json_schema like llama.cpp")
+    parser.add_argument("--grammar-limit", type=int, default=None,
+                        help="die like llama.cpp on a schema bound above this (e.g. 2000)")
     args = parser.parse_args(argv)
     faults = Faults(
         rate=args.fault_rate,
@@ -600,6 +643,7 @@ def main(argv: list[str] | None = None) -> None:
         seed=args.seed,
         retry_after=args.retry_after,
         reject_json_schema=args.reject_json_schema,
+        grammar_limit=args.grammar_limit,
     )
     server = FakeOpenAIServer(delay=args.delay, faults=faults, host=args.host, port=args.port)
     with server:

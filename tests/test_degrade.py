@@ -1,0 +1,131 @@
+"""One unreadable answer never loses a paid-for run (issue 9, part 2).
+
+Every structured call has three attempts; after them each stage degrades, visibly,
+instead of failing: skeptic -> no findings plus a limitation, revise -> the previous
+draft, classify -> ``other``, decompose -> the question itself. Only the draft is fatal.
+"""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from research_agent.errors import InvalidModelOutput
+from research_agent.memory.lessons import LessonSelection
+from research_agent.pipeline import research
+from tests.conftest import INVALID, Invalid
+from tests.support.research_responder import ResearchResponder
+from tests.test_pipeline import DOCS, QUERY, DocsProvider, settings_for
+from tests.test_retry_loop import CRITICAL
+
+
+class Recorded:
+    """A Progress that keeps what it was told."""
+
+    def __init__(self) -> None:
+        self.stages: list[str] = []
+        self.notes: list[str] = []
+        self.values: list[dict[str, int]] = []
+
+    def stage(self, name: str, detail: str = "") -> None:
+        self.stages.append(name)
+
+    def counts(self, **values: int) -> None:
+        self.values.append(values)
+
+    def note(self, message: str) -> None:
+        self.notes.append(message)
+
+
+def use(responder: ResearchResponder):
+    return lambda request: responder.answer(request.stage, request.system, request.user)
+
+
+def queue(model, responder: ResearchResponder, **answers) -> None:
+    """Queue one run's calls; ``answers[stage]`` replaces the responder's answers for a stage."""
+    plan = {"classify": [use(responder)], "decompose": [use(responder)],
+            "relevance": [use(responder)] * len(DOCS), "draft": [use(responder)], "skeptic": [use(responder)]}
+    plan.update(answers)
+    for stage, items in plan.items():
+        for item in items:
+            model.enqueue(stage, item)
+
+
+async def run(tmp_path, model, progress=None):
+    return await research(
+        QUERY,
+        settings=settings_for(tmp_path),
+        model=model,
+        providers=[DocsProvider(tmp_path)],
+        lessons=lambda domain: LessonSelection.none(domain),
+        progress=progress,
+    )
+
+
+def record_of(result) -> dict:
+    return yaml.safe_load(result.run_record_path.read_text(encoding="utf-8"))
+
+
+async def test_an_unreadable_skeptic_gives_the_report_without_findings_and_says_so(tmp_path, scripted_model):
+    queue(scripted_model, ResearchResponder(), skeptic=[INVALID, Invalid("at /viability: 'x' is not"), INVALID])
+    progress = Recorded()
+    result = await run(tmp_path, scripted_model, progress)
+
+    assert result.final_decision == "proceed" and result.report_path.is_file()
+    assert len(scripted_model.calls("decompose")) == 1 and not scripted_model.calls("revise")  # no replan, no revision
+    report = result.report_markdown
+    assert "## Adversarial Analysis\n\nThe skeptic's answers could not be read;" in report
+    assert "found no problems" not in report
+    limitations = report.split("## Limitations & Gaps", 1)[1]
+    assert "The skeptic's answers could not be read, so this report has no adversarial findings" in limitations
+    expected = ("the skeptic stage got invalid output from model scripted after 3 attempts: not JSON "
+                "(no JSON object or array found in the answer); the report goes out without adversarial findings")
+    assert progress.notes == [expected]
+    record = record_of(result)
+    assert record["warnings"] == [expected] and record["skeptic"]["unavailable"] == expected
+    assert record["skeptic"]["findings"] == [] and record["skeptic"]["viability"] is None
+    assert record["usage"]["skeptic"]["calls"] == 3 and record["usage"]["skeptic"]["retries"] == 2
+
+
+async def test_a_skeptic_answer_that_validates_on_the_third_attempt_is_used(tmp_path, scripted_model):
+    responder = ResearchResponder(viability=77)
+    queue(scripted_model, responder, skeptic=[INVALID, INVALID, use(responder)])
+    result = await run(tmp_path, scripted_model)
+    record = record_of(result)
+    assert record["skeptic"]["viability"] == 77 and record["skeptic"]["unavailable"] == ""
+    assert record["warnings"] == [] and record["usage"]["skeptic"]["calls"] == 3
+
+
+async def test_an_unreadable_revision_keeps_the_previous_draft_and_stops_revising(tmp_path, scripted_model):
+    responder = ResearchResponder(findings=[CRITICAL])
+    queue(scripted_model, responder, revise=[INVALID] * 3)
+    progress = Recorded()
+    result = await run(tmp_path, scripted_model, progress)
+
+    assert len(scripted_model.calls("revise")) == 1  # max_revisions is 2: the second is not tried
+    assert result.final_decision == "proceed" and result.report_path.is_file()
+    assert "Plain VACUUM marks the space as reusable" in result.report_markdown  # the draft, unrevised
+    assert progress.notes[-1].endswith("; the previous draft is kept")
+    assert record_of(result)["warnings"] == [progress.notes[-1]]
+    assert record_of(result)["usage"]["revise"]["calls"] == 3
+
+
+async def test_unreadable_classify_and_decompose_give_other_and_the_question_itself(tmp_path, scripted_model):
+    queue(scripted_model, ResearchResponder(), classify=[INVALID] * 3, decompose=[INVALID] * 3)
+    progress = Recorded()
+    result = await run(tmp_path, scripted_model, progress)
+
+    assert result.domain == "other" and result.final_decision == "proceed"
+    record = record_of(result)
+    assert record["sub_queries"] == [QUERY]
+    assert [n.rsplit("; ", 1)[1] for n in progress.notes] == ["the domain is 'other'", "searching for the question itself"]
+    assert record["warnings"] == progress.notes
+    assert record["usage"]["classify"]["calls"] == 3 and record["usage"]["decompose"]["calls"] == 3
+
+
+async def test_only_the_draft_is_fatal_after_its_three_attempts(tmp_path, scripted_model):
+    queue(scripted_model, ResearchResponder(), draft=[INVALID] * 3, skeptic=[])
+    with pytest.raises(InvalidModelOutput, match="the draft stage got invalid output from model scripted after 3"):
+        await run(tmp_path, scripted_model)
+    assert len(scripted_model.calls("draft")) == 1
+    assert not list((tmp_path / "reports").glob("*.md"))
