@@ -111,10 +111,10 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _heading(text: str, fallback: str) -> str:
+def _heading(text: str, fallback: str, *, max_chars: int = 150) -> str:
     """A writer's heading as inert text that the lint never mistakes for Sources."""
     text = _one_line(strip_citations(text))
-    shown = plain_text(text, max_chars=150) or fallback
+    shown = plain_text(text, max_chars=max_chars) or fallback
     return f"{shown} (notes)" if is_reserved_heading(text) else shown
 
 
@@ -165,7 +165,7 @@ def compose_report(
     if removed:
         limits.append(_REMOVED_NOTE)
 
-    parts = [meta.front_matter(), f"# {_heading(draft.title, 'Research report')}\n"]
+    parts = [meta.front_matter(), f"# {_heading(draft.title, 'Research report', max_chars=200)}\n"]
     parts += ["## Executive Summary\n", summary.strip() + "\n", "## Key Findings\n"]
     parts.append("\n".join(f"- {f.strip()}" for f in findings) + "\n")
     for i, ((heading, _), body) in enumerate(zip(draft.sections, bodies, strict=True), start=1):
