@@ -463,7 +463,7 @@ class Clock:
 
 
 def sample_page(url: str = "https://www.example.com/a", text: str = "Some text.") -> Page:
-    return Page(url, url, "Title", "2024-01-01", "Example", text)
+    return Page(url, url, "Title", "2024-01-01", "Example", text, addresses=("93.184.216.34",))
 
 
 def test_cache_hit_miss_and_ttl(tmp_path: Path) -> None:
@@ -489,7 +489,8 @@ def test_cache_entries_are_sharded_json(tmp_path: Path) -> None:
     path = cache.path_for("https://www.example.com/a")
     assert path.parent.parent == tmp_path and path.parent.name == path.stem[:2]
     entry = json.loads(path.read_text(encoding="utf-8"))
-    assert entry["key"] == "https://www.example.com/a" and entry["version"] == 1
+    assert entry["key"] == "https://www.example.com/a" and entry["version"] == 2
+    assert entry["addresses"] == ["93.184.216.34"]
 
 
 def test_corrupt_or_foreign_entries_are_misses(tmp_path: Path) -> None:
