@@ -26,7 +26,7 @@ from .gather import Gathered, SourceReader, gather_sources
 from .ids import make_run_id
 from .llm import ChatModel, UsageRecorder
 from .memory.lessons import LessonSelection, lessons_markdown, lessons_prompt_block, select_lessons
-from .report import ReportMeta, render_insufficient, render_report, write_yaml
+from .report import ReportMeta, render_insufficient, render_report, yaml_text
 from .results import Iteration, ResearchResult, SourceSummary, summarize_sources
 from .sanitize import sanitize
 from .search.base import ProviderFailure, SearchProvider
@@ -503,13 +503,14 @@ def _finish(
         "timings": {k: round(v, 3) for k, v in run.clock.timings.items()},
         "warnings": list(run.warnings),
     }
-    from .fsutil import atomic_write_text
+    from .fsutil import atomic_write_all
 
     with run.clock.stage("write"):
-        atomic_write_text(report_path, markdown)
-        write_yaml(record_path, record)
+        # The report and its record, both or neither; the --output copy last, as it may replace a file.
+        files = [(report_path, markdown.encode("utf-8")), (record_path, yaml_text(record).encode("utf-8"))]
         if settings.output is not None:
-            atomic_write_text(settings.output, markdown)
+            files.append((settings.output, markdown.encode("utf-8")))
+        atomic_write_all(files)
     return ResearchResult(
         id=run_id,
         query=run.query,
@@ -531,6 +532,20 @@ def _finish(
         warnings=tuple(run.warnings),
         record=record,
     )
+
+
+def _check_output(output: Path | None) -> None:
+    """Refuse an output file that is a directory, FIFO, device or symlink, before any model call."""
+    from .errors import StorageError
+    from .fsutil import ensure_writable_dir, existing_file_mode
+
+    if output is None:
+        return
+    try:
+        existing_file_mode(output)
+    except StorageError as exc:
+        raise InputError(f"output file: {exc}") from None
+    ensure_writable_dir(Path(output).parent)
 
 
 def _unique_id(settings: Settings, query: str, now: datetime) -> str:
@@ -665,6 +680,7 @@ async def research(
                 owned.append(reader)
             for folder in (settings.reports_dir, settings.meta_dir):
                 ensure_writable_dir(folder)  # fail before spending tokens on a report that cannot be saved
+            _check_output(settings.output)
             run = _Run(
                 settings=settings,
                 model=UsageRecorder(model),
