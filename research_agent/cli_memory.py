@@ -37,6 +37,7 @@ from .memory.schema import DIMENSIONS, Critique
 from .memory.stats import compute_stats, plot_history
 from .memory.store import (
     append_log,
+    check_log_file,
     critique_file_name,
     critique_path,
     load_all,
@@ -144,6 +145,7 @@ def critique_command(
 ) -> None:
     """Critique a finished run and store reports/meta/critique-<id>.yaml next to its record."""
     deps = _deps(ctx)
+    check_log_file(Path(run).parent)  # a FIFO there would hang the critique after its model call
     try:
         settings = _settings(ctx, reports_dir)
         model = deps.make_model(settings)
@@ -190,6 +192,7 @@ def run_critique_and_report(
     Builds the model from ``settings`` unless one is given. Failures are logged to
     ``critique.log`` and raised; the caller decides how loudly to report them.
     """
+    check_log_file(Path(run_record_path).parent)
     try:
         chat = model if model is not None else _default_model(settings)
     except ResearchError as exc:
