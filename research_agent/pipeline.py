@@ -28,6 +28,7 @@ from .llm import ChatModel, UsageRecorder
 from .memory.lessons import LessonSelection, lessons_markdown, lessons_prompt_block, select_lessons
 from .report import ReportMeta, render_insufficient, render_report, yaml_text
 from .results import Iteration, ResearchResult, SourceSummary, summarize_sources
+from .review.rules import RuleDeadline
 from .sanitize import sanitize
 from .search.base import ProviderFailure, SearchProvider
 from .sources import ScoredSource, Source
@@ -158,6 +159,26 @@ class _Run:
     warnings: list[str] = field(default_factory=list)
     corpus: list[dict[str, Any]] = field(default_factory=list)
     rules: tuple = ()
+    deadline: float | None = None  # the run's deadline on the event loop's clock
+
+    def rule_limits(self) -> Any:
+        """Time limits for custom lint rules: their own budget, and never past the run's deadline."""
+        from .review.rules import RuleLimits
+
+        return RuleLimits(deadline=self.deadline, clock=asyncio.get_running_loop().time)
+
+    def drop_slow_rules(self, review: Any) -> None:
+        """Skip, for the rest of the run, every custom rule that ran past its budget; say so once."""
+        from .review.lint import RULE_TIMEOUT
+
+        slow = sorted({i.matched for i in review.issues if i.type == RULE_TIMEOUT})
+        if not slow:
+            return
+        self.rules = tuple(r for r in self.rules if r.name not in slow)
+        for name in slow:
+            message = f"custom rule {name!r} ran past its time budget and was stopped; it is skipped from now on"
+            self.warnings.append(message)
+            self.progress.note(message)
 
     def tokens(self) -> int:
         total = self.model.total
@@ -252,7 +273,6 @@ async def _write_and_review(
 
     settings, mode = run.settings, run.settings.mode
     kept = tuple(s.source for s in gate.kept)
-    rules = run.rules
     with run.clock.stage("draft", f"{len(kept)} sources"):
         draft = await draft_report(
             run.model,
@@ -276,14 +296,17 @@ async def _write_and_review(
     viability = skeptic.viability if skeptic else None
 
     def review_of(markdown: str, findings: Sequence[Any]) -> Any:
-        return review_draft(
+        result = review_draft(
             markdown,
             target_words=mode.target_words,
             findings=findings,
             viability=viability,
             min_viability=settings.min_viability,
-            rules=rules,
+            rules=run.rules,
+            rule_limits=run.rule_limits(),
         )
+        run.drop_slow_rules(result)
+        return result
 
     review = review_of(markdown, findings)
 
@@ -692,9 +715,16 @@ async def research(
                 context_block=context_block,
                 corpus=_corpus_record(corpus_stats),
                 rules=rules,
+                deadline=deadline.when(),
             )
             lessons = lessons or default_lessons(settings, now=started, rng=rng)
             return await _pipeline(run, _unique_id(settings, query, started), started, lessons)
+    except RuleDeadline as exc:  # lint is not awaited: the deadline reaches it through its time budget
+        raise RunTimeout(
+            f"the run passed its {settings.run_timeout:g}s deadline during the review stage, in custom rule "
+            f"{exc.rule!r} (raise it with --timeout, or simplify the rule)",
+            stage="review",
+        ) from None
     except TimeoutError:
         if not deadline.expired():
             raise
