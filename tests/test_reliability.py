@@ -114,9 +114,20 @@ def run_cli(env: dict[str, str], *args: str, cwd: Path, timeout: float = 120) ->
     )
 
 
+def with_default_sigint(argv: list[str]) -> list[str]:
+    """``argv`` started with SIGINT at its default disposition, whatever this process inherited.
+
+    A shell that starts a job in the background without job control ignores SIGINT for it,
+    and an ignored signal stays ignored across exec: the CLI would never see a test's Ctrl-C.
+    """
+    reset = "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
+    return [sys.executable, "-c", reset, *argv]
+
+
 def start_cli(env: dict[str, str], *args: str, cwd: Path) -> subprocess.Popen:
     return subprocess.Popen(
-        [str(CLI), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd
+        with_default_sigint([str(CLI), *args]), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=env, cwd=cwd,
     )
 
 
@@ -393,7 +404,8 @@ def test_ctrl_c_while_a_large_corpus_is_indexed_stops_and_the_next_run_resumes(t
     read_end, write_end = os.pipe()
     fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)
     try:
-        proc = subprocess.Popen([str(CLI), *args], stdout=subprocess.PIPE, stderr=write_end, env=env, cwd=tmp_path)
+        proc = subprocess.Popen(with_default_sigint([str(CLI), *args]), stdout=subprocess.PIPE, stderr=write_end,
+                                env=env, cwd=tmp_path)
     finally:
         os.close(write_end)
     drained: list[bytes] = []
