@@ -5,11 +5,16 @@ One JSON file per page, named by sha256 of the normalised URL and sharded into
 sharing a cache only ever see whole entries; the last writer wins, which is harmless
 since both wrote the same page. Entries older than the TTL are misses. A corrupt or
 foreign file is a miss too, never an error.
+
+Each entry keeps the addresses its page was fetched from (every redirect hop), so the
+fetcher can refuse a cached page that its address guard would refuse today; an entry
+without them (written before version 2) is a miss.
 """
 
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 import logging
 import time
@@ -29,8 +34,20 @@ __all__ = ["PageCache", "CACHE_VERSION"]
 
 log = logging.getLogger(__name__)
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: entries carry the addresses the page came from
 _MAX_ENTRY_BYTES = 64 * 1024 * 1024
+
+
+def _addresses(value: Any) -> tuple[str, ...]:
+    """The entry's addresses as IP strings; empty (a miss) unless every one is an IP address."""
+    if not isinstance(value, list) or not value or len(value) > 64:
+        return ()
+    if not all(isinstance(a, str) for a in value):
+        return ()
+    try:
+        return tuple(str(ipaddress.ip_address(a.split("%", 1)[0])) for a in value)
+    except ValueError:
+        return ()
 
 
 class PageCache:
@@ -86,6 +103,9 @@ class PageCache:
             return None
         if entry.get("key") != normalize_url(url):
             return None  # a sha256 collision is not going to happen, but a hand-edited file might
+        addresses = _addresses(entry.get("addresses"))
+        if not addresses:
+            return None
         try:
             return Page(
                 url=str(entry["url"]),
@@ -95,12 +115,19 @@ class PageCache:
                 site_name=str(entry["site_name"]),
                 text=str(entry["text"]),
                 from_cache=True,
+                addresses=addresses,
             )
         except KeyError:
             return None
 
     def put(self, page: Page) -> bool:
-        """Store ``page`` under its requested URL; False (and logged) when the write failed."""
+        """Store ``page`` under its requested URL; False (and logged) when the write failed.
+
+        A page that does not say which addresses it came from is not stored (it could
+        never be served).
+        """
+        if not page.addresses:
+            return False
         entry = {
             "version": CACHE_VERSION,
             "key": normalize_url(page.url),
@@ -111,6 +138,7 @@ class PageCache:
             "date": page.date,
             "site_name": page.site_name,
             "text": page.text,
+            "addresses": list(page.addresses),
         }
         try:
             atomic_write_text(self.path_for(page.url), json.dumps(entry, ensure_ascii=False))

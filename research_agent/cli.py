@@ -7,7 +7,6 @@ code. Progress goes to stderr; stdout carries only the report path (or JSON).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import sys
 import traceback
@@ -21,6 +20,7 @@ from rich.console import Console
 from . import __version__
 from .config import Settings, load_settings
 from .errors import ResearchError
+from .terminal import VisibleFormatter, dumps_json, echo, markup, one_line
 
 __all__ = ["app", "main"]
 
@@ -45,13 +45,13 @@ class _State:
 def fail(exc: BaseException) -> typer.Exit:
     """Print ``exc`` as one line on stderr and return the Exit to raise."""
     if isinstance(exc, ResearchError):
-        stderr.print(f"[red]error:[/red] {exc}", markup=True, soft_wrap=True)
+        stderr.print(f"[red]error:[/red] {markup(one_line(exc))}", markup=True, soft_wrap=True)
         return typer.Exit(exc.exit_code)
     if _State.verbose:
         traceback.print_exception(exc)
     else:
         stderr.print(
-            f"[red]error:[/red] unexpected {type(exc).__name__}: {exc} (run with -v for details)",
+            f"[red]error:[/red] unexpected {type(exc).__name__}: {markup(one_line(exc))} (run with -v for details)",
             markup=True,
             soft_wrap=True,
         )
@@ -114,14 +114,14 @@ class RichProgress:
         if "tokens" in v:
             bits.append(f"tokens {v['tokens']:,}")
         bits.append(waiting_text(v.get("waiting", 0)))
-        return " · ".join(b for b in bits if b)
+        return markup(" · ".join(b for b in bits if b))
 
     def stage(self, name: str, detail: str = "") -> None:
         self.current = f"{name}: {detail}" if detail else name
         if self.status is not None:
             self.status.update(self._line())
         else:
-            self.console.print(f"… {self.current}", soft_wrap=True, highlight=False)
+            self.console.print(f"… {markup(self.current)}", soft_wrap=True, highlight=False)
 
     def counts(self, **values: int) -> None:
         before = self.values.get("waiting", 0)
@@ -134,7 +134,7 @@ class RichProgress:
             self.console.print(f"… {self.current}: {waiting_text(waited)}", soft_wrap=True, highlight=False)
 
     def note(self, message: str) -> None:
-        self.console.print(f"[yellow]![/yellow] {message}", soft_wrap=True, markup=True, highlight=False)
+        self.console.print(f"[yellow]![/yellow] {markup(message)}", soft_wrap=True, markup=True, highlight=False)
 
     def interrupted(self) -> str:
         """What Ctrl-C leaves behind, by the stage it came in."""
@@ -153,11 +153,9 @@ def _root(
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
 ) -> None:
     _State.verbose = verbose
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(VisibleFormatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, handlers=[handler])
     if not verbose:
         for noisy in ("httpx", "openai", "trafilatura", "htmldate", "charset_normalizer"):
             logging.getLogger(noisy).setLevel(logging.ERROR)
@@ -262,9 +260,9 @@ def run(
     finally:
         progress.stop()
     if json_output:
-        typer.echo(json.dumps(result.summary(), ensure_ascii=False))
+        typer.echo(dumps_json(result.summary()))
     else:
-        typer.echo(str(result.report_path))
+        echo(result.report_path)
         usage = result.total_usage
         stderr.print(
             f"[green]done[/green]: {result.gate_decision}, {sum(1 for s in result.sources if s.n)} sources cited, "
@@ -296,12 +294,14 @@ def _after_report(result: Any, settings: Settings) -> None:
             stderr.print("interrupted: the report is written; its critique was not", soft_wrap=True)
             raise typer.Exit(130) from None
         except Exception as exc:  # the report is already written; a failed critique only logs
-            stderr.print(f"[yellow]critique failed:[/yellow] {exc}", markup=True, soft_wrap=True)
+            stderr.print(f"[yellow]critique failed:[/yellow] {markup(one_line(exc))}", markup=True, soft_wrap=True)
         return
     try:
         spawn.spawn_critique(result.run_record_path, reports_dir=settings.reports_dir, settings=settings)
     except (OSError, ResearchError) as exc:
-        stderr.print(f"[yellow]could not start the critique:[/yellow] {exc}", markup=True, soft_wrap=True)
+        stderr.print(
+            f"[yellow]could not start the critique:[/yellow] {markup(one_line(exc))}", markup=True, soft_wrap=True
+        )
 
 
 def _register_subcommands() -> None:

@@ -7,6 +7,7 @@ import typer
 from .cache import PageCache
 from .config import Settings, load_settings
 from .errors import ResearchError
+from .terminal import echo, echo_error
 
 __all__ = ["app", "clear_cache"]
 
@@ -33,8 +34,8 @@ def clear(
     try:
         removed, cache = clear_cache(load_settings(), expired_only=expired)
     except ResearchError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        echo_error(exc)
         raise typer.Exit(exc.exit_code) from None
     noun = "entry" if removed == 1 else "entries"
     what = "expired " if expired else ""
-    typer.echo(f"removed {removed} {what}cache {noun} from {cache.dir}")
+    echo(f"removed {removed} {what}cache {noun} from {cache.dir}")

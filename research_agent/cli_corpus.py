@@ -11,19 +11,18 @@ its exit code.
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
 from .config import load_settings
 from .errors import InputError, ResearchError
 from .search.local import IndexStats, LocalSearchProvider
+from .terminal import dumps_json, echo_error, markup
 
 __all__ = ["app"]
 
@@ -47,7 +46,7 @@ def _cache_dir(option: Path | None) -> Path:
 
 
 def _fail(exc: ResearchError) -> typer.Exit:
-    typer.echo(f"error: {exc}", err=True)
+    echo_error(exc)
     return typer.Exit(exc.exit_code)
 
 
@@ -59,7 +58,7 @@ def _skipped_text(stats: IndexStats) -> str:
 
 def _summary(stats: IndexStats) -> Table:
     """One folder's refresh as a two-column table, readable at any terminal width."""
-    table = Table(title=escape(str(stats.root)), title_justify="left", show_header=False, box=None, padding=(0, 2))
+    table = Table(title=markup(str(stats.root)), title_justify="left", show_header=False, box=None, padding=(0, 2))
     table.add_column("what", style="bold")
     table.add_column("value", overflow="fold")
     for what, value in (
@@ -71,7 +70,7 @@ def _summary(stats: IndexStats) -> Table:
         ("skipped", _skipped_text(stats)),
         ("seconds", f"{stats.seconds:.2f}"),
     ):
-        table.add_row(what, escape(str(value)))
+        table.add_row(what, markup(value))
     if stats.rebuilt:
         table.add_row("note", "the index was damaged and has been rebuilt")
     return table
@@ -102,7 +101,7 @@ def index_command(
 
                 def progress(root: Path, done: int, total: int) -> None:
                     if root not in tasks:
-                        tasks[root] = bar.add_task(escape(root.name or str(root)), total=total)
+                        tasks[root] = bar.add_task(markup(root.name or str(root)), total=total)
                     bar.update(tasks[root], completed=done)
 
                 all_stats = provider.prepare(progress=progress)
@@ -113,7 +112,7 @@ def index_command(
     if show_skipped:
         for stats in all_stats:
             for path, reason in stats.skipped_files:
-                out.print(f"skipped {escape(str(stats.root / path))}: {reason.replace('_', ' ')}", soft_wrap=True)
+                out.print(f"skipped {markup(stats.root / path)}: {markup(reason.replace('_', ' '))}", soft_wrap=True)
 
 
 @app.command("search")
@@ -143,12 +142,12 @@ def search_command(
             {"rank": rank, "title": h.title, "path": h.location, "snippet": h.snippet, "text": h.text}
             for rank, h in enumerate(hits, 1)
         ]
-        typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+        typer.echo(dumps_json(payload, indent=2))
         return
     if not hits:
-        out.print(f"no matches for {escape(query)!s}", soft_wrap=True)
+        out.print(f"no matches for {markup(query)}", soft_wrap=True)
         return
     for rank, hit in enumerate(hits, 1):
-        out.print(f"[bold]{rank}. {escape(hit.title)}[/bold]", soft_wrap=True)
-        out.print(f"   [dim]{escape(hit.location)}[/dim]", soft_wrap=True)
-        out.print(f"   {escape(hit.snippet)}", soft_wrap=True)
+        out.print(f"[bold]{rank}. {markup(hit.title)}[/bold]", soft_wrap=True)
+        out.print(f"   [dim]{markup(hit.location)}[/dim]", soft_wrap=True)
+        out.print(f"   {markup(hit.snippet)}", soft_wrap=True)

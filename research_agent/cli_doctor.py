@@ -14,6 +14,7 @@ from rich.table import Table
 
 from .config import Settings, default_config_path, load_settings
 from .errors import ResearchError
+from .terminal import echo_error, markup
 
 __all__ = ["doctor_command", "run_checks", "Check"]
 
@@ -81,7 +82,7 @@ def doctor_command(
     try:
         settings = load_settings()
     except ResearchError as exc:
-        Console(stderr=True).print(f"error: {exc}", soft_wrap=True)
+        echo_error(exc)
         raise typer.Exit(exc.exit_code) from None
     with httpx.Client(timeout=timeout) as client:
         checks = run_checks(settings, client=client)
@@ -90,6 +91,6 @@ def doctor_command(
     table.add_column("")
     table.add_column("detail")
     for what, ok, detail in checks:
-        table.add_row(what, "[green]ok[/green]" if ok else "[red]fail[/red]", detail)
+        table.add_row(markup(what), "[green]ok[/green]" if ok else "[red]fail[/red]", markup(detail))
     console.print(table)
     raise typer.Exit(0 if all(ok for _, ok, _ in checks) else 1)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-import json
 import logging
 import random
 from collections.abc import Callable, Mapping
@@ -37,12 +36,14 @@ from .memory.schema import DIMENSIONS, Critique
 from .memory.stats import CritiqueCost, compute_stats, plot_history
 from .memory.store import (
     append_log,
+    check_log_file,
     critique_file_name,
     critique_path,
     load_all,
     load_critique,
     prune_critiques,
 )
+from .terminal import dumps_json, echo, echo_error, markup, visible
 
 __all__ = ["app", "critique_command", "run_critique_and_report", "MemoryDeps"]
 
@@ -99,7 +100,7 @@ def _handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return fn(*args, **kwargs)
         except ResearchError as exc:
-            typer.echo(f"error: {exc}", err=True)
+            echo_error(exc)
             raise typer.Exit(exc.exit_code) from None
 
     return wrapper
@@ -110,7 +111,7 @@ def _console() -> Console:
 
 
 def _echo_json(data: Any) -> None:
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    typer.echo(dumps_json(data, indent=2, default=str))
 
 
 app = typer.Typer(
@@ -144,6 +145,7 @@ def critique_command(
 ) -> None:
     """Critique a finished run and store reports/meta/critique-<id>.yaml next to its record."""
     deps = _deps(ctx)
+    check_log_file(Path(run).parent)  # a FIFO there would hang the critique after its model call
     try:
         settings = _settings(ctx, reports_dir)
         model = deps.make_model(settings)
@@ -155,13 +157,13 @@ def critique_command(
     except ResearchError:
         raise  # critique_run has logged it
     except Exception as exc:
-        typer.echo(f"error: critique failed unexpectedly: {type(exc).__name__}: {exc}", err=True)
+        echo_error(f"critique failed unexpectedly: {type(exc).__name__}: {exc}")
         raise typer.Exit(1) from None
     path = critique_path(Path(run).parent, critique.id)
     if json_output:
         _echo_json({**critique.as_dict(), "path": str(path)})
     else:
-        typer.echo(summarize(critique, path=path))
+        echo(summarize(critique, path=path))
 
 
 async def _critique_and_close(
@@ -190,6 +192,7 @@ def run_critique_and_report(
     Builds the model from ``settings`` unless one is given. Failures are logged to
     ``critique.log`` and raised; the caller decides how loudly to report them.
     """
+    check_log_file(Path(run_record_path).parent)
     try:
         chat = model if model is not None else _default_model(settings)
     except ResearchError as exc:
@@ -198,7 +201,7 @@ def run_critique_and_report(
     critique = asyncio.run(_critique_and_close(Path(run_record_path), chat, settings, None))
     path = critique_path(Path(run_record_path).parent, critique.id)
     (console or _console()).print(
-        summarize(critique, path=path), highlight=False, markup=False, soft_wrap=True
+        visible(summarize(critique, path=path)), highlight=False, markup=False, soft_wrap=True
     )
     return critique
 
@@ -230,9 +233,9 @@ def list_command(
         )
         return
     if not loaded:
-        typer.echo(f"no critiques in {settings.meta_dir}")
+        echo(f"no critiques in {settings.meta_dir}")
         return
-    table = Table(title=f"critiques in {settings.meta_dir}")
+    table = Table(title=f"critiques in {markup(settings.meta_dir)}")
     table.add_column("date", no_wrap=True)
     table.add_column("query", overflow="fold", ratio=2)
     for column in ("domain", "mean", "pass", "adaptive"):
@@ -240,17 +243,17 @@ def list_command(
     table.add_column("id", overflow="fold", ratio=1)
     for c in good:
         table.add_row(
-            c.timestamp[:16].replace("T", " "),
-            c.query[:80],
-            c.query_domain,
+            markup(c.timestamp[:16].replace("T", " ")),
+            markup(c.query[:80]),
+            markup(c.query_domain),
             f"{c.mean_score:.2f}",
             "yes" if c.overall_pass else "no",
             "yes" if c.adaptive else "no",
-            c.id,
+            markup(c.id),
         )
     _console().print(table)
     if bad:
-        typer.echo(f"{len(bad)} invalid critique file(s) skipped; run `research-agent memory validate`")
+        echo(f"{len(bad)} invalid critique file(s) skipped; run `research-agent memory validate`")
 
 
 def _id_from(value: str) -> str:
@@ -283,8 +286,8 @@ def show_command(
     if json_output:
         _echo_json(critique.as_dict())
     else:
-        typer.echo(f"# {path}")
-        typer.echo(dump_yaml(critique.as_dict()).rstrip())
+        echo(f"# {path}")
+        echo(dump_yaml(critique.as_dict()).rstrip())
 
 
 def _classify(deps: MemoryDeps, settings: Settings, query: str) -> str:
@@ -337,19 +340,19 @@ def lessons_command(
             {"domain": chosen, **selection.as_record(), "warnings": list(selection.warnings), "note": note}
         )
         return
-    typer.echo(f"domain: {chosen}")
-    typer.echo(f"{selection.reason}")
+    echo(f"domain: {chosen}")
+    echo(f"{selection.reason}")
     for number, lesson in enumerate(selection.lessons, start=1):
-        typer.echo(f"{number}. {lesson.text}")
-        typer.echo(f"   critiques: {', '.join(lesson.critique_ids)}")
+        echo(f"{number}. {lesson.text}")
+        echo(f"   critiques: {', '.join(lesson.critique_ids)}")
     if selection.lessons:
-        typer.echo(f"({note})")
+        echo(f"({note})")
     if selection.excluded:
         typer.echo("excluded:")
         for name, reason in selection.excluded:
-            typer.echo(f"  {name}: {reason}")
+            echo(f"  {name}: {reason}")
     for warning in selection.warnings:
-        typer.echo(f"warning: {warning}")
+        echo(f"warning: {warning}")
 
 
 @app.command("validate")
@@ -359,16 +362,16 @@ def validate_command(ctx: typer.Context) -> None:
     settings = _settings(ctx)
     loaded = load_all(settings.meta_dir, now=_deps(ctx).clock())
     if not loaded:
-        typer.echo(f"no critique files in {settings.meta_dir}")
+        echo(f"no critique files in {settings.meta_dir}")
         return
     bad = 0
     for item in loaded:
         if item.critique is None:
             bad += 1
-            typer.echo(f"invalid  {item.name}: {item.error}")
+            echo(f"invalid  {item.name}: {item.error}")
         else:
-            typer.echo(f"ok       {item.name}")
-    typer.echo(f"{len(loaded) - bad} valid, {bad} invalid")
+            echo(f"ok       {item.name}")
+    echo(f"{len(loaded) - bad} valid, {bad} invalid")
     if bad:
         raise typer.Exit(1)
 
@@ -389,8 +392,8 @@ def prune_command(
         return
     removed = prune_critiques(settings.meta_dir, limit, now=_deps(ctx).clock())
     for path in removed:
-        typer.echo(f"removed {path.name}")
-    typer.echo(f"pruned {len(removed)} file(s); keeping at most {limit}")
+        echo(f"removed {path.name}")
+    echo(f"pruned {len(removed)} file(s); keeping at most {limit}")
 
 
 def _trend(mean: float, delta: float | None) -> str:
@@ -436,14 +439,14 @@ def stats_command(
         _echo_json(stats.as_dict())
         return
     if not stats.domains:
-        typer.echo(f"no valid critiques in {settings.meta_dir}")
+        echo(f"no valid critiques in {settings.meta_dir}")
     else:
         table = Table(title="critique scores by domain (trend: recent half vs earlier half)")
         for column in ("domain", "n", "pass", "mean", *(d.replace("_", " ") for d in DIMENSIONS)):
             table.add_column(column, overflow="fold")
         for d in stats.domains:
             trends = [_trend(t.mean, t.delta) for t in d.trends]
-            table.add_row(d.domain, str(d.count), str(d.passed), f"{d.mean:.2f}", *trends)
+            table.add_row(markup(d.domain), str(d.count), str(d.passed), f"{d.mean:.2f}", *trends)
         _console().print(table)
         compare = Table(title="adaptive vs baseline (z-scores within model_version)")
         for column in ("domain", "adaptive n", "adaptive z", "baseline n", "baseline z", "lessons", "spread"):
@@ -457,7 +460,7 @@ def stats_command(
                 else f"{d.collapse.std:.2f}" + (" collapse" if d.collapse.collapsed else "")
             )
             compare.add_row(
-                d.domain,
+                markup(d.domain),
                 str(c.adaptive_n),
                 _z(c.adaptive_z),
                 str(c.baseline_n),
@@ -469,10 +472,10 @@ def stats_command(
         for d in stats.domains:
             typer.echo(_cost_line(d.domain, d.cost))
     for warning in stats.warnings:
-        typer.echo(f"warning: {warning}")
+        echo(f"warning: {warning}")
     if stats.invalid:
         typer.echo(
             f"{len(stats.invalid)} invalid critique file(s) not counted; run `research-agent memory validate`"
         )
     if plot is not None:
-        typer.echo(f"plot written to {plot}")
+        echo(f"plot written to {plot}")

@@ -9,7 +9,6 @@ wraps it alone.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -21,6 +20,7 @@ from .review.feedback import format_feedback
 from .review.lint import parse_front_matter
 from .review.review import Review, review_draft
 from .review.rules import load_rules
+from .terminal import dumps_json, echo, echo_error
 
 __all__ = ["review_command", "review_file", "read_report", "app", "MAX_REPORT_BYTES"]
 
@@ -85,12 +85,12 @@ def review_command(
     try:
         review = review_file(report, rules=rules, mode=mode)
     except InputError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        echo_error(exc)
         raise typer.Exit(2) from None
     if json_output:
-        typer.echo(json.dumps(review.as_dict(), indent=2, ensure_ascii=False))
+        typer.echo(dumps_json(review.as_dict(), indent=2))
     else:
-        typer.echo(format_feedback(review))
+        echo(format_feedback(review))
     raise typer.Exit(0 if review.approved else 1)
 
 

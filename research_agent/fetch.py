@@ -6,10 +6,14 @@
   covers robots.txt, every redirect and the whole body, so a page that trickles
   forever is cut off);
 * every host (each redirect hop too, robots.txt included) is resolved first and
-  loopback, private, link-local, multicast, reserved and unspecified addresses are
-  refused unless ``allow_private``; the connection then goes to the address that was
-  checked (the URL is pinned to it, the ``Host`` header and TLS server name keep the
-  real name), so DNS cannot change its answer between the check and the connect;
+  loopback, private, link-local, multicast, reserved, unspecified and deprecated
+  (site-local, 6to4 relay) addresses are refused unless ``allow_private``; the
+  connection then goes to the address that was checked (the URL is pinned to it, the
+  ``Host`` header and TLS server name keep the real name), so DNS cannot change its
+  answer between the check and the connect;
+* a page keeps the addresses it was fetched from (every hop), and a cached page is
+  served only when a fetch with the current settings would accept all of them, so
+  the cache is no way around the guard;
 * redirects are followed by hand (at most ``max_redirects``), loops detected;
 * the body is streamed and decompressed here with a bound (gzip/deflate), so neither a
   10 GB body nor a gzip bomb gets past ``max_bytes`` of decoded content;
@@ -40,7 +44,7 @@ import socket
 import zlib
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
@@ -48,6 +52,7 @@ from urllib.robotparser import RobotFileParser
 
 import httpx
 
+from .addresses import is_public_address
 from .passages import estimate_tokens, select_passages
 from .sanitize import looks_like_injection
 from .sources import SearchHit, Source
@@ -141,6 +146,7 @@ class Page:
     site_name: str
     text: str
     from_cache: bool = False
+    addresses: tuple[str, ...] = ()  # every address it was fetched from, all hops (the guard's evidence)
 
 
 @dataclass(frozen=True)
@@ -207,34 +213,10 @@ class _Body:
     mime: str
     charset: str | None
     data: bytes
+    addresses: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- addresses
-
-
-def is_public_address(address: str) -> bool:
-    """False for loopback, private, link-local, multicast, reserved, unspecified and
-    other non-global addresses (IPv4-mapped IPv6 is judged by its IPv4 address)."""
-    try:
-        ip = ipaddress.ip_address(address.split("%", 1)[0])
-    except ValueError:
-        return False
-    if isinstance(ip, ipaddress.IPv6Address):
-        mapped = ip.ipv4_mapped or ip.sixtofour
-        if mapped is not None:
-            ip = mapped
-        elif ip.teredo is not None:
-            ip = ip.teredo[1]
-    if (
-        ip.is_loopback
-        or ip.is_private
-        or ip.is_link_local
-        or ip.is_multicast
-        or ip.is_reserved
-        or ip.is_unspecified
-    ):
-        return False
-    return ip.is_global
 
 
 async def _system_resolve(host: str) -> list[str]:
@@ -646,11 +628,10 @@ class Fetcher:
         url = (url or "").strip()
         if not is_web_url(url):
             return self._fail(url, "bad_url")
-        if self.cache is not None:
-            cached = self.cache.get(url)
-            if cached is not None:
-                self._cached += 1
-                return cached
+        cached = self._from_cache(url)
+        if cached is not None:
+            self._cached += 1
+            return cached
         host = urlsplit(url).hostname or ""
         slot = self._host_slots.setdefault(host, asyncio.Semaphore(self.per_host))
         async with slot, self._slots:
@@ -682,6 +663,7 @@ class Fetcher:
             return self._fail(url, "extract_error", f"{type(exc).__name__}: {exc}"[:200])
         if not page.text.strip():
             return self._fail(url, "empty")
+        page = replace(page, addresses=body.addresses)
         self._fetched += 1
         if looks_like_injection(page.text) or looks_like_injection(page.title):
             self._injection += 1
@@ -748,6 +730,24 @@ class Fetcher:
             sub_queries=queries,
         )
 
+    def _from_cache(self, url: str) -> Page | None:
+        """The cached page, if a fetch with these settings would accept every address it came from.
+
+        A page cached by a run that allowed private addresses is a miss for one that does
+        not: the live fetch that follows applies the guard to today's DNS answer.
+        """
+        if self.cache is None:
+            return None
+        page = self.cache.get(url)
+        if page is None:
+            return None
+        if not page.addresses:
+            return None  # no evidence of where it came from: never trusted
+        if not self.allow_private and not all(is_public_address(a) for a in page.addresses):
+            log.info("cached page %s came from a private address; not served without allow_private", url)
+            return None
+        return page
+
     def _fail(self, url: str, reason: str, detail: str = "") -> FetchFailure:
         self._failed[reason] += 1
         log.info("fetch %s failed: %s %s", url, reason, detail)
@@ -780,8 +780,11 @@ class Fetcher:
         self._dns[host] = addresses
         return addresses
 
-    async def _pin(self, url: str) -> tuple[list[httpx.URL], dict[str, str], dict[str, Any]]:
-        """Resolve and check the URL's host; return request URLs pinned to each checked address."""
+    async def _pin(
+        self, url: str
+    ) -> tuple[list[httpx.URL], dict[str, str], dict[str, Any], tuple[str, ...]]:
+        """Resolve and check the URL's host; return request URLs pinned to each checked
+        address, headers, extensions, and the addresses checked."""
         try:
             parsed = httpx.URL(url)
         except (httpx.InvalidURL, ValueError) as exc:
@@ -795,13 +798,13 @@ class Fetcher:
                 if not is_public_address(address):
                     raise _Refused("private_address", f"{host} -> {address}")
         if _is_ip(host):
-            return [parsed], {}, {}
+            return [parsed], {}, {}, addresses
         headers = {"Host": parsed.netloc.decode("ascii")}
         extensions: dict[str, Any] = {}
         if parsed.scheme == "https":
             extensions["sni_hostname"] = host
             headers["Connection"] = "close"
-        return [parsed.copy_with(host=a) for a in addresses[:4]], headers, extensions
+        return [parsed.copy_with(host=a) for a in addresses[:4]], headers, extensions, addresses
 
     async def _send(
         self,
@@ -828,8 +831,10 @@ class Fetcher:
         client = self._http()
         current = url
         seen = {_without_fragment(url)}
+        checked: dict[str, None] = {}  # every address of every hop, in order
         for _ in range(self.max_redirects + 1):
-            targets, headers, extensions = await self._pin(current)
+            targets, headers, extensions, addresses = await self._pin(current)
+            checked.update(dict.fromkeys(addresses))
             headers.update(
                 {
                     "User-Agent": self.user_agent,
@@ -858,7 +863,7 @@ class Fetcher:
                 data = await self._read_body(
                     response, max_bytes, charset, check_binary=not robots and mime != _PDF_TYPE
                 )
-                return _Body(final_url=current, mime=mime or "text/html", charset=charset, data=data)
+                return _Body(current, mime or "text/html", charset, data, tuple(checked))
             finally:
                 await response.aclose()
         raise _Refused("too_many_redirects", f"more than {self.max_redirects}")

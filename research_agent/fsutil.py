@@ -2,7 +2,10 @@
 
 Every file research-agent leaves in ``reports/`` is written here: to a temp file in
 the same folder, flushed and fsynced, then renamed over the target, so a reader (or a
-process killed half-way) only ever sees no file or a complete one.
+process killed half-way) only ever sees no file or a complete one. A write never
+goes through a symlink and never replaces a directory, FIFO, device or socket; an
+existing file keeps its permission bits. :func:`atomic_write_all` writes a group of
+files (a report and its run record) all or none.
 """
 
 from __future__ import annotations
@@ -11,12 +14,23 @@ import errno
 import logging
 import os
 import secrets
+import stat
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .errors import DiskFull, StorageError
 
-__all__ = ["atomic_write_text", "atomic_write_bytes", "ensure_writable_dir", "remove_stale_temps", "TEMP_SUFFIX"]
+__all__ = [
+    "atomic_write_text",
+    "atomic_write_bytes",
+    "atomic_write_all",
+    "existing_file_mode",
+    "file_kind",
+    "ensure_writable_dir",
+    "remove_stale_temps",
+    "TEMP_SUFFIX",
+]
 
 TEMP_SUFFIX = ".ra-tmp"
 
@@ -27,11 +41,49 @@ def _temp_path(target: Path) -> Path:
     return target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, mode: int = 0o644) -> Path:
-    """Write ``data`` to ``path`` atomically; refuse to write through a symlink."""
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def file_kind(mode: int) -> str:
+    """What an ``st_mode`` is, for messages: "a directory", "a FIFO", "a character device"..."""
+    if stat.S_ISLNK(mode):
+        return "a symlink"
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def existing_file_mode(path: Path) -> int | None:
+    """The permission bits of the regular file at ``path``, or None when nothing is there.
+
+    Raises StorageError for a symlink or anything that is not a regular file (a
+    directory, FIFO, device or socket): those are never replaced by a write.
+    """
     path = Path(path)
-    if path.is_symlink():
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise _storage_error(path, exc) from None
+    if stat.S_ISLNK(info.st_mode):
         raise StorageError(f"refusing to write through symlink {path}")
+    if not stat.S_ISREG(info.st_mode):
+        raise StorageError(f"refusing to replace {path}: it is {file_kind(info.st_mode)}, not a regular file")
+    return stat.S_IMODE(info.st_mode)
+
+
+def _write_temp(path: Path, data: bytes, mode: int) -> Path:
+    """Write ``data`` to a fsynced temp file beside ``path``; the temp is removed on any failure.
+
+    The temp gets the mode of the file it will replace (when there is one), so a 0600
+    file stays 0600; a new file gets ``mode`` less the umask.
+    """
+    keep = existing_file_mode(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -40,6 +92,8 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int = 0o644) -> Path:
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), mode)
         try:
+            if keep is not None:
+                os.fchmod(fd, keep)
             view = memoryview(data)
             while view:
                 written = os.write(fd, view)
@@ -47,15 +101,38 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int = 0o644) -> Path:
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(tmp, path)
     except BaseException as exc:  # Ctrl-C mid-write must not leave the temp file behind either
-        try:
-            tmp.unlink(missing_ok=True)
-        except OSError as cleanup:
-            log.debug("could not remove %s: %s", tmp, cleanup)
+        _remove_quietly(tmp)
         if isinstance(exc, OSError):
             raise _storage_error(path, exc) from None
         raise
+    return tmp
+
+
+def _commit(tmp: Path, path: Path, rename: Callable[[Path, Path], None] = os.replace) -> None:
+    """Rename the finished temp over ``path`` (never over a special file that appeared meanwhile)."""
+    try:
+        existing_file_mode(path)
+        rename(tmp, path)
+    except BaseException as exc:
+        _remove_quietly(tmp)
+        if isinstance(exc, OSError):
+            raise _storage_error(path, exc) from None
+        raise
+
+
+def _remove_quietly(path: Path) -> None:
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as cleanup:
+        log.debug("could not remove %s: %s", path, cleanup)
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, mode: int = 0o644) -> Path:
+    """Write ``data`` to ``path`` atomically; refuse symlinks and special files; keep an existing mode."""
+    path = Path(path)
+    tmp = _write_temp(path, data, mode)
+    _commit(tmp, path)
     _fsync_dir(path.parent)
     return path
 
@@ -63,6 +140,47 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int = 0o644) -> Path:
 def atomic_write_text(path: Path, text: str) -> Path:
     """Write ``text`` as UTF-8 to ``path`` atomically."""
     return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_all(
+    files: Sequence[tuple[Path, bytes]],
+    *,
+    mode: int = 0o644,
+    rename: Callable[[Path, Path], None] = os.replace,
+) -> list[Path]:
+    """Write every file or none (a report and its run record).
+
+    Every temp file is written and fsynced first, so a full disk fails before any
+    target changes; then they are renamed in order. If a rename fails, the files
+    renamed so far that did not exist before are removed again. (A file that replaced
+    an older one cannot be put back: list such files last.) ``rename`` is a seam for
+    tests.
+    """
+    targets = [Path(path) for path, _ in files]
+    temps: list[Path] = []
+    try:
+        for path, (_, data) in zip(targets, files, strict=True):
+            temps.append(_write_temp(path, data, mode))
+    except BaseException:
+        for tmp in temps:
+            _remove_quietly(tmp)
+        raise
+    created = [not os.path.lexists(path) for path in targets]
+    done: list[Path] = []
+    try:
+        for tmp, path in zip(temps, targets, strict=True):
+            _commit(tmp, path, rename)
+            done.append(path)
+    except BaseException:
+        for tmp in temps[len(done) + 1 :]:
+            _remove_quietly(tmp)
+        for path, new in zip(done, created, strict=False):
+            if new:
+                _remove_quietly(path)
+        raise
+    for folder in dict.fromkeys(path.parent for path in targets):
+        _fsync_dir(folder)
+    return targets
 
 
 def ensure_writable_dir(folder: Path) -> Path:

@@ -26,8 +26,9 @@ from .gather import Gathered, SourceReader, gather_sources
 from .ids import make_run_id
 from .llm import ChatModel
 from .memory.lessons import LessonSelection, lessons_markdown, lessons_prompt_block, select_lessons
-from .report import ReportMeta, compose_report, render_insufficient, render_report, write_yaml
+from .report import ReportMeta, compose_report, render_insufficient, render_report, yaml_text
 from .results import Iteration, ResearchResult, SourceSummary, summarize_sources
+from .review.rules import RuleDeadline
 from .sanitize import sanitize
 from .search.base import ProviderFailure, SearchProvider
 from .sources import ScoredSource, Source
@@ -160,6 +161,26 @@ class _Run:
     warnings: list[str] = field(default_factory=list)
     corpus: list[dict[str, Any]] = field(default_factory=list)
     rules: tuple = ()
+    deadline: float | None = None  # the run's deadline on the event loop's clock
+
+    def rule_limits(self) -> Any:
+        """Time limits for custom lint rules: their own budget, and never past the run's deadline."""
+        from .review.rules import RuleLimits
+
+        return RuleLimits(deadline=self.deadline, clock=asyncio.get_running_loop().time)
+
+    def drop_slow_rules(self, review: Any) -> None:
+        """Skip, for the rest of the run, every custom rule that ran past its budget; say so once."""
+        from .review.lint import RULE_TIMEOUT
+
+        slow = sorted({i.matched for i in review.issues if i.type == RULE_TIMEOUT})
+        if not slow:
+            return
+        self.rules = tuple(r for r in self.rules if r.name not in slow)
+        for name in slow:
+            message = f"custom rule {name!r} ran past its time budget and was stopped; it is skipped from now on"
+            self.warnings.append(message)
+            self.progress.note(message)
 
     def tokens(self) -> int:
         return self.model.total.tokens
@@ -258,7 +279,6 @@ async def _write_and_review(
 
     settings, mode = run.settings, run.settings.mode
     kept = tuple(s.source for s in gate.kept)
-    rules = run.rules
     with run.clock.stage("draft", f"{len(kept)} sources"):
         draft = await draft_report(
             run.model,
@@ -283,14 +303,17 @@ async def _write_and_review(
     viability = skeptic.viability if skeptic else None
 
     def review_of(markdown: str, findings: Sequence[Any]) -> Any:
-        return review_draft(
+        result = review_draft(
             markdown,
             target_words=mode.target_words,
             findings=findings,
             viability=viability,
             min_viability=settings.min_viability,
-            rules=rules,
+            rules=run.rules,
+            rule_limits=run.rule_limits(),
         )
+        run.drop_slow_rules(result)
+        return result
 
     review = review_of(markdown, findings)
 
@@ -527,13 +550,14 @@ def _finish(
         "timings": {k: round(v, 3) for k, v in run.clock.timings.items()},
         "warnings": list(run.warnings),
     }
-    from .fsutil import atomic_write_text
+    from .fsutil import atomic_write_all
 
     with run.clock.stage("write"):
-        atomic_write_text(report_path, markdown)
-        write_yaml(record_path, record)
+        # The report and its record, both or neither; the --output copy last, as it may replace a file.
+        files = [(report_path, markdown.encode("utf-8")), (record_path, yaml_text(record).encode("utf-8"))]
         if settings.output is not None:
-            atomic_write_text(settings.output, markdown)
+            files.append((settings.output, markdown.encode("utf-8")))
+        atomic_write_all(files)
     return ResearchResult(
         id=run_id,
         query=run.query,
@@ -555,6 +579,20 @@ def _finish(
         warnings=tuple(run.warnings),
         record=record,
     )
+
+
+def _check_output(output: Path | None) -> None:
+    """Refuse an output file that is a directory, FIFO, device or symlink, before any model call."""
+    from .errors import StorageError
+    from .fsutil import ensure_writable_dir, existing_file_mode
+
+    if output is None:
+        return
+    try:
+        existing_file_mode(output)
+    except StorageError as exc:
+        raise InputError(f"output file: {exc}") from None
+    ensure_writable_dir(Path(output).parent)
 
 
 def _unique_id(settings: Settings, query: str, now: datetime) -> str:
@@ -695,6 +733,7 @@ async def research(
                 ensure_writable_dir(folder)  # fail before spending tokens on a report that cannot be saved
             ticker = ticker or SystemTicker()
             warnings: list[str] = []
+            _check_output(settings.output)
             run = _Run(
                 settings=settings,
                 model=UsageRecorder(model, on_note=warnings.append, clock=ticker.now),
@@ -707,10 +746,17 @@ async def research(
                 context_block=context_block,
                 corpus=_corpus_record(corpus_stats),
                 rules=rules,
+                deadline=deadline.when(),
             )
             lessons = lessons or default_lessons(settings, now=started, rng=rng)
             async with waits_reported(run.model, progress, ticker):
                 return await _pipeline(run, _unique_id(settings, query, started), started, lessons)
+    except RuleDeadline as exc:  # lint is not awaited: the deadline reaches it through its time budget
+        raise RunTimeout(
+            f"the run passed its {settings.run_timeout:g}s deadline during the review stage, in custom rule "
+            f"{exc.rule!r} (raise it with --timeout, or simplify the rule)",
+            stage="review",
+        ) from None
     except TimeoutError:
         if not deadline.expired():
             raise

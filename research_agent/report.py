@@ -25,6 +25,7 @@ __all__ = [
     "render_insufficient",
     "renumber_citations",
     "write_yaml",
+    "yaml_text",
     "CITATION",
 ]
 
@@ -251,7 +252,11 @@ def render_insufficient(
     return "\n".join(parts)
 
 
+def yaml_text(data: dict[str, Any]) -> str:
+    """``data`` as human-readable YAML (the run record's format)."""
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100)
+
+
 def write_yaml(path: Path, data: dict[str, Any]) -> Path:
     """Write ``data`` as human-readable YAML, atomically."""
-    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100)
-    return atomic_write_text(path, text)
+    return atomic_write_text(path, yaml_text(data))

@@ -60,3 +60,30 @@ def test_without_allow_private_local_addresses_are_refused(tmp_path):
     fetched = [r.path for r in requests if not r.path.startswith("/search")]
     assert fetched == [], "no page on 127.0.0.1 was requested"
     assert all(s["snippet_only"] for s in record["sources"])
+
+
+def test_a_page_cached_under_allow_private_is_refused_to_a_later_run_without_it(tmp_path):
+    server = LocalServer()
+    server.extra_routes[("GET", "/search")] = searxng_route(server)
+    with server, FakeOpenAIServer(ResearchResponder()) as llm:
+
+        def run(*extra: str):
+            before = len(server.requests)
+            proc = cli(tmp_path, "run", QUERY, "--search", "searxng", "--searxng-url", server.url("/"),
+                       "--reports-dir", str(tmp_path / "reports"), "--no-critique", "--ignore-robots", "--json",
+                       *extra, base_url=llm.base_url, env={"RESEARCH_AGENT_CONFIG": str(tmp_path / "none.toml")})
+            assert proc.returncode == 0, proc.stderr
+            summary = json.loads(proc.stdout)
+            record = yaml.safe_load((tmp_path / "reports" / "meta" / f"run-{summary['id']}.yaml").read_text())
+            pages = [r.path for r in server.requests[before:] if not r.path.startswith("/search")]
+            return record, pages
+
+        first, first_pages = run("--allow-private")
+        assert "/article" in first_pages and first["fetch_stats"]["fetched"] >= 1  # now in the page cache
+        second, second_pages = run()
+    assert second_pages == []  # not fetched...
+    assert second["fetch_stats"]["cached"] == 0  # ...and not served from the cache either
+    assert second["fetch_failures"] and all(f["reason"] == "private_address" for f in second["fetch_failures"])
+    assert all(s["snippet_only"] for s in second["sources"])
+    report = (tmp_path / "reports" / f"{second['id']}.md").read_text()
+    assert "coefficient of performance" not in report  # the page's text never reached the run

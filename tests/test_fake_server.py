@@ -246,12 +246,12 @@ def test_models_endpoint_and_standalone_module() -> None:
             line = proc.stdout.readline()
             assert line.startswith("fake OpenAI-compatible server at http://127.0.0.1:")
             base_url = line.rsplit(" ", 1)[1].strip()
-            with urllib.request.urlopen(f"{base_url}/models", timeout=10) as reply:
+            with urllib.request.urlopen(f"{base_url}/models", timeout=30) as reply:
                 listing = json.load(reply)
             assert listing["object"] == "list" and listing["data"][0]["id"] == "fake-model"
         finally:
             proc.terminate()
-            proc.wait(timeout=10)
+            proc.wait(timeout=30)
 
 
 def test_unknown_fault_kind_is_refused() -> None:

@@ -422,18 +422,24 @@ async def test_robots_txt_status_rules(status: int, allowed: bool) -> None:
 
 
 async def test_concurrency_limits_overall_and_per_host() -> None:
+    # Every request is held at the server until the test lets them all go, so the fetches
+    # in flight at that moment are exactly what the limits admit; no timing is involved.
     html = article_html("Page", ARTICLE_TEXT)
     in_flight: dict[str, int] = {}
     peak: dict[str, int] = {}
     total = {"now": 0, "peak": 0}
+    arrived = asyncio.Condition()
+    release = asyncio.Event()
 
     async def handler(request: httpx.Request) -> httpx.Response:
         host = request.headers["Host"]
-        in_flight[host] = in_flight.get(host, 0) + 1
-        total["now"] += 1
-        peak[host] = max(peak.get(host, 0), in_flight[host])
-        total["peak"] = max(total["peak"], total["now"])
-        await asyncio.sleep(0.01)
+        async with arrived:
+            in_flight[host] = in_flight.get(host, 0) + 1
+            total["now"] += 1
+            peak[host] = max(peak.get(host, 0), in_flight[host])
+            total["peak"] = max(total["peak"], total["now"])
+            arrived.notify_all()
+        await release.wait()
         in_flight[host] -= 1
         total["now"] -= 1
         return httpx.Response(200, html=html)
@@ -444,10 +450,17 @@ async def test_concurrency_limits_overall_and_per_host() -> None:
             concurrency=4, per_host=2, resolver=resolver(hosts), http_client=client, respect_robots=False
         )
         urls = [f"http://{h}/p{j}" for h in hosts for j in range(5)]
-        results = await asyncio.gather(*(fetcher.fetch(u) for u in urls))
+        fetches = asyncio.gather(*(fetcher.fetch(u) for u in urls))
+        async with arrived:
+            await asyncio.wait_for(arrived.wait_for(lambda: total["now"] == 4), 60)  # a hang guard
+        for _ in range(100):  # let any fetch the limits failed to hold back reach the server
+            await asyncio.sleep(0)
+        held = (total["now"], sorted(in_flight.values()))
+        release.set()
+        results = await asyncio.wait_for(fetches, 60)
+    assert held == (4, [2, 2])  # the overall limit, filled by two hosts at their per-host limit
     assert all(isinstance(r, Page) for r in results)
-    assert max(peak.values()) <= 2
-    assert total["peak"] <= 4
+    assert max(peak.values()) == 2 and total["peak"] == 4
     assert fetcher.stats.fetched == 30
 
 
@@ -463,7 +476,7 @@ class Clock:
 
 
 def sample_page(url: str = "https://www.example.com/a", text: str = "Some text.") -> Page:
-    return Page(url, url, "Title", "2024-01-01", "Example", text)
+    return Page(url, url, "Title", "2024-01-01", "Example", text, addresses=("93.184.216.34",))
 
 
 def test_cache_hit_miss_and_ttl(tmp_path: Path) -> None:
@@ -489,7 +502,8 @@ def test_cache_entries_are_sharded_json(tmp_path: Path) -> None:
     path = cache.path_for("https://www.example.com/a")
     assert path.parent.parent == tmp_path and path.parent.name == path.stem[:2]
     entry = json.loads(path.read_text(encoding="utf-8"))
-    assert entry["key"] == "https://www.example.com/a" and entry["version"] == 1
+    assert entry["key"] == "https://www.example.com/a" and entry["version"] == 2
+    assert entry["addresses"] == ["93.184.216.34"]
 
 
 def test_corrupt_or_foreign_entries_are_misses(tmp_path: Path) -> None:
@@ -626,6 +640,8 @@ def test_stats_as_dict() -> None:
 
 
 async def test_a_run_of_hostile_pages_never_raises_and_is_counted(local_server: LocalServer) -> None:
+    # /hang has its own test (a short deadline); here every page gets a deadline no page
+    # needs, so a slow machine cannot turn a good page into a timeout.
     paths = [
         "/article",
         "/loop/a",
@@ -635,9 +651,8 @@ async def test_a_run_of_hostile_pages_never_raises_and_is_counted(local_server: 
         "/image",
         "/status/500",
         "/empty",
-        "/hang",
     ]
-    async with make_fetcher(total_timeout=1.0) as fetcher:
+    async with make_fetcher(total_timeout=60.0) as fetcher:
         results = await asyncio.gather(*(fetcher.fetch(local_server.url(p, host=SITE)) for p in paths))
         stats = fetcher.stats
     assert isinstance(results[0], Page)
@@ -649,5 +664,4 @@ async def test_a_run_of_hostile_pages_never_raises_and_is_counted(local_server: 
         "bad_content_type",
         "http_500",
         "empty",
-        "timeout",
     }

@@ -20,6 +20,7 @@ from research_agent.fsutil import TEMP_SUFFIX
 from tests.support.fake_openai_server import FakeOpenAIServer
 from tests.test_pipeline import QUERY
 from tests.test_reliability import (
+    HANG_GUARD,
     Tap,
     check_folder,
     check_report,
@@ -68,8 +69,8 @@ def test_sigkill_at_random_points_never_leaves_a_partial_file_and_the_next_run_w
                 alive = proc.poll() is None
                 proc.send_signal(signal.SIGKILL)
             finally:
-                proc.wait(timeout=30)
-                proc.communicate(timeout=10)
+                proc.wait(timeout=HANG_GUARD)
+                proc.communicate(timeout=HANG_GUARD)
             landed[f"after {tap.stages[-1]}" if tap.stages else "before any call"] += 1 if alive else 0
             landed["finished before the kill"] += 0 if alive else 1
             check_folder(reports)  # after every kill: only complete files

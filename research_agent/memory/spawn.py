@@ -2,7 +2,9 @@
 
 The child runs ``python -m research_agent critique --run <record> --reports-dir <dir>``
 in a new session with no terminal attached; it logs its own success or failure to
-``<reports>/meta/critique.log``. The parent returns as soon as the child exists.
+``<reports>/meta/critique.log``. The parent returns as soon as the child exists. A
+``critique.log`` that is not a regular file (a FIFO would block the child forever) is
+refused here, while the user can still be told.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 from ..config import Settings
 from ..errors import StorageError
+from .store import check_log_file
 
 __all__ = ["spawn_critique", "critique_argv", "settings_env"]
 
@@ -64,8 +67,10 @@ def spawn_critique(
 
     With ``settings``, the child gets this run's model and endpoint (see
     :func:`settings_env`); ``env_overrides`` are added last. ``popen`` is a seam for
-    tests. Raises StorageError when the process cannot be started.
+    tests. Raises StorageError when the process cannot be started, or when the
+    record's folder holds a ``critique.log`` that is not a regular file.
     """
+    check_log_file(Path(run_record_path).parent)
     env = None
     if settings is not None:
         env_overrides = {**settings_env(settings), **(env_overrides or {})}

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import StorageError
-from ..fsutil import atomic_write_text
+from ..fsutil import atomic_write_text, file_kind
 from ..ids import id_timestamp
 from ..safefile import check_folder_inside
 from ..sanitize import sanitize
@@ -45,6 +46,7 @@ __all__ = [
     "write_critique",
     "prune_critiques",
     "append_log",
+    "check_log_file",
     "stamp_of",
     "future_problem",
     "FUTURE_SLACK",
@@ -275,25 +277,59 @@ def prune_critiques(
     return removed
 
 
+def _log_problem(path: Path, exc: OSError) -> str:
+    """Why ``critique.log`` could not be opened, in words (a FIFO or symlink named as such)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return exc.strerror or str(exc)
+    if not stat.S_ISREG(info.st_mode):
+        return f"it is {file_kind(info.st_mode)}, not a regular file"
+    return exc.strerror or str(exc)
+
+
+def check_log_file(meta_dir: Path) -> None:
+    """Raise StorageError when ``critique.log`` exists as anything but a regular file.
+
+    Called before a critique starts, so a FIFO or symlink planted there is reported
+    before any model call instead of after it.
+    """
+    path = Path(meta_dir) / LOG_NAME
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise StorageError(f"cannot write {path}: it is {file_kind(info.st_mode)}, not a regular file")
+
+
 def append_log(
     meta_dir: Path, status: str, subject: str, message: str = "", *, now: datetime | None = None
 ) -> None:
     """Append one readable line to ``critique.log``: ``<UTC time> <status> <subject>: <message>``.
 
     Each line is one small ``O_APPEND`` write, so concurrent writers never interleave.
-    A log that cannot be written raises StorageError.
+    The log is opened without blocking and must be a regular file: a FIFO, device or
+    symlink in its place is refused at once, never waited on. A log that cannot be
+    written raises StorageError.
     """
     when = (now or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     text = sanitize(f"{when} {status} {subject}" + (f": {message}" if message else ""), single_line=True)
     data = text.encode("utf-8")[: _LOG_LINE_BYTES - 1].decode("utf-8", "ignore") + "\n"
     meta_dir = Path(meta_dir)
     path = meta_dir / LOG_NAME
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
     try:
         meta_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        fd = os.open(path, flags, 0o644)
     except OSError as exc:
-        raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise StorageError(f"cannot write {path}: {_log_problem(path, exc)}") from None
     try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):  # a FIFO with a reader opens fine: refuse it all the same
+            raise StorageError(f"cannot write {path}: it is {file_kind(mode)}, not a regular file")
         os.write(fd, data.encode("utf-8"))
     except OSError as exc:
         raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -29,7 +29,7 @@ from ..citations import sentence_spans as _sentences
 from ..errors import InputError
 from ..nesting import nesting_problem
 from .issues import Issue
-from .rules import Rule
+from .rules import Rule, RuleDeadline, RuleLimits
 
 __all__ = [
     "lint_report",
@@ -829,38 +829,49 @@ def check_length(doc: ParsedReport, target_words: int | None) -> list[Issue]:
 # ---------------------------------------------------------------------------------------
 
 _MAX_MATCHES_PER_RULE = 50
+RULE_TIMEOUT = "rule_timeout"  # the Issue.type of a rule stopped at its time budget
 
 
-def check_rules(doc: ParsedReport, rules: Sequence[Rule]) -> list[Issue]:
-    """Matches of the user's rules anywhere after the front matter (at most 50 per rule)."""
+def _overrun(rule: Rule, budget: float) -> Issue:
+    return _issue(
+        RULE_TIMEOUT,
+        "warning",
+        None,
+        rule.name,
+        f"custom rule {rule.name!r} ran past its {budget:g}s time budget and was stopped; its matches are missing",
+        "simplify the rule's pattern: nested quantifiers such as (\\w+\\s?)+ backtrack without end",
+    )
+
+
+def check_rules(doc: ParsedReport, rules: Sequence[Rule], *, limits: RuleLimits | None = None) -> list[Issue]:
+    """Matches of the user's rules anywhere after the front matter (at most 50 per rule).
+
+    Each rule runs within ``limits`` (default: :data:`RULE_TIME_BUDGET` seconds each). A
+    rule stopped at its own budget becomes one ``rule_timeout`` warning naming it; one
+    stopped by the overall deadline raises :class:`RuleDeadline`.
+    """
     if not rules:
         return []
+    limits = limits or RuleLimits()
     body = "\n".join(doc.lines[doc.body_start :])
     line_starts = [0]
     for m in re.finditer("\n", body):
         line_starts.append(m.end())
     issues: list[Issue] = []
     for rule in rules:
-        count = 0
-        for m in rule.compiled.finditer(body):
-            if m.end() == m.start():
-                continue
-            line = doc.body_start + bisect.bisect_right(line_starts, m.start())
+        budget, by_deadline = limits.next_budget()
+        try:
+            found = rule.find(body, timeout=budget, limit=_MAX_MATCHES_PER_RULE)
+        except TimeoutError:
+            if by_deadline:
+                raise RuleDeadline(rule.name) from None
+            issues.append(_overrun(rule, budget))
+            continue
+        for start, matched in found:
+            line = doc.body_start + bisect.bisect_right(line_starts, start)
             issues.append(
-                Issue(
-                    rule.issue_type,
-                    rule.severity,
-                    line,
-                    _short(m.group(0)),
-                    rule.reason,
-                    rule.fix,
-                    "lint",
-                    1.0,
-                )
+                Issue(rule.issue_type, rule.severity, line, _short(matched), rule.reason, rule.fix, "lint", 1.0)
             )
-            count += 1
-            if count >= _MAX_MATCHES_PER_RULE:
-                break
     return issues
 
 
@@ -896,13 +907,15 @@ def lint_report(
     target_words: int | None,
     rules: Sequence[Rule] = (),
     sources: Collection[int] | None = None,
+    rule_limits: RuleLimits | None = None,
 ) -> list[Issue]:
     """Lint ``markdown``; issues ordered critical first, then warnings, each by line.
 
     ``target_words`` (None or 0: no length check) is the mode's target length.
     ``sources`` gives the valid citation numbers for a draft that has no Sources list
     of its own (the pipeline's draft before rendering); a Sources section in the
-    markdown always takes precedence.
+    markdown always takes precedence. ``rule_limits`` bounds the time of custom rules
+    (see :func:`check_rules`).
     """
     doc = parse_report(markdown)
     issues = [
@@ -915,6 +928,6 @@ def lint_report(
         *check_leaks(doc),
         *check_duplicates(doc),
         *check_length(doc, target_words),
-        *check_rules(doc, rules),
+        *check_rules(doc, rules, limits=rule_limits),
     ]
     return sorted(issues, key=_order)

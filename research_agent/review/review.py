@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from ..sanitize import sanitize
 from .issues import Issue
 from .lint import lint_report
-from .rules import Rule
+from .rules import Rule, RuleLimits
 
 __all__ = [
     "SkepticFindingLike",
@@ -241,6 +241,7 @@ def review_draft(
     min_viability: int = 51,
     rules: Sequence[Rule] = (),
     sources: Collection[int] | None = None,
+    rule_limits: RuleLimits | None = None,
 ) -> Review:
     """Lint ``markdown``, add the skeptic's findings, and decide.
 
@@ -250,7 +251,7 @@ def review_draft(
     """
     issues = order_issues(
         [
-            *lint_report(markdown, target_words=target_words, rules=rules, sources=sources),
+            *lint_report(markdown, target_words=target_words, rules=rules, sources=sources, rule_limits=rule_limits),
             *issues_from_findings(markdown, findings),
         ]
     )

@@ -17,31 +17,51 @@ checked before any parser sees it, safe loader, no anchors or foreign tags: see
 rules file's own folder. Every field is checked on load, and any problem is an
 :class:`~research_agent.errors.InputError` whose one-line message names the file and
 the rule.
+
+Patterns are compiled with the ``regex`` module, whose matching can be stopped: each
+rule gets a time budget per text (:class:`RuleLimits`, :data:`RULE_TIME_BUDGET`) and
+never runs past the run's deadline, so a pattern that backtracks catastrophically
+(``^(\\w+\\s?)+$`` on a long line) costs seconds, not the run.
 """
 
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import regex
 
 from ..errors import InputError
 from ..memory.safeyaml import UnsafeYaml, load_yaml_text
 from ..safefile import UnsafeFile, read_text_capped
 
-__all__ = ["Rule", "load_rules", "parse_rules", "RULE_FLAGS", "MAX_RULES_BYTES", "MAX_RULES"]
+__all__ = [
+    "Rule",
+    "RuleLimits",
+    "RuleDeadline",
+    "load_rules",
+    "parse_rules",
+    "RULE_FLAGS",
+    "RULE_TIME_BUDGET",
+    "MAX_RULES_BYTES",
+    "MAX_RULES",
+]
 
 MAX_RULES_BYTES = 256 * 1024
 MAX_RULES = 200
 MAX_PATTERN_CHARS = 2000
 MAX_TEXT_CHARS = 500
 
-RULE_FLAGS: dict[str, re.RegexFlag] = {
-    "ignorecase": re.IGNORECASE,
-    "multiline": re.MULTILINE,
-    "dotall": re.DOTALL,
-    "verbose": re.VERBOSE,
+RULE_TIME_BUDGET = 2.0  # seconds one rule may spend on one text
+RULE_FLAGS: dict[str, int] = {
+    "ignorecase": regex.IGNORECASE,
+    "multiline": regex.MULTILINE,
+    "dotall": regex.DOTALL,
+    "verbose": regex.VERBOSE,
 }
 _FIELDS = {"name", "pattern", "reason", "fix", "severity", "flags", "type"}
 _REQUIRED = ("name", "pattern", "reason", "fix", "severity")
@@ -59,7 +79,7 @@ class Rule:
     severity: str = "warning"
     flags: tuple[str, ...] = ()
     type: str | None = None
-    compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    compiled: Any = field(init=False, repr=False, compare=False)  # a regex.Pattern
 
     def __post_init__(self) -> None:
         label = f"rule {self.name!r}" if isinstance(self.name, str) and self.name else "a rule"
@@ -84,8 +104,8 @@ class Rule:
                 raise InputError(f"{label}: unknown flag {flag!r} (use {', '.join(RULE_FLAGS)})")
             bits |= RULE_FLAGS[flag]
         try:
-            compiled = re.compile(self.pattern, bits)
-        except re.error as exc:
+            compiled = regex.compile(self.pattern, bits)
+        except (regex.error, ValueError, OverflowError) as exc:
             raise InputError(f"{label}: bad pattern: {exc}") from None
         if compiled.fullmatch("") is not None:
             raise InputError(f"{label}: pattern matches empty text, so it would match everywhere")
@@ -95,6 +115,48 @@ class Rule:
     def issue_type(self) -> str:
         """The Issue.type of this rule's issues: its ``type``, else ``rule:<name>``."""
         return self.type or f"rule:{self.name}"
+
+    def find(self, text: str, *, timeout: float | None, limit: int) -> list[tuple[int, str]]:
+        """(offset, matched text) of the first ``limit`` non-empty matches in ``text``.
+
+        Raises TimeoutError when matching takes longer than ``timeout`` seconds in all.
+        """
+        found: list[tuple[int, str]] = []
+        for m in self.compiled.finditer(text, timeout=timeout):
+            if m.end() == m.start():
+                continue
+            found.append((m.start(), m.group(0)))
+            if len(found) >= limit:
+                break
+        return found
+
+
+class RuleDeadline(Exception):
+    """The run's deadline passed while custom rule ``rule`` was matching."""
+
+    def __init__(self, rule: str) -> None:
+        super().__init__(f"custom rule {rule!r} was still matching at the deadline")
+        self.rule = rule
+
+
+@dataclass(frozen=True)
+class RuleLimits:
+    """How long custom rules may run: ``per_rule`` seconds each, none past ``deadline``.
+
+    ``deadline`` is a ``clock()`` value (``time.monotonic`` by default, the clock of
+    asyncio's event loop), or None for no overall deadline.
+    """
+
+    per_rule: float = RULE_TIME_BUDGET
+    deadline: float | None = None
+    clock: Callable[[], float] = time.monotonic
+
+    def next_budget(self) -> tuple[float, bool]:
+        """(seconds the next rule may take, True when the deadline rather than ``per_rule`` sets it)."""
+        if self.deadline is None:
+            return self.per_rule, False
+        left = max(0.0, self.deadline - self.clock())
+        return (left, True) if left < self.per_rule else (self.per_rule, False)
 
 
 def _one_line(text: str) -> str:

@@ -583,7 +583,7 @@ class FakeOpenAIServer:
             self._httpd.shutdown()
             self._httpd.server_close()
         if self._thread is not None:
-            self._thread.join(timeout=10)
+            self._thread.join(timeout=30)
         self._httpd = self._thread = None
 
     def __enter__(self) -> FakeOpenAIServer:

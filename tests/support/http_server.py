@@ -165,7 +165,7 @@ class LocalServer:
         self.stopping.set()
         self._httpd.shutdown()
         self._httpd.server_close()
-        self._thread.join(timeout=5)
+        self._thread.join(timeout=30)
 
     def __enter__(self) -> LocalServer:
         return self.start()
