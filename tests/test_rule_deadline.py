@@ -119,8 +119,13 @@ def test_the_run_deadline_reaches_a_custom_rule_and_the_error_names_it(tmp_path:
     responder = ResearchResponder()
     script(scripted_model, responder, skeptics=0)
 
+    started = loop.time()  # the run's deadline is set just after this: started + 3600 and a little
+
     def skeptic_while_time_runs_out(request):
-        loop.offset += 7200.0  # the skeptic's answer comes after the run's deadline has passed
+        # The skeptic answers 1.5 s before the deadline: less than a rule's own budget (2 s), so the
+        # deadline sets the rule's budget, and enough that the event loop's own timeout cannot fire
+        # between the skeptic's answer and the lint (the lint then holds the loop).
+        loop.offset += (started + 3600.0 - 1.5) - loop.time()
         return responder.answer(request.stage, request.system, request.user)
 
     scripted_model.enqueue("skeptic", skeptic_while_time_runs_out)
