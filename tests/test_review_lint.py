@@ -483,3 +483,19 @@ def test_sources_examined_is_a_sources_section_not_prose() -> None:
     doc = parse_report(md)
     assert doc.sources_heading is not None and doc.sources_heading.text == "Sources Examined"
     assert lint_report(md, target_words=None) == []
+
+
+@pytest.mark.parametrize(
+    "reason",
+    [
+        "only 0 source(s) could be found and scored; at least 2 needed",
+        "16 source(s) scored but only 0 reached relevance 3; at least 1 needed",
+        "3 relevant source(s) from 1 site(s); a full report needs 4 from 2",
+    ],
+)
+def test_the_short_reports_own_gate_counts_are_not_uncited_numbers(reason: str) -> None:
+    from research_agent.report import ReportMeta, render_insufficient
+
+    meta = ReportMeta("How do heat pumps work?", "standard", "2026-11-22", "m", "no_new_findings")
+    markdown = render_insufficient(meta=meta, reason=reason, sub_queries=["heat pumps"], examined=[])
+    assert [i.type for i in lint_report(markdown, target_words=None)] == []

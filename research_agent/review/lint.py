@@ -487,8 +487,13 @@ _NUMERIC_KINDS: tuple[_NumericKind, ...] = tuple(
 
 # The tool's own scores are not claims about the world: "Viability of the answer from these
 # sources: 82/100." and "The skeptic rated viability 30/100, below the threshold of 51".
+# The same goes for the gate's own counts ("12 source(s) scored but only 0 reached relevance 3;
+# at least 1 needed"), which the short report quotes as its reason.
 _OWN_SCORE = re.compile(
-    r"\bviability\b[^.\d\n]{0,60}?\b\d{1,3}/100\b(?:,\s*below the threshold of \d{1,3}\b)?", re.I
+    r"\bviability\b[^.\d\n]{0,60}?\b\d{1,3}/100\b(?:,\s*below the threshold of \d{1,3}\b)?"
+    r"|\b\d{1,4} (?:relevant )?(?:source|site)\(s\)|\breached relevance \d\b|\bat least \d{1,4} needed\b"
+    r"|\bneeds \d{1,4} from \d{1,4}\b",
+    re.I,
 )
 
 # Numbers after these words are references into the document, not claims.
