@@ -206,3 +206,17 @@ async def test_a_field_cut_to_its_bound_is_a_warning_in_the_run_record(tmp_path,
     result = await run(tmp_path, scripted_model)
     assert "# " + "T" * 200 + "\n" in result.report_markdown
     assert record_of(result)["warnings"] == ["draft answer /title: cut from 250 to 200 characters"]
+
+
+async def test_every_structured_call_bounds_its_answer_length(tmp_path, scripted_model) -> None:
+    """A grammar-constrained server can generate whitespace until its context is full (seen with
+    llama-cpp-python and SmolLM2: a relevance call ran for minutes); every call says how long
+    its answer may be."""
+    from tests.test_pipeline import script
+
+    script(scripted_model, ResearchResponder())
+    await research(QUERY, settings=settings_for(tmp_path), model=scripted_model,
+                   providers=[DocsProvider(tmp_path)], lessons=LessonSelection.none)
+    stages = {r.stage for r in scripted_model.requests}
+    assert {"classify", "decompose", "relevance", "draft", "skeptic"} <= stages
+    assert all(r.max_tokens is not None and r.max_tokens <= 8000 for r in scripted_model.requests)

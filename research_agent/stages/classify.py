@@ -10,6 +10,10 @@ from ._schema import enum, obj
 
 __all__ = ["classify_domain", "SCHEMA"]
 
+# A bound on the answer: a grammar-constrained local server can otherwise generate whitespace
+# until its context is full. Generous, so a reasoning model's thinking still fits.
+MAX_ANSWER_TOKENS = 800
+
 SCHEMA = obj(domain=enum(*DOMAINS))
 
 
@@ -18,7 +22,8 @@ async def classify_domain(model: ChatModel, query: str, *, notify: Notify | None
     the model's answers could not be read (announced through ``notify``)."""
     prompt = prompts.render("classify", query=query)
     request = ChatRequest(
-        stage="classify", system=prompt.system, user=prompt.user, schema=SCHEMA, temperature=0.0, tier="fast"
+        stage="classify", system=prompt.system, user=prompt.user, schema=SCHEMA, temperature=0.0, tier="fast",
+        max_tokens=MAX_ANSWER_TOKENS,
     )
 
     async def ask() -> str:

@@ -11,6 +11,10 @@ from ._schema import array, obj, string
 
 __all__ = ["Plan", "decompose", "schema_for"]
 
+# A bound on the answer: a grammar-constrained local server can otherwise generate whitespace
+# until its context is full. Generous, so a reasoning model's thinking still fits.
+MAX_ANSWER_TOKENS = 2000
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -54,7 +58,8 @@ async def decompose(
         else "",
     )
     request = ChatRequest(
-        stage="decompose", system=prompt.system, user=prompt.user, schema=schema_for(count), temperature=0.3
+        stage="decompose", system=prompt.system, user=prompt.user, schema=schema_for(count), temperature=0.3,
+        max_tokens=MAX_ANSWER_TOKENS,
     )
 
     async def ask() -> list:

@@ -17,6 +17,10 @@ from ._schema import obj, scale, string
 
 __all__ = ["score_sources", "decide_gate", "Gate", "GateDecision", "SNIPPET_SCORE_CAP", "SCHEMA"]
 
+# A bound on the answer: a grammar-constrained local server can otherwise generate whitespace
+# until its context is full. Generous, so a reasoning model's thinking still fits.
+MAX_ANSWER_TOKENS = 1500
+
 log = logging.getLogger(__name__)
 
 SCHEMA = obj(score=scale(1, 5), reason=string(300))
@@ -34,7 +38,8 @@ async def _score_one(model: ChatModel, query: str, source: Source, lessons_block
         excerpt=wrap_data(label, sanitize(source.text, max_chars=8000)),
     )
     request = ChatRequest(
-        stage="relevance", system=prompt.system, user=prompt.user, schema=SCHEMA, temperature=0.0, tier="fast"
+        stage="relevance", system=prompt.system, user=prompt.user, schema=SCHEMA, temperature=0.0, tier="fast",
+        max_tokens=MAX_ANSWER_TOKENS,
     )
     try:
         response = await model.complete(request)

@@ -16,6 +16,10 @@ from .synthesize import sources_block
 
 __all__ = ["SkepticFinding", "SkepticReport", "run_skeptic", "SCHEMA", "LENSES"]
 
+# A bound on the answer: a grammar-constrained local server can otherwise generate whitespace
+# until its context is full. Generous, so a reasoning model's thinking still fits.
+MAX_ANSWER_TOKENS = 4000
+
 LENSES = ("evidence", "counterarguments", "scope", "recency", "bias")
 FindingSeverity = Literal["observation", "concern", "critical"]
 
@@ -99,7 +103,8 @@ async def run_skeptic(
         draft=wrap_data("draft", sanitize(draft_markdown, max_chars=40000)),
         sources=sources_block(sources, token_budget=source_tokens),
     )
-    request = ChatRequest(stage="skeptic", system=prompt.system, user=prompt.user, schema=SCHEMA, temperature=0.0)
+    request = ChatRequest(stage="skeptic", system=prompt.system, user=prompt.user, schema=SCHEMA, temperature=0.0,
+                          max_tokens=MAX_ANSWER_TOKENS)
     try:
         response = await model.complete(request)
     except InvalidModelOutput as exc:
