@@ -233,6 +233,9 @@ async def _search_and_score(run: _Run, sub_queries: tuple[str, ...]) -> Gate:
         scored = await score_sources(run.model, run.query, gathered.sources, lessons_block=run.lessons_block)
         for item in scored:
             run.scored[item.source.key] = item
+        unscored = [item for item in scored if item.score is None]
+        if unscored:
+            run.degraded(f"{len(unscored)} source(s) could not be scored and are left out ({unscored[0].reason})")
         gate = decide_gate(tuple(run.scored.values()), mode)
         run.progress.counts(scored=len(run.scored), kept=len(gate.kept), tokens=run.tokens())
     return gate

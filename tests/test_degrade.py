@@ -129,3 +129,18 @@ async def test_only_the_draft_is_fatal_after_its_three_attempts(tmp_path, script
         await run(tmp_path, scripted_model)
     assert len(scripted_model.calls("draft")) == 1
     assert not list((tmp_path / "reports").glob("*.md"))
+
+
+async def test_sources_that_cannot_be_scored_are_announced_once_and_recorded(tmp_path, scripted_model):
+    from research_agent.errors import LLMTimeout
+
+    responder = ResearchResponder()
+    failing = LLMTimeout("model call for stage relevance timed out after 180s (2 attempts)")
+    queue(scripted_model, responder, relevance=[failing, failing] + [use(responder)] * (len(DOCS) - 2))
+    progress = Recorded()
+    result = await run(tmp_path, scripted_model, progress)
+
+    expected = "2 source(s) could not be scored and are left out (unscored: model call for stage relevance"
+    assert [n for n in progress.notes if "could not be scored" in n] == [progress.notes[0]]
+    assert progress.notes[0].startswith(expected)
+    assert any(w.startswith(expected) for w in record_of(result)["warnings"])

@@ -45,7 +45,7 @@ async def _score_one(model: ChatModel, query: str, source: Source, lessons_block
         response = await model.complete(request)
     except LLMError as exc:
         # One unscorable source must not sink the run: it is kept out, visibly.
-        log.warning("could not score %s: %s", source.location, exc)
+        log.info("could not score %s: %s", source.location, exc)  # the pipeline tells the user once
         return ScoredSource(source, None, f"unscored: {exc}"[:200])
     score = int(response.data["score"])
     reason = " ".join(str(response.data["reason"]).split())[:300]
