@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from research_agent.review.checks_text import prose_word_count
 from research_agent.review.issues import Issue
-from research_agent.review.lint import lint_report, parse_front_matter, parse_report, prose_word_count
+from research_agent.review.lint import lint_report
+from research_agent.review.markdown import parse_front_matter, parse_report
 from research_agent.review.rules import Rule
 from tests.support.review_reports import CLEAN_BODY, FRONT, SOURCES, line_of, report
 
