@@ -12,7 +12,7 @@ matter included):
 - :mod:`.checks_rules`: the user's custom rules, under their time budget.
 
 Front matter, the Sources list and the "Lessons Applied" section are not prose: they
-are never checked for numeric claims, duplicates or length. Code (fenced
+are never checked for numeric claims, duplicates or length. Code (fenced or indented
 blocks, and inline spans) is never prose either.
 """
 

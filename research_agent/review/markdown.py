@@ -1,19 +1,37 @@
 """The markdown parse the lint reads: front matter, headings, prose blocks, the Sources list.
 
-Every line number here is 1-based in the full text, front matter included.
+The body is read with markdown-it-py (CommonMark plus GFM tables) from its block token
+stream and the tokens' line maps; the YAML front matter is split off first, and every
+line number here is 1-based in the full text, front matter included.
+
+What the lint calls prose is what a reader sees as running text: paragraphs (in lists
+and quotes too), and table rows. Headings, code (fenced or indented), HTML comments,
+link reference definitions, and the Sources and Lessons Applied sections are not prose.
+The Sources entries are read line by line from the Sources section, since a source list
+comes in several shapes ("1. x", "[1] x", "- [2]: x") that markdown reads differently.
+
+markdown_it is imported on the first parse, not with this module: the renderer imports
+:func:`is_reserved_heading` from here, and the CLI should not load a parser it may not use.
 """
 
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from ..errors import InputError
 from ..nesting import nesting_problem
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 __all__ = [
     "Block",
@@ -87,13 +105,7 @@ class ParsedReport:
 
 _SOURCE_ENTRY = re.compile(r"^\s*(?:[-*+]\s+)?(?:(\d{1,4})[.)]|\[(\d{1,4})\]:?)\s+(.*\S)")
 _HEADING_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*\.?\s+)")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
-_RULE_LINE = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
-_LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
-_QUOTE_MARKER = re.compile(r"^\s*(?:>\s?)+")
-_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
-_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_TASK_BOX = re.compile(r"^\[[ xX]\]\s+")
 # "Sources Examined" is the list of the tool's own short report when it offers no answer.
 SOURCES_TITLES = frozenset({"sources", "references", "bibliography", "works cited", "sources examined"})
 LESSONS_TITLES = frozenset({"lessons applied"})
@@ -142,114 +154,167 @@ def _split_front_matter(lines: list[str]) -> tuple[dict[str, Any], int]:
     return {}, 0  # an unclosed '---' is a horizontal rule, not front matter
 
 
+# ---------------------------------------------------------------------------------------
+# The body, from markdown-it's block tokens
+# ---------------------------------------------------------------------------------------
+
+
+@cache
+def _parser() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
+    # Only the block structure is read: inline parsing (links, emphasis) is left out.
+    return MarkdownIt("commonmark").enable("table").disable("inline")
+
+
+class _BodyReader:
+    """Collects headings, prose blocks and code lines from the token stream of the body.
+
+    ``offset`` is the number of front matter lines: token maps count from the body's start.
+    """
+
+    def __init__(self, offset: int) -> None:
+        self.offset = offset
+        self.headings: list[Heading] = []
+        self.blocks: list[Block] = []
+        self.code: set[int] = set()
+        self.section = ""  # the text of the last heading of level 1 or 2
+
+    def read(self, tokens: Sequence[Token]) -> None:
+        for index, token in enumerate(tokens):
+            if token.map is None:
+                continue
+            first = token.map[0] + self.offset + 1  # 1-based line in the full text
+            if token.type == "heading_open" and token.level == 0:
+                last = token.map[1] + self.offset
+                self._heading(int(token.tag[1:]), tokens[index + 1].content, first, last)
+            elif token.type == "paragraph_open":
+                in_item = index > 0 and tokens[index - 1].type == "list_item_open"
+                self._paragraph(tokens[index + 1].content, first, strip_task_box=in_item)
+            elif token.type == "tr_open":
+                self._table_row(tokens, index, first)
+            elif token.type in ("fence", "code_block"):
+                self.code.update(range(first, token.map[1] + self.offset + 1))
+            elif token.type == "html_block" and not token.content.lstrip().startswith("<!--"):
+                self._html(token.content, first)
+
+    def _heading(self, level: int, content: str, first: int, last: int) -> None:
+        text = " ".join(part.strip() for part in content.split("\n"))  # a setext heading may wrap
+        heading = Heading(first, level, text, last)
+        self.headings.append(heading)
+        if heading.level <= 2:
+            self.section = heading.text
+
+    def _paragraph(self, content: str, first: int, *, strip_task_box: bool) -> None:
+        parts = content.split("\n")
+        if strip_task_box:
+            parts[0] = _TASK_BOX.sub("", parts[0].lstrip())
+        self._add_block(parts, first)
+
+    def _html(self, content: str, first: int) -> None:
+        """Raw HTML other than a comment shows its text: one block per run of non-blank lines."""
+        run: list[str] = []
+        run_start = first
+        for number, part in enumerate(content.split("\n"), start=first):
+            if part.strip():
+                run_start = run_start if run else number
+                run.append(part)
+            else:
+                self._add_block(run, run_start)
+                run = []
+        self._add_block(run, run_start)
+
+    def _table_row(self, tokens: Sequence[Token], index: int, first: int) -> None:
+        cells: list[str] = []
+        for token in itertools.islice(tokens, index + 1, None):
+            if token.type == "tr_close":
+                break
+            if token.type == "inline":
+                cells.append(token.content.strip())
+        self._add_block([" | ".join(cells)], first)
+
+    def _add_block(self, parts: list[str], first: int) -> None:
+        """A block from consecutive lines starting at line ``first``; blank lines are left out."""
+        texts: list[str] = []
+        starts: list[int] = []
+        numbers: list[int] = []
+        offset = 0
+        for number, part in enumerate(parts, start=first):
+            text = part.strip()
+            if not text:
+                continue
+            starts.append(offset)
+            texts.append(text)
+            numbers.append(number)
+            offset += len(text) + 1
+        if texts:
+            self.blocks.append(Block(" ".join(texts), tuple(starts), tuple(numbers), self.section))
+
+
+# ---------------------------------------------------------------------------------------
+# Sources and Lessons Applied sections
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _ReservedSection:
+    heading: Heading
+    end: int  # last line of the section (1-based)
+    is_sources: bool
+
+
+def _reserved_sections(headings: Sequence[Heading], line_count: int) -> list[_ReservedSection]:
+    """Each Sources or Lessons Applied section, from its heading to the next heading of
+    the same or a higher level (a reserved heading inside one does not start another)."""
+    sections: list[_ReservedSection] = []
+    for i, heading in enumerate(headings):
+        if sections and heading.line <= sections[-1].end:
+            continue
+        key = heading_key(heading.text)
+        if key not in SOURCES_TITLES and key not in LESSONS_TITLES:
+            continue
+        end = line_count
+        for later in headings[i + 1 :]:
+            if later.level <= heading.level:
+                end = later.line - 1
+                break
+        sections.append(_ReservedSection(heading, end, key in SOURCES_TITLES))
+    return sections
+
+
+def _source_entries(
+    lines: Sequence[str], sections: Sequence[_ReservedSection], code: frozenset[int]
+) -> list[SourceEntry]:
+    """Numbered entries ("1. x", "[1] x", "- [2]: x") on the lines of the Sources sections."""
+    entries: list[SourceEntry] = []
+    for section in sections:
+        if not section.is_sources:
+            continue
+        for number in range(section.heading.last_line + 1, section.end + 1):
+            entry = _SOURCE_ENTRY.match(lines[number - 1])
+            if entry and number not in code:
+                entries.append(SourceEntry(number, int(entry.group(1) or entry.group(2)), entry.group(3)))
+    return entries
+
+
 def parse_report(markdown: str) -> ParsedReport:
     """Parse ``markdown`` into the pieces the checks look at."""
     lines = markdown.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     front, body_start = _split_front_matter(lines)
-    headings: list[Heading] = []
-    blocks: list[Block] = []
-    sources: list[SourceEntry] = []
-    sources_heading: Heading | None = None
-    code: set[int] = set()
-
-    fence: str | None = None
-    section = ""
-    skip_level: int | None = None  # inside Sources / Lessons Applied until a heading this level or higher
-    in_sources = False
-    current: list[tuple[int, str]] = []
-
-    def flush() -> None:
-        if current:
-            blocks.append(_make_block(current, section))
-            current.clear()
-
-    for index in range(body_start, len(lines)):
-        number = index + 1
-        raw = lines[index]
-        if fence is not None:
-            code.add(number)
-            stripped = raw.strip()
-            if stripped.startswith(fence[0] * len(fence)) and not stripped.strip(fence[0]):
-                fence = None
-            continue
-        fence_match = _FENCE.match(raw)
-        if fence_match:
-            flush()
-            fence = fence_match.group(1)
-            code.add(number)
-            continue
-        heading_match = _HEADING.match(raw)
-        if heading_match:
-            flush()
-            level, text = len(heading_match.group(1)), heading_match.group(2).strip()
-            heading = Heading(number, level, text, number)
-            headings.append(heading)
-            if skip_level is not None and heading.level <= skip_level:
-                skip_level, in_sources = None, False
-            key = heading_key(heading.text)
-            if skip_level is None and (key in SOURCES_TITLES or key in LESSONS_TITLES):
-                skip_level = heading.level
-                in_sources = key in SOURCES_TITLES
-                if in_sources and sources_heading is None:
-                    sources_heading = heading
-            if heading.level <= 2:
-                section = heading.text
-            continue
-        if skip_level is not None:
-            if in_sources:
-                entry = _SOURCE_ENTRY.match(raw)
-                if entry:
-                    sources.append(SourceEntry(number, int(entry.group(1) or entry.group(2)), entry.group(3)))
-            continue
-        if not raw.strip() or _RULE_LINE.match(raw) or raw.lstrip().startswith("<!--"):
-            flush()
-            continue
-        if _TABLE_ROW.match(raw):
-            flush()
-            if not _TABLE_SEPARATOR.match(raw):
-                current.append((number, raw.strip().strip("|")))
-                flush()
-            continue
-        text = _QUOTE_MARKER.sub("", raw)
-        marker = _LIST_MARKER.match(text)
-        if marker:
-            flush()
-            text = text[marker.end() :]
-        current.append((number, text.strip()))
-    flush()
+    reader = _BodyReader(body_start)
+    reader.read(_parser().parse("\n".join(lines[body_start:])))
+    code = frozenset(reader.code)
+    sections = _reserved_sections(reader.headings, len(lines))
+    reserved = frozenset(n for s in sections for n in range(s.heading.line, s.end + 1))
+    sources_heading = next((s.heading for s in sections if s.is_sources), None)
     return ParsedReport(
         lines=tuple(lines),
         front_matter=front,
         body_start=body_start,
-        headings=tuple(headings),
-        blocks=tuple(b for b in blocks if b.text.strip()),
-        sources=tuple(sources),
+        headings=tuple(reader.headings),
+        blocks=tuple(b for b in reader.blocks if b.line not in reserved),
+        sources=tuple(_source_entries(lines, sections, code)),
         sources_heading=sources_heading,
-        code_lines=frozenset(code),
-        reserved_lines=frozenset(_reserved_lines(headings, len(lines))),
+        code_lines=code,
+        reserved_lines=reserved,
     )
-
-
-def _make_block(items: list[tuple[int, str]], section: str) -> Block:
-    parts: list[str] = []
-    starts: list[int] = []
-    offset = 0
-    for _, text in items:
-        starts.append(offset)
-        parts.append(text)
-        offset += len(text) + 1
-    return Block(" ".join(parts), tuple(starts), tuple(n for n, _ in items), section)
-
-
-def _reserved_lines(headings: list[Heading], line_count: int) -> set[int]:
-    """Lines inside Sources / Lessons Applied sections (headings included)."""
-    lines: set[int] = set()
-    for i, heading in enumerate(headings):
-        if is_reserved_heading(heading.text):
-            end = line_count
-            for later in headings[i + 1 :]:
-                if later.level <= heading.level:
-                    end = later.line - 1
-                    break
-            lines.update(range(heading.line, end + 1))
-    return lines
