@@ -17,7 +17,7 @@ import typer
 from .config import MODES
 from .errors import InputError
 from .review.feedback import format_feedback
-from .review.lint import parse_front_matter
+from .review.markdown import parse_front_matter
 from .review.review import Review, review_draft
 from .review.rules import load_rules
 from .terminal import dumps_json, echo, echo_error

@@ -171,7 +171,7 @@ class _Run:
 
     def drop_slow_rules(self, review: Any) -> None:
         """Skip, for the rest of the run, every custom rule that ran past its budget; say so once."""
-        from .review.lint import RULE_TIMEOUT
+        from .review.checks_rules import RULE_TIMEOUT
 
         slow = sorted({i.matched for i in review.issues if i.type == RULE_TIMEOUT})
         if not slow:

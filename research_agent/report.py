@@ -12,7 +12,7 @@ import yaml
 from .citations import CITATION, REMOVED_MARK, renumber, strip_citations
 from .fsutil import atomic_write_text
 from .mdsafe import code_span, defang_markdown, location_markdown, plain_text, plain_text_with_citations
-from .review.lint import is_reserved_heading
+from .review.markdown import is_reserved_heading
 from .sources import Source
 from .stages.skeptic import SkepticReport
 from .stages.synthesize import ReportDraft

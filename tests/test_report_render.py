@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from research_agent.report import ReportMeta, render_insufficient, render_report
-from research_agent.review.lint import lint_report, parse_report
+from research_agent.review.lint import lint_report
+from research_agent.review.markdown import parse_report
 from research_agent.review.review import review_draft
 from research_agent.sources import Source
 from research_agent.stages.skeptic import SkepticFinding, SkepticReport

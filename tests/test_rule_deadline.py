@@ -19,7 +19,8 @@ from research_agent.cli_review import app as review_app
 from research_agent.errors import RunTimeout
 from research_agent.memory.lessons import LessonSelection
 from research_agent.pipeline import research
-from research_agent.review.lint import RULE_TIMEOUT, check_rules, parse_report
+from research_agent.review.checks_rules import RULE_TIMEOUT, check_rules
+from research_agent.review.markdown import parse_report
 from research_agent.review.review import review_draft
 from research_agent.review.rules import Rule, RuleDeadline, RuleLimits
 from tests.support.fake_openai_server import FakeOpenAIServer
