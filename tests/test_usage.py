@@ -14,7 +14,7 @@ import io
 import pytest
 from rich.console import Console
 
-from research_agent.cli import RichProgress, cost_text, waiting_text
+from research_agent.cli.progress import RichProgress, cost_text, waiting_text
 from research_agent.errors import LLMTimeout
 from research_agent.llm import ChatRequest, ChatResponse, OpenAIChatModel
 from research_agent.llm.usage import Usage, UsageRecorder, total_cost
