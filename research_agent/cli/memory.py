@@ -26,7 +26,7 @@ from rich.table import Table
 from ..config import Settings, load_settings
 from ..domains import DOMAINS
 from ..errors import InputError, ResearchError
-from ..llm import ChatModel
+from ..llm import ChatModel, OpenAIChatModel
 from ..memory.lessons import select_lessons
 from ..memory.safeyaml import dump_yaml
 from ..memory.schema import DIMENSIONS
@@ -41,8 +41,6 @@ _META_KEY = "research_agent.memory.reports_dir"
 
 
 def _default_model(settings: Settings) -> ChatModel:
-    from ..llm import OpenAIChatModel
-
     return OpenAIChatModel.from_settings(settings)
 
 

@@ -17,6 +17,7 @@ import typer
 from ..config import Settings, load_settings
 from ..errors import InputError
 from ..memory.schedule import after_report
+from ..results import ResearchResult
 from .boundary import guarded, run_async, stderr_console
 from .critique import print_scheduled
 from .progress import RichProgress, cost_text
@@ -158,7 +159,7 @@ def run(
     _critique_afterwards(result.run_record_path, settings)
 
 
-def _research(query: str, settings: Settings) -> Any:
+def _research(query: str, settings: Settings) -> ResearchResult:
     """Run the pipeline with live progress on stderr; Ctrl-C says what it left behind."""
     from ..pipeline import research
 
@@ -169,7 +170,7 @@ def _research(query: str, settings: Settings) -> Any:
         progress.stop()
 
 
-def print_result(result: Any, *, json_output: bool) -> None:
+def print_result(result: ResearchResult, *, json_output: bool) -> None:
     """The report's path on stdout and a one-line summary on stderr, or one JSON object on stdout."""
     if json_output:
         typer.echo(dumps_json(result.summary()))
