@@ -23,8 +23,7 @@ from .errors import (
 )
 from .llm import ChatModel, ChatRequest, ChatResponse, Usage
 from .pipeline import Iteration, ResearchResult, SourceSummary, research, research_sync
-
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = [
     "research",

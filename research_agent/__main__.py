@@ -1,4 +1,4 @@
-"""``python -m research_agent`` runs the CLI (the detached critique uses this)."""
+"""``python -m research_agent`` runs the CLI, like the ``research-agent`` script."""
 
 from .cli import main
 

@@ -52,7 +52,7 @@ class InputError(ResearchError):
 
 
 class LLMError(ResearchError):
-    """``usage`` (a :class:`research_agent.usage.Usage`, or None) is what the failed
+    """``usage`` (a :class:`research_agent.llm.usage.Usage`, or None) is what the failed
     request spent before it was raised: answers that did not validate cost tokens too."""
 
     exit_code = 3
@@ -72,7 +72,7 @@ class ModelNotFound(LLMError):
 
 
 class InvalidModelOutput(LLMError):
-    """No answer of one request validated, after all its attempts (see llm.STRUCTURED_ATTEMPTS)."""
+    """No answer of one request validated, after all its attempts (see llm.protocol.STRUCTURED_ATTEMPTS)."""
 
     def __init__(self, message: str, *, stage: str = "", model: str = "") -> None:
         super().__init__(message)

@@ -57,6 +57,7 @@ from .passages import estimate_tokens, select_passages
 from .sanitize import looks_like_injection
 from .sources import SearchHit, Source
 from .urls import is_web_url, normalize_url, registrable_domain
+from .version import __version__
 
 if TYPE_CHECKING:
     from .cache import PageCache
@@ -80,16 +81,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-def _version() -> str:
-    try:
-        from importlib.metadata import PackageNotFoundError, version
-
-        return version("research-agent")
-    except (ImportError, PackageNotFoundError):
-        return "0"
-
-
-DEFAULT_USER_AGENT = f"research-agent/{_version()} (+https://github.com/research-agent/research-agent)"
+DEFAULT_USER_AGENT = f"research-agent/{__version__} (+https://github.com/research-agent/research-agent)"
 
 FAILURE_REASONS = (
     "bad_url",  # not an absolute http(s) URL

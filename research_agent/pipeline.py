@@ -24,7 +24,8 @@ from .context import load_context
 from .errors import Cancelled, InputError, RunTimeout
 from .gather import Gathered, SourceReader, gather_sources
 from .ids import make_run_id
-from .llm import ChatModel
+from .llm import ChatModel, UsageRecorder
+from .llm.waiting import SystemTicker, Ticker, waits_reported
 from .memory.lessons import LessonSelection, lessons_markdown, lessons_prompt_block, select_lessons
 from .report import ReportMeta, compose_report, render_insufficient, render_report, yaml_text
 from .results import Iteration, ResearchResult, SourceSummary, summarize_sources
@@ -37,8 +38,6 @@ from .stages.decompose import decompose
 from .stages.relevance import Gate, decide_gate, score_sources
 from .stages.skeptic import SkepticReport, run_skeptic
 from .stages.synthesize import ReportDraft, draft_report, revise_report
-from .usage import UsageRecorder
-from .waiting import SystemTicker, Ticker, waits_reported
 
 __all__ = [
     "research",

@@ -12,7 +12,7 @@ import pytest
 
 from research_agent.errors import InvalidModelOutput, LLMError
 from research_agent.llm import STRUCTURED_ATTEMPTS, ChatRequest, ChatResponse, Usage
-from research_agent.schema_bounds import answer_schema, clamp
+from research_agent.llm.schema_bounds import answer_schema, clamp
 
 Answer = Any  # a dict/list/str, INVALID, an Exception to raise, or a callable(request) -> one of those
 

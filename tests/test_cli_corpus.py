@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from research_agent import cli_corpus
+from research_agent.cli import corpus as cli_corpus
 from research_agent.search.local import index_path_for
 
 

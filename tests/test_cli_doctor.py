@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 
-from research_agent.cli_doctor import run_checks
+from research_agent.cli.doctor import run_checks
 from research_agent.config import Settings
 
 

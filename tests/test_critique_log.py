@@ -18,6 +18,7 @@ import pytest
 
 from research_agent.config import Settings
 from research_agent.errors import StorageError
+from research_agent.memory.schedule import critique_now
 from research_agent.memory.spawn import spawn_critique
 from research_agent.memory.store import LOG_NAME, append_log
 from tests.conftest import ScriptedModel
@@ -99,13 +100,11 @@ def test_the_detached_critique_is_not_started_over_a_fifo(tmp_path: Path) -> Non
 
 
 def test_wait_critique_refuses_a_fifo_before_the_model_call(tmp_path: Path) -> None:
-    from research_agent.cli_memory import run_critique_and_report
-
     record = make_record(tmp_path)
     os.mkfifo(record.parent / LOG_NAME)
     model = ScriptedModel()  # nothing scripted: a model call would fail the test
     raised = call_guarded(
-        lambda: run_critique_and_report(record, Settings(reports_dir=tmp_path / "reports"), model=model),
+        lambda: critique_now(record, Settings(reports_dir=tmp_path / "reports"), model=model),
         record.parent / LOG_NAME,
     )
     assert isinstance(raised, StorageError) and FIFO_REFUSED in str(raised)

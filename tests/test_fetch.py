@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from research_agent.cache import PageCache
-from research_agent.cli_cache import app as cache_app
+from research_agent.cli.cache import app as cache_app
 from research_agent.config import Settings
 from research_agent.fetch import (
     DEFAULT_USER_AGENT,

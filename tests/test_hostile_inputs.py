@@ -17,7 +17,7 @@ import yaml
 from research_agent.config import NUMBER_RANGES, Settings, load_settings
 from research_agent.context import load_context
 from research_agent.errors import ConfigError, InputError
-from research_agent.prices import PriceTable
+from research_agent.llm import PriceTable
 from research_agent.review.rules import load_rules
 from tests.test_cli_run import cli, corpus, server  # noqa: F401 (fixtures)
 from tests.test_pipeline import QUERY

@@ -23,15 +23,16 @@ from research_agent.errors import (
 )
 from research_agent.llm import (
     NO_ENDPOINT_MESSAGE,
-    PLACEHOLDER_API_KEY,
     ChatRequest,
     OpenAIChatModel,
+    Price,
+    PriceTable,
     UsageRecorder,
     extract_json,
     parse_retry_after,
     strip_think,
 )
-from research_agent.prices import Price, PriceTable
+from research_agent.llm.openai_compat import PLACEHOLDER_API_KEY
 
 SCHEMA = {
     "type": "object",

@@ -10,9 +10,11 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from research_agent.cli_memory import MemoryDeps, app, critique_command, run_critique_and_report
+from research_agent.cli.critique import critique_command, print_scheduled
+from research_agent.cli.memory import MemoryDeps, app
 from research_agent.config import Settings
 from research_agent.errors import ConfigError
+from research_agent.memory.schedule import after_report
 from research_agent.memory.store import LOG_NAME
 from tests.conftest import ScriptedModel
 
@@ -199,7 +201,7 @@ def test_critique_command_failure_is_one_line_and_logged(tmp_path: Path) -> None
     )
 
 
-def test_run_critique_and_report_for_wait_critique(tmp_path: Path) -> None:
+def test_wait_critique_critiques_now_and_prints_the_summary(tmp_path: Path) -> None:
     path = make_record(tmp_path)
     model = ScriptedModel().enqueue("critique", ANSWER)
     closed: list[bool] = []
@@ -211,8 +213,8 @@ def test_run_critique_and_report_for_wait_critique(tmp_path: Path) -> None:
     from rich.console import Console
 
     console = Console(record=True, width=200)
-    critique = run_critique_and_report(
-        path, Settings(reports_dir=tmp_path / "reports"), console=console, model=model
-    )
+    scheduled = after_report(path, Settings(reports_dir=tmp_path / "reports", wait_critique=True), model=model)
+    print_scheduled(scheduled, console)
+    critique = scheduled.critique
     assert critique.id == RUN_ID and closed == [True]
     assert console.export_text().startswith(f"critique of {RUN_ID}: mean 3.00/5 (pass)")

@@ -381,9 +381,7 @@ def test_spawn_starts_a_detached_child_and_returns_at_once(tmp_path: Path) -> No
     assert argv == [
         sys.executable,
         "-m",
-        "research_agent",
-        "critique",
-        "--run",
+        "research_agent.memory.worker",
         str(record),
         "--reports-dir",
         str(tmp_path / "reports"),
@@ -405,4 +403,4 @@ def test_spawn_failure_is_a_storage_error(tmp_path: Path) -> None:
 
 def test_critique_argv_uses_absolute_paths() -> None:
     argv = critique_argv(Path("reports/meta/run-x.yaml"), reports_dir=Path("reports"))
-    assert Path(argv[5]).is_absolute() and Path(argv[7]).is_absolute()
+    assert Path(argv[3]).is_absolute() and Path(argv[5]).is_absolute()

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from research_agent.cli_memory import app
+from research_agent.cli.memory import app
 from research_agent.config import Settings
 from research_agent.errors import ConfigError, InputError
 from research_agent.llm import ChatRequest, ChatResponse, Usage

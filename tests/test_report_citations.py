@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 from typer.testing import CliRunner
 
-from research_agent.cli_review import app as review_app
+from research_agent.cli.review import app as review_app
 from research_agent.memory.lessons import LessonSelection
 from research_agent.pipeline import research
 from research_agent.review.review import review_draft

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from research_agent.cli_review import app, review_file
+from research_agent.cli.review import app, review_file
 from research_agent.config import MODES
 from tests.support.review_reports import CLEAN_BODY, FRONT, report
 

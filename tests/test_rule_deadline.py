@@ -15,7 +15,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from research_agent.cli_review import app as review_app
+from research_agent.cli.review import app as review_app
 from research_agent.errors import RunTimeout
 from research_agent.memory.lessons import LessonSelection
 from research_agent.pipeline import research

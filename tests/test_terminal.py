@@ -22,11 +22,12 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from research_agent import cli_cache, cli_corpus
 from research_agent.cli import app as main_app
-from research_agent.cli_memory import app as memory_app
-from research_agent.cli_review import app as review_app
-from research_agent.terminal import VisibleFormatter, dumps_json, markup, one_line, visible
+from research_agent.cli import cache as cli_cache
+from research_agent.cli import corpus as cli_corpus
+from research_agent.cli.memory import app as memory_app
+from research_agent.cli.review import app as review_app
+from research_agent.cli.terminal import VisibleFormatter, dumps_json, markup, one_line, visible
 from tests.support.fake_openai_server import FakeOpenAIServer
 from tests.support.research_responder import ResearchResponder
 from tests.test_memory_cli import deps_for

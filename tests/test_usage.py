@@ -14,13 +14,13 @@ import io
 import pytest
 from rich.console import Console
 
-from research_agent.cli import RichProgress, cost_text, waiting_text
+from research_agent.cli.progress import RichProgress, cost_text, waiting_text
 from research_agent.errors import LLMTimeout
 from research_agent.llm import ChatRequest, ChatResponse, OpenAIChatModel
+from research_agent.llm.usage import Usage, UsageRecorder, total_cost
+from research_agent.llm.waiting import report_waits
 from research_agent.memory.lessons import LessonSelection
 from research_agent.pipeline import research
-from research_agent.usage import Usage, UsageRecorder, total_cost
-from research_agent.waiting import report_waits
 from tests.support.fake_openai_server import FakeOpenAIServer, Faults
 from tests.support.research_responder import ResearchResponder
 from tests.test_degrade import Recorded, queue

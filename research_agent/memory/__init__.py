@@ -12,5 +12,8 @@ Modules, one job each:
 * ``critique``  ``critique_run``: facts from the run record and report plus one model judgement
 * ``lessons``   ``select_lessons``: templated lessons, control runs, suspension, collapse warning
 * ``stats``     trends, z-scored baseline-versus-adaptive comparison, plots
-* ``spawn``     ``spawn_critique``: the detached critique process
+* ``schedule``  when a run's critique happens: ``critique_now``, and ``after_report`` (skip,
+  wait, or detach as the settings say)
+* ``spawn``     ``spawn_critique``: start the detached critique process
+* ``worker``    the detached process's entry point (``python -m research_agent.memory.worker``)
 """

@@ -1,10 +1,11 @@
 """Start a critique as a detached process, so the user never waits for it.
 
-The child runs ``python -m research_agent critique --run <record> --reports-dir <dir>``
-in a new session with no terminal attached; it logs its own success or failure to
-``<reports>/meta/critique.log``. The parent returns as soon as the child exists. A
-``critique.log`` that is not a regular file (a FIFO would block the child forever) is
-refused here, while the user can still be told.
+The child runs ``python -m research_agent.memory.worker <record> --reports-dir <dir>``
+(:mod:`research_agent.memory.worker`, not the CLI) in a new session with no terminal
+attached; it logs its own success or failure to ``<reports>/meta/critique.log``. The
+parent returns as soon as the child exists. A ``critique.log`` that is not a regular
+file (a FIFO would block the child forever) is refused here, while the user can still
+be told.
 """
 
 from __future__ import annotations
@@ -28,9 +29,7 @@ def critique_argv(run_record_path: Path, *, reports_dir: Path) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "research_agent",
-        "critique",
-        "--run",
+        "research_agent.memory.worker",
         str(Path(run_record_path).absolute()),
         "--reports-dir",
         str(Path(reports_dir).absolute()),

@@ -4,7 +4,7 @@ OpenAI's strict mode wants every property required and no additional properties;
 local servers accept the same schemas, so one form serves every endpoint.
 
 Bounds: ``maxLength``/``maxItems`` are the real limits, enforced after parsing by
-cutting (:mod:`research_agent.schema_bounds`); the copy sent to a server leaves out any
+cutting (:mod:`research_agent.llm.schema_bounds`); the copy sent to a server leaves out any
 bound above 200, which grammar decoders cannot build. A small integer scale is an
 :func:`scale` enum, because a grammar ignores ``minimum``/``maximum``.
 """

@@ -1,9 +1,9 @@
-"""The ``memory`` commands and the ``critique`` command of the CLI.
+"""``research-agent memory``: inspect and manage stored critiques and their lessons.
 
 ``app`` is a Typer sub-application (``list``, ``show``, ``lessons``, ``validate``,
-``prune``, ``stats``) that the main CLI mounts as ``memory``; :func:`critique_command`
-is registered there as ``critique``. Both take their collaborators from a
-:class:`MemoryDeps` found as the Click context ``obj`` (tests pass fakes that way);
+``prune``, ``stats``) that the main CLI mounts as ``memory``. These commands, and the
+``critique`` command (:mod:`research_agent.cli.critique`), take their collaborators from
+a :class:`MemoryDeps` found as the Click context ``obj`` (tests pass fakes that way);
 without one, settings come from :func:`research_agent.config.load_settings` and the
 model from ``OpenAIChatModel.from_settings``.
 """
@@ -11,9 +11,7 @@ model from ``OpenAIChatModel.from_settings``.
 from __future__ import annotations
 
 import asyncio
-import functools
 import inspect
-import logging
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -25,41 +23,29 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from .config import Settings, load_settings
-from .domains import DOMAINS
-from .errors import InputError, ResearchError
-from .llm import ChatModel
-from .memory.critique import critique_run, summarize
-from .memory.lessons import select_lessons
-from .memory.safeyaml import dump_yaml
-from .memory.schema import DIMENSIONS, Critique
-from .memory.stats import CritiqueCost, compute_stats, plot_history
-from .memory.store import (
-    append_log,
-    check_log_file,
-    critique_file_name,
-    critique_path,
-    load_all,
-    load_critique,
-    prune_critiques,
-)
-from .terminal import dumps_json, echo, echo_error, markup, visible
+from ..config import Settings, load_settings
+from ..domains import DOMAINS
+from ..errors import InputError, ResearchError
+from ..llm import ChatModel, OpenAIChatModel
+from ..memory.lessons import select_lessons
+from ..memory.safeyaml import dump_yaml
+from ..memory.schema import DIMENSIONS
+from ..memory.stats import CritiqueCost, compute_stats, plot_history
+from ..memory.store import critique_file_name, critique_path, load_all, load_critique, prune_critiques
+from .boundary import guarded
+from .terminal import dumps_json, echo, markup
 
-__all__ = ["app", "critique_command", "run_critique_and_report", "MemoryDeps"]
-
-logger = logging.getLogger(__name__)
+__all__ = ["app", "MemoryDeps", "memory_deps", "memory_settings", "echo_json"]
 
 _META_KEY = "research_agent.memory.reports_dir"
 
 
 def _default_model(settings: Settings) -> ChatModel:
-    from .llm import OpenAIChatModel  # written alongside; imported when a model is needed
-
     return OpenAIChatModel.from_settings(settings)
 
 
 def _default_classify(model: ChatModel, query: str) -> Any:
-    from .stages.classify import classify_domain  # the pipeline's classifier, imported lazily
+    from ..stages.classify import classify_domain  # the pipeline's classifier, imported lazily
 
     return classify_domain(model, query)
 
@@ -75,7 +61,8 @@ class MemoryDeps:
     pyplot: Any = None  # matplotlib.pyplot stand-in for tests; None imports the real one
 
 
-def _deps(ctx: typer.Context) -> MemoryDeps:
+def memory_deps(ctx: typer.Context) -> MemoryDeps:
+    """The MemoryDeps of this invocation: the context ``obj``, or the defaults."""
     obj = ctx.find_root().obj
     if isinstance(obj, MemoryDeps):
         return obj
@@ -87,30 +74,17 @@ def _deps(ctx: typer.Context) -> MemoryDeps:
     return MemoryDeps()
 
 
-def _settings(ctx: typer.Context, reports_dir: Path | None = None) -> Settings:
+def memory_settings(ctx: typer.Context, reports_dir: Path | None = None) -> Settings:
+    """Settings for a memory command: ``reports_dir``, else ``memory --reports-dir``, else the default."""
     chosen = reports_dir if reports_dir is not None else ctx.meta.get(_META_KEY)
-    return _deps(ctx).load_settings({"reports_dir": chosen} if chosen is not None else {})
-
-
-def _handle_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn a ResearchError into ``error: <message>`` on stderr and its exit code."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except ResearchError as exc:
-            echo_error(exc)
-            raise typer.Exit(exc.exit_code) from None
-
-    return wrapper
+    return memory_deps(ctx).load_settings({"reports_dir": chosen} if chosen is not None else {})
 
 
 def _console() -> Console:
     return Console(highlight=False, soft_wrap=False)
 
 
-def _echo_json(data: Any) -> None:
+def echo_json(data: Any) -> None:
     typer.echo(dumps_json(data, indent=2, default=str))
 
 
@@ -134,98 +108,19 @@ def _memory(
         ctx.meta[_META_KEY] = reports_dir
 
 
-@_handle_errors
-def critique_command(
-    ctx: typer.Context,
-    run: Path = typer.Option(..., "--run", help="A run record: reports/meta/run-<id>.yaml."),
-    json_output: bool = typer.Option(False, "--json", help="Print the critique as JSON."),
-    reports_dir: Path | None = typer.Option(
-        None, "--reports-dir", help="Reports folder (default from settings)."
-    ),
-) -> None:
-    """Critique a finished run and store reports/meta/critique-<id>.yaml next to its record."""
-    deps = _deps(ctx)
-    check_log_file(Path(run).parent)  # a FIFO there would hang the critique after its model call
-    try:
-        settings = _settings(ctx, reports_dir)
-        model = deps.make_model(settings)
-    except ResearchError as exc:
-        _log_quietly(run, exc)
-        raise
-    try:
-        critique = asyncio.run(_critique_and_close(run, model, settings, deps.clock()))
-    except ResearchError:
-        raise  # critique_run has logged it
-    except Exception as exc:
-        echo_error(f"critique failed unexpectedly: {type(exc).__name__}: {exc}")
-        raise typer.Exit(1) from None
-    path = critique_path(Path(run).parent, critique.id)
-    if json_output:
-        _echo_json({**critique.as_dict(), "path": str(path)})
-    else:
-        echo(summarize(critique, path=path))
-
-
-async def _critique_and_close(
-    run: Path, model: ChatModel, settings: Settings, now: datetime | None
-) -> Critique:
-    try:
-        return await critique_run(run, model, settings=settings, now=now)
-    finally:
-        close = getattr(model, "aclose", None)
-        if close is not None:
-            try:
-                await close()
-            except Exception as exc:  # closing a client must not mask the critique's outcome
-                logger.debug("closing the model client failed: %s", exc)
-
-
-def run_critique_and_report(
-    run_record_path: Path,
-    settings: Settings,
-    *,
-    console: Console | None = None,
-    model: ChatModel | None = None,
-) -> Critique:
-    """Critique a run now (``--wait-critique``), print its summary, return it.
-
-    Builds the model from ``settings`` unless one is given. Failures are logged to
-    ``critique.log`` and raised; the caller decides how loudly to report them.
-    """
-    check_log_file(Path(run_record_path).parent)
-    try:
-        chat = model if model is not None else _default_model(settings)
-    except ResearchError as exc:
-        _log_quietly(Path(run_record_path), exc)
-        raise
-    critique = asyncio.run(_critique_and_close(Path(run_record_path), chat, settings, None))
-    path = critique_path(Path(run_record_path).parent, critique.id)
-    (console or _console()).print(
-        visible(summarize(critique, path=path)), highlight=False, markup=False, soft_wrap=True
-    )
-    return critique
-
-
-def _log_quietly(run: Path, exc: Exception) -> None:
-    try:
-        append_log(Path(run).parent, "FAIL", Path(run).name, str(exc))
-    except ResearchError as log_exc:
-        exc.add_note(f"critique.log could not be written either: {log_exc}")
-
-
 @app.command("list")
-@_handle_errors
+@guarded
 def list_command(
     ctx: typer.Context,
     json_output: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
     """List stored critiques, newest first."""
-    settings = _settings(ctx)
-    loaded = load_all(settings.meta_dir, now=_deps(ctx).clock())
+    settings = memory_settings(ctx)
+    loaded = load_all(settings.meta_dir, now=memory_deps(ctx).clock())
     good = [item.critique for item in loaded if item.critique is not None]
     bad = [item for item in loaded if item.critique is None]
     if json_output:
-        _echo_json(
+        echo_json(
             {
                 "critiques": [c.as_dict() for c in good],
                 "invalid": [{"file": b.name, "reason": b.error} for b in bad],
@@ -264,14 +159,14 @@ def _id_from(value: str) -> str:
 
 
 @app.command("show")
-@_handle_errors
+@guarded
 def show_command(
     ctx: typer.Context,
     critique_id: str = typer.Argument(..., metavar="ID", help="A run id, or critique-<id>.yaml."),
     json_output: bool = typer.Option(False, "--json", help="Print JSON instead of YAML."),
 ) -> None:
     """Show one critique."""
-    settings = _settings(ctx)
+    settings = memory_settings(ctx)
     try:
         run_id = _id_from(critique_id)
     except ResearchError:
@@ -284,7 +179,7 @@ def show_command(
     except ResearchError as exc:
         raise InputError(f"{path.name}: {exc}") from None
     if json_output:
-        _echo_json(critique.as_dict())
+        echo_json(critique.as_dict())
     else:
         echo(f"# {path}")
         echo(dump_yaml(critique.as_dict()).rstrip())
@@ -302,7 +197,7 @@ async def _await(awaitable: Any) -> Any:
 
 
 @app.command("lessons")
-@_handle_errors
+@guarded
 def lessons_command(
     ctx: typer.Context,
     query: str = typer.Argument(..., help="The question a run would research."),
@@ -312,8 +207,8 @@ def lessons_command(
     json_output: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Show the lessons a run of QUERY would get now, and every file left out with its reason."""
-    deps = _deps(ctx)
-    settings = _settings(ctx)
+    deps = memory_deps(ctx)
+    settings = memory_settings(ctx)
     if domain is not None:
         chosen = domain.strip().lower().replace("-", "_").replace(" ", "_")
         if chosen not in DOMAINS:
@@ -336,7 +231,7 @@ def lessons_command(
         else "control runs are off"
     )
     if json_output:
-        _echo_json(
+        echo_json(
             {"domain": chosen, **selection.as_record(), "warnings": list(selection.warnings), "note": note}
         )
         return
@@ -356,11 +251,11 @@ def lessons_command(
 
 
 @app.command("validate")
-@_handle_errors
+@guarded
 def validate_command(ctx: typer.Context) -> None:
     """Check every critique file; exit 1 listing each invalid one with the reason."""
-    settings = _settings(ctx)
-    loaded = load_all(settings.meta_dir, now=_deps(ctx).clock())
+    settings = memory_settings(ctx)
+    loaded = load_all(settings.meta_dir, now=memory_deps(ctx).clock())
     if not loaded:
         echo(f"no critique files in {settings.meta_dir}")
         return
@@ -377,7 +272,7 @@ def validate_command(ctx: typer.Context) -> None:
 
 
 @app.command("prune")
-@_handle_errors
+@guarded
 def prune_command(
     ctx: typer.Context,
     keep: int | None = typer.Option(
@@ -385,12 +280,12 @@ def prune_command(
     ),
 ) -> None:
     """Delete the oldest critique files beyond the retention limit (invalid and future-dated files go first)."""
-    settings = _settings(ctx)
+    settings = memory_settings(ctx)
     limit = settings.max_critiques if keep is None else keep
     if limit == 0:
         typer.echo("retention is off (keep 0): nothing pruned")
         return
-    removed = prune_critiques(settings.meta_dir, limit, now=_deps(ctx).clock())
+    removed = prune_critiques(settings.meta_dir, limit, now=memory_deps(ctx).clock())
     for path in removed:
         echo(f"removed {path.name}")
     echo(f"pruned {len(removed)} file(s); keeping at most {limit}")
@@ -419,7 +314,7 @@ def _z(value: float | None) -> str:
 
 
 @app.command("stats")
-@_handle_errors
+@guarded
 def stats_command(
     ctx: typer.Context,
     plot: Path | None = typer.Option(
@@ -428,15 +323,15 @@ def stats_command(
     json_output: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Per-domain score trends, baseline versus adaptive runs, suspension and collapse."""
-    deps = _deps(ctx)
-    settings = _settings(ctx)
+    deps = memory_deps(ctx)
+    settings = memory_settings(ctx)
     loaded = load_all(settings.meta_dir, now=deps.clock())
     stats = compute_stats(loaded)
     if plot is not None:
         critiques = [item.critique for item in loaded if item.critique is not None]
         plot_history(critiques, plot, pyplot=deps.pyplot)
     if json_output:
-        _echo_json(stats.as_dict())
+        echo_json(stats.as_dict())
         return
     if not stats.domains:
         echo(f"no valid critiques in {settings.meta_dir}")

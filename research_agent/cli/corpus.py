@@ -4,8 +4,7 @@
     research-agent corpus search "query" --corpus DIR [--corpus DIR2] [--limit 10] [--json]
 
 The index lives in the cache folder (``RESEARCH_AGENT_CACHE_DIR``, or ``--cache-dir``),
-never inside the corpus. A ResearchError becomes ``error: <message>`` on stderr and
-its exit code.
+never inside the corpus.
 """
 
 from __future__ import annotations
@@ -19,10 +18,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
-from .config import load_settings
-from .errors import InputError, ResearchError
-from .search.local import IndexStats, LocalSearchProvider
-from .terminal import dumps_json, echo_error, markup
+from ..config import load_settings
+from ..errors import InputError
+from ..search.local import IndexStats, LocalSearchProvider
+from .boundary import guarded
+from .terminal import dumps_json, markup
 
 __all__ = ["app"]
 
@@ -43,11 +43,6 @@ def _cache_dir(option: Path | None) -> Path:
     if option is not None:
         return option.expanduser()
     return load_settings().cache_dir
-
-
-def _fail(exc: ResearchError) -> typer.Exit:
-    echo_error(exc)
-    return typer.Exit(exc.exit_code)
 
 
 def _skipped_text(stats: IndexStats) -> str:
@@ -76,7 +71,30 @@ def _summary(stats: IndexStats) -> Table:
     return table
 
 
+def _prepare_with_a_bar(provider: LocalSearchProvider) -> list[IndexStats]:
+    """Refresh every folder's index, with a progress bar per folder on a terminal's stderr."""
+    err = Console(stderr=True)
+    if not err.is_terminal:
+        return provider.prepare()
+    with Progress(
+        TextColumn("indexing {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=err,
+        transient=True,
+    ) as bar:
+        tasks: dict[Path, TaskID] = {}
+
+        def progress(root: Path, done: int, total: int) -> None:
+            if root not in tasks:
+                tasks[root] = bar.add_task(markup(root.name or str(root)), total=total)
+            bar.update(tasks[root], completed=done)
+
+        return provider.prepare(progress=progress)
+
+
 @app.command("index")
+@guarded
 def index_command(
     dirs: Annotated[list[Path], typer.Argument(help="Corpus folders to index (or refresh).")],
     cache_dir: CacheDirOption = None,
@@ -84,29 +102,8 @@ def index_command(
 ) -> None:
     """Build or refresh the index of each folder and print what changed."""
     out = Console(highlight=False)
-    try:
-        provider = LocalSearchProvider(dirs, _cache_dir(cache_dir), token_budget=1)
-        err = Console(stderr=True)
-        if not err.is_terminal:
-            all_stats = provider.prepare()
-        else:
-            with Progress(
-                TextColumn("indexing {task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                console=err,
-                transient=True,
-            ) as bar:
-                tasks: dict[Path, TaskID] = {}
-
-                def progress(root: Path, done: int, total: int) -> None:
-                    if root not in tasks:
-                        tasks[root] = bar.add_task(markup(root.name or str(root)), total=total)
-                    bar.update(tasks[root], completed=done)
-
-                all_stats = provider.prepare(progress=progress)
-    except ResearchError as exc:
-        raise _fail(exc) from None
+    provider = LocalSearchProvider(dirs, _cache_dir(cache_dir), token_budget=1)
+    all_stats = _prepare_with_a_bar(provider)
     for stats in all_stats:
         out.print(_summary(stats))
     if show_skipped:
@@ -116,6 +113,7 @@ def index_command(
 
 
 @app.command("search")
+@guarded
 def search_command(
     query: Annotated[str, typer.Argument(help="What to look for (free text; no query syntax).")],
     corpus: Annotated[
@@ -127,16 +125,13 @@ def search_command(
 ) -> None:
     """Search corpus folders: one result per file, best first."""
     out = Console(highlight=False)
-    try:
-        if not query.strip():
-            raise InputError("the search query is empty")
-        settings = load_settings()
-        folder = cache_dir.expanduser() if cache_dir is not None else settings.cache_dir
-        provider = LocalSearchProvider(corpus, folder, token_budget=settings.mode.source_tokens)
-        provider.prepare()
-        hits = asyncio.run(provider.search(query, max_results=limit))
-    except ResearchError as exc:
-        raise _fail(exc) from None
+    if not query.strip():
+        raise InputError("the search query is empty")
+    settings = load_settings()
+    folder = cache_dir.expanduser() if cache_dir is not None else settings.cache_dir
+    provider = LocalSearchProvider(corpus, folder, token_budget=settings.mode.source_tokens)
+    provider.prepare()
+    hits = asyncio.run(provider.search(query, max_results=limit))
     if as_json:
         payload = [
             {"rank": rank, "title": h.title, "path": h.location, "snippet": h.snippet, "text": h.text}

@@ -1,20 +1,25 @@
-"""``research-agent doctor``: check the setup before a long run finds out the hard way."""
+"""``research-agent doctor``: check the setup before a long run finds out the hard way.
+
+httpx is imported when the command runs, not with the CLI (it costs start-up for every command).
+"""
 
 from __future__ import annotations
 
 import importlib.util
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import httpx
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from .config import Settings, default_config_path, load_settings
-from .errors import ResearchError
-from .terminal import echo_error, markup
+from ..config import Settings, default_config_path, load_settings
+from .boundary import guarded
+from .terminal import markup
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["doctor_command", "run_checks", "Check"]
 
@@ -22,6 +27,8 @@ Check = tuple[str, bool, str]  # (what, ok, detail)
 
 
 def _endpoint(settings: Settings, client: httpx.Client) -> Check:
+    import httpx
+
     if not settings.api_key and not settings.base_url:
         return ("model endpoint", False, "not configured: set OPENAI_API_KEY, or OPENAI_BASE_URL for a local server")
     base = (settings.base_url or "https://api.openai.com/v1").rstrip("/")
@@ -74,16 +81,15 @@ def run_checks(settings: Settings, *, client: httpx.Client) -> list[Check]:
     return checks
 
 
+@guarded
 def doctor_command(
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for the endpoint.")] = 5.0,
 ) -> None:
     """Check settings, the model endpoint, folders and optional extras; exit 1 if something is wrong."""
+    import httpx
+
     console = Console(stderr=False, highlight=False)
-    try:
-        settings = load_settings()
-    except ResearchError as exc:
-        echo_error(exc)
-        raise typer.Exit(exc.exit_code) from None
+    settings = load_settings()
     with httpx.Client(timeout=timeout) as client:
         checks = run_checks(settings, client=client)
     table = Table(show_header=True, header_style="bold")

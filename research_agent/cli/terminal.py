@@ -10,7 +10,7 @@ overrides that reorder it). Every printing site in the CLI goes through this mod
 * :func:`visible` - control characters become visible escapes (``\\x1b``, ``\\u202e``);
 * :func:`markup` - :func:`visible`, then rich markup escaped, for rich consoles and tables;
 * :func:`one_line` - :func:`visible` on one line, for error messages;
-* :func:`echo` / :func:`echo_error` - print through typer with the above applied;
+* :func:`echo` - print through typer with the above applied (errors: :mod:`.boundary`);
 * :func:`dumps_json` - JSON whose strings cannot carry C1 controls or bidi overrides either;
 * :class:`VisibleFormatter` - log records (which quote URLs, paths and errors) the same way.
 """
@@ -25,7 +25,7 @@ from typing import Any
 import typer
 from rich.markup import escape
 
-__all__ = ["visible", "markup", "one_line", "echo", "echo_error", "dumps_json", "VisibleFormatter"]
+__all__ = ["visible", "markup", "one_line", "echo", "dumps_json", "VisibleFormatter"]
 
 # C0 controls (except tab and newline), DEL, C1 controls, and the Unicode format
 # characters that reorder or hide text: bidi embeddings/overrides/isolates, marks,
@@ -57,11 +57,6 @@ def markup(text: object) -> str:
 def echo(text: object = "", *, err: bool = False) -> None:
     """``typer.echo`` of outside text with its control characters made visible."""
     typer.echo(visible(text), err=err)
-
-
-def echo_error(message: object) -> None:
-    """The CLI's one-line error on stderr: ``error: <message>``."""
-    typer.echo(f"error: {one_line(message)}", err=True)
 
 
 def dumps_json(data: Any, **options: Any) -> str:

@@ -1,39 +1,42 @@
-"""The model seam: one small protocol, and the OpenAI-compatible implementation.
+"""The OpenAI-compatible :class:`~research_agent.llm.protocol.ChatModel`, built on ``openai``.
 
-Every stage talks to a :class:`ChatModel`. A call is a :class:`ChatRequest` naming
-its stage, a system and a user message, and (almost always) the JSON Schema the answer
-must satisfy; the answer is a :class:`ChatResponse` whose ``data`` already validated.
-
-Tests pass a scripted ChatModel; the product builds :class:`OpenAIChatModel` from
-Settings. :class:`UsageRecorder` (in :mod:`research_agent.usage`) wraps any ChatModel to
-count tokens per stage, failed calls included.
+Any chat-completions endpoint works: OpenAI, Azure-compatible gateways, Ollama, vLLM,
+llama.cpp's server, LM Studio, OpenRouter. This module holds the HTTP side: the client,
+the retry loop (backoff with jitter, ``Retry-After``, one retry after a timeout), and
+what an endpoint's refusals mean. How a structured answer is asked for, read and
+repaired is :mod:`research_agent.llm.structured`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import email.utils
-import json
 import logging
 import random
-import re
-import time
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-
-from .errors import ConfigError, InvalidModelOutput, LLMError, LLMTimeout, LLMUnavailable, ModelNotFound
-from .passages import estimate_tokens
+from ..errors import ConfigError, InvalidModelOutput, LLMError, LLMTimeout, LLMUnavailable, ModelNotFound
+from ..passages import estimate_tokens
 from .prices import PriceTable
-from .schema_bounds import answer_schema, clamp, wire_schema
-from .usage import Usage, UsageRecorder
+from .protocol import STRUCTURED_ATTEMPTS, ChatRequest, ChatResponse
+from .retry import RETRYABLE_STATUS, RequestTally, backoff_delay, parse_retry_after
+from .structured import (
+    FormMemory,
+    InvalidAnswer,
+    OutputForm,
+    RawAnswer,
+    SchemaRejected,
+    ask_in_forms,
+    build_messages,
+    interpret,
+    plain_schema,
+    repair_messages,
+)
 
 if TYPE_CHECKING:
     import openai
 
-    from .config import Settings
+    from ..config import Settings
 else:
     openai = None  # imported on first use: it costs half a second of start-up for every command
 
@@ -47,83 +50,15 @@ def _import_openai() -> None:
 
 
 __all__ = [
-    "ChatRequest",
-    "ChatResponse",
-    "ChatModel",
-    "Usage",
-    "UsageRecorder",
     "OpenAIChatModel",
-    "OutputForm",
-    "strip_think",
-    "extract_json",
-    "parse_retry_after",
-    "wire_schema",
-    "STRUCTURED_ATTEMPTS",
     "DEFAULT_TIMEOUT",
+    "DEFAULT_BASE_URL",
+    "NO_ENDPOINT_MESSAGE",
 ]
 
 log = logging.getLogger(__name__)
 
-
-@dataclass(frozen=True)
-class ChatRequest:
-    """One call to a model.
-
-    ``schema`` is the JSON Schema of the answer (its ``stage`` is used as the schema
-    name); ``None`` asks for plain text. ``tier`` picks the main or the cheaper fast model.
-    The schema's upper bounds (``maxLength``, ``maxItems``) are the real ones: an answer
-    that passes them is cut to them (:func:`research_agent.schema_bounds.clamp`), not refused.
-    """
-
-    stage: str
-    system: str
-    user: str
-    schema: Mapping[str, Any] | None = None
-    temperature: float = 0.2
-    tier: Literal["main", "fast"] = "main"
-    max_tokens: int | None = None
-
-
-@dataclass(frozen=True)
-class ChatResponse:
-    """A validated answer. ``data`` is the parsed JSON (None for plain text).
-
-    ``notes`` says what was changed locally, e.g. a field cut to its schema bound.
-    """
-
-    data: Any
-    text: str
-    model: str
-    usage: Usage = field(default_factory=Usage)
-    notes: tuple[str, ...] = ()
-
-
-@runtime_checkable
-class ChatModel(Protocol):
-    """Anything that can answer a ChatRequest.
-
-    An answer's ``data`` satisfies the request's schema (upper bounds applied by cutting).
-    When no valid answer came after :data:`STRUCTURED_ATTEMPTS` attempts, raise
-    :class:`~research_agent.errors.InvalidModelOutput`; any LLMError may carry the
-    ``usage`` spent before it, which :class:`UsageRecorder` then counts.
-    """
-
-    async def complete(self, request: ChatRequest) -> ChatResponse: ...
-
-
-# ---------------------------------------------------------------------------
-# The OpenAI-compatible implementation
-# ---------------------------------------------------------------------------
-
-OutputForm = Literal["json_schema", "json_object", "instructions"]
-STRUCTURED_ATTEMPTS = 3  # answers asked for per request; each retry shows the model its error
 DEFAULT_TIMEOUT = 180.0  # seconds per call: a slow CPU server still finishes a long draft
-_TIMEOUT_RETRIES = 1  # per request: a second timeout is final (other transient errors keep theirs)
-_FORMS: tuple[OutputForm, ...] = ("json_schema", "json_object", "instructions")
-
-# Which structured-output form worked, per (base_url, model); shared by every instance so
-# later runs in one process go straight to the form the endpoint accepts.
-_SHARED_FORMS: dict[tuple[str, str], OutputForm] = {}
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PLACEHOLDER_API_KEY = "sk-no-key-needed"  # local servers ignore the key, the client needs one
@@ -132,136 +67,7 @@ NO_ENDPOINT_MESSAGE = (
     "(e.g. http://localhost:11434/v1 for a local Ollama)"
 )
 
-_RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
 _REJECTION_WORDS = ("response_format", "json_schema", "schema", "grammar")
-_BACKOFF_BASE = 0.25  # transient 5xx clear fast; 429s usually say how long to wait
-_BACKOFF_CAP = 30.0
-_RETRY_AFTER_CAP = 60.0
-_MAX_ECHO_CHARS = 8000  # how much of a bad answer is sent back in the repair message
-_MAX_JSON_STARTS = 500  # bound on the prose scan for an embedded JSON value
-
-_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
-_THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
-_THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
-_FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
-_SCHEMA_NAME = re.compile(r"[^A-Za-z0-9_-]+")
-
-
-def strip_think(text: str) -> str:
-    """Remove reasoning: ``<think>...</think>`` blocks, everything before an orphan
-    ``</think>``, and an unterminated leading ``<think>`` with all that follows it."""
-    text = _THINK_BLOCK.sub("", text)
-    closes = list(_THINK_CLOSE.finditer(text))
-    if closes:  # the opening tag was in the prompt template (DeepSeek-R1 style)
-        text = text[closes[-1].end() :]
-    opened = _THINK_OPEN.search(text)
-    if opened is not None and not text[: opened.start()].strip():
-        text = ""  # reasoning that never ended: the answer was cut off inside it
-    return text.strip()
-
-
-def extract_json(text: str) -> Any:
-    """The JSON value in a model's answer: the whole text, a fenced block, or the largest
-    JSON object/array embedded in prose. Raises ValueError when there is none."""
-    text = text.strip()
-    if not text:
-        raise ValueError("the answer was empty")
-    try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    for block in _FENCE.findall(text):
-        try:
-            return json.loads(block.strip())
-        except ValueError:
-            continue
-    decoder = json.JSONDecoder()
-    best: tuple[int, Any] | None = None
-    index, starts = 0, 0
-    while index < len(text) and starts < _MAX_JSON_STARTS:
-        if text[index] in "{[":
-            starts += 1
-            try:
-                value, end = decoder.raw_decode(text, index)
-            except ValueError:
-                index += 1
-                continue
-            if best is None or end - index > best[0]:
-                best = (end - index, value)
-            index = end
-            continue
-        index += 1
-    if best is None:
-        raise ValueError("no JSON object or array found in the answer")
-    return best[1]
-
-
-def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP-date),
-    capped at 60; None when absent or unreadable. ``now`` is a Unix time (for HTTP-dates)."""
-    lowered = {k.lower(): v for k, v in headers.items()}
-    raw_ms = lowered.get("retry-after-ms")
-    if raw_ms:
-        try:
-            return _clamp(float(raw_ms) / 1000.0)
-        except ValueError:
-            log.debug("ignoring unreadable retry-after-ms header %r", raw_ms)
-    raw = lowered.get("retry-after")
-    if not raw:
-        return None
-    try:
-        return _clamp(float(raw))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        log.debug("ignoring unreadable Retry-After header %r", raw)
-        return None
-    current = time.time() if now is None else now
-    return _clamp(when.timestamp() - current)
-
-
-def _clamp(seconds: float) -> float | None:
-    if seconds != seconds:  # NaN
-        return None
-    return min(max(seconds, 0.0), _RETRY_AFTER_CAP)
-
-
-class _SchemaRejected(Exception):
-    """The endpoint refused the response_format we sent; try the next form."""
-
-
-class _InvalidAnswer(Exception):
-    """The answer did not parse or validate; ``str()`` is the short reason."""
-
-
-@dataclass(frozen=True)
-class _Raw:
-    content: str
-    finish_reason: str
-    prompt_tokens: int
-    completion_tokens: int
-
-
-@dataclass
-class _Tally:
-    """What one request has spent so far, and how many retries after a timeout it has left."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    calls: int = 0
-    retries: int = 0
-    timeout_retries: int = _TIMEOUT_RETRIES
-
-    def answered(self, raw: _Raw) -> None:
-        self.prompt_tokens += raw.prompt_tokens
-        self.completion_tokens += raw.completion_tokens
-        self.calls += 1
-
-    def usage(self, prices: PriceTable, model: str) -> Usage:
-        cost = prices.cost(model, self.prompt_tokens, self.completion_tokens)
-        return Usage(self.prompt_tokens, self.completion_tokens, self.calls, self.retries, cost)
 
 
 class OpenAIChatModel:
@@ -309,7 +115,7 @@ class OpenAIChatModel:
         self.prices = prices if prices is not None else PriceTable.default()
         self._sleep = sleep
         self._rng = rng if rng is not None else random.Random()
-        self._forms = _SHARED_FORMS if form_cache is None else form_cache
+        self._forms = FormMemory(form_cache)
         self._dropped_params: dict[tuple[str, str], set[str]] = {}
         # ``limiter`` lets several models share one bound on calls in flight to an endpoint
         self._semaphore = limiter if limiter is not None else asyncio.Semaphore(max(1, int(concurrency)))
@@ -352,39 +158,36 @@ class OpenAIChatModel:
 
     def form_for(self, model: str) -> OutputForm:
         """The structured-output form this endpoint is known to accept for ``model``."""
-        return self._forms.get((self.base_url, model), "json_schema")
+        return self._forms.first((self.base_url, model))
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Answer one request; raises the LLMError family (with ``.usage``) or ConfigError (bad key)."""
         model = self.fast_model if request.tier == "fast" else self.model
-        tally = _Tally()
+        tally = RequestTally()
         try:
             return await self._answer(request, model, tally)
         except LLMError as exc:
             exc.usage = tally.usage(self.prices, model)
             raise
 
-    async def _answer(self, request: ChatRequest, model: str, tally: _Tally) -> ChatResponse:
+    async def _answer(self, request: ChatRequest, model: str, tally: RequestTally) -> ChatResponse:
         """Up to STRUCTURED_ATTEMPTS answers; each retry shows the model what was wrong."""
-        schema = _plain(request.schema) if request.schema is not None else None
+        schema = plain_schema(request.schema) if request.schema is not None else None
         repair: list[dict[str, str]] = []
         reason = ""
         for attempt in range(STRUCTURED_ATTEMPTS):
             tally.retries += 1 if attempt else 0
             if schema is None:
-                raw = await self._call(request, model, _messages(request, None) + repair, None, tally)
+                raw = await self._call(request, model, build_messages(request, None) + repair, None, tally)
             else:
                 raw = await self._call_structured(request, model, schema, repair, tally)
             tally.answered(raw)
             try:
-                data, text, notes = _interpret(raw, schema)
-            except _InvalidAnswer as exc:
+                data, text, notes = interpret(raw, schema)
+            except InvalidAnswer as exc:
                 reason = str(exc)
                 log.info("stage %s: invalid answer %d from %s (%s)", request.stage, attempt + 1, model, reason)
-                repair = [
-                    {"role": "assistant", "content": raw.content[:_MAX_ECHO_CHARS]},
-                    {"role": "user", "content": _repair_message(reason, schema is not None)},
-                ]
+                repair = repair_messages(raw, reason, schema is not None)
                 continue
             for note in notes:
                 log.info("stage %s: %s", request.stage, note)
@@ -403,26 +206,17 @@ class OpenAIChatModel:
         model: str,
         schema: dict[str, Any],
         repair: list[dict[str, str]],
-        tally: _Tally,
-    ) -> _Raw:
+        tally: RequestTally,
+    ) -> RawAnswer:
+        """One answer in the first structured-output form the endpoint accepts (remembered)."""
         key = (self.base_url, model)
-        start = _FORMS.index(self.form_for(model))
-        for form in _FORMS[start:]:
-            in_system = wire_schema(schema) if form != "json_schema" else None
-            messages = _messages(request, in_system) + repair
-            try:
-                raw = await self._call(
-                    request, model, messages, _response_format(form, request.stage, schema), tally
-                )
-            except _SchemaRejected as exc:
-                log.info(
-                    "endpoint %s rejected response_format %s for %s: %s", self.base_url, form, model, exc
-                )
-                continue
-            if self._forms.get(key) != form:
-                self._forms[key] = form
-            return raw
-        raise AssertionError("unreachable: the instructions form sends no response_format")
+
+        async def send(messages: list[dict[str, str]], response_format: dict[str, Any] | None) -> RawAnswer:
+            return await self._call(request, model, messages, response_format, tally)
+
+        raw, form = await ask_in_forms(send, request, schema, repair, self._forms.first(key))
+        self._forms.remember(key, form)
+        return raw
 
     async def _call(
         self,
@@ -430,8 +224,8 @@ class OpenAIChatModel:
         model: str,
         messages: list[dict[str, str]],
         response_format: dict[str, Any] | None,
-        tally: _Tally,
-    ) -> _Raw:
+        tally: RequestTally,
+    ) -> RawAnswer:
         """One logical HTTP call with the retry loop; retries are added to ``tally``."""
         attempt = 0
         while True:
@@ -450,7 +244,7 @@ class OpenAIChatModel:
                 failure = exc
             except openai.APIError as exc:  # a response the client could not read
                 failure = exc
-            if attempt >= self.max_retries or not _may_retry(failure, tally):
+            if attempt >= self.max_retries or not tally.may_retry(failure):
                 raise self._final_error(request, failure, attempt + 1) from None
             delay = self._delay(attempt, failure)
             attempt += 1
@@ -472,7 +266,7 @@ class OpenAIChatModel:
         key = (self.base_url, model)
         text = _error_text(exc)
         if response_format is not None and _is_rejection(exc.status_code, text):
-            raise _SchemaRejected(f"HTTP {exc.status_code} {text[:200]}") from None
+            raise SchemaRejected(f"{self.base_url} for {model}: HTTP {exc.status_code} {text[:200]}") from None
         dropped = _unsupported_param(exc.status_code, text, self._dropped_params.get(key, set()))
         if dropped is not None:
             log.info("model %s does not accept %s; sending without it", model, dropped)
@@ -486,7 +280,7 @@ class OpenAIChatModel:
         if exc.status_code == 404:
             which = "RESEARCH_AGENT_FAST_MODEL / --fast-model" if model != self.model else "RESEARCH_AGENT_MODEL / --model"
             raise ModelNotFound(f"model '{model}' not found at {self.base_url}; check {which}") from None
-        if exc.status_code not in _RETRYABLE_STATUS:
+        if exc.status_code not in RETRYABLE_STATUS:
             raise LLMError(
                 f"model endpoint {self.base_url} rejected the {request.stage} request: "
                 f"HTTP {exc.status_code} {text[:200]}"
@@ -517,12 +311,10 @@ class OpenAIChatModel:
         return kwargs
 
     def _delay(self, attempt: int, failure: BaseException) -> float:
+        asked = None
         if isinstance(failure, openai.APIStatusError):
-            waited = parse_retry_after(dict(failure.response.headers))
-            if waited is not None:
-                return waited
-        ceiling = min(_BACKOFF_CAP, _BACKOFF_BASE * 2**attempt)
-        return ceiling * (0.5 + 0.5 * self._rng.random())
+            asked = parse_retry_after(dict(failure.response.headers))
+        return backoff_delay(attempt, self._rng, asked)
 
     def _final_error(self, request: ChatRequest, failure: BaseException, attempts: int) -> LLMError:
         tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
@@ -542,58 +334,7 @@ class OpenAIChatModel:
         return LLMUnavailable(f"model endpoint {self.base_url} kept failing: {_describe(failure)} ({tries})")
 
 
-def _may_retry(failure: BaseException, tally: _Tally) -> bool:
-    """Whether a retry is left for ``failure``: a timeout spends the request's only one."""
-    if not isinstance(failure, TimeoutError):
-        return True
-    if tally.timeout_retries <= 0:
-        return False
-    tally.timeout_retries -= 1
-    return True
-
-
-def _plain(value: Any) -> Any:
-    """A JSON-ready copy of a schema built from any Mappings/sequences."""
-    return json.loads(json.dumps(value, default=dict))
-
-
-def _schema_instruction(schema: dict[str, Any]) -> str:
-    return (
-        "Answer with only one JSON value that matches this JSON Schema, with no prose and no "
-        "code fences:\n" + json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
-    )
-
-
-def _messages(request: ChatRequest, schema_in_system: dict[str, Any] | None) -> list[dict[str, str]]:
-    system = request.system
-    if schema_in_system is not None:
-        system = (
-            f"{system}\n\n{_schema_instruction(schema_in_system)}"
-            if system
-            else _schema_instruction(schema_in_system)
-        )
-    messages = [{"role": "system", "content": system}] if system else []
-    messages.append({"role": "user", "content": request.user})
-    return messages
-
-
-def _response_format(form: OutputForm, stage: str, schema: dict[str, Any]) -> dict[str, Any] | None:
-    if form == "json_schema":
-        name = _SCHEMA_NAME.sub("_", stage).strip("_")[:64] or "answer"
-        strict = wire_schema(schema, strict=True)
-        return {"type": "json_schema", "json_schema": {"name": name, "schema": strict, "strict": True}}
-    if form == "json_object":
-        return {"type": "json_object", "schema": wire_schema(schema)}
-    return None
-
-
-def _repair_message(reason: str, structured: bool) -> str:
-    if structured:
-        return f"Your previous answer was invalid: {reason}. Answer again with only JSON matching the schema."
-    return f"Your previous answer was unusable: {reason}. Answer again."
-
-
-def _raw_from(completion: Any, messages: list[dict[str, str]]) -> _Raw:
+def _raw_from(completion: Any, messages: list[dict[str, str]]) -> RawAnswer:
     choices = getattr(completion, "choices", None) or []
     content, finish = "", "missing"
     if choices:
@@ -607,36 +348,7 @@ def _raw_from(completion: Any, messages: list[dict[str, str]]) -> _Raw:
         prompt = sum(estimate_tokens(m["content"]) for m in messages)
     if not isinstance(done, int):
         done = estimate_tokens(content)
-    return _Raw(content=content, finish_reason=finish, prompt_tokens=prompt, completion_tokens=done)
-
-
-def _interpret(raw: _Raw, schema: dict[str, Any] | None) -> tuple[Any, str, tuple[str, ...]]:
-    """(data, text, notes) from a raw answer, or _InvalidAnswer with a short reason.
-
-    The answer is checked against the schema without its upper bounds, then cut to them.
-    """
-    if raw.finish_reason == "missing":
-        raise _InvalidAnswer("the endpoint returned no answer (no choices)")
-    if raw.finish_reason == "length":
-        raise _InvalidAnswer("the answer was cut off at the token limit (finish_reason=length)")
-    text = strip_think(raw.content)
-    if schema is None:
-        if not text:
-            raise _InvalidAnswer("the answer was empty")
-        return None, text, ()
-    try:
-        data = extract_json(text)
-    except ValueError as exc:
-        raise _InvalidAnswer(f"not JSON ({exc})") from None
-    checked = answer_schema(schema)
-    validator_cls = jsonschema.validators.validator_for(checked)
-    error = jsonschema.exceptions.best_match(validator_cls(checked).iter_errors(data))
-    if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path)
-        detail = error.message if len(error.message) <= 200 else error.message[:197] + "..."
-        raise _InvalidAnswer(f"at /{where}: {detail}" if where else detail)
-    data, notes = clamp(data, schema)
-    return data, text, notes
+    return RawAnswer(content=content, finish_reason=finish, prompt_tokens=prompt, completion_tokens=done)
 
 
 def _error_text(exc: openai.APIStatusError) -> str:

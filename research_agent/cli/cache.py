@@ -1,13 +1,21 @@
-"""``research-agent cache``: manage the on-disk page cache."""
+"""``research-agent cache``: manage the on-disk page cache.
+
+The cache module (and with it the fetcher and httpx, a sixth of the CLI's start-up) is
+imported only when the command runs.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
-from .cache import PageCache
-from .config import Settings, load_settings
-from .errors import ResearchError
-from .terminal import echo, echo_error
+from ..config import Settings, load_settings
+from .boundary import guarded
+from .terminal import echo
+
+if TYPE_CHECKING:
+    from ..cache import PageCache
 
 __all__ = ["app", "clear_cache"]
 
@@ -21,21 +29,20 @@ def _group() -> None:
 
 def clear_cache(settings: Settings, *, expired_only: bool = False) -> tuple[int, PageCache]:
     """Remove cached pages (all, or only expired ones); return (count removed, cache)."""
+    from ..cache import PageCache
+
     cache = PageCache.for_settings(settings)
     removed = cache.prune_expired() if expired_only else cache.clear()
     return removed, cache
 
 
 @app.command("clear")
+@guarded
 def clear(
     expired: bool = typer.Option(False, "--expired", help="Remove only entries older than the cache TTL."),
 ) -> None:
     """Remove cached pages and print how many were removed."""
-    try:
-        removed, cache = clear_cache(load_settings(), expired_only=expired)
-    except ResearchError as exc:
-        echo_error(exc)
-        raise typer.Exit(exc.exit_code) from None
+    removed, cache = clear_cache(load_settings(), expired_only=expired)
     noun = "entry" if removed == 1 else "entries"
     what = "expired " if expired else ""
     echo(f"removed {removed} {what}cache {noun} from {cache.dir}")

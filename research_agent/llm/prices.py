@@ -26,9 +26,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from .errors import ConfigError
-from .nesting import nesting_problem
-from .safefile import UnsafeFile, read_text_capped
+from ..errors import ConfigError
+from ..nesting import nesting_problem
+from ..safefile import UnsafeFile, read_text_capped
 
 __all__ = ["Price", "PriceTable", "DEFAULT_PRICES"]
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .llm import ChatModel, ChatRequest, ChatResponse
+    from .protocol import ChatModel, ChatRequest, ChatResponse
 
 __all__ = ["Usage", "UsageRecorder", "usage_of", "usage_record", "total_cost"]
 

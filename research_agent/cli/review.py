@@ -2,8 +2,8 @@
 
 Exit codes: 0 when the report would be approved, 1 when it is rejected (an empty or
 unstructured file included: it is no report), 2 when the report (missing, unreadable,
-binary), the rules file or the mode cannot be used. The lead's typer app mounts
-:func:`review_command` with ``app.command("review")(review_command)``; ``app`` here
+binary), the rules file or the mode cannot be used (an InputError, through the CLI's one
+error boundary). The main app mounts :func:`review_command` as ``review``; ``app`` here
 wraps it alone.
 """
 
@@ -14,13 +14,14 @@ from typing import Annotated
 
 import typer
 
-from .config import MODES
-from .errors import InputError
-from .review.feedback import format_feedback
-from .review.markdown import parse_front_matter
-from .review.review import Review, review_draft
-from .review.rules import load_rules
-from .terminal import dumps_json, echo, echo_error
+from ..config import MODES
+from ..errors import InputError
+from ..review.feedback import format_feedback
+from ..review.markdown import parse_front_matter
+from ..review.review import Review, review_draft
+from ..review.rules import load_rules
+from .boundary import guarded
+from .terminal import dumps_json, echo
 
 __all__ = ["review_command", "review_file", "read_report", "app", "MAX_REPORT_BYTES"]
 
@@ -66,6 +67,7 @@ def review_file(report: Path, *, rules: Path | None = None, mode: str | None = N
     return review_draft(markdown, target_words=_target_words(markdown, mode), rules=loaded)
 
 
+@guarded
 def review_command(
     report: Annotated[Path, typer.Argument(help="The markdown report to review.", show_default=False)],
     json_output: Annotated[bool, typer.Option("--json", help="Print the review as JSON.")] = False,
@@ -82,11 +84,7 @@ def review_command(
     ] = None,
 ) -> None:
     """Lint a markdown report: exit 0 when it would be approved, 1 when rejected."""
-    try:
-        review = review_file(report, rules=rules, mode=mode)
-    except InputError as exc:
-        echo_error(exc)
-        raise typer.Exit(2) from None
+    review = review_file(report, rules=rules, mode=mode)
     if json_output:
         typer.echo(dumps_json(review.as_dict(), indent=2))
     else:

@@ -2,7 +2,7 @@
 
 A slow local server can take minutes for one draft; the user sees "waiting for the
 model, 45 s" rather than a line that seems stuck. The time comes from
-:meth:`research_agent.usage.UsageRecorder.waited`; a :class:`Ticker` says when to
+:meth:`research_agent.llm.usage.UsageRecorder.waited`; a :class:`Ticker` says when to
 look (and what time it is), so tests drive both without the wall clock.
 """
 

@@ -1,0 +1,85 @@
+"""The CLI's one error boundary: every command runs inside :func:`guarded`.
+
+A :class:`~research_agent.errors.ResearchError` becomes ``error: <message>`` on one line
+of stderr and the error's exit code. Any other exception becomes ``error: unexpected
+<Type>: <message> (run with -v for details)`` and exit 1, or its traceback with ``-v``.
+Ctrl-C while a coroutine runs (:func:`run_async`) becomes one line and exit 130. Typer's
+own exits (``typer.Exit``, usage errors) pass through untouched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import traceback
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from ..errors import ResearchError
+from .terminal import markup, one_line
+
+__all__ = ["guarded", "exit_for", "print_error", "run_async", "set_verbose"]
+
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+# typer's own ways out of a command (usage errors are raised before a command runs)
+_PASS_THROUGH = (typer.Exit, typer.Abort, typer.BadParameter)
+
+
+class _State:
+    verbose = False  # set by the root command's -v: tracebacks instead of one line
+
+
+def set_verbose(verbose: bool) -> None:
+    """Whether an unexpected exception prints its traceback (``-v``) or one line."""
+    _State.verbose = verbose
+
+
+def stderr_console() -> Console:
+    """A console on the current stderr (made when needed, so a test's captured stderr is used)."""
+    return Console(stderr=True, highlight=False, emoji=False)
+
+
+def print_error(message: object) -> None:
+    """``error: <message>`` on one line of stderr, the message shown literally."""
+    stderr_console().print(f"[red]error:[/red] {markup(one_line(message))}", markup=True, soft_wrap=True)
+
+
+def exit_for(exc: BaseException) -> typer.Exit:
+    """Tell the user about ``exc`` and return the Exit to raise: the error's code, or 1."""
+    if isinstance(exc, ResearchError):
+        print_error(exc)
+        return typer.Exit(exc.exit_code)
+    if _State.verbose:
+        traceback.print_exception(exc)
+    else:
+        print_error(f"unexpected {type(exc).__name__}: {one_line(exc)} (run with -v for details)")
+    return typer.Exit(1)
+
+
+def guarded(command: Command) -> Command:
+    """Run ``command`` inside the boundary. Every CLI command is decorated with it."""
+
+    @functools.wraps(command)
+    def boundary(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except _PASS_THROUGH:
+            raise
+        except Exception as exc:
+            raise exit_for(exc) from None
+
+    return boundary  # type: ignore[return-value]
+
+
+def run_async(coro: Any, *, interrupted: Callable[[], str] | None = None) -> Any:
+    """Run a coroutine; Ctrl-C becomes a one-line message (``interrupted()``) and exit code 130."""
+    try:
+        return asyncio.run(coro)
+    except KeyboardInterrupt:
+        message = interrupted() if interrupted else "interrupted: stopped before writing anything"
+        stderr_console().print(markup(message), soft_wrap=True)
+        raise typer.Exit(130) from None

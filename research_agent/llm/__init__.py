@@ -1,0 +1,39 @@
+"""The model layer: one protocol, the OpenAI-compatible implementation, and what it counts.
+
+* :mod:`.protocol` - :class:`ChatRequest`, :class:`ChatResponse`, :class:`ChatModel`;
+* :mod:`.openai_compat` - :class:`OpenAIChatModel` and its retry loop (:mod:`.retry`);
+* :mod:`.structured` - the structured-output cascade, JSON extraction and validation;
+* :mod:`.schema_bounds` - the bounds a server is sent and the ones kept locally;
+* :mod:`.usage`, :mod:`.prices` - tokens and cost per stage; :mod:`.waiting` - how long
+  a call has been waiting, for the progress line.
+
+Every stage talks to a :class:`ChatModel`; tests pass a scripted one. ``openai`` itself
+is imported only when an :class:`OpenAIChatModel` is built (it is slow to import).
+"""
+
+from .openai_compat import DEFAULT_TIMEOUT, NO_ENDPOINT_MESSAGE, OpenAIChatModel
+from .prices import Price, PriceTable
+from .protocol import STRUCTURED_ATTEMPTS, ChatModel, ChatRequest, ChatResponse
+from .retry import parse_retry_after
+from .schema_bounds import wire_schema
+from .structured import OutputForm, extract_json, strip_think
+from .usage import Usage, UsageRecorder
+
+__all__ = [
+    "ChatRequest",
+    "ChatResponse",
+    "ChatModel",
+    "Usage",
+    "UsageRecorder",
+    "OpenAIChatModel",
+    "OutputForm",
+    "Price",
+    "PriceTable",
+    "strip_think",
+    "extract_json",
+    "parse_retry_after",
+    "wire_schema",
+    "STRUCTURED_ATTEMPTS",
+    "DEFAULT_TIMEOUT",
+    "NO_ENDPOINT_MESSAGE",
+]

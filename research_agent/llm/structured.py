@@ -1,0 +1,255 @@
+"""Structured output: how an answer in JSON is asked for, read and checked.
+
+A schema is asked for in the first form the endpoint accepts, in this order:
+``response_format`` ``json_schema`` (strict), ``json_object`` carrying the schema
+(llama.cpp's form), then the schema in the system message alone (``instructions``).
+:class:`FormMemory` remembers per (base_url, model) which form worked. An answer is
+read by :func:`interpret`: reasoning stripped (:func:`strip_think`), the JSON found
+(:func:`extract_json`), validated with jsonschema against the schema without its upper
+bounds, then cut to them (:func:`~research_agent.llm.schema_bounds.clamp`). An invalid
+answer is asked again with :func:`repair_messages`, which show the model its error.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import jsonschema
+
+from .protocol import ChatRequest
+from .schema_bounds import answer_schema, clamp, wire_schema
+
+__all__ = [
+    "OutputForm",
+    "FORMS",
+    "FormMemory",
+    "RawAnswer",
+    "InvalidAnswer",
+    "SchemaRejected",
+    "strip_think",
+    "extract_json",
+    "plain_schema",
+    "build_messages",
+    "response_format",
+    "ask_in_forms",
+    "interpret",
+    "repair_messages",
+]
+
+log = logging.getLogger(__name__)
+
+OutputForm = Literal["json_schema", "json_object", "instructions"]
+FORMS: tuple[OutputForm, ...] = ("json_schema", "json_object", "instructions")
+
+_MAX_ECHO_CHARS = 8000  # how much of a bad answer is sent back in the repair message
+_MAX_JSON_STARTS = 500  # bound on the prose scan for an embedded JSON value
+
+_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
+_FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
+_SCHEMA_NAME = re.compile(r"[^A-Za-z0-9_-]+")
+
+# Which form worked, per (base_url, model); shared by every model built without its own
+# memory, so later runs in one process go straight to the form the endpoint accepts.
+_SHARED_FORMS: dict[tuple[str, str], OutputForm] = {}
+
+
+class SchemaRejected(Exception):
+    """The endpoint refused the response_format we sent; try the next form."""
+
+
+class InvalidAnswer(Exception):
+    """The answer did not parse or validate; ``str()`` is the short reason."""
+
+
+@dataclass(frozen=True)
+class RawAnswer:
+    """One answer as received, before it is read: text, finish reason and token counts."""
+
+    content: str
+    finish_reason: str
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class FormMemory:
+    """Which structured-output form each (base_url, model) accepted.
+
+    ``known`` is the dict behind it: by default one shared by the whole process; a test
+    passes its own.
+    """
+
+    def __init__(self, known: dict[tuple[str, str], OutputForm] | None = None) -> None:
+        self.known = _SHARED_FORMS if known is None else known
+
+    def first(self, key: tuple[str, str]) -> OutputForm:
+        """The form to try first: the one that worked last, else ``json_schema``."""
+        return self.known.get(key, "json_schema")
+
+    def remember(self, key: tuple[str, str], form: OutputForm) -> None:
+        if self.known.get(key) != form:
+            self.known[key] = form
+
+
+def strip_think(text: str) -> str:
+    """Remove reasoning: ``<think>...</think>`` blocks, everything before an orphan
+    ``</think>``, and an unterminated leading ``<think>`` with all that follows it."""
+    text = _THINK_BLOCK.sub("", text)
+    closes = list(_THINK_CLOSE.finditer(text))
+    if closes:  # the opening tag was in the prompt template (DeepSeek-R1 style)
+        text = text[closes[-1].end() :]
+    opened = _THINK_OPEN.search(text)
+    if opened is not None and not text[: opened.start()].strip():
+        text = ""  # reasoning that never ended: the answer was cut off inside it
+    return text.strip()
+
+
+def extract_json(text: str) -> Any:
+    """The JSON value in a model's answer: the whole text, a fenced block, or the largest
+    JSON object/array embedded in prose. Raises ValueError when there is none."""
+    text = text.strip()
+    if not text:
+        raise ValueError("the answer was empty")
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    for block in _FENCE.findall(text):
+        try:
+            return json.loads(block.strip())
+        except ValueError:
+            continue
+    best = _largest_embedded_json(text)
+    if best is None:
+        raise ValueError("no JSON object or array found in the answer")
+    return best[1]
+
+
+def _largest_embedded_json(text: str) -> tuple[int, Any] | None:
+    """(length, value) of the longest JSON object or array that starts inside ``text``."""
+    decoder = json.JSONDecoder()
+    best: tuple[int, Any] | None = None
+    index, starts = 0, 0
+    while index < len(text) and starts < _MAX_JSON_STARTS:
+        if text[index] in "{[":
+            starts += 1
+            try:
+                value, end = decoder.raw_decode(text, index)
+            except ValueError:
+                index += 1
+                continue
+            if best is None or end - index > best[0]:
+                best = (end - index, value)
+            index = end
+            continue
+        index += 1
+    return best
+
+
+def plain_schema(value: Any) -> Any:
+    """A JSON-ready copy of a schema built from any Mappings/sequences."""
+    return json.loads(json.dumps(value, default=dict))
+
+
+def _schema_instruction(schema: dict[str, Any]) -> str:
+    return (
+        "Answer with only one JSON value that matches this JSON Schema, with no prose and no "
+        "code fences:\n" + json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
+    )
+
+
+def build_messages(request: ChatRequest, schema_in_system: dict[str, Any] | None) -> list[dict[str, str]]:
+    """The system and user messages of ``request``, the schema appended to the system one if given."""
+    system = request.system
+    if schema_in_system is not None:
+        system = (
+            f"{system}\n\n{_schema_instruction(schema_in_system)}"
+            if system
+            else _schema_instruction(schema_in_system)
+        )
+    messages = [{"role": "system", "content": system}] if system else []
+    messages.append({"role": "user", "content": request.user})
+    return messages
+
+
+def response_format(form: OutputForm, stage: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``response_format`` parameter of ``form`` (None for ``instructions``)."""
+    if form == "json_schema":
+        name = _SCHEMA_NAME.sub("_", stage).strip("_")[:64] or "answer"
+        strict = wire_schema(schema, strict=True)
+        return {"type": "json_schema", "json_schema": {"name": name, "schema": strict, "strict": True}}
+    if form == "json_object":
+        return {"type": "json_object", "schema": wire_schema(schema)}
+    return None
+
+
+SendForm = Callable[[list[dict[str, str]], dict[str, Any] | None], Awaitable[RawAnswer]]
+
+
+async def ask_in_forms(
+    send: SendForm,
+    request: ChatRequest,
+    schema: dict[str, Any],
+    repair: list[dict[str, str]],
+    first: OutputForm,
+) -> tuple[RawAnswer, OutputForm]:
+    """Send ``request`` in each form from ``first`` on until the endpoint accepts one.
+
+    ``send(messages, response_format)`` raises :class:`SchemaRejected` when the endpoint
+    refuses the format. Returns the answer and the form that was accepted.
+    """
+    for form in FORMS[FORMS.index(first) :]:
+        in_system = wire_schema(schema) if form != "json_schema" else None
+        messages = build_messages(request, in_system) + repair
+        try:
+            return await send(messages, response_format(form, request.stage, schema)), form
+        except SchemaRejected as exc:
+            log.info("stage %s: the endpoint rejected response_format %s: %s", request.stage, form, exc)
+    raise AssertionError("unreachable: the instructions form sends no response_format")
+
+
+def interpret(raw: RawAnswer, schema: dict[str, Any] | None) -> tuple[Any, str, tuple[str, ...]]:
+    """(data, text, notes) from a raw answer, or InvalidAnswer with a short reason.
+
+    The answer is checked against the schema without its upper bounds, then cut to them.
+    """
+    if raw.finish_reason == "missing":
+        raise InvalidAnswer("the endpoint returned no answer (no choices)")
+    if raw.finish_reason == "length":
+        raise InvalidAnswer("the answer was cut off at the token limit (finish_reason=length)")
+    text = strip_think(raw.content)
+    if schema is None:
+        if not text:
+            raise InvalidAnswer("the answer was empty")
+        return None, text, ()
+    try:
+        data = extract_json(text)
+    except ValueError as exc:
+        raise InvalidAnswer(f"not JSON ({exc})") from None
+    checked = answer_schema(schema)
+    validator_cls = jsonschema.validators.validator_for(checked)
+    error = jsonschema.exceptions.best_match(validator_cls(checked).iter_errors(data))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path)
+        detail = error.message if len(error.message) <= 200 else error.message[:197] + "..."
+        raise InvalidAnswer(f"at /{where}: {detail}" if where else detail)
+    data, notes = clamp(data, schema)
+    return data, text, notes
+
+
+def repair_messages(raw: RawAnswer, reason: str, structured: bool) -> list[dict[str, str]]:
+    """The turn that asks again: the bad answer (capped), then what was wrong with it."""
+    if structured:
+        ask = f"Your previous answer was invalid: {reason}. Answer again with only JSON matching the schema."
+    else:
+        ask = f"Your previous answer was unusable: {reason}. Answer again."
+    return [
+        {"role": "assistant", "content": raw.content[:_MAX_ECHO_CHARS]},
+        {"role": "user", "content": ask},
+    ]
