@@ -277,6 +277,18 @@ def test_strip_think_variants() -> None:
     assert strip_think("plain") == "plain"
 
 
+def test_extract_json_accepts_raw_newlines_in_strings() -> None:
+    # SmolLM2 under llama-cpp-python's json_object grammar answered like this; strict JSON refused it.
+    assert extract_json('{ "sub_queries": [ "event loop\nscheduling", "tasks" ] }') == {
+        "sub_queries": ["event loop\nscheduling", "tasks"]
+    }
+
+
+def test_extract_json_refuses_an_answer_nested_past_the_stack() -> None:
+    with pytest.raises(ValueError, match="nests too deeply"):
+        extract_json("[" * 100_000 + "]" * 100_000)
+
+
 def test_extract_json_variants() -> None:
     assert extract_json("[1, 2]") == [1, 2]
     assert extract_json('Here:\n```\n{"a": 1}\n```') == {"a": 1}

@@ -110,19 +110,31 @@ def strip_think(text: str) -> str:
     return text.strip()
 
 
+# Small local models put raw newlines and tabs inside JSON strings; strict JSON refuses them.
+_LENIENT = json.JSONDecoder(strict=False)
+
+
 def extract_json(text: str) -> Any:
     """The JSON value in a model's answer: the whole text, a fenced block, or the largest
-    JSON object/array embedded in prose. Raises ValueError when there is none."""
+    JSON object/array embedded in prose. Raises ValueError when there is none, or when
+    the answer nests so deeply that parsing it would exhaust the stack."""
     text = text.strip()
     if not text:
         raise ValueError("the answer was empty")
     try:
-        return json.loads(text)
+        return _find_json(text)
+    except RecursionError:
+        raise ValueError("the answer nests too deeply to be read") from None
+
+
+def _find_json(text: str) -> Any:
+    try:
+        return _LENIENT.decode(text)
     except ValueError:
         pass
     for block in _FENCE.findall(text):
         try:
-            return json.loads(block.strip())
+            return _LENIENT.decode(block.strip())
         except ValueError:
             continue
     best = _largest_embedded_json(text)
@@ -133,7 +145,7 @@ def extract_json(text: str) -> Any:
 
 def _largest_embedded_json(text: str) -> tuple[int, Any] | None:
     """(length, value) of the longest JSON object or array that starts inside ``text``."""
-    decoder = json.JSONDecoder()
+    decoder = _LENIENT
     best: tuple[int, Any] | None = None
     index, starts = 0, 0
     while index < len(text) and starts < _MAX_JSON_STARTS:
