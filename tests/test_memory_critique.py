@@ -11,10 +11,12 @@ import yaml
 
 from research_agent.config import Settings
 from research_agent.errors import InputError, LLMUnavailable, StorageError
-from research_agent.memory.critique import compute_facts, critique_run, summarize
+from research_agent.memory.critique import critique_run, summarize
+from research_agent.memory.facts import compute_facts
 from research_agent.memory.schema import TAGS
 from research_agent.memory.spawn import critique_argv, spawn_critique
 from research_agent.memory.store import LOG_NAME, load_all, load_critique
+from research_agent.record import read_run_record
 from research_agent.sanitize import DATA_CLOSE, DATA_OPEN
 
 from .test_memory_support import NOW, make_critique, put
@@ -217,7 +219,7 @@ ANSWER = {
 
 def test_facts_from_record_and_report(tmp_path: Path) -> None:
     path = make_record(tmp_path)
-    record = yaml.safe_load(path.read_text())
+    record = read_run_record(path)
     facts = compute_facts(record, REPORT)
     assert (facts.considered, facts.kept, facts.dropped, facts.unscored) == (5, 3, 1, 1)
     assert facts.sites == (("vendor.com", 2), ("nrcan.gc.ca", 1))

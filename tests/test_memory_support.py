@@ -94,6 +94,10 @@ def put_run(meta: Path, critique: Critique, site: str, *, cited: str | None = No
     reports = meta.parent
     record: dict[str, Any] = {
         "id": critique.id,
+        "query": critique.query,
+        "mode": critique.mode,
+        "model": critique.model_version,
+        "gate_decision": critique.gate_decision,
         "report_path": critique.report_path,
         "sources": [
             {"site": site, "status": "kept"},

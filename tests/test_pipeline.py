@@ -131,7 +131,7 @@ async def test_standard_run_writes_a_cited_report_and_run_record(tmp_path, scrip
     assert all(any(entry.endswith(f) for f in corpus_files) for entry in entries.values())
     record = yaml.safe_load(result.run_record_path.read_text())
     assert record["id"] == result.id and record["gate_decision"] == "full_report"
-    assert record["source_count"] == len(entries)
+    assert record["cited_count"] == len(entries)
     assert set(record["usage"]) >= {"classify", "decompose", "relevance", "draft", "skeptic"}
     assert result.iterations[-1].decision == "proceed" and len(result.iterations) == 1
     assert len(provider.calls) == MODES["standard"].sub_queries
