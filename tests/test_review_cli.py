@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from research_agent.cli_review import app, review_file
 from research_agent.config import MODES
-from tests.test_review_lint import CLEAN_BODY, FRONT, report
+from tests.support.review import CLEAN_BODY, FRONT, report
 
 runner = CliRunner()
 

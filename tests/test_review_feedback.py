@@ -5,7 +5,7 @@ from __future__ import annotations
 from research_agent.review.feedback import format_feedback, issue_title
 from research_agent.review.issues import Issue
 from research_agent.review.review import Review, review_draft
-from tests.test_review_lint import CLEAN_BODY, report
+from tests.support.review import CLEAN_BODY, report
 
 CLAIM_FIX = "cite the source that gives this figure, or remove it"
 

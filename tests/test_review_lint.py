@@ -7,42 +7,7 @@ import pytest
 from research_agent.review.issues import Issue
 from research_agent.review.lint import lint_report, parse_front_matter, parse_report, prose_word_count
 from research_agent.review.rules import Rule
-
-FRONT = """---
-query: "Do heat pumps work in cold climates?"
-mode: standard
-date: 2026-11-22
-model: gpt-4o-mini
-gate_decision: full_report
----
-"""
-
-SOURCES = """## Sources
-1. Cold climate field study — https://example.com/study-2024
-2. Department of Energy report — https://energy.gov/report
-3. Installer survey — /home/me/docs/survey.md
-"""
-
-
-def report(body: str, *, sources: str = SOURCES, front: str = FRONT) -> str:
-    """A full report: front matter, title, ``body`` (markdown sections) and a Sources list."""
-    return f"{front}\n# Heat pumps in cold climates\n\n{body.strip()}\n\n{sources}"
-
-
-CLEAN_BODY = """
-## Executive Summary
-Modern cold-climate heat pumps keep heating well below freezing [1]. Field trials found they cut energy use by 40% against oil boilers [2].
-
-## Key Findings
-- Performance holds down to -25 °C in tested units [1][2].
-- Installers report that sizing mistakes cause most complaints [3].
-
-## Adversarial Analysis
-Critics point out that grid capacity and electricity prices decide the economics [2, 3].
-
-## Limitations & Gaps
-The sources cover few very cold regions, so conclusions there are tentative [1-3].
-"""
+from tests.support.review import CLEAN_BODY, FRONT, SOURCES, report
 
 
 def kinds(issues: list[Issue]) -> list[tuple[str, str, int | None]]:

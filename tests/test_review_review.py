@@ -15,7 +15,7 @@ from research_agent.review.review import (
     open_issue_lines,
     review_draft,
 )
-from tests.test_review_lint import CLEAN_BODY, report
+from tests.support.review import CLEAN_BODY, report
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,8 @@ from research_agent.pipeline import research
 from research_agent.usage import Usage, UsageRecorder, total_cost
 from research_agent.waiting import report_waits
 from tests.support.fake_openai_server import FakeOpenAIServer, Faults
+from tests.support.pipeline import QUERY, DocsProvider, Recorded, queue, settings_for
 from tests.support.research_responder import ResearchResponder
-from tests.test_degrade import Recorded, queue
-from tests.test_pipeline import QUERY, DocsProvider, settings_for
 
 HANG_GUARD = 30.0
 
