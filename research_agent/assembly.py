@@ -34,6 +34,7 @@ from .llm import ChatModel, UsageRecorder
 from .memory.lessons import LessonSelection, select_lessons
 from .progress import NoProgress, Progress, StageClock
 from .record import CorpusRecord
+from .report import ReportMeta
 from .review.rules import Rule, RuleDeadline, RuleLimits, load_rules
 from .safefile import check_folder_inside
 from .search.base import SearchProvider
@@ -71,6 +72,12 @@ class Run:
     def tokens(self) -> int:
         """Tokens spent so far."""
         return self.model.total.tokens
+
+    def report_meta(self, gate_decision: str) -> ReportMeta:
+        """What the front matter of this run's report says."""
+        return ReportMeta(
+            self.query, self.settings.mode.name, self.started.date().isoformat(), self.settings.model, gate_decision
+        )
 
     def rule_limits(self) -> RuleLimits:
         """Time limits for custom lint rules: their own budget, and never past the run's deadline."""

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from .assembly import Run
 from .ids import format_utc
 from .record import FetchFailure, LessonsRecord, RunRecord, write_run_record
-from .report import ReportMeta, compose_report, render_insufficient
+from .report import compose_report, render_insufficient
 from .results import Briefing, Outcome, ResearchResult, summarize_sources
 from .review.review import open_issue_lines
 from .sources import Source
@@ -58,8 +58,8 @@ def finish_run(run: Run, briefing: Briefing, outcome: Outcome) -> ResearchResult
 
 def final_report(run: Run, briefing: Briefing, outcome: Outcome) -> FinalReport:
     """The final report: the last draft, or the honest short report when there is none."""
-    settings, gate = run.settings, outcome.gate
-    meta = ReportMeta(run.query, settings.mode.name, run.started.date().isoformat(), settings.model, gate.decision)
+    gate = outcome.gate
+    meta = run.report_meta(gate.decision)
     if outcome.written is None:
         markdown = render_insufficient(
             meta=meta,

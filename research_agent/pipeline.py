@@ -24,7 +24,6 @@ from .gather import SourceReader, gather_sources
 from .llm import ChatModel
 from .memory.lessons import lessons_markdown, lessons_prompt_block
 from .progress import Progress
-from .report import ReportMeta
 from .results import Briefing, Iteration, Outcome, ResearchResult, SourceSummary
 from .sanitize import sanitize
 from .search.base import SearchProvider
@@ -35,7 +34,7 @@ from .stages.decompose import Plan, decompose
 from .stages.relevance import Gate, decide_gate, score_sources
 from .stages.skeptic import SkepticReport
 from .waiting import Ticker
-from .writing import write_and_review
+from .writing import Written, write_and_review
 
 __all__ = ["research", "research_sync", "ResearchResult", "SourceSummary", "Iteration", "Progress"]
 
@@ -95,7 +94,7 @@ async def _plan_until_written(run: Run, briefing: Briefing) -> Outcome:
     sources cannot support an answer or the skeptic finds it not viable, up to the limit."""
     max_plans = run.settings.max_plans if run.settings.retry else 1
     guidance = ""
-    written = None
+    written: Written | None = None
     plan_no = 0
     while True:
         plan_no += 1
@@ -109,9 +108,7 @@ async def _plan_until_written(run: Run, briefing: Briefing) -> Outcome:
             run.progress.note(f"replanning ({plan_no + 1}/{max_plans}): {gate.decision}, {gate.reason}")
             guidance = _replan_guidance(gate, None, plan.sub_queries)
             continue
-        meta = ReportMeta(run.query, run.settings.mode.name, run.started.date().isoformat(), run.settings.model,
-                          gate.decision)  # fmt: skip
-        written = await write_and_review(run, plan, gate, meta, can_replan=can_replan)
+        written = await write_and_review(run, plan, gate, can_replan=can_replan)
         if written.decision != "replan":
             return Outcome(gate, written, plan_no, run.ledger.iterations[-1].reason)
         viability = written.skeptic.viability if written.skeptic else None

@@ -43,6 +43,8 @@ class Written:
 
 @dataclass(frozen=True)
 class _Revised:
+    """Where revising stands: the draft, its review, the skeptic findings still open."""
+
     draft: ReportDraft
     review: Review
     findings: tuple[SkepticFinding, ...]
@@ -76,9 +78,10 @@ class _Pass:
         )
 
 
-async def write_and_review(run: Run, plan: Plan, gate: Gate, meta: ReportMeta, *, can_replan: bool) -> Written:
+async def write_and_review(run: Run, plan: Plan, gate: Gate, *, can_replan: bool) -> Written:
     """Draft, attack, review and revise the answer from ``gate.kept``."""
     min_viability = run.settings.min_viability
+    meta = run.report_meta(gate.decision)
     kept = tuple(s.source for s in gate.kept)
     draft = await _draft(run, kept, short=gate.decision == "short_report")
     markdown, _ = render_report(draft, kept, meta=meta, skeptic=None, final=False)
