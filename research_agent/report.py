@@ -1,16 +1,14 @@
-"""Render a report draft to markdown, and write reports and run records atomically."""
+"""Render a report draft to markdown: the drafts the review reads, the final report, and the short
+report of a run that found too little."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import yaml
 
 from .citations import CITATION, REMOVED_MARK, renumber, strip_citations
-from .fsutil import atomic_write_text
 from .mdsafe import code_span, defang_markdown, location_markdown, plain_text, plain_text_with_citations
 from .review.markdown import is_reserved_heading
 from .sources import Source
@@ -24,8 +22,6 @@ __all__ = [
     "render_report",
     "render_insufficient",
     "renumber_citations",
-    "write_yaml",
-    "yaml_text",
     "CITATION",
 ]
 
@@ -251,12 +247,3 @@ def render_insufficient(
         parts.append(lessons_markdown.strip() + "\n")
     return "\n".join(parts)
 
-
-def yaml_text(data: dict[str, Any]) -> str:
-    """``data`` as human-readable YAML (the run record's format)."""
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100)
-
-
-def write_yaml(path: Path, data: dict[str, Any]) -> Path:
-    """Write ``data`` as human-readable YAML, atomically."""
-    return atomic_write_text(path, yaml_text(data))

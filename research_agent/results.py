@@ -1,83 +1,121 @@
-"""What a finished run returns: frozen results, and how its sources are summarised."""
+"""What a finished run returns: the frozen result, and how its sources are summarised."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .llm import Usage
+from .record import Iteration, RunRecord, SourceSummary
 from .sanitize import sanitize
 from .sources import ScoredSource, Source
 
-__all__ = ["SourceSummary", "Iteration", "ResearchResult", "summarize_sources"]
+if TYPE_CHECKING:
+    from .memory.lessons import LessonSelection
+    from .stages.relevance import Gate
+    from .writing import Written
+
+__all__ = ["SourceSummary", "Iteration", "ResearchResult", "Briefing", "Outcome", "summarize_sources"]
 
 
 @dataclass(frozen=True)
-class SourceSummary:
-    """One source as the result and the run record describe it."""
+class Briefing:
+    """What the run knows before it plans: the question's domain and the lessons it gets."""
 
-    n: int | None  # its number in the report's Sources list; None when not cited
-    title: str
-    location: str
-    site: str
-    provider: str
-    score: int | None
-    reason: str
-    status: str  # kept | dropped | unscored
-    snippet_only: bool
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+    domain: str
+    lessons: LessonSelection
+    lessons_block: str = ""  # for the prompts; empty when the run is not adaptive
+    lessons_markdown: str = ""  # the report's Lessons Applied section
 
 
 @dataclass(frozen=True)
-class Iteration:
-    """One pass through plan -> sources -> draft -> review, and what was decided."""
+class Outcome:
+    """Where the plan/write/review loop ended: the last gate, the last written draft
+    (None when no plan found enough to write from), the plans made, and why it stopped."""
 
-    plan: int
-    revision: int
-    sub_queries: tuple[str, ...]
-    gate: str
-    sources_scored: int
-    sources_kept: int
-    viability: int | None
-    critical: int
-    warnings: int
-    decision: str  # replan | revise | proceed | give_up
-    reason: str
-    tokens: int
-
-    def as_dict(self) -> dict[str, Any]:
-        data = dict(self.__dict__)
-        data["sub_queries"] = list(self.sub_queries)
-        return data
+    gate: Gate
+    written: Written | None
+    plans: int
+    stop_reason: str
 
 
 @dataclass(frozen=True)
 class ResearchResult:
-    """Everything a finished run produced. Written to disk before it is returned."""
+    """Everything a finished run produced. Written to disk before it is returned.
 
-    id: str
-    query: str
-    mode: str
-    domain: str
-    gate_decision: str
+    ``run_record`` is the typed run record; most other attributes read from it, and
+    ``record`` is that record as the plain data of its file.
+    """
+
+    run_record: RunRecord
     report_markdown: str
     report_path: Path
     run_record_path: Path
-    sources: tuple[SourceSummary, ...]
-    usage: Mapping[str, Usage]
-    cost_usd: float | None  # None: the price of a model used is unknown (never reported as $0)
-    timings: Mapping[str, float]
-    iterations: tuple[Iteration, ...]
-    final_decision: str
-    stop_reason: str
-    adaptive: bool
-    lessons_applied: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
-    record: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    timings: Mapping[str, float]  # seconds per stage, writing the files included
+
+    @property
+    def id(self) -> str:
+        return self.run_record.id
+
+    @property
+    def query(self) -> str:
+        return self.run_record.query
+
+    @property
+    def mode(self) -> str:
+        return self.run_record.mode
+
+    @property
+    def domain(self) -> str:
+        return self.run_record.domain
+
+    @property
+    def gate_decision(self) -> str:
+        return self.run_record.gate_decision
+
+    @property
+    def sources(self) -> tuple[SourceSummary, ...]:
+        return self.run_record.sources
+
+    @property
+    def final_decision(self) -> str:
+        return self.run_record.final_decision
+
+    @property
+    def stop_reason(self) -> str:
+        return self.run_record.stop_reason
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return self.run_record.warnings
+
+    @property
+    def usage(self) -> Mapping[str, Usage]:
+        return self.run_record.usage
+
+    @property
+    def cost_usd(self) -> float | None:
+        """None: the price of a model used is unknown (never reported as $0)."""
+        return self.run_record.cost_usd
+
+    @property
+    def iterations(self) -> tuple[Iteration, ...]:
+        return self.run_record.iterations
+
+    @property
+    def adaptive(self) -> bool:
+        return self.run_record.lessons.adaptive
+
+    @property
+    def lessons_applied(self) -> tuple[str, ...]:
+        return tuple(lesson.text for lesson in self.run_record.lessons.applied)
+
+    @property
+    def record(self) -> dict[str, Any]:
+        """The run record as written to ``run_record_path``."""
+        return self.run_record.as_dict()
 
     @property
     def total_usage(self) -> Usage:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from collections import defaultdict, deque
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -13,6 +14,9 @@ import pytest
 from research_agent.errors import InvalidModelOutput, LLMError
 from research_agent.llm import STRUCTURED_ATTEMPTS, ChatRequest, ChatResponse, Usage
 from research_agent.llm.schema_bounds import answer_schema, clamp
+from tests.support.fake_openai_server import FakeOpenAIServer
+from tests.support.pipeline import DOCS
+from tests.support.research_responder import ResearchResponder
 
 Answer = Any  # a dict/list/str, INVALID, an Exception to raise, or a callable(request) -> one of those
 
@@ -116,3 +120,21 @@ def scripted_model() -> ScriptedModel:
 def answer_by(fn: Callable[[ChatRequest], Answer]) -> Callable[[ChatRequest], Answer]:
     """Mark a function as a content-dependent answer (for readability in tests)."""
     return fn
+
+
+@pytest.fixture
+def corpus(tmp_path) -> Path:
+    """A folder with the DOCS of tests.support.pipeline and one binary file (for CLI runs)."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for name, (title, text) in DOCS.items():
+        (folder / name).write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
+    (folder / "blob.txt").write_bytes(b"\x00\x01binary\x00" * 100)
+    return folder
+
+
+@pytest.fixture
+def server():
+    """An OpenAI-compatible server on 127.0.0.1 answering with ResearchResponder."""
+    with FakeOpenAIServer(ResearchResponder()) as srv:
+        yield srv

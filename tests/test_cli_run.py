@@ -3,52 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.support.cli import cli
 from tests.support.fake_openai_server import FakeOpenAIServer
+from tests.support.pipeline import QUERY, citations, source_entries
 from tests.support.research_responder import ResearchResponder
-from tests.test_pipeline import DOCS, QUERY, citations, source_entries
-
-CLI = Path(sys.executable).parent / "research-agent"
-
-
-@pytest.fixture
-def corpus(tmp_path) -> Path:
-    folder = tmp_path / "corpus"
-    folder.mkdir()
-    for name, (title, text) in DOCS.items():
-        (folder / name).write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
-    (folder / "blob.txt").write_bytes(b"\x00\x01binary\x00" * 100)
-    return folder
-
-
-@pytest.fixture
-def server():
-    with FakeOpenAIServer(ResearchResponder()) as srv:
-        yield srv
-
-
-def cli(tmp_path: Path, *args: str, base_url: str | None = None, env: dict | None = None, cwd: Path | None = None):
-    environ = {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(tmp_path / "home"),
-        "RESEARCH_AGENT_CACHE_DIR": str(tmp_path / "cache"),
-        "RESEARCH_AGENT_CONFIG": str(tmp_path / "no-config.toml"),
-        "NO_COLOR": "1",
-    }
-    if base_url:
-        environ["OPENAI_BASE_URL"] = base_url
-    environ.update(env or {})
-    return subprocess.run(
-        [str(CLI), *args], capture_output=True, text=True, env=environ, cwd=cwd or tmp_path, timeout=120
-    )
 
 
 def test_run_over_a_corpus_writes_a_report_whose_citations_resolve_to_corpus_files(tmp_path, corpus, server):

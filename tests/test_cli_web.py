@@ -6,10 +6,10 @@ import json
 
 import yaml
 
+from tests.support.cli import cli
 from tests.support.fake_openai_server import FakeOpenAIServer
 from tests.support.http_server import LocalServer
 from tests.support.research_responder import ResearchResponder
-from tests.test_cli_run import cli
 
 PAGES = ["/article", "/article2", "/injection", "/binary", "/huge", "/loop/a", "/status/500"]
 QUERY = "How well do heat pumps work in cold climates?"

@@ -22,10 +22,11 @@ from research_agent.memory.schedule import critique_now
 from research_agent.memory.spawn import spawn_critique
 from research_agent.memory.store import LOG_NAME, append_log
 from tests.conftest import ScriptedModel
+from tests.support.cli import CLI
+from tests.support.critique import make_record
 from tests.support.fake_openai_server import FakeOpenAIServer
+from tests.support.reliability import cli_env, message_lines, write_docs
 from tests.support.research_responder import ResearchResponder
-from tests.test_memory_critique import make_record
-from tests.test_reliability import CLI, cli_env, message_lines, write_docs
 
 HANG_GUARD = 60.0
 FIFO_REFUSED = "it is a FIFO, not a regular file"

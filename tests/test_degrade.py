@@ -8,62 +8,20 @@ draft, classify -> ``other``, decompose -> the question itself. Only the draft i
 from __future__ import annotations
 
 import pytest
-import yaml
 
 from research_agent.errors import InvalidModelOutput
-from research_agent.memory.lessons import LessonSelection
-from research_agent.pipeline import research
 from tests.conftest import INVALID, Invalid
+from tests.support.pipeline import (
+    CRITICAL,
+    DOCS,
+    QUERY,
+    Recorded,
+    queue,
+    record_of,
+    run,
+    use,
+)
 from tests.support.research_responder import ResearchResponder
-from tests.test_pipeline import DOCS, QUERY, DocsProvider, settings_for
-from tests.test_retry_loop import CRITICAL
-
-
-class Recorded:
-    """A Progress that keeps what it was told."""
-
-    def __init__(self) -> None:
-        self.stages: list[str] = []
-        self.notes: list[str] = []
-        self.values: list[dict[str, int]] = []
-
-    def stage(self, name: str, detail: str = "") -> None:
-        self.stages.append(name)
-
-    def counts(self, **values: int) -> None:
-        self.values.append(values)
-
-    def note(self, message: str) -> None:
-        self.notes.append(message)
-
-
-def use(responder: ResearchResponder):
-    return lambda request: responder.answer(request.stage, request.system, request.user)
-
-
-def queue(model, responder: ResearchResponder, **answers) -> None:
-    """Queue one run's calls; ``answers[stage]`` replaces the responder's answers for a stage."""
-    plan = {"classify": [use(responder)], "decompose": [use(responder)],
-            "relevance": [use(responder)] * len(DOCS), "draft": [use(responder)], "skeptic": [use(responder)]}
-    plan.update(answers)
-    for stage, items in plan.items():
-        for item in items:
-            model.enqueue(stage, item)
-
-
-async def run(tmp_path, model, progress=None):
-    return await research(
-        QUERY,
-        settings=settings_for(tmp_path),
-        model=model,
-        providers=[DocsProvider(tmp_path)],
-        lessons=lambda domain: LessonSelection.none(domain),
-        progress=progress,
-    )
-
-
-def record_of(result) -> dict:
-    return yaml.safe_load(result.run_record_path.read_text(encoding="utf-8"))
 
 
 async def test_an_unreadable_skeptic_gives_the_report_without_findings_and_says_so(tmp_path, scripted_model):

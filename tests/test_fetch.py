@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,43 +27,15 @@ from research_agent.fetch import (
 )
 from research_agent.sources import SearchHit
 from tests.support import http_server
+from tests.support.fetch import SITE, failure, make_fetcher, resolver, sample_page
 from tests.support.http_server import ARTICLE_TEXT, LocalServer, article_html, gzip_bomb
 
 local_server = http_server.local_server  # the fixture
-
-SITE = "site.test"
-
-
-def resolver(mapping: dict[str, str]) -> Callable[[str], Any]:
-    """A DNS seam: names in ``mapping`` resolve, every other name fails like NXDOMAIN."""
-
-    async def resolve(host: str) -> list[str]:
-        if host in mapping:
-            return [mapping[host]]
-        raise OSError(f"[Errno -2] Name or service not known: {host}")
-
-    return resolve
-
-
-def make_fetcher(**kw: Any) -> Fetcher:
-    options: dict[str, Any] = {
-        "allow_private": True,
-        "resolver": resolver({SITE: "127.0.0.1", "other.test": "127.0.0.1"}),
-        "total_timeout": 10.0,
-        "connect_timeout": 5.0,
-    }
-    options.update(kw)
-    return Fetcher(**options)
 
 
 async def fetch(server: LocalServer, path: str, **kw: Any) -> Page | FetchFailure:
     async with make_fetcher(**kw) as fetcher:
         return await fetcher.fetch(server.url(path, host=SITE))
-
-
-def failure(result: Page | FetchFailure) -> str:
-    assert isinstance(result, FetchFailure), f"expected a failure, got a page: {result}"
-    return result.reason
 
 
 # --------------------------------------------------------------------------- ordinary pages
@@ -473,10 +444,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-def sample_page(url: str = "https://www.example.com/a", text: str = "Some text.") -> Page:
-    return Page(url, url, "Title", "2024-01-01", "Example", text, addresses=("93.184.216.34",))
 
 
 def test_cache_hit_miss_and_ttl(tmp_path: Path) -> None:

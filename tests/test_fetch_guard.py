@@ -11,8 +11,8 @@ import pytest
 from research_agent.cache import PageCache
 from research_agent.fetch import Fetcher, Page, is_public_address
 from tests.support import http_server
+from tests.support.fetch import SITE, failure, make_fetcher, resolver, sample_page
 from tests.support.http_server import ARTICLE_TEXT, LocalServer, article_html
-from tests.test_fetch import SITE, failure, make_fetcher, resolver, sample_page
 
 local_server = http_server.local_server  # the fixture
 

@@ -19,11 +19,10 @@ from research_agent.context import load_context
 from research_agent.errors import ConfigError, InputError
 from research_agent.llm import PriceTable
 from research_agent.review.rules import load_rules
-from tests.test_cli_run import cli, corpus, server  # noqa: F401 (fixtures)
-from tests.test_pipeline import QUERY
-
-from .test_memory_critique import RUN_ID, make_record
-from .test_memory_support import make_critique, put, put_text
+from tests.support.cli import cli
+from tests.support.critique import RUN_ID, make_record
+from tests.support.memory import make_critique, put, put_text
+from tests.support.pipeline import QUERY
 
 DEEP = "[" * 60_000
 NO_MODEL = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}  # never reached: every case fails first
@@ -82,7 +81,7 @@ def test_critique_of_a_deeply_nested_run_record_is_one_line(tmp_path: Path) -> N
     assert one_line(proc.stderr) == f"error: run record {record}: {REASON}"
 
 
-def test_a_run_skips_a_deeply_nested_critique(tmp_path: Path, deep_meta, corpus, server) -> None:  # noqa: F811
+def test_a_run_skips_a_deeply_nested_critique(tmp_path: Path, deep_meta, corpus, server) -> None:
     reports, name = deep_meta
     proc = cli(tmp_path, "run", QUERY, "--quick", "--corpus", str(corpus), "--reports-dir", str(reports),
                base_url=server.base_url)
@@ -126,7 +125,7 @@ def test_a_bad_config_file_is_one_line_and_exit_2(tmp_path: Path, config: str, m
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-1", "1e400"])
-def test_a_timeout_that_is_not_a_number_is_refused(tmp_path: Path, corpus, value: str) -> None:  # noqa: F811
+def test_a_timeout_that_is_not_a_number_is_refused(tmp_path: Path, corpus, value: str) -> None:
     proc = cli(tmp_path, "run", "q", "--corpus", str(corpus), "--timeout", value, env=NO_MODEL)
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
     assert "run_timeout" in one_line(proc.stderr)
@@ -175,7 +174,7 @@ def test_a_bad_price_table_is_a_config_error(tmp_path: Path, name: str, text: st
 # --- symlinks that lead out of their folder ----------------------------------------------------
 
 
-def test_a_context_file_linked_to_outside_its_folder_is_refused(tmp_path: Path, corpus) -> None:  # noqa: F811
+def test_a_context_file_linked_to_outside_its_folder_is_refused(tmp_path: Path, corpus) -> None:
     link = tmp_path / "research_context.md"
     link.symlink_to("/etc/passwd")
     with pytest.raises(InputError, match="leads outside"):
@@ -200,7 +199,7 @@ def test_a_rules_file_linked_to_outside_its_folder_is_refused(tmp_path: Path) ->
         load_rules(link)
 
 
-def test_runs_and_critiques_refuse_a_meta_folder_leading_outside(tmp_path: Path, corpus) -> None:  # noqa: F811
+def test_runs_and_critiques_refuse_a_meta_folder_leading_outside(tmp_path: Path, corpus) -> None:
     record = make_record(tmp_path)
     reports = tmp_path / "reports"
     (reports / "meta").rename(tmp_path / "elsewhere")

@@ -7,30 +7,20 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from research_agent.cli.critique import critique_command, print_scheduled
+from research_agent.cli.critique import print_scheduled
 from research_agent.cli.memory import MemoryDeps, app
 from research_agent.config import Settings
 from research_agent.errors import ConfigError
 from research_agent.memory.schedule import after_report
 from research_agent.memory.store import LOG_NAME
 from tests.conftest import ScriptedModel
-
-from .test_memory_critique import ANSWER, RUN_ID, make_record
-from .test_memory_lessons import FakeAxes, FakeFigure
-from .test_memory_support import NOW, make_critique, put, put_raw
+from tests.support.critique import ANSWER, RUN_ID, make_record
+from tests.support.memory import FakeAxes, FakeFigure, make_critique, put, put_raw
+from tests.support.memory_cli import deps_for, root_app
 
 WEAK_GEO = (4, 4, 4, 2, 4)
-
-
-def deps_for(reports: Path, **kw) -> MemoryDeps:
-    return MemoryDeps(
-        load_settings=lambda overrides: Settings(**{"reports_dir": reports, **overrides}),
-        clock=lambda: NOW,
-        **kw,
-    )
 
 
 def invoke(target, args: list[str], deps: MemoryDeps):
@@ -154,13 +144,6 @@ def test_stats_shows_suspension_collapse_and_plots(reports: Path, tmp_path: Path
     assert (tmp_path / "s.png").read_bytes().startswith(b"\x89PNG")
     data = json.loads(invoke(app, ["stats", "--json"], deps_for(reports)).output)
     assert data["domains"][0]["suspended"] is True and data["domains"][0]["collapse"] is True
-
-
-def root_app() -> typer.Typer:
-    root = typer.Typer()
-    root.command("critique")(critique_command)
-    root.add_typer(app, name="memory")
-    return root
 
 
 def test_critique_command_prints_a_summary_or_json(tmp_path: Path) -> None:

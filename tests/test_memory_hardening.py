@@ -19,10 +19,9 @@ from research_agent.memory.lessons import select_lessons
 from research_agent.memory.schema import validate_critique
 from research_agent.memory.stats import compute_stats
 from research_agent.memory.store import load_all, load_critique, prune_critiques, scan_critiques
-
-from .test_memory_cli import deps_for
-from .test_memory_critique import ANSWER, RUN_ID, make_record
-from .test_memory_support import NOW, make_critique, put, put_raw, put_text
+from tests.support.critique import ANSWER, RUN_ID, make_record
+from tests.support.memory import NOW, make_critique, put, put_raw, put_text
+from tests.support.memory_cli import deps_for
 
 FAR_FUTURE = datetime(2099, 1, 1, tzinfo=UTC)
 WEAK_GEO = (4, 4, 4, 2, 4)

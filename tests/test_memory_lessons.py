@@ -24,9 +24,17 @@ from research_agent.memory.lessons import (
 from research_agent.memory.schema import DIMENSIONS, TAGS
 from research_agent.memory.stats import compare_adaptive, compute_stats, plot_history, z_scores
 from research_agent.memory.store import load_all
-
-from .test_memory_store import hostile_files
-from .test_memory_support import NOW, make_critique, put, put_raw, put_run, put_text
+from tests.support.memory import (
+    NOW,
+    FakeAxes,
+    FakeFigure,
+    hostile_files,
+    make_critique,
+    put,
+    put_raw,
+    put_run,
+    put_text,
+)
 
 WEAK_GEO = (4, 4, 4, 2, 4)
 
@@ -353,20 +361,6 @@ def test_stats_trends_and_invalid_files(tmp_path: Path) -> None:
     data = stats.as_dict()
     assert data["domains"][0]["dimensions"]["coverage"]["delta"] == 2.0
     assert data["invalid"][0]["reason"].startswith("(top level): missing field scores")
-
-
-class FakeAxes:
-    def __init__(self, log: list) -> None:
-        self.log = log
-
-    def __getattr__(self, name: str):
-        return lambda *a, **k: self.log.append((name, a, k))
-
-
-class FakeFigure(FakeAxes):
-    def savefig(self, buffer, **kwargs) -> None:
-        self.log.append(("savefig", kwargs))
-        buffer.write(b"\x89PNG fake")
 
 
 def test_plot_history_with_a_fake_pyplot(tmp_path: Path) -> None:

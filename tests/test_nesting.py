@@ -11,8 +11,7 @@ import pytest
 import yaml
 
 from research_agent.nesting import MAX_NESTING, json_depth, nesting_problem, toml_depth, yaml_depth
-
-from .test_memory_support import make_critique
+from tests.support.memory import make_critique
 
 # Patterns that nest once per repetition; 60,000 levels fit in the 64 KB critique cap,
 # and about 30,000 crash libyaml's composer.

@@ -15,11 +15,11 @@ from research_agent.fsutil import TEMP_SUFFIX, atomic_write_all, atomic_write_te
 from research_agent.ids import make_run_id
 from research_agent.memory.lessons import LessonSelection
 from research_agent.pipeline import research
+from tests.support.cli import cli
 from tests.support.fake_openai_server import FakeOpenAIServer
+from tests.support.pipeline import QUERY, DocsProvider, script, settings_for
+from tests.support.reliability import mounted, write_docs
 from tests.support.research_responder import ResearchResponder
-from tests.test_cli_run import cli
-from tests.test_pipeline import QUERY, DocsProvider, script, settings_for
-from tests.test_reliability import mounted, write_docs
 
 NOW = datetime(2026, 5, 4, 3, 2, 1, 123456, tzinfo=UTC)
 

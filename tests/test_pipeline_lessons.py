@@ -7,9 +7,9 @@ import random
 import yaml
 
 from research_agent.pipeline import research
+from tests.support.memory import NOW, make_critique, put
+from tests.support.pipeline import QUERY, DocsProvider, script, settings_for
 from tests.support.research_responder import ResearchResponder
-from tests.test_memory_support import NOW, make_critique, put
-from tests.test_pipeline import QUERY, DocsProvider, script, settings_for
 
 
 def seed_memory(meta, count=4, domain="technology"):

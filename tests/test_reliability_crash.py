@@ -18,8 +18,8 @@ import yaml
 
 from research_agent.fsutil import TEMP_SUFFIX
 from tests.support.fake_openai_server import FakeOpenAIServer
-from tests.test_pipeline import QUERY
-from tests.test_reliability import (
+from tests.support.pipeline import QUERY
+from tests.support.reliability import (
     HANG_GUARD,
     Tap,
     check_folder,

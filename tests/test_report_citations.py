@@ -14,8 +14,8 @@ from research_agent.memory.lessons import LessonSelection
 from research_agent.pipeline import research
 from research_agent.review.review import review_draft
 from research_agent.sources import SearchHit
+from tests.support.pipeline import QUERY, settings_for
 from tests.support.research_responder import ResearchResponder
-from tests.test_pipeline import QUERY, settings_for
 
 CITATION_ISSUES = {"missing_source", "sources_list"}
 WORDS = "vacuum reclaims dead tuples postgresql space table autovacuum bloat".split()

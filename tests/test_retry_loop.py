@@ -6,18 +6,8 @@ import yaml
 
 from research_agent.memory.lessons import LessonSelection
 from research_agent.pipeline import research
+from tests.support.pipeline import CLAIM, CRITICAL, DOCS, QUERY, DocsProvider, script, settings_for
 from tests.support.research_responder import ResearchResponder
-from tests.test_pipeline import DOCS, QUERY, DocsProvider, script, settings_for
-
-CLAIM = "Plain VACUUM marks the space as reusable within the table file"
-CRITICAL = {
-    "lens": "evidence",
-    "severity": "critical",
-    "claim": CLAIM,
-    "reason": "the draft overstates what the source says",
-    "fix": "qualify the claim or mark it disputed",
-    "confidence": 0.9,
-}
 
 
 async def run(tmp_path, model, **changes):

@@ -23,10 +23,11 @@ from research_agent.review.checks_rules import RULE_TIMEOUT, check_rules
 from research_agent.review.markdown import parse_report
 from research_agent.review.review import review_draft
 from research_agent.review.rules import Rule, RuleDeadline, RuleLimits
+from tests.support.cli import CLI
 from tests.support.fake_openai_server import FakeOpenAIServer
+from tests.support.pipeline import QUERY, DocsProvider, script, settings_for
+from tests.support.reliability import cli_env, message_lines, write_docs
 from tests.support.research_responder import ResearchResponder
-from tests.test_pipeline import QUERY, DocsProvider, script, settings_for
-from tests.test_reliability import CLI, cli_env, message_lines, write_docs
 
 NEVER_ENDS = r"^(?:[\w ,]|[\w ,]{2})+$"  # with multiline: exponential on any line of 60+ such characters
 SLOW_RULE = {"name": "slow-rule", "pattern": NEVER_ENDS, "reason": "r", "fix": "f", "severity": "warning",

@@ -24,9 +24,9 @@ from research_agent.memory.lessons import LessonSelection
 from research_agent.pipeline import research
 from research_agent.stages.synthesize import SCHEMA as DRAFT_SCHEMA
 from tests.support.fake_openai_server import FakeOpenAIServer, Faults, minimal_instance
+from tests.support.llm import Endpoint, completion, make_model
+from tests.support.pipeline import QUERY, DocsProvider, settings_for
 from tests.support.research_responder import ResearchResponder
-from tests.test_llm import Endpoint, completion, make_model
-from tests.test_pipeline import QUERY, DocsProvider, settings_for
 
 FORMS = ("json_schema", "json_object", "instructions")
 
@@ -194,7 +194,7 @@ async def test_a_whole_run_against_a_llama_cpp_like_server_writes_its_report(tmp
 
 
 async def test_a_field_cut_to_its_bound_is_a_warning_in_the_run_record(tmp_path, scripted_model) -> None:
-    from tests.test_degrade import queue, record_of, run
+    from tests.support.pipeline import queue, record_of, run
 
     responder = ResearchResponder()
 
@@ -212,7 +212,7 @@ async def test_every_structured_call_bounds_its_answer_length(tmp_path, scripted
     """A grammar-constrained server can generate whitespace until its context is full (seen with
     llama-cpp-python and SmolLM2: a relevance call ran for minutes); every call says how long
     its answer may be."""
-    from tests.test_pipeline import script
+    from tests.support.pipeline import script
 
     script(scripted_model, ResearchResponder())
     await research(QUERY, settings=settings_for(tmp_path), model=scripted_model,

@@ -28,12 +28,13 @@ from research_agent.cli import corpus as cli_corpus
 from research_agent.cli.memory import app as memory_app
 from research_agent.cli.review import app as review_app
 from research_agent.cli.terminal import VisibleFormatter, dumps_json, markup, one_line, visible
+from tests.support.cli import CLI
 from tests.support.fake_openai_server import FakeOpenAIServer
+from tests.support.memory import make_critique, put
+from tests.support.memory_cli import deps_for
+from tests.support.pipeline import QUERY
+from tests.support.reliability import cli_env, message_lines, write_docs
 from tests.support.research_responder import ResearchResponder
-from tests.test_memory_cli import deps_for
-from tests.test_memory_support import make_critique, put
-from tests.test_pipeline import QUERY
-from tests.test_reliability import CLI, cli_env, message_lines, write_docs
 
 TAGS = "[/red] [bold red]boom[/bold red] [link=http://evil.test/]click[/link]"
 ANSI = "\x1b[31mred\x1b[0m"
@@ -224,8 +225,8 @@ def test_memory_validate_shows_a_hostile_file_name(tmp_path: Path) -> None:
 
 def test_the_critique_command_prints_the_model_s_words_literally(tmp_path: Path) -> None:
     from tests.conftest import ScriptedModel
-    from tests.test_memory_cli import root_app
-    from tests.test_memory_critique import ANSWER, make_record
+    from tests.support.critique import ANSWER, make_record
+    from tests.support.memory_cli import root_app
 
     record = make_record(tmp_path)
     answer = {**ANSWER, "weaknesses": [f"Sources are thin {TAGS} {ANSI}"]}

@@ -22,9 +22,8 @@ from research_agent.llm.waiting import report_waits
 from research_agent.memory.lessons import LessonSelection
 from research_agent.pipeline import research
 from tests.support.fake_openai_server import FakeOpenAIServer, Faults
+from tests.support.pipeline import QUERY, DocsProvider, Recorded, queue, settings_for
 from tests.support.research_responder import ResearchResponder
-from tests.test_degrade import Recorded, queue
-from tests.test_pipeline import QUERY, DocsProvider, settings_for
 
 HANG_GUARD = 30.0
 

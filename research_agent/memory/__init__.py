@@ -9,7 +9,9 @@ Modules, one job each:
 * ``evidence``  the report a run record names, and the hosts a lesson may name
 * ``store``     critique files: listing by file-name time, loading with reasons, atomic writes,
   retention (junk and future-dated files go first), ``critique.log``
-* ``critique``  ``critique_run``: facts from the run record and report plus one model judgement
+* ``facts``     what the program knows exactly about a run, from its typed run record
+  (:mod:`research_agent.record`) and its report
+* ``critique``  ``critique_run``: those facts plus one model judgement
 * ``lessons``   ``select_lessons``: templated lessons, control runs, suspension, collapse warning
 * ``stats``     trends, z-scored baseline-versus-adaptive comparison, plots
 * ``schedule``  when a run's critique happens: ``critique_now``, and ``after_report`` (skip,

@@ -1,7 +1,8 @@
 """Critique one finished run: facts from its record, one model judgement, one YAML file.
 
-:func:`critique_run` reads ``run-<id>.yaml`` (safely, size-capped) and the report it
-names, computes facts the program knows exactly (:class:`RunFacts`), asks the fast
+:func:`critique_run` reads ``run-<id>.yaml`` into the typed run record (safely, size-capped,
+schema-checked) and the report it names, computes facts the program knows exactly
+(:class:`~research_agent.memory.facts.RunFacts`), asks the fast
 model once at temperature 0 against the rubric in ``prompts/critique.md``, cleans the
 answer (scores clamped to 1-5, free text sanitized to one line of at most 200
 characters, at most 5 items), writes ``critique-<id>.yaml`` next to the run record,
@@ -12,28 +13,22 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..config import MODES, Settings
-from ..domains import normalize_domain
-from ..errors import InputError, InvalidModelOutput, StorageError
+from ..config import Settings
+from ..errors import InvalidModelOutput
 from ..llm import ChatModel, ChatRequest, UsageRecorder
-from ..passages import tokenize
 from ..prompts import render
+from ..record import RunRecord, read_run_record
 from ..safefile import check_folder_inside
 from ..sanitize import sanitize, wrap_data
-from ..urls import normalize_url, registrable_domain
-from .evidence import MAX_REPORT_BYTES, MAX_RUN_RECORD_BYTES, locate_report, read_report_file
-from .safeyaml import UnsafeYaml, load_yaml_file
+from .evidence import MAX_REPORT_BYTES, locate_report, read_report_file
+from .facts import RunFacts, compute_facts
 from .schema import (
     DIMENSION_LABELS,
     DIMENSIONS,
-    GATE_DECISIONS,
     MAX_ITEMS,
     MAX_TEXT,
     TAGS,
@@ -47,14 +42,10 @@ from .schema import (
 from .store import append_log, critique_file_name, prune_critiques, write_critique
 
 __all__ = [
-    "RunFacts",
     "ANSWER_SCHEMA",
-    "MAX_RUN_RECORD_BYTES",
     "MAX_REPORT_BYTES",
     "REPORT_PROMPT_CHARS",
-    "load_run_record",
     "read_report",
-    "compute_facts",
     "build_request",
     "critique_from_answer",
     "critique_run",
@@ -80,232 +71,16 @@ ANSWER_SCHEMA: dict[str, Any] = {
     },
 }
 
-_CITATION = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
 _LENS = re.compile(r"[^a-z0-9_]+")
-_SKIP_SECTIONS = {"sources", "lessons applied"}
 
 
-@dataclass(frozen=True)
-class RunFacts:
-    """What the program knows exactly about a run and its report."""
-
-    query: str
-    domain: str
-    mode: str
-    gate_decision: str
-    considered: int
-    kept: int
-    dropped: int
-    unscored: int
-    snippet_only: int
-    sites: tuple[tuple[str, int], ...]  # (registrable site, kept sources from it), most first
-    cited_sources: int
-    paragraphs: int
-    cited_paragraphs: int
-    citations: int
-    words: int
-    viability: int | None
-    findings: tuple[tuple[str, int], ...]  # (severity, count)
-    sub_queries: tuple[str, ...]
-    unanswered: tuple[str, ...]
-
-    @property
-    def distinct_sites(self) -> int:
-        return len(self.sites)
-
-    @property
-    def top_site_share(self) -> float:
-        return self.sites[0][1] / self.kept if self.sites and self.kept else 0.0
-
-    @property
-    def answered(self) -> int:
-        return len(self.sub_queries) - len(self.unanswered)
-
-    @property
-    def citations_per_paragraph(self) -> float:
-        return round(self.citations / self.paragraphs, 2) if self.paragraphs else 0.0
-
-    def tags(self) -> tuple[str, ...]:
-        """Tags the facts alone justify."""
-        out = []
-        if self.kept and (self.distinct_sites == 1 or (self.kept >= 3 and self.top_site_share >= 0.6)):
-            out.append("single_site")
-        if self.kept < 3:
-            out.append("few_sources")
-        if len(self.sub_queries) >= 2 and self.answered * 2 < len(self.sub_queries):
-            out.append("unanswered_sub_queries")
-        if self.kept >= 2 and self.snippet_only * 2 > self.kept:
-            out.append("snippet_only_sources")
-        return tuple(out)
-
-    def as_text(self) -> str:
-        """The facts as plain lines (sanitized), for the critique prompt."""
-        sites = ", ".join(f"{site} x{count}" if count > 1 else site for site, count in self.sites[:12])
-        findings = ", ".join(f"{count} {severity}" for severity, count in self.findings) or "none"
-        lines = [
-            f"gate decision: {self.gate_decision}",
-            f"sources considered: {self.considered}; kept (distinct): {self.kept}; dropped: {self.dropped}; "
-            f"unscored: {self.unscored}; read from snippet only: {self.snippet_only}",
-            f"distinct sites among kept sources: {self.distinct_sites}" + (f" ({sites})" if sites else ""),
-            f"largest share of kept sources from one site: {round(self.top_site_share * 100)}%",
-            f"kept sources cited in the report: {self.cited_sources} of {self.kept}",
-            f"paragraphs: {self.paragraphs}; with at least one citation: {self.cited_paragraphs}; "
-            f"citations per paragraph: {self.citations_per_paragraph}",
-            f"report words: {self.words}",
-            f"skeptic viability (0-100): {'n/a' if self.viability is None else self.viability}; findings: {findings}",
-            f"sub-queries: {len(self.sub_queries)}; answered in the report (by term overlap): {self.answered}",
-        ]
-        lines += [f"unanswered sub-query: {q}" for q in self.unanswered[:6]]
-        return "\n".join(sanitize(line, single_line=True, max_chars=600) for line in lines)
-
-
-def load_run_record(path: Path) -> dict[str, Any]:
-    """Read a run record safely (size cap, nesting, safe YAML) and check the fields a critique needs.
-
-    The record may be a symlink only to a file in its own folder.
-    """
-    path = Path(path)
-    try:
-        data = load_yaml_file(
-            path, max_bytes=MAX_RUN_RECORD_BYTES, within=path.absolute().parent, allow_symlink=True
-        )
-    except UnsafeYaml as exc:
-        raise InputError(f"run record {path}: {exc}") from None
-    if not isinstance(data, dict):
-        raise InputError(f"run record {path}: expected a mapping of fields")
-    for key in ("id", "query", "mode", "report_path", "model"):
-        if not isinstance(data.get(key), str) or not data[key].strip():
-            raise InputError(f"run record {path}: missing or empty field {key!r}")
-    try:
-        critique_file_name(data["id"])
-    except StorageError:
-        raise InputError(f"run record {path}: id {data['id'][:80]!r} is not a run id") from None
-    if data["mode"] not in MODES:
-        raise InputError(f"run record {path}: unknown mode {data['mode'][:20]!r}")
-    if data.get("gate_decision") not in GATE_DECISIONS:
-        raise InputError(f"run record {path}: gate_decision must be one of {', '.join(GATE_DECISIONS)}")
-    for key in ("sources", "sub_queries", "iterations"):
-        if data.get(key) is not None and not isinstance(data[key], list):
-            raise InputError(f"run record {path}: {key} must be a list")
-    return data
-
-
-def read_report(record_path: Path, record: Mapping[str, Any]) -> tuple[Path, str]:
+def read_report(record_path: Path, record: RunRecord) -> tuple[Path, str]:
     """Find and read the report a run record names: a regular file (not a symlink) inside
     the reports folder the record sits in (``<reports>/meta/run-<id>.yaml``), as named or
     by its name there; anything else is an InputError."""
     reports_dir = Path(record_path).absolute().parent.parent
-    path = locate_report(reports_dir, record["report_path"], record["id"])
+    path = locate_report(reports_dir, record.report_path, record.id)
     return path, read_report_file(path, reports_dir)
-
-
-def _strip_front_matter(text: str) -> str:
-    if text.startswith("---\n"):
-        end = text.find("\n---", 4)
-        if end != -1:
-            return text[end + 4 :].lstrip("\n")
-    return text
-
-
-def _body_blocks(report: str) -> list[str]:
-    """Paragraph-like blocks of the report body, without headings, Sources or Lessons Applied."""
-    blocks: list[str] = []
-    skipping = False
-    for block in re.split(r"\n\s*\n", _strip_front_matter(report)):
-        kept_lines: list[str] = []
-        for line in block.strip().splitlines():
-            if line.lstrip().startswith("#"):
-                skipping = line.strip().lstrip("#").strip().lower() in _SKIP_SECTIONS
-                continue
-            if not skipping and line.strip():
-                kept_lines.append(line)
-        if kept_lines:
-            blocks.append("\n".join(kept_lines))
-    return blocks
-
-
-def _source_key(source: Mapping[str, Any]) -> str:
-    location = str(source.get("location") or source.get("title") or "")
-    return normalize_url(location) if "://" in location else location
-
-
-def _site(source: Mapping[str, Any]) -> str:
-    site = source.get("site")
-    if isinstance(site, str) and site.strip():
-        return site.strip().lower()
-    location = str(source.get("location") or "")
-    return registrable_domain(location) if "://" in location else location
-
-
-def compute_facts(record: Mapping[str, Any], report: str) -> RunFacts:
-    """Facts about a run from its record and report text."""
-    sources = [s for s in record.get("sources") or [] if isinstance(s, dict)]
-    kept: dict[str, Mapping[str, Any]] = {}
-    dropped: set[str] = set()
-    unscored: set[str] = set()
-    for source in sources:
-        key = _source_key(source)
-        status = source.get("status")
-        if status == "kept":
-            kept.setdefault(key, source)
-        elif status == "unscored":
-            unscored.add(key)
-        else:
-            dropped.add(key)
-    dropped -= set(kept)
-    site_counts = Counter(_site(s) for s in kept.values())
-    sites = tuple(sorted(site_counts.items(), key=lambda kv: (-kv[1], kv[0])))
-    kept_numbers = {s.get("n") for s in kept.values() if isinstance(s.get("n"), int)}
-
-    blocks = _body_blocks(report)
-    cited: set[int] = set()
-    citations = cited_paragraphs = 0
-    for block in blocks:
-        numbers = [int(n) for group in _CITATION.findall(block) for n in group.split(",")]
-        citations += len(numbers)
-        cited_paragraphs += bool(numbers)
-        cited.update(numbers)
-    body = "\n".join(blocks)
-    body_terms = set(tokenize(body))
-
-    sub_queries = tuple(str(q) for q in record.get("sub_queries") or [] if isinstance(q, str | int | float))
-    unanswered = []
-    for query in sub_queries:
-        terms = {t for t in tokenize(query) if len(t) > 2}
-        if terms and len(terms & body_terms) / len(terms) < 0.5:
-            unanswered.append(query)
-
-    skeptic = record.get("skeptic") if isinstance(record.get("skeptic"), dict) else {}
-    viability = skeptic.get("viability")
-    severities = Counter(
-        str(f.get("severity"))
-        for f in skeptic.get("findings") or []
-        if isinstance(f, dict) and f.get("severity")
-    )
-    order = {"critical": 0, "concern": 1, "observation": 2}
-    findings = tuple(sorted(severities.items(), key=lambda kv: (order.get(kv[0], 3), kv[0])))
-
-    return RunFacts(
-        query=str(record.get("query", "")),
-        domain=normalize_domain(record.get("domain")),
-        mode=str(record.get("mode", "")),
-        gate_decision=str(record.get("gate_decision", "")),
-        considered=len({_source_key(s) for s in sources}),
-        kept=len(kept),
-        dropped=len(dropped),
-        unscored=len(unscored - set(kept)),
-        snippet_only=sum(1 for s in kept.values() if s.get("snippet_only") is True),
-        sites=sites,
-        cited_sources=len(cited & kept_numbers) if kept_numbers else len(cited),
-        paragraphs=len(blocks),
-        cited_paragraphs=cited_paragraphs,
-        citations=citations,
-        words=len(body.split()),
-        viability=viability if isinstance(viability, int) and not isinstance(viability, bool) else None,
-        findings=findings,
-        sub_queries=sub_queries,
-        unanswered=tuple(unanswered),
-    )
 
 
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
@@ -363,30 +138,26 @@ def _clamp_score(value: Any, dimension: str) -> int:
     return min(5, max(1, round(number)))
 
 
-def _skeptic_flags(record: Mapping[str, Any]) -> tuple[SkepticFlag, ...]:
-    skeptic = record.get("skeptic") if isinstance(record.get("skeptic"), dict) else {}
-    findings = [f for f in skeptic.get("findings") or [] if isinstance(f, dict)]
+def _skeptic_flags(record: RunRecord) -> tuple[SkepticFlag, ...]:
     rank = {"critical": 0, "concern": 1}
-    notable = sorted((f for f in findings if f.get("severity") in rank), key=lambda f: rank[f["severity"]])
+    notable = sorted((f for f in record.skeptic.findings if f.severity in rank), key=lambda f: rank[f.severity])
     flags = []
     for finding in notable[:MAX_ITEMS]:
-        lens = _LENS.sub("_", str(finding.get("lens") or "skeptic").lower()).strip("_")[:40] or "skeptic"
+        lens = _LENS.sub("_", (finding.lens or "skeptic").lower()).strip("_")[:40] or "skeptic"
         if not lens[0].isalpha():
             lens = f"lens_{lens}"[:40]
-        detail = f"{finding['severity']}: {finding.get('claim') or ''} - {finding.get('reason') or ''}"
+        detail = f"{finding.severity}: {finding.claim} - {finding.reason}"
         flags.append(SkepticFlag(lens, sanitize(detail, single_line=True, max_chars=MAX_TEXT)))
     return tuple(flags)
 
 
-def _applied(record: Mapping[str, Any]) -> tuple[bool, tuple[str, ...]]:
-    block = record.get("lessons") if isinstance(record.get("lessons"), dict) else {}
-    texts = [a.get("text") for a in block.get("applied") or [] if isinstance(a, dict)]
-    applied = _clean_texts(texts)
-    return bool(block.get("adaptive")) and bool(applied), applied
+def _applied(record: RunRecord) -> tuple[bool, tuple[str, ...]]:
+    applied = _clean_texts([lesson.text for lesson in record.lessons.applied])
+    return record.lessons.adaptive and bool(applied), applied
 
 
 def critique_from_answer(
-    record: Mapping[str, Any],
+    record: RunRecord,
     facts: RunFacts,
     answer: Any,
     *,
@@ -409,12 +180,12 @@ def critique_from_answer(
     tags = tuple(dict.fromkeys([*facts.tags(), *model_tags]))[:MAX_ITEMS]
     adaptive, applied = _applied(record)
     return Critique(
-        id=record["id"],
-        query=sanitize(record["query"], single_line=True, max_chars=500) or "(empty query)",
+        id=record.id,
+        query=sanitize(record.query, single_line=True, max_chars=500) or "(empty query)",
         query_domain=facts.domain,
         mode=facts.mode,
         timestamp=timestamp.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-        model_version=sanitize(record["model"], single_line=True, max_chars=200),
+        model_version=sanitize(record.model, single_line=True, max_chars=200),
         report_path=sanitize(report_path, single_line=True, max_chars=1000),
         scores=Scores(**scores),
         mean_score=mean_of(scores),
@@ -424,8 +195,8 @@ def critique_from_answer(
         tags=tags,
         skeptic_flags=_skeptic_flags(record),
         gate_decision=facts.gate_decision,
-        source_count=facts.kept,
-        dropped_count=facts.dropped,
+        source_count=record.kept_count,  # the critique file keeps its names until its next version
+        dropped_count=record.dropped_count,
         adaptive=adaptive,
         lessons_applied=applied,
         usage=usage,
@@ -452,8 +223,8 @@ async def critique_run(
     when = (now or datetime.now(UTC)).astimezone(UTC)
     try:
         check_folder_inside(folder, folder.parent)
-        record = load_run_record(run_record_path)
-        subject = critique_file_name(record["id"])
+        record = read_run_record(run_record_path)
+        subject = critique_file_name(record.id)
         _, report = read_report(run_record_path, record)
         facts = compute_facts(record, report)
         recorder = UsageRecorder(model)
@@ -463,7 +234,7 @@ async def critique_run(
             facts,
             response.data,
             timestamp=when,
-            report_path=record["report_path"],
+            report_path=record.report_path,
             usage=CritiqueUsage.from_usage(recorder.total),
         )
         write_critique(folder, critique)

@@ -13,19 +13,17 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from ..errors import InputError
+from ..record import RunRecord, read_run_record
 from ..safefile import UnsafeFile, read_text_capped, resolves_inside
 from ..urls import registrable_domain, url_host
-from .safeyaml import UnsafeYaml, load_yaml_file
 from .schema import Critique
 
 __all__ = [
     "MAX_REPORT_BYTES",
-    "MAX_RUN_RECORD_BYTES",
     "locate_report",
     "read_report_file",
     "cited_hosts",
@@ -34,7 +32,6 @@ __all__ = [
 ]
 
 MAX_REPORT_BYTES = 2 * 1024 * 1024
-MAX_RUN_RECORD_BYTES = 4 * 1024 * 1024
 _SHOWN_HOST_MAX = 40
 
 _HOSTNAME = re.compile(r"^(?=.{4,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
@@ -95,36 +92,27 @@ def cited_hosts(report: str) -> set[str]:
     return hosts
 
 
-def _agreeing_report(meta_dir: Path, critique: Critique) -> tuple[Mapping[str, Any], str] | None:
+def _agreeing_report(meta_dir: Path, critique: Critique) -> tuple[RunRecord, str] | None:
     """(run record, report text) when critique, record and report agree; else None."""
     try:
-        record = load_yaml_file(
-            meta_dir / f"run-{critique.id}.yaml", max_bytes=MAX_RUN_RECORD_BYTES, within=meta_dir
-        )
-    except UnsafeYaml:
+        record = read_run_record(meta_dir / f"run-{critique.id}.yaml", allow_symlink=False)
+    except InputError:
         return None
-    if not isinstance(record, dict) or record.get("id") != critique.id:
+    if record.id != critique.id:
         return None
-    named = record.get("report_path")
-    if named != critique.report_path or Path(str(named)).name != f"{critique.id}.md":
+    named = record.report_path
+    if named != critique.report_path or Path(named).name != f"{critique.id}.md":
         return None
     reports_dir = meta_dir.parent
     try:
-        path = locate_report(reports_dir, str(named), critique.id)
+        path = locate_report(reports_dir, named, critique.id)
         return record, read_report_file(path, reports_dir)
     except InputError:
         return None
 
 
-def _top_site(record: Mapping[str, Any]) -> str | None:
-    sources = record.get("sources")
-    if not isinstance(sources, list):
-        return None
-    sites = Counter(
-        s["site"].lower()
-        for s in sources
-        if isinstance(s, dict) and s.get("status") == "kept" and isinstance(s.get("site"), str)
-    )
+def _top_site(record: RunRecord) -> str | None:
+    sites = Counter(s.site.lower() for s in record.sources if s.status == "kept" and s.site)
     return sites.most_common(1)[0][0] if sites else None
 
 

@@ -1,0 +1,340 @@
+"""Building a run before its story starts, and taking it down after.
+
+:func:`assemble` turns what ``research()`` was given (or Settings, for anything not
+given) into a frozen :class:`Run`: the model (wrapped to count usage), the search
+providers (the local corpus indexed in a worker thread that Ctrl-C and the deadline
+stop), the page reader, the context and custom rules, the lessons source, the run id.
+It owns what it built and closes it, and it keeps the deadline: a run that passes
+``settings.run_timeout`` ends in :class:`~research_agent.errors.RunTimeout` naming the
+stage it was in. Everything that can be refused (the query, the context and rules
+files, the report folders, ``--output``) is refused before any model call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import threading
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .config import Settings, load_settings
+from .context import load_context
+from .errors import Cancelled, InputError, RunTimeout, StorageError
+from .fsutil import ensure_writable_dir, existing_file_mode, remove_stale_temps
+from .gather import SourceReader
+from .ids import make_run_id
+from .ledger import RunLedger
+from .llm import ChatModel, UsageRecorder
+from .llm.waiting import SystemTicker, Ticker, waits_reported
+from .memory.lessons import LessonSelection, select_lessons
+from .progress import NoProgress, Progress, StageClock
+from .record import CorpusRecord
+from .report import ReportMeta
+from .review.rules import Rule, RuleDeadline, RuleLimits, load_rules
+from .safefile import check_folder_inside
+from .search.base import SearchProvider
+
+__all__ = ["Run", "LessonsFn", "assemble", "default_lessons", "default_providers", "validate_query", "MAX_QUERY_CHARS"]
+
+log = logging.getLogger(__name__)
+
+MAX_QUERY_CHARS = 2000
+
+LessonsFn = Callable[[str], LessonSelection]  # domain -> the lessons a run gets
+
+
+@dataclass(frozen=True)
+class Run:
+    """One assembled run: what the story's steps need. Only ``ledger`` grows."""
+
+    id: str
+    query: str
+    started: datetime
+    settings: Settings
+    model: UsageRecorder
+    providers: tuple[SearchProvider, ...]
+    reader: SourceReader | None
+    progress: Progress
+    clock: StageClock
+    ledger: RunLedger
+    lessons: LessonsFn
+    context_block: str
+    rules: tuple[Rule, ...]
+    corpus: tuple[CorpusRecord, ...]
+    deadline: float | None  # the run's deadline on the event loop's clock
+
+    def tokens(self) -> int:
+        """Tokens spent so far."""
+        return self.model.total.tokens
+
+    def report_meta(self, gate_decision: str) -> ReportMeta:
+        """What the front matter of this run's report says."""
+        return ReportMeta(
+            self.query, self.settings.mode.name, self.started.date().isoformat(), self.settings.model, gate_decision
+        )
+
+    def rule_limits(self) -> RuleLimits:
+        """Time limits for custom lint rules: their own budget, and never past the run's deadline."""
+        return RuleLimits(deadline=self.deadline, clock=asyncio.get_running_loop().time)
+
+
+def validate_query(query: str) -> str:
+    """Return the query stripped, or raise InputError for empty or oversized queries."""
+    text = (query or "").strip()
+    if not text:
+        raise InputError("the query is empty: give a question to research")
+    if len(text) > MAX_QUERY_CHARS:
+        raise InputError(f"the query is {len(text)} characters long; the limit is {MAX_QUERY_CHARS}")
+    return text
+
+
+@asynccontextmanager
+async def assemble(
+    query: str,
+    *,
+    settings: Settings | None = None,
+    model: ChatModel | None = None,
+    providers: Sequence[SearchProvider] | None = None,
+    reader: SourceReader | None = None,
+    lessons: LessonsFn | None = None,
+    progress: Progress | None = None,
+    now: datetime | None = None,
+    rng: random.Random | None = None,
+    ticker: Ticker | None = None,
+) -> AsyncIterator[Run]:
+    """The run for ``query``, under its deadline, with "waiting for the model" reported;
+    what was built here is closed on the way out, whatever happens."""
+    query = validate_query(query)
+    settings = settings or load_settings()
+    progress = progress or NoProgress()
+    started = (now or datetime.now(UTC)).astimezone(UTC)
+    clock = StageClock(progress)
+    ticker = ticker or SystemTicker()
+    owned: list[Any] = []
+    try:
+        model = model if model is not None else _owned(owned, _default_model(settings))
+        context_block, rules = _read_inputs(settings)
+        async with _deadline(settings, clock) as deadline:
+            corpus: tuple[CorpusRecord, ...] = ()
+            if providers is None:
+                with clock.stage("index", "preparing sources"):
+                    providers, corpus = await _prepare_providers(settings, progress, owned)
+            if reader is None and any(p.name != "local" for p in providers):
+                reader = _owned(owned, _default_reader(settings))
+            _check_outputs(settings)
+            ledger = RunLedger(progress)
+            run = Run(
+                id=_unique_id(settings, query, started),
+                query=query,
+                started=started,
+                settings=settings,
+                model=UsageRecorder(model, on_note=ledger.record_warning, clock=ticker.now),
+                providers=tuple(providers),
+                reader=reader,
+                progress=progress,
+                clock=clock,
+                ledger=ledger,
+                lessons=lessons or default_lessons(settings, now=started, rng=rng or random.Random()),
+                context_block=context_block,
+                rules=rules,
+                corpus=corpus,
+                deadline=deadline.when(),
+            )
+            async with waits_reported(run.model, progress, ticker):
+                yield run
+    finally:
+        await _close(owned)
+
+
+@asynccontextmanager
+async def _deadline(settings: Settings, clock: StageClock) -> AsyncIterator[asyncio.Timeout]:
+    """``settings.run_timeout`` over the block; passing it is a RunTimeout naming the stage."""
+    deadline = asyncio.timeout(settings.run_timeout)
+    try:
+        async with deadline:
+            yield deadline
+    except RuleDeadline as exc:  # lint is not awaited: the deadline reaches it through its time budget
+        raise RunTimeout(
+            f"the run passed its {settings.run_timeout:g}s deadline during the review stage, in custom rule "
+            f"{exc.rule!r} (raise it with --timeout, or simplify the rule)",
+            stage="review",
+        ) from None
+    except TimeoutError:
+        if not deadline.expired():
+            raise
+        raise RunTimeout(
+            f"the run passed its {settings.run_timeout:g}s deadline during the {clock.current} stage "
+            "(raise it with --timeout)",
+            stage=clock.current,
+        ) from None
+
+
+# --- what a run is given when the caller gives nothing ------------------------------------
+
+
+def default_lessons(settings: Settings, *, now: datetime, rng: random.Random) -> LessonsFn:
+    """Select lessons from ``settings.meta_dir`` (a baseline run when lessons are off)."""
+
+    def select(domain: str) -> LessonSelection:
+        return select_lessons(
+            settings.meta_dir,
+            domain,
+            now=now,
+            ttl_days=settings.lesson_ttl_days,
+            control_fraction=settings.control_fraction,
+            rng=rng,
+            force_control=not settings.lessons,
+        )
+
+    return select
+
+
+def default_providers(
+    settings: Settings, *, http_client: Any = None, on_index: Callable[[Path, int, int], None] | None = None
+) -> tuple[list[SearchProvider], list[Any]]:
+    """Build the providers Settings ask for; the local corpus is indexed up front.
+
+    Returns the providers and the corpus index stats (empty without a corpus).
+    """
+    from .search.local import LocalSearchProvider
+    from .search.registry import build_providers, provider_names
+
+    local = None
+    stats: list[Any] = []
+    if "local" in provider_names(settings):
+        local = LocalSearchProvider(
+            settings.corpus_dirs,
+            settings.cache_dir,
+            token_budget=settings.mode.source_tokens,
+            exclude=(settings.reports_dir,),
+        )
+        stats = local.prepare(progress=on_index)
+    return build_providers(settings, http_client=http_client, local_provider=local), stats
+
+
+def _default_model(settings: Settings) -> ChatModel:
+    from .llm import OpenAIChatModel
+
+    return OpenAIChatModel.from_settings(settings)
+
+
+def _default_reader(settings: Settings) -> SourceReader:
+    from .fetch import Fetcher
+
+    return Fetcher.from_settings(settings)
+
+
+async def _prepare_providers(
+    settings: Settings, progress: Progress, owned: list[Any]
+) -> tuple[list[SearchProvider], tuple[CorpusRecord, ...]]:
+    """Build the providers from settings, indexing the corpus in a worker thread."""
+    import httpx
+
+    from . import __version__
+
+    client = _owned(owned, httpx.AsyncClient(timeout=settings.fetch_timeout,
+                                             headers={"User-Agent": f"research-agent/{__version__}"}))
+    stop_indexing = threading.Event()
+
+    def on_index(root: Path, done: int, total: int) -> None:
+        if stop_indexing.is_set():  # Ctrl-C or the deadline: the worker thread stops at the next file
+            raise Cancelled("indexing stopped")
+        if done == total or done % 25 == 0:
+            progress.stage("index", f"{root.name}: {done}/{total} files read")
+
+    try:
+        providers, corpus_stats = await asyncio.to_thread(
+            default_providers, settings, http_client=client, on_index=on_index
+        )
+    except asyncio.CancelledError:
+        stop_indexing.set()  # else asyncio.run waits for the whole corpus to be read
+        raise
+    for stats in corpus_stats:
+        if stats.skipped:
+            skipped = ", ".join(f"{n} {why}" for why, n in stats.skipped.items())
+            progress.note(f"corpus {stats.root}: skipped {skipped}")
+    return providers, tuple(_corpus_record(s) for s in corpus_stats)
+
+
+def _corpus_record(stats: Any) -> CorpusRecord:
+    return CorpusRecord(
+        root=str(stats.root),
+        documents=stats.documents,
+        indexed=stats.indexed,
+        unchanged=stats.unchanged,
+        removed=stats.removed,
+        skipped=dict(stats.skipped),
+    )
+
+
+# --- checks before any model call ------------------------------------------------------------
+
+
+def _read_inputs(settings: Settings) -> tuple[str, tuple[Rule, ...]]:
+    """The context block and the custom rules (a bad file fails before any work); the
+    report folders checked and cleared of temp files that crashed runs left behind."""
+    context_block = load_context(
+        settings.context_path,
+        required=settings.context_path is not None and settings.context_path != Path("research_context.md"),
+    )
+    rules = _load_rules(settings)
+    check_folder_inside(settings.meta_dir, settings.reports_dir)  # reports/meta must not lead elsewhere
+    for folder in (settings.reports_dir, settings.meta_dir):
+        remove_stale_temps(folder)
+    return context_block, rules
+
+
+def _load_rules(settings: Settings) -> tuple[Rule, ...]:
+    if settings.rules_path is not None:
+        return load_rules(settings.rules_path)
+    if settings.context_path is not None:
+        beside = settings.context_path.parent / "rules.yaml"
+        if beside.is_file():
+            return load_rules(beside)
+    return ()
+
+
+def _check_outputs(settings: Settings) -> None:
+    """Fail before spending tokens on a report that cannot be saved; refuse an output file
+    that is a directory, FIFO, device or symlink."""
+    for folder in (settings.reports_dir, settings.meta_dir):
+        ensure_writable_dir(folder)
+    if settings.output is None:
+        return
+    try:
+        existing_file_mode(settings.output)
+    except StorageError as exc:
+        raise InputError(f"output file: {exc}") from None
+    ensure_writable_dir(Path(settings.output).parent)
+
+
+def _unique_id(settings: Settings, query: str, now: datetime) -> str:
+    run_id = make_run_id(query, now)
+    while (settings.reports_dir / f"{run_id}.md").exists():
+        now = datetime.now(UTC)
+        run_id = make_run_id(query, now)
+    return run_id
+
+
+# --- what the run owns ------------------------------------------------------------------------
+
+
+def _owned(owned: list[Any], resource: Any) -> Any:
+    owned.append(resource)
+    return resource
+
+
+async def _close(owned: Sequence[Any]) -> None:
+    for resource in owned:
+        close = getattr(resource, "aclose", None)
+        if close is not None:
+            try:
+                await close()
+            except Exception as exc:  # closing must never hide the run's own outcome
+                log.debug("closing %r failed: %s", resource, exc)

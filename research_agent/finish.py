@@ -1,0 +1,144 @@
+"""Finish a run: render the final report, build its run record, write both (or neither).
+
+The final report is the last draft with every citation renumbered through one map, the
+skeptic's findings, and the limitations the run itself knows about; or, when no plan
+found enough to write from, an honest short report of what was searched. The run
+record is built here and only here (:func:`run_record`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from .assembly import Run
+from .ids import format_utc
+from .record import FetchFailure, LessonsRecord, RunRecord, write_run_record
+from .report import compose_report, render_insufficient
+from .results import Briefing, Outcome, ResearchResult, summarize_sources
+from .review.review import open_issue_lines
+from .sources import Source
+from .stages.skeptic import SkepticReport
+from .writing import Written
+
+__all__ = ["FinalReport", "finish_run", "final_report", "run_record"]
+
+_MAX_PROVIDER_FAILURES = 50
+_MAX_FETCH_FAILURES = 100
+
+
+@dataclass(frozen=True)
+class FinalReport:
+    """The report as written. ``decision``: proceed | give_up."""
+
+    markdown: str
+    cited: tuple[Source, ...]  # the sources its Sources section lists, in order
+    citations_removed: int  # citations to no source, taken out
+    decision: str
+
+
+def finish_run(run: Run, briefing: Briefing, outcome: Outcome) -> ResearchResult:
+    """Render, record and write the run; return what it produced."""
+    settings = run.settings
+    with run.clock.stage("report"):
+        report = final_report(run, briefing, outcome)
+    report_path = settings.reports_dir / f"{run.id}.md"
+    record_path = settings.meta_dir / f"run-{run.id}.yaml"
+    record = run_record(run, briefing, outcome, report, report_path=str(report_path))
+    with run.clock.stage("write"):
+        write_run_record(record_path, record, report=report.markdown, output=settings.output)
+    return ResearchResult(
+        run_record=record,
+        report_markdown=report.markdown,
+        report_path=report_path,
+        run_record_path=record_path,
+        timings=dict(run.clock.timings),
+    )
+
+
+def final_report(run: Run, briefing: Briefing, outcome: Outcome) -> FinalReport:
+    """The final report: the last draft, or the honest short report when there is none."""
+    gate = outcome.gate
+    meta = run.report_meta(gate.decision)
+    if outcome.written is None:
+        markdown = render_insufficient(
+            meta=meta,
+            reason=gate.reason,
+            sub_queries=run.ledger.sub_queries,
+            examined=[(s.source, s.score, s.reason) for s in run.ledger.scored][:30],
+            failures=[f"{f.provider}: {f.reason}" for f in run.ledger.provider_failures][:10],
+            lessons_markdown=briefing.lessons_markdown,
+        )
+        return FinalReport(markdown, (), 0, "give_up")
+    written = outcome.written
+    rendered = compose_report(
+        written.draft,
+        tuple(s.source for s in gate.kept),
+        meta=meta,
+        skeptic=written.skeptic,
+        limitations=_limitations(run, outcome, written),
+        lessons_markdown=briefing.lessons_markdown,
+        final=True,
+    )
+    return FinalReport(rendered.markdown, rendered.cited, rendered.citations_removed, "proceed")
+
+
+def _limitations(run: Run, outcome: Outcome, written: Written) -> list[str]:
+    """What the run itself knows its report lacks, for the Limitations & Gaps section."""
+    skeptic, gate, min_viability = written.skeptic, outcome.gate, run.settings.min_viability
+    limitations = list(open_issue_lines(written.review))
+    if skeptic is not None and skeptic.unavailable:
+        limitations.append(
+            "The skeptic's answers could not be read, so this report has no adversarial findings: "
+            "its claims were not independently challenged."
+        )
+    if skeptic is not None and skeptic.viability is not None and skeptic.viability < min_viability:
+        limitations.append(
+            f"The skeptic rated viability {skeptic.viability}/100, below the threshold of "
+            f"{min_viability}, after {outcome.plans} plan(s): treat the conclusions as tentative."
+        )
+    if gate.decision == "short_report":
+        limitations.append(f"Short report: {gate.reason}.")
+    if any(s.source.snippet_only for s in gate.kept):
+        limitations.append("Some sources could only be read from their search snippets.")
+    if run.ledger.provider_failures:
+        names = sorted({f.provider for f in run.ledger.provider_failures})
+        limitations.append(f"Search provider(s) failed during the run: {', '.join(names)}.")
+    return limitations
+
+
+def run_record(run: Run, briefing: Briefing, outcome: Outcome, report: FinalReport, *, report_path: str) -> RunRecord:
+    """The run record: the one place it is built."""
+    settings, ledger, gate = run.settings, run.ledger, outcome.gate
+    skeptic = outcome.written.skeptic if outcome.written is not None else None
+    return RunRecord(
+        id=run.id,
+        query=run.query,
+        mode=settings.mode.name,
+        domain=briefing.domain,
+        started=format_utc(run.started),
+        finished=format_utc(datetime.now(UTC)),
+        model=settings.model,
+        fast_model=settings.fast_model_name,
+        report_path=report_path,
+        gate_decision=gate.decision,
+        gate_reason=gate.reason,
+        sub_queries=ledger.sub_queries,
+        sources=summarize_sources(ledger.scored, {s.source.key for s in gate.kept}, report.cited),
+        citations_removed=report.citations_removed,
+        skeptic=skeptic if skeptic is not None else SkepticReport((), None),
+        iterations=ledger.iterations,
+        final_decision=report.decision,
+        stop_reason=outcome.stop_reason,
+        lessons=LessonsRecord.from_dict(briefing.lessons.as_record()),
+        provider_failures=tuple(f"{f.provider}: {f.query}: {f.reason}" for f in ledger.provider_failures)[
+            :_MAX_PROVIDER_FAILURES
+        ],
+        fetch_failures=tuple(FetchFailure(loc, why) for loc, why in ledger.fetch_failures)[:_MAX_FETCH_FAILURES],
+        corpus=run.corpus,
+        fetch_stats=run.reader.stats.as_dict() if hasattr(run.reader, "stats") else {},
+        usage=dict(run.model.by_stage),
+        cost_usd=run.model.cost_usd,
+        timings=dict(run.clock.timings),
+        warnings=ledger.warnings,
+    )

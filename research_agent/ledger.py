@@ -1,0 +1,110 @@
+"""What a run accumulates as it goes, in one small object with named methods.
+
+Every step of the story returns a frozen result; only these things grow across steps:
+the sources scored so far (a later plan adds to them), the sub-queries asked, the
+iterations of the plan/write/review loop, the warnings, the search and fetch failures,
+and the custom lint rules skipped for overrunning their time budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from .progress import Progress
+from .record import Iteration
+from .review.rules import Rule
+from .search.base import ProviderFailure
+from .sources import ScoredSource
+
+__all__ = ["RunLedger"]
+
+
+class RunLedger:
+    """The growing part of one run; it never outlives the call to ``research()``."""
+
+    def __init__(self, progress: Progress) -> None:
+        self._progress = progress
+        self._scored: dict[str, ScoredSource] = {}
+        self._sub_queries: list[str] = []
+        self._iterations: list[Iteration] = []
+        self._warnings: list[str] = []
+        self._provider_failures: list[ProviderFailure] = []
+        self._fetch_failures: list[tuple[str, str]] = []
+        self._skipped_rules: set[str] = set()
+
+    # --- sources and sub-queries --------------------------------------------------------
+
+    def add_scored(self, scored: Iterable[ScoredSource]) -> None:
+        for item in scored:
+            self._scored[item.source.key] = item
+
+    @property
+    def scored(self) -> tuple[ScoredSource, ...]:
+        """Every source scored so far, in the order first scored."""
+        return tuple(self._scored.values())
+
+    @property
+    def scored_keys(self) -> set[str]:
+        return set(self._scored)
+
+    def add_sub_queries(self, queries: Iterable[str]) -> None:
+        self._sub_queries.extend(q for q in queries if q not in self._sub_queries)
+
+    @property
+    def sub_queries(self) -> tuple[str, ...]:
+        return tuple(self._sub_queries)
+
+    # --- the loop -----------------------------------------------------------------------
+
+    def add_iteration(self, iteration: Iteration) -> None:
+        self._iterations.append(iteration)
+
+    @property
+    def iterations(self) -> tuple[Iteration, ...]:
+        return tuple(self._iterations)
+
+    # --- what went wrong ----------------------------------------------------------------
+
+    def warn(self, message: str) -> None:
+        """Tell the user now, and keep it for the run record (a stage went on without the model's answer)."""
+        self._progress.note(message)
+        self._warnings.append(message)
+
+    def record_warning(self, message: str) -> None:
+        """Keep ``message`` for the run record only."""
+        self._warnings.append(message)
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return tuple(self._warnings)
+
+    def provider_failed(self, failure: ProviderFailure) -> None:
+        """Keep a failed search; tell the user once per provider."""
+        if all(f.provider != failure.provider for f in self._provider_failures):
+            reason = " ".join(failure.reason.split())[:160]
+            self._progress.note(f"search provider {failure.provider} failed: {reason}")
+        self._provider_failures.append(failure)
+
+    @property
+    def provider_failures(self) -> tuple[ProviderFailure, ...]:
+        return tuple(self._provider_failures)
+
+    def fetches_failed(self, failures: Sequence[tuple[str, str]]) -> None:
+        """Keep the (location, reason) of pages that could not be read."""
+        self._fetch_failures.extend(failures)
+
+    @property
+    def fetch_failures(self) -> tuple[tuple[str, str], ...]:
+        return tuple(self._fetch_failures)
+
+    # --- custom lint rules --------------------------------------------------------------
+
+    def skip_slow_rules(self, names: Iterable[str]) -> None:
+        """Skip, for the rest of the run, custom rules that ran past their budget; say so once each."""
+        for name in sorted(set(names) - self._skipped_rules):
+            self._skipped_rules.add(name)
+            self.warn(f"custom rule {name!r} ran past its time budget and was stopped; it is skipped from now on")
+
+    def active_rules(self, rules: Sequence[Rule]) -> tuple[Rule, ...]:
+        """``rules`` without those skipped."""
+        return tuple(r for r in rules if r.name not in self._skipped_rules)

@@ -1,0 +1,37 @@
+"""The run record: what one run did, typed and frozen, stored as ``reports/meta/run-<id>.yaml``.
+
+The run's finish step builds one :class:`RunRecord`; :func:`write_run_record` writes it
+with its report (both or neither) and :func:`read_run_record` reads it back into the
+same types, checked against ``record.schema.json``. Memory reads runs only this way.
+
+* ``types``  the frozen record and its parts; the counts and what each one means
+* ``io``     the write/read pair, the schema, and reading records of ``schema_version`` 1
+"""
+
+from .io import MAX_RUN_RECORD_BYTES, read_run_record, record_yaml, run_record_schema, write_run_record
+from .types import (
+    RUN_RECORD_VERSION,
+    AppliedLesson,
+    CorpusRecord,
+    FetchFailure,
+    Iteration,
+    LessonsRecord,
+    RunRecord,
+    SourceSummary,
+)
+
+__all__ = [
+    "RUN_RECORD_VERSION",
+    "MAX_RUN_RECORD_BYTES",
+    "RunRecord",
+    "SourceSummary",
+    "Iteration",
+    "AppliedLesson",
+    "LessonsRecord",
+    "CorpusRecord",
+    "FetchFailure",
+    "write_run_record",
+    "read_run_record",
+    "record_yaml",
+    "run_record_schema",
+]

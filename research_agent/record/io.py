@@ -1,0 +1,255 @@
+"""Writing a run record with its report, and reading one back into the typed record.
+
+Reading trusts nothing: the file is read safely (size cap, nesting depth checked before
+any parser sees it, safe YAML only), upgraded when it was written before the current
+field names, checked against ``record.schema.json`` (shipped with the package; numbers
+must be finite), and only then typed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from ..config import MODES
+from ..errors import InputError, StorageError
+from ..fsutil import atomic_write_all
+from ..llm import Usage
+from ..memory.safeyaml import UnsafeYaml, load_yaml_file
+from ..memory.schema import GATE_DECISIONS
+from ..memory.store import critique_file_name
+from ..stages.skeptic import SkepticFinding, SkepticReport
+from .types import (
+    CorpusRecord,
+    FetchFailure,
+    Iteration,
+    LessonsRecord,
+    RunRecord,
+    SourceSummary,
+)
+
+__all__ = ["MAX_RUN_RECORD_BYTES", "write_run_record", "read_run_record", "record_yaml", "run_record_schema"]
+
+MAX_RUN_RECORD_BYTES = 4 * 1024 * 1024
+
+# Names of schema_version 1, and what they are called now. The old counts are dropped:
+# they are recomputed from the sources (the old dropped_count counted unscored sources too).
+_OLD_ITERATION_NAMES = {
+    "sources_scored": "scored_count",
+    "sources_kept": "kept_count",
+    "critical": "critical_count",
+    "warnings": "warning_count",
+}
+_OLD_COUNTS = ("source_count", "dropped_count", "distinct_sites")
+
+
+def record_yaml(record: RunRecord) -> str:
+    """The record as the human-readable YAML of its file."""
+    return yaml.safe_dump(record.as_dict(), sort_keys=False, allow_unicode=True, default_flow_style=False, width=100)
+
+
+def write_run_record(path: Path, record: RunRecord, *, report: str, output: Path | None = None) -> None:
+    """Write the report (at ``record.report_path``) and the record (at ``path``): both or
+    neither. The ``output`` copy of the report comes last, as it may replace a file."""
+    body = report.encode("utf-8")
+    files = [(Path(record.report_path), body), (Path(path), record_yaml(record).encode("utf-8"))]
+    if output is not None:
+        files.append((Path(output), body))
+    atomic_write_all(files)
+
+
+def read_run_record(path: Path, *, allow_symlink: bool = True) -> RunRecord:
+    """Read the run record at ``path``; an InputError names the file and the problem.
+
+    A symlink is followed only with ``allow_symlink``, and only to a file in the
+    record's own folder.
+    """
+    path = Path(path)
+    try:
+        data = load_yaml_file(
+            path, max_bytes=MAX_RUN_RECORD_BYTES, within=path.absolute().parent, allow_symlink=allow_symlink
+        )
+    except UnsafeYaml as exc:
+        raise InputError(f"run record {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise InputError(f"run record {path}: expected a mapping of fields")
+    problem = _core_problem(data)
+    if problem is None:
+        data = _upgraded(data)
+        problem = _schema_problem(data)
+    if problem is not None:
+        raise InputError(f"run record {path}: {problem}")
+    return _record(data)
+
+
+def _core_problem(data: Mapping[str, Any]) -> str | None:
+    """The fields no record can do without, checked first (the messages users know)."""
+    for key in ("id", "query", "mode", "report_path", "model"):
+        if not isinstance(data.get(key), str) or not data[key].strip():
+            return f"missing or empty field {key!r}"
+    try:
+        critique_file_name(data["id"])
+    except StorageError:
+        return f"id {data['id'][:80]!r} is not a run id"
+    if data["mode"] not in MODES:
+        return f"unknown mode {data['mode'][:20]!r}"
+    if data.get("gate_decision") not in GATE_DECISIONS:
+        return f"gate_decision must be one of {', '.join(GATE_DECISIONS)}"
+    return None
+
+
+def _upgraded(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A schema_version 1 record (or one without a version) in the current names."""
+    if data.get("schema_version", 1) != 1:
+        return dict(data)
+    out = {k: v for k, v in data.items() if k not in _OLD_COUNTS}
+    if isinstance(out.get("iterations"), list):
+        out["iterations"] = [
+            {_OLD_ITERATION_NAMES.get(k, k): v for k, v in item.items()} if isinstance(item, dict) else item
+            for item in out["iterations"]
+        ]
+    return out
+
+
+@cache
+def run_record_schema() -> dict[str, Any]:
+    """The JSON Schema of a run record file, loaded from the package."""
+    return json.loads(resources.files(__package__).joinpath("record.schema.json").read_text(encoding="utf-8"))
+
+
+@cache
+def _validator() -> Any:
+    schema = run_record_schema()
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+def _schema_problem(data: Mapping[str, Any]) -> str | None:
+    """The most telling problem the schema finds, or a number that is not finite; else None."""
+    error = jsonschema.exceptions.best_match(_validator().iter_errors(data))
+    if error is not None:
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
+        return f"{where or '(top level)'}: {' '.join(error.message.split())[:160]}"
+    for where, value in _floats(data, ""):
+        if not math.isfinite(value):
+            return f"{where}: {value} is not a finite number"
+    return None
+
+
+def _floats(value: Any, where: str) -> Iterable[tuple[str, float]]:
+    if isinstance(value, float):
+        yield where, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _floats(item, f"{where}.{key}".lstrip("."))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _floats(item, f"{where}[{i}]")
+
+
+# --- typing a checked record (the schema has vouched for every type; absent means default) ---
+
+
+def _record(data: Mapping[str, Any]) -> RunRecord:
+    text = {k: data.get(k, "") for k in ("domain", "started", "finished", "fast_model", "gate_reason",
+                                          "final_decision", "stop_reason")}  # fmt: skip
+    return RunRecord(
+        id=data["id"],
+        query=data["query"],
+        mode=data["mode"],
+        model=data["model"],
+        report_path=data["report_path"],
+        gate_decision=data["gate_decision"],
+        **{k: v if isinstance(v, str) else "" for k, v in text.items()},
+        sub_queries=tuple(str(q) for q in data.get("sub_queries") or ()),
+        sources=tuple(_source(s) for s in data.get("sources") or ()),
+        citations_removed=data.get("citations_removed", 0),
+        skeptic=_skeptic(data.get("skeptic", {})),
+        iterations=tuple(_iteration(i) for i in data.get("iterations") or ()),
+        lessons=LessonsRecord.from_dict(data.get("lessons", {})),
+        provider_failures=tuple(data.get("provider_failures", ())),
+        fetch_failures=tuple(
+            FetchFailure(f.get("location", ""), f.get("reason", "")) for f in data.get("fetch_failures", ())
+        ),
+        corpus=tuple(_corpus(c) for c in data.get("corpus", ())),
+        fetch_stats=dict(data.get("fetch_stats", {})),
+        usage={stage: _usage(u) for stage, u in data.get("usage", {}).items()},
+        cost_usd=data.get("cost_usd"),
+        timings={k: float(v) for k, v in data.get("timings", {}).items()},
+        warnings=tuple(data.get("warnings", ())),
+    )
+
+
+def _source(data: Mapping[str, Any]) -> SourceSummary:
+    return SourceSummary(
+        n=data.get("n"),
+        title=data.get("title", ""),
+        location=data.get("location", ""),
+        site=data.get("site", ""),
+        provider=data.get("provider", ""),
+        score=data.get("score"),
+        reason=data.get("reason", ""),
+        status=data.get("status", ""),
+        snippet_only=data.get("snippet_only", False),
+    )
+
+
+def _iteration(data: Mapping[str, Any]) -> Iteration:
+    return Iteration(
+        plan=data.get("plan", 0),
+        revision=data.get("revision", 0),
+        sub_queries=tuple(data.get("sub_queries", ())),
+        gate=data.get("gate", ""),
+        scored_count=data.get("scored_count", 0),
+        kept_count=data.get("kept_count", 0),
+        viability=data.get("viability"),
+        critical_count=data.get("critical_count", 0),
+        warning_count=data.get("warning_count", 0),
+        decision=data.get("decision", ""),
+        reason=data.get("reason", ""),
+        tokens=data.get("tokens", 0),
+    )
+
+
+def _skeptic(data: Mapping[str, Any]) -> SkepticReport:
+    findings = tuple(
+        SkepticFinding(
+            lens=f.get("lens", ""),
+            severity=f.get("severity", ""),
+            claim=f.get("claim", ""),
+            reason=f.get("reason", ""),
+            fix=f.get("fix", ""),
+            confidence=float(f.get("confidence", 0.0)),
+        )
+        for f in data.get("findings", ())
+    )
+    return SkepticReport(
+        findings=findings,
+        viability=data.get("viability"),
+        viability_note=data.get("viability_note", ""),
+        unavailable=data.get("unavailable", ""),
+    )
+
+
+def _corpus(data: Mapping[str, Any]) -> CorpusRecord:
+    counts = {k: data.get(k, 0) for k in ("documents", "indexed", "unchanged", "removed")}
+    return CorpusRecord(root=data.get("root", ""), **counts, skipped=dict(data.get("skipped", {})))
+
+
+def _usage(data: Mapping[str, Any]) -> Usage:
+    return Usage(
+        prompt_tokens=data.get("prompt_tokens", 0),
+        completion_tokens=data.get("completion_tokens", 0),
+        calls=data.get("calls", 0),
+        retries=data.get("retries", 0),
+        cost_usd=data.get("cost_usd"),
+    )

@@ -1,0 +1,266 @@
+"""The run record's types: frozen, built once per run, the same when read back.
+
+Every count has one meaning, and is derived from ``sources`` (one source is one URL or
+one file, however many entries name it):
+
+* ``kept_count``: sources that passed the relevance gate;
+* ``dropped_count``: sources scored below the gate's bar;
+* ``unscored_count``: sources whose score could not be read;
+* ``cited_count``: sources listed in the report's Sources section;
+* ``cited_site_count``: distinct sites among the cited sources.
+
+The counts are written into the file for its readers, and recomputed on reading.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..llm import Usage
+from ..stages.skeptic import SkepticReport
+from ..urls import normalize_url, registrable_domain
+
+__all__ = [
+    "RUN_RECORD_VERSION",
+    "SourceSummary",
+    "Iteration",
+    "AppliedLesson",
+    "LessonsRecord",
+    "CorpusRecord",
+    "FetchFailure",
+    "RunRecord",
+]
+
+RUN_RECORD_VERSION = 2
+
+
+@dataclass(frozen=True)
+class SourceSummary:
+    """One source as the result and the run record describe it."""
+
+    n: int | None  # its number in the report's Sources list; None when not cited
+    title: str
+    location: str
+    site: str
+    provider: str
+    score: int | None
+    reason: str
+    status: str  # kept | dropped | unscored
+    snippet_only: bool
+
+    @property
+    def key(self) -> str:
+        """Its identity: the normalised URL, or the path as written."""
+        location = self.location or self.title
+        return normalize_url(location) if "://" in location else location
+
+    @property
+    def site_key(self) -> str:
+        """Its site, lowercased; from the location when the record names none."""
+        if self.site.strip():
+            return self.site.strip().lower()
+        return registrable_domain(self.location) if "://" in self.location else self.location
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class Iteration:
+    """One pass through plan -> sources -> draft -> review, and what was decided.
+
+    ``scored_count`` and ``kept_count`` count the run's sources so far; ``critical_count``
+    and ``warning_count`` the review's issues.
+    """
+
+    plan: int
+    revision: int
+    sub_queries: tuple[str, ...]
+    gate: str
+    scored_count: int
+    kept_count: int
+    viability: int | None
+    critical_count: int
+    warning_count: int
+    decision: str  # replan | revise | proceed | give_up
+    reason: str
+    tokens: int
+
+    def as_dict(self) -> dict[str, Any]:
+        data = dict(self.__dict__)
+        data["sub_queries"] = list(self.sub_queries)
+        return data
+
+
+@dataclass(frozen=True)
+class AppliedLesson:
+    text: str
+    critique_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LessonsRecord:
+    """The run record's ``lessons:`` block (the shape ``LessonSelection.as_record`` gives)."""
+
+    adaptive: bool = False
+    reason: str = ""
+    applied: tuple[AppliedLesson, ...] = ()
+    excluded: tuple[tuple[str, str], ...] = ()  # (critique file, why it was not used)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LessonsRecord:
+        return cls(
+            adaptive=bool(data.get("adaptive", False)),
+            reason=str(data.get("reason", "")),
+            applied=tuple(
+                AppliedLesson(str(a.get("text", "")), tuple(a.get("critique_ids", ()))) for a in data.get("applied", ())
+            ),
+            excluded=tuple((str(e.get("file", "")), str(e.get("reason", ""))) for e in data.get("excluded", ())),
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "adaptive": self.adaptive,
+            "reason": self.reason,
+            "applied": [{"text": a.text, "critique_ids": list(a.critique_ids)} for a in self.applied],
+            "excluded": [{"file": name, "reason": why} for name, why in self.excluded],
+        }
+
+
+@dataclass(frozen=True)
+class CorpusRecord:
+    """What indexing one corpus folder did before the run."""
+
+    root: str
+    documents: int
+    indexed: int
+    unchanged: int
+    removed: int
+    skipped: Mapping[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**self.__dict__, "skipped": dict(self.skipped)}
+
+
+@dataclass(frozen=True)
+class FetchFailure:
+    location: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """Everything one run did, as stored in its run record (see the module docstring)."""
+
+    id: str
+    query: str
+    mode: str
+    model: str
+    report_path: str
+    gate_decision: str
+    domain: str = ""
+    started: str = ""  # UTC, ISO 8601 with microseconds
+    finished: str = ""
+    fast_model: str = ""
+    gate_reason: str = ""
+    sub_queries: tuple[str, ...] = ()
+    sources: tuple[SourceSummary, ...] = ()
+    citations_removed: int = 0  # citations to no source, taken out of the final report
+    skeptic: SkepticReport = SkepticReport((), None)
+    iterations: tuple[Iteration, ...] = ()
+    final_decision: str = ""
+    stop_reason: str = ""
+    lessons: LessonsRecord = LessonsRecord()
+    provider_failures: tuple[str, ...] = ()
+    fetch_failures: tuple[FetchFailure, ...] = ()
+    corpus: tuple[CorpusRecord, ...] = ()
+    fetch_stats: Mapping[str, Any] = field(default_factory=dict)
+    usage: Mapping[str, Usage] = field(default_factory=dict)
+    cost_usd: float | None = None  # None: the price of a model used is unknown (never $0)
+    timings: Mapping[str, float] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def kept_sources(self) -> tuple[SourceSummary, ...]:
+        """The kept sources, one entry per source (the first that names it)."""
+        return tuple(_by_status(self.sources)[0].values())
+
+    @property
+    def kept_count(self) -> int:
+        return len(_by_status(self.sources)[0])
+
+    @property
+    def dropped_count(self) -> int:
+        return len(_by_status(self.sources)[1])
+
+    @property
+    def unscored_count(self) -> int:
+        return len(_by_status(self.sources)[2])
+
+    @property
+    def considered_count(self) -> int:
+        """Distinct sources examined, whatever their verdict."""
+        return len({s.key for s in self.sources})
+
+    @property
+    def cited_count(self) -> int:
+        return len({s.n for s in self.sources if s.n is not None})
+
+    @property
+    def cited_site_count(self) -> int:
+        return len({s.site for s in self.sources if s.n is not None})
+
+    def as_dict(self) -> dict[str, Any]:
+        """The record as plain data, in the file's field order."""
+        return {
+            "schema_version": RUN_RECORD_VERSION,
+            **{k: getattr(self, k) for k in _HEAD},
+            "sub_queries": list(self.sub_queries),
+            "sources": [s.as_dict() for s in self.sources],
+            **{k: getattr(self, k) for k in _COUNTS},
+            "citations_removed": self.citations_removed,
+            "skeptic": _skeptic_dict(self.skeptic),
+            "iterations": [i.as_dict() for i in self.iterations],
+            "final_decision": self.final_decision,
+            "stop_reason": self.stop_reason,
+            "lessons": self.lessons.as_dict(),
+            "provider_failures": list(self.provider_failures),
+            "fetch_failures": [{"location": f.location, "reason": f.reason} for f in self.fetch_failures],
+            "corpus": [c.as_dict() for c in self.corpus],
+            "fetch_stats": dict(self.fetch_stats),
+            "usage": {stage: u.as_dict() for stage, u in self.usage.items()},
+            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
+            "timings": {k: round(v, 3) for k, v in self.timings.items()},
+            "warnings": list(self.warnings),
+        }
+
+
+_HEAD = ("id", "query", "mode", "domain", "started", "finished", "model", "fast_model", "report_path",
+         "gate_decision", "gate_reason")  # fmt: skip
+_COUNTS = ("kept_count", "dropped_count", "unscored_count", "cited_count", "cited_site_count")
+
+
+def _by_status(sources: Iterable[SourceSummary]) -> tuple[dict[str, SourceSummary], set[str], set[str]]:
+    """(kept: key -> first entry, dropped keys, unscored keys); a kept source is only kept."""
+    kept: dict[str, SourceSummary] = {}
+    dropped: set[str] = set()
+    unscored: set[str] = set()
+    for source in sources:
+        if source.status == "kept":
+            kept.setdefault(source.key, source)
+        elif source.status == "unscored":
+            unscored.add(source.key)
+        else:
+            dropped.add(source.key)
+    return kept, dropped - set(kept), unscored - set(kept)
+
+
+def _skeptic_dict(skeptic: SkepticReport) -> dict[str, Any]:
+    return {
+        "viability": skeptic.viability,
+        "viability_note": skeptic.viability_note,
+        "unavailable": skeptic.unavailable,
+        "findings": [f.as_dict() for f in skeptic.findings],
+    }
