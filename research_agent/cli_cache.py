@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from .cache import PageCache
 from .config import Settings, load_settings
 from .errors import ResearchError
+from .fetch.cache import PageCache
 from .terminal import echo, echo_error
 
 __all__ = ["app", "clear_cache"]

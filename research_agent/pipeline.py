@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from .config import Settings
 from .context import load_context
 from .errors import Cancelled, InputError, RunTimeout
-from .gather import Gathered, SourceReader, gather_sources
+from .fetch.gather import Gathered, SourceReader, gather_sources
 from .ids import make_run_id
 from .llm import ChatModel
 from .memory.lessons import LessonSelection, lessons_markdown, lessons_prompt_block, select_lessons

@@ -22,12 +22,12 @@ from typing import Any
 from ..config import MODES, Settings
 from ..domains import normalize_domain
 from ..errors import InputError, InvalidModelOutput, StorageError
+from ..fetch.urls import normalize_url, registrable_domain
 from ..llm import ChatModel, ChatRequest, UsageRecorder
 from ..passages import tokenize
 from ..prompts import render
 from ..safefile import check_folder_inside
 from ..sanitize import sanitize, wrap_data
-from ..urls import normalize_url, registrable_domain
 from .evidence import MAX_REPORT_BYTES, MAX_RUN_RECORD_BYTES, locate_report, read_report_file
 from .safeyaml import UnsafeYaml, load_yaml_file
 from .schema import (

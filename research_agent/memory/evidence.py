@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..fetch.urls import registrable_domain, url_host
 from ..safefile import UnsafeFile, read_text_capped, resolves_inside
-from ..urls import registrable_domain, url_host
 from .safeyaml import UnsafeYaml, load_yaml_file
 from .schema import Critique
 
