@@ -21,7 +21,8 @@ from rich.table import Table
 
 from .config import load_settings
 from .errors import InputError, ResearchError
-from .search.local import IndexStats, LocalSearchProvider
+from .search.corpus_index import IndexStats
+from .search.local import LocalSearchProvider
 from .terminal import dumps_json, echo_error, markup
 
 __all__ = ["app"]

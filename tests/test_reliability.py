@@ -32,7 +32,7 @@ import pytest
 import yaml
 
 from research_agent.fsutil import TEMP_SUFFIX
-from research_agent.search.local import CorpusIndex
+from research_agent.search.corpus_index import CorpusIndex
 from tests.support.fake_openai_server import STATUS_KINDS, FakeOpenAIServer, Faults
 from tests.support.research_responder import ResearchResponder
 from tests.test_pipeline import DOCS, QUERY, source_entries
