@@ -5,7 +5,6 @@ from __future__ import annotations
 import codecs
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -74,9 +73,8 @@ CASES: dict[str, tuple[bytes, str, str, str, str]] = {
 
 async def _fetch(server: LocalServer, body: bytes, content_type: str) -> Page:
     server.extra_routes[("GET", "/same")] = lambda h: h.send(200, body, content_type)
-    resolve: Any = _resolver
     async with Fetcher(
-        allow_private=True, resolver=resolve, respect_robots=False, total_timeout=60.0
+        allow_private=True, resolver=_resolver, respect_robots=False, total_timeout=60.0
     ) as fetcher:
         page = await fetcher.fetch(server.url("/same", host=SITE))
     assert isinstance(page, Page), page
@@ -122,7 +120,7 @@ def test_every_line_of_html_text_is_a_paragraph() -> None:
 def test_decoding_declarations() -> None:
     xml = b'<?xml version="1.0" encoding="iso-8859-1"?><html><p>caf\xe9</p></html>'
     assert "café" in decode_body(xml, None, html=True)  # an XML declaration is a declaration
-    assert "café" in decode_body(xml, "utf-8", html=True).replace("\ufffd", "é")  # the header wins
+    assert decode_body(xml, "utf-8", html=True).endswith("caf\ufffd</p></html>")  # the header wins
     utf16_label = '<meta charset="utf-16"><p>café</p>'.encode()
     assert "café" in decode_body(utf16_label, None, html=True)  # a UTF-16 label read as ASCII is UTF-8
     assert decode_body(b"caf\xe9", "iso-8859-1", html=False) == "café"  # latin-1 labels mean windows-1252

@@ -35,7 +35,9 @@ import importlib.util
 import io
 import logging
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from ..sources import Document
 from .html_text import clean_lines, html_document
@@ -73,9 +75,9 @@ _TITLE_MAX = 300
 _TEXT_TITLE_MAX = 200  # a first line longer than this is prose, not a title
 _UNDECODABLE_SHARE = 0.3
 _MIME_KINDS = {"text/html": HTML, "application/xhtml+xml": HTML, "text/plain": TEXT, "application/pdf": PDF}
-SUFFIX_KINDS = {
+SUFFIX_KINDS: Mapping[str, str] = MappingProxyType({
     ".html": HTML, ".htm": HTML, ".txt": TEXT, ".md": MARKDOWN, ".markdown": MARKDOWN, ".rst": RST, ".pdf": PDF,
-}  # fmt: skip
+})  # fmt: skip
 _MAGIC = (b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"PK\x03\x04", b"\x7fELF", b"\x1f\x8b", b"BZh", b"MZ\x90")
 _CTRL = bytes(b for b in range(32) if b not in (9, 10, 12, 13)) + b"\x7f"
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_\-:.]+)""", re.IGNORECASE)

@@ -26,6 +26,7 @@ from ..fetch.extract import (
     UNDECODABLE,
     Unreadable,
     extract,
+    kind_for_suffix,
     pdf_supported,
 )
 from ..sources import Document
@@ -144,7 +145,7 @@ def read_document(path: Path, before: os.stat_result, *, max_bytes: int) -> Docu
     skipped this time (``changed_during_read``). A document without a title of its
     own is named by its file name.
     """
-    kind = SUFFIX_KINDS.get(path.suffix.lower(), TEXT)
+    kind = kind_for_suffix(path.suffix) or TEXT
     if before.st_size > max_bytes:
         return "too_large"
     if kind == PDF and not pdf_supported():
