@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _util import peak_rss_mb  # noqa: E402
 
-from research_agent.search.local import CorpusIndex  # noqa: E402
+from research_agent.search.corpus_index import CorpusIndex  # noqa: E402
 
 PYTHON_DOCS = Path("/usr/share/doc/python3.11-doc/html")
 

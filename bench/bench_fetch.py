@@ -32,8 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _util import peak_rss_mb  # noqa: E402
 
-from research_agent.cache import PageCache  # noqa: E402
-from research_agent.fetch import Fetcher, Page  # noqa: E402
+from research_agent.fetch import Fetcher  # noqa: E402
+from research_agent.fetch.cache import PageCache  # noqa: E402
+from research_agent.sources import Page  # noqa: E402
 
 PYTHON_DOCS = Path("/usr/share/doc/python3.11-doc/html")
 

@@ -26,8 +26,8 @@ from typing import Any
 from .config import Settings, load_settings
 from .context import load_context
 from .errors import Cancelled, InputError, RunTimeout, StorageError
+from .fetch.gather import SourceReader
 from .fsutil import ensure_writable_dir, existing_file_mode, remove_stale_temps
-from .gather import SourceReader
 from .ids import make_run_id
 from .ledger import RunLedger
 from .llm import ChatModel, UsageRecorder
@@ -236,10 +236,10 @@ async def _prepare_providers(
     """Build the providers from settings, indexing the corpus in a worker thread."""
     import httpx
 
-    from . import __version__
+    from .fetch.fetcher import DEFAULT_USER_AGENT
 
     client = _owned(owned, httpx.AsyncClient(timeout=settings.fetch_timeout,
-                                             headers={"User-Agent": f"research-agent/{__version__}"}))
+                                             headers={"User-Agent": DEFAULT_USER_AGENT}))
     stop_indexing = threading.Event()
 
     def on_index(root: Path, done: int, total: int) -> None:

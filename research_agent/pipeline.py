@@ -19,8 +19,8 @@ from typing import Any
 
 from .assembly import LessonsFn, Run, assemble
 from .config import Settings
+from .fetch.gather import SourceReader, gather_sources
 from .finish import finish_run
-from .gather import SourceReader, gather_sources
 from .llm import ChatModel
 from .llm.waiting import Ticker
 from .memory.lessons import lessons_markdown, lessons_prompt_block

@@ -1,10 +1,10 @@
-"""What search finds and what the later stages read."""
+"""What search finds, what a fetch reads, and what the later stages read."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["SearchHit", "Source", "ScoredSource"]
+__all__ = ["SearchHit", "Document", "Page", "Source", "ScoredSource"]
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,39 @@ class SearchHit:
     provider: str
     text: str = ""
     published: str | None = None
+
+
+@dataclass(frozen=True)
+class Document:
+    """The title and text extracted from one document's bytes (a page or a corpus file).
+
+    ``title`` may be empty: the caller names the document then (its URL, its file
+    name). ``date`` is only looked for when asked; ``site_name`` comes from an HTML
+    page's own metadata.
+    """
+
+    title: str
+    text: str
+    date: str | None = None
+    site_name: str = ""
+
+
+@dataclass(frozen=True)
+class Page:
+    """A fetched, extracted web page. ``text`` is the full main text, unsanitized.
+
+    ``addresses`` are every address it was fetched from, all redirect hops: the address
+    guard's evidence when the page is later served from the cache.
+    """
+
+    url: str
+    final_url: str
+    title: str
+    date: str | None
+    site_name: str
+    text: str
+    from_cache: bool = False
+    addresses: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

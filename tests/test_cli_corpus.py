@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from research_agent.cli import corpus as cli_corpus
-from research_agent.search.local import index_path_for
+from research_agent.search.corpus_index import index_path_for
 
 
 @pytest.fixture

@@ -13,14 +13,14 @@ import pytest
 
 from research_agent.errors import InputError, SearchError
 from research_agent.search.base import SearchProvider
-from research_agent.search.local import (
-    CorpusIndex,
-    Document,
-    LocalSearchProvider,
-    fts_query,
-    index_path_for,
-    read_document,
-)
+from research_agent.search.corpus_files import read_document
+from research_agent.search.corpus_index import CorpusIndex, index_path_for
+from research_agent.search.corpus_query import fts_query
+from research_agent.search.local import LocalSearchProvider
+from research_agent.sources import Document
+
+# Bytes that mean nothing in UTF-8 or windows-1252 (its five undefined bytes): mostly U+FFFD.
+UNDECODABLE = b"\x81\x8d\x8f\x90\x9d" * 20
 
 VACUUM_PARAS = [
     "PostgreSQL VACUUM reclaims storage occupied by dead tuples left behind by updates and deletes.",
@@ -122,10 +122,10 @@ def test_html_falls_back_to_tag_strip_when_trafilatura_finds_nothing(tmp_path: P
 
 
 def test_very_large_html_page_is_tag_stripped(tmp_path: Path, cache: Path) -> None:
-    from research_agent.search import local
+    from research_agent.fetch import html_text
 
     root = tmp_path / "big"
-    rows = "".join(f"<li><a href='#{i}'>entry{i} pagination</a></li>" for i in range(local.TRAFILATURA_MAX_CHARS // 40))
+    rows = "".join(f"<li><a href='#{i}'>entry{i} pagination</a></li>" for i in range(html_text.TRAFILATURA_MAX_CHARS // 40))
     _write(root / "contents.html", f"<html><head><title>Contents</title></head><body><ul>{rows}</ul></body></html>")
     index = CorpusIndex(root, cache)
     stats = index.refresh()
@@ -245,18 +245,19 @@ def test_deleted_file_is_removed_and_new_file_added(corpus: Path, cache: Path) -
 def test_bad_files_are_skipped_and_counted(corpus: Path, cache: Path) -> None:
     _write(corpus / "binary.txt", b"header\x00\x01\x02 more bytes")
     _write(corpus / "huge.md", "# Huge\n\n" + "word " * 2000)
-    _write(corpus / "latin1.txt", "caf\xe9 cr\xe8me".encode("latin-1"))
+    _write(corpus / "latin1.txt", "caf\xe9 cr\xe8me".encode("latin-1"))  # read as windows-1252, like a web page
+    _write(corpus / "undecodable.txt", UNDECODABLE)
     _write(corpus / "empty.md", "   \n\n")
     outside = _write(corpus.parent / "outside.md", "# Outside\n\nsecret outside text")
     (corpus / "link.md").symlink_to(outside)
     (corpus / "inner-link.md").symlink_to(corpus / "vacuum.md")
     index = CorpusIndex(corpus, cache, max_file_bytes=5000)
     stats = index.refresh()
-    assert stats.indexed == 4
+    assert stats.indexed == 5
     assert stats.skipped == {
+        "bad_encoding": 1,
         "binary": 1,
         "empty": 1,
-        "not_utf8": 1,
         "symlink_duplicate": 1,
         "symlink_outside": 1,
         "too_large": 1,
@@ -264,26 +265,27 @@ def test_bad_files_are_skipped_and_counted(corpus: Path, cache: Path) -> None:
     assert dict(stats.skipped_files) == {
         "binary.txt": "binary",
         "empty.md": "empty",
-        "latin1.txt": "not_utf8",
+        "undecodable.txt": "bad_encoding",
         "inner-link.md": "symlink_duplicate",
         "link.md": "symlink_outside",
         "huge.md": "too_large",
     }
     assert index.search("secret outside", limit_files=5) == []
+    assert [h.text for h in index.search("crème", limit_files=5)] == ["café crème"]
     # Skips are reported again on the next refresh, without the files being re-indexed.
     again = index.refresh()
-    assert again.skipped == stats.skipped and again.indexed == 0 and again.unchanged == 4
+    assert again.skipped == stats.skipped and again.indexed == 0 and again.unchanged == 5
 
 
 def test_fixed_file_leaves_the_skipped_list(corpus: Path, cache: Path) -> None:
-    bad = _write(corpus / "latin1.txt", "caf\xe9".encode("latin-1"))
+    bad = _write(corpus / "broken.txt", UNDECODABLE)
     index = CorpusIndex(corpus, cache)
-    assert index.refresh().skipped == {"not_utf8": 1}
+    assert index.refresh().skipped == {"bad_encoding": 1}
     _write(bad, "café au lait")
     _bump_mtime(bad)
     stats = index.refresh()
     assert stats.skipped == {} and stats.indexed == 1
-    assert [Path(h.location).name for h in index.search("café", limit_files=5)] == ["latin1.txt"]
+    assert [Path(h.location).name for h in index.search("café", limit_files=5)] == ["broken.txt"]
 
 
 def test_utf8_bom_and_declared_html_charset(corpus: Path, cache: Path) -> None:
@@ -373,7 +375,7 @@ def test_corrupt_index_is_rebuilt_with_warning(
     else:
         data = index.db_path.read_bytes()
         index.db_path.write_bytes(data[: len(data) // 2])
-    with caplog.at_level(logging.WARNING, logger="research_agent.search.local"):
+    with caplog.at_level(logging.WARNING, logger="research_agent.search.corpus_index"):
         stats = index.refresh()
     assert stats.rebuilt and stats.indexed == 4 and stats.documents == 4
     assert any("rebuilding" in r.getMessage() for r in caplog.records)

@@ -12,20 +12,19 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from research_agent.cache import PageCache
 from research_agent.cli.cache import app as cache_app
 from research_agent.config import Settings
 from research_agent.fetch import (
-    DEFAULT_USER_AGENT,
     Fetcher,
     FetchFailure,
     FetchStats,
-    Page,
     decode_body,
     is_public_address,
     pdf_supported,
 )
-from research_agent.sources import SearchHit
+from research_agent.fetch.cache import PageCache
+from research_agent.fetch.fetcher import DEFAULT_USER_AGENT
+from research_agent.sources import Page, SearchHit
 from tests.support import http_server
 from tests.support.fetch import SITE, failure, make_fetcher, resolver, sample_page
 from tests.support.http_server import ARTICLE_TEXT, LocalServer, article_html, gzip_bomb

@@ -8,8 +8,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from research_agent.cache import PageCache
-from research_agent.fetch import Fetcher, Page, is_public_address
+from research_agent.fetch import Fetcher, is_public_address
+from research_agent.fetch.cache import PageCache
+from research_agent.sources import Page
 from tests.support import http_server
 from tests.support.fetch import SITE, failure, make_fetcher, resolver, sample_page
 from tests.support.http_server import ARTICLE_TEXT, LocalServer, article_html

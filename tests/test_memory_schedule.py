@@ -16,10 +16,10 @@ from research_agent.memory.schedule import after_report
 from research_agent.memory.spawn import critique_argv
 from research_agent.memory.store import LOG_NAME
 from tests.conftest import ScriptedModel
+from tests.support.critique import ANSWER, RUN_ID, make_record
 from tests.support.fake_openai_server import FakeOpenAIServer
+from tests.support.reliability import cli_env
 from tests.support.research_responder import ResearchResponder
-from tests.test_memory_critique import ANSWER, RUN_ID, make_record
-from tests.test_reliability import cli_env
 
 HANG_GUARD = 60.0
 

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from research_agent.search.local import CorpusIndex
+from research_agent.search.corpus_index import CorpusIndex
 from tests.support.cli import CLI
 from tests.support.fake_openai_server import STATUS_KINDS, FakeOpenAIServer, Faults
 from tests.support.pipeline import DOCS, QUERY, source_entries

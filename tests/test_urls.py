@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from research_agent.urls import is_web_url, normalize_url, registrable_domain, url_host
+from research_agent.fetch.urls import is_web_url, normalize_url, registrable_domain, url_host
 
 
 @pytest.mark.parametrize(
@@ -100,7 +100,7 @@ def test_public_suffix_list_never_touches_the_network() -> None:
         "    def __init__(self, *a, **k):\n"
         "        raise SystemExit('network used')\n"
         "socket.socket = NoNet\n"
-        "from research_agent.urls import registrable_domain\n"
+        "from research_agent.fetch.urls import registrable_domain\n"
         "print(registrable_domain('deep.sub.example.com.au'), registrable_domain('www.x.co.uk'))\n"
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)

@@ -15,7 +15,7 @@ from .boundary import guarded
 from .terminal import echo
 
 if TYPE_CHECKING:
-    from ..cache import PageCache
+    from ..fetch.cache import PageCache
 
 __all__ = ["app", "clear_cache"]
 
@@ -29,7 +29,7 @@ def _group() -> None:
 
 def clear_cache(settings: Settings, *, expired_only: bool = False) -> tuple[int, PageCache]:
     """Remove cached pages (all, or only expired ones); return (count removed, cache)."""
-    from ..cache import PageCache
+    from ..fetch.cache import PageCache
 
     cache = PageCache.for_settings(settings)
     removed = cache.prune_expired() if expired_only else cache.clear()

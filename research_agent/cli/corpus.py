@@ -20,7 +20,8 @@ from rich.table import Table
 
 from ..config import load_settings
 from ..errors import InputError
-from ..search.local import IndexStats, LocalSearchProvider
+from ..search.corpus_index import IndexStats
+from ..search.local import LocalSearchProvider
 from .boundary import guarded
 from .terminal import dumps_json, markup
 

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import InputError
+from ..fetch.urls import registrable_domain, url_host
 from ..record import RunRecord, read_run_record
 from ..safefile import UnsafeFile, read_text_capped, resolves_inside
-from ..urls import registrable_domain, url_host
 from .schema import Critique
 
 __all__ = [

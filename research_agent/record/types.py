@@ -18,9 +18,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..fetch.urls import normalize_url, registrable_domain
 from ..llm import Usage
 from ..stages.skeptic import SkepticReport
-from ..urls import normalize_url, registrable_domain
 
 __all__ = [
     "RUN_RECORD_VERSION",

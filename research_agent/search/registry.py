@@ -19,8 +19,8 @@ import httpx
 
 from ..config import Settings
 from ..errors import ConfigError, SearchError
+from ..fetch.urls import is_web_url, normalize_url
 from ..sources import SearchHit
-from ..urls import is_web_url, normalize_url
 from .base import ProviderFailure, SearchProvider, SearchResults
 from .web import TAVILY_BASE_URL, DdgsBackend, DdgsProvider, ProviderError, SearxngProvider, TavilyProvider
 

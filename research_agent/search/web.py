@@ -18,8 +18,8 @@ from typing import Any
 import httpx
 
 from ..errors import SearchError
+from ..fetch.urls import is_web_url
 from ..sources import SearchHit
-from ..urls import is_web_url
 
 __all__ = [
     "ProviderError",

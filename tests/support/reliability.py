@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from research_agent.fsutil import TEMP_SUFFIX
-from research_agent.search.local import CorpusIndex
+from research_agent.search.corpus_index import CorpusIndex
 from tests.support.cli import CLI
 from tests.support.pipeline import DOCS, source_entries
 from tests.support.research_responder import ResearchResponder

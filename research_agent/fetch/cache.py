@@ -22,13 +22,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import StorageError
-from .fetch import Page
-from .fsutil import atomic_write_text, remove_stale_temps
+from ..errors import StorageError
+from ..fsutil import atomic_write_text, remove_stale_temps
+from ..sources import Page
 from .urls import normalize_url
 
 if TYPE_CHECKING:
-    from .config import Settings
+    from ..config import Settings
 
 __all__ = ["PageCache", "CACHE_VERSION"]
 

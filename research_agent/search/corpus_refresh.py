@@ -1,0 +1,198 @@
+"""One refresh of a corpus index: drop what is gone, read what changed, count the rest.
+
+A file is read again when its mtime or size changed, or when the index holds text
+read under older extraction rules (the ``extraction_rules`` entry of its ``meta``
+table differs from :data:`EXTRACTION_RULES`). Skips decided by a file's content are
+remembered (by mtime and size) so that an unchanged file is not read again; other
+skips are re-checked on every refresh. Work is committed every 100 files, so an
+interrupted refresh keeps what it did.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import DiskFull, StorageError
+from ..passages import split_passages
+from ..sources import Document
+from .corpus_files import Scan, read_document
+
+__all__ = ["IndexStats", "Refresh", "storage_error", "EXTRACTION_RULES"]
+
+# Bump when research_agent.fetch.extract gives different text for the same bytes.
+# 2: web pages and corpus files share one set of rules.
+EXTRACTION_RULES = "2"
+_STICKY_REASONS = frozenset({"binary", "bad_encoding", "empty", "bad_pdf"})
+_SKIPPED_FILES_CAP = 200
+_COMMIT_EVERY = 100
+
+
+@dataclass(frozen=True)
+class IndexStats:
+    """What one :meth:`CorpusIndex.refresh` did.
+
+    ``indexed`` files were (re-)read into the index, ``unchanged`` indexed files were
+    left alone, ``removed`` files were gone from the corpus and dropped from the index.
+    ``skipped`` counts every file not in the index, by reason (including skips
+    remembered from earlier refreshes); ``skipped_files`` names them, capped.
+    ``documents`` and ``passages`` are the index's totals after the refresh.
+    """
+
+    root: Path
+    indexed: int
+    unchanged: int
+    removed: int
+    skipped: dict[str, int]
+    skipped_files: tuple[tuple[str, str], ...]
+    seconds: float
+    documents: int = 0
+    passages: int = 0
+    rebuilt: bool = False
+
+    @property
+    def skipped_total(self) -> int:
+        return sum(self.skipped.values())
+
+
+def storage_error(path: Path, exc: sqlite3.Error) -> StorageError:
+    """The StorageError (DiskFull when the disk is full) for a failed write of index ``path``."""
+    text = str(exc).lower()
+    if "disk is full" in text:
+        return DiskFull(f"disk full while writing the corpus index {path}")
+    return StorageError(f"cannot use the corpus index {path}: {exc}")
+
+
+@dataclass
+class Refresh:
+    """One refresh pass of an open index over a scanned corpus; :meth:`run` does it."""
+
+    conn: sqlite3.Connection
+    scan: Scan
+    max_file_bytes: int
+    indexed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    skipped_files: list[tuple[str, str]] = field(default_factory=list)
+    documents: int = 0
+    passages: int = 0
+
+    def run(self, progress: Callable[[int, int], None] | None = None) -> None:
+        """Bring the index up to date; ``progress(done, total)`` while changed files are read."""
+        known = {
+            path: (file_id, mtime_ns, size, reason)
+            for file_id, path, mtime_ns, size, reason in self.conn.execute(
+                "SELECT id, path, mtime_ns, size, skip_reason FROM files"
+            )
+        }
+        for rel, reason in self.scan.skips:
+            self._skip(rel, reason)
+        todo = self._plan(known)
+        self._remove_gone(known)
+        self._read_changed(known, todo, progress)
+        self.conn.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('extraction_rules', ?)", (EXTRACTION_RULES,)
+        )
+        self.documents = self.conn.execute("SELECT count(*) FROM files WHERE skip_reason IS NULL").fetchone()[
+            0
+        ]
+        self.passages = self.conn.execute("SELECT count(*) FROM passages").fetchone()[0]
+
+    def stats(self, root: Path, *, seconds: float, rebuilt: bool) -> IndexStats:
+        """What this refresh did, as IndexStats."""
+        return IndexStats(
+            root=root,
+            indexed=self.indexed,
+            unchanged=self.unchanged,
+            removed=self.removed,
+            skipped=dict(sorted(self.skipped.items())),
+            skipped_files=tuple(self.skipped_files[:_SKIPPED_FILES_CAP]),
+            seconds=seconds,
+            documents=self.documents,
+            passages=self.passages,
+            rebuilt=rebuilt,
+        )
+
+    def _skip(self, rel: str, reason: str) -> None:
+        self.skipped[reason] += 1
+        self.skipped_files.append((rel, reason))
+
+    def _plan(self, known: dict[str, tuple[int, int, int, str | None]]) -> list[str]:
+        """The files to read; counts the unchanged ones and the remembered skips."""
+        rules = self.conn.execute("SELECT value FROM meta WHERE key = 'extraction_rules'").fetchone()
+        current = rules is not None and rules[0] == EXTRACTION_RULES
+        todo: list[str] = []
+        for rel, (_path, info) in self.scan.files.items():
+            old = known.get(rel)
+            if current and old is not None and old[1] == info.st_mtime_ns and old[2] == info.st_size:
+                if old[3]:
+                    self._skip(rel, old[3])
+                else:
+                    self.unchanged += 1
+            else:
+                todo.append(rel)
+        return todo
+
+    def _remove_gone(self, known: dict[str, tuple[int, int, int, str | None]]) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+        for rel, (file_id, *_rest) in known.items():
+            if rel not in self.scan.files:
+                _drop(self.conn, file_id)
+                self.removed += 1
+        self.conn.execute("COMMIT")
+
+    def _read_changed(
+        self,
+        known: dict[str, tuple[int, int, int, str | None]],
+        todo: list[str],
+        progress: Callable[[int, int], None] | None,
+    ) -> None:
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for done, rel in enumerate(todo, 1):
+                path, info = self.scan.files[rel]
+                result = read_document(path, info, max_bytes=self.max_file_bytes)
+                old = known.get(rel)
+                if old is not None:
+                    _drop(conn, old[0])
+                self._store(rel, info.st_mtime_ns, info.st_size, result)
+                if done % _COMMIT_EVERY == 0:
+                    conn.execute("COMMIT")
+                    conn.execute("BEGIN IMMEDIATE")
+                if progress is not None:
+                    progress(done, len(todo))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def _store(self, rel: str, mtime_ns: int, size: int, result: Document | str) -> None:
+        """Index one file's passages, or remember why it was skipped (when that depends on its content)."""
+        if isinstance(result, str):
+            self._skip(rel, result)
+            if result in _STICKY_REASONS:
+                self.conn.execute(
+                    "INSERT INTO files (path, mtime_ns, size, title, skip_reason) VALUES (?, ?, ?, '', ?)",
+                    (rel, mtime_ns, size, result),
+                )
+            return
+        cur = self.conn.execute(
+            "INSERT INTO files (path, mtime_ns, size, title) VALUES (?, ?, ?, ?)",
+            (rel, mtime_ns, size, result.title),
+        )
+        self.conn.executemany(
+            "INSERT INTO passages (body, file_id, seq) VALUES (?, ?, ?)",
+            ((body, cur.lastrowid, seq) for seq, body in enumerate(split_passages(result.text))),
+        )
+        self.indexed += 1
+
+
+def _drop(conn: sqlite3.Connection, file_id: int) -> None:
+    conn.execute("DELETE FROM passages WHERE file_id = ?", (file_id,))
+    conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
