@@ -29,7 +29,7 @@ from research_agent.memory.critique import build_request, compute_facts  # noqa:
 from research_agent.memory.lessons import select_lessons  # noqa: E402
 from research_agent.memory.schema import DIMENSIONS, TAGS, Critique, Scores  # noqa: E402
 from research_agent.memory.spawn import spawn_critique  # noqa: E402
-from research_agent.passages import estimate_tokens  # noqa: E402
+from research_agent.text.passages import estimate_tokens  # noqa: E402
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 

@@ -27,7 +27,8 @@ from .config import Settings, load_settings
 from .context import load_context
 from .errors import Cancelled, InputError, RunTimeout, StorageError
 from .fetch.gather import SourceReader
-from .fsutil import ensure_writable_dir, existing_file_mode, remove_stale_temps
+from .files.atomic import ensure_writable_dir, existing_file_mode, remove_stale_temps
+from .files.safefile import check_folder_inside
 from .ids import make_run_id
 from .ledger import RunLedger
 from .llm import ChatModel, UsageRecorder
@@ -37,7 +38,6 @@ from .progress import NoProgress, Progress, StageClock
 from .record import CorpusRecord
 from .report import ReportMeta
 from .review.rules import Rule, RuleDeadline, RuleLimits, load_rules
-from .safefile import check_folder_inside
 from .search.base import SearchProvider
 
 __all__ = ["Run", "LessonsFn", "assemble", "default_lessons", "default_providers", "validate_query", "MAX_QUERY_CHARS"]

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
-from .nesting import nesting_problem
-from .safefile import UnsafeFile, read_text_capped
+from .files.nesting import nesting_problem
+from .files.safefile import UnsafeFile, read_text_capped
 
 __all__ = ["Mode", "MODES", "Settings", "load_settings", "default_cache_dir", "default_config_path"]
 

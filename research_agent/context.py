@@ -10,8 +10,8 @@ import re
 from pathlib import Path
 
 from .errors import InputError
-from .safefile import UnsafeFile, read_text_capped
-from .sanitize import sanitize, wrap_data
+from .files.safefile import UnsafeFile, read_text_capped
+from .text.sanitize import sanitize, wrap_data
 
 __all__ = ["load_context", "MAX_CONTEXT_CHARS"]
 

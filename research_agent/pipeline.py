@@ -26,7 +26,6 @@ from .llm.waiting import Ticker
 from .memory.lessons import lessons_markdown, lessons_prompt_block
 from .progress import Progress
 from .results import Briefing, Iteration, Outcome, ResearchResult, SourceSummary
-from .sanitize import sanitize
 from .search.base import SearchProvider
 from .search.registry import search_all
 from .sources import Source
@@ -34,6 +33,7 @@ from .stages.classify import classify_domain
 from .stages.decompose import Plan, decompose
 from .stages.relevance import Gate, decide_gate, score_sources
 from .stages.skeptic import SkepticReport
+from .text.sanitize import sanitize
 from .writing import Written, write_and_review
 
 __all__ = ["research", "research_sync", "ResearchResult", "SourceSummary", "Iteration", "Progress"]

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from .llm import Usage
 from .record import Iteration, RunRecord, SourceSummary
-from .sanitize import sanitize
 from .sources import ScoredSource, Source
+from .text.sanitize import sanitize
 
 if TYPE_CHECKING:
     from .memory.lessons import LessonSelection

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from research_agent.citations import REMOVED_MARK, find_citations, renumber, strip_citations
+from research_agent.text.citations import REMOVED_MARK, find_citations, renumber, strip_citations
 
 
 def test_numbers_follow_first_appearance_across_all_texts_and_uncited_sources_get_none() -> None:

@@ -11,10 +11,10 @@ import pytest
 from research_agent.fetch import Fetcher, FetchFailure, decode_body, extract, pdf_supported
 from research_agent.fetch.extract import HTML, MARKDOWN, RST, TEXT, Unreadable
 from research_agent.fetch.html_text import TRAFILATURA_MAX_CHARS
-from research_agent.passages import split_passages
 from research_agent.search.corpus_files import read_document
 from research_agent.search.corpus_index import CorpusIndex
 from research_agent.sources import Document, Page
+from research_agent.text.passages import split_passages
 from tests.support import http_server
 from tests.support.http_server import ARTICLE_TEXT, LocalServer
 

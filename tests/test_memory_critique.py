@@ -16,7 +16,7 @@ from research_agent.memory.schema import TAGS
 from research_agent.memory.spawn import critique_argv, spawn_critique
 from research_agent.memory.store import LOG_NAME, load_all, load_critique
 from research_agent.record import read_run_record
-from research_agent.sanitize import DATA_CLOSE, DATA_OPEN
+from research_agent.text.sanitize import DATA_CLOSE, DATA_OPEN
 from tests.support.critique import ANSWER, REPORT, RUN_ID, make_record
 from tests.support.memory import NOW, make_critique, put
 

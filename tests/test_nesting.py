@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from research_agent.nesting import MAX_NESTING, json_depth, nesting_problem, toml_depth, yaml_depth
+from research_agent.files.nesting import MAX_NESTING, json_depth, nesting_problem, toml_depth, yaml_depth
 from tests.support.memory import make_critique
 
 # Patterns that nest once per repetition; 60,000 levels fit in the 64 KB critique cap,

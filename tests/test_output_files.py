@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from research_agent.errors import DiskFull, InputError, StorageError
-from research_agent.fsutil import TEMP_SUFFIX, atomic_write_all, atomic_write_text
+from research_agent.files.atomic import TEMP_SUFFIX, atomic_write_all, atomic_write_text
 from research_agent.ids import make_run_id
 from research_agent.memory.lessons import LessonSelection
 from research_agent.pipeline import research

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from research_agent.fsutil import TEMP_SUFFIX
+from research_agent.files.atomic import TEMP_SUFFIX
 from tests.support.fake_openai_server import FakeOpenAIServer
 from tests.support.pipeline import QUERY
 from tests.support.reliability import (

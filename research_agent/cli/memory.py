@@ -26,9 +26,9 @@ from rich.table import Table
 from ..config import Settings, load_settings
 from ..domains import DOMAINS
 from ..errors import InputError, ResearchError
+from ..files.safeyaml import dump_yaml
 from ..llm import ChatModel, OpenAIChatModel
 from ..memory.lessons import select_lessons
-from ..memory.safeyaml import dump_yaml
 from ..memory.schema import DIMENSIONS
 from ..memory.stats import CritiqueCost, compute_stats, plot_history
 from ..memory.store import critique_file_name, critique_path, load_all, load_critique, prune_critiques

@@ -1,7 +1,7 @@
 """On-disk cache of fetched, extracted pages.
 
 One JSON file per page, named by sha256 of the normalised URL and sharded into
-256 folders. Files are written atomically (research_agent.fsutil), so concurrent runs
+256 folders. Files are written atomically (research_agent.files.atomic), so concurrent runs
 sharing a cache only ever see whole entries; the last writer wins, which is harmless
 since both wrote the same page. Entries older than the TTL are misses. A corrupt or
 foreign file is a miss too, never an error.
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import StorageError
-from ..fsutil import atomic_write_text, remove_stale_temps
+from ..files.atomic import atomic_write_text, remove_stale_temps
 from ..sources import Page
 from .urls import normalize_url
 

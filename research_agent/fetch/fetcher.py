@@ -36,8 +36,8 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
 
-from ..sanitize import looks_like_injection
 from ..sources import Page, SearchHit
+from ..text.sanitize import looks_like_injection
 from ..version import __version__
 from .body import Body, parse_content_type, read_body
 from .extract import (

@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..passages import estimate_tokens
 from ..sources import SearchHit, Source
+from ..text.passages import estimate_tokens
 from .urls import normalize_url, registrable_domain
 
 __all__ = ["SourceReader", "Gathered", "gather_sources", "source_key"]

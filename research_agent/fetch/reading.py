@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..passages import estimate_tokens, select_passages
 from ..sources import Page, SearchHit, Source
+from ..text.passages import estimate_tokens, select_passages
 from .urls import normalize_url, registrable_domain
 
 __all__ = ["page_source", "snippet_source", "local_source"]

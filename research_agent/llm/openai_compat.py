@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, InvalidModelOutput, LLMError, LLMTimeout, LLMUnavailable, ModelNotFound
-from ..passages import estimate_tokens
+from ..text.passages import estimate_tokens
 from .prices import PriceTable
 from .protocol import STRUCTURED_ATTEMPTS, ChatRequest, ChatResponse
 from .retry import RETRYABLE_STATUS, RequestTally, backoff_delay, parse_retry_after

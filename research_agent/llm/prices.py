@@ -27,8 +27,8 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import ConfigError
-from ..nesting import nesting_problem
-from ..safefile import UnsafeFile, read_text_capped
+from ..files.nesting import nesting_problem
+from ..files.safefile import UnsafeFile, read_text_capped
 
 __all__ = ["Price", "PriceTable", "DEFAULT_PRICES"]
 

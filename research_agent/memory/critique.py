@@ -19,11 +19,11 @@ from typing import Any
 
 from ..config import Settings
 from ..errors import InvalidModelOutput
+from ..files.safefile import check_folder_inside
 from ..llm import ChatModel, ChatRequest, UsageRecorder
 from ..prompts import render
 from ..record import RunRecord, read_run_record
-from ..safefile import check_folder_inside
-from ..sanitize import sanitize, wrap_data
+from ..text.sanitize import sanitize, wrap_data
 from .evidence import MAX_REPORT_BYTES, locate_report, read_report_file
 from .facts import RunFacts, compute_facts
 from .schema import (

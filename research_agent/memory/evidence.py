@@ -18,8 +18,8 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..fetch.urls import registrable_domain, url_host
+from ..files.safefile import UnsafeFile, read_text_capped, resolves_inside
 from ..record import RunRecord, read_run_record
-from ..safefile import UnsafeFile, read_text_capped, resolves_inside
 from .schema import Critique
 
 __all__ = [

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..domains import normalize_domain
-from ..passages import tokenize
 from ..record import RunRecord, SourceSummary
-from ..sanitize import sanitize
 from ..stages.skeptic import SkepticFinding
+from ..text.passages import tokenize
+from ..text.sanitize import sanitize
 
 __all__ = ["RunFacts", "compute_facts"]
 

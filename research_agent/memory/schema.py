@@ -22,7 +22,7 @@ import jsonschema
 
 from ..errors import InputError
 from ..ids import format_utc, parse_zoned_time
-from ..sanitize import looks_like_injection
+from ..text.sanitize import looks_like_injection
 from .fastschema import Check, compile_schema
 
 __all__ = [

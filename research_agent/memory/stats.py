@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..fsutil import atomic_write_bytes
+from ..files.atomic import atomic_write_bytes
 from ..ids import id_timestamp
 from .schema import DIMENSIONS, Critique
 from .store import LoadedCritique

@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import StorageError
-from ..fsutil import atomic_write_text, file_kind
+from ..files.atomic import atomic_write_text, file_kind
+from ..files.safefile import check_folder_inside
+from ..files.safeyaml import UnsafeYaml, dump_yaml, load_yaml_text, read_capped
 from ..ids import id_timestamp
-from ..safefile import check_folder_inside
-from ..sanitize import sanitize
-from .safeyaml import UnsafeYaml, dump_yaml, load_yaml_text, read_capped
+from ..text.sanitize import sanitize
 from .schema import Critique, InvalidCritique, validate_critique
 
 __all__ = [

@@ -21,9 +21,9 @@ import yaml
 
 from ..config import MODES
 from ..errors import InputError, StorageError
-from ..fsutil import atomic_write_all
+from ..files.atomic import atomic_write_all
+from ..files.safeyaml import UnsafeYaml, load_yaml_file
 from ..llm import Usage
-from ..memory.safeyaml import UnsafeYaml, load_yaml_file
 from ..memory.schema import GATE_DECISIONS
 from ..memory.store import critique_file_name
 from ..stages.skeptic import SkepticFinding, SkepticReport

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from ..citations import CITATION, blank, mask_code_and_urls, sentence_spans
+from ..text.citations import CITATION, blank, mask_code_and_urls, sentence_spans
 from .checks_common import claim_context, lint_issue
 from .issues import Issue
 from .markdown import ParsedReport

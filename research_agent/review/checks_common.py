@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..citations import CITATION, INLINE_CODE, blank, citation_numbers, mask_code_and_urls
+from ..text.citations import CITATION, INLINE_CODE, blank, citation_numbers, mask_code_and_urls
 from .issues import Issue
 from .markdown import Block, ParsedReport
 
@@ -41,7 +41,7 @@ def claim_context(text: str, start: int, end: int, floor: int) -> str:
 
 @dataclass(frozen=True)
 class BlockCitation:
-    """A citation found in a prose block (as research_agent.citations defines them)."""
+    """A citation found in a prose block (as research_agent.text.citations defines them)."""
 
     line: int
     start: int  # offset in the block text

@@ -7,7 +7,7 @@ import re
 from collections.abc import Collection
 from difflib import SequenceMatcher
 
-from ..citations import CITATION, blank, mask_code_and_urls
+from ..text.citations import CITATION, blank, mask_code_and_urls
 from .checks_citations import block_citations
 from .checks_common import claim_context, lint_issue, prose_lines
 from .issues import Issue

@@ -15,7 +15,7 @@ The shape (issues grouped by type, critical groups marked ``X``, warning groups 
       - Warnings: 1
       - Viability: 44/100
 
-Quoted draft text passes :func:`~research_agent.sanitize.sanitize`, so a leaked
+Quoted draft text passes :func:`~research_agent.text.sanitize.sanitize`, so a leaked
 delimiter is named by its line, never repeated into the next prompt.
 """
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..sanitize import sanitize
+from ..text.sanitize import sanitize
 from .issues import Issue
 from .review import Review, order_issues
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from ..errors import InputError
-from ..nesting import nesting_problem
+from ..files.nesting import nesting_problem
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt

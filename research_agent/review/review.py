@@ -16,7 +16,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..sanitize import sanitize
+from ..text.sanitize import sanitize
 from .issues import Issue
 from .lint import lint_report
 from .rules import Rule, RuleLimits

@@ -13,7 +13,7 @@ The file holds a list of rules, either at the top level or under ``rules:``::
 
 The file is read like every YAML file the tool reads (size-capped, nesting depth
 checked before any parser sees it, safe loader, no anchors or foreign tags: see
-:mod:`research_agent.memory.safeyaml`); a symlink may lead only to a file inside the
+:mod:`research_agent.files.safeyaml`); a symlink may lead only to a file inside the
 rules file's own folder. Every field is checked on load, and any problem is an
 :class:`~research_agent.errors.InputError` whose one-line message names the file and
 the rule.
@@ -36,8 +36,8 @@ from typing import Any
 import regex
 
 from ..errors import InputError
-from ..memory.safeyaml import UnsafeYaml, load_yaml_text
-from ..safefile import UnsafeFile, read_text_capped
+from ..files.safefile import UnsafeFile, read_text_capped
+from ..files.safeyaml import UnsafeYaml, load_yaml_text
 
 __all__ = [
     "Rule",

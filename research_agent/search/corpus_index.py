@@ -5,7 +5,7 @@ never inside the corpus, at ``cache_dir/corpus/<sha256(resolved root)[:16]>.sqli
 It is refreshed incrementally (a file is re-read only when its mtime or size changed,
 or when it was read under older extraction rules), and files that cannot be indexed
 are skipped and counted by reason, never fatal. Documents are split into passages
-(:func:`research_agent.passages.split_passages`); :mod:`.corpus_query` ranks them.
+(:func:`research_agent.text.passages.split_passages`); :mod:`.corpus_query` ranks them.
 
 Several processes may refresh one corpus at once: the database runs in WAL mode with
 a busy timeout, and a refresh holds an exclusive ``flock`` on a lock file next to the

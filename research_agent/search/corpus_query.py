@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..passages import estimate_tokens
-from ..passages import tokenize as tokenize_words
 from ..sources import SearchHit
+from ..text.passages import estimate_tokens
+from ..text.passages import tokenize as tokenize_words
 
 __all__ = ["RankedHit", "fts_query", "query_terms", "ranked_hits"]
 

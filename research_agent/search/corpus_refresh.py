@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import DiskFull, StorageError
-from ..passages import split_passages
 from ..sources import Document
+from ..text.passages import split_passages
 from .corpus_files import Scan, read_document
 
 __all__ = ["IndexStats", "Refresh", "storage_error", "EXTRACTION_RULES"]

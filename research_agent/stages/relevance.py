@@ -11,8 +11,8 @@ from .. import prompts
 from ..config import Mode
 from ..errors import LLMError
 from ..llm import ChatModel, ChatRequest
-from ..sanitize import sanitize, wrap_data
 from ..sources import ScoredSource, Source
+from ..text.sanitize import sanitize, wrap_data
 from ._schema import obj, scale, string
 
 __all__ = ["score_sources", "decide_gate", "Gate", "GateDecision", "SNIPPET_SCORE_CAP", "SCHEMA"]

@@ -8,8 +8,8 @@ from typing import Literal
 from .. import prompts
 from ..errors import InvalidModelOutput
 from ..llm import ChatModel, ChatRequest
-from ..sanitize import sanitize, wrap_data
 from ..sources import Source
+from ..text.sanitize import sanitize, wrap_data
 from ._fallback import Notify, degraded_message
 from ._schema import array, enum, integer, nullable, number, obj, string
 from .synthesize import sources_block

@@ -9,9 +9,9 @@ from typing import Any
 
 from .. import prompts
 from ..llm import ChatModel, ChatRequest
-from ..passages import estimate_tokens
-from ..sanitize import sanitize, wrap_data
 from ..sources import Source
+from ..text.passages import estimate_tokens
+from ..text.sanitize import sanitize, wrap_data
 from ._fallback import Notify, or_fallback
 from ._schema import array, obj, string
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import yaml
 
+from research_agent.files.safeyaml import dump_yaml
 from research_agent.ids import make_run_id
-from research_agent.memory.safeyaml import dump_yaml
 from research_agent.memory.schema import DIMENSIONS, Critique, Scores, SkepticFlag
 from research_agent.memory.store import critique_path, write_critique
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from research_agent.fsutil import TEMP_SUFFIX
+from research_agent.files.atomic import TEMP_SUFFIX
 from research_agent.search.corpus_index import CorpusIndex
 from tests.support.cli import CLI
 from tests.support.pipeline import DOCS, source_entries

@@ -8,7 +8,7 @@ or planted by someone else. Reading one therefore:
 * checks the size cap *before* reading, and never reads more than the cap;
 * measures the nesting depth of the text before any parser sees it (libyaml's C
   composer recurses once per level and crashes the process at about 30,000 levels:
-  see :mod:`research_agent.nesting`);
+  see :mod:`research_agent.files.nesting`);
 * composes the document with the safe loader only, then rejects anchors/aliases
   (alias bombs), any tag outside the plain YAML core (``!!python/object`` and
   friends), duplicate keys, documents deeper or larger than a small bound;
@@ -25,8 +25,8 @@ from typing import Any
 import yaml
 
 from ..errors import InputError
-from ..nesting import MAX_NESTING, nesting_problem
-from ..safefile import UnsafeFile, read_text_capped
+from .nesting import MAX_NESTING, nesting_problem
+from .safefile import UnsafeFile, read_text_capped
 
 __all__ = ["UnsafeYaml", "read_capped", "load_yaml_text", "load_yaml_file", "dump_yaml"]
 
@@ -52,7 +52,7 @@ def read_capped(
     """Read a UTF-8 file of at most ``max_bytes`` bytes, refusing links and foreign paths.
 
     ``within``: the folder the file must lie in, symlinks resolved (see
-    :func:`research_agent.safefile.read_text_capped`).
+    :func:`research_agent.files.safefile.read_text_capped`).
     """
     try:
         return read_text_capped(path, max_bytes=max_bytes, inside=within, follow_symlinks=allow_symlink)

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .errors import DiskFull, StorageError
+from ..errors import DiskFull, StorageError
 
 __all__ = [
     "atomic_write_text",

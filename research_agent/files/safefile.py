@@ -20,7 +20,7 @@ import os
 import stat
 from pathlib import Path
 
-from .errors import InputError
+from ..errors import InputError
 
 __all__ = ["UnsafeFile", "read_text_capped", "check_folder_inside", "resolves_inside"]
 
