@@ -26,8 +26,9 @@ from research_agent.domains import DOMAINS  # noqa: E402
 from research_agent.ids import make_run_id  # noqa: E402
 from research_agent.memory import store  # noqa: E402
 from research_agent.memory.critique import build_request, compute_facts  # noqa: E402
+from research_agent.memory.critique_types import Critique, Scores
 from research_agent.memory.lessons import select_lessons  # noqa: E402
-from research_agent.memory.schema import DIMENSIONS, TAGS, Critique, Scores  # noqa: E402
+from research_agent.memory.schema import DIMENSIONS, TAGS  # noqa: E402
 from research_agent.memory.spawn import spawn_critique  # noqa: E402
 from research_agent.text.passages import estimate_tokens  # noqa: E402
 

@@ -14,11 +14,11 @@ import pytest
 from research_agent.domains import DOMAINS
 from research_agent.errors import StorageError
 from research_agent.files.safeyaml import UnsafeYaml, load_yaml_text
+from research_agent.memory.critique_types import Critique
 from research_agent.memory.schema import (
     FIELD_ORDER,
     OPTIONAL_FIELDS,
     TAGS,
-    Critique,
     InvalidCritique,
     _fast_check,
     critique_schema,

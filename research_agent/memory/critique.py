@@ -24,21 +24,10 @@ from ..llm import ChatModel, ChatRequest, UsageRecorder
 from ..prompts import render
 from ..record import RunRecord, read_run_record
 from ..text.sanitize import sanitize, wrap_data
+from .critique_types import Critique, CritiqueUsage, Scores, SkepticFlag
 from .evidence import MAX_REPORT_BYTES, locate_report, read_report_file
 from .facts import RunFacts, compute_facts
-from .schema import (
-    DIMENSION_LABELS,
-    DIMENSIONS,
-    MAX_ITEMS,
-    MAX_TEXT,
-    TAGS,
-    Critique,
-    CritiqueUsage,
-    Scores,
-    SkepticFlag,
-    is_pass,
-    mean_of,
-)
+from .schema import DIMENSION_LABELS, DIMENSIONS, MAX_ITEMS, MAX_TEXT, TAGS, is_pass, mean_of
 from .store import append_log, critique_file_name, prune_critiques, write_critique
 
 __all__ = [

@@ -20,7 +20,7 @@ from ..errors import InputError
 from ..fetch.urls import registrable_domain, url_host
 from ..files.safefile import UnsafeFile, read_text_capped, resolves_inside
 from ..record import RunRecord, read_run_record
-from .schema import Critique
+from .critique_types import Critique
 
 __all__ = [
     "MAX_REPORT_BYTES",

@@ -31,8 +31,9 @@ from typing import Any
 
 from ..domains import DOMAINS
 from ..errors import ConfigError, InputError
+from .critique_types import Critique
 from .evidence import dominant_hosts, valid_hostname
-from .schema import DIMENSION_LABELS, DIMENSIONS, MAX_TEXT, TAG_LABELS, Critique, InvalidCritique
+from .schema import DIMENSION_LABELS, DIMENSIONS, MAX_TEXT, TAG_LABELS, InvalidCritique
 from .stats import collapse_check, compare_adaptive
 from .store import (
     FUTURE_SLACK,

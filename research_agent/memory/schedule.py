@@ -23,7 +23,7 @@ from ..config import Settings
 from ..errors import ResearchError
 from ..llm import ChatModel, OpenAIChatModel
 from .critique import critique_run
-from .schema import Critique
+from .critique_types import Critique
 from .spawn import spawn_critique
 from .store import append_log, check_log_file, critique_path
 

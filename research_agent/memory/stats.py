@@ -27,7 +27,8 @@ from typing import Any
 from ..errors import ConfigError
 from ..files.atomic import atomic_write_bytes
 from ..ids import id_timestamp
-from .schema import DIMENSIONS, Critique
+from .critique_types import Critique
+from .schema import DIMENSIONS
 from .store import LoadedCritique
 
 __all__ = [

@@ -28,7 +28,8 @@ from ..files.safefile import check_folder_inside
 from ..files.safeyaml import UnsafeYaml, dump_yaml, load_yaml_text, read_capped
 from ..ids import id_timestamp
 from ..text.sanitize import sanitize
-from .schema import Critique, InvalidCritique, validate_critique
+from .critique_types import Critique
+from .schema import InvalidCritique, validate_critique
 
 __all__ = [
     "MAX_CRITIQUE_BYTES",

@@ -11,7 +11,8 @@ import yaml
 
 from research_agent.files.safeyaml import dump_yaml
 from research_agent.ids import make_run_id
-from research_agent.memory.schema import DIMENSIONS, Critique, Scores, SkepticFlag
+from research_agent.memory.critique_types import Critique, Scores, SkepticFlag
+from research_agent.memory.schema import DIMENSIONS
 from research_agent.memory.store import critique_path, write_critique
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
