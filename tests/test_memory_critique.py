@@ -11,6 +11,7 @@ import pytest
 from research_agent.config import Settings
 from research_agent.errors import InputError, LLMUnavailable, StorageError
 from research_agent.memory.critique import critique_run, summarize
+from research_agent.memory.critique_types import LessonUse
 from research_agent.memory.facts import compute_facts
 from research_agent.memory.schema import TAGS
 from research_agent.memory.spawn import critique_argv, spawn_critique
@@ -69,7 +70,11 @@ async def test_critique_run_writes_a_clean_valid_critique(tmp_path: Path, script
     assert critique.skeptic_flags[0].detail == "critical: COP near 2.5 - single trial[31m"
     assert critique.adaptive is True
     assert critique.lessons_applied == (
-        "In 3 of the last 4 technology reports coverage scored 2 or lower: x.",
+        LessonUse(
+            "In 3 of the last 4 technology reports coverage scored 2 or lower: x.",
+            key="coverage:low_score",
+            stage="decompose",
+        ),
     )
 
     stored = path.parent / f"critique-{RUN_ID}.yaml"

@@ -16,7 +16,7 @@ from research_agent.errors import ConfigError, InputError
 from research_agent.llm import ChatRequest, ChatResponse, Usage
 from research_agent.memory.critique import critique_run
 from research_agent.memory.lessons import select_lessons
-from research_agent.memory.schema import validate_critique
+from research_agent.memory.schema import SCHEMA_VERSION, validate_critique
 from research_agent.memory.stats import compute_stats
 from research_agent.memory.store import load_all, load_critique, prune_critiques, scan_critiques
 from tests.support.critique import ANSWER, RUN_ID, make_record
@@ -244,7 +244,7 @@ async def test_the_critique_stores_what_it_cost(tmp_path: Path) -> None:
         "retries": 2,
         "cost_usd": 0.00036,
     }
-    assert stored["schema_version"] == 1
+    assert stored["schema_version"] == SCHEMA_VERSION == 2
     assert load_critique(path.parent / f"critique-{RUN_ID}.yaml") == critique
 
 

@@ -73,7 +73,15 @@ def test_template_example_from_the_issue(tmp_path: Path) -> None:
     assert record == {
         "adaptive": True,
         "reason": "1 lesson(s) from 6 eligible technology critiques",
-        "applied": [{"text": lesson.text, "critique_ids": list(lesson.critique_ids)}],
+        "applied": [
+            {
+                "key": "geography:low_score",
+                "stage": "decompose",
+                "target": "geographic_balance",
+                "text": lesson.text,
+                "critique_ids": list(lesson.critique_ids),
+            }
+        ],
         "excluded": [],
     }
     markdown = lessons_markdown(selection)

@@ -24,10 +24,21 @@ from ..llm import ChatModel, ChatRequest, UsageRecorder
 from ..prompts import render
 from ..record import RunRecord, read_run_record
 from ..text.sanitize import sanitize, wrap_data
-from .critique_types import Critique, CritiqueUsage, Scores, SkepticFlag
+from .critique_types import Critique, CritiqueUsage, LessonUse, Scores, SkepticFlag
 from .evidence import MAX_REPORT_BYTES, locate_report, read_report_file
 from .facts import RunFacts, compute_facts
-from .schema import DIMENSION_LABELS, DIMENSIONS, MAX_ITEMS, MAX_TEXT, TAGS, is_pass, mean_of
+from .schema import (
+    DIMENSION_LABELS,
+    DIMENSIONS,
+    LESSON_KEY,
+    MAX_ITEMS,
+    MAX_LESSON_TEXT,
+    MAX_TEXT,
+    STAGES,
+    TAGS,
+    is_pass,
+    mean_of,
+)
 from .store import append_log, critique_file_name, prune_critiques, write_critique
 
 __all__ = [
@@ -140,9 +151,18 @@ def _skeptic_flags(record: RunRecord) -> tuple[SkepticFlag, ...]:
     return tuple(flags)
 
 
-def _applied(record: RunRecord) -> tuple[bool, tuple[str, ...]]:
-    applied = _clean_texts([lesson.text for lesson in record.lessons.applied])
-    return record.lessons.adaptive and bool(applied), applied
+def _applied(record: RunRecord) -> tuple[bool, tuple[LessonUse, ...]]:
+    """The keyed lessons the run was given (a lesson without a valid key or stage is not recorded)."""
+    applied = []
+    for lesson in record.lessons.applied:
+        text = sanitize(lesson.text, single_line=True, max_chars=MAX_LESSON_TEXT)
+        if text and LESSON_KEY.match(lesson.key) and lesson.stage in STAGES:
+            applied.append(LessonUse(text, key=lesson.key, stage=lesson.stage))
+    return record.lessons.adaptive and bool(applied), tuple(applied[: MAX_ITEMS * 2])
+
+
+def _withheld(record: RunRecord) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(k for k in record.lessons.withheld if LESSON_KEY.match(k)))[:20]
 
 
 def critique_from_answer(
@@ -188,6 +208,7 @@ def critique_from_answer(
         dropped_count=record.dropped_count,
         adaptive=adaptive,
         lessons_applied=applied,
+        lessons_withheld=_withheld(record),
         usage=usage,
     )
 
@@ -247,7 +268,8 @@ async def critique_run(
 def summarize(critique: Critique, *, path: Path | None = None) -> str:
     """A short human summary of a critique."""
     verdict = "pass" if critique.overall_pass else "fail"
-    scores = ", ".join(f"{DIMENSION_LABELS[d]} {critique.scores.get(d)}" for d in DIMENSIONS)
+    shown = {d: critique.scores.get(d) for d in DIMENSIONS}
+    scores = ", ".join(f"{DIMENSION_LABELS[d]} {'n/a' if v is None else v}" for d, v in shown.items())
     lines = [f"critique of {critique.id}: mean {critique.mean_score:.2f}/5 ({verdict})", f"  {scores}"]
     if critique.tags:
         lines.append(f"  tags: {', '.join(critique.tags)}")

@@ -14,10 +14,12 @@ from datetime import datetime
 from typing import Any
 
 from ..ids import format_utc, parse_zoned_time
+from .critique_facts import CritiqueFacts
 from .schema import (
     DIMENSIONS,
     FIELD_ORDER,
     NOT_A_TIME,
+    OPTIONAL_FIELDS,
     SCHEMA_VERSION,
     InvalidCritique,
     is_pass,
@@ -26,24 +28,29 @@ from .schema import (
     validate_critique,
 )
 
-__all__ = ["Scores", "CritiqueUsage", "SkepticFlag", "Critique"]
+__all__ = ["Scores", "CritiqueUsage", "SkepticFlag", "LessonUse", "Critique"]
 
 
 @dataclass(frozen=True)
 class Scores:
-    """The five dimension scores, integers 1-5."""
+    """The five dimension scores, integers 1-5; ``geographic_balance`` None: not applicable."""
 
     source_diversity: int
     claim_support: int
     coverage: int
-    geographic_balance: int
+    geographic_balance: int | None
     actionability: int
 
-    def as_dict(self) -> dict[str, int]:
+    def as_dict(self) -> dict[str, int | None]:
         return {d: getattr(self, d) for d in DIMENSIONS}
 
-    def get(self, dimension: str) -> int:
-        return int(getattr(self, dimension))
+    def get(self, dimension: str) -> int | None:
+        """The score of ``dimension``, or None when it does not apply to the question."""
+        value = getattr(self, dimension)
+        return None if value is None else int(value)
+
+    def applies(self, dimension: str) -> bool:
+        return getattr(self, dimension) is not None
 
     @property
     def mean(self) -> float:
@@ -101,6 +108,19 @@ class SkepticFlag:
 
 
 @dataclass(frozen=True)
+class LessonUse:
+    """A lesson a run was given: its stable ``key`` and ``stage`` (None in version-1 files,
+    which stored the text only) and its text."""
+
+    text: str
+    key: str | None = None
+    stage: str | None = None
+
+    def as_dict(self) -> dict[str, str]:
+        return {"key": self.key or "", "stage": self.stage or "", "text": self.text}
+
+
+@dataclass(frozen=True)
 class Critique:
     """One critique of one report; field order is the file's order."""
 
@@ -122,7 +142,9 @@ class Critique:
     source_count: int = 0
     dropped_count: int = 0
     adaptive: bool = False
-    lessons_applied: tuple[str, ...] = ()
+    lessons_applied: tuple[LessonUse, ...] = ()
+    lessons_withheld: tuple[str, ...] = ()  # a baseline run: the keys it held back
+    facts: CritiqueFacts | None = None  # None only in files written before facts existed
     usage: CritiqueUsage | None = None
     schema_version: int = field(default=SCHEMA_VERSION)
 
@@ -156,12 +178,20 @@ class Critique:
             "source_count": self.source_count,
             "dropped_count": self.dropped_count,
             "adaptive": self.adaptive,
-            "lessons_applied": list(self.lessons_applied),
+            "lessons_applied": self._lessons_as_written(),
+            "lessons_withheld": list(self.lessons_withheld),
+            "facts": None if self.facts is None else self.facts.as_dict(),
         }
-        data = {k: values[k] for k in FIELD_ORDER}
         if self.usage is not None:
-            data["usage"] = self.usage.as_dict()
+            values["usage"] = self.usage.as_dict()
+        data = {k: values[k] for k in FIELD_ORDER}
+        data.update((k, values[k]) for k in OPTIONAL_FIELDS if values.get(k))  # written only when present
         return data
+
+    def _lessons_as_written(self) -> list[Any]:
+        if self.schema_version == 1:
+            return [lesson.text for lesson in self.lessons_applied]
+        return [lesson.as_dict() for lesson in self.lessons_applied]
 
     @classmethod
     def from_dict(cls, data: Any) -> Critique:
@@ -182,7 +212,7 @@ class Critique:
             timestamp=format_utc(parse_zoned_time(data["timestamp"])),  # type: ignore[arg-type]
             model_version=data["model_version"],
             report_path=data["report_path"],
-            scores=Scores(**{d: int(data["scores"][d]) for d in DIMENSIONS}),
+            scores=Scores(**{d: _score(data["scores"][d]) for d in DIMENSIONS}),
             mean_score=float(data["mean_score"]),
             overall_pass=bool(data["overall_pass"]),
             weaknesses=tuple(data["weaknesses"]),
@@ -193,10 +223,22 @@ class Critique:
             source_count=int(data["source_count"]),
             dropped_count=int(data["dropped_count"]),
             adaptive=bool(data["adaptive"]),
-            lessons_applied=tuple(data["lessons_applied"]),
+            lessons_applied=tuple(_lesson_use(item) for item in data["lessons_applied"]),
+            lessons_withheld=tuple(data.get("lessons_withheld", ())),
+            facts=None if data.get("facts") is None else CritiqueFacts.from_valid(data["facts"]),
             usage=_usage_from(data.get("usage")),
             schema_version=int(data["schema_version"]),
         )
+
+
+def _score(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _lesson_use(item: Any) -> LessonUse:
+    if isinstance(item, str):  # version 1
+        return LessonUse(item)
+    return LessonUse(item["text"], key=item["key"], stage=item["stage"])
 
 
 def _usage_from(data: Mapping[str, Any] | None) -> CritiqueUsage | None:

@@ -21,6 +21,7 @@ from ..fetch.urls import registrable_domain, url_host
 from ..files.safefile import UnsafeFile, read_text_capped, resolves_inside
 from ..record import RunRecord, read_run_record
 from .critique_types import Critique
+from .names import valid_hostname
 
 __all__ = [
     "MAX_REPORT_BYTES",
@@ -34,14 +35,8 @@ __all__ = [
 MAX_REPORT_BYTES = 2 * 1024 * 1024
 _SHOWN_HOST_MAX = 40
 
-_HOSTNAME = re.compile(r"^(?=.{4,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
 _HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 _URL = re.compile(r"https?://[^\s<>()\[\]]+", re.IGNORECASE)
-
-
-def valid_hostname(value: object) -> bool:
-    """True for a plain DNS host name such as ``example.com`` (no scheme, port, path or spaces)."""
-    return isinstance(value, str) and bool(_HOSTNAME.match(value))
 
 
 def _usable_report(candidate: Path, reports_dir: Path) -> bool:

@@ -90,6 +90,16 @@ TAG_ADVICE = {
     "snippet_only_sources": "prefer sources whose full text can be read",
 }
 
+# Each lesson's stable key (kind:subject); see schema.KEY_KINDS.
+DIMENSION_KEY = {
+    "source_diversity": "breadth:source_diversity",
+    "claim_support": "primary:claim_support",
+    "coverage": "coverage:low_score",
+    "geographic_balance": "geography:low_score",
+    "actionability": "primary:actionability",
+}
+TAG_KEY = {tag: f"{'geography' if tag == 'geographic_bias' else 'coverage'}:{tag}" for tag in TAG_LABELS}
+
 # A tag that says the same as a dimension lesson is not repeated.
 TAG_DIMENSION = {
     "geographic_bias": "geographic_balance",
@@ -107,6 +117,9 @@ class Lesson:
     text: str
     critique_ids: tuple[str, ...]
     kind: str
+    key: str = ""
+    stage: str = "decompose"
+    target: str = ""
 
 
 @dataclass(frozen=True)
@@ -136,7 +149,14 @@ class LessonSelection:
             "adaptive": self.adaptive,
             "reason": self.reason,
             "applied": [
-                {"text": lesson.text, "critique_ids": list(lesson.critique_ids)} for lesson in self.lessons
+                {
+                    "key": lesson.key,
+                    "stage": lesson.stage,
+                    "target": lesson.target,
+                    "text": lesson.text,
+                    "critique_ids": list(lesson.critique_ids),
+                }
+                for lesson in self.lessons
             ],
             "excluded": [{"file": name, "reason": why} for name, why in self.excluded],
         }
@@ -170,8 +190,9 @@ def build_lessons(
     ranked: list[tuple[float, int, Lesson]] = []
     covered: set[str] = set()
     for order, dimension in enumerate(DIMENSIONS):
-        very_low = [c.id for c in critiques if c.scores.get(dimension) <= 2]
-        low = [c.id for c in critiques if c.scores.get(dimension) <= 3]
+        scored = [(c.id, c.scores.get(dimension)) for c in critiques]
+        very_low = [cid for cid, score in scored if score is not None and score <= 2]
+        low = [cid for cid, score in scored if score is not None and score <= 3]
         if len(very_low) >= _need(n, 1 / 3):
             ids, threshold = very_low, 2
         elif len(low) >= _need(n, 2 / 3):
@@ -183,7 +204,8 @@ def build_lessons(
             f"{threshold} or lower: {DIMENSION_ADVICE[dimension]}."
         )
         weight = len(ids) / n + (1.0 if threshold == 2 else 0.0)
-        ranked.append((weight, order, Lesson(_fit(text), tuple(ids), "dimension")))
+        lesson = Lesson(_fit(text), tuple(ids), "dimension", key=DIMENSION_KEY[dimension], target=dimension)
+        ranked.append((weight, order, lesson))
         covered.add(dimension)
     tag_ids: dict[str, list[str]] = {}
     for critique in critiques:
@@ -201,7 +223,8 @@ def build_lessons(
         text = f"In {len(ids)} of the last {n} {label} reports {what}: {TAG_ADVICE[tag]}."
         if len(text) > MAX_TEXT:
             text = f"In {len(ids)} of the last {n} {label} reports {TAG_LABELS[tag]}: {TAG_ADVICE[tag]}."
-        ranked.append((len(ids) / n, len(DIMENSIONS) + order, Lesson(_fit(text), tuple(ids), "tag")))
+        lesson = Lesson(_fit(text), tuple(ids), "tag", key=TAG_KEY[tag], target=tag)
+        ranked.append((len(ids) / n, len(DIMENSIONS) + order, lesson))
     ranked.sort(key=lambda item: (-item[0], item[1]))
     return tuple(lesson for _, _, lesson in ranked[:max_lessons])
 

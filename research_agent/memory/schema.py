@@ -23,6 +23,7 @@ from ..errors import InputError
 from ..ids import parse_zoned_time
 from ..text.sanitize import looks_like_injection
 from .fastschema import Check, compile_schema
+from .names import valid_site
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -30,6 +31,12 @@ __all__ = [
     "DIMENSION_LABELS",
     "TAGS",
     "TAG_LABELS",
+    "SCHEMA_VERSIONS",
+    "STAGES",
+    "KEY_KINDS",
+    "LESSON_KEY",
+    "MAX_LESSON_TEXT",
+    "applicable",
     "GATE_DECISIONS",
     "FIELD_ORDER",
     "OPTIONAL_FIELDS",
@@ -42,7 +49,8 @@ __all__ = [
     "mean_of",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+SCHEMA_VERSIONS: tuple[int, ...] = (1, 2)  # versions this program reads
 MAX_TEXT = 200
 MAX_ITEMS = 5
 
@@ -97,7 +105,23 @@ FIELD_ORDER: tuple[str, ...] = (
     "lessons_applied",
 )
 # Fields a file may leave out (files written before they existed still load).
-OPTIONAL_FIELDS: tuple[str, ...] = ("usage",)
+OPTIONAL_FIELDS: tuple[str, ...] = ("lessons_withheld", "facts", "usage")
+STAGES: tuple[str, ...] = ("decompose", "relevance")  # the stages a lesson can be written for
+# A lesson's stable key: a fixed kind, then what it is about (``coverage:unanswered``,
+# ``site:kept:docs.python.org``); the critique schema holds the same pattern.
+KEY_KINDS: tuple[str, ...] = (
+    "coverage",
+    "breadth",
+    "geography",
+    "counterarguments",
+    "recency",
+    "primary",
+    "site:kept",
+    "site:dropped",
+    "source-kind",
+)
+LESSON_KEY = re.compile(rf"^(?:{'|'.join(KEY_KINDS)}):[A-Za-z0-9._/-]{{1,100}}$")
+MAX_LESSON_TEXT = 300
 
 
 class InvalidCritique(InputError):
@@ -105,36 +129,50 @@ class InvalidCritique(InputError):
 
 
 @cache
-def critique_schema() -> dict[str, Any]:
-    """The JSON Schema of a critique file, loaded from the package."""
-    text = resources.files(__package__).joinpath("critique.schema.json").read_text(encoding="utf-8")
+def critique_schema(version: int = SCHEMA_VERSION) -> dict[str, Any]:
+    """The JSON Schema of a critique file of ``version`` (1 or 2), loaded from the package."""
+    name = "critique.schema.json" if version == SCHEMA_VERSION else f"critique-{version}.schema.json"
+    text = resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
     return json.loads(text)
 
 
 @cache
-def _validator() -> jsonschema.protocols.Validator:
-    schema = critique_schema()
+def _validator(version: int) -> jsonschema.protocols.Validator:
+    schema = critique_schema(version)
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
     return cls(schema)
 
 
 @cache
-def _fast_check() -> Check:
+def _fast_check(version: int) -> Check:
     """Selection parses up to 50 files per run; the compiled checks (see
     :mod:`.fastschema`) say only "valid" or "not valid", and any "not valid" goes through
     jsonschema for the precise messages."""
-    return compile_schema(critique_schema())
+    return compile_schema(critique_schema(version))
 
 
-def mean_of(values: Mapping[str, int]) -> float:
-    """The mean of the five dimension scores, rounded to two places."""
-    return round(sum(values[d] for d in DIMENSIONS) / len(DIMENSIONS), 2)
+def _version_of(data: Any) -> int:
+    """The schema a file is checked against: its own version when this program reads it,
+    else the current one (whose ``const`` then names the problem)."""
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    return version if version in SCHEMA_VERSIONS and not isinstance(version, bool) else SCHEMA_VERSION
 
 
-def is_pass(values: Mapping[str, int]) -> bool:
-    """``overall_pass``: mean of at least 3.0 and no dimension below 2."""
-    return mean_of(values) >= 3.0 and min(values[d] for d in DIMENSIONS) >= 2
+def applicable(values: Mapping[str, int | None]) -> dict[str, int]:
+    """The dimension scores that apply: a null (``None``) score means "not applicable"."""
+    return {d: values[d] for d in DIMENSIONS if values.get(d) is not None}  # type: ignore[misc]
+
+
+def mean_of(values: Mapping[str, int | None]) -> float:
+    """The mean of the applicable dimension scores, rounded to two places."""
+    scores = applicable(values)
+    return round(sum(scores.values()) / len(scores), 2)
+
+
+def is_pass(values: Mapping[str, int | None]) -> bool:
+    """``overall_pass``: a mean of at least 3.0 and no applicable dimension below 2."""
+    return mean_of(values) >= 3.0 and min(applicable(values).values()) >= 2
 
 
 def _path(error: jsonschema.ValidationError) -> str:
@@ -189,10 +227,24 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u
 
 def _texts(data: Mapping[str, Any]) -> list[tuple[str, str]]:
     out = [(key, data[key]) for key in ("query", "model_version", "report_path")]
-    for key in ("weaknesses", "suggestions", "lessons_applied"):
+    for key in ("weaknesses", "suggestions"):
         out += [(f"{key}[{i}]", text) for i, text in enumerate(data[key])]
+    for i, lesson in enumerate(data["lessons_applied"]):  # version 1: plain text; version 2: {key, stage, text}
+        out.append((f"lessons_applied[{i}]", lesson) if isinstance(lesson, str) else (f"lessons_applied[{i}].text", lesson["text"]))
     out += [(f"skeptic_flags[{i}].detail", flag["detail"]) for i, flag in enumerate(data["skeptic_flags"])]
+    facts = data.get("facts") or {}
+    out += [(f"facts.sub_queries[{i}].query", q["query"]) for i, q in enumerate(facts.get("sub_queries", ()))]
     return out
+
+
+def _site_problems(data: Mapping[str, Any]) -> list[str]:
+    """Site names in the facts that are neither a strict host name nor a corpus folder."""
+    sites = (data.get("facts") or {}).get("sites")
+    if not sites:
+        return []
+    named = [("facts.sites.top", sites["top"])] if sites["top"] is not None else []
+    named += [(f"facts.sites.per_site[{i}].site", p["site"]) for i, p in enumerate(sites["per_site"])]
+    return [f"{where}: {shown_value(site)} is not a host name or corpus folder" for where, site in named if not valid_site(site)]
 
 
 def _text_problems(data: Mapping[str, Any]) -> list[str]:
@@ -229,13 +281,15 @@ def validate_critique(data: Any) -> list[str]:
     problems = _non_finite(data)
     if problems:
         return problems
-    if not _fast_check()(data):
-        validator = _validator()
+    version = _version_of(data)
+    if not _fast_check(version)(data):
+        validator = _validator(version)
         errors = sorted(
             validator.iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.validator)
         )
         return [f"{_path(e)}: {_describe(e)}" for e in errors]
     problems += _text_problems(data)
+    problems += _site_problems(data)
     if parse_zoned_time(data["timestamp"]) is None:
         problems.append(f"timestamp: {shown_value(data['timestamp'])} {NOT_A_TIME}")
     scores = data["scores"]

@@ -96,8 +96,14 @@ class Iteration:
 
 @dataclass(frozen=True)
 class AppliedLesson:
+    """A lesson a run was given: its text, the critiques behind it, and (since lessons have
+    keys) its stable ``key``, the ``stage`` it was written for and the ``target`` it should move."""
+
     text: str
     critique_ids: tuple[str, ...] = ()
+    key: str = ""
+    stage: str = ""
+    target: str = ""
 
 
 @dataclass(frozen=True)
@@ -107,7 +113,8 @@ class LessonsRecord:
     adaptive: bool = False
     reason: str = ""
     applied: tuple[AppliedLesson, ...] = ()
-    excluded: tuple[tuple[str, str], ...] = ()  # (critique file, why it was not used)
+    excluded: tuple[tuple[str, str], ...] = ()  # (critique file or lesson key, why it was not used)
+    withheld: tuple[str, ...] = ()  # a baseline run: keys of the lessons it would have been given
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> LessonsRecord:
@@ -115,17 +122,29 @@ class LessonsRecord:
             adaptive=bool(data.get("adaptive", False)),
             reason=str(data.get("reason", "")),
             applied=tuple(
-                AppliedLesson(str(a.get("text", "")), tuple(a.get("critique_ids", ()))) for a in data.get("applied", ())
+                AppliedLesson(
+                    str(a.get("text", "")),
+                    tuple(a.get("critique_ids", ())),
+                    key=str(a.get("key", "")),
+                    stage=str(a.get("stage", "")),
+                    target=str(a.get("target", "")),
+                )
+                for a in data.get("applied", ())
             ),
             excluded=tuple((str(e.get("file", "")), str(e.get("reason", ""))) for e in data.get("excluded", ())),
+            withheld=tuple(str(k) for k in data.get("withheld", ())),
         )
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "adaptive": self.adaptive,
             "reason": self.reason,
-            "applied": [{"text": a.text, "critique_ids": list(a.critique_ids)} for a in self.applied],
+            "applied": [
+                {"key": a.key, "stage": a.stage, "target": a.target, "text": a.text, "critique_ids": list(a.critique_ids)}
+                for a in self.applied
+            ],
             "excluded": [{"file": name, "reason": why} for name, why in self.excluded],
+            "withheld": list(self.withheld),
         }
 
 

@@ -166,9 +166,13 @@ def make_record(tmp_path: Path, **changes) -> Path:
             "reason": "2 lesson(s)",
             "applied": [
                 {
+                    "key": "coverage:low_score",
+                    "stage": "decompose",
+                    "target": "coverage",
                     "text": "In 3 of the last 4 technology reports coverage scored 2 or lower: x.",
                     "critique_ids": [],
-                }
+                },
+                {"key": "not-a-kind:x", "stage": "decompose", "text": "An unkeyed lesson is not recorded."},
             ],
             "excluded": [],
         },

@@ -11,7 +11,7 @@ import yaml
 
 from research_agent.files.safeyaml import dump_yaml
 from research_agent.ids import make_run_id
-from research_agent.memory.critique_types import Critique, Scores, SkepticFlag
+from research_agent.memory.critique_types import Critique, LessonUse, Scores, SkepticFlag
 from research_agent.memory.schema import DIMENSIONS
 from research_agent.memory.store import critique_path, write_critique
 
@@ -58,7 +58,13 @@ def make_critique(
         source_count=6,
         dropped_count=3,
         adaptive=adaptive,
-        lessons_applied=("In 3 of the last 4 technology reports coverage scored 2 or lower.",)
+        lessons_applied=(
+            LessonUse(
+                "In 3 of the last 4 technology reports coverage scored 2 or lower.",
+                key="coverage:low_score",
+                stage="decompose",
+            ),
+        )
         if adaptive
         else (),
     )

@@ -1,0 +1,189 @@
+"""The ``facts:`` block of a critique file: what the program measured exactly about a run.
+
+These are typed, frozen views of the block's content, built only from content that
+passed the critique schema (see ``critique.schema.json``) and written back in the same
+shape. Counts are counts of sources (one URL or one file). A site is a registrable host
+name for web pages and the corpus-relative folder for local files. ``None`` in
+:class:`RecencyFacts` means no kept source carried a date.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "SourceCounts",
+    "SiteCounts",
+    "SiteFacts",
+    "SubQueryFacts",
+    "WeakPair",
+    "CitationFacts",
+    "RecencyFacts",
+    "CritiqueFacts",
+]
+
+
+@dataclass(frozen=True)
+class SourceCounts:
+    """How many sources each step saw; ``capped_by_user``: the user's own cap cut the list."""
+
+    found: int
+    fetched: int
+    kept: int
+    dropped: int
+    unscored: int
+    cited: int
+    capped_by_user: bool = False
+
+
+@dataclass(frozen=True)
+class SiteCounts:
+    """One site's pages in the run: kept, dropped by relevance, and cited in the report."""
+
+    site: str
+    kept: int
+    dropped: int
+    cited: int
+
+
+@dataclass(frozen=True)
+class SiteFacts:
+    """Distinct sites among the kept sources, the top one and its share, and every site's counts."""
+
+    distinct: int
+    top: str | None
+    top_share: float
+    per_site: tuple[SiteCounts, ...] = ()
+
+
+@dataclass(frozen=True)
+class SubQueryFacts:
+    """One sub-query (1-based ``index`` in the final plan) and what it led to."""
+
+    index: int
+    query: str
+    found: int
+    kept: int
+    cited: int
+
+
+@dataclass(frozen=True)
+class WeakPair:
+    """A weakly supported citation: the report's ``sentence`` (1-based) citing ``source`` (its number)."""
+
+    sentence: int
+    source: int
+
+
+@dataclass(frozen=True)
+class CitationFacts:
+    """Cited sentences, and how many of them cite a source that does not state their key terms."""
+
+    sentences: int
+    weakly_supported: int
+    weakly_supported_share: float
+    weak_pairs: tuple[WeakPair, ...] = ()
+
+
+@dataclass(frozen=True)
+class RecencyFacts:
+    """Kept sources that carry a date, their median age in days, and the oldest and newest year."""
+
+    dated: int = 0
+    median_age_days: int | None = None
+    oldest_year: int | None = None
+    newest_year: int | None = None
+
+
+@dataclass(frozen=True)
+class CritiqueFacts:
+    """The whole ``facts:`` block."""
+
+    sources: SourceCounts
+    sites: SiteFacts
+    sub_queries: tuple[SubQueryFacts, ...]
+    unanswered: int
+    citations: CitationFacts
+    recency: RecencyFacts
+
+    def as_dict(self) -> dict[str, Any]:
+        """The block as plain types, keys in the file's order."""
+        s, st, c, r = self.sources, self.sites, self.citations, self.recency
+        return {
+            "sources": {
+                "found": s.found,
+                "fetched": s.fetched,
+                "kept": s.kept,
+                "dropped": s.dropped,
+                "unscored": s.unscored,
+                "cited": s.cited,
+                "capped_by_user": s.capped_by_user,
+            },
+            "sites": {
+                "distinct": st.distinct,
+                "top": st.top,
+                "top_share": st.top_share,
+                "per_site": [
+                    {"site": p.site, "kept": p.kept, "dropped": p.dropped, "cited": p.cited} for p in st.per_site
+                ],
+            },
+            "sub_queries": [
+                {"index": q.index, "query": q.query, "found": q.found, "kept": q.kept, "cited": q.cited}
+                for q in self.sub_queries
+            ],
+            "unanswered": self.unanswered,
+            "citations": {
+                "sentences": c.sentences,
+                "weakly_supported": c.weakly_supported,
+                "weakly_supported_share": c.weakly_supported_share,
+                "weak_pairs": [{"sentence": p.sentence, "source": p.source} for p in c.weak_pairs],
+            },
+            "recency": {
+                "dated": r.dated,
+                "median_age_days": r.median_age_days,
+                "oldest_year": r.oldest_year,
+                "newest_year": r.newest_year,
+            },
+        }
+
+    @classmethod
+    def from_valid(cls, data: Mapping[str, Any]) -> CritiqueFacts:
+        """Build from a block that already passed the critique schema."""
+        s, st, c, r = data["sources"], data["sites"], data["citations"], data["recency"]
+        return cls(
+            sources=SourceCounts(**{k: int(s[k]) for k in _COUNT_KEYS}, capped_by_user=bool(s["capped_by_user"])),
+            sites=SiteFacts(
+                distinct=int(st["distinct"]),
+                top=st["top"],
+                top_share=float(st["top_share"]),
+                per_site=tuple(
+                    SiteCounts(p["site"], int(p["kept"]), int(p["dropped"]), int(p["cited"])) for p in st["per_site"]
+                ),
+            ),
+            sub_queries=tuple(
+                SubQueryFacts(int(q["index"]), q["query"], int(q["found"]), int(q["kept"]), int(q["cited"]))
+                for q in data["sub_queries"]
+            ),
+            unanswered=int(data["unanswered"]),
+            citations=CitationFacts(
+                sentences=int(c["sentences"]),
+                weakly_supported=int(c["weakly_supported"]),
+                weakly_supported_share=float(c["weakly_supported_share"]),
+                weak_pairs=tuple(WeakPair(int(p["sentence"]), int(p["source"])) for p in c["weak_pairs"]),
+            ),
+            recency=RecencyFacts(
+                dated=int(r["dated"]),
+                median_age_days=_int_or_none(r["median_age_days"]),
+                oldest_year=_int_or_none(r["oldest_year"]),
+                newest_year=_int_or_none(r["newest_year"]),
+            ),
+        )
+
+
+_COUNT_KEYS = ("found", "fetched", "kept", "dropped", "unscored", "cited")
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None else int(value)
