@@ -1,0 +1,100 @@
+"""Differences of means with a 90% interval: what a lesson's effect and an A/B are measured with.
+
+Both helpers return a :class:`Difference` whose ``delta`` is ``with - without`` (callers
+flip the sign for measures where lower is better, so that positive always means better).
+The interval is Student's t: paired for an A/B over the same questions, Welch's for a
+lesson's runs against the baseline runs in which it was eligible. With fewer than 2
+values in an arm (or pair list) there is no interval (``None``).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["Difference", "paired_difference", "unpaired_difference", "t_quantile_90"]
+
+# Two-sided 90% (one-sided 0.95) quantiles of Student's t for 1-30 degrees of freedom.
+_T95 = (
+    6.314, 2.920, 2.353, 2.132, 2.015, 1.943, 1.895, 1.860, 1.833, 1.812,
+    1.796, 1.782, 1.771, 1.761, 1.753, 1.746, 1.740, 1.734, 1.729, 1.725,
+    1.721, 1.717, 1.714, 1.711, 1.708, 1.706, 1.703, 1.701, 1.699, 1.697,
+)  # fmt: skip
+_Z95 = 1.645
+
+
+@dataclass(frozen=True)
+class Difference:
+    """``mean_with - mean_without`` and its 90% interval ``(lo, hi)``, or None when too few values."""
+
+    mean_with: float | None
+    mean_without: float | None
+    delta: float | None
+    interval: tuple[float, float] | None
+    n_with: int
+    n_without: int
+
+    def flipped(self) -> Difference:
+        """The same difference for a measure where lower is better (so positive means better)."""
+        if self.delta is None:
+            return self
+        interval = None if self.interval is None else (-self.interval[1], -self.interval[0])
+        return Difference(self.mean_with, self.mean_without, -self.delta, interval, self.n_with, self.n_without)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "mean_with": _round(self.mean_with),
+            "mean_without": _round(self.mean_without),
+            "delta": _round(self.delta),
+            "interval": None if self.interval is None else [_round(v) for v in self.interval],
+            "n_with": self.n_with,
+            "n_without": self.n_without,
+        }
+
+
+def t_quantile_90(df: float) -> float:
+    """The t value for a two-sided 90% interval with ``df`` degrees of freedom (df >= 1)."""
+    if df >= len(_T95) + 1:
+        return _Z95
+    return _T95[max(1, math.floor(df)) - 1]
+
+
+def paired_difference(pairs: Sequence[tuple[float, float]]) -> Difference:
+    """The mean of ``with - without`` over pairs ``(with, without)``, with a paired t interval."""
+    n = len(pairs)
+    if n == 0:
+        return Difference(None, None, None, None, 0, 0)
+    diffs = [a - b for a, b in pairs]
+    delta = statistics.fmean(diffs)
+    interval = None
+    if n >= 2:
+        half = t_quantile_90(n - 1) * statistics.stdev(diffs) / math.sqrt(n)
+        interval = (delta - half, delta + half)
+    mean_with = statistics.fmean(a for a, _ in pairs)
+    mean_without = statistics.fmean(b for _, b in pairs)
+    return Difference(mean_with, mean_without, delta, interval, n, n)
+
+
+def unpaired_difference(with_: Sequence[float], without: Sequence[float]) -> Difference:
+    """``mean(with_) - mean(without)`` with Welch's t interval (needs 2 values in each arm)."""
+    n1, n2 = len(with_), len(without)
+    mean1 = statistics.fmean(with_) if n1 else None
+    mean2 = statistics.fmean(without) if n2 else None
+    if mean1 is None or mean2 is None:
+        return Difference(mean1, mean2, None, None, n1, n2)
+    delta = mean1 - mean2
+    if n1 < 2 or n2 < 2:
+        return Difference(mean1, mean2, delta, None, n1, n2)
+    v1, v2 = statistics.variance(with_) / n1, statistics.variance(without) / n2
+    se = math.sqrt(v1 + v2)
+    if se == 0:
+        return Difference(mean1, mean2, delta, (delta, delta), n1, n2)
+    df = (v1 + v2) ** 2 / (v1**2 / (n1 - 1) + v2**2 / (n2 - 1))
+    half = t_quantile_90(df) * se
+    return Difference(mean1, mean2, delta, (delta - half, delta + half), n1, n2)
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
