@@ -244,6 +244,7 @@ ENV_VARS: dict[str, str] = {
     "RESEARCH_AGENT_MODE": "mode",
     "RESEARCH_AGENT_TIMEOUT": "run_timeout",
     "RESEARCH_AGENT_LLM_TIMEOUT": "llm_timeout",
+    "RESEARCH_AGENT_LLM_CONCURRENCY": "llm_concurrency",
     "RESEARCH_AGENT_SEARCH": "search_providers",
     "RESEARCH_AGENT_SEARXNG_URL": "searxng_url",
     "TAVILY_API_KEY": "tavily_api_key",

@@ -57,3 +57,10 @@ def test_a_broken_config_file_is_named(tmp_path):
     config.write_text("colour = 'blue'\n")
     with pytest.raises(ConfigError, match="unknown setting"):
         load_settings(env={"RESEARCH_AGENT_CONFIG": str(config)})
+
+
+def test_model_call_concurrency_comes_from_the_environment_for_single_slot_servers(tmp_path):
+    env = {"RESEARCH_AGENT_CONFIG": str(tmp_path / "none.toml"), "RESEARCH_AGENT_LLM_CONCURRENCY": "1"}
+    assert load_settings(env=env).llm_concurrency == 1
+    with pytest.raises(ConfigError, match="llm_concurrency"):
+        load_settings(env={**env, "RESEARCH_AGENT_LLM_CONCURRENCY": "0"})
