@@ -1,0 +1,86 @@
+"""The shape limits the code keeps: modules <= 400 lines, functions <= 60, no import cycles."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import research_agent
+
+PACKAGE = Path(research_agent.__file__).parent
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60
+
+
+def _modules() -> dict[str, ast.Module]:
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return out
+
+
+def _is_package(name: str) -> bool:
+    return (PACKAGE.parent / name.replace(".", "/") / "__init__.py").exists()
+
+
+def _imports(name: str, tree: ast.Module, known: set[str]) -> set[str]:
+    """Modules of the package that ``name`` imports when it is loaded (not inside functions
+    and not under ``if TYPE_CHECKING``)."""
+    base = name if _is_package(name) else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            continue
+        for sub in ast.walk(node) if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else ():
+            if isinstance(sub, ast.ImportFrom):
+                parent = base
+                for _ in range(max(sub.level - 1, 0)):
+                    parent = parent.rpartition(".")[0]
+                target = f"{parent}.{sub.module}" if sub.level and sub.module else (sub.module or parent)
+                for alias in sub.names:
+                    full = f"{target}.{alias.name}"
+                    found.add(full if full in known else target)
+            elif isinstance(sub, ast.Import):
+                found.update(alias.name for alias in sub.names)
+    return {m for m in found if m in known and m != name}
+
+
+def test_modules_and_functions_stay_small() -> None:
+    too_long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if len(text.splitlines()) > MAX_MODULE_LINES:
+            too_long.append(f"{path.name}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = node.end_lineno - node.lineno + 1  # type: ignore[operator]
+                if length > MAX_FUNCTION_LINES:
+                    too_long.append(f"{path.name}:{node.name}: {length} lines")
+    assert too_long == []
+
+
+def test_no_import_cycles_between_modules() -> None:
+    modules = _modules()
+    known = set(modules)
+    graph = {name: _imports(name, tree, known) for name, tree in modules.items()}
+    # A package's __init__ re-exporting its own modules is not a cycle of jobs.
+    for name in graph:
+        graph[name] = {m for m in graph[name] if not (_is_package(m) and name.startswith(m + "."))}
+    cycles = []
+    state: dict[str, int] = {}
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycles.append(" -> ".join(stack[stack.index(nxt) :] + [nxt]))
+            elif nxt not in state:
+                visit(nxt, [*stack, nxt])
+        state[node] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert cycles == []
