@@ -111,7 +111,7 @@ def ab_command(
     ledger = AbLedger(len(questions))
     try:
         complete = _run(questions, settings, deps, ledger)
-    except ResearchError:
+    except Exception:  # an error stopped it: keep what finished, then let the boundary report the error
         _keep_partial(ledger, path, started, questions_file, settings)
         raise
     result = ab_result(
