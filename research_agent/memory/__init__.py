@@ -14,6 +14,9 @@ Modules, one job each:
 * ``critique``  ``critique_run``: those facts plus one model judgement
 * ``lessons``   ``select_lessons``: templated lessons, control runs, suspension, collapse warning
 * ``stats``     trends, z-scored baseline-versus-adaptive comparison, plots
+* ``ab``        the learning A/B: each question run without and with lessons, both critiqued
+  (``ab_questions``: the questions file; ``ab_types``: the frozen results; ``ab_measure``:
+  the paired differences); saved as ``ab-<stamp>.yaml``, which no critique scan reads
 * ``schedule``  when a run's critique happens: ``critique_now``, and ``after_report`` (skip,
   wait, or detach as the settings say)
 * ``spawn``     ``spawn_critique``: start the detached critique process

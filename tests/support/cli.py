@@ -12,6 +12,14 @@ CLI = Path(sys.executable).parent / "research-agent"
 
 
 def cli(tmp_path: Path, *args: str, base_url: str | None = None, env: dict | None = None, cwd: Path | None = None):
+    return subprocess.run(
+        [str(CLI), *args], capture_output=True, text=True, env=cli_env(tmp_path, base_url, env), cwd=cwd or tmp_path,
+        timeout=120,
+    )
+
+
+def cli_env(tmp_path: Path, base_url: str | None = None, env: dict | None = None) -> dict[str, str]:
+    """The isolated environment the CLI runs in: no config file, caches and home under ``tmp_path``."""
     environ = {
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(tmp_path / "home"),
@@ -22,6 +30,4 @@ def cli(tmp_path: Path, *args: str, base_url: str | None = None, env: dict | Non
     if base_url:
         environ["OPENAI_BASE_URL"] = base_url
     environ.update(env or {})
-    return subprocess.run(
-        [str(CLI), *args], capture_output=True, text=True, env=environ, cwd=cwd or tmp_path, timeout=120
-    )
+    return environ

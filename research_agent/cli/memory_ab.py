@@ -1,0 +1,304 @@
+"""``research-agent memory ab QUESTIONS.txt``: a learning A/B on the user's own endpoint.
+
+Every question runs twice through the pipeline, as a baseline (no lessons) and as an
+adaptive run (lessons on), both are critiqued here, and the paired differences are
+printed and saved to ``reports/meta/ab-<stamp>.yaml`` (the work is
+:mod:`research_agent.memory.ab`'s; this module reads the options, shows progress on
+stderr and prints). The options are ``run``'s, turned into settings the same way.
+Ctrl-C keeps the pairs already finished: they are saved, summarised, and the exit code
+is 130. Collaborators (settings, model, clock) come from the memory commands'
+:class:`~research_agent.cli.memory.MemoryDeps`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ..config import Settings
+from ..errors import ResearchError
+from ..files.atomic import ensure_writable_dir
+from ..files.safefile import check_folder_inside
+from ..llm import ChatModel
+from ..memory.ab import AbLedger, ab_path, ab_result, run_ab, save_ab
+from ..memory.ab_questions import read_questions
+from ..memory.ab_types import AbFailure, AbPair, AbResult, ArmUsage, Measure
+from ..memory.schema import DIMENSION_LABELS
+from ..progress import Progress
+from . import run_options
+from .boundary import guarded, stderr_console
+from .memory import MemoryDeps, echo_json, memory_deps
+from .progress import RichProgress, cost_text
+from .terminal import markup, one_line
+
+__all__ = ["ab_command"]
+
+log = logging.getLogger(__name__)
+
+QuestionsFile = Annotated[
+    Path,
+    typer.Argument(
+        metavar="QUESTIONS.txt",
+        help="One question per line; blank lines and # comments are skipped (at most 200).",
+    ),
+]
+JsonOutput = Annotated[
+    bool, typer.Option("--json", help="Print one JSON object (pairs, dimensions, facts) on stdout.")
+]
+
+Quick = Annotated[
+    bool, typer.Option("--quick", help="Fewer sources, no skeptic (both runs are still critiqued).")
+]
+
+_META_KEY = "research_agent.memory.reports_dir"  # the memory group's --reports-dir (cli/memory.py)
+
+FACT_LABELS = {
+    "citations.weakly_supported_share": "weakly supported citations (share; lower is better)",
+    "unanswered": "unanswered sub-queries (lower is better)",
+    "sites.distinct": "distinct sites",
+}
+
+
+@guarded
+def ab_command(
+    ctx: typer.Context,
+    questions_file: QuestionsFile,
+    quick: Quick = False,
+    standard: run_options.Standard = False,
+    deep: run_options.Deep = False,
+    corpus: run_options.Corpus = None,
+    search: run_options.Search = None,
+    searxng_url: run_options.SearxngUrl = None,
+    max_sources: run_options.MaxSources = None,
+    no_cache: run_options.NoCache = False,
+    allow_private: run_options.AllowPrivate = False,
+    ignore_robots: run_options.IgnoreRobots = False,
+    model: run_options.Model = None,
+    fast_model: run_options.FastModel = None,
+    reports_dir: run_options.ReportsDir = None,
+    context: run_options.Context = None,
+    json_output: JsonOutput = False,
+    timeout: run_options.Timeout = None,
+    llm_timeout: run_options.LlmTimeout = None,
+    no_retry: run_options.NoRetry = False,
+    min_viability: run_options.MinViability = None,
+    max_plans: run_options.MaxPlans = None,
+    max_revisions: run_options.MaxRevisions = None,
+    rules: run_options.Rules = None,
+) -> None:
+    """Run each question without lessons and with them, critique both runs, and compare.
+
+    Prints, per critique dimension and per measured fact, the paired difference (adaptive - baseline, signed so that + is better) with a 90% interval, and the tokens and cost of each arm; saves it all to reports/meta/ab-<stamp>.yaml. Both runs are critiqued in every mode, --quick included.
+    """
+    from ..assembly import MAX_QUERY_CHARS
+
+    deps = memory_deps(ctx)
+    questions = read_questions(questions_file, max_chars=MAX_QUERY_CHARS)  # before anything else
+    settings = _settings(ctx, deps)
+    check_folder_inside(settings.meta_dir, settings.reports_dir)
+    ensure_writable_dir(settings.meta_dir)
+    started = deps.clock()
+    path = ab_path(settings.meta_dir, started)
+    ledger = AbLedger(len(questions))
+    try:
+        complete = _run(questions, settings, deps, ledger)
+    except Exception:  # an error stopped it: keep what finished, then let the boundary report the error
+        _keep_partial(ledger, path, started, questions_file, settings)
+        raise
+    result = ab_result(
+        ledger, ab_id=path.stem, started=started, questions_file=str(questions_file), settings=settings,
+        complete=complete,
+    )  # fmt: skip
+    saved = save_ab(path, result) if ledger.pairs or ledger.failed else None
+    _print(result, saved, json_output)
+    _finish(result, saved)
+
+
+def _settings(ctx: typer.Context, deps: MemoryDeps) -> Settings:
+    """``run``'s options as settings; ``--reports-dir`` here, else ``memory --reports-dir``."""
+    overrides = run_options.settings_overrides(ctx.params)
+    if overrides.get("reports_dir") is None:
+        overrides["reports_dir"] = ctx.meta.get(_META_KEY)
+    return deps.load_settings({key: value for key, value in overrides.items() if value is not None})
+
+
+def _run(questions: Sequence[str], settings: Settings, deps: MemoryDeps, ledger: AbLedger) -> bool:
+    """Run the A/B into ``ledger``; False when Ctrl-C stopped it (the finished pairs stay)."""
+    model = deps.make_model(settings)
+    watcher = _Watcher(stderr_console())
+    try:
+        asyncio.run(_ab(questions, settings, model, ledger, deps, watcher))
+    except KeyboardInterrupt:
+        return False
+    return True
+
+
+async def _ab(
+    questions: Sequence[str],
+    settings: Settings,
+    model: ChatModel,
+    ledger: AbLedger,
+    deps: MemoryDeps,
+    watcher: Any,
+) -> None:
+    from ..pipeline import research
+
+    try:
+        await run_ab(
+            questions,
+            settings,
+            model=model,
+            research=research,
+            ledger=ledger,
+            watcher=watcher,
+            clock=deps.clock,
+        )
+    finally:
+        close = getattr(model, "aclose", None)
+        if close is not None:
+            try:
+                await close()
+            except Exception as exc:  # closing a client must not hide the A/B's own outcome
+                log.debug("closing the model client failed: %s", exc)
+
+
+def _keep_partial(
+    ledger: AbLedger, path: Path, started: datetime, questions_file: Path, settings: Settings
+) -> None:
+    """An error stopped the A/B: save the pairs it finished, and say where, before the error line."""
+    if not (ledger.pairs or ledger.failed):
+        return
+    result = ab_result(
+        ledger, ab_id=path.stem, started=started, questions_file=str(questions_file), settings=settings,
+        complete=False,
+    )  # fmt: skip
+    save_ab(path, result)
+    stderr_console().print(
+        f"stopped after {len(ledger.pairs)} finished pair(s) of {ledger.total}; saved to {markup(path)}",
+        soft_wrap=True,
+    )
+
+
+def _finish(result: AbResult, saved: Path | None) -> None:
+    """Exit as the A/B ended: 130 after Ctrl-C, 1 when no pair finished, else 0."""
+    console = stderr_console()
+    if not result.complete:
+        where = f"; saved to {markup(saved)}" if saved else ""
+        console.print(f"interrupted: kept {len(result.pairs)} finished pair(s){where}", soft_wrap=True)
+        raise typer.Exit(130)
+    if not result.pairs:
+        raise ResearchError(f"no question finished both arms ({len(result.failed)} failed); see {saved}")
+
+
+class _Watcher:
+    """The A/B's progress on stderr: a line per step of each question, the run's own progress
+    inside it (cli/progress.py), and a line per finished or failed question."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    @contextmanager
+    def step(self, index: int, total: int, what: str, question: str) -> Iterator[Progress]:
+        shown = question if len(question) <= 80 else question[:79] + "…"
+        self.console.print(
+            f"question {index}/{total} · {what}: {markup(shown)}", soft_wrap=True, highlight=False
+        )
+        progress = RichProgress(self.console)
+        try:
+            yield progress
+        finally:
+            progress.stop()
+
+    def finished(self, pair: AbPair, total: int) -> None:
+        lessons = len(pair.adaptive.lessons)
+        self.console.print(
+            f"[green]question {pair.index}/{total} done[/green]: mean score baseline "
+            f"{pair.baseline.mean_score:.2f}, adaptive {pair.adaptive.mean_score:.2f} ({lessons} lesson(s))",
+            soft_wrap=True,
+            highlight=False,
+        )
+
+    def failed(self, failure: AbFailure, total: int) -> None:
+        self.console.print(
+            f"[yellow]question {failure.index}/{total} failed[/yellow]: {markup(one_line(failure.error))}",
+            soft_wrap=True,
+            highlight=False,
+        )
+
+
+# --- printing -----------------------------------------------------------------------------
+
+
+def _print(result: AbResult, saved: Path | None, json_output: bool) -> None:
+    """One JSON object on stdout, or the table of measures and each arm's cost."""
+    if json_output:
+        echo_json({**result.as_dict(), "path": None if saved is None else str(saved)})
+        return
+    console = Console(highlight=False, soft_wrap=False)
+    console.print(_table(result))
+    for arm, usage in (("baseline", result.baseline_usage), ("adaptive", result.adaptive_usage)):
+        console.print(f"{arm}: {_usage_text(usage)}", soft_wrap=True)
+    if saved is not None:
+        console.print(f"saved to {markup(saved)}", soft_wrap=True)
+    for warning in _warnings(result):
+        stderr_console().print(f"[yellow]![/yellow] {markup(warning)}", soft_wrap=True)
+
+
+def _table(result: AbResult) -> Table:
+    table = Table(
+        title=(
+            f"learning A/B: {len(result.pairs)} pair(s) of {result.questions} question(s), {result.mode} mode; "
+            "delta = adaptive - baseline, + is better"
+        )
+    )
+    for column in ("measure", "baseline", "adaptive", "delta", "90% interval", "n"):
+        table.add_column(column, overflow="fold")
+    table.add_row(*_row("mean score", result.overall))
+    for measure in result.dimensions:
+        table.add_row(*_row(DIMENSION_LABELS.get(measure.name, measure.name), measure))
+    for measure in result.facts:
+        table.add_row(*_row(FACT_LABELS.get(measure.name, measure.name), measure))
+    return table
+
+
+def _row(label: str, measure: Measure) -> tuple[str, ...]:
+    d = measure.difference
+    interval = "-" if d.interval is None else f"[{d.interval[0]:+.2f}, {d.interval[1]:+.2f}]"
+    return (label, _number(d.mean_without), _number(d.mean_with), _signed(d.delta), interval, str(measure.n))
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _signed(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.2f}"
+
+
+def _usage_text(usage: ArmUsage) -> str:
+    return (
+        f"{usage.tokens:,} tokens ({usage.run_tokens:,} in runs, {usage.critique_tokens:,} in critiques), "
+        f"{cost_text(usage.cost_usd)}"
+    )
+
+
+def _warnings(result: AbResult) -> list[str]:
+    """What makes the numbers mean less than they seem."""
+    warnings = []
+    if result.pairs and not result.adaptive_pairs:
+        reason = result.pairs[-1].adaptive.lessons_reason
+        warnings.append(f"no adaptive run was given lessons ({reason}): both arms ran as baselines")
+    if result.pairs and all(m.n == 0 for m in result.facts):
+        warnings.append("no pair of critiques carried measured facts: the fact rows are empty")
+    if result.failed:
+        warnings.append(f"{len(result.failed)} question(s) failed and are left out")
+    return warnings

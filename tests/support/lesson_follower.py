@@ -1,0 +1,90 @@
+"""A scripted model that follows its lessons, and a corpus where following them shows.
+
+:class:`LessonFollower` answers like :class:`ResearchResponder`, except that
+
+* **decompose**: when its prompt (below the question line) carries a lesson about
+  counterarguments, whatever that lesson's wording, it turns its last sub-query into
+  one aimed at counterarguments (:data:`COUNTER_QUERY`); it counts how often it did;
+* **relevance**: a source that argues counterarguments is relevant (4), whatever words
+  it shares with the question;
+* **critique**: it grades only the report itself; a report that covers counterarguments
+  scores 4 on coverage, else 3 with the ``missing_counterarguments`` tag. Its scores
+  always pass, so its critiques become lessons.
+
+:func:`write_debate_corpus` writes the ResearchResponder corpus (DOCS, in the corpus
+root) plus ``debate/objections.md``, a page about counterarguments that shares no
+word with the questions or with ResearchResponder's sub-queries: only a
+counterarguments sub-query finds it. So a run that follows the lesson cites one more
+site (the ``debate`` folder) and scores higher on coverage than one that does not.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.support.pipeline import DOCS
+from tests.support.research_responder import ResearchResponder, _question, _words
+
+__all__ = ["LessonFollower", "COUNTER_LESSON", "COUNTER_QUERY", "OBJECTIONS", "write_debate_corpus"]
+
+COUNTER_LESSON = re.compile(r"counter-?argument|opposing view", re.I)
+COUNTER_QUERY = "{first} counterarguments objections"
+_REPORT = re.compile(r"<<<DATA report to grade>>>\n(.*?)\n<<<END DATA>>>", re.S)
+
+OBJECTIONS = (
+    "Objections and counterarguments",
+    "Some administrators raise counterarguments against aggressive cleanup schedules on busy servers. "
+    "Their objections hold that frequent maintenance competes with user traffic for disk bandwidth. "
+    "Others answer these objections by pointing to lower bloat over the long run.",
+)
+
+
+def write_debate_corpus(folder: Path) -> Path:
+    """DOCS in ``folder`` and the counterarguments page in ``folder/debate``; returns ``folder``."""
+    (folder / "debate").mkdir(parents=True, exist_ok=True)
+    for name, (title, text) in DOCS.items():
+        (folder / name).write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
+    title, text = OBJECTIONS
+    (folder / "debate" / "objections.md").write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
+    return folder
+
+
+class LessonFollower(ResearchResponder):
+    """A responder that follows a counterarguments lesson (see the module docstring)."""
+
+    def __init__(self, *, follow: bool = True, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.follow = follow
+        self.followed = 0
+
+    def _decompose(self, system: str, user: str) -> dict:
+        plan = super()._decompose(system, user)
+        below_question = user.split("\n", 1)[-1]
+        if self.follow and COUNTER_LESSON.search(below_question):
+            first = (_words(_question(user)) or ["topic"])[0]
+            plan["sub_queries"][-1] = COUNTER_QUERY.format(first=first)
+            self.followed += 1
+        return plan
+
+    def _relevance(self, system: str, user: str) -> dict:
+        excerpt = user.split("<<<DATA", 1)[-1]
+        if "counterargument" in excerpt.lower():
+            return {"score": 4, "reason": "argues the other side of the question"}
+        return super()._relevance(system, user)
+
+    def _critique(self, system: str, user: str) -> dict:
+        match = _REPORT.search(user)
+        covered = bool(match) and "counterargument" in match.group(1).lower()
+        return {
+            "scores": {
+                "source_diversity": 3,
+                "claim_support": 4,
+                "coverage": 4 if covered else 3,
+                "geographic_balance": 3,
+                "actionability": 3,
+            },
+            "weaknesses": [] if covered else ["The report does not weigh any objection."],
+            "suggestions": [],
+            "tags": [] if covered else ["missing_counterarguments"],
+        }
