@@ -6,10 +6,16 @@ import re
 import unicodedata
 from datetime import UTC, datetime, timedelta
 
-__all__ = ["make_run_id", "id_timestamp", "slugify", "parse_zoned_time", "format_utc"]
+__all__ = ["RUN_ID_PATTERN", "is_run_id", "make_run_id", "id_timestamp", "slugify", "parse_zoned_time", "format_utc"]
 
 _STAMP = "%Y%m%dT%H%M%S%fZ"
 _STAMP_RE = re.compile(r"_(\d{8}T\d{12}Z)$")
+RUN_ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}_[0-9]{8}T[0-9]{12}Z$")
+
+
+def is_run_id(text: object) -> bool:
+    """True for a run id as :func:`make_run_id` makes them (safe as a file name anywhere)."""
+    return isinstance(text, str) and RUN_ID_PATTERN.match(text) is not None
 
 
 def slugify(text: str, *, max_len: int = 48) -> str:

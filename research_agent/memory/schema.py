@@ -21,6 +21,7 @@ import jsonschema
 
 from ..errors import InputError
 from ..ids import parse_zoned_time
+from ..record.types import GATE_DECISIONS
 from ..text.sanitize import looks_like_injection
 from .fastschema import Check, compile_schema
 from .names import valid_site
@@ -80,7 +81,6 @@ TAG_LABELS: dict[str, str] = {
 }
 TAGS: tuple[str, ...] = tuple(TAG_LABELS)
 
-GATE_DECISIONS: tuple[str, ...] = ("full_report", "short_report", "insufficient_data", "no_new_findings")
 
 FIELD_ORDER: tuple[str, ...] = (
     "schema_version",

@@ -26,7 +26,7 @@ from ..errors import StorageError
 from ..files.atomic import atomic_write_text, file_kind
 from ..files.safefile import check_folder_inside
 from ..files.safeyaml import UnsafeYaml, dump_yaml, load_yaml_text, read_capped
-from ..ids import id_timestamp
+from ..ids import id_timestamp, is_run_id
 from ..text.sanitize import sanitize
 from .critique_types import Critique
 from .schema import InvalidCritique, validate_critique
@@ -57,7 +57,6 @@ MAX_CRITIQUE_BYTES = 64 * 1024
 LOG_NAME = "critique.log"
 _LOG_LINE_BYTES = 1000  # well under PIPE_BUF, so each append is one atomic write
 
-_ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}_[0-9]{8}T[0-9]{12}Z$")
 _NAME_RE = re.compile(r"^critique-(?P<id>[a-z0-9][a-z0-9-]{0,63}_(?P<stamp>[0-9]{8}T[0-9]{12}Z))\.yaml$")
 _STAMP_FMT = "%Y%m%dT%H%M%S%fZ"
 FUTURE_SLACK = timedelta(hours=1)  # clock skew between machines sharing a reports folder
@@ -70,7 +69,7 @@ def stamp_of(when: datetime) -> str:
 
 def critique_file_name(run_id: str) -> str:
     """``critique-<id>.yaml``; raise StorageError for an id that is not a run id."""
-    if not _ID_RE.match(run_id or ""):
+    if not is_run_id(run_id):
         raise StorageError(f"not a run id: {run_id[:80]!r}")
     return f"critique-{run_id}.yaml"
 

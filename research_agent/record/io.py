@@ -20,14 +20,14 @@ import jsonschema
 import yaml
 
 from ..config import MODES
-from ..errors import InputError, StorageError
+from ..errors import InputError
 from ..files.atomic import atomic_write_all
 from ..files.safeyaml import UnsafeYaml, load_yaml_file
+from ..ids import is_run_id
 from ..llm import Usage
-from ..memory.schema import GATE_DECISIONS
-from ..memory.store import critique_file_name
 from ..stages.skeptic import SkepticFinding, SkepticReport
 from .types import (
+    GATE_DECISIONS,
     CorpusRecord,
     FetchFailure,
     Iteration,
@@ -95,9 +95,7 @@ def _core_problem(data: Mapping[str, Any]) -> str | None:
     for key in ("id", "query", "mode", "report_path", "model"):
         if not isinstance(data.get(key), str) or not data[key].strip():
             return f"missing or empty field {key!r}"
-    try:
-        critique_file_name(data["id"])
-    except StorageError:
+    if not is_run_id(data["id"]):
         return f"id {data['id'][:80]!r} is not a run id"
     if data["mode"] not in MODES:
         return f"unknown mode {data['mode'][:20]!r}"

@@ -23,6 +23,7 @@ from ..llm import Usage
 from ..stages.skeptic import SkepticReport
 
 __all__ = [
+    "GATE_DECISIONS",
     "RUN_RECORD_VERSION",
     "SourceSummary",
     "Iteration",
@@ -35,6 +36,9 @@ __all__ = [
 
 RUN_RECORD_VERSION = 2
 
+
+# The kinds of report a run can end with (the gate's decision).
+GATE_DECISIONS: tuple[str, ...] = ("full_report", "short_report", "insufficient_data", "no_new_findings")
 
 @dataclass(frozen=True)
 class SourceSummary:
