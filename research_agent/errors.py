@@ -34,6 +34,7 @@ __all__ = [
     "DiskFull",
     "RunTimeout",
     "Cancelled",
+    "error_message",
 ]
 
 
@@ -102,3 +103,15 @@ class RunTimeout(ResearchError):
 
 class Cancelled(ResearchError):
     exit_code = 130
+
+
+def error_message(exc: BaseException) -> str:
+    """What a front end tells the user about ``exc``, after ``error:``.
+
+    A :class:`ResearchError` says what went wrong itself; anything else is unexpected and
+    is named by its type. The CLI prints it on one line of stderr and the MCP server
+    returns it as a tool error: both tell the same message.
+    """
+    if isinstance(exc, ResearchError):
+        return str(exc)
+    return f"unexpected {type(exc).__name__}: {exc} (run with -v for details)"

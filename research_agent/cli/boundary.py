@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import typer
 from rich.console import Console
 
-from ..errors import ResearchError
+from ..errors import ResearchError, error_message
 from .terminal import markup, one_line
 
 __all__ = ["guarded", "exit_for", "print_error", "run_async", "set_verbose"]
@@ -51,12 +51,12 @@ def print_error(message: object) -> None:
 def exit_for(exc: BaseException) -> typer.Exit:
     """Tell the user about ``exc`` and return the Exit to raise: the error's code, or 1."""
     if isinstance(exc, ResearchError):
-        print_error(exc)
+        print_error(error_message(exc))
         return typer.Exit(exc.exit_code)
     if _State.verbose:
         traceback.print_exception(exc)
     else:
-        print_error(f"unexpected {type(exc).__name__}: {one_line(exc)} (run with -v for details)")
+        print_error(error_message(exc))
     return typer.Exit(1)
 
 

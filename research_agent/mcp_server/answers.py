@@ -1,0 +1,64 @@
+"""The one error boundary of the MCP server: every tool body runs inside :func:`answered`.
+
+A tool body returns plain data (its TypedDict); the caller gets it as structured content
+with the same data as JSON text. A :class:`~research_agent.errors.ResearchError` (a bad
+argument, a missing endpoint, a provider failure, busy) becomes a tool error
+(``isError``) whose text is the one line the CLI prints for it; anything else becomes
+the CLI's "unexpected" line, its traceback only in the server's log (``-v``). The server
+never dies of a tool, and no traceback reaches a client. Cancellation is not an error:
+it passes through.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, ParamSpec
+
+from mcp.types import CallToolResult, TextContent
+
+from ..errors import ResearchError, error_message
+
+__all__ = ["answered", "error_result", "data_result"]
+
+log = logging.getLogger(__name__)
+
+P = ParamSpec("P")
+
+
+def error_text(exc: BaseException) -> str:
+    """``error: <message>`` on one line, as the CLI prints it."""
+    return "error: " + " ".join(error_message(exc).split())
+
+
+def error_result(exc: BaseException) -> CallToolResult:
+    """A tool error carrying :func:`error_text` of ``exc``."""
+    return CallToolResult(content=[TextContent(type="text", text=error_text(exc))], is_error=True)
+
+
+def data_result(data: Any) -> CallToolResult:
+    """A tool's answer: ``data`` as structured content, and the same as JSON text."""
+    text = json.dumps(data, ensure_ascii=False)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
+def answered(body: Callable[P, Awaitable[Any]]) -> Callable[P, Awaitable[CallToolResult]]:
+    """Wrap a tool body in the boundary. The wrapper keeps the body's signature (arguments,
+    Context parameter and return TypedDict), which is what the SDK reads for the schemas."""
+
+    @functools.wraps(body)
+    async def tool(*args: P.args, **kwargs: P.kwargs) -> CallToolResult:
+        try:
+            data = await body(*args, **kwargs)
+        except ResearchError as exc:
+            log.info("tool %s: %s", body.__name__, error_text(exc))
+            return error_result(exc)
+        except Exception as exc:
+            log.error("tool %s: %s", body.__name__, error_text(exc))
+            log.debug("tool %s failed", body.__name__, exc_info=exc)
+            return error_result(exc)
+        return data_result(data)
+
+    return tool

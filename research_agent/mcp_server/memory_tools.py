@@ -1,0 +1,152 @@
+"""The memory tools: the lessons a run would get now, the stored critiques, one critique.
+
+They read what the CLI's ``memory`` commands read (``reports/meta``), with the same
+selection rules; only ``memory_lessons`` may call a model (the fast one, to classify the
+question's domain, as ``research-agent memory lessons`` does).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context
+from pydantic import Field
+
+from ..assembly import validate_query
+from ..config import Settings
+from ..domains import DOMAINS
+from ..errors import InputError, ResearchError
+from ..llm import OpenAIChatModel
+from ..memory.lessons import select_lessons
+from ..memory.store import critique_file_name, critique_path, load_all, load_critique
+from ..stages.classify import classify_domain
+from .answers import answered
+from .service import service_of
+from .shapes import (
+    LessonsOutput,
+    MemoryListOutput,
+    MemoryShowOutput,
+    critique_summary,
+    lessons_output,
+)
+
+__all__ = ["memory_lessons", "memory_list", "memory_show", "run_id_of", "load_by_id", "NotFound", "MAX_LIST"]
+
+MAX_LIST = 500
+
+
+class NotFound(InputError):
+    """The id is well formed, but there is no such file."""
+
+DomainName = Annotated[
+    str | None,
+    Field(description="Skip classification and use this domain.", json_schema_extra={"enum": [*DOMAINS, None]}),
+]
+
+
+@answered
+async def memory_lessons(
+    question: Annotated[str, Field(description="The question a run would research.")],
+    ctx: Context,
+    domain: DomainName = None,
+) -> LessonsOutput:
+    """The lessons from past critiques that a run of this question would get now, and why;
+    every critique file left out, with its reason.
+
+    Without a domain, the question's domain is classified first by a call to the fast
+    model (as `research-agent memory lessons` does); give the domain to avoid that call.
+    """
+    settings = service_of(ctx).settings()
+    question = validate_query(question)
+    chosen = _domain(domain) if domain is not None else await _classify(settings, question)
+    selection = await asyncio.to_thread(
+        select_lessons,
+        settings.meta_dir,
+        chosen,
+        now=datetime.now(UTC),
+        ttl_days=settings.lesson_ttl_days,
+        control_fraction=0.0,
+        rng=random.Random(0),
+    )
+    note = (
+        f"{settings.control_fraction:.0%} of eligible runs are control runs and get no lessons"
+        if settings.control_fraction
+        else "control runs are off"
+    )
+    return lessons_output(selection, note)
+
+
+def _domain(given: str) -> str:
+    chosen = given.strip().lower().replace("-", "_").replace(" ", "_")
+    if chosen not in DOMAINS:
+        raise InputError(f"unknown domain {given[:40]!r}: choose one of {', '.join(DOMAINS)}")
+    return chosen
+
+
+async def _classify(settings: Settings, question: str) -> str:
+    """The question's domain, by the model (closed afterwards)."""
+    model = OpenAIChatModel.from_settings(settings)
+    try:
+        chosen = await classify_domain(model, question)
+    finally:
+        await model.aclose()
+    if chosen not in DOMAINS:
+        raise InputError(f"the classifier returned an unknown domain {chosen[:40]!r}")
+    return chosen
+
+
+@answered
+async def memory_list(
+    ctx: Context,
+    domain: DomainName = None,
+    limit: Annotated[int, Field(description="At most this many critiques, newest first.")] = 20,
+) -> MemoryListOutput:
+    """Stored critiques of past reports, newest first (optionally of one domain), and the
+    critique files that failed validation with the reason."""
+    if not 1 <= limit <= MAX_LIST:
+        raise InputError(f"limit must be from 1 to {MAX_LIST}, not {limit}")
+    wanted = _domain(domain) if domain is not None else None
+    settings = service_of(ctx).settings()
+    loaded = await asyncio.to_thread(load_all, settings.meta_dir, now=datetime.now(UTC))
+    good = [item.critique for item in loaded if item.critique is not None]
+    chosen = [c for c in good if wanted is None or c.query_domain == wanted][:limit]
+    return {
+        "critiques": [critique_summary(c) for c in chosen],
+        "invalid": [{"file": item.name, "reason": item.error or ""} for item in loaded if item.critique is None],
+    }
+
+
+@answered
+async def memory_show(
+    ctx: Context, id: Annotated[str, Field(description="A run id, or critique-<id>.yaml.")]
+) -> MemoryShowOutput:
+    """One stored critique: scores, pass or fail, weaknesses, suggestions, tags, usage."""
+    settings = service_of(ctx).settings()
+    critique = await asyncio.to_thread(load_by_id, settings.meta_dir, id)
+    return {"critique": critique.as_dict()}
+
+
+def run_id_of(value: str) -> str:
+    """The run id in ``value`` (an id, or ``critique-<id>.yaml``); InputError when there is none."""
+    run_id = Path(value).name.removeprefix("critique-").removesuffix(".yaml")
+    try:
+        critique_file_name(run_id)
+    except ResearchError:
+        raise InputError(f"not a run id: {value[:80]!r}") from None
+    return run_id
+
+
+def load_by_id(meta_dir: Path, value: str) -> Any:
+    """The critique of run ``value`` in ``meta_dir``; InputError when missing or invalid."""
+    run_id = run_id_of(value)
+    path = critique_path(meta_dir, run_id)
+    if not path.exists() and not path.is_symlink():
+        raise NotFound(f"no critique {run_id} in {meta_dir}")
+    try:
+        return load_critique(path, meta_dir=meta_dir)
+    except ResearchError as exc:
+        raise InputError(f"{path.name}: {exc}") from None

@@ -1,0 +1,63 @@
+"""The MCP server: every tool and resource on one ``MCPServer``, served over stdio or HTTP.
+
+:func:`build_server` is the whole server for given options (tests can connect a client
+to it in-process); :func:`serve` runs it: over stdio, where stdout carries only the
+protocol (the SDK points file descriptor 1 at stderr while it serves, so nothing else
+can reach the wire), or over streamable HTTP on ``host`` (127.0.0.1 unless told).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+
+from ..version import __version__
+from .resources import add_resources
+from .service import ServerOptions, Service
+from .tools import TOOLS
+
+__all__ = ["build_server", "serve", "INSTRUCTIONS"]
+
+INSTRUCTIONS = (
+    "research-agent researches a question over the web or local documents and writes a cited "
+    "markdown report. Call `research` for a report (it takes minutes; progress is reported per "
+    "stage), `review_report` to lint a report, and the memory tools to see past critiques and the "
+    "lessons a run would get. Reports are resources at report://<id>, critiques at critique://<id>."
+)
+
+
+def build_server(options: ServerOptions) -> MCPServer[Service]:
+    """The server for ``options``: one Service shared by every session and call."""
+    service = Service(options)
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[Service]) -> AsyncIterator[Service]:
+        yield service
+
+    server: MCPServer[Service] = MCPServer(
+        "research-agent",
+        title="research-agent",
+        instructions=INSTRUCTIONS,
+        version=__version__,
+        lifespan=lifespan,
+        log_level="WARNING",
+    )
+    for spec in TOOLS:
+        server.add_tool(spec.fn, title=spec.title, description=spec.description(), annotations=spec.annotations())
+    add_resources(server)
+    return server
+
+
+def serve(options: ServerOptions, *, http_port: int | None = None, host: str = "127.0.0.1") -> None:
+    """Serve until the client goes away (stdio) or the process is stopped (HTTP)."""
+    server = build_server(options)
+    if http_port is None:
+        anyio.run(server.run_stdio_async)
+        return
+    run: Any = functools.partial(server.run_streamable_http_async, host=host, port=http_port)
+    anyio.run(run)

@@ -1,0 +1,163 @@
+"""The research and review tools, and the list of every tool the server offers.
+
+Adding a tool is a few lines: an ``async def`` whose parameters are its arguments (with
+a ``ctx: Context`` to reach the server's :class:`~research_agent.mcp_server.service.Service`),
+whose return annotation is its output TypedDict and whose docstring is its description;
+wrapped in :func:`~research_agent.mcp_server.answers.answered`; then one line in
+:data:`TOOLS`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from ..config import MODES
+from ..errors import InputError
+from ..review.report_file import MAX_REPORT_BYTES, read_report, review_markdown
+from ..review.rules import load_rules
+from ..search.registry import KNOWN_PROVIDERS
+from .answers import answered
+from .memory_tools import memory_lessons, memory_list, memory_show
+from .progress import NotifyingProgress
+from .running import research_and_schedule, unwound_on_cancel
+from .service import Service, inside_any, service_of
+from .shapes import ResearchOutput, ReviewOutput, research_output, review_output
+
+__all__ = ["ToolSpec", "TOOLS", "research", "review_report"]
+
+
+Question = Annotated[str, Field(description="The question to research (at most 2,000 characters).")]
+ModeName = Annotated[
+    str,
+    Field(
+        description="quick (fewer sources, no skeptic, no critique), standard, or deep.",
+        json_schema_extra={"enum": list(MODES)},
+    ),
+]
+CorpusFolders = Annotated[
+    list[str] | None,
+    Field(description="Folders of documents to search; each must be one the server allows (--allow-dir). "
+                      "Alone, they mean local only: the web is not searched."),
+]
+Providers = Annotated[
+    list[str] | None,
+    Field(description=f"Search providers, among {', '.join(KNOWN_PROVIDERS)} (default: local with a corpus, "
+                      "else ddgs)."),
+]
+MaxSources = Annotated[int | None, Field(description="At most this many sources fetched and scored per plan.")]
+
+
+@answered
+async def research(
+    question: Question,
+    ctx: Context,
+    mode: ModeName = "standard",
+    corpus: CorpusFolders = None,
+    search: Providers = None,
+    max_sources: MaxSources = None,
+) -> ResearchOutput:
+    """Research a question over the web or local documents and write a cited markdown report.
+
+    Runs the same pipeline as `research-agent run` (minutes, not seconds; progress is
+    reported per stage): plan sub-queries, search, read and score sources, draft, review
+    and revise, then write reports/<id>.md and its run record. Returns the report's
+    markdown and path, the gate decision, the cited sources, the lessons applied, token
+    usage and cost (null when a price is unknown). The report's critique is scheduled
+    afterwards, as the CLI does. Cancelling the call stops the run and leaves no
+    half-written file.
+    """
+    service = service_of(ctx)
+    settings = service.run_settings(
+        mode=mode,
+        corpus_dirs=tuple(corpus) if corpus else None,
+        search_providers=tuple(search) if search else None,
+        max_sources=max_sources,
+    )
+    with service.slots.take():
+        progress = NotifyingProgress(asyncio.get_running_loop())
+        async with progress.forwarding(lambda number, message: ctx.report_progress(number, None, message)):
+            result, scheduled = await unwound_on_cancel(research_and_schedule(question, settings, progress))
+    return research_output(result, scheduled)
+
+
+ReportPath = Annotated[
+    str | None,
+    Field(description="A markdown report file in the reports folder or an allowed folder (--allow-dir)."),
+]
+ReportText = Annotated[str | None, Field(description="The report's markdown itself (instead of a path).")]
+ReviewMode = Annotated[
+    str | None,
+    Field(description="Mode whose target length applies (default: the report's front matter).",
+          json_schema_extra={"enum": [*MODES, None]}),
+]
+
+
+@answered
+async def review_report(
+    ctx: Context, path: ReportPath = None, markdown: ReportText = None, mode: ReviewMode = None
+) -> ReviewOutput:
+    """Lint a markdown report (given by path or as text): approved or rejected, with every issue.
+
+    The same deterministic review as `research-agent review` (broken citations, uncited
+    numbers, empty sections, placeholders, length against the mode): no model is called.
+    """
+    service = service_of(ctx)
+    settings = service.settings()
+    if (path is None) == (markdown is None):
+        raise InputError("give the report either as path or as markdown (exactly one of them)")
+    if markdown is None:
+        markdown = await asyncio.to_thread(read_report, _readable_report(str(path), service, settings.reports_dir))
+    elif len(markdown.encode("utf-8", "replace")) > MAX_REPORT_BYTES:
+        raise InputError(f"the report is larger than {MAX_REPORT_BYTES // (1024 * 1024)} MiB")
+    text = markdown.replace("\r\n", "\n").replace("\r", "\n")
+    rules = load_rules(settings.rules_path) if settings.rules_path is not None else ()
+    return review_output(await asyncio.to_thread(review_markdown, text, rules=rules, mode=mode))
+
+
+def _readable_report(path: str, service: Service, reports_dir: Path) -> Path:
+    """A report path the caller may have read: inside the reports folder or an allowed folder."""
+    roots = (Path(reports_dir).resolve(), *service.options.allow_dirs)
+    real = inside_any(Path(path), roots)
+    if real is None:
+        raise InputError(
+            f"report {path[:200]!r} refused: only files in the reports folder ({roots[0]}) or an allowed "
+            "folder (--allow-dir) can be read"
+        )
+    return real
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool: its function (wrapped in ``answered``), and hints for clients."""
+
+    fn: Any
+    title: str
+    read_only: bool = True
+    open_world: bool = False
+
+    def description(self) -> str:
+        """The tool's docstring, its indentation removed."""
+        return inspect.cleandoc(self.fn.__doc__ or "")
+
+    def annotations(self) -> ToolAnnotations:
+        return ToolAnnotations(
+            title=self.title, read_only_hint=self.read_only, open_world_hint=self.open_world,
+            destructive_hint=False, idempotent_hint=self.read_only,
+        )  # fmt: skip
+
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(research, "Research a question", read_only=False, open_world=True),
+    ToolSpec(review_report, "Review a markdown report"),
+    ToolSpec(memory_lessons, "Lessons a run would get now", open_world=True),
+    ToolSpec(memory_list, "List stored critiques"),
+    ToolSpec(memory_show, "Show one critique"),
+)
