@@ -33,14 +33,16 @@ MAX_WEAK_PAIRS = 5
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+")
 _MIN_RARE = 7
 _COMMON = frozenset(
-    """about above across actually against although already another anything because before
-    between believe certain clearly company considered continue control current different during
-    example exactly general generally however important include included includes including
-    instead largely likely mainly meaning moreover nothing overall perhaps possible
-    possibly probably provide provided provides quickly rather really recently related relatively
-    remains report reported reports research result results several should significant similar
-    similarly something sources specific suggest suggests therefore though through together
-    typically usually various whether whereas without""".split()
+    """about above according across actually address addresses against although already another
+    anything because before between believe certain clearly company considered continue control
+    current describe described describes different directly discuss discussed discusses during
+    example exactly explain explained explains general generally however important include
+    included includes including instead largely likely mainly meaning mention mentioned mentions
+    moreover nothing overall perhaps possible possibly probably provide provided provides question
+    questions quickly rather really recently related relatively remains report reported reports
+    research result results several should significant similar similarly something sources
+    specific suggest suggests therefore though through together typically usually various whether
+    whereas without""".split()
 )
 _STOP_NAMES = frozenset(
     "a an and as at but by for from if in into it its of on or so than that the their then there these "
