@@ -2,8 +2,9 @@
 
 Goals (issue 4): selection under 20 ms with 50 files and under 200 ms with 10,000
 (retention off); files that cannot be selected are not parsed. Also reports how long
-starting a detached critique takes (the time the user's command pays for it) and the
-size of the critique prompt for a standard-length report.
+starting a detached critique takes (the time the user's command pays for it), the
+size of the critique prompt for a standard-length report, and (issue 12) computing the
+citation-support facts for a 3,000-word report with 15 sources (goal under 50 ms).
 
     /work/venv/bin/python bench/bench_memory.py [--repeat 7]
 """
@@ -24,15 +25,34 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from research_agent.domains import DOMAINS  # noqa: E402
 from research_agent.ids import make_run_id  # noqa: E402
+from research_agent.measures import (  # noqa: E402
+    CitationFacts,
+    CritiqueFacts,
+    RecencyFacts,
+    SiteCounts,
+    SiteFacts,
+    SourceCounts,
+)
 from research_agent.memory import store  # noqa: E402
+from research_agent.memory.citation_support import citation_support  # noqa: E402
 from research_agent.memory.critique import build_request, compute_facts  # noqa: E402
-from research_agent.memory.critique_types import Critique, Scores
+from research_agent.memory.critique_types import Critique, Scores  # noqa: E402
 from research_agent.memory.lessons import select_lessons  # noqa: E402
 from research_agent.memory.schema import DIMENSIONS, TAGS  # noqa: E402
 from research_agent.memory.spawn import spawn_critique  # noqa: E402
+from research_agent.record import read_run_record  # noqa: E402
 from research_agent.text.passages import estimate_tokens  # noqa: E402
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+FACTS = CritiqueFacts(
+    sources=SourceCounts(found=14, fetched=11, kept=7, dropped=4, unscored=0, cited=6),
+    sites=SiteFacts(distinct=2, top="docs.example.org", top_share=0.71,
+                    per_site=(SiteCounts("docs.example.org", 5, 1, 4), SiteCounts("news.example.com", 2, 3, 2))),
+    sub_queries=(),
+    unanswered=0,
+    citations=CitationFacts(sentences=20, weakly_supported=2, weakly_supported_share=0.1),
+    recency=RecencyFacts(),
+)  # fmt: skip
 
 
 def make_critiques(meta: Path, count: int, *, rng: random.Random, span: timedelta) -> None:
@@ -59,6 +79,7 @@ def make_critiques(meta: Path, count: int, *, rng: random.Random, span: timedelt
             source_count=7,
             dropped_count=4,
             adaptive=bool(i % 2),
+            facts=FACTS,
         )
         if i < 50:
             store.write_critique(meta, critique)  # the real, fsynced path
@@ -130,6 +151,50 @@ def standard_report() -> tuple[dict, str]:
     return record, report
 
 
+_WORDS = (
+    "autovacuum threshold storage reclaim tuples bloat visibility checkpoint replication partition index "
+    "transaction snapshot isolation planner statistics histogram sequential bitmap parallel worker memory "
+    "buffer eviction latency throughput benchmark PostgreSQL Oracle Linux Kubernetes Norway Canada"
+).split()
+_ELSEWHERE = "glacier volcano monsoon harvest cathedral symphony Zanzibar Patagonia Mongolia 1848 1912".split()
+
+
+def citation_case(rng: random.Random, *, words: int = 3000, sources: int = 15) -> tuple[str, dict[int, str]]:
+    """A ``words``-word report citing ``sources`` sources whose texts are about 2,400 characters
+    each (a deep run's passage budget): half the sentences restate their source, half do not."""
+    texts = {}
+    for n in range(1, sources + 1):
+        sentences = [
+            f"The {rng.choice(_WORDS)} of {rng.choice(_WORDS)} reached {rng.randint(2, 990)} in {rng.randint(1995, 2026)}."
+            for _ in range(40)
+        ]
+        texts[n] = " ".join(sentences)[:2400]
+    body: list[str] = []
+    count = 0
+    while count < words:
+        n = rng.randint(1, sources)
+        if rng.random() < 0.5:
+            sentence = rng.choice(texts[n].split(". ")).rstrip(".") + f" [{n}]."
+        else:
+            sentence = " ".join(rng.choice(_ELSEWHERE) for _ in range(14)).capitalize() + f" [{n}]."
+        body.append(sentence)
+        count += len(sentence.split())
+    paragraphs = [" ".join(body[i : i + 6]) for i in range(0, len(body), 6)]
+    report = "# Report\n\n## Findings\n\n" + "\n\n".join(paragraphs) + "\n\n## Sources\n\n1. x\n"
+    return report, texts
+
+
+def time_citation_support(repeat: int) -> tuple[float, float, int, CitationFacts]:
+    """(first call ms, median ms, report words, the facts) for the citation-support measure."""
+    report, texts = citation_case(random.Random(7))
+    times = []
+    for _ in range(max(repeat, 5)):
+        start = time.perf_counter()
+        facts = citation_support(report, texts)
+        times.append((time.perf_counter() - start) * 1000)
+    return times[0], statistics.median(times), len(report.split()), facts
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
@@ -159,8 +224,18 @@ def main() -> None:
         print(
             f"starting a detached critique: median {statistics.median(spawn_times):.2f} ms (the user's wait)"
         )
+    first, median, words, facts = time_citation_support(args.repeat)
+    verdict = "ok" if median < 50.0 else "OVER GOAL"
+    print(
+        f"citation support for a {words}-word report with 15 sources: first {first:.2f} ms, median {median:.2f} ms "
+        f"(goal < 50 ms: {verdict}); {facts.sentences} cited sentences, {facts.weakly_supported} weakly supported"
+    )
     record, report = standard_report()
-    request = build_request(compute_facts(record, report), report)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"run-{record['id']}.yaml"
+        path.write_text(store.dump_yaml(record), encoding="utf-8")
+        facts_of_run = compute_facts(read_run_record(path), report, now=NOW)
+    request = build_request(facts_of_run, report)
     words = len(report.split())
     tokens = estimate_tokens(request.system) + estimate_tokens(request.user)
     print(

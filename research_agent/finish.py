@@ -3,7 +3,9 @@
 The final report is the last draft with every citation renumbered through one map, the
 skeptic's findings, and the limitations the run itself knows about; or, when no plan
 found enough to write from, an honest short report of what was searched. The run
-record is built here and only here (:func:`run_record`).
+record is built here and only here (:func:`run_record`), with what only the run can know:
+what each sub-query's searches found, whether the user's source limit cut the list, and
+how well each citation is supported by the text the writer received for its source.
 """
 
 from __future__ import annotations
@@ -13,12 +15,16 @@ from datetime import UTC, datetime
 
 from .assembly import Run
 from .ids import format_utc
-from .record import FetchFailure, LessonsRecord, RunRecord, write_run_record
+from .ledger import RunLedger
+from .measures import CitationFacts
+from .memory.citation_support import citation_support
+from .record import FetchFailure, LessonsRecord, RunRecord, SubQueryCount, write_run_record
 from .report import compose_report, render_insufficient
 from .results import Briefing, Outcome, ResearchResult, summarize_sources
 from .review.review import open_issue_lines
 from .sources import Source
 from .stages.skeptic import SkepticReport
+from .stages.synthesize import writer_text
 from .writing import Written
 
 __all__ = ["FinalReport", "finish_run", "final_report", "run_record"]
@@ -124,8 +130,12 @@ def run_record(run: Run, briefing: Briefing, outcome: Outcome, report: FinalRepo
         gate_decision=gate.decision,
         gate_reason=gate.reason,
         sub_queries=ledger.sub_queries,
-        sources=summarize_sources(ledger.scored, {s.source.key for s in gate.kept}, report.cited),
+        sub_query_counts=_sub_query_counts(ledger),
+        sources=summarize_sources(ledger.scored, {s.source.key for s in gate.kept}, report.cited, ledger.sub_queries),
+        found_count=len(set().union(ledger.scored_keys, *ledger.found.values())),
+        capped_by_user=ledger.capped_by_user,
         citations_removed=report.citations_removed,
+        citation_support=_citation_support(report, token_budget=settings.mode.source_tokens),
         skeptic=skeptic if skeptic is not None else SkepticReport((), None),
         iterations=ledger.iterations,
         final_decision=report.decision,
@@ -142,3 +152,22 @@ def run_record(run: Run, briefing: Briefing, outcome: Outcome, report: FinalRepo
         timings=dict(run.clock.timings),
         warnings=ledger.warnings,
     )
+
+
+def _sub_query_counts(ledger: RunLedger) -> tuple[SubQueryCount, ...]:
+    """Per sub-query asked: distinct sources its searches found, and how many of them were read."""
+    found = ledger.found
+    return tuple(
+        SubQueryCount(
+            index=i,
+            found=len(found.get(query, ())),
+            fetched=sum(1 for item in ledger.scored if query in item.source.sub_queries),
+        )
+        for i, query in enumerate(ledger.sub_queries, start=1)
+    )
+
+
+def _citation_support(report: FinalReport, *, token_budget: int) -> CitationFacts:
+    """The report's citations measured against the text the writer received for each cited source."""
+    texts = {n: writer_text(source, token_budget=token_budget) for n, source in enumerate(report.cited, start=1)}
+    return citation_support(report.markdown, texts)

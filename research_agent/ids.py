@@ -1,12 +1,21 @@
-"""Run ids: ``<slug>_<UTC timestamp with microseconds>``, safe as file names anywhere."""
+"""Run ids (``<slug>_<UTC timestamp with microseconds>``, safe as file names anywhere), and the time and date forms the tool reads and writes."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
-__all__ = ["RUN_ID_PATTERN", "is_run_id", "make_run_id", "id_timestamp", "slugify", "parse_zoned_time", "format_utc"]
+__all__ = [
+    "RUN_ID_PATTERN",
+    "is_run_id",
+    "make_run_id",
+    "id_timestamp",
+    "slugify",
+    "parse_zoned_time",
+    "format_utc",
+    "iso_date",
+]
 
 _STAMP = "%Y%m%dT%H%M%S%fZ"
 _STAMP_RE = re.compile(r"_(\d{8}T\d{12}Z)$")
@@ -83,3 +92,18 @@ def parse_zoned_time(text: object) -> datetime | None:
 def format_utc(when: datetime) -> str:
     """The form research-agent writes times in: ``2026-11-22T09:58:36.000000Z``."""
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+_DATE = re.compile(r"^\s*(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")
+
+
+def iso_date(text: str | None) -> str | None:
+    """``YYYY-MM-DD`` from a date a page or search result gave (``2024-05-01T10:00Z``,
+    ``2024/5/1``); None when there is none or it is no real date."""
+    match = _DATE.match(text or "")
+    if match is None:
+        return None
+    try:
+        return date(*(int(g) for g in match.groups())).isoformat()
+    except ValueError:
+        return None

@@ -1,14 +1,14 @@
 """What a run accumulates as it goes, in one small object with named methods.
 
 Every step of the story returns a frozen result; only these things grow across steps:
-the sources scored so far (a later plan adds to them), the sub-queries asked, the
-iterations of the plan/write/review loop, the warnings, the search and fetch failures,
+the sources scored so far (a later plan adds to them), the sub-queries asked and what
+their searches found (and whether the user's source limit cut that), the iterations of the plan/write/review loop, the warnings, the search and fetch failures,
 and the custom lint rules skipped for overrunning their time budget.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from .progress import Progress
 from .record import Iteration
@@ -26,6 +26,8 @@ class RunLedger:
         self._progress = progress
         self._scored: dict[str, ScoredSource] = {}
         self._sub_queries: list[str] = []
+        self._found: dict[str, set[str]] = {}  # sub-query -> keys of the sources its searches found
+        self._capped_by_user = False
         self._iterations: list[Iteration] = []
         self._warnings: list[str] = []
         self._provider_failures: list[ProviderFailure] = []
@@ -53,6 +55,22 @@ class RunLedger:
     @property
     def sub_queries(self) -> tuple[str, ...]:
         return tuple(self._sub_queries)
+
+    def add_found(self, found: Mapping[str, Iterable[str]], *, capped_by_user: bool = False) -> None:
+        """Keep the source keys each sub-query's searches found; ``capped_by_user``: the
+        user's own source limit cut the list (it stays true for the rest of the run)."""
+        for query, keys in found.items():
+            self._found.setdefault(query, set()).update(keys)
+        self._capped_by_user = self._capped_by_user or capped_by_user
+
+    @property
+    def found(self) -> dict[str, frozenset[str]]:
+        """Sub-query -> keys of the distinct sources its searches found, over every plan."""
+        return {query: frozenset(keys) for query, keys in self._found.items()}
+
+    @property
+    def capped_by_user(self) -> bool:
+        return self._capped_by_user
 
     # --- the loop -----------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from .assembly import LessonsFn, Run, assemble
 from .config import Settings
-from .fetch.gather import SourceReader, gather_sources
+from .fetch.gather import SourceReader, gather_sources, source_key
 from .finish import finish_run
 from .llm import ChatModel
 from .llm.waiting import Ticker
@@ -171,6 +171,10 @@ async def _gather(run: Run, sub_queries: tuple[str, ...]) -> tuple[Source, ...]:
             exclude=run.ledger.scored_keys,
         )
         run.ledger.fetches_failed(gathered.fetch_failures)
+    run.ledger.add_found(
+        {query: [source_key(h) for h in hits] for query, hits in results.hits.items()},
+        capped_by_user=settings.max_sources is not None and gathered.candidates > settings.source_limit,
+    )
     return gathered.sources
 
 

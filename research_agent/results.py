@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .ids import iso_date
 from .llm import Usage
 from .record import Iteration, RunRecord, SourceSummary
 from .sources import ScoredSource, Source
@@ -151,10 +152,12 @@ class ResearchResult:
 
 
 def summarize_sources(
-    scored: Iterable[ScoredSource], kept_keys: set[str], cited: Sequence[Source]
+    scored: Iterable[ScoredSource], kept_keys: set[str], cited: Sequence[Source], sub_queries: Sequence[str] = ()
 ) -> tuple[SourceSummary, ...]:
-    """Every scored source, numbered as the report cites it, cited ones first."""
+    """Every scored source, numbered as the report cites it, cited ones first; each with the
+    1-based indices (in ``sub_queries``) of the sub-queries that found it, and its date."""
     number = {s.key: n for n, s in enumerate(cited, start=1)}
+    index = {query: i for i, query in enumerate(sub_queries, start=1)}
     items = []
     for item in scored:
         src = item.source
@@ -170,6 +173,8 @@ def summarize_sources(
                 reason=sanitize(item.reason, max_chars=300, single_line=True),
                 status=status,
                 snippet_only=src.snippet_only,
+                published=iso_date(src.published),
+                sub_queries=tuple(sorted({index[q] for q in src.sub_queries if q in index})),
             )
         )
     items.sort(key=lambda s: (s.n is None, s.n or 0, -(s.score or 0)))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from research_agent.memory.critique_facts import (
+from research_agent.measures import (
     CitationFacts,
     CritiqueFacts,
     RecencyFacts,
@@ -71,6 +71,7 @@ def test_version_2_round_trips_with_null_geography_keyed_lessons_and_facts(tmp_p
 
 def test_version_1_files_still_load(tmp_path: Path) -> None:
     data = make_critique(2, adaptive=True).as_dict()
+    del data["facts"]  # version 1 had no facts block
     data.update(schema_version=1, lessons_applied=["A lesson from before lessons had keys."])
     assert validate_critique(data) == []
     loaded = Critique.from_dict(data)

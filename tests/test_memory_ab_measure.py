@@ -10,16 +10,16 @@ from typer.testing import CliRunner
 
 from research_agent.cli.memory import app
 from research_agent.config import Settings
-from research_agent.memory.ab import AbLedger, ab_result, save_ab
-from research_agent.memory.ab_measure import dimension_measures, fact_measures, overall_measure
-from research_agent.memory.ab_types import AbPair, ArmResult, ArmUsage
-from research_agent.memory.critique_facts import (
+from research_agent.measures import (
     CitationFacts,
     CritiqueFacts,
     RecencyFacts,
     SiteFacts,
     SourceCounts,
 )
+from research_agent.memory.ab import AbLedger, ab_result, save_ab
+from research_agent.memory.ab_measure import dimension_measures, fact_measures, overall_measure
+from research_agent.memory.ab_types import AbPair, ArmResult, ArmUsage
 from research_agent.memory.critique_types import Scores
 from research_agent.memory.lessons import select_lessons
 from research_agent.memory.store import load_all, prune_critiques

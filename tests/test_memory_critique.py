@@ -10,6 +10,13 @@ import pytest
 
 from research_agent.config import Settings
 from research_agent.errors import InputError, LLMUnavailable, StorageError
+from research_agent.measures import (
+    CitationFacts,
+    RecencyFacts,
+    SiteCounts,
+    SiteFacts,
+    SourceCounts,
+)
 from research_agent.memory.critique import critique_run, summarize
 from research_agent.memory.critique_types import LessonUse
 from research_agent.memory.facts import compute_facts
@@ -22,23 +29,35 @@ from tests.support.critique import ANSWER, REPORT, RUN_ID, make_record
 from tests.support.memory import NOW, make_critique, put
 
 
-def test_facts_from_record_and_report(tmp_path: Path) -> None:
+def test_facts_of_an_old_record_say_what_can_be_known(tmp_path: Path) -> None:
+    """A schema_version 1 record: no per-sub-query counts, no citation support, no dates."""
     path = make_record(tmp_path)
     record = read_run_record(path)
-    facts = compute_facts(record, REPORT)
-    assert (facts.considered, facts.kept, facts.dropped, facts.unscored) == (5, 3, 1, 1)
-    assert facts.sites == (("vendor.com", 2), ("nrcan.gc.ca", 1))
-    assert facts.snippet_only == 1
-    assert facts.paragraphs == 4  # title, headings and Sources are not paragraphs
-    assert (facts.cited_paragraphs, facts.citations, facts.cited_sources) == (3, 5, 3)
-    assert facts.citations_per_paragraph == 1.25
+    facts = compute_facts(record, REPORT, now=NOW)
+    m = facts.measured
+    assert m.sources == SourceCounts(found=5, fetched=5, kept=3, dropped=1, unscored=1, cited=3, capped_by_user=False)
+    assert m.sites == SiteFacts(
+        distinct=2,
+        top="vendor.com",
+        top_share=0.67,
+        per_site=(
+            SiteCounts("vendor.com", 2, 0, 2),  # www. and blog. are one registrable site
+            SiteCounts("nrcan.gc.ca", 1, 0, 1),
+            SiteCounts("example.org", 0, 1, 0),  # dropped only; the unscored source is in no site
+        ),
+    )
+    assert (m.sub_queries, m.unanswered) == ((), 0)  # not recorded: nothing claimed unanswered
+    assert m.citations == CitationFacts(sentences=3, weakly_supported=0, weakly_supported_share=0.0)
+    assert m.recency == RecencyFacts()
+    assert facts.support_measured is False and facts.snippet_only == 1
+    assert (facts.paragraphs, facts.cited_paragraphs, facts.citations) == (4, 3, 4)  # list items are paragraphs
     assert facts.viability == 64
     assert facts.findings == (("critical", 1), ("concern", 1), ("observation", 1))
-    assert facts.unanswered == ("geothermal drilling permits Norway",)
     assert facts.tags() == ("single_site",)
     text = facts.as_text()
-    assert "distinct sites among kept sources: 2 (vendor.com x2, nrcan.gc.ca)" in text
-    assert "unanswered sub-query: geothermal drilling permits Norway" in text
+    assert "distinct sites among kept sources: 2; largest: vendor.com with 67% of kept sources" in text
+    assert "site example.org: kept 0, dropped 1, cited 0" in text
+    assert "support in the cited sources: not measured for this run" in text
 
 
 async def test_critique_run_writes_a_clean_valid_critique(tmp_path: Path, scripted_model) -> None:
@@ -77,6 +96,9 @@ async def test_critique_run_writes_a_clean_valid_critique(tmp_path: Path, script
         ),
     )
 
+    # an old record (schema_version 1) still gets the facts that can be known
+    assert critique.facts == compute_facts(read_run_record(path), REPORT, now=NOW).measured
+    assert critique.facts.sources.kept == 3 and critique.facts.sub_queries == ()
     stored = path.parent / f"critique-{RUN_ID}.yaml"
     assert load_critique(stored) == critique
     log = (path.parent / LOG_NAME).read_text().splitlines()

@@ -40,7 +40,7 @@ from tests.support.memory import BILLION_LAUGHS, NOW, hostile_files, make_critiq
 
 def test_schema_matches_the_code() -> None:
     schema = critique_schema()
-    assert tuple(schema["required"]) == FIELD_ORDER
+    assert tuple(schema["required"]) == (*FIELD_ORDER, "facts")  # facts: required in version 2, written last
     assert tuple(schema["properties"]) == FIELD_ORDER + OPTIONAL_FIELDS
     assert schema["additionalProperties"] is False
     assert tuple(schema["properties"]["query_domain"]["enum"]) == DOMAINS
@@ -65,7 +65,7 @@ def test_write_then_load_round_trips_as_readable_yaml(tmp_path: Path) -> None:
     text = path.read_text()
     assert "!!" not in text and "{" not in text  # block style, no tags
     keys = [line.split(":")[0] for line in text.splitlines() if line and line[0].isalpha()]
-    assert keys == list(FIELD_ORDER)
+    assert keys == [*FIELD_ORDER, "facts"]
     assert load_critique(path) == critique
 
 

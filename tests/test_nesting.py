@@ -48,7 +48,7 @@ def test_brackets_inside_quotes_comments_and_block_scalars_do_not_count() -> Non
 
 def test_real_files_read_shallow() -> None:
     critique = yaml.safe_dump(make_critique(tags=("single_site",)).as_dict(), sort_keys=False)
-    assert yaml_depth(critique) <= 4
+    assert yaml_depth(critique) <= 6  # facts.sites.per_site[i].site is the deepest
     front = "query: 'How? [1] {x}'\nmode: standard\ndate: '2026-11-22'\n"
     assert yaml_depth(front) <= 2
     rules = Path(__file__).with_name("test_review_rules.py").read_text()

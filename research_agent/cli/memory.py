@@ -26,13 +26,13 @@ from rich.table import Table
 from ..config import Settings, load_settings
 from ..domains import DOMAINS
 from ..errors import InputError, ResearchError
-from ..files.safeyaml import dump_yaml
 from ..llm import ChatModel, OpenAIChatModel
 from ..memory.lessons import select_lessons
 from ..memory.schema import DIMENSIONS
 from ..memory.stats import CritiqueCost, compute_stats, plot_history
 from ..memory.store import critique_file_name, critique_path, load_all, load_critique, prune_critiques
 from .boundary import guarded
+from .critique_view import describe_critique
 from .terminal import dumps_json, echo, markup
 
 __all__ = ["app", "MemoryDeps", "memory_deps", "memory_settings", "echo_json"]
@@ -182,7 +182,7 @@ def show_command(
         echo_json(critique.as_dict())
     else:
         echo(f"# {path}")
-        echo(dump_yaml(critique.as_dict()).rstrip())
+        echo(describe_critique(critique))
 
 
 def _classify(deps: MemoryDeps, settings: Settings, query: str) -> str:

@@ -10,7 +10,9 @@ Modules, one job each:
 * ``store``     critique files: listing by file-name time, loading with reasons, atomic writes,
   retention (junk and future-dated files go first), ``critique.log``
 * ``facts``     what the program knows exactly about a run, from its typed run record
-  (:mod:`research_agent.record`) and its report
+  (:mod:`research_agent.record`) and its report; ``measured`` builds the critique's
+  ``facts:`` block (typed in :mod:`research_agent.measures`), ``site_names`` names each source's site (host or
+  corpus folder), ``citation_support`` is the weak-support rule for citations
 * ``critique``  ``critique_run``: those facts plus one model judgement
 * ``lessons``   ``select_lessons``: templated lessons, control runs, suspension, collapse warning
 * ``stats``     trends, z-scored baseline-versus-adaptive comparison, plots

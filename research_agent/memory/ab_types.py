@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .critique_facts import CritiqueFacts
+from ..measures import CritiqueFacts
 from .critique_types import Scores
 from .intervals import Difference
 

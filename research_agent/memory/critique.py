@@ -4,8 +4,9 @@
 schema-checked) and the report it names, computes facts the program knows exactly
 (:class:`~research_agent.memory.facts.RunFacts`), asks the fast
 model once at temperature 0 against the rubric in ``prompts/critique.md``, cleans the
-answer (scores clamped to 1-5, free text sanitized to one line of at most 200
-characters, at most 5 items), writes ``critique-<id>.yaml`` next to the run record,
+answer (scores clamped to 1-5, ``geographic_balance`` may be null: not applicable; free
+text sanitized to one line of at most 200 characters, at most 5 items), writes
+``critique-<id>.yaml`` (with the measured ``facts:`` block) next to the run record,
 prunes to the retention limit and logs one line to ``critique.log``.
 """
 
@@ -53,6 +54,15 @@ __all__ = [
 ]
 
 REPORT_PROMPT_CHARS = 30_000  # about 7,500 tokens: a deep report fits whole
+NULLABLE = frozenset({"geographic_balance"})  # the dimensions a critic may call not applicable
+
+
+def _score_schema(dimension: str) -> dict[str, Any]:
+    """A 1-5 enum (a grammar keeps it in range); null too where "not applicable" is allowed."""
+    if dimension in NULLABLE:
+        return {"type": ["integer", "null"], "enum": [1, 2, 3, 4, 5, None]}
+    return {"type": "integer", "enum": [1, 2, 3, 4, 5]}
+
 
 ANSWER_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -63,7 +73,7 @@ ANSWER_SCHEMA: dict[str, Any] = {
             "type": "object",
             "additionalProperties": False,
             "required": list(DIMENSIONS),
-            "properties": {d: {"type": "integer", "enum": [1, 2, 3, 4, 5]} for d in DIMENSIONS},
+            "properties": {d: _score_schema(d) for d in DIMENSIONS},
         },
         "weaknesses": {"type": "array", "items": {"type": "string"}},
         "suggestions": {"type": "array", "items": {"type": "string"}},
@@ -126,7 +136,9 @@ def _clean_texts(values: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _clamp_score(value: Any, dimension: str) -> int:
+def _clamp_score(value: Any, dimension: str) -> int | None:
+    if value is None and dimension in NULLABLE:
+        return None
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise InvalidModelOutput(f"critique answer: {dimension} is not a score", stage="critique")
     try:
@@ -161,6 +173,11 @@ def _applied(record: RunRecord) -> tuple[bool, tuple[LessonUse, ...]]:
     return record.lessons.adaptive and bool(applied), tuple(applied[: MAX_ITEMS * 2])
 
 
+def _tag_applies(tag: str, scores: dict[str, int | None]) -> bool:
+    """A ``geographic_bias`` tag means nothing where geographic balance does not apply."""
+    return not (tag == "geographic_bias" and scores["geographic_balance"] is None)
+
+
 def _withheld(record: RunRecord) -> tuple[str, ...]:
     return tuple(dict.fromkeys(k for k in record.lessons.withheld if LESSON_KEY.match(k)))[:20]
 
@@ -186,7 +203,8 @@ def critique_from_answer(
         raise InvalidModelOutput(f"critique answer has no score for {', '.join(missing)}", stage="critique")
     scores = {d: _clamp_score(raw[d], d) for d in DIMENSIONS}
     model_tags = [t for t in answer.get("tags") or [] if isinstance(t, str) and t in TAGS]
-    tags = tuple(dict.fromkeys([*facts.tags(), *model_tags]))[:MAX_ITEMS]
+    tags = tuple(t for t in dict.fromkeys([*facts.tags(), *model_tags]) if _tag_applies(t, scores))
+    tags = tags[:MAX_ITEMS]
     adaptive, applied = _applied(record)
     return Critique(
         id=record.id,
@@ -209,6 +227,7 @@ def critique_from_answer(
         adaptive=adaptive,
         lessons_applied=applied,
         lessons_withheld=_withheld(record),
+        facts=facts.measured,
         usage=usage,
     )
 
@@ -236,7 +255,7 @@ async def critique_run(
         record = read_run_record(run_record_path)
         subject = critique_file_name(record.id)
         _, report = read_report(run_record_path, record)
-        facts = compute_facts(record, report)
+        facts = compute_facts(record, report, now=when)
         recorder = UsageRecorder(model)
         response = await recorder.complete(build_request(facts, report))
         critique = critique_from_answer(

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from ..ids import format_utc, parse_zoned_time
-from .critique_facts import CritiqueFacts
+from ..measures import CritiqueFacts
 from .schema import (
     DIMENSIONS,
     FIELD_ORDER,

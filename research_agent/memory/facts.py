@@ -1,8 +1,10 @@
 """What the program knows exactly about a run and its report (:class:`RunFacts`).
 
 The facts come from the typed run record and the report text, never from a model: the
-critique's judge sees them as data, and the tags they justify are added to its own.
-Counts of sources are the run record's (one source is one URL or one file).
+critique file stores their measured part as its ``facts:`` block
+(:class:`~research_agent.measures.CritiqueFacts`, built by
+:func:`~research_agent.memory.measured.measure_run`), the critic sees all of them as data,
+and the tags they justify are added to the critic's own.
 """
 
 from __future__ import annotations
@@ -11,186 +13,147 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from ..domains import normalize_domain
-from ..record import RunRecord, SourceSummary
+from ..measures import CritiqueFacts
+from ..record import RunRecord
 from ..stages.skeptic import SkepticFinding
-from ..text.passages import tokenize
+from ..text.report_body import body_blocks
 from ..text.sanitize import sanitize
+from .measured import measure_run
 
-__all__ = ["RunFacts", "compute_facts"]
+__all__ = ["RunFacts", "compute_facts", "body_blocks"]
 
 _CITATION = re.compile(r"\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]")
-_SKIP_SECTIONS = {"sources", "lessons applied"}
 _SEVERITY_ORDER = {"critical": 0, "concern": 1, "observation": 2}
+_SHOWN_SITES = 12
+_SHOWN_SUB_QUERIES = 10
 
 
 @dataclass(frozen=True)
 class RunFacts:
-    """What the program knows exactly about a run and its report."""
+    """What the program knows exactly about a run and its report.
+
+    ``measured`` is the critique's ``facts:`` block; ``support_measured`` is False for a
+    record written before citation support was measured (its weak count then says nothing).
+    """
 
     query: str
     domain: str
     mode: str
     gate_decision: str
-    considered: int
-    kept: int
-    dropped: int
-    unscored: int
-    snippet_only: int
-    sites: tuple[tuple[str, int], ...]  # (registrable site, kept sources from it), most first
-    cited_sources: int
+    measured: CritiqueFacts
+    support_measured: bool
+    snippet_only: int  # kept sources read from their search snippet only
     paragraphs: int
     cited_paragraphs: int
     citations: int
     words: int
     viability: int | None
     findings: tuple[tuple[str, int], ...]  # (severity, count)
-    sub_queries: tuple[str, ...]
-    unanswered: tuple[str, ...]
-
-    @property
-    def distinct_sites(self) -> int:
-        return len(self.sites)
-
-    @property
-    def top_site_share(self) -> float:
-        return self.sites[0][1] / self.kept if self.sites and self.kept else 0.0
-
-    @property
-    def answered(self) -> int:
-        return len(self.sub_queries) - len(self.unanswered)
-
-    @property
-    def citations_per_paragraph(self) -> float:
-        return round(self.citations / self.paragraphs, 2) if self.paragraphs else 0.0
 
     def tags(self) -> tuple[str, ...]:
-        """Tags the facts alone justify."""
+        """Tags the facts alone justify. ``few_sources`` is not among them when the user's own
+        source limit cut the list: the shortfall was asked for."""
+        m = self.measured
+        kept, sites = m.sources.kept, m.sites
         out = []
-        if self.kept and (self.distinct_sites == 1 or (self.kept >= 3 and self.top_site_share >= 0.6)):
+        if kept and (sites.distinct == 1 or (kept >= 3 and sites.top_share >= 0.6)):
             out.append("single_site")
-        if self.kept < 3:
+        if kept < 3 and not m.sources.capped_by_user:
             out.append("few_sources")
-        if len(self.sub_queries) >= 2 and self.answered * 2 < len(self.sub_queries):
+        if len(m.sub_queries) >= 2 and m.unanswered * 2 > len(m.sub_queries):
             out.append("unanswered_sub_queries")
-        if self.kept >= 2 and self.snippet_only * 2 > self.kept:
+        if kept >= 2 and self.snippet_only * 2 > kept:
             out.append("snippet_only_sources")
+        if self.support_measured and m.citations.sentences >= 4 and m.citations.weakly_supported_share > 0.5:
+            out.append("unsupported_claims")
         return tuple(out)
 
     def as_text(self) -> str:
         """The facts as plain lines (sanitized), for the critique prompt."""
-        sites = ", ".join(f"{site} x{count}" if count > 1 else site for site, count in self.sites[:12])
+        lines = [f"gate decision: {self.gate_decision}", *self._source_lines(), *self._sub_query_lines()]
+        lines += [*self._citation_lines(), self._recency_line()]
         findings = ", ".join(f"{count} {severity}" for severity, count in self.findings) or "none"
-        lines = [
-            f"gate decision: {self.gate_decision}",
-            f"sources considered: {self.considered}; kept (distinct): {self.kept}; dropped: {self.dropped}; "
-            f"unscored: {self.unscored}; read from snippet only: {self.snippet_only}",
-            f"distinct sites among kept sources: {self.distinct_sites}" + (f" ({sites})" if sites else ""),
-            f"largest share of kept sources from one site: {round(self.top_site_share * 100)}%",
-            f"kept sources cited in the report: {self.cited_sources} of {self.kept}",
-            f"paragraphs: {self.paragraphs}; with at least one citation: {self.cited_paragraphs}; "
-            f"citations per paragraph: {self.citations_per_paragraph}",
-            f"report words: {self.words}",
+        lines += [
+            f"report words: {self.words}; paragraphs: {self.paragraphs}, with a citation: {self.cited_paragraphs}",
             f"skeptic viability (0-100): {'n/a' if self.viability is None else self.viability}; findings: {findings}",
-            f"sub-queries: {len(self.sub_queries)}; answered in the report (by term overlap): {self.answered}",
         ]
-        lines += [f"unanswered sub-query: {q}" for q in self.unanswered[:6]]
         return "\n".join(sanitize(line, single_line=True, max_chars=600) for line in lines)
 
+    def _source_lines(self) -> list[str]:
+        s, st = self.measured.sources, self.measured.sites
+        cap = "yes: the user's own source limit cut the list" if s.capped_by_user else "no"
+        lines = [
+            f"sources found by the searches: {s.found}; read: {s.fetched}; kept: {s.kept}; dropped: {s.dropped}; "
+            f"unscored: {s.unscored}; cited in the report: {s.cited}; kept but read from a snippet only: "
+            f"{self.snippet_only}",
+            f"capped by the user: {cap}",
+            f"distinct sites among kept sources: {st.distinct}"
+            + (f"; largest: {st.top} with {round(st.top_share * 100)}% of kept sources" if st.top else ""),
+        ]
+        lines += [
+            f"site {p.site}: kept {p.kept}, dropped {p.dropped}, cited {p.cited}"
+            for p in st.per_site[:_SHOWN_SITES]
+        ]
+        return lines
 
-@dataclass(frozen=True)
-class _Citations:
-    """The citations in the report's body paragraphs."""
+    def _sub_query_lines(self) -> list[str]:
+        m = self.measured
+        if not m.sub_queries:
+            return ["sub-queries: which sub-query found which source was not recorded for this run"]
+        lines = [f"sub-queries: {len(m.sub_queries)}; with no kept source (unanswered): {m.unanswered}"]
+        lines += [
+            f"sub-query {q.index} (found {q.found}, kept {q.kept}, cited {q.cited}): {q.query}"
+            for q in m.sub_queries[:_SHOWN_SUB_QUERIES]
+        ]
+        return lines
 
-    numbers: frozenset[int]  # the source numbers cited
-    total: int
-    paragraphs: int  # paragraphs with at least one citation
+    def _citation_lines(self) -> list[str]:
+        c = self.measured.citations
+        if not self.support_measured:
+            return [
+                f"cited sentences: {c.sentences}; support in the cited sources: not measured for this run"
+            ]
+        pairs = ", ".join(f"sentence {p.sentence} citing [{p.source}]" for p in c.weak_pairs) or "none"
+        return [
+            f"cited sentences: {c.sentences}; weakly supported (most key terms absent from the cited source): "
+            f"{c.weakly_supported} ({round(c.weakly_supported_share * 100)}%); examples: {pairs}"
+        ]
+
+    def _recency_line(self) -> str:
+        r = self.measured.recency
+        if not r.dated:
+            return "source dates: no kept source carries a date"
+        return (
+            f"source dates: {r.dated} kept source(s) dated; median age {r.median_age_days} days; "
+            f"years {r.oldest_year}-{r.newest_year}"
+        )
 
 
-def compute_facts(record: RunRecord, report: str) -> RunFacts:
-    """Facts about a run from its record and report text."""
-    kept = record.kept_sources
+def compute_facts(record: RunRecord, report: str, *, now: datetime | None = None) -> RunFacts:
+    """Facts about a run from its record and report text; ages are counted from the run's
+    start (``now``, default the current time, for a record without one)."""
     blocks = body_blocks(report)
-    body = "\n".join(blocks)
-    cited = _citations(blocks)
-    kept_numbers = {s.n for s in kept if s.n is not None}
+    cited_numbers = [[int(n) for group in _CITATION.findall(b) for n in group.split(",")] for b in blocks]
     return RunFacts(
         query=record.query,
         domain=normalize_domain(record.domain),
         mode=record.mode,
         gate_decision=record.gate_decision,
-        considered=record.considered_count,
-        kept=record.kept_count,
-        dropped=record.dropped_count,
-        unscored=record.unscored_count,
-        snippet_only=sum(1 for s in kept if s.snippet_only),
-        sites=_sites(kept),
-        cited_sources=len(cited.numbers & kept_numbers) if kept_numbers else len(cited.numbers),
+        measured=measure_run(record, report, now=now or datetime.now(UTC)),
+        support_measured=record.citation_support is not None,
+        snippet_only=sum(1 for s in record.kept_sources if s.snippet_only),
         paragraphs=len(blocks),
-        cited_paragraphs=cited.paragraphs,
-        citations=cited.total,
-        words=len(body.split()),
+        cited_paragraphs=sum(1 for numbers in cited_numbers if numbers),
+        citations=sum(len(numbers) for numbers in cited_numbers),
+        words=sum(len(b.split()) for b in blocks),
         viability=record.skeptic.viability,
         findings=_findings_by_severity(record.skeptic.findings),
-        sub_queries=record.sub_queries,
-        unanswered=_unanswered(record.sub_queries, body),
     )
-
-
-def body_blocks(report: str) -> list[str]:
-    """Paragraph-like blocks of the report body, without headings, Sources or Lessons Applied."""
-    blocks: list[str] = []
-    skipping = False
-    for block in re.split(r"\n\s*\n", _strip_front_matter(report)):
-        kept_lines: list[str] = []
-        for line in block.strip().splitlines():
-            if line.lstrip().startswith("#"):
-                skipping = line.strip().lstrip("#").strip().lower() in _SKIP_SECTIONS
-                continue
-            if not skipping and line.strip():
-                kept_lines.append(line)
-        if kept_lines:
-            blocks.append("\n".join(kept_lines))
-    return blocks
-
-
-def _strip_front_matter(text: str) -> str:
-    if text.startswith("---\n"):
-        end = text.find("\n---", 4)
-        if end != -1:
-            return text[end + 4 :].lstrip("\n")
-    return text
-
-
-def _citations(blocks: Sequence[str]) -> _Citations:
-    numbers: set[int] = set()
-    total = paragraphs = 0
-    for block in blocks:
-        found = [int(n) for group in _CITATION.findall(block) for n in group.split(",")]
-        total += len(found)
-        paragraphs += bool(found)
-        numbers.update(found)
-    return _Citations(frozenset(numbers), total, paragraphs)
-
-
-def _sites(kept: Sequence[SourceSummary]) -> tuple[tuple[str, int], ...]:
-    """(site, kept sources from it), most first, then by name."""
-    counts = Counter(s.site_key for s in kept)
-    return tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def _findings_by_severity(findings: Sequence[SkepticFinding]) -> tuple[tuple[str, int], ...]:
     severities = Counter(str(f.severity) for f in findings if f.severity)
     return tuple(sorted(severities.items(), key=lambda kv: (_SEVERITY_ORDER.get(kv[0], 3), kv[0])))
-
-
-def _unanswered(sub_queries: Sequence[str], body: str) -> tuple[str, ...]:
-    """Sub-queries whose longer terms mostly do not appear in the report body."""
-    body_terms = set(tokenize(body))
-    unanswered = []
-    for query in sub_queries:
-        terms = {t for t in tokenize(query) if len(t) > 2}
-        if terms and len(terms & body_terms) / len(terms) < 0.5:
-            unanswered.append(query)
-    return tuple(unanswered)

@@ -1,6 +1,6 @@
 """The critique file: its JSON Schema, its vocabulary, and precise validation messages.
 
-The schema ships with the package as ``critique.schema.json`` (``schema_version: 1``).
+The schema ships with the package as ``critique.schema.json`` (``schema_version: 2``; version 1 as ``critique-1.schema.json``).
 :func:`validate_critique` returns every problem as ``"<path>: <problem>"`` so that a
 person who broke a file by hand learns exactly where, e.g.
 ``scores.coverage: 7 is above the maximum of 5``. The typed critique those files
@@ -104,7 +104,8 @@ FIELD_ORDER: tuple[str, ...] = (
     "adaptive",
     "lessons_applied",
 )
-# Fields a file may leave out (files written before they existed still load).
+# Fields written only when present: ``lessons_withheld`` and ``usage`` may be left out;
+# ``facts`` is required in version 2 and absent from version-1 files (which still load).
 OPTIONAL_FIELDS: tuple[str, ...] = ("lessons_withheld", "facts", "usage")
 STAGES: tuple[str, ...] = ("decompose", "relevance")  # the stages a lesson can be written for
 # A lesson's stable key: a fixed kind, then what it is about (``coverage:unanswered``,

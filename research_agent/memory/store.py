@@ -38,6 +38,7 @@ __all__ = [
     "LoadedCritique",
     "critique_path",
     "critique_file_name",
+    "critique_header",
     "scan_critiques",
     "load_entry",
     "parse_critique",
@@ -222,15 +223,31 @@ def load_all(meta_dir: Path, *, now: datetime | None = None) -> list[LoadedCriti
     return loaded
 
 
+_HEADER = """\
+# Scores: one integer per dimension from 1 (poor) through 3 (adequate) to 5 (excellent),
+#   given by the critic model against the rubric in the package's prompts/critique.md.
+# null: the dimension does not apply to the question (only geographic_balance may be null,
+#   e.g. for a database manual or a maths proof); it is left out of mean_score and
+#   overall_pass, and no lesson is ever built from it.
+# mean_score: the mean of the applicable (non-null) scores.
+# overall_pass: true when that mean is at least 3.0 and no applicable score is below 2.
+# facts: measured exactly by the program from the run record and the report, never by a model.
+"""
+
+
+def critique_header(critique: Critique) -> str:
+    """The YAML comment at the top of every critique file: what the scale, the pass rule and null mean."""
+    return f"# research-agent critique of {critique.id} (schema {critique.schema_version})\n{_HEADER}"
+
+
 def write_critique(meta_dir: Path, critique: Critique) -> Path:
-    """Validate, then write ``critique-<id>.yaml`` atomically; return its path."""
+    """Validate, then write ``critique-<id>.yaml`` (under :func:`critique_header`) atomically; return its path."""
     data = critique.as_dict()
     problems = validate_critique(data)
     if problems:
         raise StorageError(f"refusing to write an invalid critique for {critique.id}: {'; '.join(problems)}")
     path = critique_path(meta_dir, critique.id)
-    header = f"# research-agent critique of {critique.id} (schema {critique.schema_version})\n"
-    return atomic_write_text(path, header + dump_yaml(data))
+    return atomic_write_text(path, critique_header(critique) + dump_yaml(data))
 
 
 def _retention_order(meta_dir: Path, entries: list[CritiqueEntry], now: datetime) -> list[CritiqueEntry]:

@@ -18,6 +18,7 @@ from .types import (
     LessonsRecord,
     RunRecord,
     SourceSummary,
+    SubQueryCount,
 )
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "MAX_RUN_RECORD_BYTES",
     "RunRecord",
     "SourceSummary",
+    "SubQueryCount",
     "Iteration",
     "AppliedLesson",
     "LessonsRecord",

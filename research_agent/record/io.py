@@ -25,6 +25,7 @@ from ..files.atomic import atomic_write_all
 from ..files.safeyaml import UnsafeYaml, load_yaml_file
 from ..ids import is_run_id
 from ..llm import Usage
+from ..measures import CitationFacts, WeakPair
 from ..stages.skeptic import SkepticFinding, SkepticReport
 from .types import (
     GATE_DECISIONS,
@@ -34,6 +35,7 @@ from .types import (
     LessonsRecord,
     RunRecord,
     SourceSummary,
+    SubQueryCount,
 )
 
 __all__ = ["MAX_RUN_RECORD_BYTES", "write_run_record", "read_run_record", "record_yaml", "run_record_schema"]
@@ -169,8 +171,12 @@ def _record(data: Mapping[str, Any]) -> RunRecord:
         gate_decision=data["gate_decision"],
         **{k: v if isinstance(v, str) else "" for k, v in text.items()},
         sub_queries=tuple(str(q) for q in data.get("sub_queries") or ()),
+        sub_query_counts=_sub_query_counts(data.get("sub_query_counts")),
         sources=tuple(_source(s) for s in data.get("sources") or ()),
+        found_count=data.get("found_count"),
+        capped_by_user=bool(data.get("capped_by_user", False)),
         citations_removed=data.get("citations_removed", 0),
+        citation_support=_citation_support(data.get("citation_support")),
         skeptic=_skeptic(data.get("skeptic", {})),
         iterations=tuple(_iteration(i) for i in data.get("iterations") or ()),
         lessons=LessonsRecord.from_dict(data.get("lessons", {})),
@@ -198,6 +204,25 @@ def _source(data: Mapping[str, Any]) -> SourceSummary:
         reason=data.get("reason", ""),
         status=data.get("status", ""),
         snippet_only=data.get("snippet_only", False),
+        published=data.get("published"),
+        sub_queries=tuple(data.get("sub_queries", ())),
+    )
+
+
+def _sub_query_counts(data: Any) -> tuple[SubQueryCount, ...] | None:
+    if data is None:
+        return None
+    return tuple(SubQueryCount(c["index"], c["found"], c["fetched"]) for c in data)
+
+
+def _citation_support(data: Mapping[str, Any] | None) -> CitationFacts | None:
+    if data is None:
+        return None
+    return CitationFacts(
+        sentences=data["sentences"],
+        weakly_supported=data["weakly_supported"],
+        weakly_supported_share=float(data["weakly_supported_share"]),
+        weak_pairs=tuple(WeakPair(p["sentence"], p["source"]) for p in data["weak_pairs"]),
     )
 
 

@@ -9,7 +9,12 @@ one file, however many entries name it):
 * ``cited_count``: sources listed in the report's Sources section;
 * ``cited_site_count``: distinct sites among the cited sources.
 
-The counts are written into the file for its readers, and recomputed on reading.
+The counts are written into the file for its readers, and recomputed on reading. What
+cannot be recomputed is recorded as the run saw it: ``found_count`` (distinct sources the
+searches found), ``capped_by_user`` (the user's own source limit cut that list),
+``sub_query_counts`` (per sub-query: sources found and read), each source's sub-queries
+and date, and ``citation_support`` (measured against the text the writer received). A
+record written before these existed reads them as None, False or empty.
 """
 
 from __future__ import annotations
@@ -20,12 +25,14 @@ from typing import Any
 
 from ..fetch.urls import normalize_url, registrable_domain
 from ..llm import Usage
+from ..measures import CitationFacts
 from ..stages.skeptic import SkepticReport
 
 __all__ = [
     "GATE_DECISIONS",
     "RUN_RECORD_VERSION",
     "SourceSummary",
+    "SubQueryCount",
     "Iteration",
     "AppliedLesson",
     "LessonsRecord",
@@ -53,6 +60,8 @@ class SourceSummary:
     reason: str
     status: str  # kept | dropped | unscored
     snippet_only: bool
+    published: str | None = None  # YYYY-MM-DD, when the page or file gave a date
+    sub_queries: tuple[int, ...] = ()  # 1-based indices into the record's sub_queries that found it
 
     @property
     def key(self) -> str:
@@ -68,7 +77,20 @@ class SourceSummary:
         return registrable_domain(self.location) if "://" in self.location else self.location
 
     def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {**self.__dict__, "sub_queries": list(self.sub_queries)}
+
+
+@dataclass(frozen=True)
+class SubQueryCount:
+    """What one sub-query (``index``: 1-based in the record's ``sub_queries``) led to:
+    distinct sources its searches ``found``, and how many of them the run read (``fetched``)."""
+
+    index: int
+    found: int
+    fetched: int
+
+    def as_dict(self) -> dict[str, int]:
+        return {"index": self.index, "found": self.found, "fetched": self.fetched}
 
 
 @dataclass(frozen=True)
@@ -189,8 +211,12 @@ class RunRecord:
     fast_model: str = ""
     gate_reason: str = ""
     sub_queries: tuple[str, ...] = ()
+    sub_query_counts: tuple[SubQueryCount, ...] | None = None  # None: not recorded (an older record)
     sources: tuple[SourceSummary, ...] = ()
+    found_count: int | None = None  # None: not recorded (an older record)
+    capped_by_user: bool = False
     citations_removed: int = 0  # citations to no source, taken out of the final report
+    citation_support: CitationFacts | None = None  # None: not measured (an older record)
     skeptic: SkepticReport = SkepticReport((), None)
     iterations: tuple[Iteration, ...] = ()
     final_decision: str = ""
@@ -241,9 +267,13 @@ class RunRecord:
             "schema_version": RUN_RECORD_VERSION,
             **{k: getattr(self, k) for k in _HEAD},
             "sub_queries": list(self.sub_queries),
+            "sub_query_counts": None if self.sub_query_counts is None else [c.as_dict() for c in self.sub_query_counts],
             "sources": [s.as_dict() for s in self.sources],
             **{k: getattr(self, k) for k in _COUNTS},
+            "found_count": self.found_count,
+            "capped_by_user": self.capped_by_user,
             "citations_removed": self.citations_removed,
+            "citation_support": None if self.citation_support is None else _support_dict(self.citation_support),
             "skeptic": _skeptic_dict(self.skeptic),
             "iterations": [i.as_dict() for i in self.iterations],
             "final_decision": self.final_decision,
@@ -278,6 +308,15 @@ def _by_status(sources: Iterable[SourceSummary]) -> tuple[dict[str, SourceSummar
         else:
             dropped.add(source.key)
     return kept, dropped - set(kept), unscored - set(kept)
+
+
+def _support_dict(support: CitationFacts) -> dict[str, Any]:
+    return {
+        "sentences": support.sentences,
+        "weakly_supported": support.weakly_supported,
+        "weakly_supported_share": support.weakly_supported_share,
+        "weak_pairs": [{"sentence": p.sentence, "source": p.source} for p in support.weak_pairs],
+    }
 
 
 def _skeptic_dict(skeptic: SkepticReport) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from ._schema import array, obj, string
 
 _HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.*?)[ \t#]*$", re.MULTILINE)
 
-__all__ = ["ReportDraft", "draft_report", "revise_report", "sources_block", "SCHEMA"]
+__all__ = ["ReportDraft", "draft_report", "revise_report", "sources_block", "writer_text", "SCHEMA"]
 
 SCHEMA = obj(
     title=string(200),
@@ -71,11 +71,16 @@ class ReportDraft:
         return sum(len(p.split()) for p in parts)
 
 
+def writer_text(source: Source, *, token_budget: int) -> str:
+    """The text of ``source`` exactly as the writer (draft and revise) receives it."""
+    return sanitize(source.text, max_chars=token_budget * 4)
+
+
 def sources_block(sources: tuple[Source, ...] | list[Source], *, token_budget: int) -> str:
     """Number the sources 1..n and wrap each one's passages as data."""
     blocks = []
     for n, source in enumerate(sources, start=1):
-        text = sanitize(source.text, max_chars=token_budget * 4)
+        text = writer_text(source, token_budget=token_budget)
         note = " (search snippet only, page not read)" if source.snippet_only else ""
         title = sanitize(source.title, max_chars=200, single_line=True)
         blocks.append(f"[{n}] {title} — {source.location}{note}\n" + wrap_data(f"source {n}", text))

@@ -11,11 +11,40 @@ import yaml
 
 from research_agent.files.safeyaml import dump_yaml
 from research_agent.ids import make_run_id
+from research_agent.measures import (
+    CitationFacts,
+    CritiqueFacts,
+    RecencyFacts,
+    SiteCounts,
+    SiteFacts,
+    SourceCounts,
+    SubQueryFacts,
+)
 from research_agent.memory.critique_types import Critique, LessonUse, Scores, SkepticFlag
 from research_agent.memory.schema import DIMENSIONS
 from research_agent.memory.store import critique_path, write_critique
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+
+
+# Unremarkable facts for a critique whose test is about something else (6 kept, 3 dropped).
+FACTS = CritiqueFacts(
+    sources=SourceCounts(found=12, fetched=10, kept=6, dropped=3, unscored=1, cited=5),
+    sites=SiteFacts(
+        distinct=3,
+        top="docs.example.org",
+        top_share=0.5,
+        per_site=(
+            SiteCounts("docs.example.org", 3, 1, 3),
+            SiteCounts("news.example.com", 2, 1, 1),
+            SiteCounts("guides/tuning", 1, 1, 1),
+        ),
+    ),
+    sub_queries=(SubQueryFacts(1, "first sub-query", 6, 3, 3), SubQueryFacts(2, "second sub-query", 6, 3, 2)),
+    unanswered=0,
+    citations=CitationFacts(sentences=10, weakly_supported=1, weakly_supported_share=0.1),
+    recency=RecencyFacts(dated=2, median_age_days=200, oldest_year=2025, newest_year=2026),
+)
 
 
 def stamp(when: datetime) -> str:
@@ -33,6 +62,7 @@ def make_critique(
     model: str = "model-a",
     weaknesses: tuple[str, ...] = ("Two statistics have no citation.",),
     query: str | None = None,
+    facts: CritiqueFacts = FACTS,
 ) -> Critique:
     """A valid critique of run number ``n`` made ``n`` hours before NOW (unless ``when``)."""
     when = when or NOW - timedelta(hours=n, minutes=1)
@@ -67,6 +97,7 @@ def make_critique(
         )
         if adaptive
         else (),
+        facts=facts,
     )
 
 

@@ -5,6 +5,9 @@ passed the critique schema (see ``critique.schema.json``) and written back in th
 shape. Counts are counts of sources (one URL or one file). A site is a registrable host
 name for web pages and the corpus-relative folder for local files. ``None`` in
 :class:`RecencyFacts` means no kept source carried a date.
+
+The types live at the package root because both the run record (which stores the citation
+support the run measured) and memory (which writes the whole block) hold them.
 """
 
 from __future__ import annotations
