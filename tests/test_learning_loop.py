@@ -13,8 +13,6 @@ positive, and a lesson that makes its target worse being retired.
 
 from __future__ import annotations
 
-import pytest
-
 from research_agent.record import read_run_record
 from tests.support.ab import run_ab_command, saved_ab
 from tests.support.lesson_follower import COUNTER_QUERY, LessonFollower, write_debate_corpus
@@ -56,7 +54,6 @@ def test_the_adaptive_arm_follows_the_lesson_and_scores_better(tmp_path):
     assert all(data["dimensions"][d]["delta"] == 0 for d in data["dimensions"] if d != "coverage")
 
 
-@pytest.mark.xfail(strict=True, reason="critiques carry no facts block until learn/facts is merged: then drop this mark")
 def test_the_adaptive_arm_cites_more_distinct_sites(tmp_path):
     _, data = seeded_ab(tmp_path)
     sites = data["facts"]["sites.distinct"]
