@@ -44,16 +44,14 @@ def _interval(effect: LessonEffect) -> str:
     return f"[{lo:+.3g}, {hi:+.3g}]"
 
 
-def _table(effects: Sequence[LessonEffect]) -> Table:
-    table = Table(title="lesson effects (delta: with minus without, signed so that positive means better)")
-    for column in ("domain", "key", "stage", "target", "with", "without", "delta", "90% interval", "status"):
+def _table(domain: str, effects: Sequence[LessonEffect]) -> Table:
+    table = Table(title=f"lesson effects in {markup(domain)} (delta: with minus without; positive means better)")
+    for column in ("lesson (target)", "stage", "with", "without", "delta", "90% interval", "status"):
         table.add_column(column, overflow="fold")
     for e in effects:
         table.add_row(
-            markup(e.domain),
-            markup(e.key),
+            f"{markup(e.key)}\n  {e.target}",
             e.stage,
-            e.target,
             f"{_number(e.mean_with)} (n={e.applied_runs})",
             f"{_number(e.mean_without)} (n={e.baseline_runs})",
             _number(e.delta, signed=True),
@@ -74,7 +72,9 @@ def show_effects(meta_dir: Path, *, now: datetime, domain: str | None, json_outp
         where = f" in {chosen}" if chosen else ""
         echo(f"no lesson has been applied or held back yet{where} ({meta_dir})")
         return
-    Console(highlight=False, soft_wrap=False).print(_table(effects))
+    console = Console(highlight=False, soft_wrap=False)
+    for where in dict.fromkeys(e.domain for e in effects):
+        console.print(_table(where, [e for e in effects if e.domain == where]))
     echo(
         f"trial: fewer than {MIN_RUNS} runs with or without the lesson; retired: after {MIN_RUNS} of each, "
         "the whole interval lies below zero (later runs are not given it until new evidence lifts it)"
