@@ -48,18 +48,29 @@ NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
 
 SITES = ("docs.python.org", "example.com", "guides/vacuum", "news.example.org", "wiki.example.net")
-KEYS = ("coverage:unanswered", "counterarguments:missing", "site:kept:docs.python.org", "source-kind:snippet-only")
+KEYS = (
+    "coverage:unanswered",
+    "counterarguments:missing",
+    "site:kept:docs.python.org",
+    "source-kind:snippet-only",
+)
 
 
 def make_facts(rng: random.Random) -> CritiqueFacts:
-    per_site = tuple(SiteCounts(site, rng.randint(0, 4), rng.randint(0, 4), rng.randint(0, 2)) for site in SITES)
+    per_site = tuple(
+        SiteCounts(site, rng.randint(0, 4), rng.randint(0, 4), rng.randint(0, 2)) for site in SITES
+    )
     kept = sum(p.kept for p in per_site)
     top = max(per_site, key=lambda p: p.kept)
-    subs = tuple(SubQueryFacts(i, f"sub-query {i}", 5, rng.randint(0, 3), rng.randint(0, 2)) for i in range(1, 5))
+    subs = tuple(
+        SubQueryFacts(i, f"sub-query {i}", 5, rng.randint(0, 3), rng.randint(0, 2)) for i in range(1, 5)
+    )
     weak = rng.randint(0, 4)
     return CritiqueFacts(
         sources=SourceCounts(20, 18, kept, rng.randint(0, 9), 1, rng.randint(0, kept), rng.random() < 0.1),
-        sites=SiteFacts(sum(1 for p in per_site if p.kept), top.site, round(top.kept / max(kept, 1), 2), per_site),
+        sites=SiteFacts(
+            sum(1 for p in per_site if p.kept), top.site, round(top.kept / max(kept, 1), 2), per_site
+        ),
         sub_queries=subs,
         unanswered=sum(1 for q in subs if q.kept == 0),
         citations=CitationFacts(12, weak, round(weak / 12, 2)),
@@ -75,7 +86,14 @@ def make_critiques(meta: Path, count: int, *, rng: random.Random, span: timedelt
         when = NOW - step * i - timedelta(seconds=1)
         scores = Scores(**{d: rng.randint(2, 5) for d in DIMENSIONS})
         keys = tuple(rng.sample(KEYS, 3))
-        applied = tuple(LessonUse(f"Lesson text for {k}.", key=k, stage="relevance" if k.startswith(("site", "source")) else "decompose") for k in keys)
+        applied = tuple(
+            LessonUse(
+                f"Lesson text for {k}.",
+                key=k,
+                stage="relevance" if k.startswith(("site", "source")) else "decompose",
+            )
+            for k in keys
+        )
         critique = Critique(
             id=make_run_id(f"benchmark question number {i}", when),
             query=f"benchmark question number {i}",
@@ -124,7 +142,9 @@ def time_selection(meta: Path, repeat: int) -> tuple[float, float, float, float,
         times.append((time.perf_counter() - start) * 1000)
         cpu.append((time.process_time() - start_cpu) * 1000)
     edited = max(meta.glob("critique-*.yaml"))
-    edited.write_text(edited.read_text(encoding="utf-8").replace("weaknesses:", "weaknesses:\n- Edited by hand.", 1))
+    edited.write_text(
+        edited.read_text(encoding="utf-8").replace("weaknesses:", "weaknesses:\n- Edited by hand.", 1)
+    )
     start = time.perf_counter()
     select(meta)
     after_edit = (time.perf_counter() - start) * 1000
@@ -203,7 +223,9 @@ def main() -> None:
                 f"{cold:8.1f} ms; after a hand edit {edit:7.2f} ms [generated in {made:.1f} s]\n  ({outcome})"
             )
             effects_ms, keys = time_effects(meta, args.repeat)
-            print(f"memory effects over {count:>6} critique files (all domains): median {effects_ms:7.2f} ms, {keys} rows")
+            print(
+                f"memory effects over {count:>6} critique files (all domains): median {effects_ms:7.2f} ms, {keys} rows"
+            )
         meta = Path(tmp) / "spawn" / "meta"
         meta.mkdir(parents=True)
         spawn_times = []

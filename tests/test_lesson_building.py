@@ -48,13 +48,43 @@ def test_unanswered_sub_queries_give_a_coverage_lesson_with_counts() -> None:
 @pytest.mark.parametrize(
     ("key", "target", "kw", "opening"),
     [
-        ("coverage:low-score", "scores.coverage", {"scores": (4, 4, 2, 4, 4)}, "Coverage fell short in 4 of the last 4"),
+        (
+            "coverage:low-score",
+            "scores.coverage",
+            {"scores": (4, 4, 2, 4, 4)},
+            "Coverage fell short in 4 of the last 4",
+        ),
         ("coverage:low-score", "scores.coverage", {"tags": ("low_coverage",)}, "Coverage fell short"),
-        ("counterarguments:missing", "scores.coverage", {"tags": ("missing_counterarguments",)}, "Counterarguments were missing"),
-        ("primary:evidence", "scores.claim_support", {"scores": (4, 2, 4, 4, 4)}, "Primary evidence was thin"),
-        ("primary:evidence", "scores.claim_support", {"tags": ("weak_primary_sources",)}, "Primary evidence was thin"),
-        ("primary:practical", "scores.actionability", {"tags": ("vague_recommendations",)}, "Practical guidance was vague"),
-        ("geography:regions", "scores.geographic_balance", {"scores": (4, 4, 4, 2, 4)}, "Geographic balance was weak"),
+        (
+            "counterarguments:missing",
+            "scores.coverage",
+            {"tags": ("missing_counterarguments",)},
+            "Counterarguments were missing",
+        ),
+        (
+            "primary:evidence",
+            "scores.claim_support",
+            {"scores": (4, 2, 4, 4, 4)},
+            "Primary evidence was thin",
+        ),
+        (
+            "primary:evidence",
+            "scores.claim_support",
+            {"tags": ("weak_primary_sources",)},
+            "Primary evidence was thin",
+        ),
+        (
+            "primary:practical",
+            "scores.actionability",
+            {"tags": ("vague_recommendations",)},
+            "Practical guidance was vague",
+        ),
+        (
+            "geography:regions",
+            "scores.geographic_balance",
+            {"scores": (4, 4, 4, 2, 4)},
+            "Geographic balance was weak",
+        ),
         ("breadth:sites", "facts.sites.distinct", {"tags": ("single_site",)}, "Source spread was narrow"),
     ],
 )
@@ -98,7 +128,9 @@ def test_a_cap_in_some_runs_leaves_the_others_counted() -> None:
     mixed = [make_critique(i, facts=make_facts(kept=1, capped=True)) for i in range(3)]
     mixed += [make_critique(10 + i, facts=thin) for i in range(2)]
     lesson = lessons_of(mixed)["breadth:few-sources"]
-    assert lesson.text.startswith("Few sources survived judging in 2 of the last 2 reports the user did not cap")
+    assert lesson.text.startswith(
+        "Few sources survived judging in 2 of the last 2 reports the user did not cap"
+    )
     assert lesson.critique_ids == (make_critique(10).id, make_critique(11).id)
 
 
@@ -144,7 +176,11 @@ def test_site_track_records_for_relevance() -> None:
     facts = make_facts(sites=(("docs.python.org", 3, 1, 2), ("example.com", 0, 2, 0), ("guides/vacuum", 2, 0, 1),
                               ("news.example.com", 2, 3, 1)))  # fmt: skip
     found = lessons_of(critiques(3, facts=facts))
-    kept, dropped, folder = found["site:kept:docs.python.org"], found["site:dropped:example.com"], found["site:kept:guides/vacuum"]
+    kept, dropped, folder = (
+        found["site:kept:docs.python.org"],
+        found["site:dropped:example.com"],
+        found["site:kept:guides/vacuum"],
+    )
     assert kept.text == (
         "docs.python.org: kept 9 of 12 pages and cited 6 across 3 reports; its pages have proved relevant "
         "to questions like these."
@@ -161,7 +197,9 @@ def test_site_track_records_for_relevance() -> None:
 def test_one_report_or_few_pages_make_no_track_record() -> None:
     one = lessons_of([make_critique(0, facts=make_facts(sites=(("docs.python.org", 5, 0, 3),)))])
     assert not [key for key in one if key.startswith("site:")]
-    few = lessons_of(critiques(2, facts=make_facts(sites=(("docs.python.org", 1, 0, 1), ("a.example.org", 1, 1, 1)))))
+    few = lessons_of(
+        critiques(2, facts=make_facts(sites=(("docs.python.org", 1, 0, 1), ("a.example.org", 1, 1, 1))))
+    )
     assert "site:kept:docs.python.org" not in few  # 2 pages kept across 2 reports: fewer than 3
 
 
@@ -173,7 +211,9 @@ def test_a_long_site_name_never_reaches_a_lesson() -> None:
 
 @pytest.mark.parametrize("newer_side", ["kept", "dropped"])
 def test_a_site_both_kept_and_dropped_is_settled_by_the_newer_evidence(newer_side: str) -> None:
-    recent_sites, earlier_sites = (KEPT_HERE, DROPPED_HERE) if newer_side == "kept" else (DROPPED_HERE, KEPT_HERE)
+    recent_sites, earlier_sites = (
+        (KEPT_HERE, DROPPED_HERE) if newer_side == "kept" else (DROPPED_HERE, KEPT_HERE)
+    )
     recent = [make_critique(i, facts=make_facts(sites=recent_sites)) for i in range(2)]
     earlier = [make_critique(10 + i, facts=make_facts(sites=earlier_sites)) for i in range(2)]
     lessons, excluded = build_lessons(recent + earlier)
@@ -204,10 +244,18 @@ def test_source_kinds_that_went_with_weakly_supported_citations() -> None:
 
 def _everything(n: int, sites: int = 7):
     """Critiques showing every planning weakness and ``sites`` site track records."""
-    per_site = tuple((f"site{i}.example.org", 2, 0, 1) for i in range(sites)) + (("mixed.example.org", 1, 9, 0),)
+    per_site = tuple((f"site{i}.example.org", 2, 0, 1) for i in range(sites)) + (
+        ("mixed.example.org", 1, 9, 0),
+    )
     facts = make_facts(kept=2, sites=per_site, sub_queries=((5, 0, 0), (5, 2, 1)), median_age_days=800,
                        oldest_year=2015, weak=3)  # fmt: skip
-    tags = ("missing_counterarguments", "outdated_sources", "weak_primary_sources", "vague_recommendations", "snippet_only_sources")
+    tags = (
+        "missing_counterarguments",
+        "outdated_sources",
+        "weak_primary_sources",
+        "vague_recommendations",
+        "snippet_only_sources",
+    )
     return [make_critique(i, scores=(3, 4, 2, 2, 4), tags=tags, facts=facts) for i in range(n)]
 
 
@@ -254,7 +302,9 @@ def test_every_template_opens_differently_and_fits() -> None:
     ],
 )
 def test_a_slot_without_a_validated_value_writes_no_lesson(slots: dict) -> None:
-    evidence = Evidence("site:kept:docs.python.org", (make_critique(0).id,), tuple(sorted(slots.items())), 1.0)
+    evidence = Evidence(
+        "site:kept:docs.python.org", (make_critique(0).id,), tuple(sorted(slots.items())), 1.0
+    )
     assert lesson_text(evidence) is None
     settled = settle([evidence])
     assert settled.lessons == () and dict(settled.excluded) == {

@@ -73,12 +73,22 @@ def test_no_interval_while_an_arm_has_fewer_than_two_runs(tmp_path: Path) -> Non
 def _seed_worse(meta: Path, applied: int = 5, withheld: int = 5) -> None:
     """Runs given COUNTER covered the question worse than baseline runs that held it back."""
     for i in range(applied):
-        put(meta, with_coverage(i, [2, 2, 3, 2, 2, 3][i], applied=(COUNTER,), tags=("missing_counterarguments",)))
+        put(
+            meta,
+            with_coverage(i, [2, 2, 3, 2, 2, 3][i], applied=(COUNTER,), tags=("missing_counterarguments",)),
+        )
     for i in range(withheld):
-        put(meta, with_coverage(20 + i, [4, 4, 3, 4, 4, 5][i], withheld=(COUNTER,), tags=("missing_counterarguments",)))
+        put(
+            meta,
+            with_coverage(
+                20 + i, [4, 4, 3, 4, 4, 5][i], withheld=(COUNTER,), tags=("missing_counterarguments",)
+            ),
+        )
 
 
-def test_trial_until_five_runs_of_each_kind_then_retired_when_the_interval_lies_below_zero(tmp_path: Path) -> None:
+def test_trial_until_five_runs_of_each_kind_then_retired_when_the_interval_lies_below_zero(
+    tmp_path: Path,
+) -> None:
     _seed_worse(tmp_path, applied=4)
     assert effect(tmp_path, COUNTER).status == "trial"
     put(tmp_path, with_coverage(4, 2, applied=(COUNTER,), tags=("missing_counterarguments",)))
@@ -102,7 +112,9 @@ def test_what_effects_leave_out(tmp_path: Path) -> None:
     put(tmp_path, make_critique(0, scores=(4, 4, 4, 3, 4), applied=(key,)))
     put(tmp_path, make_critique(1, scores=(4, 4, 4, None, 4), applied=(key,)))  # target does not apply
     put(tmp_path, make_critique(2, scores=(4, 4, 4, 5, 4), applied=(key,), domain="health"))  # other domain
-    put(tmp_path, make_critique(when=NOW + timedelta(days=2), scores=(4, 4, 4, 1, 4), applied=(key,)))  # future
+    put(
+        tmp_path, make_critique(when=NOW + timedelta(days=2), scores=(4, 4, 4, 1, 4), applied=(key,))
+    )  # future
     put_raw(tmp_path, make_critique(3, scores=(4, 4, 4, 5, 4), applied=(key,)), mean_score=1.0)  # invalid
     put(tmp_path, make_critique(4, scores=(4, 4, 4, 2, 4), withheld=(key,)))
     found = effect(tmp_path, key)
@@ -141,7 +153,9 @@ def test_a_retired_lesson_is_not_given_is_listed_with_its_numbers_and_comes_back
     assert {"file": COUNTER, "reason": reason} in selection.as_record()["excluded"]
     # a baseline run still holds it back, so that new evidence can bring it back
     baseline = select(tmp_path, force_control=True)
-    assert baseline.lessons == () and COUNTER in baseline.withheld and "coverage:low-score" in baseline.withheld
+    assert (
+        baseline.lessons == () and COUNTER in baseline.withheld and "coverage:low-score" in baseline.withheld
+    )
     # new baseline runs that covered the question no better lift the interval
     for i in range(8):
         put(tmp_path, with_coverage(40 + i, 2, withheld=(COUNTER,), tags=("missing_counterarguments",)))

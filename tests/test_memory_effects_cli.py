@@ -29,7 +29,10 @@ def reports(tmp_path: Path) -> Path:
 
 def seed(meta: Path) -> None:
     for i, coverage in enumerate([4, 5, 4]):
-        put(meta, make_critique(i, scores=(4, 4, coverage, 4, 4), applied=(COUNTER, "site:kept:docs.python.org")))
+        put(
+            meta,
+            make_critique(i, scores=(4, 4, coverage, 4, 4), applied=(COUNTER, "site:kept:docs.python.org")),
+        )
     for i, coverage in enumerate([3, 3]):
         put(meta, make_critique(10 + i, scores=(4, 4, coverage, 4, 4), withheld=(COUNTER,)))
     put(meta, make_critique(20, domain="health", applied=(COUNTER,)))
@@ -52,12 +55,21 @@ def test_effects_json_is_pure_json_with_the_documented_fields(reports: Path) -> 
             "mean_with", "mean_without", "delta", "interval", "status",
         ]  # fmt: skip
     counter = data[1]
-    assert (counter["stage"], counter["target"], counter["status"]) == ("decompose", "scores.coverage", "trial")
+    assert (counter["stage"], counter["target"], counter["status"]) == (
+        "decompose",
+        "scores.coverage",
+        "trial",
+    )
     assert (counter["applied_runs"], counter["baseline_runs"]) == (3, 2)
     assert counter["mean_with"] == pytest.approx(13 / 3, abs=1e-4) and counter["mean_without"] == 3.0
     assert counter["delta"] == pytest.approx(4 / 3, abs=1e-4) and len(counter["interval"]) == 2
     site = data[2]
-    assert (site["stage"], site["baseline_runs"], site["delta"], site["interval"]) == ("relevance", 0, None, None)
+    assert (site["stage"], site["baseline_runs"], site["delta"], site["interval"]) == (
+        "relevance",
+        0,
+        None,
+        None,
+    )
     only = json.loads(invoke(["effects", "--json", "--domain", "health"], deps_for(reports)).stdout)
     assert [(e["domain"], e["applied_runs"]) for e in only] == [("health", 1)]
 
@@ -115,7 +127,9 @@ def test_hand_edited_critiques_are_skipped_with_a_reason_and_never_feed_a_lesson
     assert result.exit_code == 1
     for name, reason in expected.items():
         assert f"invalid  {name}: {reason}" in result.stdout, reason
-    assert f"3 valid, {len(expected)} invalid (skipped: an invalid file never feeds a lesson)" in result.stdout
+    assert (
+        f"3 valid, {len(expected)} invalid (skipped: an invalid file never feeds a lesson)" in result.stdout
+    )
     selection = select_lessons(meta, "technology", now=NOW, control_fraction=0.0, rng=random.Random(0))
     excluded = dict(selection.excluded)
     for name, reason in expected.items():

@@ -82,7 +82,9 @@ def test_a_hand_edit_is_picked_up_even_with_the_mtime_put_back(tmp_path: Path, k
     assert [lesson.key for lesson in select(tmp_path).lessons] == ["breadth:sites"]
     _edit(paths[0], "coverage: 4", "coverage: 9", keep_times=keep_times)  # now invalid
     selection = select(tmp_path)
-    assert dict(selection.excluded)[paths[0].name].startswith("invalid: scores.coverage: 9 is above the maximum of 5")
+    assert dict(selection.excluded)[paths[0].name].startswith(
+        "invalid: scores.coverage: 9 is above the maximum of 5"
+    )
     assert make_critique(0).id not in selection.considered
     assert rows(tmp_path)[paths[0].name][0] == 0  # the index itself knows
     assert [e.applied_runs for e in lesson_effects(tmp_path, now=NOW)] == [2]
@@ -104,7 +106,9 @@ def test_a_file_swapped_for_a_symlink_leaves_the_index(tmp_path: Path) -> None:
 def test_a_forged_row_never_admits_a_file_the_loader_refuses(tmp_path: Path) -> None:
     for i in range(3):
         put(tmp_path, make_critique(i, scores=WEAK_GEO))
-    bad = put_raw(tmp_path, make_critique(5, scores=WEAK_GEO, tags=("missing_counterarguments",)), mean_score=1.0)
+    bad = put_raw(
+        tmp_path, make_critique(5, scores=WEAK_GEO, tags=("missing_counterarguments",)), mean_score=1.0
+    )
     select(tmp_path)
     with sqlite3.connect(tmp_path / INDEX_NAME) as conn:  # someone rewrites the row to say "valid"
         conn.execute(

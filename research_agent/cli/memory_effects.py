@@ -45,7 +45,9 @@ def _interval(effect: LessonEffect) -> str:
 
 
 def _table(domain: str, effects: Sequence[LessonEffect]) -> Table:
-    table = Table(title=f"lesson effects in {markup(domain)} (delta: with minus without; positive means better)")
+    table = Table(
+        title=f"lesson effects in {markup(domain)} (delta: with minus without; positive means better)"
+    )
     for column in ("lesson (target)", "stage", "with", "without", "delta", "90% interval", "status"):
         table.add_column(column, overflow="fold")
     for e in effects:

@@ -138,11 +138,19 @@ def effects_in(
     window = {"domain": domain, "future": stamp_of(latest), "latest": latest.timestamp()}
     arms: dict[tuple[str, str], dict[str, Moments]] = {}
     for row_domain, key, arm, count, total, squares in index.arm_sums(wanted, **window):  # type: ignore[arg-type]
-        arms.setdefault((row_domain, key), {})[arm] = Moments.from_sums(int(count), float(total), float(squares))
+        arms.setdefault((row_domain, key), {})[arm] = Moments.from_sums(
+            int(count), float(total), float(squares)
+        )
     texts = index.newest_texts(wanted, **window) if with_text else {}  # type: ignore[arg-type]
     none = Moments(0, None, None)
     effects = [
-        effect_of(key, where, moments.get("applied", none), moments.get("withheld", none), _shown(texts.get((where, key), "")))
+        effect_of(
+            key,
+            where,
+            moments.get("applied", none),
+            moments.get("withheld", none),
+            _shown(texts.get((where, key), "")),
+        )
         for (where, key), moments in arms.items()
     ]
     return tuple(sorted(effects, key=lambda e: (e.domain, STAGES.index(e.stage), e.key)))

@@ -64,6 +64,13 @@ class Listing(NamedTuple):
     misnamed: tuple[Path, ...]
 
 
+def _lstat(name: str, folder: int, meta_dir: Path) -> os.stat_result:
+    """``lstat`` of ``name`` in the open ``folder`` (by path where the platform cannot)."""
+    if os.stat in os.supports_dir_fd:
+        return os.stat(name, dir_fd=folder, follow_symlinks=False)
+    return os.lstat(meta_dir / name)
+
+
 def list_files(meta_dir: Path) -> Listing:
     """Every critique file's signature, from one directory listing and one ``lstat`` each
     (relative to the open folder, so the folder cannot be swapped half-way).
@@ -88,7 +95,7 @@ def list_files(meta_dir: Path) -> Listing:
                 misnamed.append(meta_dir / name)
                 continue
             try:
-                files[name] = signature(os.stat(name, dir_fd=folder, follow_symlinks=False))
+                files[name] = signature(_lstat(name, folder, meta_dir))
             except OSError:
                 continue  # gone since the listing
     except OSError as exc:
@@ -161,21 +168,22 @@ class CritiqueIndex:
             names = [(row.name,) for row, _ in parsed] + [(name,) for name in gone]
             conn.executemany("DELETE FROM uses WHERE name = ?", names)
             conn.executemany("DELETE FROM files WHERE name = ?", names)
-            conn.executemany(f"INSERT INTO files ({FILE_COLUMNS}) VALUES ({', '.join('?' * 12)})", [row for row, _ in parsed])
-            conn.executemany(f"INSERT INTO uses VALUES ({', '.join('?' * 9)})", [use for _, uses in parsed for use in uses])
+            conn.executemany(
+                f"INSERT INTO files ({FILE_COLUMNS}) VALUES ({', '.join('?' * 12)})",
+                [row for row, _ in parsed],
+            )
+            conn.executemany(
+                f"INSERT INTO uses VALUES ({', '.join('?' * 9)})", [use for _, uses in parsed for use in uses]
+            )
             conn.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
             raise
 
-    def files(self) -> list[FileRow]:
-        """Every critique file's row, newest file name first."""
-        query = f"SELECT {FILE_COLUMNS} FROM files ORDER BY stamp DESC, name DESC"
-        return [FileRow(n, s, bool(ok), r, i, st, c, d, m, mean, bool(p), bool(a))
-                for n, s, ok, r, i, st, c, d, m, mean, p, a in self._conn.execute(query)]  # fmt: skip
-
-    def standings(self, domain: str, *, cutoff: str, future: str, latest: float, expired: str) -> list[Standing]:
+    def standings(
+        self, domain: str, *, cutoff: str, future: str, latest: float, expired: str
+    ) -> list[Standing]:
         """Every file newest first, with why it cannot serve a run in ``domain``, checked in
         this order: run time (from its name) before ``cutoff`` (``expired`` is the reason),
         run time after ``future``, refused by the loader, own timestamp after ``latest``
@@ -187,7 +195,9 @@ class CritiqueIndex:
         """Every lesson key some critique applied or withheld."""
         return [key for (key,) in self._conn.execute("SELECT DISTINCT key FROM uses")]
 
-    def _where(self, keys: list[str], domain: str | None, future: str, latest: float) -> tuple[str, list[object]]:
+    def _where(
+        self, keys: list[str], domain: str | None, future: str, latest: float
+    ) -> tuple[str, list[object]]:
         """The filter of the effects queries: ``keys``, runs not after ``future``, critiques
         not timed after ``latest``, ``domain`` when given."""
         clause = f"key IN ({', '.join('?' * len(keys))}) AND stamp <= ? AND created <= ?"
@@ -212,7 +222,9 @@ class CritiqueIndex:
         )
         return self._conn.execute(query, params).fetchall()
 
-    def newest_texts(self, keys: list[str], *, domain: str | None, future: str, latest: float) -> dict[tuple[str, str], str]:
+    def newest_texts(
+        self, keys: list[str], *, domain: str | None, future: str, latest: float
+    ) -> dict[tuple[str, str], str]:
         """``(domain, key) -> text`` of the newest critique that applied each key (same filter)."""
         if not keys:
             return {}

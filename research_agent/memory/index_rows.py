@@ -95,7 +95,9 @@ def rows_for(entry: CritiqueEntry, sig: str, meta_dir: Path) -> tuple[FileRow, l
     critique = loaded.critique
     if critique is None:
         reason = loaded.error or "invalid"
-        return FileRow(entry.name, sig, False, reason, entry.run_id, entry.stamp, None, "", "", None, False, False), []
+        return FileRow(
+            entry.name, sig, False, reason, entry.run_id, entry.stamp, None, "", "", None, False, False
+        ), []
     row = FileRow(
         entry.name,
         sig,

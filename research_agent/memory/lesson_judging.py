@@ -97,7 +97,11 @@ def _sites(critiques: Sequence[Critique]) -> list[Evidence]:
 
 def _source_kind(key: str, tag: str, critiques: Sequence[Critique]) -> list[Evidence]:
     measured = [c for c in critiques if c.facts is not None]
-    hits = [c for c in measured if tag in c.tags and c.facts is not None and c.facts.citations.weakly_supported > 0]
+    hits = [
+        c
+        for c in measured
+        if tag in c.tags and c.facts is not None and c.facts.citations.weakly_supported > 0
+    ]
     weak = sum(c.facts.citations.weakly_supported for c in hits if c.facts is not None)
     sentences = sum(c.facts.citations.sentences for c in hits if c.facts is not None)
     return shown(key, hits, len(measured), weak=weak, sentences=max(sentences, weak))
@@ -110,4 +114,3 @@ def judging_evidence(critiques: Sequence[Critique]) -> list[Evidence]:
         *_source_kind("source-kind:snippet-only", "snippet_only_sources", critiques),
         *_source_kind("source-kind:press-release", "press_release_heavy", critiques),
     ]
-

@@ -39,7 +39,9 @@ def _unanswered(critiques: Sequence[Critique]) -> list[Evidence]:
     hits = [c for c in measured if c.facts is not None and c.facts.unanswered > 0]
     unanswered = sum(c.facts.unanswered for c in hits if c.facts is not None)
     asked = sum(len(c.facts.sub_queries) for c in hits if c.facts is not None)
-    return shown("coverage:unanswered", hits, len(measured), unanswered=unanswered, asked=max(asked, unanswered))
+    return shown(
+        "coverage:unanswered", hits, len(measured), unanswered=unanswered, asked=max(asked, unanswered)
+    )
 
 
 def _tagged_or_low(key: str, tag: str, dimension: str) -> Callable[[Sequence[Critique]], list[Evidence]]:
@@ -69,7 +71,11 @@ def _recency(critiques: Sequence[Critique]) -> list[Evidence]:
     if not hits:
         return []
     return shown(
-        "recency:old-sources", hits, len(critiques), age=int(statistics.median(ages)), year=min(years) if years else 0
+        "recency:old-sources",
+        hits,
+        len(critiques),
+        age=int(statistics.median(ages)),
+        year=min(years) if years else 0,
     )
 
 

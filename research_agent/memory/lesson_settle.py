@@ -86,7 +86,9 @@ def settle(evidence: Sequence[Evidence]) -> Settled:
     return Settled(tuple(lesson for lesson, _ in written), tuple(excluded))
 
 
-def cap_per_stage(lessons: Sequence[Lesson], limit: int) -> tuple[tuple[Lesson, ...], tuple[tuple[str, str], ...]]:
+def cap_per_stage(
+    lessons: Sequence[Lesson], limit: int
+) -> tuple[tuple[Lesson, ...], tuple[tuple[str, str], ...]]:
     """The first ``limit`` lessons of each stage, and ``(key, reason)`` for the rest."""
     counts: dict[str, int] = {}
     chosen: list[Lesson] = []

@@ -76,8 +76,14 @@ class _Built:
 
 
 def _check_ttl(ttl_days: float) -> None:
-    if isinstance(ttl_days, bool) or not isinstance(ttl_days, int | float) or not 0 < ttl_days <= MAX_TTL_DAYS:
-        raise ConfigError(f"lesson_ttl_days must be a number above 0 and at most {MAX_TTL_DAYS}, not {ttl_days!r}")
+    if (
+        isinstance(ttl_days, bool)
+        or not isinstance(ttl_days, int | float)
+        or not 0 < ttl_days <= MAX_TTL_DAYS
+    ):
+        raise ConfigError(
+            f"lesson_ttl_days must be a number above 0 and at most {MAX_TTL_DAYS}, not {ttl_days!r}"
+        )
 
 
 def _reread(index: CritiqueIndex, name: str, domain: str, now: datetime) -> Critique | str:
@@ -85,7 +91,9 @@ def _reread(index: CritiqueIndex, name: str, domain: str, now: datetime) -> Crit
     loaded = load_entry(index.meta_dir / name, meta_dir=index.meta_dir, now=now)
     critique = loaded.critique
     if critique is None:
-        return f"invalid: {loaded.error}" if not (loaded.error or "").startswith("dated") else str(loaded.error)
+        return (
+            f"invalid: {loaded.error}" if not (loaded.error or "").startswith("dated") else str(loaded.error)
+        )
     if critique.query_domain != domain:
         return f"other domain ({critique.query_domain})"
     if not critique.overall_pass:
@@ -95,7 +103,9 @@ def _reread(index: CritiqueIndex, name: str, domain: str, now: datetime) -> Crit
 
 def _scan(index: CritiqueIndex, domain: str, *, now: datetime, ttl_days: float, limit: int) -> _Scan:
     """Walk the files newest first: each is eligible, in the domain, or excluded with its reason."""
-    scan = _Scan(excluded=[(p.name, "invalid: file name is not critique-<run id>.yaml") for p in index.last.misnamed])
+    scan = _Scan(
+        excluded=[(p.name, "invalid: file name is not critique-<run id>.yaml") for p in index.last.misnamed]
+    )
     latest = now + FUTURE_SLACK
     standings = index.standings(
         domain,
@@ -122,21 +132,27 @@ def _scan(index: CritiqueIndex, domain: str, *, now: datetime, ttl_days: float, 
     return scan
 
 
-def build_lessons(critiques: list[Critique] | tuple[Critique, ...]) -> tuple[tuple[Lesson, ...], tuple[tuple[str, str], ...]]:
+def build_lessons(
+    critiques: list[Critique] | tuple[Critique, ...],
+) -> tuple[tuple[Lesson, ...], tuple[tuple[str, str], ...]]:
     """Every lesson the eligible ``critiques`` (newest first) show, settled and ranked within
     each stage (no limit, no effects yet), and ``(key, reason)`` for evidence left out."""
     settled = settle([*planning_evidence(critiques), *judging_evidence(critiques)])
     return settled.lessons, settled.excluded
 
 
-def _build(index: CritiqueIndex, eligible: list[Critique], domain: str, now: datetime, max_lessons: int) -> _Built:
+def _build(
+    index: CritiqueIndex, eligible: list[Critique], domain: str, now: datetime, max_lessons: int
+) -> _Built:
     """Build, drop retired lessons (with their numbers), and keep ``max_lessons`` per stage."""
     lessons, left_out = build_lessons(eligible)
     if not lessons:
         return _Built(excluded=left_out)
     effects: dict[str, LessonEffect] = {
         e.key: e
-        for e in effects_in(index, now=now, domain=domain, keys=[lesson.key for lesson in lessons], with_text=False)
+        for e in effects_in(
+            index, now=now, domain=domain, keys=[lesson.key for lesson in lessons], with_text=False
+        )
     }
     retired = [lesson for lesson in lessons if lesson.key in effects and effects[lesson.key].retired]
     live = [lesson for lesson in lessons if lesson not in retired]
@@ -184,12 +200,16 @@ def select_lessons(
     def outcome(reason: str, *, given: bool = False) -> LessonSelection:
         lessons = built.lessons if given else ()
         withheld = () if given else _withheld(built)
-        return LessonSelection(domain, lessons, bool(lessons), reason, considered, excluded, warnings, withheld)
+        return LessonSelection(
+            domain, lessons, bool(lessons), reason, considered, excluded, warnings, withheld
+        )
 
     if force_control:
         return outcome("control run (baseline): lessons turned off (--no-lessons)")
     if not enough:
-        return outcome(f"no lessons: {len(scan.eligible)} eligible {domain} critique(s); {min_critiques} are needed")
+        return outcome(
+            f"no lessons: {len(scan.eligible)} eligible {domain} critique(s); {min_critiques} are needed"
+        )
     comparison = compare_adaptive(domain, scan.in_domain)  # type: ignore[arg-type]
     if comparison.suspended:
         return outcome(comparison.reason)

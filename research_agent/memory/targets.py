@@ -61,7 +61,12 @@ _FACTS = (
     ),
     Target("facts.sites.distinct", "distinct sites", False, _fact(lambda f: f.sites.distinct)),
     Target("facts.sources.kept", "kept sources", False, _fact(lambda f: f.sources.kept)),
-    Target("facts.recency.median_age_days", "median source age (days)", True, _fact(lambda f: f.recency.median_age_days)),
+    Target(
+        "facts.recency.median_age_days",
+        "median source age (days)",
+        True,
+        _fact(lambda f: f.recency.median_age_days),
+    ),
 )
 TARGETS: dict[str, Target] = {
     **{f"scores.{d}": Target(f"scores.{d}", DIMENSION_LABELS[d], False, _score(d)) for d in DIMENSIONS},
