@@ -134,6 +134,17 @@ def test_a_cap_in_some_runs_leaves_the_others_counted() -> None:
     assert lesson.critique_ids == (make_critique(10).id, make_critique(11).id)
 
 
+def test_a_site_that_dominated_several_reports_is_named() -> None:
+    one_site = make_facts(kept=5, sites=(("docs.python.org", 4, 1, 3), ("news.example.com", 1, 4, 1)))
+    lesson = lessons_of(critiques(3, facts=one_site) + [make_critique(9, facts=NEUTRAL)])["breadth:sites"]
+    assert lesson.text == (
+        "Source spread was narrow in 3 of the last 4 reports the user did not cap; docs.python.org supplied "
+        "most kept pages in 3 of them: aim sub-queries at other kinds of publisher."
+    )
+    unnamed = lessons_of(critiques(3, tags=("single_site",)))["breadth:sites"]
+    assert "one site supplying most kept pages" in unnamed.text
+
+
 def test_a_null_geography_never_yields_a_lesson_and_its_tag_is_ignored() -> None:
     null = critiques(6, scores=(4, 4, 4, None, 4), tags=("geographic_bias",))
     assert not [key for key in lessons_of(null) if key.startswith("geography:")]
@@ -275,6 +286,7 @@ def test_every_template_opens_differently_and_fits() -> None:
     slots = {"n": 10, "unanswered": 99, "asked": 100, "age": 36500, "year": 1999, "kept": 99999, "found": 99999,
              "dropped": 99999, "pages": 99999, "cited": 99999, "reports": 10, "weak": 9999, "sentences": 9999}  # fmt: skip
     site = "a" * 56 + ".org"  # the longest site a lesson may name
+    slots |= {"top": site, "top_reports": 10}
     openings = set()
     for name in TEMPLATES:
         key = f"{name}:{site}" if name.startswith("site:") else name

@@ -5,9 +5,10 @@
 * ``counterarguments:missing``: the critic tagged missing counterarguments;
 * ``recency:old-sources``: the kept sources ran old (median over a year) where the critic
   judged them outdated, i.e. for a time-sensitive question;
-* ``breadth:few-sources`` / ``breadth:sites``: few kept sources, or one site dominating,
-  counted only over runs the user did not cap (``facts.sources.capped_by_user``): the cap
-  suppresses breadth lessons and nothing else;
+* ``breadth:few-sources`` / ``breadth:sites``: few kept sources, or one site dominating
+  (named when the same site dominated at least two reports), counted only over runs the
+  user did not cap (``facts.sources.capped_by_user``): the cap suppresses breadth lessons
+  and nothing else;
 * ``geography:regions``: only over critiques where geographic balance applies; a
   ``geographic_bias`` tag in a critique whose score is null is ignored;
 * ``primary:evidence`` / ``primary:practical``: weak claim support or actionability.
@@ -16,11 +17,13 @@
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 from ..config import MODES
 from .critique_types import Critique
 from .lesson_evidence import Evidence, shown
+from .lesson_judging import usable_site
 
 __all__ = ["planning_evidence", "OLD_DAYS", "NARROW_SHARE"]
 
@@ -100,6 +103,19 @@ def _few_sources(critiques: Sequence[Critique]) -> list[Evidence]:
     return shown("breadth:few-sources", hits, len(uncapped), kept=kept, found=max(found, kept))
 
 
+def _dominant(hits: Sequence[Critique]) -> tuple[str, int]:
+    """The site that was top in most of ``hits`` (at least 2), and in how many; else ("", 0)."""
+    tops = Counter(
+        c.facts.sites.top
+        for c in hits
+        if c.facts is not None and c.facts.sites.top and c.facts.sites.top_share >= NARROW_SHARE
+    )
+    for site, count in tops.most_common():
+        if count >= 2 and usable_site(site):
+            return site, count
+    return "", 0
+
+
 def _narrow(critiques: Sequence[Critique]) -> list[Evidence]:
     uncapped = _uncapped(critiques)
 
@@ -108,7 +124,9 @@ def _narrow(critiques: Sequence[Critique]) -> list[Evidence]:
         dominated = c.facts.sources.kept >= 2 and c.facts.sites.top_share >= NARROW_SHARE
         return dominated or "single_site" in c.tags or _low(c, "source_diversity")
 
-    return shown("breadth:sites", [c for c in uncapped if narrow(c)], len(uncapped))
+    hits = [c for c in uncapped if narrow(c)]
+    top, times = _dominant(hits)
+    return shown("breadth:sites", hits, len(uncapped), top=top, top_reports=times)
 
 
 def _geography(critiques: Sequence[Critique]) -> list[Evidence]:

@@ -38,8 +38,8 @@ TEMPLATES: dict[str, str] = {
         "kept of {found} found): word sub-queries more broadly so that more pages qualify."
     ),
     "breadth:sites": (
-        "Source spread was narrow in {k} of the last {n} reports the user did not cap, one site supplying "
-        "most kept pages: aim sub-queries at other kinds of publisher."
+        "Source spread was narrow in {k} of the last {n} reports the user did not cap{dominant}: aim "
+        "sub-queries at other kinds of publisher."
     ),
     "geography:regions": (
         "Geographic balance was weak in {k} of the {n} recent reports where it applied: include a "
@@ -80,9 +80,20 @@ def _template(key: str) -> str | None:
 
 
 def _valid_slot(name: str, value: object) -> bool:
-    if name == "site":
-        return valid_site(value)
+    if name in ("site", "top"):
+        return value == "" if name == "top" and value == "" else valid_site(value)
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 10_000_000
+
+
+def _phrases(slots: dict[str, int | str]) -> dict[str, str]:
+    """Optional parts of a template, present only when their slot holds a value."""
+    year, top = slots.get("year", 0), slots.get("top", "")
+    return {
+        "oldest": f", oldest from {year}" if year else "",
+        "dominant": f"; {top} supplied most kept pages in {slots.get('top_reports', 0)} of them"
+        if top
+        else ", one site supplying most kept pages",
+    }
 
 
 def lesson_text(evidence: Evidence) -> str | None:
@@ -94,9 +105,8 @@ def lesson_text(evidence: Evidence) -> str | None:
         return None
     if "site" in slots and evidence.key.rsplit(":", 1)[-1] != slots["site"]:
         return None  # the key and the text always name the same site
-    year = slots.get("year", 0)
     try:
-        text = template.format(k=len(evidence.ids), oldest=f", oldest from {year}" if year else "", **slots)
+        text = template.format(k=len(evidence.ids), **_phrases(slots), **slots)
     except KeyError:  # a slot the template needs is missing
         return None
     return text if len(text) <= MAX_LESSON_TEXT else None
