@@ -1,10 +1,12 @@
-"""Benchmark the memory: lesson selection over 50 and 10,000 critique files.
+"""Benchmark the memory: lesson selection with effects over 50 and 10,000 critique files.
 
-Goals (issue 4): selection under 20 ms with 50 files and under 200 ms with 10,000
-(retention off); files that cannot be selected are not parsed. Also reports how long
-starting a detached critique takes (the time the user's command pays for it), the
-size of the critique prompt for a standard-length report, and (issue 12) computing the
-citation-support facts for a 3,000-word report with 15 sources (goal under 50 ms).
+Goals (issues 4 and 12): selection, with every candidate lesson's effect measured, under
+20 ms with 50 files and under 200 ms with 10,000 (retention off), once the summary index
+(``meta/index.sqlite``) exists. The first call builds the index from the YAML (the cold
+figure); a hand edit re-reads only the edited file. Also reports how long starting a
+detached critique takes (the time the user's command pays for it) and the size of the
+critique prompt for a standard-length report, and computing the citation-support facts
+for a 3,000-word report with 15 sources (goal under 50 ms).
 
     /work/venv/bin/python bench/bench_memory.py [--repeat 7]
 """
@@ -32,11 +34,13 @@ from research_agent.measures import (  # noqa: E402
     SiteCounts,
     SiteFacts,
     SourceCounts,
+    SubQueryFacts,
 )
 from research_agent.memory import store  # noqa: E402
 from research_agent.memory.citation_support import citation_support  # noqa: E402
 from research_agent.memory.critique import build_request, compute_facts  # noqa: E402
-from research_agent.memory.critique_types import Critique, Scores  # noqa: E402
+from research_agent.memory.critique_types import Critique, LessonUse, Scores  # noqa: E402
+from research_agent.memory.effects import lesson_effects  # noqa: E402
 from research_agent.memory.lessons import select_lessons  # noqa: E402
 from research_agent.memory.schema import DIMENSIONS, TAGS  # noqa: E402
 from research_agent.memory.spawn import spawn_critique  # noqa: E402
@@ -44,23 +48,55 @@ from research_agent.record import read_run_record  # noqa: E402
 from research_agent.text.passages import estimate_tokens  # noqa: E402
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
-FACTS = CritiqueFacts(
-    sources=SourceCounts(found=14, fetched=11, kept=7, dropped=4, unscored=0, cited=6),
-    sites=SiteFacts(distinct=2, top="docs.example.org", top_share=0.71,
-                    per_site=(SiteCounts("docs.example.org", 5, 1, 4), SiteCounts("news.example.com", 2, 3, 2))),
-    sub_queries=(),
-    unanswered=0,
-    citations=CitationFacts(sentences=20, weakly_supported=2, weakly_supported_share=0.1),
-    recency=RecencyFacts(),
-)  # fmt: skip
+
+
+SITES = ("docs.python.org", "example.com", "guides/vacuum", "news.example.org", "wiki.example.net")
+KEYS = (
+    "coverage:unanswered",
+    "counterarguments:missing",
+    "site:kept:docs.python.org",
+    "source-kind:snippet-only",
+)
+
+
+def make_facts(rng: random.Random) -> CritiqueFacts:
+    per_site = tuple(
+        SiteCounts(site, rng.randint(0, 4), rng.randint(0, 4), rng.randint(0, 2)) for site in SITES
+    )
+    kept = sum(p.kept for p in per_site)
+    top = max(per_site, key=lambda p: p.kept)
+    subs = tuple(
+        SubQueryFacts(i, f"sub-query {i}", 5, rng.randint(0, 3), rng.randint(0, 2)) for i in range(1, 5)
+    )
+    weak = rng.randint(0, 4)
+    return CritiqueFacts(
+        sources=SourceCounts(20, 18, kept, rng.randint(0, 9), 1, rng.randint(0, kept), rng.random() < 0.1),
+        sites=SiteFacts(
+            sum(1 for p in per_site if p.kept), top.site, round(top.kept / max(kept, 1), 2), per_site
+        ),
+        sub_queries=subs,
+        unanswered=sum(1 for q in subs if q.kept == 0),
+        citations=CitationFacts(12, weak, round(weak / 12, 2)),
+        recency=RecencyFacts(4, rng.randint(30, 1500), 2015, 2026),
+    )
 
 
 def make_critiques(meta: Path, count: int, *, rng: random.Random, span: timedelta) -> None:
-    """Write ``count`` valid critiques spread over ``span`` before NOW, all domains mixed."""
+    """Write ``count`` valid critiques with facts spread over ``span`` before NOW, all domains
+    mixed; half adaptive (lessons applied), half baseline (lessons withheld)."""
     step = span / count
     for i in range(count):
         when = NOW - step * i - timedelta(seconds=1)
         scores = Scores(**{d: rng.randint(2, 5) for d in DIMENSIONS})
+        keys = tuple(rng.sample(KEYS, 3))
+        applied = tuple(
+            LessonUse(
+                f"Lesson text for {k}.",
+                key=k,
+                stage="relevance" if k.startswith(("site", "source")) else "decompose",
+            )
+            for k in keys
+        )
         critique = Critique(
             id=make_run_id(f"benchmark question number {i}", when),
             query=f"benchmark question number {i}",
@@ -79,7 +115,9 @@ def make_critiques(meta: Path, count: int, *, rng: random.Random, span: timedelt
             source_count=7,
             dropped_count=4,
             adaptive=bool(i % 2),
-            facts=FACTS,
+            lessons_applied=applied if i % 2 else (),
+            lessons_withheld=() if i % 2 else keys,
+            facts=make_facts(rng),
         )
         if i < 50:
             store.write_critique(meta, critique)  # the real, fsynced path
@@ -89,23 +127,40 @@ def make_critiques(meta: Path, count: int, *, rng: random.Random, span: timedelt
             )
 
 
-UNREAD = ("expired", "beyond the newest", "dated in the future", "invalid: file name")
-SCANNED = "other domain"  # read, recognised by one line, not parsed
+def select(meta: Path):
+    return select_lessons(meta, "technology", now=NOW, rng=random.Random(1), control_fraction=0.0)
 
 
-def time_selection(meta: Path, repeat: int) -> tuple[float, float, int, int]:
-    """(first call ms, median ms, files read, files parsed in full) per selection."""
+def time_selection(meta: Path, repeat: int) -> tuple[float, float, float, float, str]:
+    """(cold ms: the index built from the YAML, warm median ms, warm median CPU ms, ms after
+    one hand edit, lessons given). CPU time is printed too: on a busy machine the wall time
+    mostly measures waiting for a CPU."""
+    start = time.perf_counter()
+    select(meta)
+    cold = (time.perf_counter() - start) * 1000
+    times, cpu = [], []
+    for _ in range(repeat):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        selection = select(meta)
+        times.append((time.perf_counter() - start) * 1000)
+        cpu.append((time.process_time() - start_cpu) * 1000)
+    edited = max(meta.glob("critique-*.yaml"))
+    edited.write_text(
+        edited.read_text(encoding="utf-8").replace("weaknesses:", "weaknesses:\n- Edited by hand.", 1)
+    )
+    start = time.perf_counter()
+    select(meta)
+    after_edit = (time.perf_counter() - start) * 1000
+    return cold, statistics.median(times), statistics.median(cpu), after_edit, selection.reason
+
+
+def time_effects(meta: Path, repeat: int) -> tuple[float, int]:
     times = []
-    parsed = read = 0
     for _ in range(repeat):
         start = time.perf_counter()
-        selection = select_lessons(meta, "technology", now=NOW, rng=random.Random(1), control_fraction=0.0)
+        effects = lesson_effects(meta, now=NOW)
         times.append((time.perf_counter() - start) * 1000)
-        read = len(selection.considered) + sum(
-            1 for _, why in selection.excluded if not why.startswith(UNREAD)
-        )
-        parsed = read - sum(1 for _, why in selection.excluded if why.startswith(SCANNED))
-    return times[0], statistics.median(times), read, parsed
+    return statistics.median(times), len(effects)
 
 
 def standard_report() -> tuple[dict, str]:
@@ -199,6 +254,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPU(s)")
     rng = random.Random(42)
     with tempfile.TemporaryDirectory() as tmp:
         for count, goal in ((50, 20.0), (10_000, 200.0)):
@@ -206,12 +262,16 @@ def main() -> None:
             start = time.perf_counter()
             make_critiques(meta, count, rng=rng, span=timedelta(days=60 if count > 50 else 20))
             made = time.perf_counter() - start
-            first, median, read, parsed = time_selection(meta, args.repeat)
+            cold, median, cpu, edit, outcome = time_selection(meta, args.repeat)
             verdict = "ok" if median < goal else "OVER GOAL"
             print(
-                f"selection over {count:>6} critique files: first {first:7.2f} ms, median {median:7.2f} ms "
-                f"(goal < {goal:.0f} ms: {verdict}); files read: {read}, parsed in full: {parsed} "
-                f"[generated in {made:.1f} s]"
+                f"selection with effects over {count:>6} critique files: warm median {median:7.2f} ms, "
+                f"CPU {cpu:7.2f} ms (goal < {goal:.0f} ms: {verdict}); cold (index built from the YAML) "
+                f"{cold:8.1f} ms; after a hand edit {edit:7.2f} ms [generated in {made:.1f} s]\n  ({outcome})"
+            )
+            effects_ms, keys = time_effects(meta, args.repeat)
+            print(
+                f"memory effects over {count:>6} critique files (all domains): median {effects_ms:7.2f} ms, {keys} rows"
             )
         meta = Path(tmp) / "spawn" / "meta"
         meta.mkdir(parents=True)

@@ -23,7 +23,7 @@ from .fetch.gather import SourceReader, gather_sources, source_key
 from .finish import finish_run
 from .llm import ChatModel
 from .llm.waiting import Ticker
-from .memory.lessons import lessons_markdown, lessons_prompt_block
+from .memory.lesson_render import lessons_markdown, lessons_prompt_block
 from .progress import Progress
 from .results import Briefing, Iteration, Outcome, ResearchResult, SourceSummary
 from .search.base import SearchProvider
@@ -86,7 +86,13 @@ async def _brief(run: Run) -> Briefing:
         run.ledger.warn(warning)
     if not selection.adaptive or not selection.lessons:
         return Briefing(domain, selection)
-    return Briefing(domain, selection, lessons_prompt_block(selection), lessons_markdown(selection))
+    return Briefing(
+        domain,
+        selection,
+        decompose_lessons=lessons_prompt_block(selection, "decompose"),
+        relevance_lessons=lessons_prompt_block(selection, "relevance"),
+        lessons_markdown=lessons_markdown(selection),
+    )
 
 
 async def _plan_until_written(run: Run, briefing: Briefing) -> Outcome:
@@ -127,7 +133,7 @@ async def _plan(run: Run, briefing: Briefing, number: int, max_plans: int, guida
             count=run.settings.mode.sub_queries,
             number=number,
             context_block=run.context_block,
-            lessons_block=briefing.lessons_block,
+            lessons_block=briefing.decompose_lessons,
             guidance=guidance,
             notify=run.ledger.warn,
         )
@@ -184,7 +190,7 @@ async def _gather(run: Run, sub_queries: tuple[str, ...]) -> tuple[Source, ...]:
 async def _judge(run: Run, briefing: Briefing, sources: tuple[Source, ...]) -> Gate:
     """Score the new sources for relevance; decide on every source scored so far."""
     with run.clock.stage("relevance", f"scoring {len(sources)} sources"):
-        scored = await score_sources(run.model, run.query, sources, lessons_block=briefing.lessons_block)
+        scored = await score_sources(run.model, run.query, sources, lessons_block=briefing.relevance_lessons)
         run.ledger.add_scored(scored)
         unscored = [item for item in scored if item.score is None]
         if unscored:

@@ -27,7 +27,8 @@ class Briefing:
 
     domain: str
     lessons: LessonSelection
-    lessons_block: str = ""  # for the prompts; empty when the run is not adaptive
+    decompose_lessons: str = ""  # the decompose prompt's lessons block; empty when the run is not adaptive
+    relevance_lessons: str = ""  # the relevance prompt's lessons block (judging lessons only)
     lessons_markdown: str = ""  # the report's Lessons Applied section
 
 

@@ -90,12 +90,12 @@ def select(meta: Path, **kw):
     return select_lessons(meta, "technology", now=NOW, control_fraction=0.0, rng=random.Random(0), **kw)
 
 
-def test_junk_does_not_use_up_the_scan_window(tmp_path: Path) -> None:
+def test_junk_never_crowds_out_real_critiques(tmp_path: Path) -> None:
     for i in range(3):
         put(tmp_path, make_critique(10 + i, scores=WEAK_GEO))  # older than the junk below
     for i in range(5):
         put_text(tmp_path, make_critique(i), "- junk\n")
-    selection = select(tmp_path, scan_window=3)
+    selection = select(tmp_path, limit=3)
     assert selection.considered == tuple(make_critique(10 + i).id for i in range(3))
     assert selection.adaptive
 

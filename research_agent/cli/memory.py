@@ -1,7 +1,7 @@
 """``research-agent memory``: inspect and manage stored critiques and their lessons.
 
-``app`` is a Typer sub-application (``list``, ``show``, ``lessons``, ``validate``,
-``prune``, ``stats``) that the main CLI mounts as ``memory``. These commands, and the
+``app`` is a Typer sub-application (``list``, ``show``, ``lessons``, ``effects``,
+``validate``, ``prune``, ``stats``) that the main CLI mounts as ``memory``. These commands, and the
 ``critique`` command (:mod:`research_agent.cli.critique`), take their collaborators from
 a :class:`MemoryDeps` found as the Click context ``obj`` (tests pass fakes that way);
 without one, settings come from :func:`research_agent.config.load_settings` and the
@@ -33,6 +33,7 @@ from ..memory.stats import CritiqueCost, compute_stats, plot_history
 from ..memory.store import critique_file_name, critique_path, load_all, load_critique, prune_critiques
 from .boundary import guarded
 from .critique_view import describe_critique
+from .memory_effects import parse_domain, show_effects
 from .terminal import dumps_json, echo, markup
 
 __all__ = ["app", "MemoryDeps", "memory_deps", "memory_settings", "echo_json"]
@@ -210,9 +211,7 @@ def lessons_command(
     deps = memory_deps(ctx)
     settings = memory_settings(ctx)
     if domain is not None:
-        chosen = domain.strip().lower().replace("-", "_").replace(" ", "_")
-        if chosen not in DOMAINS:
-            raise InputError(f"unknown domain {domain!r}: choose one of {', '.join(DOMAINS)}")
+        chosen = parse_domain(domain)
     else:
         chosen = _classify(deps, settings, query)
         if chosen not in DOMAINS:
@@ -239,7 +238,7 @@ def lessons_command(
     echo(f"{selection.reason}")
     for number, lesson in enumerate(selection.lessons, start=1):
         echo(f"{number}. {lesson.text}")
-        echo(f"   critiques: {', '.join(lesson.critique_ids)}")
+        echo(f"   {lesson.key} ({lesson.stage}; target {lesson.target}); critiques: {', '.join(lesson.critique_ids)}")
     if selection.lessons:
         echo(f"({note})")
     if selection.excluded:
@@ -248,6 +247,17 @@ def lessons_command(
             echo(f"  {name}: {reason}")
     for warning in selection.warnings:
         echo(f"warning: {warning}")
+
+
+@app.command("effects")
+@guarded
+def effects_command(
+    ctx: typer.Context,
+    domain: str | None = typer.Option(None, "--domain", help=f"Only this domain: one of {', '.join(DOMAINS)}."),
+    json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
+) -> None:
+    """Each lesson's effect: its target with and without it, the difference with a 90% interval, its status."""
+    show_effects(memory_settings(ctx).meta_dir, now=memory_deps(ctx).clock(), domain=domain, json_output=json_output)
 
 
 @app.command("validate")
@@ -266,7 +276,7 @@ def validate_command(ctx: typer.Context) -> None:
             echo(f"invalid  {item.name}: {item.error}")
         else:
             echo(f"ok       {item.name}")
-    echo(f"{len(loaded) - bad} valid, {bad} invalid")
+    echo(f"{len(loaded) - bad} valid, {bad} invalid" + (" (skipped: an invalid file never feeds a lesson)" if bad else ""))
     if bad:
         raise typer.Exit(1)
 

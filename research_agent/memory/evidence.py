@@ -1,26 +1,20 @@
 """The files behind a critique: the report a run record names, and the sites it cites.
 
-A run record, a critique and a report can each be planted or edited by hand, so:
-
-* :func:`locate_report` accepts only a regular file (not a symlink) inside the reports
-  folder, whatever ``report_path`` a record names (``/etc/passwd`` is refused);
-* :func:`dominant_hosts` names a host in a lesson only when the critique, its run record
-  and its report agree: the ids match, ``report_path`` matches and names ``<id>.md``,
-  and the host is cited in that report's Sources.
+A run record and a report can each be planted or edited by hand, so
+:func:`locate_report` accepts only a regular file (not a symlink) inside the reports
+folder, whatever ``report_path`` a record names (``/etc/passwd`` is refused). Lessons no
+longer read run records or reports: they name sites only from the critique's validated
+``facts`` (see :mod:`.lesson_judging`).
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import InputError
 from ..fetch.urls import registrable_domain, url_host
 from ..files.safefile import UnsafeFile, read_text_capped, resolves_inside
-from ..record import RunRecord, read_run_record
-from .critique_types import Critique
 from .names import valid_hostname
 
 __all__ = [
@@ -28,12 +22,10 @@ __all__ = [
     "locate_report",
     "read_report_file",
     "cited_hosts",
-    "dominant_hosts",
     "valid_hostname",
 ]
 
 MAX_REPORT_BYTES = 2 * 1024 * 1024
-_SHOWN_HOST_MAX = 40
 
 _HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 _URL = re.compile(r"https?://[^\s<>()\[\]]+", re.IGNORECASE)
@@ -85,42 +77,3 @@ def cited_hosts(report: str) -> set[str]:
             for url in _URL.findall(line):
                 hosts.update(h for h in (url_host(url), registrable_domain(url)) if h)
     return hosts
-
-
-def _agreeing_report(meta_dir: Path, critique: Critique) -> tuple[RunRecord, str] | None:
-    """(run record, report text) when critique, record and report agree; else None."""
-    try:
-        record = read_run_record(meta_dir / f"run-{critique.id}.yaml", allow_symlink=False)
-    except InputError:
-        return None
-    if record.id != critique.id:
-        return None
-    named = record.report_path
-    if named != critique.report_path or Path(named).name != f"{critique.id}.md":
-        return None
-    reports_dir = meta_dir.parent
-    try:
-        path = locate_report(reports_dir, named, critique.id)
-        return record, read_report_file(path, reports_dir)
-    except InputError:
-        return None
-
-
-def _top_site(record: RunRecord) -> str | None:
-    sites = Counter(s.site.lower() for s in record.sources if s.status == "kept" and s.site)
-    return sites.most_common(1)[0][0] if sites else None
-
-
-def dominant_hosts(meta_dir: Path, critiques: Sequence[Critique], *, most: int = 2) -> list[str]:
-    """The most used site of each run behind a critique, when it is a valid host name cited
-    in that run's report and critique, record and report agree (see the module docstring)."""
-    tops: Counter[str] = Counter()
-    for critique in critiques:
-        found = _agreeing_report(Path(meta_dir), critique)
-        if found is None:
-            continue  # the lesson simply names no host
-        record, report = found
-        site = _top_site(record)
-        if site and valid_hostname(site) and len(site) <= _SHOWN_HOST_MAX and site in cited_hosts(report):
-            tops[site] += 1
-    return [host for host, _ in tops.most_common(most)]

@@ -14,7 +14,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Difference", "paired_difference", "unpaired_difference", "t_quantile_90"]
+__all__ = ["Difference", "Moments", "paired_difference", "unpaired_difference", "welch_difference", "t_quantile_90"]
 
 # Two-sided 90% (one-sided 0.95) quantiles of Student's t for 1-30 degrees of freedom.
 _T95 = (
@@ -77,17 +77,43 @@ def paired_difference(pairs: Sequence[tuple[float, float]]) -> Difference:
     return Difference(mean_with, mean_without, delta, interval, n, n)
 
 
+@dataclass(frozen=True)
+class Moments:
+    """What Welch's interval needs of one arm: its size, mean and sample variance (None below 2 values)."""
+
+    n: int
+    mean: float | None
+    variance: float | None
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> Moments:
+        n = len(values)
+        return cls(n, statistics.fmean(values) if n else None, statistics.variance(values) if n >= 2 else None)
+
+    @classmethod
+    def from_sums(cls, n: int, total: float, squares: float) -> Moments:
+        """From the count, sum and sum of squares of the values (as a database adds them up)."""
+        if n == 0:
+            return cls(0, None, None)
+        mean = total / n
+        variance = max(0.0, (squares - total * mean) / (n - 1)) if n >= 2 else None
+        return cls(n, mean, variance)
+
+
 def unpaired_difference(with_: Sequence[float], without: Sequence[float]) -> Difference:
     """``mean(with_) - mean(without)`` with Welch's t interval (needs 2 values in each arm)."""
-    n1, n2 = len(with_), len(without)
-    mean1 = statistics.fmean(with_) if n1 else None
-    mean2 = statistics.fmean(without) if n2 else None
+    return welch_difference(Moments.of(with_), Moments.of(without))
+
+
+def welch_difference(with_: Moments, without: Moments) -> Difference:
+    """:func:`unpaired_difference` from each arm's :class:`Moments`."""
+    n1, n2, mean1, mean2 = with_.n, without.n, with_.mean, without.mean
     if mean1 is None or mean2 is None:
         return Difference(mean1, mean2, None, None, n1, n2)
     delta = mean1 - mean2
-    if n1 < 2 or n2 < 2:
+    if with_.variance is None or without.variance is None:
         return Difference(mean1, mean2, delta, None, n1, n2)
-    v1, v2 = statistics.variance(with_) / n1, statistics.variance(without) / n2
+    v1, v2 = with_.variance / n1, without.variance / n2
     se = math.sqrt(v1 + v2)
     if se == 0:
         return Difference(mean1, mean2, delta, (delta, delta), n1, n2)

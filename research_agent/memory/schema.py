@@ -35,7 +35,9 @@ __all__ = [
     "SCHEMA_VERSIONS",
     "STAGES",
     "KEY_KINDS",
+    "KIND_STAGES",
     "LESSON_KEY",
+    "key_kind",
     "MAX_LESSON_TEXT",
     "applicable",
     "GATE_DECISIONS",
@@ -123,6 +125,19 @@ KEY_KINDS: tuple[str, ...] = (
 )
 LESSON_KEY = re.compile(rf"^(?:{'|'.join(KEY_KINDS)}):[A-Za-z0-9._/-]{{1,100}}$")
 MAX_LESSON_TEXT = 300
+# The one stage each kind of lesson is written for: planning lessons go to decompose,
+# judging lessons (site track records, source kinds) to relevance.
+KIND_STAGES: dict[str, str] = {
+    **{kind: "decompose" for kind in ("coverage", "breadth", "geography", "counterarguments", "recency", "primary")},
+    **{kind: "relevance" for kind in ("site:kept", "site:dropped", "source-kind")},
+}
+
+
+def key_kind(key: str) -> str | None:
+    """The kind of a lesson key (``site:kept`` for ``site:kept:docs.python.org``); None when not a key."""
+    if not LESSON_KEY.match(key):
+        return None
+    return next(kind for kind in sorted(KEY_KINDS, key=len, reverse=True) if key.startswith(kind + ":"))
 
 
 class InvalidCritique(InputError):
@@ -248,6 +263,21 @@ def _site_problems(data: Mapping[str, Any]) -> list[str]:
     return [f"{where}: {shown_value(site)} is not a host name or corpus folder" for where, site in named if not valid_site(site)]
 
 
+def _stage_problems(data: Mapping[str, Any]) -> list[str]:
+    """Lessons recorded under a stage other than the one their kind of key is written for."""
+    problems = []
+    for i, lesson in enumerate(data["lessons_applied"]):
+        if isinstance(lesson, str):  # version 1: text only
+            continue
+        expected = KIND_STAGES.get(key_kind(lesson["key"]) or "")
+        if expected is not None and lesson["stage"] != expected:
+            problems.append(
+                f"lessons_applied[{i}].stage: {shown_value(lesson['stage'])} is the wrong stage for "
+                f"{shown_value(lesson['key'])} (its lessons are for {expected})"
+            )
+    return problems
+
+
 def _text_problems(data: Mapping[str, Any]) -> list[str]:
     """Free text that was never sanitized: control characters or instruction-like phrases."""
     problems = []
@@ -291,6 +321,7 @@ def validate_critique(data: Any) -> list[str]:
         return [f"{_path(e)}: {_describe(e)}" for e in errors]
     problems += _text_problems(data)
     problems += _site_problems(data)
+    problems += _stage_problems(data)
     if parse_zoned_time(data["timestamp"]) is None:
         problems.append(f"timestamp: {shown_value(data['timestamp'])} {NOT_A_TIME}")
     scores = data["scores"]

@@ -50,6 +50,8 @@ __all__ = [
     "append_log",
     "check_log_file",
     "stamp_of",
+    "entry_for_name",
+    "is_critique_name",
     "future_problem",
     "FUTURE_SLACK",
 ]
@@ -97,6 +99,17 @@ class CritiqueEntry(NamedTuple):
         if when is None:  # cannot happen: the name matched the pattern
             raise StorageError(f"no timestamp in {self.name}")
         return when
+
+
+def is_critique_name(name: str) -> bool:
+    """Whether ``name`` is ``critique-<run id>.yaml``."""
+    return _NAME_RE.match(name) is not None
+
+
+def entry_for_name(meta_dir: Path, name: str) -> CritiqueEntry | None:
+    """The entry of a file named ``critique-<run id>.yaml`` in ``meta_dir``; None for any other name."""
+    match = _NAME_RE.match(name)
+    return None if match is None else CritiqueEntry(name, match["id"], match["stamp"], meta_dir)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ files, and a stand-in for matplotlib's pyplot."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from research_agent.measures import (
 from research_agent.memory.critique_types import Critique, LessonUse, Scores, SkepticFlag
 from research_agent.memory.schema import DIMENSIONS
 from research_agent.memory.store import critique_path, write_critique
+from research_agent.memory.targets import stage_of
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
@@ -51,20 +53,69 @@ def stamp(when: datetime) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def make_facts(
+    *,
+    found: int = 12,
+    kept: int = 6,
+    dropped: int = 8,
+    cited: int = 5,
+    capped: bool = False,
+    sites: Sequence[tuple[str, int, int, int]] = (("docs.example.org", 3, 4, 3), ("news.example.com", 3, 4, 2)),
+    sub_queries: Sequence[tuple[int, int, int]] = ((4, 2, 2), (4, 2, 2), (4, 2, 1)),
+    sentences: int = 10,
+    weak: int = 1,
+    median_age_days: int | None = None,
+    oldest_year: int | None = None,
+) -> CritiqueFacts:
+    """A facts block: ``sites`` as (site, kept, dropped, cited), ``sub_queries`` as (found, kept, cited).
+
+    The defaults show no weakness: no lesson is built from them alone.
+    """
+    kept_sites = [s for s in sites if s[1] > 0]
+    top = max(kept_sites, key=lambda s: s[1]) if kept_sites else None
+    total_kept = sum(s[1] for s in sites)
+    return CritiqueFacts(
+        sources=SourceCounts(found, found, kept, dropped, 0, cited, capped_by_user=capped),
+        sites=SiteFacts(
+            distinct=len(kept_sites),
+            top=top[0] if top else None,
+            top_share=round(top[1] / total_kept, 2) if top and total_kept else 0.0,
+            per_site=tuple(SiteCounts(*s) for s in sites),
+        ),
+        sub_queries=tuple(
+            SubQueryFacts(i, f"sub-query {i}", f, k, c) for i, (f, k, c) in enumerate(sub_queries, start=1)
+        ),
+        unanswered=sum(1 for _, k, _ in sub_queries if k == 0),
+        citations=CitationFacts(sentences, weak, round(weak / sentences, 2) if sentences else 0.0),
+        recency=RecencyFacts(
+            dated=3 if median_age_days is not None else 0,
+            median_age_days=median_age_days,
+            oldest_year=oldest_year,
+            newest_year=2026 if median_age_days is not None else None,
+        ),
+    )
+
+
 def make_critique(
     n: int = 0,
     *,
     domain: str = "technology",
     when: datetime | None = None,
-    scores: tuple[int, int, int, int, int] | dict[str, int] = (4, 4, 4, 4, 4),
+    scores: tuple[int | None, ...] | dict[str, int | None] = (4, 4, 4, 4, 4),
     tags: tuple[str, ...] = (),
     adaptive: bool = False,
     model: str = "model-a",
     weaknesses: tuple[str, ...] = ("Two statistics have no citation.",),
     query: str | None = None,
-    facts: CritiqueFacts = FACTS,
+    facts: CritiqueFacts | None = None,
+    applied: tuple[str, ...] = (),
+    withheld: tuple[str, ...] = (),
 ) -> Critique:
-    """A valid critique of run number ``n`` made ``n`` hours before NOW (unless ``when``)."""
+    """A valid critique of run number ``n`` made ``n`` hours before NOW (unless ``when``).
+
+    ``applied``: keys of lessons its run was given (makes it adaptive); ``withheld``: keys
+    a baseline run held back.
+    """
     when = when or NOW - timedelta(hours=n, minutes=1)
     values = dict(zip(DIMENSIONS, scores, strict=True)) if isinstance(scores, tuple) else dict(scores)
     s = Scores(**values)
@@ -87,18 +138,20 @@ def make_critique(
         gate_decision="full_report",
         source_count=6,
         dropped_count=3,
-        adaptive=adaptive,
-        lessons_applied=(
-            LessonUse(
-                "In 3 of the last 4 technology reports coverage scored 2 or lower.",
-                key="coverage:low_score",
-                stage="decompose",
-            ),
-        )
-        if adaptive
-        else (),
-        facts=facts,
+        adaptive=adaptive or bool(applied),
+        lessons_applied=_uses(applied, adaptive),
+        lessons_withheld=withheld,
+        facts=facts if facts is not None else make_facts(),  # version 2 requires the block
     )
+
+
+def _uses(applied: tuple[str, ...], adaptive: bool) -> tuple[LessonUse, ...]:
+    if applied:
+        return tuple(LessonUse(f"Lesson text for {key}.", key=key, stage=stage_of(key)) for key in applied)
+    if adaptive:
+        text = "In 3 of the last 4 technology reports coverage scored 2 or lower."
+        return (LessonUse(text, key="coverage:low_score", stage="decompose"),)
+    return ()
 
 
 def put(meta: Path, critique: Critique) -> Path:

@@ -1,0 +1,173 @@
+"""Each lesson's effect: its target with and without it, the signed delta and its 90% interval,
+trial / active / retired, and what retirement does to later runs."""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from research_agent.memory.effects import lesson_effects
+from research_agent.memory.intervals import unpaired_difference
+from research_agent.memory.lessons import select_lessons
+from tests.support.memory import NOW, make_critique, make_facts, put, put_raw
+
+UNANSWERED = "coverage:unanswered"  # target facts.unanswered: lower is better
+COUNTER = "counterarguments:missing"  # target scores.coverage: higher is better
+
+
+def with_unanswered(n: int, unanswered: int, **kw):
+    """A critique whose run left ``unanswered`` of 4 sub-queries without a kept source."""
+    subs = tuple((5, 0 if j < unanswered else 2, 0 if j < unanswered else 1) for j in range(4))
+    return make_critique(n, facts=make_facts(sub_queries=subs), **kw)
+
+
+def with_coverage(n: int, coverage: int, **kw):
+    return make_critique(n, scores=(4, 4, coverage, 4, 4), facts=make_facts(), **kw)
+
+
+def effect(meta: Path, key: str, domain: str = "technology"):
+    (found,) = [e for e in lesson_effects(meta, now=NOW, domain=domain) if e.key == key]
+    return found
+
+
+def test_a_lower_is_better_fact_is_flipped_so_that_positive_means_better(tmp_path: Path) -> None:
+    applied, withheld = [0, 1, 0], [2, 1, 2, 3]
+    for i, value in enumerate(applied):
+        put(tmp_path, with_unanswered(i, value, applied=(UNANSWERED,)))
+    for i, value in enumerate(withheld):
+        put(tmp_path, with_unanswered(10 + i, value, withheld=(UNANSWERED,)))
+    found = effect(tmp_path, UNANSWERED)
+    expected = unpaired_difference(applied, withheld).flipped()
+    assert (found.stage, found.target, found.domain) == ("decompose", "facts.unanswered", "technology")
+    assert (found.applied_runs, found.baseline_runs) == (3, 4)
+    assert found.mean_with == pytest.approx(1 / 3) and found.mean_without == pytest.approx(2.0)
+    assert found.delta == pytest.approx(5 / 3) and found.delta == pytest.approx(expected.delta)
+    assert found.interval == pytest.approx(expected.interval)
+    assert found.status == "trial"
+    assert found.text == f"Lesson text for {UNANSWERED}."
+
+
+def test_a_higher_is_better_score_keeps_its_sign(tmp_path: Path) -> None:
+    for i, value in enumerate([4, 5]):
+        put(tmp_path, with_coverage(i, value, applied=(COUNTER,)))
+    for i, value in enumerate([3, 3, 4]):
+        put(tmp_path, with_coverage(10 + i, value, withheld=(COUNTER,)))
+    found = effect(tmp_path, COUNTER)
+    assert found.target == "scores.coverage"
+    assert found.delta == pytest.approx(4.5 - 10 / 3)
+    assert found.interval == pytest.approx(unpaired_difference([4, 5], [3, 3, 4]).interval)
+
+
+def test_no_interval_while_an_arm_has_fewer_than_two_runs(tmp_path: Path) -> None:
+    put(tmp_path, with_coverage(0, 4, applied=(COUNTER,)))
+    for i in range(3):
+        put(tmp_path, with_coverage(10 + i, 3, withheld=(COUNTER,)))
+    found = effect(tmp_path, COUNTER)
+    assert (found.applied_runs, found.baseline_runs, found.delta, found.interval) == (1, 3, 1.0, None)
+    assert found.as_dict()["interval"] is None and found.status == "trial"
+
+
+def _seed_worse(meta: Path, applied: int = 5, withheld: int = 5) -> None:
+    """Runs given COUNTER covered the question worse than baseline runs that held it back."""
+    for i in range(applied):
+        put(
+            meta,
+            with_coverage(i, [2, 2, 3, 2, 2, 3][i], applied=(COUNTER,), tags=("missing_counterarguments",)),
+        )
+    for i in range(withheld):
+        put(
+            meta,
+            with_coverage(
+                20 + i, [4, 4, 3, 4, 4, 5][i], withheld=(COUNTER,), tags=("missing_counterarguments",)
+            ),
+        )
+
+
+def test_trial_until_five_runs_of_each_kind_then_retired_when_the_interval_lies_below_zero(
+    tmp_path: Path,
+) -> None:
+    _seed_worse(tmp_path, applied=4)
+    assert effect(tmp_path, COUNTER).status == "trial"
+    put(tmp_path, with_coverage(4, 2, applied=(COUNTER,), tags=("missing_counterarguments",)))
+    found = effect(tmp_path, COUNTER)
+    assert (found.applied_runs, found.baseline_runs) == (5, 5)
+    assert found.delta < 0 and found.interval is not None and found.interval[1] < 0
+    assert found.status == "retired"
+
+
+def test_active_when_the_interval_does_not_lie_below_zero(tmp_path: Path) -> None:
+    for i, value in enumerate([3, 4, 4, 5, 3]):
+        put(tmp_path, with_coverage(i, value, applied=(COUNTER,)))
+    for i, value in enumerate([4, 3, 4, 4, 3]):
+        put(tmp_path, with_coverage(20 + i, value, withheld=(COUNTER,)))
+    found = effect(tmp_path, COUNTER)
+    assert found.interval[0] < 0 < found.interval[1] and found.status == "active"
+
+
+def test_what_effects_leave_out(tmp_path: Path) -> None:
+    key = "geography:regions"
+    put(tmp_path, make_critique(0, scores=(4, 4, 4, 3, 4), applied=(key,)))
+    put(tmp_path, make_critique(1, scores=(4, 4, 4, None, 4), applied=(key,)))  # target does not apply
+    put(tmp_path, make_critique(2, scores=(4, 4, 4, 5, 4), applied=(key,), domain="health"))  # other domain
+    put(
+        tmp_path, make_critique(when=NOW + timedelta(days=2), scores=(4, 4, 4, 1, 4), applied=(key,))
+    )  # future
+    put_raw(tmp_path, make_critique(3, scores=(4, 4, 4, 5, 4), applied=(key,)), mean_score=1.0)  # invalid
+    put(tmp_path, make_critique(4, scores=(4, 4, 4, 2, 4), withheld=(key,)))
+    found = effect(tmp_path, key)
+    assert (found.applied_runs, found.baseline_runs, found.mean_with, found.mean_without) == (1, 1, 3.0, 2.0)
+    health = effect(tmp_path, key, domain="health")
+    assert (health.applied_runs, health.baseline_runs, health.delta) == (1, 0, None)
+    domains = {(e.domain, e.key) for e in lesson_effects(tmp_path, now=NOW)}
+    assert domains == {("health", key), ("technology", key)}
+
+
+def select(meta: Path, **kw):
+    kw.setdefault("control_fraction", 0.0)
+    return select_lessons(meta, "technology", now=NOW, rng=random.Random(0), **kw)
+
+
+def test_the_domain_wide_suspension_stays_as_a_second_guard(tmp_path: Path) -> None:
+    _seed_worse(tmp_path)  # the only adaptive runs are the worse ones: the whole domain is suspended
+    selection = select(tmp_path)
+    assert selection.lessons == () and selection.reason.startswith("lessons suspended for technology")
+    assert COUNTER in selection.withheld  # a suspended run is a baseline too
+
+
+def test_a_retired_lesson_is_not_given_is_listed_with_its_numbers_and_comes_back(tmp_path: Path) -> None:
+    _seed_worse(tmp_path)  # every critique shows missing counterarguments: the lesson is built
+    for i in range(6):  # other lessons did well, so the domain as a whole is not suspended
+        put(tmp_path, make_critique(60 + i, scores=(5, 5, 5, 5, 5), applied=("primary:evidence",)))
+    selection = select(tmp_path)
+    keys = [lesson.key for lesson in selection.lessons]
+    assert COUNTER not in keys and "coverage:low-score" in keys  # coverage 2 in 4 of 10 also teaches
+    lo, hi = unpaired_difference([2, 2, 3, 2, 2], [4, 4, 3, 4, 4]).interval  # type: ignore[misc]
+    reason = dict(selection.excluded)[COUNTER]
+    assert reason == (
+        "retired: coverage 2.2 with it over 5 run(s), 3.8 without over 5; delta -1.6 "
+        f"(90% interval [{lo:+.3g}, {hi:+.3g}]; positive means better)"
+    )
+    assert {"file": COUNTER, "reason": reason} in selection.as_record()["excluded"]
+    # a baseline run still holds it back, so that new evidence can bring it back
+    baseline = select(tmp_path, force_control=True)
+    assert (
+        baseline.lessons == () and COUNTER in baseline.withheld and "coverage:low-score" in baseline.withheld
+    )
+    # new baseline runs that covered the question no better lift the interval
+    for i in range(8):
+        put(tmp_path, with_coverage(40 + i, 2, withheld=(COUNTER,), tags=("missing_counterarguments",)))
+    assert effect(tmp_path, COUNTER).status == "active"
+    assert COUNTER in [lesson.key for lesson in select(tmp_path).lessons]
+
+
+def test_effects_as_json_fields(tmp_path: Path) -> None:
+    put(tmp_path, with_coverage(0, 4, applied=(COUNTER,)))
+    data = effect(tmp_path, COUNTER).as_dict()
+    assert list(data) == [
+        "key", "stage", "target", "text", "domain", "applied_runs", "baseline_runs",
+        "mean_with", "mean_without", "delta", "interval", "status",
+    ]  # fmt: skip
+    assert data["mean_with"] == 4.0 and data["mean_without"] is None and data["delta"] is None
