@@ -21,7 +21,7 @@ from tests.support.pipeline import QUERY
 from tests.support.research_responder import ResearchResponder
 from tests.support.review_reports import CLEAN_BODY, report
 
-TOOLS = {"research", "review_report", "memory_lessons", "memory_list", "memory_show"}
+TOOLS = {"research", "review_report", "memory_lessons", "memory_list", "memory_show", "memory_effects"}
 STAGES_IN_ORDER = ["index", "classify", "decompose", "search", "relevance", "draft", "skeptic", "write"]
 
 
@@ -213,7 +213,12 @@ async def test_memory_tools_and_resources_read_what_the_cli_wrote(tmp_path: Path
     weak_geography = (4, 4, 4, 2, 4)
     tech = [make_critique(n, scores=weak_geography, when=now - timedelta(hours=n + 1)) for n in range(3)]
     health = make_critique(5, domain="health", when=now - timedelta(hours=6))
-    for critique in (*tech, health):
+    tried = [  # two runs given the geography lesson, two baseline runs that held it back
+        make_critique(n, when=now - timedelta(hours=n + 1), applied=("geography:regions",) if n < 12 else (),
+                      withheld=("geography:regions",) if n >= 12 else ())
+        for n in range(10, 14)
+    ]  # fmt: skip
+    for critique in (*tech, health, *tried):
         put(meta, critique)
     with FakeOpenAIServer(ResearchResponder(domain="technology")) as server:
         async with mcp_client(tmp_path, base_url=server.base_url) as client:
@@ -222,6 +227,8 @@ async def test_memory_tools_and_resources_read_what_the_cli_wrote(tmp_path: Path
             listed = await client.call_tool("memory_list", {})
             only_health = await client.call_tool("memory_list", {"domain": "health", "limit": 5})
             shown = await client.call_tool("memory_show", {"id": f"critique-{tech[0].id}.yaml"})
+            effects = await client.call_tool("memory_effects", {"domain": "technology"})
+            no_domain = await client.call_tool("memory_effects", {"domain": "astrology"})
             not_an_id = await client.call_tool("memory_show", {"id": "../../etc/passwd"})
             critique_yaml = await client.read_resource(f"critique://{tech[1].id}")
             with pytest.raises(MCPError, match="no critique"):
@@ -231,12 +238,20 @@ async def test_memory_tools_and_resources_read_what_the_cli_wrote(tmp_path: Path
         assert [r.stage for r in server.requests] == ["classify"], "only memory_lessons without a domain asks"
     lessons = given.structured_content
     assert lessons["domain"] == "technology" and lessons["adaptive"] is True
-    assert "In 3 of the last 3 technology reports geographic balance scored 2 or lower" in lessons["applied"][0]["text"]
-    assert set(lessons["applied"][0]["critique_ids"]) == {c.id for c in tech}
+    geography = lessons["applied"][0]
+    assert (geography["key"], geography["stage"]) == ("geography:regions", "decompose")
+    assert geography["text"].startswith("Geographic balance was weak in 3 of the")
+    assert set(geography["critique_ids"]) == {c.id for c in tech}
     assert {"file": f"critique-{health.id}.yaml", "reason": "other domain (health)"} in lessons["excluded"]
     assert lessons["note"] == "20% of eligible runs are control runs and get no lessons"
     assert classified.structured_content == lessons
-    assert [c["id"] for c in listed.structured_content["critiques"]] == [c.id for c in (*tech, health)]
+    assert [c["id"] for c in listed.structured_content["critiques"]] == [c.id for c in (*tech, health, *tried)]
+    (effect,) = effects.structured_content["effects"]
+    assert (effect["key"], effect["domain"], effect["status"]) == ("geography:regions", "technology", "trial")
+    assert (effect["applied_runs"], effect["baseline_runs"]) == (2, 2)
+    assert set(effect) == {"key", "stage", "target", "text", "domain", "applied_runs", "baseline_runs",
+                           "mean_with", "mean_without", "delta", "interval", "status"}  # fmt: skip
+    assert no_domain.is_error and "astrology" in text_of(no_domain)
     assert [c["id"] for c in only_health.structured_content["critiques"]] == [health.id]
     assert shown.structured_content["critique"] == tech[0].as_dict()
     assert not_an_id.is_error and text_of(not_an_id) == "error: not a run id: '../../etc/passwd'"

@@ -21,12 +21,14 @@ from ..config import Settings
 from ..domains import DOMAINS
 from ..errors import InputError, ResearchError
 from ..llm import OpenAIChatModel
+from ..memory.effects import lesson_effects
 from ..memory.lessons import select_lessons
 from ..memory.store import critique_file_name, critique_path, load_all, load_critique
 from ..stages.classify import classify_domain
 from .answers import answered
 from .service import service_of
 from .shapes import (
+    EffectsOutput,
     LessonsOutput,
     MemoryListOutput,
     MemoryShowOutput,
@@ -34,7 +36,7 @@ from .shapes import (
     lessons_output,
 )
 
-__all__ = ["memory_lessons", "memory_list", "memory_show", "run_id_of", "load_by_id", "NotFound", "MAX_LIST"]
+__all__ = ["memory_lessons", "memory_list", "memory_show", "memory_effects", "run_id_of", "load_by_id", "NotFound", "MAX_LIST"]
 
 MAX_LIST = 500
 
@@ -128,6 +130,17 @@ async def memory_show(
     settings = service_of(ctx).settings()
     critique = await asyncio.to_thread(load_by_id, settings.meta_dir, id)
     return {"critique": critique.as_dict()}
+
+
+@answered
+async def memory_effects(ctx: Context, domain: DomainName = None) -> EffectsOutput:
+    """Each lesson's measured effect: runs with it and baseline runs where it was eligible,
+    the mean of its target with and without it, the difference (positive means better) with
+    a 90% interval, and its status (trial, active, or retired: no longer given to runs)."""
+    wanted = _domain(domain) if domain is not None else None
+    settings = service_of(ctx).settings()
+    found = await asyncio.to_thread(lesson_effects, settings.meta_dir, now=datetime.now(UTC), domain=wanted)
+    return {"effects": [effect.as_dict() for effect in found]}  # type: ignore[misc]
 
 
 def run_id_of(value: str) -> str:

@@ -23,6 +23,7 @@ __all__ = [
     "LessonsOutput",
     "MemoryListOutput",
     "MemoryShowOutput",
+    "EffectsOutput",
     "research_output",
     "review_output",
     "lessons_output",
@@ -91,6 +92,9 @@ class ReviewOutput(TypedDict):
 
 
 class LessonOut(TypedDict):
+    key: str
+    stage: str
+    target: str
     text: str
     critique_ids: list[str]
 
@@ -134,6 +138,29 @@ class MemoryShowOutput(TypedDict):
     """One stored critique, as its file holds it."""
 
     critique: dict[str, Any]
+
+
+class EffectOut(TypedDict):
+    """One lesson key's measured effect (what ``memory effects --json`` prints for it)."""
+
+    key: str
+    stage: str
+    target: str
+    text: str
+    domain: str
+    applied_runs: int
+    baseline_runs: int
+    mean_with: float | None
+    mean_without: float | None
+    delta: float | None
+    interval: list[float] | None
+    status: str
+
+
+class EffectsOutput(TypedDict):
+    """Every lesson key's effect: with and without it, the difference (positive is better)."""
+
+    effects: list[EffectOut]
 
 
 def _scheduled(scheduled: Scheduled) -> CritiqueState:
