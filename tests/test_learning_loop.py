@@ -5,29 +5,35 @@ the adaptive runs' decompose prompt; the lesson-following model (tests/support/
 lesson_follower.py) then adds a counterarguments sub-query, which finds a page only that
 sub-query can find; the A/B shows the adaptive arm doing better.
 
-Still to come with the other halves of issue 12 (the lead finishes them after merging):
-the facts measure below (critiques carry no facts block on this branch: strict xfail,
-so it fails loudly the day it passes), ``memory effects`` reporting the lesson's delta as
-positive, and a lesson that makes its target worse being retired.
+``memory effects`` then reports the lesson's delta as positive; and when following the
+lesson makes its target worse, five pairs later the lesson is retired and a new run is
+not given it.
 """
 
 from __future__ import annotations
 
+import random
+from datetime import UTC, datetime
+
+from research_agent.memory.effects import lesson_effects
+from research_agent.memory.lessons import select_lessons
 from research_agent.record import read_run_record
-from tests.support.ab import run_ab_command, saved_ab
+from tests.support.ab import QUESTIONS, questions_file, run_ab_command, saved_ab
 from tests.support.lesson_follower import COUNTER_QUERY, LessonFollower, write_debate_corpus
 from tests.support.memory import make_critique, put
 from tests.support.responder_model import ResponderModel
 
 
-def seeded_ab(tmp_path):
-    """Four passing critiques tagged missing_counterarguments, then an A/B of two questions."""
+def seeded_ab(tmp_path, follower: LessonFollower | None = None, questions: int = 2):
+    """Four passing critiques tagged missing_counterarguments, then an A/B of ``questions`` questions."""
     meta = tmp_path / "reports" / "meta"
     for n in range(4):
         put(meta, make_critique(n, tags=("missing_counterarguments",)))
-    follower = LessonFollower()
+    follower = follower or LessonFollower()
     corpus = write_debate_corpus(tmp_path / "corpus")
-    result = run_ab_command(tmp_path, corpus, ResponderModel(follower))
+    lines = [QUESTIONS[i % 2] + ("" if i < 2 else f" (take {i})") for i in range(questions)]
+    asked = questions_file(tmp_path, *lines)
+    result = run_ab_command(tmp_path, corpus, ResponderModel(follower), questions=asked)
     assert result.exit_code == 0, result.output
     _, data = saved_ab(tmp_path / "reports")
     return follower, data
@@ -58,3 +64,28 @@ def test_the_adaptive_arm_cites_more_distinct_sites(tmp_path):
     _, data = seeded_ab(tmp_path)
     sites = data["facts"]["sites.distinct"]
     assert sites["n"] == 2 and sites["delta"] > 0  # the debate/ folder is a site only the lesson's sub-query reaches
+
+
+def _counter_effect(meta):
+    effects = [e for e in lesson_effects(meta, now=datetime.now(UTC)) if e.key.startswith("counterarguments:")]
+    assert len(effects) == 1, effects
+    return effects[0]
+
+
+def test_memory_effects_reports_the_followed_lesson_as_helping(tmp_path):
+    seeded_ab(tmp_path)
+    effect = _counter_effect(tmp_path / "reports" / "meta")
+    assert (effect.applied_runs, effect.baseline_runs) == (2, 2)  # the A/B's adaptive and baseline arms
+    assert effect.target == "scores.coverage" and effect.delta == 1 and effect.status == "trial"
+
+
+def test_a_lesson_that_makes_its_target_worse_is_retired_and_no_longer_given(tmp_path):
+    meta = tmp_path / "reports" / "meta"
+    seeded_ab(tmp_path, LessonFollower(covered_coverage=2), questions=5)
+    effect = _counter_effect(meta)
+    assert (effect.applied_runs, effect.baseline_runs) == (5, 5)
+    assert effect.delta == -1 and effect.interval is not None and effect.interval[1] < 0
+    assert effect.status == "retired"
+    later = select_lessons(meta, effect.domain, now=datetime.now(UTC), rng=random.Random(0), control_fraction=0)
+    assert effect.key not in [lesson.key for lesson in later.lessons]
+    assert any(effect.key in name and "retired" in why for name, why in later.excluded), later.excluded

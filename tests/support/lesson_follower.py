@@ -53,9 +53,12 @@ def write_debate_corpus(folder: Path) -> Path:
 class LessonFollower(ResearchResponder):
     """A responder that follows a counterarguments lesson (see the module docstring)."""
 
-    def __init__(self, *, follow: bool = True, **kwargs) -> None:
+    def __init__(self, *, follow: bool = True, covered_coverage: int = 4, **kwargs) -> None:
+        """``covered_coverage``: the coverage a report that covers counterarguments gets (4;
+        below 3 makes following the lesson harmful, so that it gets retired)."""
         super().__init__(**kwargs)
         self.follow = follow
+        self.covered_coverage = covered_coverage
         self.followed = 0
 
     def _decompose(self, system: str, user: str) -> dict:
@@ -80,7 +83,7 @@ class LessonFollower(ResearchResponder):
             "scores": {
                 "source_diversity": 3,
                 "claim_support": 4,
-                "coverage": 4 if covered else 3,
+                "coverage": self.covered_coverage if covered else 3,
                 "geographic_balance": 3,
                 "actionability": 3,
             },
