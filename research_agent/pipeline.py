@@ -180,7 +180,10 @@ async def _gather(run: Run, sub_queries: tuple[str, ...]) -> tuple[Source, ...]:
 async def _judge(run: Run, briefing: Briefing, sources: tuple[Source, ...]) -> Gate:
     """Score the new sources for relevance; decide on every source scored so far."""
     with run.clock.stage("relevance", f"scoring {len(sources)} sources"):
-        scored = await score_sources(run.model, run.query, sources, lessons_block=briefing.lessons_block)
+        scored = await score_sources(
+            run.model, run.query, sources, token_budget=run.settings.mode.relevance_tokens,
+            lessons_block=briefing.lessons_block,
+        )
         run.ledger.add_scored(scored)
         unscored = [item for item in scored if item.score is None]
         if unscored:
