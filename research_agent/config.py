@@ -38,6 +38,7 @@ class Mode:
     skeptic_lenses: tuple[str, ...]  # empty: no skeptic pass
     source_tokens: int  # passage budget per source: what the writer reads of each source
     relevance_tokens: int  # passage budget per source for relevance: its best-matching passages
+    cited_tokens: int  # budget for the passages the skeptic reads: those the draft cites
     keep_score: int  # relevance score a source needs to survive
     full_min_sources: int  # gate: kept sources for a full report
     full_min_sites: int  # gate: distinct sites for a full report
@@ -58,6 +59,7 @@ MODES: dict[str, Mode] = {
         skeptic_lenses=(),
         source_tokens=350,
         relevance_tokens=150,
+        cited_tokens=1000,
         keep_score=3,
         full_min_sources=3,
         full_min_sites=2,
@@ -72,6 +74,7 @@ MODES: dict[str, Mode] = {
         skeptic_lenses=("evidence", "counterarguments", "scope"),
         source_tokens=450,
         relevance_tokens=150,
+        cited_tokens=1200,
         keep_score=3,
         full_min_sources=4,
         full_min_sites=2,
@@ -86,6 +89,7 @@ MODES: dict[str, Mode] = {
         skeptic_lenses=("evidence", "counterarguments", "scope", "recency", "bias"),
         source_tokens=600,
         relevance_tokens=200,
+        cited_tokens=2000,
         keep_score=3,
         full_min_sources=6,
         full_min_sites=3,

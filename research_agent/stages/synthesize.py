@@ -17,7 +17,7 @@ from ._schema import array, obj, string
 
 _HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.*?)[ \t#]*$", re.MULTILINE)
 
-__all__ = ["ReportDraft", "draft_report", "revise_report", "sources_block", "SCHEMA"]
+__all__ = ["ReportDraft", "draft_report", "revise_report", "sources_block", "source_entry", "source_header", "writer_text", "SCHEMA"]
 
 SCHEMA = obj(
     title=string(200),
@@ -71,15 +71,27 @@ class ReportDraft:
         return sum(len(p.split()) for p in parts)
 
 
+def writer_text(source: Source, *, token_budget: int) -> str:
+    """The text of ``source`` that the writer reads (sanitized, within the budget)."""
+    return sanitize(source.text, max_chars=token_budget * 4)
+
+
+def source_header(n: int, source: Source) -> str:
+    """Source ``n``'s numbered line: its title, its location, whether only a snippet was read."""
+    note = " (search snippet only, page not read)" if source.snippet_only else ""
+    title = sanitize(source.title, max_chars=200, single_line=True)
+    return f"[{n}] {title} — {source.location}{note}"
+
+
+def source_entry(n: int, source: Source, text: str) -> str:
+    """Source ``n``'s numbered header line and ``text`` wrapped as data."""
+    return f"{source_header(n, source)}\n" + wrap_data(f"source {n}", text)
+
+
 def sources_block(sources: tuple[Source, ...] | list[Source], *, token_budget: int) -> str:
     """Number the sources 1..n and wrap each one's passages as data."""
-    blocks = []
-    for n, source in enumerate(sources, start=1):
-        text = sanitize(source.text, max_chars=token_budget * 4)
-        note = " (search snippet only, page not read)" if source.snippet_only else ""
-        title = sanitize(source.title, max_chars=200, single_line=True)
-        blocks.append(f"[{n}] {title} — {source.location}{note}\n" + wrap_data(f"source {n}", text))
-    return "\n\n".join(blocks)
+    entries = (source_entry(n, s, writer_text(s, token_budget=token_budget)) for n, s in enumerate(sources, start=1))
+    return "\n\n".join(entries)
 
 
 def _shape(short: bool, target_words: int) -> str:
