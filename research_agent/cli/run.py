@@ -21,6 +21,7 @@ from ..results import ResearchResult
 from .boundary import guarded, run_async, stderr_console
 from .critique import print_scheduled
 from .progress import RichProgress, cost_text
+from .startup import importing
 from .terminal import dumps_json, echo
 
 __all__ = ["run", "settings_overrides", "print_result"]
@@ -161,7 +162,11 @@ def run(
 
 def _research(query: str, settings: Settings) -> ResearchResult:
     """Run the pipeline with live progress on stderr; Ctrl-C says what it left behind."""
-    from ..pipeline import research
+    with importing():  # everything the run needs, the openai package included, loaded up front
+        from ..llm.openai_compat import import_openai
+        from ..pipeline import research
+
+        import_openai()
 
     progress = RichProgress(stderr_console())
     try:
