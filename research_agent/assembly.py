@@ -234,12 +234,7 @@ async def _prepare_providers(
     settings: Settings, progress: Progress, owned: list[Any]
 ) -> tuple[list[SearchProvider], tuple[CorpusRecord, ...]]:
     """Build the providers from settings, indexing the corpus in a worker thread."""
-    import httpx
-
-    from .fetch.fetcher import DEFAULT_USER_AGENT
-
-    client = _owned(owned, httpx.AsyncClient(timeout=settings.fetch_timeout,
-                                             headers={"User-Agent": DEFAULT_USER_AGENT}))
+    client = _search_client(settings, owned)
     stop_indexing = threading.Event()
 
     def on_index(root: Path, done: int, total: int) -> None:
@@ -260,6 +255,20 @@ async def _prepare_providers(
             skipped = ", ".join(f"{n} {why}" for why, n in stats.skipped.items())
             progress.note(f"corpus {stats.root}: skipped {skipped}")
     return providers, tuple(_corpus_record(s) for s in corpus_stats)
+
+
+def _search_client(settings: Settings, owned: list[Any]) -> Any:
+    """The HTTP client of the web search APIs (SearXNG, Tavily), or None when the run uses
+    neither: building one costs a TLS context, and a corpus-only run never needs it."""
+    from .search.registry import provider_names
+
+    if not {"searxng", "tavily"} & set(provider_names(settings)):
+        return None
+    import httpx
+
+    from .fetch.fetcher import DEFAULT_USER_AGENT
+
+    return _owned(owned, httpx.AsyncClient(timeout=settings.fetch_timeout, headers={"User-Agent": DEFAULT_USER_AGENT}))
 
 
 def _corpus_record(stats: Any) -> CorpusRecord:
