@@ -24,18 +24,29 @@ from contextlib import contextmanager
 __all__ = ["importing", "settle"]
 
 
+_settled = False  # set by settle(): this process is the command line, not a program importing it
+
+
 @contextmanager
 def importing() -> Iterator[None]:
-    """Pause the cyclic garbage collector for the block (module imports), then resume it."""
+    """Pause the cyclic garbage collector for the block (module imports), then resume it.
+
+    In the command line's own process (after :func:`settle`), what the block loaded is
+    frozen too: the next young collections would otherwise scan all of it, twice.
+    """
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if _settled:
+            gc.freeze()
         if was_enabled:
             gc.enable()
 
 
 def settle() -> None:
     """Never scan what is alive now again (start-up's modules; everything, at exit)."""
+    global _settled
+    _settled = True
     gc.freeze()
