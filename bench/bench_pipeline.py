@@ -70,8 +70,10 @@ async def prepare_corpus(corpus: Path, cache_dir: Path, token_budget: int) -> No
         t = time.perf_counter()
         await provider.search(q, max_results=6)
         latencies.append(time.perf_counter() - t)
-    print(f"corpus: {corpus} ({sum(s.indexed for s in stats)} files indexed)")
-    print(f"index build/refresh: {build:.2f} s; query latency median {statistics.median(latencies) * 1000:.1f} ms")
+    documents, indexed = sum(s.documents for s in stats), sum(s.indexed for s in stats)
+    print(f"corpus: {corpus} ({documents} documents; {indexed} (re)indexed now)")
+    print(f"index {'build' if indexed else 'check'}: {build:.2f} s; "
+          f"query latency median {statistics.median(latencies) * 1000:.1f} ms")
 
 
 def median_run(runs: list[CliRun]) -> CliRun:
