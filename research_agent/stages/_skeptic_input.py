@@ -27,7 +27,7 @@ _ADDED_SECTION = re.compile(r"^## (?:Adversarial Analysis|Sources)\n.*?(?=^## |\
 
 @dataclass(frozen=True)
 class SkepticEvidence:
-    """The cited passages as numbered data blocks, and a line saying how much they cover."""
+    """The cited passages in one data block, and a line saying how much of the draft they cover."""
 
     block: str
     coverage: str
