@@ -45,12 +45,12 @@ def test_importing_pauses_the_collector_and_restores_it():
 
 
 async def test_a_corpus_only_run_builds_no_web_search_client(tmp_path):
-    from research_agent.assembly import _search_client
+    from research_agent.indexing import search_client
     from tests.support.pipeline import settings_for
 
     owned: list = []
-    assert _search_client(settings_for(tmp_path), owned) is None and owned == []
+    assert search_client(settings_for(tmp_path), owned) is None and owned == []
     searx = settings_for(tmp_path, search_providers=("searxng",), searxng_url="http://127.0.0.1:9")
-    client = _search_client(searx, owned)
+    client = search_client(searx, owned)
     assert client is not None and owned == [client]
     await client.aclose()
