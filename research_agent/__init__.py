@@ -21,9 +21,36 @@ from .errors import (
     SearchError,
     StorageError,
 )
-from .llm import ChatModel, ChatRequest, ChatResponse, Usage
-from .pipeline import Iteration, ResearchResult, SourceSummary, research, research_sync
 from .version import __version__
+
+# The run and the model protocol are imported on first use: the command line starts
+# without them for every command but ``run``, and ``run`` imports them itself.
+_LAZY = {
+    "research": "pipeline",
+    "research_sync": "pipeline",
+    "ResearchResult": "pipeline",
+    "SourceSummary": "pipeline",
+    "Iteration": "pipeline",
+    "ChatModel": "llm",
+    "ChatRequest": "llm",
+    "ChatResponse": "llm",
+    "Usage": "llm",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 __all__ = [
     "research",

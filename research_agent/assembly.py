@@ -3,11 +3,14 @@
 :func:`assemble` turns what ``research()`` was given (or Settings, for anything not
 given) into a frozen :class:`Run`: the model (wrapped to count usage), the search
 providers (the local corpus indexed in a worker thread that Ctrl-C and the deadline
-stop), the page reader, the context and custom rules, the lessons source, the run id.
-It owns what it built and closes it, and it keeps the deadline: a run that passes
+stop, while the first model call runs: :mod:`research_agent.indexing`), the page
+reader, the context and custom rules, the lessons source, the run id. It owns what it
+built and closes it, and it keeps the deadline: a run that passes
 ``settings.run_timeout`` ends in :class:`~research_agent.errors.RunTimeout` naming the
 stage it was in. Everything that can be refused (the query, the context and rules
-files, the report folders, ``--output``) is refused before any model call.
+files, the report folders, ``--output``, the search settings, a missing corpus folder)
+is refused before any model call; a corpus folder with nothing indexable is found
+while the first call runs.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-import threading
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -25,11 +27,12 @@ from typing import Any
 
 from .config import Settings, load_settings
 from .context import load_context
-from .errors import Cancelled, InputError, RunTimeout, StorageError
+from .errors import InputError, RunTimeout, StorageError
 from .fetch.gather import SourceReader
 from .files.atomic import ensure_writable_dir, existing_file_mode, remove_stale_temps
 from .files.safefile import check_folder_inside
 from .ids import make_run_id
+from .indexing import Indexing, start_indexing
 from .ledger import RunLedger
 from .llm import ChatModel, UsageRecorder
 from .llm.waiting import SystemTicker, Ticker, waits_reported
@@ -40,7 +43,7 @@ from .report import ReportMeta
 from .review.rules import Rule, RuleDeadline, RuleLimits, load_rules
 from .search.base import SearchProvider
 
-__all__ = ["Run", "LessonsFn", "assemble", "default_lessons", "default_providers", "validate_query", "MAX_QUERY_CHARS"]
+__all__ = ["Run", "LessonsFn", "assemble", "default_lessons", "validate_query", "MAX_QUERY_CHARS"]
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +61,7 @@ class Run:
     started: datetime
     settings: Settings
     model: UsageRecorder
-    providers: tuple[SearchProvider, ...]
+    indexing: Indexing  # the search providers, ready once the corpus index is
     reader: SourceReader | None
     progress: Progress
     clock: StageClock
@@ -66,8 +69,17 @@ class Run:
     lessons: LessonsFn
     context_block: str
     rules: tuple[Rule, ...]
-    corpus: tuple[CorpusRecord, ...]
     deadline: float | None  # the run's deadline on the event loop's clock
+
+    @property
+    def providers(self) -> tuple[SearchProvider, ...]:
+        """The search providers (once ``indexing`` is ready: the story waits for it first)."""
+        return self.indexing.providers
+
+    @property
+    def corpus(self) -> tuple[CorpusRecord, ...]:
+        """What indexing did to each corpus folder."""
+        return self.indexing.corpus
 
     def tokens(self) -> int:
         """Tokens spent so far."""
@@ -117,15 +129,16 @@ async def assemble(
     clock = StageClock(progress)
     ticker = ticker or SystemTicker()
     owned: list[Any] = []
+    indexing: Indexing | None = None
     try:
         model = model if model is not None else _owned(owned, _default_model(settings))
         context_block, rules = _read_inputs(settings)
         async with _deadline(settings, clock) as deadline:
-            corpus: tuple[CorpusRecord, ...] = ()
             if providers is None:
-                with clock.stage("index", "preparing sources"):
-                    providers, corpus = await _prepare_providers(settings, progress, owned)
-            if reader is None and any(p.name != "local" for p in providers):
+                indexing = start_indexing(settings, progress, owned)
+            else:
+                indexing = Indexing.ready_with(providers)
+            if reader is None and _reads_web_pages(settings, providers):
                 reader = _owned(owned, _default_reader(settings))
             _check_outputs(settings)
             ledger = RunLedger(progress)
@@ -135,7 +148,7 @@ async def assemble(
                 started=started,
                 settings=settings,
                 model=UsageRecorder(model, on_note=ledger.record_warning, clock=ticker.now),
-                providers=tuple(providers),
+                indexing=indexing,
                 reader=reader,
                 progress=progress,
                 clock=clock,
@@ -143,12 +156,13 @@ async def assemble(
                 lessons=lessons or default_lessons(settings, now=started, rng=rng or random.Random()),
                 context_block=context_block,
                 rules=rules,
-                corpus=corpus,
                 deadline=deadline.when(),
             )
             async with waits_reported(run.model, progress, ticker):
                 yield run
     finally:
+        if indexing is not None:
+            await indexing.stop()
         await _close(owned)
 
 
@@ -195,29 +209,6 @@ def default_lessons(settings: Settings, *, now: datetime, rng: random.Random) ->
     return select
 
 
-def default_providers(
-    settings: Settings, *, http_client: Any = None, on_index: Callable[[Path, int, int], None] | None = None
-) -> tuple[list[SearchProvider], list[Any]]:
-    """Build the providers Settings ask for; the local corpus is indexed up front.
-
-    Returns the providers and the corpus index stats (empty without a corpus).
-    """
-    from .search.local import LocalSearchProvider
-    from .search.registry import build_providers, provider_names
-
-    local = None
-    stats: list[Any] = []
-    if "local" in provider_names(settings):
-        local = LocalSearchProvider(
-            settings.corpus_dirs,
-            settings.cache_dir,
-            token_budget=settings.mode.source_tokens,
-            exclude=(settings.reports_dir,),
-        )
-        stats = local.prepare(progress=on_index)
-    return build_providers(settings, http_client=http_client, local_provider=local), stats
-
-
 def _default_model(settings: Settings) -> ChatModel:
     from .llm import OpenAIChatModel
 
@@ -230,47 +221,13 @@ def _default_reader(settings: Settings) -> SourceReader:
     return Fetcher.from_settings(settings)
 
 
-async def _prepare_providers(
-    settings: Settings, progress: Progress, owned: list[Any]
-) -> tuple[list[SearchProvider], tuple[CorpusRecord, ...]]:
-    """Build the providers from settings, indexing the corpus in a worker thread."""
-    import httpx
+def _reads_web_pages(settings: Settings, providers: Sequence[SearchProvider] | None) -> bool:
+    """Whether the run's providers find web pages (which a page reader then fetches)."""
+    if providers is not None:
+        return any(p.name != "local" for p in providers)
+    from .search.registry import provider_names
 
-    from .fetch.fetcher import DEFAULT_USER_AGENT
-
-    client = _owned(owned, httpx.AsyncClient(timeout=settings.fetch_timeout,
-                                             headers={"User-Agent": DEFAULT_USER_AGENT}))
-    stop_indexing = threading.Event()
-
-    def on_index(root: Path, done: int, total: int) -> None:
-        if stop_indexing.is_set():  # Ctrl-C or the deadline: the worker thread stops at the next file
-            raise Cancelled("indexing stopped")
-        if done == total or done % 25 == 0:
-            progress.stage("index", f"{root.name}: {done}/{total} files read")
-
-    try:
-        providers, corpus_stats = await asyncio.to_thread(
-            default_providers, settings, http_client=client, on_index=on_index
-        )
-    except asyncio.CancelledError:
-        stop_indexing.set()  # else asyncio.run waits for the whole corpus to be read
-        raise
-    for stats in corpus_stats:
-        if stats.skipped:
-            skipped = ", ".join(f"{n} {why}" for why, n in stats.skipped.items())
-            progress.note(f"corpus {stats.root}: skipped {skipped}")
-    return providers, tuple(_corpus_record(s) for s in corpus_stats)
-
-
-def _corpus_record(stats: Any) -> CorpusRecord:
-    return CorpusRecord(
-        root=str(stats.root),
-        documents=stats.documents,
-        indexed=stats.indexed,
-        unchanged=stats.unchanged,
-        removed=stats.removed,
-        skipped=dict(stats.skipped),
-    )
+    return any(name != "local" for name in provider_names(settings))
 
 
 # --- checks before any model call ------------------------------------------------------------

@@ -36,7 +36,9 @@ class Mode:
     sources_scored: int  # at most this many sources are fetched and scored
     target_words: int  # report length the writer aims for
     skeptic_lenses: tuple[str, ...]  # empty: no skeptic pass
-    source_tokens: int  # passage budget per source handed to relevance/synthesis
+    source_tokens: int  # passage budget per source: what the writer reads of each source
+    relevance_tokens: int  # passage budget per source for relevance: its best-matching passages
+    cited_tokens: int  # budget for the passages the skeptic reads: those the draft cites
     keep_score: int  # relevance score a source needs to survive
     full_min_sources: int  # gate: kept sources for a full report
     full_min_sites: int  # gate: distinct sites for a full report
@@ -56,6 +58,8 @@ MODES: dict[str, Mode] = {
         target_words=600,
         skeptic_lenses=(),
         source_tokens=350,
+        relevance_tokens=150,
+        cited_tokens=1000,
         keep_score=3,
         full_min_sources=3,
         full_min_sites=2,
@@ -69,6 +73,8 @@ MODES: dict[str, Mode] = {
         target_words=1200,
         skeptic_lenses=("evidence", "counterarguments", "scope"),
         source_tokens=450,
+        relevance_tokens=150,
+        cited_tokens=1000,
         keep_score=3,
         full_min_sources=4,
         full_min_sites=2,
@@ -82,6 +88,8 @@ MODES: dict[str, Mode] = {
         target_words=2500,
         skeptic_lenses=("evidence", "counterarguments", "scope", "recency", "bias"),
         source_tokens=600,
+        relevance_tokens=200,
+        cited_tokens=1800,
         keep_score=3,
         full_min_sources=6,
         full_min_sites=3,

@@ -78,9 +78,15 @@ def research_sync(query: str, **kwargs: Any) -> ResearchResult:
 
 
 async def _brief(run: Run) -> Briefing:
-    """The question's domain, and the lessons past critiques of that domain give this run."""
+    """The question's domain, and the lessons past critiques of that domain give this run.
+
+    The corpus is indexed meanwhile: the first search needs it, the first model call does not."""
     with run.clock.stage("classify"):
-        domain = await classify_domain(run.model, run.query, notify=run.ledger.warn)
+        domain = await run.indexing.alongside(classify_domain(run.model, run.query, notify=run.ledger.warn))
+    if not run.indexing.done:
+        with run.clock.stage("index", "preparing sources"):
+            await run.indexing.ready()
+    await run.indexing.ready()  # raises what indexing raised
     selection = run.lessons(domain)
     for warning in selection.warnings:
         run.ledger.warn(warning)
@@ -190,7 +196,10 @@ async def _gather(run: Run, sub_queries: tuple[str, ...]) -> tuple[Source, ...]:
 async def _judge(run: Run, briefing: Briefing, sources: tuple[Source, ...]) -> Gate:
     """Score the new sources for relevance; decide on every source scored so far."""
     with run.clock.stage("relevance", f"scoring {len(sources)} sources"):
-        scored = await score_sources(run.model, run.query, sources, lessons_block=briefing.relevance_lessons)
+        scored = await score_sources(
+            run.model, run.query, sources, token_budget=run.settings.mode.relevance_tokens,
+            lessons_block=briefing.relevance_lessons,
+        )
         run.ledger.add_scored(scored)
         unscored = [item for item in scored if item.score is None]
         if unscored:

@@ -128,7 +128,7 @@ async def _attack(run: Run, kept: tuple[Source, ...], markdown: str) -> SkepticR
     with run.clock.stage("skeptic", ", ".join(mode.skeptic_lenses)):
         skeptic = await run_skeptic(
             run.model, run.query, markdown, kept, lenses=mode.skeptic_lenses, source_tokens=mode.source_tokens,
-            notify=run.ledger.warn,
+            cited_tokens=mode.cited_tokens, notify=run.ledger.warn,
         )
     if skeptic.viability_note:
         run.ledger.record_warning(skeptic.viability_note)

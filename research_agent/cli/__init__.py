@@ -14,6 +14,9 @@
 The console script is ``research_agent.cli:main``; ``python -m research_agent`` runs it too.
 """
 
-from .app import app, main
+from .startup import importing
+
+with importing():
+    from .app import app, main
 
 __all__ = ["app", "main"]

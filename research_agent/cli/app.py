@@ -16,6 +16,7 @@ import typer
 from ..version import __version__
 from . import cache, corpus, critique, doctor, mcp, memory, memory_ab, review, run
 from .boundary import set_verbose, stderr_console
+from .startup import settle
 from .terminal import VisibleFormatter
 
 __all__ = ["app", "main"]
@@ -74,8 +75,11 @@ app.add_typer(cache.app, name="cache", help="Manage the on-disk page cache.")
 
 def main() -> None:
     """Entry point of the ``research-agent`` script."""
+    settle()
     try:
         app()
     except KeyboardInterrupt:
         stderr_console().print("interrupted", soft_wrap=True)
         sys.exit(130)
+    finally:
+        settle()

@@ -48,6 +48,7 @@ from .run_options import (
     WaitCritique,
     settings_overrides,
 )
+from .startup import importing
 from .terminal import dumps_json, echo
 
 __all__ = ["run", "settings_overrides", "print_result"]  # settings_overrides lives in run_options
@@ -93,7 +94,11 @@ def run(
 
 def _research(query: str, settings: Settings) -> ResearchResult:
     """Run the pipeline with live progress on stderr; Ctrl-C says what it left behind."""
-    from ..pipeline import research
+    with importing():  # everything the run needs, the openai package included, loaded up front
+        from ..llm.openai_compat import import_openai
+        from ..pipeline import research
+
+        import_openai()
 
     progress = RichProgress(stderr_console())
     try:

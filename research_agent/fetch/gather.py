@@ -8,7 +8,7 @@ before any gets a second source, up to the run's source limit.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -44,6 +44,20 @@ def source_key(hit: SearchHit) -> str:
     return normalize_url(hit.location)
 
 
+def _memo_keys() -> Callable[[SearchHit], str]:
+    """:func:`source_key` remembered per (provider, location) for one gathering: a local
+    hit's key resolves its path, and every hit is keyed several times."""
+    known: dict[tuple[str, str], str] = {}
+
+    def key(hit: SearchHit) -> str:
+        seen = (hit.provider, hit.location)
+        if seen not in known:
+            known[seen] = source_key(hit)
+        return known[seen]
+
+    return key
+
+
 def _merge_text(texts: Iterable[str], token_budget: int) -> str:
     seen: list[str] = []
     used = 0
@@ -60,18 +74,20 @@ def _merge_text(texts: Iterable[str], token_budget: int) -> str:
     return "\n\n".join(seen)
 
 
-def _pick(hits: Mapping[str, Sequence[SearchHit]], limit: int, exclude: set[str]) -> tuple[list[list[SearchHit]], int]:
+def _pick(
+    hits: Mapping[str, Sequence[SearchHit]], limit: int, exclude: set[str], key_of: Callable[[SearchHit], str]
+) -> tuple[list[list[SearchHit]], int]:
     """Group hits by source key and choose up to ``limit`` groups round-robin."""
     groups: dict[str, list[SearchHit]] = {}
     queries_of: dict[str, list[str]] = {}
     for query, query_hits in hits.items():
         for hit in query_hits:
-            key = source_key(hit)
+            key = key_of(hit)
             groups.setdefault(key, []).append(hit)
             queries_of.setdefault(key, []).append(query)
     candidates = [k for k in groups if k not in exclude]
     chosen: list[str] = []
-    columns = [[source_key(h) for h in query_hits] for query_hits in hits.values()]
+    columns = [[key_of(h) for h in query_hits] for query_hits in hits.values()]
     depth = max((len(c) for c in columns), default=0)
     for rank in range(depth):
         for column in columns:
@@ -97,13 +113,14 @@ async def gather_sources(
     Local hits already carry their best passages. Web hits are read by ``reader``;
     without one (or when reading fails) a web hit is kept as snippet-only.
     """
-    groups, candidates = _pick(hits, limit, exclude or set())
+    key_of = _memo_keys()
+    groups, candidates = _pick(hits, limit, exclude or set(), key_of)
     failures: list[tuple[str, str]] = []
 
     async def build(group: list[SearchHit]) -> Source | None:
         first = group[0]
-        key = source_key(first)
-        queries = tuple(dict.fromkeys(q for q, hs in hits.items() for h in hs if source_key(h) == key))
+        key = key_of(first)
+        queries = tuple(dict.fromkeys(q for q, hs in hits.items() for h in hs if key_of(h) == key))
         if first.provider == "local":
             text = _merge_text((h.text for h in group), token_budget)
             return Source(

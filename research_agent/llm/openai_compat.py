@@ -41,7 +41,8 @@ else:
     openai = None  # imported on first use: it costs half a second of start-up for every command
 
 
-def _import_openai() -> None:
+def import_openai() -> None:
+    """Import the openai package now rather than when the first model is built."""
     global openai
     if openai is None:
         import openai as module
@@ -51,6 +52,7 @@ def _import_openai() -> None:
 
 __all__ = [
     "OpenAIChatModel",
+    "import_openai",
     "DEFAULT_TIMEOUT",
     "DEFAULT_BASE_URL",
     "NO_ENDPOINT_MESSAGE",
@@ -119,7 +121,7 @@ class OpenAIChatModel:
         self._dropped_params: dict[tuple[str, str], set[str]] = {}
         # ``limiter`` lets several models share one bound on calls in flight to an endpoint
         self._semaphore = limiter if limiter is not None else asyncio.Semaphore(max(1, int(concurrency)))
-        _import_openai()
+        import_openai()
         self._client = openai.AsyncOpenAI(
             api_key=api_key or PLACEHOLDER_API_KEY,
             base_url=self.base_url,

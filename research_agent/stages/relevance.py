@@ -12,10 +12,11 @@ from ..config import Mode
 from ..errors import LLMError
 from ..llm import ChatModel, ChatRequest
 from ..sources import ScoredSource, Source
+from ..text.passages import select_passages
 from ..text.sanitize import sanitize, wrap_data
 from ._schema import obj, scale, string
 
-__all__ = ["score_sources", "decide_gate", "Gate", "GateDecision", "SNIPPET_SCORE_CAP", "SCHEMA"]
+__all__ = ["score_sources", "relevance_excerpt", "decide_gate", "Gate", "GateDecision", "SNIPPET_SCORE_CAP", "SCHEMA"]
 
 # A bound on the answer: a grammar-constrained local server can otherwise generate whitespace
 # until its context is full. Generous, so a reasoning model's thinking still fits.
@@ -28,14 +29,24 @@ SNIPPET_SCORE_CAP = 3  # a source read only from its search snippet can never ra
 GateDecision = Literal["full_report", "short_report", "insufficient_data", "no_new_findings"]
 
 
-async def _score_one(model: ChatModel, query: str, source: Source, lessons_block: str) -> ScoredSource:
+def relevance_excerpt(source: Source, query: str, *, token_budget: int) -> str:
+    """The passages of ``source`` that best match the sub-queries that found it (and the
+    question), within ``token_budget``: what relevance reads instead of the whole text."""
+    queries = (*source.sub_queries, query)
+    excerpt = select_passages(source.text, queries, token_budget=token_budget, target_words=40, max_words=80)
+    return sanitize(excerpt, max_chars=token_budget * 4)
+
+
+async def _score_one(
+    model: ChatModel, query: str, source: Source, lessons_block: str, token_budget: int
+) -> ScoredSource:
     label = f"source: {source.location}" + (" (search snippet only)" if source.snippet_only else "")
     prompt = prompts.render(
         "relevance",
         query=query,
         lessons=f"\n{lessons_block}\n" if lessons_block else "",
         title=sanitize(source.title, max_chars=200, single_line=True),
-        excerpt=wrap_data(label, sanitize(source.text, max_chars=8000)),
+        excerpt=wrap_data(label, relevance_excerpt(source, query, token_budget=token_budget)),
     )
     request = ChatRequest(
         stage="relevance", system=prompt.system, user=prompt.user, schema=SCHEMA, temperature=0.0, tier="fast",
@@ -56,10 +67,16 @@ async def _score_one(model: ChatModel, query: str, source: Source, lessons_block
 
 
 async def score_sources(
-    model: ChatModel, query: str, sources: list[Source] | tuple[Source, ...], *, lessons_block: str = ""
+    model: ChatModel,
+    query: str,
+    sources: list[Source] | tuple[Source, ...],
+    *,
+    token_budget: int,
+    lessons_block: str = "",
 ) -> tuple[ScoredSource, ...]:
-    """Score every source concurrently (the model bounds its own concurrency)."""
-    results = await asyncio.gather(*(_score_one(model, query, s, lessons_block) for s in sources))
+    """Score every source concurrently (the model bounds its own concurrency) from its
+    best-matching passages within ``token_budget`` (see :func:`relevance_excerpt`)."""
+    results = await asyncio.gather(*(_score_one(model, query, s, lessons_block, token_budget) for s in sources))
     return tuple(results)
 
 

@@ -12,7 +12,7 @@ from ..sources import Source
 from ..text.sanitize import sanitize, wrap_data
 from ._fallback import Notify, degraded_message
 from ._schema import array, enum, integer, nullable, number, obj, string
-from .synthesize import sources_block
+from ._skeptic_input import cited_block, draft_for_review
 
 __all__ = ["SkepticFinding", "SkepticReport", "run_skeptic", "SCHEMA", "LENSES"]
 
@@ -90,18 +90,25 @@ async def run_skeptic(
     *,
     lenses: tuple[str, ...],
     source_tokens: int,
+    cited_tokens: int,
     notify: Notify | None = None,
 ) -> SkepticReport:
     """Attack the draft through ``lenses`` in one call; clamp and normalise what comes back.
 
+    The skeptic reads what the writer wrote (:func:`draft_for_review`) and, of the
+    sources, only the passages the draft cites, within ``cited_tokens``
+    (:func:`cited_block`; ``source_tokens`` is what the writer read of each source).
     When the model's answers cannot be read, the result has no findings and says why in
     ``unavailable`` (announced through ``notify``)."""
+    review = draft_for_review(draft_markdown)
+    evidence = cited_block(review, sources, source_tokens=source_tokens, cited_tokens=cited_tokens)
     prompt = prompts.render(
         "skeptic",
         query=query,
         lenses=", ".join(lenses),
-        draft=wrap_data("draft", sanitize(draft_markdown, max_chars=40000)),
-        sources=sources_block(sources, token_budget=source_tokens),
+        draft=wrap_data("draft", sanitize(review, max_chars=40000)),
+        coverage=evidence.coverage,
+        sources=evidence.block,
     )
     request = ChatRequest(stage="skeptic", system=prompt.system, user=prompt.user, schema=SCHEMA, temperature=0.0,
                           max_tokens=MAX_ANSWER_TOKENS)

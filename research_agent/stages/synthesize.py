@@ -17,7 +17,16 @@ from ._schema import array, obj, string
 
 _HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.*?)[ \t#]*$", re.MULTILINE)
 
-__all__ = ["ReportDraft", "draft_report", "revise_report", "sources_block", "writer_text", "SCHEMA"]
+__all__ = [
+    "ReportDraft",
+    "draft_report",
+    "revise_report",
+    "sources_block",
+    "source_entry",
+    "source_header",
+    "writer_text",
+    "SCHEMA",
+]
 
 SCHEMA = obj(
     title=string(200),
@@ -76,15 +85,22 @@ def writer_text(source: Source, *, token_budget: int) -> str:
     return sanitize(source.text, max_chars=token_budget * 4)
 
 
+def source_header(n: int, source: Source) -> str:
+    """Source ``n``'s numbered line: its title, its location, whether only a snippet was read."""
+    note = " (search snippet only, page not read)" if source.snippet_only else ""
+    title = sanitize(source.title, max_chars=200, single_line=True)
+    return f"[{n}] {title} — {source.location}{note}"
+
+
+def source_entry(n: int, source: Source, text: str) -> str:
+    """Source ``n``'s numbered header line and ``text`` wrapped as data."""
+    return f"{source_header(n, source)}\n" + wrap_data(f"source {n}", text)
+
+
 def sources_block(sources: tuple[Source, ...] | list[Source], *, token_budget: int) -> str:
     """Number the sources 1..n and wrap each one's passages as data."""
-    blocks = []
-    for n, source in enumerate(sources, start=1):
-        text = writer_text(source, token_budget=token_budget)
-        note = " (search snippet only, page not read)" if source.snippet_only else ""
-        title = sanitize(source.title, max_chars=200, single_line=True)
-        blocks.append(f"[{n}] {title} — {source.location}{note}\n" + wrap_data(f"source {n}", text))
-    return "\n\n".join(blocks)
+    entries = (source_entry(n, s, writer_text(s, token_budget=token_budget)) for n, s in enumerate(sources, start=1))
+    return "\n\n".join(entries)
 
 
 def _shape(short: bool, target_words: int) -> str:

@@ -83,12 +83,15 @@ def rank_passages(passages: list[str], query: str) -> list[tuple[float, int]]:
     return scored
 
 
-def select_passages(text: str, queries: Iterable[str], *, token_budget: int) -> str:
+def select_passages(
+    text: str, queries: Iterable[str], *, token_budget: int, target_words: int = 120, max_words: int = 220
+) -> str:
     """The passages of ``text`` that best match any of ``queries``, within a token budget.
 
-    Passages keep their document order in the result so the excerpt reads naturally.
+    Passages (cut as :func:`split_passages` cuts them) keep their document order in the
+    result so the excerpt reads naturally.
     """
-    passages = split_passages(text)
+    passages = split_passages(text, target_words=target_words, max_words=max_words)
     if not passages:
         return ""
     best: dict[int, float] = {}

@@ -1,0 +1,62 @@
+"""A deterministic corpus of prose notes on one question, for runs that score 12 sources.
+
+Each note has a title and several paragraphs of plain sentences (no digits, so the
+research responder's writer quotes them). Notes differ by subject and by the facet they
+dwell on, so search, relevance and citations behave as on real documents.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["PROSE_QUESTION", "write_prose_corpus"]
+
+PROSE_QUESTION = "How does the asyncio event loop schedule coroutines and tasks?"
+
+_SUBJECTS = (
+    "the event loop", "coroutines", "tasks", "futures", "callbacks", "the scheduler",
+    "cancellation", "timeouts", "executors", "streams", "subprocesses", "synchronization primitives",
+    "queues", "signals", "debug mode", "task groups", "context variables", "sockets",
+)  # fmt: skip
+_FACETS = (
+    "{s} decide when a coroutine resumes after it awaits a future or a sleeping timer",
+    "the loop keeps a ready queue of callbacks and runs each of them once per iteration",
+    "a task wraps a coroutine and schedules its next step whenever the awaited future completes",
+    "blocking calls stall every other task, so long computations belong in an executor thread",
+    "cancelling a task raises an exception inside the coroutine at the point where it awaits",
+    "timers are kept in a heap ordered by deadline and move to the ready queue when they expire",
+    "selectors report which sockets are ready, and the loop turns those events into callbacks",
+    "{s} interact with the loop only through futures, callbacks and the ready queue",
+)
+# What a note dwells on: the words a planner's sub-queries ask for ("overview", "evidence"...).
+_THEMES = (
+    "an overview of how it works", "evidence and measurements", "limitations and criticism",
+    "practical guidance", "the history of the design", "alternatives and their costs",
+)  # fmt: skip
+_SENTENCES = (
+    "In practice {facet}.",
+    "This note gives {theme}: {facet}, which matters for {s} in long running services.",
+    "Developers who study {s} learn that {facet}.",
+    "A common mistake with {s} is to forget that {facet}.",
+    "Seen as {theme}, {s} show that {facet}.",
+)
+
+
+def _paragraph(subject: str, theme: str, note: int, paragraph: int) -> str:
+    sentences = []
+    for k, template in enumerate(_SENTENCES):
+        facet = _FACETS[(note + paragraph + k) % len(_FACETS)].format(s=subject)
+        sentences.append(template.format(facet=facet, s=subject, theme=theme))
+    return " ".join(sentences)
+
+
+def write_prose_corpus(folder: Path, *, notes: int = 36, paragraphs: int = 6) -> Path:
+    """Write ``notes`` markdown notes into ``folder`` (created) and return it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(notes):
+        subject = _SUBJECTS[i % len(_SUBJECTS)]
+        theme = _THEMES[i % len(_THEMES)]
+        body = "\n\n".join(_paragraph(subject, theme, i, j) for j in range(paragraphs))
+        title = f"Asyncio {subject}: {theme}"
+        (folder / f"note-{i:02d}.md").write_text(f"# {title}\n\n{body}\n", encoding="utf-8")
+    return folder

@@ -1,0 +1,85 @@
+"""The corpus is indexed while the first model call runs (issue 13: overhead), and
+what indexing refuses still ends the run with its own error."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+import yaml
+
+from research_agent.errors import InputError
+from research_agent.memory.lessons import LessonSelection
+from research_agent.pipeline import research
+from tests.support.pipeline import DOCS, QUERY, script, settings_for
+from tests.support.research_responder import ResearchResponder
+
+HANG_GUARD = 60.0  # seconds; only ever reached when the behaviour under test is broken
+
+
+def write_corpus(folder):
+    folder.mkdir()
+    for name, (title, text) in DOCS.items():
+        (folder / name).write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
+    return folder
+
+
+class HeldIndexing:
+    """Progress whose indexing report waits until the first model call has arrived."""
+
+    def __init__(self) -> None:
+        self.first_call = threading.Event()
+        self.held = False
+
+    def stage(self, name: str, detail: str = "") -> None:
+        if "files read" in detail:  # called from the indexing thread
+            self.held = True
+            assert self.first_call.wait(HANG_GUARD), "no model call ran while the corpus was indexed"
+
+    def counts(self, **values: int) -> None:
+        return None
+
+    def note(self, message: str) -> None:
+        return None
+
+
+async def test_the_first_model_call_runs_while_the_corpus_is_indexed(tmp_path, scripted_model):
+    corpus = write_corpus(tmp_path / "corpus")
+    progress = HeldIndexing()
+    script(scripted_model, ResearchResponder())
+    classify = scripted_model.queues["classify"].popleft()
+
+    def classify_while_indexing(request):
+        progress.first_call.set()  # indexing may finish now
+        return classify(request)
+
+    scripted_model.queues["classify"].appendleft(classify_while_indexing)
+    settings = settings_for(tmp_path).replace(corpus_dirs=(corpus,))
+    result = await research(QUERY, settings=settings, model=scripted_model, progress=progress,
+                            lessons=LessonSelection.none)  # fmt: skip
+    assert progress.held and result.gate_decision in ("full_report", "short_report")
+    record = yaml.safe_load(result.run_record_path.read_text(encoding="utf-8"))
+    assert [c["documents"] for c in record["corpus"]] == [len(DOCS)]  # what indexing did is on record
+
+
+async def test_a_corpus_with_nothing_indexable_ends_the_run_without_waiting_for_the_model(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "blob.bin").write_bytes(b"\x00\x01" * 100)
+    answered = asyncio.Event()
+
+    class Unanswered:  # the first call would hang: indexing's error must end the run first
+        async def complete(self, request):
+            await asyncio.wait_for(answered.wait(), HANG_GUARD)
+
+    settings = settings_for(tmp_path).replace(corpus_dirs=(empty,))
+    with pytest.raises(InputError, match="holds no indexable files"):
+        await research(QUERY, settings=settings, model=Unanswered(), lessons=LessonSelection.none)
+
+
+async def test_a_missing_corpus_folder_is_refused_before_any_model_call(tmp_path, scripted_model):
+    settings = settings_for(tmp_path).replace(corpus_dirs=(tmp_path / "missing",))
+    with pytest.raises(InputError, match="missing does not exist"):
+        await research(QUERY, settings=settings, model=scripted_model, lessons=LessonSelection.none)
+    assert scripted_model.requests == []
