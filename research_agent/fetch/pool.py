@@ -1,0 +1,214 @@
+"""Extraction in worker processes: as many as there are CPUs, in order, with bounded memory.
+
+trafilatura is pure Python and holds the GIL, so threads cannot run two extractions
+at once; processes can. :class:`ExtractionPool` runs one picklable function (the
+extractor, or a corpus file reader that calls it) in worker processes, one job per
+worker at a time, so it always knows which job each worker holds:
+
+* **bad input is contained**: a job whose worker dies (a crash in a C extension, the
+  OOM killer, ``os._exit``) gives :class:`Failed` with reason :data:`CRASHED`; a job that
+  passes its time limit has its worker killed and gives :data:`TIMED_OUT`; an exception
+  gives :data:`RAISED`. The worker is replaced and the other jobs go on.
+* **bounded memory**: :meth:`~ExtractionPool.map` keeps a fixed number of jobs in flight
+  and yields results in the order of its input; a worker whose peak RSS passes
+  ``max_worker_mb`` retires after its job and a fresh one takes its place.
+* **start method**: ``forkserver`` where the platform has it (else ``spawn``), never
+  ``fork``: forking a process that runs an event loop and threads is unsafe. The fork
+  server preloads the extraction modules once, so a worker (a recycled one too) starts
+  with a fork rather than a fresh interpreter.
+* **workers start lazily**, on the first job, and :func:`worth_a_pool` says when
+  starting them pays: a single HTML page, or plain text only, is extracted in the
+  caller's process.
+* **prompt stop**: :meth:`~ExtractionPool.close` (also on Ctrl-C and on leaving the
+  ``with`` block) cancels queued jobs and kills the workers. The fork server and the
+  workers are born with SIGINT blocked, so a terminal's Ctrl-C (sent to the whole
+  process group) reaches only the parent, which decides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import multiprocessing
+import os
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future
+from typing import Any
+
+from .workers import CRASHED, RAISED, TIMED_OUT, UNAVAILABLE, Failed, WorkerSet
+
+__all__ = [
+    "ExtractionPool",
+    "OverlapExtraction",
+    "Failed",
+    "CRASHED",
+    "TIMED_OUT",
+    "RAISED",
+    "UNAVAILABLE",
+    "cpu_budget",
+    "worth_a_pool",
+    "MIN_POOL_JOBS",
+    "PRELOAD",
+    "EXTRACT_TIMEOUT",
+]
+
+log = logging.getLogger(__name__)
+
+# Starting the workers costs about 0.5-0.8 s the first time in a program (the fork
+# server imports the extraction modules), about 25 ms after that; one HTML page costs
+# 10-100 ms, a plain-text file about 0.5 ms.
+MIN_POOL_JOBS = 2
+PRELOAD = ("research_agent.fetch.extract", "lxml.html", "trafilatura", "htmldate")
+EXTRACT_TIMEOUT = 60.0  # seconds one document may take in a worker before it fails
+_DEFAULT_MAX_WORKER_MB = 200  # a worker extracting the Python docs peaks near 110 MB
+
+
+def cpu_budget() -> int:
+    """The CPUs this process may run on (its affinity mask, not the machine's count)."""
+    if (count := getattr(os, "process_cpu_count", None)) is not None:  # Python 3.13+
+        return max(1, count() or 1)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def worth_a_pool(parsed: int) -> bool:
+    """Whether work holding ``parsed`` documents that need a parser (HTML, PDF) is worth
+    worker processes; plain text is cheap enough to read in the caller's process."""
+    return parsed >= MIN_POOL_JOBS
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    ctx = multiprocessing.get_context(method)
+    if method == "forkserver":
+        # Once per program (the fork server is shared): the main module too, so that a
+        # worker does not import it again.
+        ctx.set_forkserver_preload(["__main__", *PRELOAD])
+    return ctx
+
+
+class ExtractionPool:
+    """Worker processes running ``fn`` (module-level, picklable) on jobs.
+
+    ``workers`` defaults to :func:`cpu_budget`; ``timeout`` is each job's limit in
+    seconds, counted from when a ready worker takes it. Nothing starts until the first
+    job. Thread-safe; use as a context manager or call :meth:`close`.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        workers: int | None = None,
+        timeout: float = EXTRACT_TIMEOUT,
+        max_worker_mb: float = _DEFAULT_MAX_WORKER_MB,
+    ) -> None:
+        self.workers = workers or cpu_budget()
+        self.timeout = timeout
+        self._set = WorkerSet(
+            _context(), fn, size=self.workers, timeout=timeout, max_worker_mb=max_worker_mb, preload=PRELOAD
+        )
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> ExtractionPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close(cancel=exc[0] is not None)
+
+    def submit(self, *args: Any, **kwargs: Any) -> Future[Any]:
+        """Queue one job; its Future gives ``fn``'s result or a :class:`Failed`."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the extraction pool is closed")
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._set.run, name="extraction-pool", daemon=True)
+                self._thread.start()
+            return self._set.submit(args, kwargs)
+
+    def map(self, jobs: Iterable[tuple[Any, ...]], *, window: int | None = None) -> Iterator[Any]:
+        """``fn(*job)`` for every job, in order; at most ``window`` (default 2 per worker)
+        jobs in flight. A job the pool could not run (:data:`UNAVAILABLE`) runs here."""
+        window = window or 2 * self.workers
+        pending: deque[tuple[tuple[Any, ...], Future[Any]]] = deque()
+        source = iter(jobs)
+        try:
+            while True:
+                while len(pending) < window and (job := next(source, None)) is not None:
+                    pending.append((job, self.submit(*job)))
+                if not pending:
+                    return
+                job, future = pending.popleft()
+                result = future.result()
+                if isinstance(result, Failed) and result.reason == UNAVAILABLE:
+                    result = self._set.fn(*job)
+                yield result
+        finally:
+            for _job, future in pending:
+                future.cancel()
+
+    def close(self, *, cancel: bool = True) -> None:
+        """Stop the workers: queued jobs are cancelled (``cancel``) or finished first."""
+        with self._lock:
+            thread, self._thread = self._thread, None
+            self._closed = True
+        if thread is None:
+            self._set.release()
+            return
+        self._set.stop(cancel=cancel)
+        thread.join()
+
+
+class OverlapExtraction:
+    """``fn`` for async callers (the fetcher): in a thread of this process while
+    documents come one at a time, in an :class:`ExtractionPool` from the moment two
+    overlap (the pool then stays for the rest of the work).
+
+    At most ``limit`` jobs (default 2 per worker) are in the pool at once, so what
+    waits is held by its caller. A job the pool could not run runs in a thread.
+    """
+
+    def __init__(self, fn: Callable[..., Any], *, timeout: float = EXTRACT_TIMEOUT, limit: int | None = None):
+        self.fn = fn
+        self.timeout = timeout
+        self._pool: ExtractionPool | None = None
+        self._active = 0
+        self._here = asyncio.Semaphore(1)  # the GIL runs one extraction at a time anyway
+        self._slots = asyncio.Semaphore(limit or 2 * cpu_budget())
+
+    @property
+    def pool_started(self) -> bool:
+        """Whether worker processes were started (for the record and the benches)."""
+        return self._pool is not None
+
+    async def run(self, *args: Any, **kwargs: Any) -> Any:
+        """``fn(*args, **kwargs)``, or a :class:`Failed` when its worker crashed or hung."""
+        self._active += 1
+        try:
+            if self._pool is None and self._active < MIN_POOL_JOBS:
+                return await self._run_here(*args, **kwargs)
+            if self._pool is None:
+                self._pool = ExtractionPool(self.fn, timeout=self.timeout)
+            async with self._slots:
+                result = await asyncio.wrap_future(self._pool.submit(*args, **kwargs))
+            if isinstance(result, Failed) and result.reason == UNAVAILABLE:
+                result = await self._run_here(*args, **kwargs)
+            return result
+        finally:
+            self._active -= 1
+
+    async def _run_here(self, *args: Any, **kwargs: Any) -> Any:
+        async with self._here:
+            return await asyncio.to_thread(self.fn, *args, **kwargs)
+
+    async def aclose(self) -> None:
+        """Stop the workers, if any were started; what is still queued is cancelled."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await asyncio.to_thread(pool.close)

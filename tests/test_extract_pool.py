@@ -1,0 +1,146 @@
+"""Extraction in worker processes: order, bounds, crashes, hangs, cancellation, lazy start.
+
+The misbehaving extractors come in through parameters (``extractor=``, the pool's
+function); see tests/support/extractors.py. Limits here are configured limits, never
+races: a hanging job blocks forever and only its time limit ends it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import threading
+from pathlib import Path
+
+import pytest
+
+from research_agent.fetch.pool import CRASHED, TIMED_OUT, ExtractionPool, Failed, OverlapExtraction
+from tests.support import extractors
+from tests.support.extractors import CRASH, HANG, HANG_GUARD, misbehaving, worker_processes
+
+pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="counts processes through /proc")
+
+
+def _within_guard(call, *args, **kw):
+    """``call(*args, **kw)`` in a thread, so a hang fails the test instead of blocking it."""
+    outcome: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = call(*args, **kw)
+        except BaseException as exc:  # handed to the test thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(HANG_GUARD)
+    assert not thread.is_alive(), f"{call.__name__} hung"
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return outcome["value"]
+
+
+def _in_order(pool: ExtractionPool, jobs) -> list:
+    return list(pool.map(jobs))
+
+
+# --------------------------------------------------------------------------- the pool
+
+
+def test_results_come_in_input_order_when_a_later_job_finishes_first(tmp_path: Path) -> None:
+    marker = tmp_path / "second-done"
+    jobs = [(extractors.wait_for_file, marker), (extractors.make_file, marker)]
+    jobs += [(extractors.identity, i) for i in range(20)]
+    with ExtractionPool(extractors.call, workers=2) as pool:
+        results = _within_guard(_in_order, pool, jobs)
+    assert results == ["waited", "made", *range(20)]  # job 0 finished after job 1, and came first
+
+
+def test_map_keeps_a_bounded_number_of_jobs_in_flight() -> None:
+    pulled = 0
+
+    def jobs():
+        nonlocal pulled
+        for i in range(50):
+            pulled += 1
+            yield (i,)
+
+    with ExtractionPool(extractors.identity, workers=2) as pool:
+        results = pool.map(jobs(), window=3)
+        assert next(results) == 0
+        assert pulled <= 4  # the window, plus the one it is about to hand out
+        assert list(results) == list(range(1, 50))
+
+
+def test_a_worker_over_its_memory_limit_is_replaced_and_the_jobs_go_on() -> None:
+    with ExtractionPool(extractors.pid_of_worker, workers=2, max_worker_mb=1) as pool:
+        pids = _within_guard(_in_order, pool, [(i,) for i in range(6)])
+    assert len(set(pids)) == 6  # every worker retired after its job (any process is over 1 MB)
+    assert os.getpid() not in pids
+
+
+def test_a_crash_costs_its_job_and_the_pool_goes_on() -> None:
+    jobs = [(b"fine one", "text"), (CRASH, "text"), (b"fine two", "text")]
+    with ExtractionPool(misbehaving, workers=2) as pool:
+        first, crashed, last = _within_guard(_in_order, pool, jobs)
+    assert first.text == "fine one" and last.text == "fine two"
+    assert isinstance(crashed, Failed) and crashed.reason == CRASHED
+    assert "exit code 3" in crashed.detail
+
+
+def test_a_hung_job_is_killed_at_its_limit_and_the_pool_goes_on() -> None:
+    before = worker_processes()
+    jobs = [(HANG, "text"), (b"fine", "text"), (HANG, "text"), (b"also fine", "text")]
+    with ExtractionPool(misbehaving, workers=2, timeout=2.0) as pool:
+        results = _within_guard(_in_order, pool, jobs)
+    assert [r.reason for r in results[::2]] == [TIMED_OUT, TIMED_OUT]
+    assert [r.text for r in results[1::2]] == ["fine", "also fine"]
+    assert worker_processes() <= before  # the hung workers were killed, the others stopped
+
+
+def test_closing_the_pool_kills_busy_workers_at_once() -> None:
+    before = worker_processes()
+    pool = ExtractionPool(misbehaving, workers=2, timeout=HANG_GUARD * 10)
+    futures = [pool.submit(HANG, "text") for _ in range(3)]
+    assert extractors.wait_until(lambda: sum(f.running() for f in futures) == 2), (
+        "the workers never took the jobs"
+    )
+    _within_guard(pool.close)  # would wait forever if it waited for the hung jobs
+    assert all(f.cancelled() or f.exception() is not None for f in futures)
+    assert worker_processes() <= before
+    with pytest.raises(RuntimeError):
+        pool.submit(b"late", "text")
+
+
+def test_workers_are_born_deaf_to_a_terminals_ctrl_c() -> None:
+    # A terminal sends SIGINT to the whole process group; a worker (or the fork server)
+    # that got it while starting would die with a traceback. It is blocked from birth.
+    with ExtractionPool(extractors.pid_of_worker, workers=1) as pool:
+        pid = _within_guard(pool.submit(0).result)
+        status = Path(f"/proc/{pid}/status").read_text(encoding="ascii")
+    blocked = int(status.split("SigBlk:")[1].split()[0], 16)
+    assert blocked & (1 << (signal.SIGINT - 1))
+
+
+# --------------------------------------------------------------------------- pages as they come
+
+
+async def test_one_document_at_a_time_starts_no_worker() -> None:
+    extraction = OverlapExtraction(extractors.pid_of_worker)
+    assert [await extraction.run(i) for i in range(3)] == [os.getpid()] * 3
+    assert not extraction.pool_started
+    await extraction.aclose()
+
+
+async def test_overlapping_documents_go_to_workers_where_a_crash_costs_one(tmp_path: Path) -> None:
+    extraction = OverlapExtraction(extractors.staged)
+    started, marker = threading.Event(), tmp_path / "made"
+    held = asyncio.ensure_future(extraction.run("hold", (started, marker)))  # in this process, until `made`
+    assert await asyncio.to_thread(started.wait, HANG_GUARD)
+    crashed = await extraction.run("crash", None)  # overlaps `held`: a worker takes it
+    made = await extraction.run("make", marker)
+    assert isinstance(crashed, Failed) and crashed.reason == CRASHED
+    assert made != os.getpid() and extraction.pool_started
+    assert await asyncio.wait_for(held, HANG_GUARD) == os.getpid()
+    await extraction.aclose()
