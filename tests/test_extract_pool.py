@@ -8,6 +8,7 @@ races: a hanging job blocks forever and only its time limit ends it.
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import os
 import signal
 import threading
@@ -15,11 +16,25 @@ from pathlib import Path
 
 import pytest
 
+from research_agent.errors import Cancelled
 from research_agent.fetch.pool import CRASHED, TIMED_OUT, ExtractionPool, Failed, OverlapExtraction
+from research_agent.search.corpus_index import CorpusIndex
 from tests.support import extractors
-from tests.support.extractors import CRASH, HANG, HANG_GUARD, misbehaving, worker_processes
+from tests.support.extractors import CRASH, HANG, HANG_GUARD, RAISE, misbehaving, worker_processes
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="counts processes through /proc")
+
+
+def _html(title: str, body: str) -> str:
+    return f"<html><head><title>{title}</title></head><body><p>{body}</p></body></html>"
+
+
+def _corpus(root: Path, files: dict[str, str | bytes]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    for name, content in files.items():
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        (root / name).write_bytes(data)
+    return root
 
 
 def _within_guard(call, *args, **kw):
@@ -144,3 +159,81 @@ async def test_overlapping_documents_go_to_workers_where_a_crash_costs_one(tmp_p
     assert made != os.getpid() and extraction.pool_started
     assert await asyncio.wait_for(held, HANG_GUARD) == os.getpid()
     await extraction.aclose()
+
+
+# --------------------------------------------------------------------------- the corpus index
+
+
+def test_a_file_that_crashes_the_extractor_is_skipped_and_the_index_goes_on(tmp_path: Path) -> None:
+    root = _corpus(tmp_path / "docs", {
+        "alpha.html": _html("Alpha", "alpha vacuum"), "crash.html": CRASH, "omega.html": _html("Omega", "omega vacuum"),
+        "notes.md": "# Notes\n\nnotes vacuum",
+    })  # fmt: skip
+    index = CorpusIndex(root, tmp_path / "cache", extractor=misbehaving)
+    stats = _within_guard(index.refresh)
+    assert stats.skipped == {"extract_crashed": 1} and stats.skipped_files == (
+        ("crash.html", "extract_crashed"),
+    )
+    assert stats.documents == 3
+    assert {Path(h.location).name for h in index.search("vacuum")} == {"alpha.html", "omega.html", "notes.md"}
+    again = _within_guard(index.refresh)  # remembered: not read again until it changes
+    assert (again.indexed, again.unchanged, again.skipped) == (0, 3, {"extract_crashed": 1})
+
+
+def test_a_file_that_hangs_the_extractor_is_skipped_at_the_time_limit(tmp_path: Path) -> None:
+    root = _corpus(tmp_path / "docs", {
+        "alpha.html": _html("Alpha", "alpha vacuum"), "hang.html": HANG, "omega.html": _html("Omega", "omega vacuum"),
+    })  # fmt: skip
+    before = worker_processes()
+    index = CorpusIndex(root, tmp_path / "cache", extractor=misbehaving, extract_timeout=2.0)
+    stats = _within_guard(index.refresh)
+    assert stats.skipped_files == (("hang.html", "extract_timeout"),)
+    assert stats.documents == 2
+    assert worker_processes() <= before
+
+
+@pytest.mark.parametrize("html_files", [1, 2], ids=["in-process", "in-workers"])
+def test_an_extractor_exception_skips_the_file(tmp_path: Path, html_files: int) -> None:
+    files: dict[str, str | bytes] = {"raise.html": RAISE, "notes.md": "# Notes\n\nnotes vacuum"}
+    files.update({f"page{i}.html": _html(f"Page {i}", "page vacuum") for i in range(html_files - 1)})
+    index = CorpusIndex(_corpus(tmp_path / "docs", files), tmp_path / "cache", extractor=misbehaving)
+    stats = _within_guard(index.refresh)
+    assert stats.skipped_files == (("raise.html", "extract_error"),)
+    assert stats.documents == html_files
+
+
+def test_cancelling_an_index_build_leaves_no_worker_processes(tmp_path: Path) -> None:
+    files: dict[str, str | bytes] = {"a-first.html": _html("First", "first vacuum")}
+    files.update({f"b-hang{i}.html": HANG for i in range(4)})  # the workers are busy for ever
+    index = CorpusIndex(_corpus(tmp_path / "docs", files), tmp_path / "cache", extractor=misbehaving)
+    before, children_before = worker_processes(), set(multiprocessing.active_children())
+    seen: list[set[int]] = []
+
+    def cancel(done: int, total: int) -> None:
+        seen.append(worker_processes() - before)
+        raise Cancelled("indexing stopped")
+
+    with pytest.raises(Cancelled):
+        _within_guard(index.refresh, progress=cancel)
+    assert seen and seen[0], "no worker was running when the build was cancelled"
+    assert worker_processes() <= before
+    assert set(multiprocessing.active_children()) <= children_before
+
+
+def test_plain_text_and_a_single_html_file_start_no_worker(tmp_path: Path) -> None:
+    files: dict[str, str | bytes] = {"page.html": _html("Page", "page vacuum")}
+    files.update({f"note{i}.md": f"# Note {i}\n\nnote vacuum {i}" for i in range(5)})
+    root = _corpus(tmp_path / "docs", files)
+    children: list[int] = []
+
+    def count_children(done: int, total: int) -> None:
+        children.append(len(multiprocessing.active_children()))
+
+    index = CorpusIndex(root, tmp_path / "cache")
+    stats = _within_guard(index.refresh, progress=count_children)
+    assert stats.documents == 6 and children == [0] * 6
+
+    _corpus(root, {"second.html": _html("Second", "second vacuum"), "third.html": _html("Third", "third")})
+    children.clear()
+    stats = _within_guard(index.refresh, progress=count_children)
+    assert stats.indexed == 2 and children[0] > 0  # two HTML files: worth the workers
