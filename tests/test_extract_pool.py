@@ -8,6 +8,7 @@ races: a hanging job blocks forever and only its time limit ends it.
 from __future__ import annotations
 
 import asyncio
+import functools
 import multiprocessing
 import os
 import signal
@@ -17,11 +18,15 @@ from pathlib import Path
 import pytest
 
 from research_agent.errors import Cancelled
+from research_agent.fetch import FetchFailure, Page
 from research_agent.fetch.pool import CRASHED, TIMED_OUT, ExtractionPool, Failed, OverlapExtraction
 from research_agent.search.corpus_index import CorpusIndex
-from tests.support import extractors
+from tests.support import extractors, http_server
 from tests.support.extractors import CRASH, HANG, HANG_GUARD, RAISE, misbehaving, worker_processes
+from tests.support.fetch import SITE, make_fetcher
+from tests.support.http_server import LocalServer, article_html
 
+local_server = http_server.local_server  # the fixture
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="counts processes through /proc")
 
 
@@ -159,6 +164,23 @@ async def test_overlapping_documents_go_to_workers_where_a_crash_costs_one(tmp_p
     assert made != os.getpid() and extraction.pool_started
     assert await asyncio.wait_for(held, HANG_GUARD) == os.getpid()
     await extraction.aclose()
+
+
+async def test_a_page_that_crashes_the_extractor_fails_alone(local_server: LocalServer) -> None:
+    for name, body in (("one", "first"), ("two", "second"), ("three", "third")):
+        local_server.extra_routes[("GET", f"/{name}")] = functools.partial(_send, article_html(name, body))
+    local_server.extra_routes[("GET", "/crash")] = functools.partial(_send, f"<p>{CRASH.decode()}</p>")
+    names = ("one", "crash", "two", "three")
+    async with make_fetcher(extractor=misbehaving) as fetcher:
+        one, crash, two, three = await asyncio.gather(
+            *(fetcher.fetch(local_server.url(f"/{name}", host=SITE)) for name in names)
+        )
+    assert isinstance(crash, FetchFailure) and crash.reason == "extract_error"
+    assert [type(page) for page in (one, two, three)] == [Page, Page, Page]
+
+
+def _send(body: str, handler) -> None:
+    handler.send(200, body)
 
 
 # --------------------------------------------------------------------------- the corpus index
