@@ -207,7 +207,8 @@ def read_documents(
     ``extract_error``. Closing the iterator early stops the workers.
     """
     reader = functools.partial(read_document, max_bytes=max_bytes, extractor=extractor)
-    if not worth_a_pool(sum(1 for path, _ in files if kind_for_suffix(path.suffix) in (HTML, PDF))):
+    parsed_kinds = {HTML, PDF} if pdf_supported() else {HTML}  # without pypdf a PDF is skipped unread
+    if not worth_a_pool(sum(1 for path, _ in files if kind_for_suffix(path.suffix) in parsed_kinds)):
         for path, before in files:
             try:
                 yield reader(path, before)
