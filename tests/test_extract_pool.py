@@ -8,6 +8,7 @@ races: a hanging job blocks forever and only its time limit ends it.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import functools
 import multiprocessing
 import os
@@ -98,6 +99,16 @@ def test_a_worker_over_its_memory_limit_is_replaced_and_the_jobs_go_on() -> None
         pids = _within_guard(_in_order, pool, [(i,) for i in range(6)])
     assert len(set(pids)) == 6  # every worker retired after its job (any process is over 1 MB)
     assert os.getpid() not in pids
+
+
+@pytest.mark.skipif(not hasattr(ctypes.CDLL(None), "malloc_trim"), reason="glibc's malloc_trim")
+def test_a_worker_hands_back_the_heap_a_big_document_left() -> None:
+    with ExtractionPool(extractors.call, workers=1) as pool:
+        before = _within_guard(pool.submit(extractors.rss_mb, None).result)
+        held = _within_guard(pool.submit(extractors.fragment_heap, 80).result)
+        after = _within_guard(pool.submit(extractors.rss_mb, None).result)
+    assert held - before > 60  # the blocks were resident
+    assert after - before < 30  # and the holes they left were handed back
 
 
 def test_a_crash_costs_its_job_and_the_pool_goes_on() -> None:

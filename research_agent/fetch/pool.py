@@ -10,8 +10,9 @@ worker at a time, so it always knows which job each worker holds:
   passes its time limit has its worker killed and gives :data:`TIMED_OUT`; an exception
   gives :data:`RAISED`. The worker is replaced and the other jobs go on.
 * **bounded memory**: :meth:`~ExtractionPool.map` keeps a fixed number of jobs in flight
-  and yields results in the order of its input; a worker whose peak RSS passes
-  ``max_worker_mb`` retires after its job and a fresh one takes its place.
+  and yields results in the order of its input; a worker hands freed heap back to the
+  system after a job that grew it, and one still over ``max_worker_mb`` retires after
+  its job and a fresh one takes its place.
 * **start method**: ``forkserver`` where the platform has it (else ``spawn``), never
   ``fork``: forking a process that runs an event loop and threads is unsafe. The fork
   server preloads the extraction modules once, so a worker (a recycled one too) starts
@@ -37,7 +38,8 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from typing import Any
 
-from .workers import CRASHED, RAISED, TIMED_OUT, UNAVAILABLE, Failed, WorkerSet
+from .worker_process import CRASHED, RAISED, TIMED_OUT, UNAVAILABLE, Failed
+from .workers import WorkerSet
 
 __all__ = [
     "ExtractionPool",
@@ -62,7 +64,7 @@ log = logging.getLogger(__name__)
 MIN_POOL_JOBS = 2
 PRELOAD = ("research_agent.fetch.extract", "lxml.html", "trafilatura", "htmldate")
 EXTRACT_TIMEOUT = 60.0  # seconds one document may take in a worker before it fails
-_DEFAULT_MAX_WORKER_MB = 200  # a worker extracting the Python docs peaks near 110 MB
+_DEFAULT_MAX_WORKER_MB = 200  # after a trim, a worker extracting the Python docs holds about 60 MB
 
 
 def cpu_budget() -> int:
@@ -184,7 +186,7 @@ class OverlapExtraction:
 
     @property
     def pool_started(self) -> bool:
-        """Whether worker processes were started (for the record and the benches)."""
+        """Whether the work went to worker processes (until :meth:`aclose`)."""
         return self._pool is not None
 
     async def run(self, *args: Any, **kwargs: Any) -> Any:

@@ -1,5 +1,7 @@
 """The worker processes behind :class:`~.pool.ExtractionPool`, driven by one dispatcher thread.
 
+(What runs inside a worker is :mod:`.worker_process`.)
+
 Each worker holds at most one job, so a worker that dies or overruns names its job.
 Only the dispatcher thread (:meth:`WorkerSet.run`) touches the workers; other
 threads queue jobs and ask it to stop through :meth:`WorkerSet.submit` and
@@ -9,12 +11,9 @@ threads queue jobs and ask it to stop through :meth:`WorkerSet.submit` and
 from __future__ import annotations
 
 import contextlib
-import importlib
 import logging
 import os
-import resource
 import signal
-import sys
 import threading
 import time
 from collections import deque
@@ -24,55 +23,14 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from typing import Any
 
-__all__ = ["WorkerSet", "Failed", "worker_main", "CRASHED", "TIMED_OUT", "RAISED", "UNAVAILABLE"]
+from .worker_process import CRASHED, RAISED, TIMED_OUT, UNAVAILABLE, Failed, worker_main
+
+__all__ = ["WorkerSet"]
 
 log = logging.getLogger(__name__)
 
-CRASHED, TIMED_OUT, RAISED, UNAVAILABLE = "crashed", "timed_out", "raised", "unavailable"
 _FAILED_STARTS = 3  # workers that die before they are ready, in a row, before giving up
 _JOIN_SECONDS = 5.0
-
-
-@dataclass(frozen=True)
-class Failed:
-    """Why a job gave no result: ``reason`` is CRASHED, TIMED_OUT, RAISED or UNAVAILABLE
-    (no worker process could be started: the caller may run the job itself)."""
-
-    reason: str
-    detail: str = ""
-
-
-def _peak_rss_mb() -> float:
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / (1024 * 1024 if sys.platform == "darwin" else 1024)
-
-
-def worker_main(conn: Any, fn: Callable[..., Any], max_worker_mb: float, preload: tuple[str, ...]) -> None:
-    """A worker's life: say it is ready, then run jobs until told to stop or too big."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    for name in preload:  # already there when the fork server preloaded them
-        with contextlib.suppress(ImportError):
-            importlib.import_module(name)
-    conn.send(None)
-    while True:
-        try:
-            job = conn.recv()
-        except (EOFError, OSError):
-            return
-        if job is None:
-            return
-        args, kwargs = job
-        try:
-            result = fn(*args, **kwargs)
-        except Exception as exc:  # one bad document costs one job
-            result = Failed(RAISED, f"{type(exc).__name__}: {exc}"[:200])
-        retire = _peak_rss_mb() > max_worker_mb
-        try:
-            conn.send((result, retire))
-        except Exception as exc:  # an answer that cannot be pickled
-            conn.send((Failed(RAISED, f"unsendable result: {type(exc).__name__}"), retire))
-        if retire:
-            return
 
 
 @dataclass

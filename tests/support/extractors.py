@@ -56,6 +56,26 @@ def wait_until(condition: Callable[[], bool]) -> bool:
     return True
 
 
+_KEPT: list[bytes] = []
+
+
+def rss_mb(_value: object = None) -> float:
+    """This worker's resident set now, in MB."""
+    with open("/proc/self/statm", "rb") as handle:
+        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / (1024 * 1024)
+
+
+def fragment_heap(megabytes: int) -> float:
+    """Fill ``megabytes`` of C heap with 1 KB blocks, keep one in a thousand and free the
+    rest: holes below kept blocks, which the C library does not hand back by itself (as
+    a big page leaves them). Returns the resident set while the blocks were held."""
+    blocks = [bytes(1000) for _ in range(megabytes * 1000)]
+    _KEPT.extend(blocks[::1000])
+    held = rss_mb()
+    del blocks
+    return held
+
+
 def identity(value: object) -> object:
     return value
 
