@@ -190,6 +190,28 @@ async def test_a_page_that_crashes_the_extractor_fails_alone(local_server: Local
     assert [type(page) for page in (one, two, three)] == [Page, Page, Page]
 
 
+async def test_a_fetcher_holds_a_bounded_number_of_pages(local_server: LocalServer, tmp_path: Path) -> None:
+    go = tmp_path / "go"  # until it exists, no page's extraction ends
+    body = f"{extractors.WAIT.decode()}{go}"
+    for i in range(40):
+        local_server.extra_routes[("GET", f"/held{i}")] = functools.partial(_send, body)
+    async with make_fetcher(extractor=extractors.waiting, concurrency=1, per_host=1) as fetcher:
+        fetches = [
+            asyncio.ensure_future(fetcher.fetch(local_server.url(f"/held{i}", host=SITE))) for i in range(40)
+        ]
+
+        def downloads() -> int:
+            return sum(1 for path in local_server.paths() if path.startswith("/held"))
+
+        assert fetcher.max_pending < 40
+        assert await asyncio.to_thread(extractors.wait_until, lambda: downloads() >= fetcher.max_pending)
+        held = downloads()  # nothing is extracted yet, so nothing more may be downloaded
+        go.write_text("go", encoding="utf-8")
+        pages = await asyncio.wait_for(asyncio.gather(*fetches), HANG_GUARD)
+    assert held == fetcher.max_pending
+    assert [type(page) for page in pages] == [Page] * 40
+
+
 def _send(body: str, handler) -> None:
     handler.send(200, body)
 

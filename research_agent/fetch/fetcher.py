@@ -18,7 +18,8 @@
 * text is extracted by :func:`.extract.extract`, the same rules as corpus files: in a
   thread while pages come one at a time, in worker processes (one per CPU,
   :mod:`.pool`) once two overlap; a page that crashes or hangs the extractor costs that
-  page (``extract_error``), and the workers stop when the Fetcher is closed.
+  page (``extract_error``), and the workers stop when the Fetcher is closed. At most
+  :attr:`Fetcher.max_pending` pages are held in memory at once.
 
 Page text is not sanitized here: the pipeline sanitizes everything before it enters a
 prompt. Pages that look like prompt injection are counted in :attr:`Fetcher.stats`.
@@ -55,7 +56,7 @@ from .extract import (
 )
 from .guard import AddressGuard, Pinned, Resolver
 from .outcome import FetchFailure, FetchStats, Refused, SourceRead
-from .pool import EXTRACT_TIMEOUT, Failed, OverlapExtraction
+from .pool import EXTRACT_TIMEOUT, Failed, OverlapExtraction, cpu_budget
 from .reading import local_source, page_source, snippet_source
 from .robots import ROBOTS_MAX_BYTES, RobotsRules
 from .urls import is_web_url, registrable_domain
@@ -126,6 +127,11 @@ class Fetcher:
         self._own_client = http_client is None
         self._slots = asyncio.Semaphore(concurrency)
         self._extraction = OverlapExtraction(extractor, timeout=extract_timeout)
+        # Pages held in memory at once (downloading, waiting for extraction, extracting):
+        # downloads are quicker than extraction, and without a bound a long list of URLs
+        # would all be downloaded and held before most were extracted.
+        self.max_pending = concurrency + 2 * cpu_budget()
+        self._pending = asyncio.Semaphore(self.max_pending)
         self._host_slots: dict[str, asyncio.Semaphore] = {}
         self._pdf = pdf_supported()
         self._fetched = 0
@@ -196,10 +202,11 @@ class Fetcher:
         if cached is not None:
             self._cached += 1
             return cached
-        body = await self._fetch_body(url)
-        if isinstance(body, FetchFailure):
-            return body
-        page = await self._extract(url, body)
+        async with self._pending:
+            body = await self._fetch_body(url)
+            if isinstance(body, FetchFailure):
+                return body
+            page = await self._extract(url, body)
         if isinstance(page, FetchFailure):
             return page
         self._fetched += 1

@@ -42,6 +42,16 @@ def misbehaving(data: bytes, kind: str, **_options: object) -> Document:
     return Document(title=text.splitlines()[0] if text else "", text=text)
 
 
+WAIT = b"WAIT-FOR:"
+
+
+def waiting(data: bytes, kind: str, **_options: object) -> Document:
+    """extract()'s signature: a document ``WAIT-FOR:<path>`` is extracted once ``path`` exists."""
+    if data.startswith(WAIT) and not wait_until(Path(data[len(WAIT) :].decode().strip()).exists):
+        raise TimeoutError("nobody made the file")
+    return Document(title="held", text=data.decode("utf-8", "replace"))
+
+
 def call(fn: Callable[[object], object], arg: object) -> object:
     return fn(arg)
 
