@@ -128,15 +128,30 @@ class ExtractionPool:
     def __exit__(self, *exc: object) -> None:
         self.close(cancel=exc[0] is not None)
 
+    @property
+    def ready(self) -> threading.Event:
+        """Set once a worker can take a job (or once none ever will: the pool could not
+        start one, or it is closed)."""
+        return self._set.ready
+
+    def start(self) -> None:
+        """Start every worker now, in the background, rather than on the first jobs."""
+        with self._lock:
+            self._start_dispatcher()
+        self._set.warm_up()
+
     def submit(self, *args: Any, **kwargs: Any) -> Future[Any]:
         """Queue one job; its Future gives ``fn``'s result or a :class:`Failed`."""
         with self._lock:
-            if self._closed:
-                raise RuntimeError("the extraction pool is closed")
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._set.run, name="extraction-pool", daemon=True)
-                self._thread.start()
+            self._start_dispatcher()
             return self._set.submit(args, kwargs)
+
+    def _start_dispatcher(self) -> None:  # under self._lock
+        if self._closed:
+            raise RuntimeError("the extraction pool is closed")
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._set.run, name="extraction-pool", daemon=True)
+            self._thread.start()
 
     def map(self, jobs: Iterable[tuple[Any, ...]], *, window: int | None = None) -> Iterator[Any]:
         """``fn(*job)`` for every job, in order; at most ``window`` jobs in flight (their
@@ -174,11 +189,14 @@ class ExtractionPool:
 
 class OverlapExtraction:
     """``fn`` for async callers (the fetcher): in a thread of this process while
-    documents come one at a time, in an :class:`ExtractionPool` from the moment two
-    overlap (the pool then stays for the rest of the work).
+    documents come one at a time; from the moment two overlap, worker processes start
+    in the background and take every document once one is ready. While they start, the
+    documents waiting are extracted here one by one, so a handful of pages never waits
+    for the workers, and the first of a long list are done by the time they are up.
 
-    At most ``limit`` jobs (default 2 per worker) are in the pool at once, so what
-    waits is held by its caller. A job the pool could not run runs in a thread.
+    At most ``limit`` jobs (default 2 per worker) are in the pool at once, so what waits
+    is held by its caller. A job the pool could not run (no worker could start) runs here.
+    Only jobs in a worker are protected from a crash or hang; the ones here are not.
     """
 
     def __init__(self, fn: Callable[..., Any], *, timeout: float = EXTRACT_TIMEOUT, limit: int | None = None):
@@ -186,36 +204,71 @@ class OverlapExtraction:
         self.timeout = timeout
         self._pool: ExtractionPool | None = None
         self._active = 0
-        self._here = asyncio.Semaphore(1)  # the GIL runs one extraction at a time anyway
+        self._here_busy = False  # the GIL runs one extraction at a time anyway
+        self._changed = asyncio.Condition()  # the thread here is free, or the workers are ready
+        self._pool_up: asyncio.Future[None] | None = None
         self._slots = asyncio.Semaphore(limit or 2 * cpu_budget())
 
     @property
     def pool_started(self) -> bool:
-        """Whether the work went to worker processes (until :meth:`aclose`)."""
+        """Whether worker processes were started (until :meth:`aclose`)."""
         return self._pool is not None
 
     async def run(self, *args: Any, **kwargs: Any) -> Any:
         """``fn(*args, **kwargs)``, or a :class:`Failed` when its worker crashed or hung."""
         self._active += 1
         try:
-            if self._pool is None and self._active < MIN_POOL_JOBS:
+            if self._pool is None and self._active >= MIN_POOL_JOBS:
+                self._start_pool()
+            if await self._take_here():
                 return await self._run_here(*args, **kwargs)
-            if self._pool is None:
-                self._pool = ExtractionPool(self.fn, timeout=self.timeout)
             async with self._slots:
-                result = await asyncio.wrap_future(self._pool.submit(*args, **kwargs))
+                result = await asyncio.wrap_future(self._pool.submit(*args, **kwargs))  # type: ignore[union-attr]
             if isinstance(result, Failed) and result.reason == UNAVAILABLE:
+                await self._take_here(wait_for_pool=False)
                 result = await self._run_here(*args, **kwargs)
             return result
         finally:
             self._active -= 1
 
+    def _start_pool(self) -> None:
+        pool = self._pool = ExtractionPool(self.fn, timeout=self.timeout)
+        pool.start()
+        self._pool_up = asyncio.ensure_future(self._announce_when_ready(pool))
+
+    async def _announce_when_ready(self, pool: ExtractionPool) -> None:
+        await asyncio.to_thread(pool.ready.wait)  # set when ready, broken or closed: it ends
+        async with self._changed:
+            self._changed.notify_all()
+
+    def _pool_ready(self) -> bool:
+        return self._pool is not None and self._pool.ready.is_set()
+
+    async def _take_here(self, *, wait_for_pool: bool = True) -> bool:
+        """Wait until this thread is free (True: it is now taken) or, with
+        ``wait_for_pool``, a worker is ready (False)."""
+        async with self._changed:
+            await self._changed.wait_for(
+                lambda: not self._here_busy or (wait_for_pool and self._pool_ready())
+            )
+            if wait_for_pool and self._pool_ready():
+                return False
+            self._here_busy = True
+            return True
+
     async def _run_here(self, *args: Any, **kwargs: Any) -> Any:
-        async with self._here:
+        try:
             return await asyncio.to_thread(self.fn, *args, **kwargs)
+        finally:
+            async with self._changed:
+                self._here_busy = False
+                self._changed.notify_all()
 
     async def aclose(self) -> None:
         """Stop the workers, if any were started; what is still queued is cancelled."""
         pool, self._pool = self._pool, None
         if pool is not None:
             await asyncio.to_thread(pool.close)
+        if self._pool_up is not None:
+            await self._pool_up  # ends: the closed pool's ready event is set
+            self._pool_up = None

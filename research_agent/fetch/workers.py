@@ -98,6 +98,9 @@ class WorkerSet:
         self._cancel = False
         self._failed_starts = 0
         self._broken = ""
+        self._warm = False  # start every worker now, before any job
+        # Set once a worker can take a job, or once none ever will (broken, stopped).
+        self.ready = threading.Event()
 
     # ------------------------------------------------------------ any thread
 
@@ -111,6 +114,12 @@ class WorkerSet:
             self._wake()
         return future
 
+    def warm_up(self) -> None:
+        """Start every worker now rather than as jobs come."""
+        with self._lock:
+            self._warm = True
+            self._wake()
+
     def stop(self, *, cancel: bool) -> None:
         """Ask the dispatcher to finish: at once (``cancel``) or once the queue is done."""
         with self._lock:
@@ -120,6 +129,7 @@ class WorkerSet:
 
     def release(self) -> None:
         """Free what the set holds once :meth:`run` has ended (or when it never ran)."""
+        self.ready.set()
         with self._lock:
             self._stopping = True
             if self._pipe_open:
@@ -177,12 +187,13 @@ class WorkerSet:
 
     def _start_workers(self) -> None:
         with self._lock:
-            waiting = len(self._queue)
+            waiting = self.size if self._warm else len(self._queue)
         spare = sum(1 for w in self._workers if w.job is None)
         while not self._broken and waiting > spare and len(self._workers) < self.size:
             self._spawn()
             spare += 1
         if self._broken:
+            self.ready.set()
             self._fail_queued(Failed(UNAVAILABLE, self._broken))
 
     def _spawn(self) -> None:
@@ -233,6 +244,7 @@ class WorkerSet:
             return
         if message is None:
             worker.ready = True
+            self.ready.set()
             self._failed_starts = 0
             return
         result, retire = message
