@@ -144,6 +144,17 @@ def test_closing_the_pool_kills_busy_workers_at_once() -> None:
         pool.submit(b"late", "text")
 
 
+def test_start_brings_the_workers_up_before_any_job() -> None:
+    before = worker_processes()
+    pool = ExtractionPool(extractors.pid_of_worker, workers=2)
+    assert not pool.ready.is_set()
+    pool.start()
+    assert pool.ready.wait(HANG_GUARD)
+    assert extractors.wait_until(lambda: len(worker_processes() - before) == 2)
+    _within_guard(pool.close)
+    assert pool.ready.is_set() and worker_processes() <= before
+
+
 def test_workers_are_born_deaf_to_a_terminals_ctrl_c() -> None:
     # A terminal sends SIGINT to the whole process group; a worker (or the fork server)
     # that got it while starting would die with a traceback. It is blocked from birth.
