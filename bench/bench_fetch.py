@@ -7,9 +7,13 @@ http.server`` in a child process on 127.0.0.1, so the server's CPU is not counte
 as ours, then fetches and extracts every page with one Fetcher (8 concurrent
 fetches), first with an empty cache and then again with the cache filled.
 
-Also timed: downloading the same pages without extracting them. Printed per pass: pages, wall time, pages/s, process CPU time and CPU/wall (close to
-1.0 means this process is busy - extraction - rather than waiting on the network),
-failures by reason; then the warm/cold speed ratio and peak RSS. Numbers are
+Also timed: downloading the same pages without extracting them. Printed per pass:
+pages, wall time, pages/s, this process's CPU time and CPU/wall (close to 1.0 means
+this process is busy - extracting - rather than waiting on the network), the CPU time
+of the extraction workers (processes below this one, the page server excluded),
+failures by reason; then the warm/cold speed ratio and peak memory: this process's
+own (``ru_maxrss``) and the tree's (this process, the fork server and the workers,
+the page server excluded; sampled from /proc, see bench/_procs.py). Numbers are
 printed, never asserted.
 """
 
@@ -30,6 +34,7 @@ from urllib.parse import quote
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from _procs import TreeSampler  # noqa: E402
 from _util import peak_rss_mb  # noqa: E402
 
 from research_agent.fetch import Fetcher  # noqa: E402
@@ -73,7 +78,7 @@ def start_server(root: Path) -> tuple[subprocess.Popen[bytes], int]:
     raise SystemExit("the local HTTP server did not start")
 
 
-async def one_pass(urls: list[str], cache: PageCache, concurrency: int) -> dict[str, object]:
+async def one_pass(urls: list[str], cache: PageCache, concurrency: int, server_pid: int) -> dict[str, object]:
     fetcher = Fetcher(
         concurrency=concurrency,
         per_host=concurrency,  # one local host serves everything
@@ -82,8 +87,9 @@ async def one_pass(urls: list[str], cache: PageCache, concurrency: int) -> dict[
         total_timeout=60.0,
     )
     cpu0, wall0 = time.process_time(), time.perf_counter()
-    async with fetcher:
-        results = await asyncio.gather(*(fetcher.fetch(u) for u in urls))
+    with TreeSampler(exclude=(server_pid,)) as tree:
+        async with fetcher:
+            results = await asyncio.gather(*(fetcher.fetch(u) for u in urls))
     wall = time.perf_counter() - wall0
     cpu = time.process_time() - cpu0
     pages = [r for r in results if isinstance(r, Page)]
@@ -93,6 +99,7 @@ async def one_pass(urls: list[str], cache: PageCache, concurrency: int) -> dict[
         "wall": wall,
         "cpu": cpu,
         "stats": fetcher.stats,
+        "tree": tree,
     }
 
 
@@ -120,7 +127,8 @@ def report(label: str, r: dict[str, object]) -> None:
     stats = r["stats"]
     print(
         f"{label:5} pages={pages:4d}  wall={wall:7.2f}s  pages/s={pages / wall:8.1f}  "
-        f"cpu={cpu:7.2f}s  cpu/wall={cpu / wall:4.2f}  text={int(r['chars']) / 1e6:.1f}M chars  "  # type: ignore[call-overload]
+        f"cpu={cpu:7.2f}s  cpu/wall={cpu / wall:4.2f}  workers cpu={r['tree'].children_cpu_s:6.2f}s  "  # type: ignore[attr-defined]
+        f"text={int(r['chars']) / 1e6:.1f}M chars  "  # type: ignore[call-overload]
         f"fetched={stats.fetched} cached={stats.cached} failed={dict(stats.failed)}"  # type: ignore[attr-defined]
     )
 
@@ -143,15 +151,16 @@ def main() -> None:
             print(f"{len(urls)} pages from {root}, concurrency {args.concurrency}, CPUs {os.cpu_count()}")
             dl_wall, dl_bytes = asyncio.run(download_only(urls, args.concurrency))
             print(f"download only (no extraction): {dl_wall:.2f}s for {dl_bytes / 1e6:.1f} MB")
-            cold = asyncio.run(one_pass(urls, cache, args.concurrency))
+            cold = asyncio.run(one_pass(urls, cache, args.concurrency, proc.pid))
             report("cold", cold)
-            warm = asyncio.run(one_pass(urls, cache, args.concurrency))
+            warm = asyncio.run(one_pass(urls, cache, args.concurrency, proc.pid))
             report("warm", warm)
         ratio = float(cold["wall"]) / max(float(warm["wall"]), 1e-9)  # type: ignore[arg-type]
         print(f"warm cache is {ratio:.1f}x faster than cold (goal: >= 20x)")
         share = 1 - dl_wall / float(cold["wall"])  # type: ignore[arg-type]
         print(f"cold pass: {share:.0%} of its wall time is beyond what downloading alone takes (extraction)")
-        print(f"peak RSS {peak_rss_mb():.0f} MB")
+        print(f"peak RSS {peak_rss_mb():.0f} MB this process (ru_maxrss)")
+        print(f"cold pass tree: {cold['tree'].summary()}")  # type: ignore[attr-defined]
     finally:
         proc.terminate()
         proc.wait(timeout=10)

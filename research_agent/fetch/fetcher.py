@@ -15,7 +15,11 @@
 * HTML, XHTML and plain text are accepted (PDF too when ``pypdf`` is installed);
   binary content served as text is refused;
 * robots.txt is fetched once per host per run and obeyed unless ``respect_robots`` is off;
-* text is extracted by :func:`.extract.extract`, the same rules as corpus files.
+* text is extracted by :func:`.extract.extract`, the same rules as corpus files: in a
+  thread while pages come one at a time, in worker processes (one per CPU,
+  :mod:`.pool`) once two overlap; a page that crashes or hangs the extractor costs that
+  page (``extract_error``), and the workers stop when the Fetcher is closed. At most
+  :attr:`Fetcher.max_pending` pages are held in memory at once.
 
 Page text is not sanitized here: the pipeline sanitizes everything before it enters a
 prompt. Pages that look like prompt injection are counted in :attr:`Fetcher.stats`.
@@ -28,15 +32,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
 
-from ..sources import Page, SearchHit
+from ..sources import Document, Page, SearchHit
 from ..text.sanitize import looks_like_injection
 from ..version import __version__
 from .body import Body, parse_content_type, read_body
@@ -53,6 +56,7 @@ from .extract import (
 )
 from .guard import AddressGuard, Pinned, Resolver
 from .outcome import FetchFailure, FetchStats, Refused, SourceRead
+from .pool import EXTRACT_TIMEOUT, Failed, OverlapExtraction, cpu_budget
 from .reading import local_source, page_source, snippet_source
 from .robots import ROBOTS_MAX_BYTES, RobotsRules
 from .urls import is_web_url, registrable_domain
@@ -82,7 +86,9 @@ class Fetcher:
     Use as ``async with Fetcher(...) as f:``, or call :meth:`aclose` when done; an
     ``http_client`` passed in is left open. ``resolver`` is the DNS seam
     (``async host -> [addresses]``); the default asks the system resolver.
-    ``user_agent`` defaults to :func:`default_user_agent`.
+    ``user_agent`` defaults to :func:`default_user_agent`. ``extractor`` is
+    :func:`.extract.extract` or a module-level stand-in with its signature;
+    ``extract_timeout`` limits each page's extraction in a worker process.
     """
 
     def __init__(
@@ -100,6 +106,8 @@ class Fetcher:
         cache: PageCache | None = None,
         resolver: Resolver | None = None,
         http_client: httpx.AsyncClient | None = None,
+        extractor: Callable[..., Document | Unreadable] = extract,
+        extract_timeout: float = EXTRACT_TIMEOUT,
     ) -> None:
         if concurrency < 1 or per_host < 1:
             raise ValueError("concurrency and per_host must be at least 1")
@@ -118,9 +126,12 @@ class Fetcher:
         self._client = http_client
         self._own_client = http_client is None
         self._slots = asyncio.Semaphore(concurrency)
-        # Extraction is CPU-bound and holds the GIL most of the time: more threads than
-        # CPUs only add memory (parsed trees), not speed.
-        self._extract_slots = asyncio.Semaphore(max(1, min(concurrency, os.cpu_count() or 1)))
+        self._extraction = OverlapExtraction(extractor, timeout=extract_timeout)
+        # Pages held in memory at once (downloading, waiting for extraction, extracting):
+        # downloads are quicker than extraction, and without a bound a long list of URLs
+        # would all be downloaded and held before most were extracted.
+        self.max_pending = concurrency + 2 * cpu_budget()
+        self._pending = asyncio.Semaphore(self.max_pending)
         self._host_slots: dict[str, asyncio.Semaphore] = {}
         self._pdf = pdf_supported()
         self._fetched = 0
@@ -162,8 +173,10 @@ class Fetcher:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Cancel pending robots.txt loads and close the client this Fetcher created."""
+        """Cancel pending robots.txt loads, stop the extraction workers and close the
+        client this Fetcher created."""
         self._robots.cancel()
+        await self._extraction.aclose()
         if self._own_client and self._client is not None:
             await self._client.aclose()
             self._client = None
@@ -189,10 +202,11 @@ class Fetcher:
         if cached is not None:
             self._cached += 1
             return cached
-        body = await self._fetch_body(url)
-        if isinstance(body, FetchFailure):
-            return body
-        page = await self._extract(url, body)
+        async with self._pending:
+            body = await self._fetch_body(url)
+            if isinstance(body, FetchFailure):
+                return body
+            page = await self._extract(url, body)
         if isinstance(page, FetchFailure):
             return page
         self._fetched += 1
@@ -242,17 +256,18 @@ class Fetcher:
                 return self._fail(url, "network_error", f"{type(exc).__name__}: {exc}"[:200])
 
     async def _extract(self, url: str, body: Body) -> Page | FetchFailure:
-        """The Page of a downloaded body (extraction runs in a thread), or why there is none."""
+        """The Page of a downloaded body (extracted off the event loop), or why there is none."""
         kind = kind_for_mime(body.mime) or "html"
         try:
-            async with self._extract_slots:
-                doc = await asyncio.to_thread(
-                    extract, body.data, kind, charset=body.charset, url=body.final_url,
-                    with_date=True, max_pdf_pages=MAX_PDF_PAGES,
-                )  # fmt: skip
+            doc = await self._extraction.run(
+                body.data, kind, charset=body.charset, url=body.final_url, with_date=True, max_pdf_pages=MAX_PDF_PAGES
+            )
         except Exception as exc:  # a surprise from an extractor must cost one page, not the run
             log.warning("extraction failed for %s", url, exc_info=True)
             return self._fail(url, "extract_error", f"{type(exc).__name__}: {exc}"[:200])
+        if isinstance(doc, Failed):  # its worker crashed, hung or raised
+            log.warning("extraction failed for %s: %s %s", url, doc.reason, doc.detail)
+            return self._fail(url, "extract_error", f"the extractor {doc.reason.replace('_', ' ')}: {doc.detail}")
         if isinstance(doc, Unreadable):
             return self._fail(url, _UNREADABLE.get(doc.reason, "extract_error"), doc.detail)
         if not doc.text.strip():

@@ -4,21 +4,26 @@ Hidden files and folders (names starting with ".") are not indexed, linked folde
 are not followed, and a linked file is skipped (``symlink_outside`` when it leads out
 of the corpus, ``symlink_duplicate`` when it leads to a file inside, which is indexed
 under its own name). A file's bytes become text through
-:func:`research_agent.fetch.extract.extract`, the same rules as web pages.
+:func:`research_agent.fetch.extract.extract`, the same rules as web pages; many files
+are read in worker processes (:func:`read_documents`), so that one file that crashes
+or hangs the extractor costs that file (``extract_crashed``, ``extract_timeout``) and
+nothing else.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import stat as stat_mod
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..fetch.extract import (
     BAD_PDF,
     BINARY,
+    HTML,
     PDF,
     PDF_UNSUPPORTED,
     SUFFIX_KINDS,
@@ -29,9 +34,17 @@ from ..fetch.extract import (
     kind_for_suffix,
     pdf_supported,
 )
+from ..fetch.pool import CRASHED, EXTRACT_TIMEOUT, RAISED, TIMED_OUT, ExtractionPool, Failed, worth_a_pool
 from ..sources import Document
 
-__all__ = ["Scan", "scan_corpus", "read_document", "indexable_kinds", "INDEXABLE_SUFFIXES"]
+__all__ = [
+    "Scan",
+    "scan_corpus",
+    "read_document",
+    "read_documents",
+    "indexable_kinds",
+    "INDEXABLE_SUFFIXES",
+]
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +56,7 @@ _SKIP_REASONS = {
     BAD_PDF: "bad_pdf",
     PDF_UNSUPPORTED: "pdf_unsupported",
 }
+_FAILED_REASONS = {CRASHED: "extract_crashed", TIMED_OUT: "extract_timeout"}
 
 
 @dataclass
@@ -137,13 +151,20 @@ def _read_stable(path: Path, before: os.stat_result, max_bytes: int) -> bytes | 
     return data
 
 
-def read_document(path: Path, before: os.stat_result, *, max_bytes: int) -> Document | str:
+def read_document(
+    path: Path,
+    before: os.stat_result,
+    *,
+    max_bytes: int,
+    extractor: Callable[..., Document | Unreadable] = extract,
+) -> Document | str:
     """Read one corpus file into a :class:`Document`, or return the reason to skip it.
 
     ``before`` is the file's stat taken when the corpus was scanned: if the size or
     mtime differ from it, or change while reading, the file is being written and is
     skipped this time (``changed_during_read``). A document without a title of its
-    own is named by its file name.
+    own is named by its file name. ``extractor`` is :func:`~research_agent.fetch.extract.extract`
+    or a stand-in with its signature.
     """
     kind = kind_for_suffix(path.suffix) or TEXT
     if before.st_size > max_bytes:
@@ -153,7 +174,7 @@ def read_document(path: Path, before: os.stat_result, *, max_bytes: int) -> Docu
     data = _read_stable(path, before, max_bytes)
     if isinstance(data, str):
         return data
-    document = extract(data, kind)
+    document = extractor(data, kind)
     if isinstance(document, Unreadable):
         return _SKIP_REASONS.get(document.reason, document.reason)
     if not document.text.strip():
@@ -161,3 +182,39 @@ def read_document(path: Path, before: os.stat_result, *, max_bytes: int) -> Docu
     if not document.title:
         document = replace(document, title=path.stem)
     return document
+
+
+def _skip_reason(failed: Failed, path: Path) -> str:
+    reason = _FAILED_REASONS.get(failed.reason, "extract_error")
+    log.warning("skipping %s (%s): %s", path, reason, failed.detail)
+    return reason
+
+
+def read_documents(
+    files: Sequence[tuple[Path, os.stat_result]],
+    *,
+    max_bytes: int,
+    extractor: Callable[..., Document | Unreadable] = extract,
+    timeout: float = EXTRACT_TIMEOUT,
+) -> Iterator[Document | str]:
+    """:func:`read_document` of each ``(path, stat)``, in order.
+
+    When at least two of them need a parser (HTML, PDF:
+    :func:`~research_agent.fetch.pool.worth_a_pool`), they are all read in worker
+    processes, one per CPU: a file whose extraction crashes its worker is skipped as
+    ``extract_crashed``, one that takes more than ``timeout`` seconds as
+    ``extract_timeout`` (its worker is killed), one whose extractor raises as
+    ``extract_error``. Closing the iterator early stops the workers.
+    """
+    reader = functools.partial(read_document, max_bytes=max_bytes, extractor=extractor)
+    parsed_kinds = {HTML, PDF} if pdf_supported() else {HTML}  # without pypdf a PDF is skipped unread
+    if not worth_a_pool(sum(1 for path, _ in files if kind_for_suffix(path.suffix) in parsed_kinds)):
+        for path, before in files:
+            try:
+                yield reader(path, before)
+            except Exception as exc:  # the same promise as the pool's: one file, not the index
+                yield _skip_reason(Failed(RAISED, f"{type(exc).__name__}: {exc}"[:200]), path)
+        return
+    with ExtractionPool(reader, timeout=timeout) as pool:
+        for (path, _before), result in zip(files, pool.map(files), strict=True):
+            yield _skip_reason(result, path) if isinstance(result, Failed) else result

@@ -17,7 +17,13 @@ Skip reasons (keys of :attr:`IndexStats.skipped`): ``binary``, ``too_large``,
 ``changed_during_read``, ``symlink_outside`` (a link leading out of the corpus),
 ``symlink_duplicate`` (a link to a file inside the corpus, which is indexed under its
 own name), ``pdf_unsupported`` (``pypdf`` is not installed: ``pip install
-'research-agent[pdf]'``), ``bad_pdf``.
+'research-agent[pdf]'``), ``bad_pdf``, and for a file the extractor could not get
+through: ``extract_crashed`` (its worker process died), ``extract_timeout`` (longer
+than ``extract_timeout`` seconds; its worker is killed), ``extract_error``.
+
+Changed files are extracted in worker processes, one per CPU (:mod:`research_agent.fetch.pool`),
+when at least two of them are HTML or PDF; otherwise (plain text is cheap, and a warm
+refresh reads nothing) no process is started.
 """
 
 from __future__ import annotations
@@ -33,7 +39,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from ..errors import InputError, SearchError, StorageError
-from ..sources import SearchHit
+from ..fetch.extract import Unreadable, extract
+from ..fetch.pool import EXTRACT_TIMEOUT
+from ..sources import Document, SearchHit
 from .corpus_files import scan_corpus
 from .corpus_query import RankedHit, fts_query, ranked_hits
 from .corpus_refresh import IndexStats, Refresh, storage_error
@@ -81,13 +89,23 @@ class CorpusIndex:
     """
 
     def __init__(
-        self, root: Path, cache_dir: Path, *, max_file_bytes: int = 20_000_000, exclude: Sequence[Path] = ()
+        self,
+        root: Path,
+        cache_dir: Path,
+        *,
+        max_file_bytes: int = 20_000_000,
+        exclude: Sequence[Path] = (),
+        extractor: Callable[..., Document | Unreadable] = extract,
+        extract_timeout: float = EXTRACT_TIMEOUT,
     ) -> None:
         self.root = Path(root).expanduser().resolve()
         # Folders never indexed, e.g. the reports folder: a run must not cite its own earlier reports.
         self.exclude = frozenset(Path(p).expanduser().resolve() for p in exclude)
         self.cache_dir = Path(cache_dir).expanduser()
         self.max_file_bytes = max_file_bytes
+        # A module-level function with extract()'s signature (it runs in worker processes).
+        self.extractor = extractor
+        self.extract_timeout = extract_timeout
         self.db_path = index_path_for(self.root, self.cache_dir)
         self.lock_path = self.db_path.with_suffix(".lock")
 
@@ -204,7 +222,13 @@ class CorpusIndex:
             raise storage_error(self.db_path, exc) from None
 
     def _refresh_with(self, conn: sqlite3.Connection, progress: Callable[[int, int], None] | None) -> Refresh:
-        refresh = Refresh(conn, scan_corpus(self.root, self.exclude), max_file_bytes=self.max_file_bytes)
+        refresh = Refresh(
+            conn,
+            scan_corpus(self.root, self.exclude),
+            max_file_bytes=self.max_file_bytes,
+            extractor=self.extractor,
+            extract_timeout=self.extract_timeout,
+        )
         refresh.run(progress)
         if refresh.indexed or refresh.removed:
             log.debug("corpus %s: indexed %d, removed %d", self.root, refresh.indexed, refresh.removed)

@@ -10,23 +10,30 @@ interrupted refresh keeps what it did.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import DiskFull, StorageError
+from ..fetch.extract import Unreadable, extract
+from ..fetch.pool import EXTRACT_TIMEOUT
 from ..sources import Document
 from ..text.passages import split_passages
-from .corpus_files import Scan, read_document
+from .corpus_files import Scan, read_documents
 
 __all__ = ["IndexStats", "Refresh", "storage_error", "EXTRACTION_RULES"]
 
 # Bump when research_agent.fetch.extract gives different text for the same bytes.
 # 2: web pages and corpus files share one set of rules.
 EXTRACTION_RULES = "2"
-_STICKY_REASONS = frozenset({"binary", "bad_encoding", "empty", "bad_pdf"})
+# A file that crashed or hung the extractor would do it again: it waits for a change too.
+_STICKY_REASONS = frozenset(
+    {"binary", "bad_encoding", "empty", "bad_pdf", "extract_crashed", "extract_timeout", "extract_error"}
+)
 _SKIPPED_FILES_CAP = 200
 _COMMIT_EVERY = 100
 
@@ -73,6 +80,8 @@ class Refresh:
     conn: sqlite3.Connection
     scan: Scan
     max_file_bytes: int
+    extractor: Callable[..., Document | Unreadable] = extract
+    extract_timeout: float = EXTRACT_TIMEOUT
     indexed: int = 0
     unchanged: int = 0
     removed: int = 0
@@ -152,25 +161,33 @@ class Refresh:
         progress: Callable[[int, int], None] | None,
     ) -> None:
         conn = self.conn
+        files = [self.scan.files[rel] for rel in todo]
+        results = read_documents(
+            files, max_bytes=self.max_file_bytes, extractor=self.extractor, timeout=self.extract_timeout
+        )
         conn.execute("BEGIN IMMEDIATE")
         try:
-            for done, rel in enumerate(todo, 1):
-                path, info = self.scan.files[rel]
-                result = read_document(path, info, max_bytes=self.max_file_bytes)
-                old = known.get(rel)
-                if old is not None:
-                    _drop(conn, old[0])
-                self._store(rel, info.st_mtime_ns, info.st_size, result)
-                if done % _COMMIT_EVERY == 0:
-                    conn.execute("COMMIT")
-                    conn.execute("BEGIN IMMEDIATE")
-                if progress is not None:
-                    progress(done, len(todo))
+            with contextlib.closing(results):  # stops the workers whatever happens here
+                for done, (rel, (_path, info), result) in enumerate(zip(todo, files, results, strict=True), 1):
+                    self._store_one(known, rel, info, result)
+                    if done % _COMMIT_EVERY == 0:
+                        conn.execute("COMMIT")
+                        conn.execute("BEGIN IMMEDIATE")
+                    if progress is not None:
+                        progress(done, len(todo))
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
+
+    def _store_one(
+        self, known: dict[str, tuple[int, int, int, str | None]], rel: str, info: Any, result: Document | str
+    ) -> None:
+        old = known.get(rel)
+        if old is not None:
+            _drop(self.conn, old[0])
+        self._store(rel, info.st_mtime_ns, info.st_size, result)
 
     def _store(self, rel: str, mtime_ns: int, size: int, result: Document | str) -> None:
         """Index one file's passages, or remember why it was skipped (when that depends on its content)."""
