@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -24,16 +23,16 @@ from rich.console import Console
 from rich.table import Table
 
 from ..config import Settings, load_settings
-from ..domains import DOMAINS
+from ..domains import DOMAINS, parse_domain
 from ..errors import InputError, ResearchError
 from ..llm import ChatModel, OpenAIChatModel
-from ..memory.lessons import select_lessons
+from ..memory.lessons import preview_lessons
 from ..memory.schema import DIMENSIONS
 from ..memory.stats import CritiqueCost, compute_stats, plot_history
-from ..memory.store import critique_file_name, critique_path, load_all, load_critique, prune_critiques
+from ..memory.store import critique_path, load_all, load_critique, prune_critiques, run_id_from
 from .boundary import guarded
 from .critique_view import describe_critique
-from .memory_effects import parse_domain, show_effects
+from .memory_effects import show_effects
 from .terminal import dumps_json, echo, markup
 
 __all__ = ["app", "MemoryDeps", "memory_deps", "memory_settings", "echo_json"]
@@ -152,13 +151,6 @@ def list_command(
         echo(f"{len(bad)} invalid critique file(s) skipped; run `research-agent memory validate`")
 
 
-def _id_from(value: str) -> str:
-    name = Path(value).name
-    run_id = name.removeprefix("critique-").removesuffix(".yaml")
-    critique_file_name(run_id)  # raises StorageError for anything that is not a run id
-    return run_id
-
-
 @app.command("show")
 @guarded
 def show_command(
@@ -168,10 +160,9 @@ def show_command(
 ) -> None:
     """Show one critique."""
     settings = memory_settings(ctx)
-    try:
-        run_id = _id_from(critique_id)
-    except ResearchError:
-        raise InputError(f"not a critique id: {critique_id[:80]!r}") from None
+    run_id = run_id_from(critique_id)
+    if run_id is None:
+        raise InputError(f"not a critique id: {critique_id[:80]!r}")
     path = critique_path(settings.meta_dir, run_id)
     if not path.exists() and not path.is_symlink():
         raise InputError(f"no critique {run_id} in {settings.meta_dir}")
@@ -216,18 +207,12 @@ def lessons_command(
         chosen = _classify(deps, settings, query)
         if chosen not in DOMAINS:
             raise InputError(f"the classifier returned an unknown domain {chosen[:40]!r}")
-    selection = select_lessons(
+    selection, note = preview_lessons(
         settings.meta_dir,
         chosen,
         now=deps.clock(),
         ttl_days=settings.lesson_ttl_days,
-        control_fraction=0.0,
-        rng=random.Random(0),
-    )
-    note = (
-        f"{settings.control_fraction:.0%} of eligible runs are control runs and get no lessons"
-        if settings.control_fraction
-        else "control runs are off"
+        control_fraction=settings.control_fraction,
     )
     if json_output:
         echo_json(

@@ -15,20 +15,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ..domains import DOMAINS
-from ..errors import InputError
+from ..domains import parse_domain
 from ..memory.effects import MIN_RUNS, LessonEffect, lesson_effects
 from .terminal import dumps_json, echo, markup
 
-__all__ = ["show_effects", "parse_domain"]
-
-
-def parse_domain(value: str) -> str:
-    """A ``--domain`` value as a domain name (``policy-law`` -> ``policy_law``); InputError if unknown."""
-    chosen = value.strip().lower().replace("-", "_").replace(" ", "_")
-    if chosen not in DOMAINS:
-        raise InputError(f"unknown domain {value!r}: choose one of {', '.join(DOMAINS)}")
-    return chosen
+__all__ = ["show_effects"]
 
 
 def _number(value: float | None, *, signed: bool = False) -> str:

@@ -8,7 +8,6 @@ question's domain, as ``research-agent memory lessons`` does).
 from __future__ import annotations
 
 import asyncio
-import random
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -18,12 +17,12 @@ from pydantic import Field
 
 from ..assembly import validate_query
 from ..config import Settings
-from ..domains import DOMAINS
+from ..domains import DOMAINS, parse_domain
 from ..errors import InputError, ResearchError
 from ..llm import OpenAIChatModel
 from ..memory.effects import lesson_effects
-from ..memory.lessons import select_lessons
-from ..memory.store import critique_file_name, critique_path, load_all, load_critique
+from ..memory.lessons import preview_lessons
+from ..memory.store import critique_path, load_all, load_critique, run_id_from
 from ..stages.classify import classify_domain
 from .answers import answered
 from .service import service_of
@@ -64,29 +63,16 @@ async def memory_lessons(
     """
     settings = service_of(ctx).settings()
     question = validate_query(question)
-    chosen = _domain(domain) if domain is not None else await _classify(settings, question)
-    selection = await asyncio.to_thread(
-        select_lessons,
+    chosen = parse_domain(domain) if domain is not None else await _classify(settings, question)
+    selection, note = await asyncio.to_thread(
+        preview_lessons,
         settings.meta_dir,
         chosen,
         now=datetime.now(UTC),
         ttl_days=settings.lesson_ttl_days,
-        control_fraction=0.0,
-        rng=random.Random(0),
-    )
-    note = (
-        f"{settings.control_fraction:.0%} of eligible runs are control runs and get no lessons"
-        if settings.control_fraction
-        else "control runs are off"
+        control_fraction=settings.control_fraction,
     )
     return lessons_output(selection, note)
-
-
-def _domain(given: str) -> str:
-    chosen = given.strip().lower().replace("-", "_").replace(" ", "_")
-    if chosen not in DOMAINS:
-        raise InputError(f"unknown domain {given[:40]!r}: choose one of {', '.join(DOMAINS)}")
-    return chosen
 
 
 async def _classify(settings: Settings, question: str) -> str:
@@ -111,7 +97,7 @@ async def memory_list(
     critique files that failed validation with the reason."""
     if not 1 <= limit <= MAX_LIST:
         raise InputError(f"limit must be from 1 to {MAX_LIST}, not {limit}")
-    wanted = _domain(domain) if domain is not None else None
+    wanted = parse_domain(domain) if domain is not None else None
     settings = service_of(ctx).settings()
     loaded = await asyncio.to_thread(load_all, settings.meta_dir, now=datetime.now(UTC))
     good = [item.critique for item in loaded if item.critique is not None]
@@ -137,7 +123,7 @@ async def memory_effects(ctx: Context, domain: DomainName = None) -> EffectsOutp
     """Each lesson's measured effect: runs with it and baseline runs where it was eligible,
     the mean of its target with and without it, the difference (positive means better) with
     a 90% interval, and its status (trial, active, or retired: no longer given to runs)."""
-    wanted = _domain(domain) if domain is not None else None
+    wanted = parse_domain(domain) if domain is not None else None
     settings = service_of(ctx).settings()
     found = await asyncio.to_thread(lesson_effects, settings.meta_dir, now=datetime.now(UTC), domain=wanted)
     return {"effects": [effect.as_dict() for effect in found]}  # type: ignore[misc]
@@ -145,11 +131,9 @@ async def memory_effects(ctx: Context, domain: DomainName = None) -> EffectsOutp
 
 def run_id_of(value: str) -> str:
     """The run id in ``value`` (an id, or ``critique-<id>.yaml``); InputError when there is none."""
-    run_id = Path(value).name.removeprefix("critique-").removesuffix(".yaml")
-    try:
-        critique_file_name(run_id)
-    except ResearchError:
-        raise InputError(f"not a run id: {value[:80]!r}") from None
+    run_id = run_id_from(value)
+    if run_id is None:
+        raise InputError(f"not a run id: {value[:80]!r}")
     return run_id
 
 

@@ -42,7 +42,15 @@ from .lesson_types import MAX_LESSONS, Lesson, LessonSelection
 from .stats import collapse_check, compare_adaptive
 from .store import FUTURE_SLACK, load_entry, stamp_of
 
-__all__ = ["Lesson", "LessonSelection", "select_lessons", "build_lessons", "MAX_LESSONS", "MAX_WITHHELD"]
+__all__ = [
+    "Lesson",
+    "LessonSelection",
+    "select_lessons",
+    "preview_lessons",
+    "build_lessons",
+    "MAX_LESSONS",
+    "MAX_WITHHELD",
+]
 
 MAX_TTL_DAYS = 36_500
 MAX_WITHHELD = 20  # the critique file holds at most this many withheld keys
@@ -221,3 +229,19 @@ def select_lessons(
     return outcome(
         f"{len(built.lessons)} lesson(s) from {len(scan.eligible)} eligible {domain} critiques", given=True
     )
+
+
+def preview_lessons(
+    meta_dir: Path, domain: str, *, now: datetime, ttl_days: float, control_fraction: float
+) -> tuple[LessonSelection, str]:
+    """The lessons a run in ``domain`` would get now, as if it were not a control run, and a
+    note on how often runs are control runs (what ``memory lessons`` and the MCP tool show)."""
+    selection = select_lessons(
+        meta_dir, domain, now=now, ttl_days=ttl_days, control_fraction=0.0, rng=random.Random(0)
+    )
+    note = (
+        f"{control_fraction:.0%} of eligible runs are control runs and get no lessons"
+        if control_fraction
+        else "control runs are off"
+    )
+    return selection, note

@@ -110,27 +110,17 @@ FIELD_ORDER: tuple[str, ...] = (
 # ``facts`` is required in version 2 and absent from version-1 files (which still load).
 OPTIONAL_FIELDS: tuple[str, ...] = ("lessons_withheld", "facts", "usage")
 STAGES: tuple[str, ...] = ("decompose", "relevance")  # the stages a lesson can be written for
-# A lesson's stable key: a fixed kind, then what it is about (``coverage:unanswered``,
-# ``site:kept:docs.python.org``); the critique schema holds the same pattern.
-KEY_KINDS: tuple[str, ...] = (
-    "coverage",
-    "breadth",
-    "geography",
-    "counterarguments",
-    "recency",
-    "primary",
-    "site:kept",
-    "site:dropped",
-    "source-kind",
-)
-LESSON_KEY = re.compile(rf"^(?:{'|'.join(KEY_KINDS)}):[A-Za-z0-9._/-]{{1,100}}$")
-MAX_LESSON_TEXT = 300
-# The one stage each kind of lesson is written for: planning lessons go to decompose,
-# judging lessons (site track records, source kinds) to relevance.
+# A lesson's stable key is a fixed kind, then what it is about (``coverage:unanswered``,
+# ``site:kept:docs.python.org``; the critique schema holds the same pattern). Each kind is
+# written for one stage: planning lessons go to decompose, judging lessons (site track
+# records, source kinds) to relevance.
 KIND_STAGES: dict[str, str] = {
     **{kind: "decompose" for kind in ("coverage", "breadth", "geography", "counterarguments", "recency", "primary")},
     **{kind: "relevance" for kind in ("site:kept", "site:dropped", "source-kind")},
 }
+KEY_KINDS: tuple[str, ...] = tuple(KIND_STAGES)
+LESSON_KEY = re.compile(rf"^(?:{'|'.join(KEY_KINDS)}):[A-Za-z0-9._/-]{{1,100}}$")
+MAX_LESSON_TEXT = 300
 
 
 def key_kind(key: str) -> str | None:

@@ -38,6 +38,7 @@ __all__ = [
     "LoadedCritique",
     "critique_path",
     "critique_file_name",
+    "run_id_from",
     "critique_header",
     "scan_critiques",
     "load_entry",
@@ -75,6 +76,13 @@ def critique_file_name(run_id: str) -> str:
     if not is_run_id(run_id):
         raise StorageError(f"not a run id: {run_id[:80]!r}")
     return f"critique-{run_id}.yaml"
+
+
+def run_id_from(value: str) -> str | None:
+    """The run id a person or a caller named, as an id or as ``critique-<id>.yaml`` (any
+    folder before it is ignored); None when it names no run id."""
+    run_id = Path(value).name.removeprefix("critique-").removesuffix(".yaml")
+    return run_id if is_run_id(run_id) else None
 
 
 def critique_path(meta_dir: Path, run_id: str) -> Path:
