@@ -3,7 +3,10 @@
 Goals (issues 4 and 12): selection, with every candidate lesson's effect measured, under
 20 ms with 50 files and under 200 ms with 10,000 (retention off), once the summary index
 (``meta/index.sqlite``) exists. The first call builds the index from the YAML (the cold
-figure); a hand edit re-reads only the edited file. Also reports how long starting a
+figure); a hand edit re-reads only the edited file. A run names its domain only in its
+first plan, so it selects for every domain with enough critiques until its planning prompt
+is full (issue 13); that figure is printed beside the one-domain selection (the generated
+critiques spread over all domains: the worst case, most users research in a few). Also reports how long starting a
 detached critique takes (the time the user's command pays for it) and the size of the
 critique prompt for a standard-length report, and computing the citation-support facts
 for a 3,000-word report with 15 sources (goal under 50 ms).
@@ -42,6 +45,7 @@ from research_agent.memory.critique import build_request, compute_facts  # noqa:
 from research_agent.memory.critique_types import Critique, LessonUse, Scores  # noqa: E402
 from research_agent.memory.effects import lesson_effects  # noqa: E402
 from research_agent.memory.lessons import select_lessons  # noqa: E402
+from research_agent.memory.run_lessons import MemoryLessons  # noqa: E402
 from research_agent.memory.schema import DIMENSIONS, TAGS  # noqa: E402
 from research_agent.memory.spawn import spawn_critique  # noqa: E402
 from research_agent.record import read_run_record  # noqa: E402
@@ -152,6 +156,19 @@ def time_selection(meta: Path, repeat: int) -> tuple[float, float, float, float,
     select(meta)
     after_edit = (time.perf_counter() - start) * 1000
     return cold, statistics.median(times), statistics.median(cpu), after_edit, selection.reason
+
+
+def time_run_selection(meta: Path, repeat: int) -> tuple[float, int]:
+    """(median ms, domains offered) of what a run selects: the offer before its first plan,
+    then the lessons of the domain that plan names."""
+    times, offered = [], 0
+    for _ in range(repeat):
+        start = time.perf_counter()
+        lessons = MemoryLessons(meta, now=NOW, rng=random.Random(1), control_fraction=0.0)
+        offered = len(lessons.offer().by_domain)
+        lessons.given("technology")
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times), offered
 
 
 def time_effects(meta: Path, repeat: int) -> tuple[float, int]:
@@ -269,6 +286,8 @@ def main() -> None:
                 f"CPU {cpu:7.2f} ms (goal < {goal:.0f} ms: {verdict}); cold (index built from the YAML) "
                 f"{cold:8.1f} ms; after a hand edit {edit:7.2f} ms [generated in {made:.1f} s]\n  ({outcome})"
             )
+            run_ms, offered = time_run_selection(meta, args.repeat)
+            print(f"  a run's selection (offer over {offered} domains, then the named one): median {run_ms:7.2f} ms")
             effects_ms, keys = time_effects(meta, args.repeat)
             print(
                 f"memory effects over {count:>6} critique files (all domains): median {effects_ms:7.2f} ms, {keys} rows"

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -36,20 +36,19 @@ from .indexing import Indexing, start_indexing
 from .ledger import RunLedger
 from .llm import ChatModel, UsageRecorder
 from .llm.waiting import SystemTicker, Ticker, waits_reported
-from .memory.lessons import LessonSelection, select_lessons
+from .memory.run_lessons import FixedLessons, LessonsFn, MemoryLessons, RunLessons
 from .progress import NoProgress, Progress, StageClock
 from .record import CorpusRecord
 from .report import ReportMeta
 from .review.rules import Rule, RuleDeadline, RuleLimits, load_rules
 from .search.base import SearchProvider
 
-__all__ = ["Run", "LessonsFn", "assemble", "default_lessons", "validate_query", "MAX_QUERY_CHARS"]
+__all__ = ["Run", "LessonsFn", "RunLessons", "assemble", "default_lessons", "validate_query", "MAX_QUERY_CHARS"]
 
 log = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = 2000
 
-LessonsFn = Callable[[str], LessonSelection]  # domain -> the lessons a run gets
 
 
 @dataclass(frozen=True)
@@ -66,7 +65,7 @@ class Run:
     progress: Progress
     clock: StageClock
     ledger: RunLedger
-    lessons: LessonsFn
+    lessons: RunLessons
     context_block: str
     rules: tuple[Rule, ...]
     deadline: float | None  # the run's deadline on the event loop's clock
@@ -114,7 +113,7 @@ async def assemble(
     model: ChatModel | None = None,
     providers: Sequence[SearchProvider] | None = None,
     reader: SourceReader | None = None,
-    lessons: LessonsFn | None = None,
+    lessons: LessonsFn | RunLessons | None = None,
     progress: Progress | None = None,
     now: datetime | None = None,
     rng: random.Random | None = None,
@@ -153,7 +152,7 @@ async def assemble(
                 progress=progress,
                 clock=clock,
                 ledger=ledger,
-                lessons=lessons or default_lessons(settings, now=started, rng=rng or random.Random()),
+                lessons=_lessons(lessons, settings, started, rng),
                 context_block=context_block,
                 rules=rules,
                 deadline=deadline.when(),
@@ -192,21 +191,25 @@ async def _deadline(settings: Settings, clock: StageClock) -> AsyncIterator[asyn
 # --- what a run is given when the caller gives nothing ------------------------------------
 
 
-def default_lessons(settings: Settings, *, now: datetime, rng: random.Random) -> LessonsFn:
-    """Select lessons from ``settings.meta_dir`` (a baseline run when lessons are off)."""
+def default_lessons(settings: Settings, *, now: datetime, rng: random.Random) -> RunLessons:
+    """Lessons from ``settings.meta_dir`` (a baseline run when lessons are off)."""
+    return MemoryLessons(
+        settings.meta_dir,
+        now=now,
+        rng=rng,
+        ttl_days=settings.lesson_ttl_days,
+        control_fraction=settings.control_fraction,
+        force_control=not settings.lessons,
+    )
 
-    def select(domain: str) -> LessonSelection:
-        return select_lessons(
-            settings.meta_dir,
-            domain,
-            now=now,
-            ttl_days=settings.lesson_ttl_days,
-            control_fraction=settings.control_fraction,
-            rng=rng,
-            force_control=not settings.lessons,
-        )
 
-    return select
+def _lessons(
+    lessons: LessonsFn | RunLessons | None, settings: Settings, now: datetime, rng: random.Random | None
+) -> RunLessons:
+    """The run's lessons: from memory unless the caller gives a source or a ``domain -> selection`` function."""
+    if lessons is None:
+        return default_lessons(settings, now=now, rng=rng or random.Random())
+    return lessons if isinstance(lessons, RunLessons) else FixedLessons(lessons)
 
 
 def _default_model(settings: Settings) -> ChatModel:

@@ -2,7 +2,7 @@
 
 :func:`research` assembles the run (:mod:`research_agent.assembly`: the model, the
 providers, what the run owns, the deadline) and tells its story here. Each step is a call
-into the module that owns it: ``stages`` (classify, decompose, relevance and the gate),
+into the module that owns it: ``stages`` (decompose, relevance and the gate),
 ``search`` and ``gather`` (finding and reading sources), ``writing`` (draft, skeptic,
 review, revise) and ``finish`` (the final report and the run record). Steps return frozen
 results; what grows across steps (sources scored, iterations, warnings, failures) is kept
@@ -17,19 +17,19 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from .assembly import LessonsFn, Run, assemble
+from .assembly import LessonsFn, Run, RunLessons, assemble
 from .config import Settings
 from .fetch.gather import SourceReader, gather_sources, source_key
 from .finish import finish_run
 from .llm import ChatModel
 from .llm.waiting import Ticker
 from .memory.lesson_render import lessons_markdown, lessons_prompt_block
+from .memory.lesson_types import LessonSelection
 from .progress import Progress
 from .results import Briefing, Iteration, Outcome, ResearchResult, SourceSummary
 from .search.base import SearchProvider
 from .search.registry import search_all
 from .sources import Source
-from .stages.classify import classify_domain
 from .stages.decompose import Plan, decompose
 from .stages.relevance import Gate, decide_gate, score_sources
 from .stages.skeptic import SkepticReport
@@ -46,7 +46,7 @@ async def research(
     model: ChatModel | None = None,
     providers: Sequence[SearchProvider] | None = None,
     reader: SourceReader | None = None,
-    lessons: LessonsFn | None = None,
+    lessons: LessonsFn | RunLessons | None = None,
     progress: Progress | None = None,
     now: datetime | None = None,
     rng: random.Random | None = None,
@@ -64,8 +64,8 @@ async def research(
         query, settings=settings, model=model, providers=providers, reader=reader, lessons=lessons,
         progress=progress, now=now, rng=rng, ticker=ticker,
     ) as run:  # fmt: skip
-        briefing = await _brief(run)
-        outcome = await _plan_until_written(run, briefing)
+        first, briefing = await _first_plan(run)
+        outcome = await _plan_until_written(run, briefing, first)
         return finish_run(run, briefing, outcome)
 
 
@@ -77,17 +77,23 @@ def research_sync(query: str, **kwargs: Any) -> ResearchResult:
 # --- plan --------------------------------------------------------------------------------
 
 
-async def _brief(run: Run) -> Briefing:
-    """The question's domain, and the lessons past critiques of that domain give this run.
+async def _first_plan(run: Run) -> tuple[Plan, Briefing]:
+    """The first plan, which also names the question's domain, and what that gives the run.
 
+    The domain is not known before this call, so it is offered the planning lessons of the
+    domains that have some; only the named domain's count (:mod:`.memory.run_lessons`).
     The corpus is indexed meanwhile: the first search needs it, the first model call does not."""
-    with run.clock.stage("classify"):
-        domain = await run.indexing.alongside(classify_domain(run.model, run.query, notify=run.ledger.warn))
+    offered = run.lessons.offer().prompt_block()
+    plan = await run.indexing.alongside(_plan(run, 1, lessons_block=offered, pick_domain=True))
     if not run.indexing.done:
         with run.clock.stage("index", "preparing sources"):
             await run.indexing.ready()
     await run.indexing.ready()  # raises what indexing raised
-    selection = run.lessons(domain)
+    return plan, _briefing(run, plan.domain, run.lessons.given(plan.domain))
+
+
+def _briefing(run: Run, domain: str, selection: LessonSelection) -> Briefing:
+    """The domain and the lessons the run was given: the prompt blocks and the report's section."""
     for warning in selection.warnings:
         run.ledger.warn(warning)
     if not selection.adaptive or not selection.lessons:
@@ -101,37 +107,41 @@ async def _brief(run: Run) -> Briefing:
     )
 
 
-async def _plan_until_written(run: Run, briefing: Briefing) -> Outcome:
-    """Plan, gather, judge, write and review; plan again (with what fell short) while the
-    sources cannot support an answer or the skeptic finds it not viable, up to the limit."""
-    max_plans = run.settings.max_plans if run.settings.retry else 1
-    guidance = ""
+async def _plan_until_written(run: Run, briefing: Briefing, first: Plan) -> Outcome:
+    """Gather, judge, write and review the ``first`` plan; plan again (with what fell short)
+    while the sources cannot support an answer or the skeptic finds it not viable, up to the limit."""
+    max_plans = _max_plans(run)
     written: Written | None = None
-    plan_no = 0
+    plan = first
     while True:
-        plan_no += 1
-        can_replan = plan_no < max_plans
-        plan = await _plan(run, briefing, plan_no, max_plans, guidance)
+        can_replan = plan.number < max_plans
         gate = await _judge(run, briefing, await _gather(run, plan.sub_queries))
         if not gate.can_write:
             _record_gate(run, plan, gate, "replan" if can_replan else "give_up")
             if not can_replan:
-                return Outcome(gate, written, plan_no, f"{gate.decision} after {plan_no} plan(s): {gate.reason}")
-            run.progress.note(f"replanning ({plan_no + 1}/{max_plans}): {gate.decision}, {gate.reason}")
+                return Outcome(
+                    gate, written, plan.number, f"{gate.decision} after {plan.number} plan(s): {gate.reason}"
+                )
+            run.progress.note(f"replanning ({plan.number + 1}/{max_plans}): {gate.decision}, {gate.reason}")
             guidance = _replan_guidance(gate, None, plan.sub_queries)
-            continue
-        written = await write_and_review(run, plan, gate, can_replan=can_replan)
-        if written.decision != "replan":
-            return Outcome(gate, written, plan_no, run.ledger.iterations[-1].reason)
-        viability = written.skeptic.viability if written.skeptic else None
-        run.progress.note(
-            f"replanning ({plan_no + 1}/{max_plans}): viability {viability} < {run.settings.min_viability}"
-        )
-        guidance = _replan_guidance(gate, written.skeptic, plan.sub_queries)
+        else:
+            written = await write_and_review(run, plan, gate, can_replan=can_replan)
+            if written.decision != "replan":
+                return Outcome(gate, written, plan.number, run.ledger.iterations[-1].reason)
+            viability = written.skeptic.viability if written.skeptic else None
+            run.progress.note(
+                f"replanning ({plan.number + 1}/{max_plans}): viability {viability} < {run.settings.min_viability}"
+            )
+            guidance = _replan_guidance(gate, written.skeptic, plan.sub_queries)
+        plan = await _plan(run, plan.number + 1, lessons_block=briefing.decompose_lessons, guidance=guidance)
 
 
-async def _plan(run: Run, briefing: Briefing, number: int, max_plans: int, guidance: str) -> Plan:
-    detail = f"plan {number}/{max_plans}" if number > 1 else ""
+def _max_plans(run: Run) -> int:
+    return run.settings.max_plans if run.settings.retry else 1
+
+
+async def _plan(run: Run, number: int, *, lessons_block: str, guidance: str = "", pick_domain: bool = False) -> Plan:
+    detail = f"plan {number}/{_max_plans(run)}" if number > 1 else ""
     with run.clock.stage("decompose", detail):
         plan = await decompose(
             run.model,
@@ -139,8 +149,9 @@ async def _plan(run: Run, briefing: Briefing, number: int, max_plans: int, guida
             count=run.settings.mode.sub_queries,
             number=number,
             context_block=run.context_block,
-            lessons_block=briefing.decompose_lessons,
+            lessons_block=lessons_block,
             guidance=guidance,
+            pick_domain=pick_domain,
             notify=run.ledger.warn,
         )
     run.ledger.add_sub_queries(plan.sub_queries)
@@ -203,7 +214,9 @@ async def _judge(run: Run, briefing: Briefing, sources: tuple[Source, ...]) -> G
         run.ledger.add_scored(scored)
         unscored = [item for item in scored if item.score is None]
         if unscored:
-            run.ledger.warn(f"{len(unscored)} source(s) could not be scored and are left out ({unscored[0].reason})")
+            run.ledger.warn(
+                f"{len(unscored)} source(s) could not be scored and are left out ({unscored[0].reason})"
+            )
         gate = decide_gate(run.ledger.scored, run.settings.mode)
         run.progress.counts(scored=len(run.ledger.scored), kept=len(gate.kept), tokens=run.tokens())
     return gate

@@ -83,8 +83,7 @@ async def _corpus_run(tmp_path: Path):
     is scripted up to the report)."""
     root = _corpus(tmp_path)
     model = ScriptedModel()
-    model.enqueue("classify", {"domain": "technology"})
-    model.enqueue("decompose", {"sub_queries": SUB_QUERIES})
+    model.enqueue("decompose", {"domain": "technology", "sub_queries": SUB_QUERIES})
     model.enqueue("relevance", _relevance, times=5)
     model.enqueue("draft", _draft)
     settings = Settings(
@@ -154,8 +153,7 @@ class WebProvider:
 async def _web_run(tmp_path: Path, max_sources: int | None):
     sub_queries = ["heat pump efficiency", "heat pump cost", "heat pump noise"]
     model = ScriptedModel()
-    model.enqueue("classify", {"domain": "technology"})
-    model.enqueue("decompose", {"sub_queries": sub_queries})
+    model.enqueue("decompose", {"domain": "technology", "sub_queries": sub_queries})
     scored = 6 if max_sources is None else min(max_sources, 8)
     model.enqueue(
         "relevance", lambda r: {"score": 1 if "forum" in r.user else 3, "reason": "scripted"}, times=scored

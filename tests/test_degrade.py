@@ -2,7 +2,7 @@
 
 Every structured call has three attempts; after them each stage degrades, visibly,
 instead of failing: skeptic -> no findings plus a limitation, revise -> the previous
-draft, classify -> ``other``, decompose -> the question itself. Only the draft is fatal.
+draft, decompose -> the question itself (and the domain ``other``). Only the draft is fatal.
 """
 
 from __future__ import annotations
@@ -68,17 +68,17 @@ async def test_an_unreadable_revision_keeps_the_previous_draft_and_stops_revisin
     assert record_of(result)["usage"]["revise"]["calls"] == 3
 
 
-async def test_unreadable_classify_and_decompose_give_other_and_the_question_itself(tmp_path, scripted_model):
-    queue(scripted_model, ResearchResponder(), classify=[INVALID] * 3, decompose=[INVALID] * 3)
+async def test_an_unreadable_first_plan_gives_other_and_the_question_itself(tmp_path, scripted_model):
+    queue(scripted_model, ResearchResponder(), decompose=[INVALID] * 3)
     progress = Recorded()
     result = await run(tmp_path, scripted_model, progress)
 
     assert result.domain == "other" and result.final_decision == "proceed"
     record = record_of(result)
     assert record["sub_queries"] == [QUERY]
-    assert [n.rsplit("; ", 1)[1] for n in progress.notes] == ["the domain is 'other'", "searching for the question itself"]
-    assert record["warnings"] == progress.notes
-    assert record["usage"]["classify"]["calls"] == 3 and record["usage"]["decompose"]["calls"] == 3
+    assert [n.rsplit("; ", 1)[1] for n in progress.notes] == ["searching for the question itself, the domain is 'other'"]
+    assert record["warnings"] == progress.notes and record["domain"] == "other"
+    assert record["usage"]["decompose"]["calls"] == 3 and "classify" not in record["usage"]
 
 
 async def test_only_the_draft_is_fatal_after_its_three_attempts(tmp_path, scripted_model):

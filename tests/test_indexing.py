@@ -48,13 +48,13 @@ async def test_the_first_model_call_runs_while_the_corpus_is_indexed(tmp_path, s
     corpus = write_corpus(tmp_path / "corpus")
     progress = HeldIndexing()
     script(scripted_model, ResearchResponder())
-    classify = scripted_model.queues["classify"].popleft()
+    first_plan = scripted_model.queues["decompose"].popleft()
 
-    def classify_while_indexing(request):
+    def plan_while_indexing(request):
         progress.first_call.set()  # indexing may finish now
-        return classify(request)
+        return first_plan(request)
 
-    scripted_model.queues["classify"].appendleft(classify_while_indexing)
+    scripted_model.queues["decompose"].appendleft(plan_while_indexing)
     settings = settings_for(tmp_path).replace(corpus_dirs=(corpus,))
     result = await research(QUERY, settings=settings, model=scripted_model, progress=progress,
                             lessons=LessonSelection.none)  # fmt: skip

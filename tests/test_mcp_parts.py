@@ -79,14 +79,14 @@ async def test_progress_from_a_worker_thread_is_sent_in_order_with_growing_numbe
             await asyncio.to_thread(worker.join)
             progress.counts(waiting=3)
             progress.note("corpus docs: skipped 1 binary")
-            progress.stage("classify")
+            progress.stage("decompose")
     assert sent == [
         (1, "index: preparing sources"),
         (2, "index: docs: 1/3 files read"),
         (3, "index: docs: 2/3 files read"),
         (4, "index: docs: 3/3 files read"),
         (5, "note: corpus docs: skipped 1 binary"),
-        (6, "classify"),
+        (6, "decompose"),
     ]
 
 
@@ -97,8 +97,8 @@ async def test_a_failing_send_never_stops_the_run() -> None:
     progress = NotifyingProgress(asyncio.get_running_loop())
     with anyio.fail_after(HANG_GUARD):
         async with progress.forwarding(send):
-            progress.stage("classify")
             progress.stage("decompose")
+            progress.stage("search")
 
 
 def test_run_slots_refuse_one_more_at_once_and_free_a_slot_when_a_run_ends() -> None:

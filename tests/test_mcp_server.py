@@ -23,7 +23,7 @@ from tests.support.review_reports import CLEAN_BODY, report
 
 TOOLS = {"research", "review_report", "memory_lessons", "memory_list", "memory_show", "memory_effects"}
 # The corpus is indexed while the first model call runs, so "index" only has to come before "search".
-STAGES_IN_ORDER = ["classify", "decompose", "search", "relevance", "draft", "skeptic", "write"]
+STAGES_IN_ORDER = ["decompose", "search", "relevance", "draft", "skeptic", "write"]
 
 
 async def test_the_server_lists_its_tools_with_schemas_and_its_resource_templates(tmp_path: Path) -> None:
@@ -75,7 +75,7 @@ async def test_research_over_a_corpus_reports_each_stage_and_returns_the_report(
     assert data["sources"] and all(set(s) == {"n", "title", "location"} for s in data["sources"])
     assert {Path(s["location"]).parent for s in data["sources"]} == {corpus.resolve()}
     assert data["cost_usd"] is None, "the fake model has no price: unknown, never 0"
-    assert data["total_tokens"] > 0 and {"classify", "draft"} <= set(data["usage"])
+    assert data["total_tokens"] > 0 and {"decompose", "draft"} <= set(data["usage"])
     assert data["lessons_applied"] == [] and data["adaptive"] is False
     assert data["critique"]["state"] == "done" and Path(data["critique"]["path"]).is_file()
     assert report_resource.contents[0].text == data["report_markdown"]
@@ -164,7 +164,7 @@ async def test_review_report_approves_a_good_report_and_rejects_a_bad_one(tmp_pa
 
 
 async def test_a_further_caller_is_told_busy_at_once_while_max_runs_are_running(tmp_path: Path, corpus: Path) -> None:
-    responder = HoldingResponder(ResearchResponder(), "classify")
+    responder = HoldingResponder(ResearchResponder(), "decompose")
     arguments = {"question": QUERY, "corpus": [str(corpus)], "mode": "quick"}
     with FakeOpenAIServer(responder) as server:
         try:

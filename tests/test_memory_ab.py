@@ -137,8 +137,8 @@ def test_a_bad_questions_file_fails_in_one_line_before_any_model_call(tmp_path, 
 
 
 def test_ctrl_c_after_the_first_pair_keeps_it_saved_and_summarised(tmp_path, corpus):
-    # The third classify call starts question 2's first run: Ctrl-C arrives right there.
-    model = ResponderModel(ResearchResponder(), before=on_call("classify", 3, lambda: signal.raise_signal(signal.SIGINT)))
+    # The third first-plan (decompose) call starts question 2's first run: Ctrl-C arrives right there.
+    model = ResponderModel(ResearchResponder(), before=on_call("decompose", 3, lambda: signal.raise_signal(signal.SIGINT)))
     result = ab(tmp_path, corpus, model, "--json")
     assert result.exit_code == 130, result.output
     assert "interrupted: kept 1 finished pair(s); saved to" in result.stderr
@@ -151,7 +151,7 @@ def test_ctrl_c_after_the_first_pair_keeps_it_saved_and_summarised(tmp_path, cor
 
 
 def test_ctrl_c_before_any_pair_finished_writes_no_ab_file(tmp_path, corpus):
-    model = ResponderModel(ResearchResponder(), before=on_call("classify", 1, lambda: signal.raise_signal(signal.SIGINT)))
+    model = ResponderModel(ResearchResponder(), before=on_call("decompose", 1, lambda: signal.raise_signal(signal.SIGINT)))
     result = ab(tmp_path, corpus, model)
     assert result.exit_code == 130, result.output
     assert "interrupted: kept 0 finished pair(s)" in result.stderr
@@ -162,7 +162,7 @@ def test_an_error_that_stops_the_ab_keeps_the_finished_pairs_and_exits_with_its_
     def endpoint_gone():
         raise LLMUnavailable("cannot reach the model endpoint")
 
-    model = ResponderModel(ResearchResponder(), before=on_call("classify", 3, endpoint_gone))
+    model = ResponderModel(ResearchResponder(), before=on_call("decompose", 3, endpoint_gone))
     result = ab(tmp_path, corpus, model)
     assert result.exit_code == 3, result.output
     assert "stopped after 1 finished pair(s) of 2" in result.stderr

@@ -47,14 +47,14 @@ def test_ctrl_c_keeps_the_finished_pair_saves_it_and_exits_130(tmp_path, corpus)
     """A real SIGINT, sent while question 2's first model call waits for its answer."""
     responder = ResearchResponder()
     reached, release = threading.Event(), threading.Event()
-    classify_calls: list[int] = []
+    first_plans: list[int] = []
     lock = threading.Lock()
 
     def answer(body: dict, stage: str) -> str:
-        if stage == "classify":
+        if stage == "decompose":
             with lock:
-                classify_calls.append(1)
-                third = len(classify_calls) == 3  # question 2's first run starts
+                first_plans.append(1)
+                third = len(first_plans) == 3  # question 2's first run starts
             if third:
                 reached.set()
                 release.wait(60)

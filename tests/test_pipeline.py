@@ -41,7 +41,7 @@ async def test_standard_run_writes_a_cited_report_and_run_record(tmp_path, scrip
     record = yaml.safe_load(result.run_record_path.read_text())
     assert record["id"] == result.id and record["gate_decision"] == "full_report"
     assert record["cited_count"] == len(entries)
-    assert set(record["usage"]) >= {"classify", "decompose", "relevance", "draft", "skeptic"}
+    assert set(record["usage"]) == {"decompose", "relevance", "draft", "skeptic"}
     assert result.iterations[-1].decision == "proceed" and len(result.iterations) == 1
     assert len(provider.calls) == MODES["standard"].sub_queries
     # one file is one source, however many sub-queries found it

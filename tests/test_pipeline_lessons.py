@@ -8,7 +8,7 @@ import yaml
 
 from research_agent.pipeline import research
 from tests.support.memory import NOW, make_critique, make_facts, put
-from tests.support.pipeline import QUERY, DocsProvider, script, settings_for
+from tests.support.pipeline import DOCS, QUERY, DocsProvider, script, settings_for
 from tests.support.research_responder import ResearchResponder
 
 
@@ -48,7 +48,7 @@ async def test_each_prompt_gets_only_its_stage_lessons_and_the_report_names_them
     assert relevance_prompts
     for prompt in relevance_prompts:  # judging lessons only, each verbatim
         assert all(a["text"] in prompt for a in judging) and not any(a["text"] in prompt for a in planning)
-    for stage in ("classify", "draft", "skeptic"):
+    for stage in ("draft", "skeptic"):
         assert all("Lessons" not in r.user and "Lessons" not in r.system for r in scripted_model.calls(stage))
     # critique free text never reaches a prompt; a tag beside a null score gives no lesson
     assert not any("zebracountry" in r.user for r in scripted_model.requests)
@@ -84,3 +84,54 @@ async def test_no_lessons_flag_makes_a_baseline_run(tmp_path, scripted_model):
         "counterarguments:missing", "site:kept:docs.python.org", "site:dropped:example.com"
     ]
     assert not any("Counterarguments were missing" in r.user for r in scripted_model.requests)
+
+
+def seed_health(meta, count=3):
+    """Passing health critiques whose runs cited outdated sources (a planning lesson on recency)."""
+    for n in range(count):
+        facts = make_facts(median_age_days=2000, oldest_year=2009)
+        put(meta, make_critique(n, domain="health", query=f"health question {n}", tags=("outdated_sources",),
+                                facts=facts))
+
+
+async def test_the_first_plan_names_the_domain_and_only_that_domains_lessons_are_applied(tmp_path, scripted_model):
+    settings = settings_for(tmp_path, control_fraction=0.0)
+    seed_memory(settings.meta_dir)  # technology: counterarguments, site records
+    seed_health(settings.meta_dir)  # health: recency
+    script(scripted_model, ResearchResponder(domain="health"))
+    result = await research(QUERY, settings=settings, model=scripted_model, providers=[DocsProvider(tmp_path)],
+                            now=NOW, rng=random.Random(1))
+
+    (first_plan,) = scripted_model.calls("decompose")
+    offered = first_plan.user.split("ignore the others:", 1)[1]
+    health, technology = offered.split("\nhealth:\n", 1)[1], offered.split("\ntechnology:\n", 1)[1]
+    assert "developments of the last year" in health.split("\ntechnology:", 1)[0]
+    assert "Counterarguments were missing" in technology.split("\nhealth:", 1)[0]
+    assert "classify" not in {r.stage for r in scripted_model.requests}, "no round of its own for the domain"
+
+    record = yaml.safe_load(result.run_record_path.read_text())
+    assert result.domain == record["domain"] == "health" and result.adaptive
+    assert [a["key"] for a in record["lessons"]["applied"]] == ["recency:old-sources"]
+    lessons = result.report_markdown.rsplit("## Lessons Applied", 1)[1]
+    assert "earlier health reports" in lessons and "Counterarguments" not in lessons and "docs.python.org" not in lessons
+    assert not any("docs.python.org" in r.user for r in scripted_model.calls("relevance")), "technology's judging lessons stay out"
+
+
+async def test_a_replan_is_given_only_the_chosen_domains_planning_lessons(tmp_path, scripted_model):
+    settings = settings_for(tmp_path, control_fraction=0.0)
+    seed_memory(settings.meta_dir)
+    seed_health(settings.meta_dir)
+    responder = ResearchResponder(domain="technology")
+
+    def use(request):
+        return responder.answer(request.stage, request.system, request.user)
+
+    scripted_model.enqueue("decompose", use, times=2)
+    scripted_model.enqueue("relevance", {"score": 1, "reason": "off topic"}, times=len(DOCS))  # too little: replan
+    result = await research(QUERY, settings=settings.replace(max_plans=2), model=scripted_model,
+                            providers=[DocsProvider(tmp_path)], now=NOW, rng=random.Random(1))
+    assert result.gate_decision == "no_new_findings" and result.domain == "technology"
+    first, second = scripted_model.calls("decompose")
+    assert "\nhealth:\n" in first.user and "developments of the last year" in first.user
+    assert "Counterarguments were missing" in second.user and "developments of the last year" not in second.user
+    assert "question's domain" not in second.user, "the domain is named once, by the first plan"

@@ -122,11 +122,11 @@ def test_a_hung_endpoint_ends_in_a_timeout_error_within_its_bound(tmp_path, corp
                    "--no-critique", cwd=tmp_path, timeout=HANG_GUARD)
     assert proc.returncode == 3, proc.stderr
     lines = message_lines(proc.stderr)
-    assert lines == ["error: model call for stage classify timed out after 1s (2 attempts)"], proc.stderr
+    assert lines == ["error: model call for stage decompose timed out after 1s (2 attempts)"], proc.stderr
     assert not (tmp_path / "reports").exists() or not check_folder(tmp_path / "reports")["reports"]
 
 
-@pytest.mark.parametrize("stage", ["classify", "draft"], ids=["hung-first-call", "hung-draft"])
+@pytest.mark.parametrize("stage", ["decompose", "draft"], ids=["hung-first-call", "hung-draft"])
 def test_the_overall_deadline_stops_the_run_and_names_its_stage(tmp_path, corpus, server, stage):
     # The stage hangs for longer than the test may take, so only the deadline can end the run;
     # the deadline leaves the stages before it ample time on a loaded machine (they take well under 1 s).
@@ -160,7 +160,7 @@ def test_an_unreadable_skeptic_still_gives_the_report_says_so_and_exits_0(tmp_pa
     assert done.startswith("done: full_report, ") and done.endswith(" tokens, cost unknown"), done
     skeptic = [r for r in server.requests if r.stage == "skeptic"]
     assert len(skeptic) == 3 and {r.model for r in skeptic} == {"main-model-7"}
-    assert {r.stage for r in server.requests} == {"classify", "decompose", "relevance", "draft", "skeptic"}
+    assert {r.stage for r in server.requests} == {"decompose", "relevance", "draft", "skeptic"}
     found = check_folder(reports)
     (report,) = found["reports"]
     assert "claims were not independently challenged" in report.read_text(encoding="utf-8")
@@ -269,7 +269,7 @@ def test_ctrl_c_while_a_large_corpus_is_indexed_stops_and_the_next_run_resumes(t
     assert code == 130, rest
     assert message_lines(rest) == ["interrupted: stopped before writing anything"]
     # The first model call runs while the corpus is indexed; nothing after it can have started.
-    assert {r.stage for r in server.requests} <= {"classify"} and check_folder(reports)["reports"] == []
+    assert {r.stage for r in server.requests} <= {"decompose"} and check_folder(reports)["reports"] == []
 
     again = run_cli(env, *args, cwd=tmp_path)  # picks up where the index stopped
     assert again.returncode == 0, again.stderr
@@ -433,7 +433,9 @@ def test_a_reports_path_under_a_regular_file_fails_with_one_clear_line(tmp_path,
 
 
 def test_a_corpus_folder_that_vanishes_mid_run_answers_from_its_index(tmp_path, corpus, server, tap):
-    tap.hooks["decompose"] = lambda: shutil.rmtree(corpus, ignore_errors=True)  # after indexing, before search
+    # The first model call (decompose) runs while the corpus is indexed; the folder goes once
+    # the run has searched its index, when the first source is scored.
+    tap.hooks["relevance"] = lambda: shutil.rmtree(corpus, ignore_errors=True)
     env = cli_env(tmp_path / "home", server.base_url)
     reports = tmp_path / "reports"
     proc = run_cli(env, "run", QUERY, "--corpus", str(corpus), "--reports-dir", str(reports), "--no-critique",

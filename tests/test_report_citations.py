@@ -102,7 +102,7 @@ async def test_invented_and_skeptic_citations_are_renumbered_or_removed_through_
     def use(request):
         return responder.answer(request.stage, request.system, request.user)
 
-    scripted_model.enqueue("classify", use).enqueue("decompose", use)
+    scripted_model.enqueue("decompose", use)
     scripted_model.enqueue("relevance", {"score": 5, "reason": "on topic"}, times=12)
     scripted_model.enqueue("draft", DRAFT)
     scripted_model.enqueue("skeptic", {"findings": FINDINGS, "viability": 80})
@@ -174,7 +174,7 @@ async def test_the_short_report_of_a_failed_run_passes_its_own_review(tmp_path, 
     def use(request):
         return responder.answer(request.stage, request.system, request.user)
 
-    scripted_model.enqueue("classify", use).enqueue("decompose", use, times=3)
+    scripted_model.enqueue("decompose", use, times=3)
     scripted_model.enqueue("relevance", {"score": 1, "reason": "about <i>gardening</i> [2]"}, times=3)
     result = await research(
         QUERY, settings=settings_for(tmp_path), model=scripted_model, providers=[HostileDocs(tmp_path / "docs")],

@@ -52,6 +52,11 @@ SELECT name,
     run_id, model, adaptive, mean, passed
 FROM files ORDER BY stamp DESC, name DESC
 """
+_PASSING = """
+SELECT domain, COUNT(*) FROM files
+WHERE stamp >= :cutoff AND stamp <= :future AND ok = 1 AND created <= :latest AND passed = 1
+GROUP BY domain
+"""
 # A file as a run in some domain sees it: (name, why it cannot serve the run or None,
 # run id, model, adaptive 0/1, mean, passed 0/1).
 Standing = tuple[str, "str | None", str, str, int, "float | None", int]
@@ -190,6 +195,12 @@ class CritiqueIndex:
         (seconds), another domain. The reason is None for a valid file of ``domain``."""
         values = {"cutoff": cutoff, "future": future, "latest": latest, "expired": expired, "domain": domain}
         return self._conn.execute(_STANDINGS, values).fetchall()
+
+    def passing_by_domain(self, *, cutoff: str, future: str, latest: float) -> dict[str, int]:
+        """How many valid, passing critiques each domain has from ``cutoff`` to ``future``
+        (run times) and not timed after ``latest``: what :meth:`standings` would leave eligible."""
+        values = {"cutoff": cutoff, "future": future, "latest": latest}
+        return dict(self._conn.execute(_PASSING, values).fetchall())
 
     def keys(self) -> list[str]:
         """Every lesson key some critique applied or withheld."""

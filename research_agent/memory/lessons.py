@@ -46,6 +46,10 @@ __all__ = [
     "Lesson",
     "LessonSelection",
     "select_lessons",
+    "SelectionRules",
+    "select_in",
+    "candidate_domains",
+    "check_ttl",
     "preview_lessons",
     "build_lessons",
     "MAX_LESSONS",
@@ -83,7 +87,7 @@ class _Built:
     excluded: tuple[tuple[str, str], ...] = ()
 
 
-def _check_ttl(ttl_days: float) -> None:
+def check_ttl(ttl_days: float) -> None:
     if (
         isinstance(ttl_days, bool)
         or not isinstance(ttl_days, int | float)
@@ -109,19 +113,18 @@ def _reread(index: CritiqueIndex, name: str, domain: str, now: datetime) -> Crit
     return critique
 
 
+def _window(now: datetime, ttl_days: float) -> dict[str, str | float]:
+    """The index's filter for critiques a run at ``now`` may draw from: not expired, not in the future."""
+    latest = now + FUTURE_SLACK
+    return {"cutoff": stamp_of(now - timedelta(days=ttl_days)), "future": stamp_of(latest), "latest": latest.timestamp()}
+
+
 def _scan(index: CritiqueIndex, domain: str, *, now: datetime, ttl_days: float, limit: int) -> _Scan:
     """Walk the files newest first: each is eligible, in the domain, or excluded with its reason."""
     scan = _Scan(
         excluded=[(p.name, "invalid: file name is not critique-<run id>.yaml") for p in index.last.misnamed]
     )
-    latest = now + FUTURE_SLACK
-    standings = index.standings(
-        domain,
-        cutoff=stamp_of(now - timedelta(days=ttl_days)),
-        future=stamp_of(latest),
-        latest=latest.timestamp(),
-        expired=f"expired (older than {ttl_days:g} days)",
-    )
+    standings = index.standings(domain, **_window(now, ttl_days), expired=f"expired (older than {ttl_days:g} days)")
     for name, reason, run_id, model, adaptive, mean, passed in standings:
         if reason is not None:
             scan.excluded.append((name, reason))
@@ -175,6 +178,19 @@ def _withheld(built: _Built) -> tuple[str, ...]:
     return tuple(dict.fromkeys([lesson.key for lesson in built.lessons] + list(built.retired)))[:MAX_WITHHELD]
 
 
+@dataclass(frozen=True)
+class SelectionRules:
+    """How lessons are selected: the critiques that count, and how many lessons a stage gets."""
+
+    now: datetime
+    ttl_days: float
+    limit: int
+    min_critiques: int
+    control_fraction: float
+    force_control: bool
+    max_lessons: int
+
+
 def select_lessons(
     meta_dir: Path,
     domain: str,
@@ -195,11 +211,25 @@ def select_lessons(
     """
     if domain not in DOMAINS:
         raise InputError(f"unknown domain {domain!r}: choose one of {', '.join(DOMAINS)}")
-    _check_ttl(ttl_days)
+    check_ttl(ttl_days)
+    rules = SelectionRules(now, ttl_days, limit, min_critiques, control_fraction, force_control, max_lessons)
     with open_index(Path(meta_dir)) as index:
-        scan = _scan(index, domain, now=now, ttl_days=ttl_days, limit=limit)
-        enough = len(scan.eligible) >= min_critiques
-        built = _build(index, scan.eligible, domain, now, max_lessons) if enough else _Built()
+        return select_in(index, domain, rules, rng)
+
+
+def candidate_domains(index: CritiqueIndex, rules: SelectionRules) -> list[str]:
+    """The domains with enough eligible critiques to give lessons, the best-evidenced first
+    (counted up to ``rules.limit``; ties keep the taxonomy's order). From the index alone."""
+    counts = index.passing_by_domain(**_window(rules.now, rules.ttl_days))  # type: ignore[arg-type]
+    enough = [d for d in DOMAINS if min(counts.get(d, 0), rules.limit) >= rules.min_critiques]
+    return sorted(enough, key=lambda d: -min(counts[d], rules.limit))
+
+
+def select_in(index: CritiqueIndex, domain: str, rules: SelectionRules, rng: random.Random) -> LessonSelection:
+    """:func:`select_lessons` in an open ``index`` (``rules`` already checked)."""
+    scan = _scan(index, domain, now=rules.now, ttl_days=rules.ttl_days, limit=rules.limit)
+    enough = len(scan.eligible) >= rules.min_critiques
+    built = _build(index, scan.eligible, domain, rules.now, rules.max_lessons) if enough else _Built()
     collapse = collapse_check(domain, scan.in_domain)  # type: ignore[arg-type]
     warnings = (collapse.warning,) if collapse.collapsed else ()
     considered = tuple(c.id for c in scan.eligible)
@@ -212,17 +242,19 @@ def select_lessons(
             domain, lessons, bool(lessons), reason, considered, excluded, warnings, withheld
         )
 
-    if force_control:
+    if rules.force_control:
         return outcome("control run (baseline): lessons turned off (--no-lessons)")
     if not enough:
         return outcome(
-            f"no lessons: {len(scan.eligible)} eligible {domain} critique(s); {min_critiques} are needed"
+            f"no lessons: {len(scan.eligible)} eligible {domain} critique(s); {rules.min_critiques} are needed"
         )
     comparison = compare_adaptive(domain, scan.in_domain)  # type: ignore[arg-type]
     if comparison.suspended:
         return outcome(comparison.reason)
-    if control_fraction > 0 and rng.random() < control_fraction:
-        return outcome(f"control run (baseline): chosen at random (control fraction {control_fraction:g})")
+    if rules.control_fraction > 0 and rng.random() < rules.control_fraction:
+        return outcome(
+            f"control run (baseline): chosen at random (control fraction {rules.control_fraction:g})"
+        )
     if not built.lessons:
         what = "every lesson is retired" if built.retired else "no recurring weakness"
         return outcome(f"no lessons: {what} in the {len(scan.eligible)} eligible {domain} critiques")

@@ -3,6 +3,9 @@
 A template file holds a ``[system]`` part and a ``[user]`` part. Placeholders use
 ``$name`` (string.Template), so JSON braces in a prompt need no escaping. Every
 placeholder must be given: a missing one is a bug and raises KeyError.
+
+A fragment (``_name.md``, no parts) is text that several prompts share or that a stage
+adds only sometimes; :func:`fragment` fills it the same way.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from functools import cache
 from importlib import resources
 from string import Template
 
-__all__ = ["Prompt", "render", "load"]
+__all__ = ["Prompt", "render", "load", "fragment"]
 
 
 @dataclass(frozen=True)
@@ -36,3 +39,13 @@ def render(name: str, **values: object) -> Prompt:
     system, user = load(name)
     strs = {k: str(v) for k, v in values.items()}
     return Prompt(system.substitute(strs), user.substitute(strs))
+
+
+@cache
+def _fragment_template(name: str) -> Template:
+    return Template(resources.files(__package__).joinpath(f"_{name}.md").read_text(encoding="utf-8").strip("\n"))
+
+
+def fragment(name: str, **values: object) -> str:
+    """The fragment ``_name.md`` filled with ``values``."""
+    return _fragment_template(name).substitute({k: str(v) for k, v in values.items()})

@@ -1,4 +1,7 @@
-"""Classify a query into the fixed domain taxonomy (the key lessons are shared under)."""
+"""Classify a query into the fixed domain taxonomy (the key lessons are shared under).
+
+A run names its domain in its first decompose call; this stage serves the callers that
+need a domain without planning (``memory lessons QUESTION``, the MCP ``memory_lessons`` tool)."""
 
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ SCHEMA = obj(domain=enum(*DOMAINS))
 async def classify_domain(model: ChatModel, query: str, *, notify: Notify | None = None) -> str:
     """Return one of :data:`research_agent.domains.DOMAINS` for ``query``; ``other`` when
     the model's answers could not be read (announced through ``notify``)."""
-    prompt = prompts.render("classify", query=query)
+    prompt = prompts.render("classify", query=query, domains=prompts.fragment("domains"))
     request = ChatRequest(
         stage="classify", system=prompt.system, user=prompt.user, schema=SCHEMA, temperature=0.0, tier="fast",
         max_tokens=MAX_ANSWER_TOKENS,

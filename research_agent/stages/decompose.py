@@ -1,13 +1,19 @@
-"""Break the question into focused search queries."""
+"""Break the question into focused search queries, and (on a run's first plan) name its domain.
+
+Naming the domain here spares the run a model round of its own: the lessons of every
+domain that has some are listed in this call's prompt, grouped by domain, and the
+pipeline keeps only the chosen domain's (:mod:`research_agent.memory.lesson_offer`).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from .. import prompts
+from ..domains import DEFAULT_DOMAIN, DOMAINS, normalize_domain
 from ..llm import ChatModel, ChatRequest
 from ._fallback import Notify, or_fallback
-from ._schema import array, obj, string
+from ._schema import array, enum, obj, string
 
 __all__ = ["Plan", "decompose", "schema_for"]
 
@@ -18,15 +24,20 @@ MAX_ANSWER_TOKENS = 2000
 
 @dataclass(frozen=True)
 class Plan:
-    """The sub-queries of one plan, in the order the model gave them."""
+    """The sub-queries of one plan, in the order the model gave them, and the domain it
+    named (empty when it was not asked)."""
 
     number: int
     sub_queries: tuple[str, ...]
     guidance: str = ""
+    domain: str = ""
 
 
-def schema_for(count: int) -> dict:
-    return obj(sub_queries=array(string(200), min_items=1, max_items=count + 2))
+def schema_for(count: int, *, pick_domain: bool = False) -> dict:
+    sub_queries = array(string(200), min_items=1, max_items=count + 2)
+    return (
+        obj(domain=enum(*DOMAINS), sub_queries=sub_queries) if pick_domain else obj(sub_queries=sub_queries)
+    )
 
 
 async def decompose(
@@ -38,34 +49,49 @@ async def decompose(
     context_block: str = "",
     lessons_block: str = "",
     guidance: str = "",
+    pick_domain: bool = False,
     notify: Notify | None = None,
 ) -> Plan:
     """Ask for ``count`` sub-queries; duplicates are dropped and the list is capped at ``count``.
 
     ``guidance`` carries what an earlier plan lacked (replanning); ``lessons_block``
-    carries lessons from past critiques. Both are already sanitized text. When the
-    model's answers cannot be read, the plan is the question itself (announced through
-    ``notify``).
+    carries lessons from past critiques. Both are already sanitized text. With
+    ``pick_domain`` the model also names the question's domain from the fixed taxonomy.
+    When the model's answers cannot be read, the plan is the question itself and the
+    domain is ``other`` (announced through ``notify``).
     """
     prompt = prompts.render(
         "decompose",
         query=query,
         count=count,
         context=f"\n{context_block}\n" if context_block else "",
+        domain=f"\n{prompts.fragment('decompose_domain', domains=prompts.fragment('domains'))}\n"
+        if pick_domain
+        else "",
         lessons=f"\n{lessons_block}\n" if lessons_block else "",
         guidance=f"\nThe previous plan fell short. {guidance}\nPlan different queries that fix this.\n"
         if guidance
         else "",
     )
     request = ChatRequest(
-        stage="decompose", system=prompt.system, user=prompt.user, schema=schema_for(count), temperature=0.3,
-        max_tokens=MAX_ANSWER_TOKENS,
+        stage="decompose", system=prompt.system, user=prompt.user,
+        schema=schema_for(count, pick_domain=pick_domain), temperature=0.3, max_tokens=MAX_ANSWER_TOKENS,
+    )  # fmt: skip
+
+    async def ask() -> dict:
+        return (await model.complete(request)).data
+
+    fallback = "searching for the question itself" + (
+        f", the domain is {DEFAULT_DOMAIN!r}" if pick_domain else ""
     )
+    answered = await or_fallback(ask(), dict, outcome=fallback, notify=notify)
+    queries = _distinct(answered.get("sub_queries") or []) or [query[:200]]
+    domain = normalize_domain(answered.get("domain")) if pick_domain else ""
+    return Plan(number=number, sub_queries=tuple(queries[:count]), guidance=guidance, domain=domain)
 
-    async def ask() -> list:
-        return (await model.complete(request)).data["sub_queries"]
 
-    answered = await or_fallback(ask(), list, outcome="searching for the question itself", notify=notify)
+def _distinct(answered: list) -> list[str]:
+    """The answered queries, whitespace tidied, cut to 200 characters, without repeats."""
     seen: set[str] = set()
     queries: list[str] = []
     for raw in answered:
@@ -73,6 +99,4 @@ async def decompose(
         if text and text.lower() not in seen:
             seen.add(text.lower())
             queries.append(text)
-    if not queries:
-        queries = [query[:200]]
-    return Plan(number=number, sub_queries=tuple(queries[:count]), guidance=guidance)
+    return queries

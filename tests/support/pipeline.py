@@ -83,7 +83,6 @@ def script(model, responder: ResearchResponder, *, plans: int = 1, sources: int 
     def use(request):
         return responder.answer(request.stage, request.system, request.user)
 
-    model.enqueue("classify", use)
     model.enqueue("decompose", use, times=plans)
     total_relevance = sum(relevance_per_plan) if relevance_per_plan is not None else sources
     model.enqueue("relevance", use, times=total_relevance)
@@ -142,7 +141,7 @@ def use(responder: ResearchResponder):
 
 def queue(model, responder: ResearchResponder, **answers) -> None:
     """Queue one run's calls; ``answers[stage]`` replaces the responder's answers for a stage."""
-    plan = {"classify": [use(responder)], "decompose": [use(responder)],
+    plan = {"decompose": [use(responder)],
             "relevance": [use(responder)] * len(DOCS), "draft": [use(responder)], "skeptic": [use(responder)]}
     plan.update(answers)
     for stage, items in plan.items():

@@ -12,6 +12,10 @@ import json
 import re
 from typing import Any
 
+from research_agent import prompts
+
+# How a decompose prompt asks for the domain (a run's first plan): the answer must name one.
+ASKS_DOMAIN = prompts.fragment("decompose_domain", domains="").splitlines()[0]
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = set(
     ["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "how", "in", "is", "it", "its", "of", "on", "or", "that", "the", "this", "to", "was", "were", "what", "when", "where", "which", "who", "why", "will", "with", "does", "do", "did", "can", "should", "would", "could"]
@@ -90,6 +94,8 @@ class ResearchResponder:
             # each sub-query keeps the first word and a sliding window of the others, like a planner would
             window = [words[(i + j) % len(words)] for j in range(1, min(4, len(words)))]
             queries.append(" ".join(dict.fromkeys([words[0], *window, facets[(i + plan - 1) % len(facets)]])))
+        if ASKS_DOMAIN in user:  # a run's first plan also names the domain
+            return {"domain": self.domain, "sub_queries": queries}
         return {"sub_queries": queries}
 
     def _relevance(self, system: str, user: str) -> dict:
