@@ -198,6 +198,8 @@ async def test_errors_are_the_cli_s_one_line_messages_and_the_server_stays_up(tm
         bad_mode = await client.call_tool("research", {"question": QUERY, "mode": "thorough"})
         too_many = await client.call_tool("research", {"question": QUERY, "max_sources": 5000})
         empty = await client.call_tool("memory_lessons", {"question": "  ", "domain": "technology"})
+        wrong_type = await client.call_tool("research", {"question": 5, "max_sources": "many"})
+        missing = await client.call_tool("memory_show", {})
         alive = await client.call_tool("memory_list", {})
     cli_line = cli(tmp_path, "run", QUERY, "--corpus", str(corpus)).stderr.strip()
     assert no_endpoint.is_error and text_of(no_endpoint) == cli_line
@@ -205,6 +207,11 @@ async def test_errors_are_the_cli_s_one_line_messages_and_the_server_stays_up(tm
     assert text_of(bad_mode) == "error: unknown mode 'thorough': choose one of quick, standard, deep"
     assert text_of(too_many) == "error: max_sources must be from 1 to 200, not 5000"
     assert text_of(empty) == "error: the query is empty: give a question to research"
+    assert wrong_type.is_error and text_of(wrong_type) == (
+        "error: invalid arguments for research: question: Input should be a valid string; "
+        "max_sources: Input should be a valid integer, unable to parse string as an integer"
+    )
+    assert missing.is_error and text_of(missing) == "error: invalid arguments for memory_show: id: Field required"
     assert not alive.is_error
     assert "Traceback" not in (tmp_path / "server-stderr.log").read_text()
 

@@ -14,9 +14,13 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import ValidationError
 
+from ..errors import InputError
 from ..version import __version__
+from .answers import error_result
 from .resources import add_resources
 from .service import ServerOptions, Service
 from .tools import TOOLS
@@ -31,6 +35,30 @@ INSTRUCTIONS = (
 )
 
 
+class _Server(MCPServer[Service]):
+    """The SDK's server, except that arguments that do not fit a tool's input schema get one
+    line naming each field and what was wrong (the SDK's own text spans several lines)."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Service, Any] | None = None
+    ) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            return error_result(InputError(f"invalid arguments for {name}: {_problems(exc.__cause__)}"))
+
+
+def _problems(error: ValidationError) -> str:
+    """``field: what is wrong`` for each problem (never the value given: it is the caller's data)."""
+    parts = []
+    for problem in error.errors(include_url=False, include_input=False)[:5]:
+        field = ".".join(str(part) for part in problem["loc"]) or "arguments"
+        parts.append(f"{field}: {problem['msg']}")
+    return "; ".join(parts)
+
+
 def build_server(options: ServerOptions) -> MCPServer[Service]:
     """The server for ``options``: one Service shared by every session and call."""
     service = Service(options)
@@ -39,7 +67,7 @@ def build_server(options: ServerOptions) -> MCPServer[Service]:
     async def lifespan(_: MCPServer[Service]) -> AsyncIterator[Service]:
         yield service
 
-    server: MCPServer[Service] = MCPServer(
+    server: MCPServer[Service] = _Server(
         "research-agent",
         title="research-agent",
         instructions=INSTRUCTIONS,
