@@ -12,22 +12,23 @@ downloading them; tracing, telemetry and model-price downloads are switched off.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from bench._gptr_responder import GptrResponder
-from bench._procs import TreeSampler
-from tests.support.fake_openai_server import FakeOpenAIServer, sequential_rounds
+from bench._procs import TreeSampler, descendants
+from tests.support.fake_openai_server import FakeOpenAIServer, RequestRecord, sequential_rounds
 
-__all__ = ["GptrInstall", "ToolRun", "find_gptr", "gptr_startup", "network_isolated", "run_gptr"]
+__all__ = ["GptrInstall", "ToolRun", "find_gptr", "gptr_startup", "longest_chain", "network_isolated", "run_gptr"]
 
 RUNNER = Path(__file__).resolve().with_name("_gptr_run.py")
 MODEL = "gpt-4o-mini"  # a name GPT Researcher knows (temperature, token limits); the fake server takes any
@@ -59,18 +60,50 @@ class ToolRun:
     latency: float
     wall: float
     rounds: int  # sequential rounds of chat calls
-    rounds_all: int  # sequential rounds counting embedding calls too
+    chain: int  # calls on the longest chain of calls one after another, embedding calls too
     chat_calls: int
     embedding_calls: int
     embedding_tokens: int  # what the embedding calls sent, characters // 4
     prompt_tokens: int  # sum over chat calls of len(json.dumps(messages)) // 4
     peak_rss_mb: float  # the tool's process tree, as a sum of RSS
     tokens_by_call: tuple[tuple[str, int, int], ...] = ()  # (stage or call kind, calls, prompt tokens)
+    phases: tuple[tuple[str, float], ...] = ()  # (what, seconds) where the wall time went
 
     @property
     def overhead(self) -> float:
-        """Wall time not spent waiting for the endpoint: wall - rounds (embeddings too) x latency."""
-        return self.wall - self.rounds_all * self.latency
+        """Wall time not spent waiting for the endpoint: wall - longest chain x latency."""
+        return self.wall - self.chain * self.latency
+
+
+def longest_chain(requests: Sequence[RequestRecord]) -> int:
+    """The most calls that ran one after another (each starting after the previous answer).
+
+    Every call takes at least the server's delay, so wall >= chain x delay. Unlike
+    :func:`sequential_rounds`, concurrent chains of calls (GPT Researcher embeds each
+    sub-query's chunks batch after batch, the sub-queries side by side) are not merged.
+    """
+    ordered = sorted(requests, key=lambda r: r.end)
+    depth: list[int] = []
+    for i, record in enumerate(ordered):
+        before = [depth[j] for j in range(i) if ordered[j].end <= record.start]
+        depth.append(1 + max(before, default=0))
+    return max(depth, default=0)
+
+
+def _phases(requests: Sequence[RequestRecord], clock: float, wall: float) -> tuple[tuple[str, float], ...]:
+    """Where GPT Researcher's wall time went, from the calls' times (``clock``: when it was started)."""
+    chats = sorted((r for r in requests if r.route == "chat"), key=lambda r: r.start)
+    embeds = [r for r in requests if r.route == "embeddings"]
+    if len(chats) < 3:
+        return ()
+    phases = [("start-up to the first call", chats[0].start - clock),
+              ("agent answer to the sub-queries call (reading the folder)", chats[1].start - chats[0].end)]  # fmt: skip
+    if embeds:
+        first, last = min(r.start for r in embeds), max(r.end for r in embeds)
+        phases.append(("first to last embedding call (chunking, embedding, ranking)", last - first))
+        phases.append(("last embedding answer to the report call", chats[-1].start - last))
+    phases.append(("report answer to exit", clock + wall - chats[-1].end))
+    return tuple(phases)
 
 
 def find_gptr(python: Path) -> GptrInstall | None | str:
@@ -161,8 +194,8 @@ def run_gptr(install: GptrInstall, question: str, corpus: Path, latency: float) 
         home = Path(tmp)
         env = gptr_env(install, home, corpus, server.base_url, retriever)
         command = [str(install.python), str(RUNNER), question, str(home / "report.md")]
-        with TreeSampler() as tree:
-            start = time.perf_counter()
+        with TreeSampler(exclude=descendants(os.getpid())) as tree:  # not the index build's forkserver
+            start, clock = time.perf_counter(), time.monotonic()  # the server stamps requests with monotonic()
             done = subprocess.run(command, cwd=home, env=env, capture_output=True, text=True, timeout=3600)
             wall = time.perf_counter() - start
         requests = server.requests
@@ -173,7 +206,7 @@ def run_gptr(install: GptrInstall, question: str, corpus: Path, latency: float) 
     embeddings = [r for r in requests if r.route == "embeddings"]
     kinds = tuple((kind, responder.calls[kind], responder.tokens[kind]) for kind in responder.calls)
     return ToolRun(
-        "GPT Researcher", latency, wall, sequential_rounds(chats), sequential_rounds(requests), len(chats),
+        "GPT Researcher", latency, wall, sequential_rounds(chats), longest_chain(requests), len(chats),
         len(embeddings), sum(r.prompt_tokens for r in embeddings),
-        sum(tokens for _, _, tokens in kinds), tree.peak_children_rss_mb, kinds,
+        sum(tokens for _, _, tokens in kinds), tree.peak_children_rss_mb, kinds, _phases(requests, clock, wall),
     )  # fmt: skip
