@@ -24,7 +24,9 @@ Fault kinds (``Faults.first``, ``Faults.mix``, ``Faults.always``):
 (a segfault in its schema-to-grammar converter) when a schema in ``response_format`` has a
 ``maxLength``/``minLength``/``maxItems``/``minItems`` above the limit: that request's
 connection is dropped unanswered, and so is every later one (``server.crashed``).
-Requests with ``"stream": true`` get server-sent events.
+Requests with ``"stream": true`` get server-sent events. ``POST /v1/embeddings`` answers
+hashed bag-of-words vectors (``tests/support/fake_embeddings.py``) after the same delay,
+without faults; its records have ``route == "embeddings"``.
 Random faults are drawn from a seeded generator, so a test's plan is reproducible.
 
 Standalone: ``python -m tests.support.fake_openai_server --port 8765 --delay 0.5``.
@@ -45,6 +47,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from research_agent.llm import extract_json
+from tests.support.fake_embeddings import embeddings_payload
 
 __all__ = [
     "FakeOpenAIServer",
@@ -118,6 +121,7 @@ class RequestRecord:
     end: float
     prompt_tokens: int
     completion_tokens: int
+    route: str = "chat"  # or "embeddings"
 
     @property
     def ok(self) -> bool:
@@ -277,15 +281,8 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._error(404, f"no route {self.path}", "not_found")
 
-    def do_POST(self) -> None:  # noqa: N802 - stdlib naming
-        if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
-            self._error(404, f"no route {self.path}", "not_found")
-            return
-        owner = self.server.owner
-        if owner.crashed:  # a dead server: the socket closes, nobody answers
-            self.close_connection = True
-            return
-        start = time.monotonic()
+    def _read_json(self) -> Any:
+        """The request body as JSON; None (after answering or hanging up) when there is none."""
         length = int(self.headers.get("Content-Length") or 0)
         try:
             raw = self.rfile.read(length)
@@ -294,11 +291,28 @@ class _Handler(BaseHTTPRequestHandler):
         if len(raw) < length or not raw:  # the client died mid-request (the crash tests kill it)
             log.debug("fake server: request body cut short (%d of %d bytes)", len(raw), length)
             self.close_connection = True
-            return
+            return None
         try:
-            body = json.loads(raw)
+            return json.loads(raw)
         except ValueError:
             self._error(400, "request body is not JSON", "invalid_request_error")
+            return None
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+        route = self.path.rstrip("/")
+        if route not in ("/v1/chat/completions", "/chat/completions", "/v1/embeddings", "/embeddings"):
+            self._error(404, f"no route {self.path}", "not_found")
+            return
+        owner = self.server.owner
+        if owner.crashed:  # a dead server: the socket closes, nobody answers
+            self.close_connection = True
+            return
+        start = time.monotonic()
+        body = self._read_json()
+        if body is None:
+            return
+        if route.endswith("/embeddings"):
+            self._embed(owner, body, start)
             return
         stage = self.headers.get("X-Research-Agent-Stage", "")
         model = str(body.get("model", ""))
@@ -316,6 +330,29 @@ class _Handler(BaseHTTPRequestHandler):
         }
         try:
             self._answer(owner, body, stage, model, fmt, stream)
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            log.debug("fake server: client went away: %s", exc)
+            self._note(status=499)
+        finally:
+            self._commit()
+
+    def _embed(self, owner: FakeOpenAIServer, body: Any, start: float) -> None:
+        """Answer an embeddings request after the server's delay (no faults)."""
+        try:
+            payload, tokens = embeddings_payload(body if isinstance(body, dict) else {})
+        except ValueError as exc:
+            self._error(400, str(exc), "invalid_request_error")
+            return
+        if owner._stop.wait(owner.delay):
+            self._hang_up()
+            return
+        self._pending = {
+            "stage": self.headers.get("X-Research-Agent-Stage", ""), "model": payload["model"],
+            "response_format": None, "stream": False, "start": start, "status": 200, "fault": None,
+            "usage": (tokens, 0), "route": "embeddings",
+        }  # fmt: skip
+        try:
+            self._send_json(200, payload)
         except (BrokenPipeError, ConnectionResetError) as exc:
             log.debug("fake server: client went away: %s", exc)
             self._note(status=499)
