@@ -1,4 +1,4 @@
-"""Extraction workers carry only what extraction needs.
+"""Extraction workers carry only what extraction needs; a corpus-only run, no web stack.
 
 A worker process imports the parent's main module and the modules its job function
 comes from. Each worker (two per two cores, and a fresh one for every retired one) that
@@ -93,3 +93,14 @@ def test_the_fetch_package_names_load_on_first_use_and_extract_stays_the_functio
     )
     assert "httpx" in modules  # Fetcher was asked for
     assert "httpx" not in _loaded_after("import research_agent.fetch")
+
+
+def test_a_corpus_only_run_loads_no_web_provider_or_httpx() -> None:
+    modules = _loaded_after(
+        "import research_agent.pipeline\n"
+        "from research_agent.config import Settings\n"
+        "from research_agent.search.registry import build_providers\n"
+        "settings = Settings(corpus_dirs=('.',))\n"
+        "assert build_providers(settings, http_client=None, local_provider=object()) != []\n"
+    )
+    assert [m for m in ("httpx", "research_agent.search.web", "research_agent.fetch.fetcher") if m in modules] == []
