@@ -37,7 +37,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _procs import TreeSampler  # noqa: E402
 from _util import peak_rss_mb  # noqa: E402
 
-from research_agent.fetch import Fetcher  # noqa: E402
 from research_agent.fetch.cache import PageCache  # noqa: E402
 from research_agent.sources import Page  # noqa: E402
 
@@ -79,6 +78,11 @@ def start_server(root: Path) -> tuple[subprocess.Popen[bytes], int]:
 
 
 async def one_pass(urls: list[str], cache: PageCache, concurrency: int, server_pid: int) -> dict[str, object]:
+    # Imported here, not at the top: every extraction worker imports this script (what
+    # multiprocessing does with a main module), and the fetcher (httpx) is no more part of
+    # a worker here than under the command line, whose main module imports nothing heavy.
+    from research_agent.fetch import Fetcher
+
     fetcher = Fetcher(
         concurrency=concurrency,
         per_host=concurrency,  # one local host serves everything

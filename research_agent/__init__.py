@@ -5,7 +5,6 @@
     print(result.report_path)
 """
 
-from .config import MODES, Mode, Settings, load_settings
 from .errors import (
     Cancelled,
     ConfigError,
@@ -21,10 +20,11 @@ from .errors import (
     SearchError,
     StorageError,
 )
-from .version import __version__
 
-# The run and the model protocol are imported on first use: the command line starts
-# without them for every command but ``run``, and ``run`` imports them itself.
+# Everything else is imported on first use: the command line starts without the run and
+# the model protocol for every command but ``run`` (which imports them itself), and an
+# extraction worker process, which imports this package to reach ``research_agent.fetch``,
+# needs none of it (settings, the version's package metadata).
 _LAZY = {
     "research": "pipeline",
     "research_sync": "pipeline",
@@ -35,6 +35,11 @@ _LAZY = {
     "ChatRequest": "llm",
     "ChatResponse": "llm",
     "Usage": "llm",
+    "Settings": "config",
+    "Mode": "config",
+    "MODES": "config",
+    "load_settings": "config",
+    "__version__": "version",
 }
 
 

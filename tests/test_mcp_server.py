@@ -128,8 +128,11 @@ async def test_cancelling_a_call_mid_run_stops_the_run_and_leaves_no_file(tmp_pa
                     calls.start_soon(client.call_tool, "research", {"question": QUERY, "corpus": [str(corpus)]})
                     await anyio.to_thread.run_sync(responder.wait_arrivals, 1)  # the run is in its draft
                     calls.cancel_scope.cancel()  # the client sends notifications/cancelled
-                responder.release.set()
+                # The server reads its messages in order: once this answers, it has taken the
+                # cancellation in. Only then is the held draft answered (a run still going would
+                # go on to its skeptic); released any earlier, the answer could beat the cancellation.
                 alive = await client.call_tool("review_report", {"markdown": report(CLEAN_BODY)})
+                responder.release.set()
             # the client has closed the server's stdin and the server has exited: its files are final
         finally:
             responder.release.set()

@@ -54,3 +54,29 @@ async def test_a_corpus_only_run_builds_no_web_search_client(tmp_path):
     client = search_client(searx, owned)
     assert client is not None and owned == [client]
     await client.aclose()
+
+
+def _run_python(code: str) -> None:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_jsonschema_is_loaded_while_the_first_structured_request_is_out():
+    # Nothing needs jsonschema before the first answer: it is not imported with the run,
+    # and it is loaded in the background while the first request waits for its answer.
+    _run_python(
+        "import asyncio, sys, threading\n"
+        "from research_agent.cli import app\n"
+        "import research_agent.pipeline, research_agent.record.io, research_agent.memory.schema\n"
+        "assert 'jsonschema' not in sys.modules\n"
+        "from research_agent.llm import ChatRequest\n"
+        "from research_agent.llm.structured import RawAnswer, ask_in_forms, interpret\n"
+        "schema = {'type': 'object', 'properties': {'n': {'type': 'integer'}}, 'required': ['n']}\n"
+        "async def send(messages, response_format):\n"
+        "    for loader in [t for t in threading.enumerate() if t.name == 'load-jsonschema']:\n"
+        "        loader.join(60)  # a hang guard; it may be done already\n"
+        "    assert 'jsonschema' in sys.modules  # loaded by now, before any answer is read\n"
+        "    return RawAnswer(content='{\"n\": 3}', finish_reason='stop', prompt_tokens=1, completion_tokens=1)\n"
+        "raw, form = asyncio.run(ask_in_forms(send, ChatRequest(stage='t', system='s', user='u'), schema, [], 'json_schema'))\n"
+        "assert interpret(raw, schema)[0] == {'n': 3}\n"
+    )

@@ -1,6 +1,6 @@
 """The ``research-agent`` command line: one module per command group.
 
-* :mod:`.app`       the root app (``-v``, ``--version``, logging) with every group mounted
+* :mod:`.root`      the root app (``-v``, ``--version``, logging) with every group mounted
 * :mod:`.run`       ``run``: options to settings, the run with progress, the result, the critique asked for
   (:mod:`.run_options`: the options themselves, shared with ``memory ab``)
 * :mod:`.critique`  ``critique``, and how a run's critique is told
@@ -12,11 +12,35 @@
 * :mod:`.progress`  the progress line;  :mod:`.terminal`  printing outside text inertly
 
 The console script is ``research_agent.cli:main``; ``python -m research_agent`` runs it too.
+
+Importing this package loads none of the commands: :func:`main` and :data:`app` load them
+on first use. A process started by :mod:`multiprocessing` (an extraction worker) imports
+its parent's main module, which for the console script is ``from research_agent.cli import
+main``; that must not cost it the whole command line (typer, rich, every command).
 """
+
+from __future__ import annotations
+
+from typing import Any
 
 from .startup import importing
 
-with importing():
-    from .app import app, main
-
 __all__ = ["app", "main"]
+
+
+def _root() -> Any:
+    with importing():
+        from . import root
+
+    return root
+
+
+def main() -> None:
+    """Entry point of the ``research-agent`` script."""
+    _root().main()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # the Typer app, for tests and for embedding
+        return _root().app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

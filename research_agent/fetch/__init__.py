@@ -11,26 +11,37 @@
 """
 
 from ..sources import Document, Page
-from .cache import PageCache
 from .extract import Unreadable, decode_body, extract, pdf_supported
-from .fetcher import DEFAULT_USER_AGENT, Fetcher
-from .guard import Resolver, is_public_address
-from .outcome import FAILURE_REASONS, FetchFailure, FetchStats, SourceRead
 
-__all__ = [
-    "Fetcher",
-    "Page",
-    "Document",
-    "FetchFailure",
-    "FetchStats",
-    "SourceRead",
-    "PageCache",
-    "Resolver",
-    "FAILURE_REASONS",
-    "DEFAULT_USER_AGENT",
-    "is_public_address",
-    "extract",
-    "Unreadable",
-    "decode_body",
-    "pdf_supported",
-]
+# The rest is imported on first use: an extraction worker process imports this package on
+# its way to :mod:`.extract` and must not pay for the fetcher (httpx, asyncio) or the cache.
+# (``extract`` cannot be lazy: importing the submodule :mod:`.extract` would set the
+# package's ``extract`` attribute to the module, hiding the function.)
+_LAZY = {
+    "Fetcher": "fetcher",
+    "DEFAULT_USER_AGENT": "fetcher",
+    "FetchFailure": "outcome",
+    "FetchStats": "outcome",
+    "SourceRead": "outcome",
+    "FAILURE_REASONS": "outcome",
+    "PageCache": "cache",
+    "Resolver": "guard",
+    "is_public_address": "guard",
+}
+
+__all__ = ["Page", "Document", "extract", "Unreadable", "decode_body", "pdf_supported", *_LAZY]
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -56,7 +56,8 @@ from .extract import (
 )
 from .guard import AddressGuard, Pinned, Resolver
 from .outcome import FetchFailure, FetchStats, Refused, SourceRead
-from .pool import EXTRACT_TIMEOUT, Failed, OverlapExtraction, cpu_budget
+from .overlap import OverlapExtraction
+from .pool import EXTRACT_TIMEOUT, Failed, cpu_budget
 from .reading import local_source, page_source, snippet_source
 from .robots import ROBOTS_MAX_BYTES, RobotsRules
 from .urls import is_web_url, registrable_domain

@@ -101,9 +101,8 @@ def _page_date(tree: Any) -> str | None:
     return date or None
 
 
-def _visible_text(markup: str) -> str:
-    """The text a reader sees: no scripts, styles or head, blocks as paragraphs."""
-    tree = _parse(markup)
+def _visible_text(tree: Any) -> str:
+    """The text a reader sees: no scripts, styles or head, blocks as paragraphs (``tree`` is changed)."""
     if tree is None:
         return ""
     for bad in tree.xpath("|".join(f"//{t}" for t in _DROP_TAGS)):
@@ -149,9 +148,13 @@ def html_document(markup: str, *, url: str = "", with_date: bool = False) -> Doc
     )
     site = _meta_content(tree, "og:site_name", "application-name")
     date = _page_date(tree) if with_date else None
-    text = "" if len(markup) > TRAFILATURA_MAX_CHARS else _trafilatura_text(tree, url)
+    if len(markup) > TRAFILATURA_MAX_CHARS:
+        # Read from the tree already parsed: a second tree of a page this big costs tens of MB.
+        return Document(title=title, text=_visible_text(tree), date=date, site_name=site)
+    text = _trafilatura_text(tree, url)
     if len(text) < _FALLBACK_MIN_CHARS:
-        visible = _visible_text(markup)
+        del tree  # trafilatura may have changed it; free it before parsing afresh
+        visible = _visible_text(_parse(markup))
         if len(visible) > len(text):
             text = visible
     return Document(title=title, text=text, date=date, site_name=site)

@@ -16,7 +16,10 @@ worker at a time, so it always knows which job each worker holds:
 * **start method**: ``forkserver`` where the platform has it (else ``spawn``), never
   ``fork``: forking a process that runs an event loop and threads is unsafe. The fork
   server preloads the extraction modules once, so a worker (a recycled one too) starts
-  with a fork rather than a fresh interpreter.
+  with a fork rather than a fresh interpreter. A worker holds only what extraction needs
+  (no HTTP stack, terminal, command line or model client: each would cost every worker
+  10-20 MB), which is why this package, ``research_agent`` and ``research_agent.cli``
+  import their parts lazily and :class:`~.overlap.OverlapExtraction` lives apart.
 * **workers start lazily**, on the first job, and :func:`worth_a_pool` says when
   starting them pays: a single HTML page, or plain text only, is extracted in the
   caller's process.
@@ -28,7 +31,6 @@ worker at a time, so it always knows which job each worker holds:
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import multiprocessing
 import os
@@ -43,7 +45,6 @@ from .workers import WorkerSet
 
 __all__ = [
     "ExtractionPool",
-    "OverlapExtraction",
     "Failed",
     "CRASHED",
     "TIMED_OUT",
@@ -91,9 +92,10 @@ def _context() -> multiprocessing.context.BaseContext:
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     ctx = multiprocessing.get_context(method)
     if method == "forkserver":
-        # Once per program (the fork server is shared): the main module too, so that a
-        # worker does not import it again.
-        ctx.set_forkserver_preload(["__main__", *PRELOAD])
+        # Once per program (the fork server is shared), and only the extraction modules: not
+        # the main module, which under the command line would be the whole CLI. (A worker
+        # still imports the main module itself, as multiprocessing does; the CLI's is light.)
+        ctx.set_forkserver_preload(list(PRELOAD))
     return ctx
 
 
@@ -185,90 +187,3 @@ class ExtractionPool:
             return
         self._set.stop(cancel=cancel)
         thread.join()
-
-
-class OverlapExtraction:
-    """``fn`` for async callers (the fetcher): in a thread of this process while
-    documents come one at a time; from the moment two overlap, worker processes start
-    in the background and take every document once one is ready. While they start, the
-    documents waiting are extracted here one by one, so a handful of pages never waits
-    for the workers, and the first of a long list are done by the time they are up.
-
-    At most ``limit`` jobs (default 2 per worker) are in the pool at once, so what waits
-    is held by its caller. A job the pool could not run (no worker could start) runs here.
-    Only jobs in a worker are protected from a crash or hang; the ones here are not.
-    """
-
-    def __init__(self, fn: Callable[..., Any], *, timeout: float = EXTRACT_TIMEOUT, limit: int | None = None):
-        self.fn = fn
-        self.timeout = timeout
-        self._pool: ExtractionPool | None = None
-        self._active = 0
-        self._here_busy = False  # the GIL runs one extraction at a time anyway
-        self._changed = asyncio.Condition()  # the thread here is free, or the workers are ready
-        self._pool_up: asyncio.Future[None] | None = None
-        self._slots = asyncio.Semaphore(limit or 2 * cpu_budget())
-
-    @property
-    def pool_started(self) -> bool:
-        """Whether worker processes were started (until :meth:`aclose`)."""
-        return self._pool is not None
-
-    async def run(self, *args: Any, **kwargs: Any) -> Any:
-        """``fn(*args, **kwargs)``, or a :class:`Failed` when its worker crashed or hung."""
-        self._active += 1
-        try:
-            if self._pool is None and self._active >= MIN_POOL_JOBS:
-                self._start_pool()
-            if await self._take_here():
-                return await self._run_here(*args, **kwargs)
-            async with self._slots:
-                result = await asyncio.wrap_future(self._pool.submit(*args, **kwargs))  # type: ignore[union-attr]
-            if isinstance(result, Failed) and result.reason == UNAVAILABLE:
-                await self._take_here(wait_for_pool=False)
-                result = await self._run_here(*args, **kwargs)
-            return result
-        finally:
-            self._active -= 1
-
-    def _start_pool(self) -> None:
-        pool = self._pool = ExtractionPool(self.fn, timeout=self.timeout)
-        pool.start()
-        self._pool_up = asyncio.ensure_future(self._announce_when_ready(pool))
-
-    async def _announce_when_ready(self, pool: ExtractionPool) -> None:
-        await asyncio.to_thread(pool.ready.wait)  # set when ready, broken or closed: it ends
-        async with self._changed:
-            self._changed.notify_all()
-
-    def _pool_ready(self) -> bool:
-        return self._pool is not None and self._pool.ready.is_set()
-
-    async def _take_here(self, *, wait_for_pool: bool = True) -> bool:
-        """Wait until this thread is free (True: it is now taken) or, with
-        ``wait_for_pool``, a worker is ready (False)."""
-        async with self._changed:
-            await self._changed.wait_for(
-                lambda: not self._here_busy or (wait_for_pool and self._pool_ready())
-            )
-            if wait_for_pool and self._pool_ready():
-                return False
-            self._here_busy = True
-            return True
-
-    async def _run_here(self, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return await asyncio.to_thread(self.fn, *args, **kwargs)
-        finally:
-            async with self._changed:
-                self._here_busy = False
-                self._changed.notify_all()
-
-    async def aclose(self) -> None:
-        """Stop the workers, if any were started; what is still queued is cancelled."""
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            await asyncio.to_thread(pool.close)
-        if self._pool_up is not None:
-            await self._pool_up  # ends: the closed pool's ready event is set
-            self._pool_up = None

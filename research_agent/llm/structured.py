@@ -15,11 +15,11 @@ from __future__ import annotations
 import json
 import logging
 import re
+import sys
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
-
-import jsonschema
 
 from .protocol import ChatRequest
 from .schema_bounds import answer_schema, clamp, wire_schema
@@ -216,6 +216,7 @@ async def ask_in_forms(
     ``send(messages, response_format)`` raises :class:`SchemaRejected` when the endpoint
     refuses the format. Returns the answer and the form that was accepted.
     """
+    _load_validator_meanwhile()
     for form in FORMS[FORMS.index(first) :]:
         in_system = wire_schema(schema) if form != "json_schema" else None
         messages = build_messages(request, in_system) + repair
@@ -224,6 +225,28 @@ async def ask_in_forms(
         except SchemaRejected as exc:
             log.info("stage %s: the endpoint rejected response_format %s: %s", request.stage, form, exc)
     raise AssertionError("unreachable: the instructions form sends no response_format")
+
+
+_load_once = threading.Lock()  # taken for good by the first caller
+
+
+def _load_validator_meanwhile() -> None:
+    """Import jsonschema in a thread while the first structured request is out.
+
+    The import takes about 35 ms of a run's start-up; nothing needs it before the first
+    answer comes back, and the process waits for that answer anyway. Once per process;
+    :func:`interpret` simply imports it (waiting for this import if it is under way).
+    """
+    if "jsonschema" in sys.modules or not _load_once.acquire(blocking=False):
+        return
+    threading.Thread(target=_import_jsonschema, name="load-jsonschema", daemon=True).start()
+
+
+def _import_jsonschema() -> None:
+    try:
+        import jsonschema  # noqa: F401
+    except Exception:  # interpret() will raise it where it can be reported
+        log.debug("loading jsonschema ahead failed", exc_info=True)
 
 
 def interpret(raw: RawAnswer, schema: dict[str, Any] | None) -> tuple[Any, str, tuple[str, ...]]:
@@ -244,6 +267,8 @@ def interpret(raw: RawAnswer, schema: dict[str, Any] | None) -> tuple[Any, str, 
         data = extract_json(text)
     except ValueError as exc:
         raise InvalidAnswer(f"not JSON ({exc})") from None
+    import jsonschema
+
     checked = answer_schema(schema)
     validator_cls = jsonschema.validators.validator_for(checked)
     error = jsonschema.exceptions.best_match(validator_cls(checked).iter_errors(data))

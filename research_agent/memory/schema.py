@@ -15,9 +15,7 @@ import re
 from collections.abc import Mapping
 from functools import cache
 from importlib import resources
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..ids import parse_zoned_time
@@ -25,6 +23,9 @@ from ..record.types import GATE_DECISIONS
 from ..text.sanitize import looks_like_injection
 from .fastschema import Check, compile_schema
 from .names import valid_site
+
+if TYPE_CHECKING:  # imported where a file needs its precise messages (see _validator)
+    import jsonschema
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -144,6 +145,8 @@ def critique_schema(version: int = SCHEMA_VERSION) -> dict[str, Any]:
 
 @cache
 def _validator(version: int) -> jsonschema.protocols.Validator:
+    import jsonschema  # about 35 ms, only for a file the compiled checks reject
+
     schema = critique_schema(version)
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)

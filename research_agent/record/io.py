@@ -16,7 +16,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import yaml
 
 from ..config import MODES
@@ -127,6 +126,8 @@ def run_record_schema() -> dict[str, Any]:
 
 @cache
 def _validator() -> Any:
+    import jsonschema  # on first use: a run checks no record before its last answer
+
     schema = run_record_schema()
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
@@ -135,7 +136,9 @@ def _validator() -> Any:
 
 def _schema_problem(data: Mapping[str, Any]) -> str | None:
     """The most telling problem the schema finds, or a number that is not finite; else None."""
-    error = jsonschema.exceptions.best_match(_validator().iter_errors(data))
+    from jsonschema.exceptions import best_match
+
+    error = best_match(_validator().iter_errors(data))
     if error is not None:
         where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".")
         return f"{where or '(top level)'}: {' '.join(error.message.split())[:160]}"

@@ -13,16 +13,18 @@ import inspect
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
 from ..errors import ConfigError, SearchError
 from ..fetch.urls import is_web_url, normalize_url
 from ..sources import SearchHit
-from .base import ProviderFailure, SearchProvider, SearchResults
-from .web import TAVILY_BASE_URL, DdgsBackend, DdgsProvider, ProviderError, SearxngProvider, TavilyProvider
+from .base import ProviderError, ProviderFailure, SearchProvider, SearchResults
+
+if TYPE_CHECKING:  # the web providers (and httpx) are imported only by a run that searches the web
+    import httpx
+
+    from .web import DdgsBackend
 
 __all__ = [
     "KNOWN_PROVIDERS",
@@ -74,7 +76,7 @@ def build_providers(
     http_client: httpx.AsyncClient | None,
     local_provider: SearchProvider | None = None,
     ddgs_backend: DdgsBackend | None = None,
-    tavily_base_url: str = TAVILY_BASE_URL,
+    tavily_base_url: str | None = None,
 ) -> list[SearchProvider]:
     """The providers for this run, in the order named, validated before any is built.
 
@@ -84,7 +86,7 @@ def build_providers(
     corpus provider is built by the caller and passed as ``local_provider``; it is
     required whenever ``local`` is among the names (a ValueError otherwise: that is a
     programming error, not a user's). ``ddgs_backend`` and ``tavily_base_url`` are
-    seams for tests and for Tavily-compatible gateways.
+    seams for tests and for Tavily-compatible gateways (default :data:`~.web.TAVILY_BASE_URL`).
     """
     names = provider_names(settings)
     _check(settings, names)
@@ -95,20 +97,32 @@ def build_providers(
     timeout = max(1.0, float(settings.fetch_timeout))
     providers: list[SearchProvider] = []
     for name in names:
-        if name == "ddgs":
-            providers.append(DdgsProvider(ddgs_backend, timeout=timeout))
-        elif name == "searxng":
-            assert http_client is not None
-            providers.append(SearxngProvider(settings.searxng_url, http_client, timeout=timeout))
-        elif name == "tavily":
-            assert http_client is not None
-            providers.append(
-                TavilyProvider(settings.tavily_api_key.strip(), http_client, tavily_base_url, timeout=timeout)
-            )
-        else:
+        if name == "local":
             assert local_provider is not None
             providers.append(local_provider)
+        else:
+            providers.append(_web_provider(name, settings, http_client, ddgs_backend, tavily_base_url, timeout))
     return providers
+
+
+def _web_provider(
+    name: str,
+    settings: Settings,
+    http_client: httpx.AsyncClient | None,
+    ddgs_backend: DdgsBackend | None,
+    tavily_base_url: str | None,
+    timeout: float,
+) -> SearchProvider:
+    # Imported here: a corpus-only run never loads the web providers (nor httpx).
+    from .web import TAVILY_BASE_URL, DdgsProvider, SearxngProvider, TavilyProvider
+
+    if name == "ddgs":
+        return DdgsProvider(ddgs_backend, timeout=timeout)
+    assert http_client is not None
+    if name == "searxng":
+        return SearxngProvider(settings.searxng_url, http_client, timeout=timeout)
+    key = settings.tavily_api_key.strip()
+    return TavilyProvider(key, http_client, tavily_base_url or TAVILY_BASE_URL, timeout=timeout)
 
 
 def hit_key(hit: SearchHit) -> str | None:

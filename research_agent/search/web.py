@@ -17,9 +17,9 @@ from typing import Any
 
 import httpx
 
-from ..errors import SearchError
 from ..fetch.urls import is_web_url
 from ..sources import SearchHit
+from .base import ProviderError
 
 __all__ = [
     "ProviderError",
@@ -38,15 +38,6 @@ DdgsBackend = Callable[[str, int], list[dict[str, Any]]]
 TAVILY_BASE_URL = "https://api.tavily.com"
 _MAX_TITLE = 300
 _MAX_SNIPPET = 2000
-
-
-class ProviderError(SearchError):
-    """One provider could not answer one query. ``reason`` is short and user-readable."""
-
-    def __init__(self, provider: str, reason: str) -> None:
-        super().__init__(f"{provider}: {reason}")
-        self.provider = provider
-        self.reason = reason
 
 
 def _text(value: Any, limit: int) -> str:

@@ -167,3 +167,10 @@ def worker_processes() -> set[int]:
         for pid, (ppid, cmd) in descendants().items()
         if not (ppid == me and any(helper in cmd for helper in helpers))
     }
+
+
+def loaded_modules(*_ignored: object) -> list[str]:
+    """The names of the modules this process has imported (what a worker carries)."""
+    import sys
+
+    return sorted(sys.modules)
