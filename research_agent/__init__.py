@@ -20,6 +20,7 @@ from .errors import (
     SearchError,
     StorageError,
 )
+from .lazy import lazy_names
 
 # Everything else is imported on first use: the command line starts without the run and
 # the model protocol for every command but ``run`` (which imports them itself), and an
@@ -43,19 +44,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
 
 __all__ = [
     "research",

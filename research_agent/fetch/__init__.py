@@ -10,6 +10,7 @@
 * :mod:`.urls`: URL identity (normalised URLs, registrable domains).
 """
 
+from ..lazy import lazy_names
 from ..sources import Document, Page
 from .extract import Unreadable, decode_body, extract, pdf_supported
 
@@ -32,16 +33,4 @@ _LAZY = {
 __all__ = ["Page", "Document", "extract", "Unreadable", "decode_body", "pdf_supported", *_LAZY]
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
