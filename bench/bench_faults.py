@@ -41,7 +41,7 @@ from research_agent.config import MODES, Settings  # noqa: E402
 from research_agent.errors import ResearchError  # noqa: E402
 from research_agent.llm import OpenAIChatModel  # noqa: E402
 from research_agent.llm.prices import PriceTable  # noqa: E402
-from research_agent.memory.lessons import LessonSelection  # noqa: E402
+from research_agent.memory.lessons.select import LessonSelection  # noqa: E402
 from research_agent.pipeline import research  # noqa: E402
 from research_agent.search.local import LocalSearchProvider  # noqa: E402
 from tests.support.fake_openai_server import CONTENT_KINDS, STATUS_KINDS, FakeOpenAIServer, Faults  # noqa: E402

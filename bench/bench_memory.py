@@ -39,15 +39,15 @@ from research_agent.measures import (  # noqa: E402
     SourceCounts,
     SubQueryFacts,
 )
-from research_agent.memory import store  # noqa: E402
-from research_agent.memory.citation_support import citation_support  # noqa: E402
-from research_agent.memory.critique import build_request, compute_facts  # noqa: E402
-from research_agent.memory.critique_types import Critique, LessonUse, Scores  # noqa: E402
-from research_agent.memory.effects import lesson_effects  # noqa: E402
-from research_agent.memory.lessons import select_lessons  # noqa: E402
-from research_agent.memory.run_lessons import MemoryLessons  # noqa: E402
-from research_agent.memory.schema import DIMENSIONS, TAGS  # noqa: E402
-from research_agent.memory.spawn import spawn_critique  # noqa: E402
+from research_agent.memory.critique.citation_support import citation_support  # noqa: E402
+from research_agent.memory.critique.judgement import build_request, compute_facts  # noqa: E402
+from research_agent.memory.critique.spawn import spawn_critique  # noqa: E402
+from research_agent.memory.effects.lesson_effects import lesson_effects  # noqa: E402
+from research_agent.memory.lessons.run import MemoryLessons  # noqa: E402
+from research_agent.memory.lessons.select import select_lessons  # noqa: E402
+from research_agent.memory.store.critique_types import Critique, LessonUse, Scores  # noqa: E402
+from research_agent.memory.store.files import files as store  # noqa: E402
+from research_agent.memory.store.schema import DIMENSIONS, TAGS  # noqa: E402
 from research_agent.record import read_run_record  # noqa: E402
 from research_agent.text.passages import estimate_tokens  # noqa: E402
 

@@ -36,7 +36,7 @@ from .indexing import Indexing, start_indexing
 from .ledger import RunLedger
 from .llm import ChatModel, UsageRecorder
 from .llm.waiting import SystemTicker, Ticker, waits_reported
-from .memory.run_lessons import FixedLessons, LessonsFn, MemoryLessons, RunLessons
+from .memory.lessons.run import FixedLessons, LessonsFn, MemoryLessons, RunLessons
 from .progress import NoProgress, Progress, StageClock
 from .record import CorpusRecord
 from .report import ReportMeta

@@ -17,7 +17,7 @@ from .assembly import Run
 from .ids import format_utc
 from .ledger import RunLedger
 from .measures import CitationFacts
-from .memory.citation_support import citation_support
+from .memory.critique.citation_support import citation_support
 from .record import FetchFailure, LessonsRecord, RunRecord, SubQueryCount, write_run_record
 from .report import compose_report, render_insufficient
 from .results import Briefing, Outcome, ResearchResult, summarize_sources

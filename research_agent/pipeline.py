@@ -23,8 +23,8 @@ from .fetch.gather import SourceReader, gather_sources, source_key
 from .finish import finish_run
 from .llm import ChatModel
 from .llm.waiting import Ticker
-from .memory.lesson_render import lessons_markdown, lessons_prompt_block
-from .memory.lesson_types import LessonSelection
+from .memory.lessons.render import lessons_markdown, lessons_prompt_block
+from .memory.lessons.types import LessonSelection
 from .progress import Progress
 from .results import Briefing, Iteration, Outcome, ResearchResult, SourceSummary
 from .search.base import SearchProvider
@@ -81,7 +81,7 @@ async def _first_plan(run: Run) -> tuple[Plan, Briefing]:
     """The first plan, which also names the question's domain, and what that gives the run.
 
     The domain is not known before this call, so it is offered the planning lessons of the
-    domains that have some; only the named domain's count (:mod:`.memory.run_lessons`).
+    domains that have some; only the named domain's count (:mod:`.memory.lessons.run`).
     The corpus is indexed meanwhile: the first search needs it, the first model call does not."""
     offered = run.lessons.offer().prompt_block()
     plan = await run.indexing.alongside(_plan(run, 1, lessons_block=offered, pick_domain=True))

@@ -14,7 +14,7 @@ from .sources import ScoredSource, Source
 from .text.sanitize import sanitize
 
 if TYPE_CHECKING:
-    from .memory.lessons import LessonSelection
+    from .memory.lessons.select import LessonSelection
     from .stages.relevance import Gate
     from .writing import Written
 

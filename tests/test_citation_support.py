@@ -4,7 +4,7 @@ occur in the text the writer received for the cited source."""
 from __future__ import annotations
 
 from research_agent.measures import CitationFacts, WeakPair
-from research_agent.memory.citation_support import citation_support, cited_sentence_count, key_terms
+from research_agent.memory.critique.citation_support import citation_support, cited_sentence_count, key_terms
 
 SOURCE = (
     "PostgreSQL VACUUM reclaims storage occupied by dead tuples. Plain VACUUM marks the space as "

@@ -22,10 +22,10 @@ from research_agent.measures import (
     SubQueryFacts,
     WeakPair,
 )
-from research_agent.memory.critique import critique_run
-from research_agent.memory.facts import compute_facts
-from research_agent.memory.lessons import LessonSelection
-from research_agent.memory.store import load_critique
+from research_agent.memory.critique.facts import compute_facts
+from research_agent.memory.critique.judgement import critique_run
+from research_agent.memory.lessons.select import LessonSelection
+from research_agent.memory.store.files import load_critique
 from research_agent.pipeline import research
 from research_agent.record import read_run_record
 from research_agent.sources import SearchHit

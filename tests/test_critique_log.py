@@ -18,9 +18,9 @@ import pytest
 
 from research_agent.config import Settings
 from research_agent.errors import StorageError
-from research_agent.memory.schedule import critique_now
-from research_agent.memory.spawn import spawn_critique
-from research_agent.memory.store import LOG_NAME, append_log
+from research_agent.memory.critique.schedule import critique_now
+from research_agent.memory.critique.spawn import spawn_critique
+from research_agent.memory.store.files import LOG_NAME, append_log
 from tests.conftest import ScriptedModel
 from tests.support.cli import CLI
 from tests.support.critique import make_record

@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 from research_agent.cli.memory import app
 from research_agent.config import Settings
 from research_agent.llm.schema_bounds import bounds_over
-from research_agent.memory.critique import ANSWER_SCHEMA, critique_run, summarize
-from research_agent.memory.schema import DIMENSIONS
-from research_agent.memory.store import load_all, load_critique
+from research_agent.memory.critique.judgement import ANSWER_SCHEMA, critique_run, summarize
+from research_agent.memory.store.files import load_all, load_critique
+from research_agent.memory.store.schema import DIMENSIONS
 from tests.conftest import ScriptedModel
 from tests.support.critique import ANSWER, RUN_ID, make_record
 from tests.support.memory import NOW

@@ -17,10 +17,10 @@ from research_agent.measures import (
     SubQueryFacts,
     WeakPair,
 )
-from research_agent.memory.critique_types import Critique, LessonUse, Scores
-from research_agent.memory.names import valid_folder, valid_hostname
-from research_agent.memory.schema import LESSON_KEY, SCHEMA_VERSION, is_pass, mean_of, validate_critique
-from research_agent.memory.store import load_critique
+from research_agent.memory.store.critique_types import Critique, LessonUse, Scores
+from research_agent.memory.store.files import load_critique
+from research_agent.memory.store.names import valid_folder, valid_hostname
+from research_agent.memory.store.schema import LESSON_KEY, SCHEMA_VERSION, is_pass, mean_of, validate_critique
 from tests.support.memory import make_critique, put, put_raw
 
 FACTS = CritiqueFacts(

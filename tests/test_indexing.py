@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from research_agent.errors import InputError
-from research_agent.memory.lessons import LessonSelection
+from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
 from tests.support.pipeline import DOCS, QUERY, script, settings_for
 from tests.support.research_responder import ResearchResponder

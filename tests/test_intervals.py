@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from research_agent.memory.intervals import paired_difference, t_quantile_90, unpaired_difference
+from research_agent.memory.effects.intervals import paired_difference, t_quantile_90, unpaired_difference
 
 
 def test_paired_difference_matches_a_hand_computed_t_interval() -> None:

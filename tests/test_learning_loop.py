@@ -15,8 +15,8 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime
 
-from research_agent.memory.effects import lesson_effects
-from research_agent.memory.lessons import select_lessons
+from research_agent.memory.effects.lesson_effects import lesson_effects
+from research_agent.memory.lessons.select import select_lessons
 from research_agent.record import read_run_record
 from tests.support.ab import QUESTIONS, questions_file, run_ab_command, saved_ab
 from tests.support.lesson_follower import COUNTER_QUERY, LessonFollower, write_debate_corpus

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from research_agent.memory.lesson_evidence import Evidence
-from research_agent.memory.lesson_settle import settle
-from research_agent.memory.lesson_text import TEMPLATES, lesson_text
-from research_agent.memory.lessons import build_lessons, select_lessons
-from research_agent.memory.schema import KEY_KINDS, LESSON_KEY, MAX_LESSON_TEXT
-from research_agent.memory.targets import TARGETS, stage_of, target_of
+from research_agent.memory.lessons.evidence import Evidence
+from research_agent.memory.lessons.select import build_lessons, select_lessons
+from research_agent.memory.lessons.settle import settle
+from research_agent.memory.lessons.text import TEMPLATES, lesson_text
+from research_agent.memory.store.schema import KEY_KINDS, LESSON_KEY, MAX_LESSON_TEXT
+from research_agent.memory.store.targets import TARGETS, stage_of, target_of
 from tests.support.memory import NOW, make_critique, make_facts, put
 
 NEUTRAL = make_facts()  # shows no weakness

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from research_agent.memory.effects import lesson_effects
-from research_agent.memory.intervals import unpaired_difference
-from research_agent.memory.lessons import select_lessons
+from research_agent.memory.effects.intervals import unpaired_difference
+from research_agent.memory.effects.lesson_effects import lesson_effects
+from research_agent.memory.lessons.select import select_lessons
 from tests.support.memory import NOW, make_critique, make_facts, put, put_raw
 
 UNANSWERED = "coverage:unanswered"  # target facts.unanswered: lower is better

@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 
 from research_agent.domains import DOMAINS
-from research_agent.memory.lesson_offer import MAX_OFFERED, NOT_OFFERED, offer_lessons
-from research_agent.memory.lesson_types import Lesson, LessonSelection
-from research_agent.memory.run_lessons import FixedLessons, MemoryLessons
+from research_agent.memory.lessons.offer import MAX_OFFERED, NOT_OFFERED, offer_lessons
+from research_agent.memory.lessons.run import FixedLessons, MemoryLessons
+from research_agent.memory.lessons.types import Lesson, LessonSelection
 from tests.support.memory import NOW, make_critique, put
 
 

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 from research_agent.cli.memory import app
 from research_agent.errors import InvalidModelOutput, LLMUnavailable
 from research_agent.files.atomic import TEMP_SUFFIX
-from research_agent.memory.schema import DIMENSIONS
-from research_agent.memory.store import load_critique
+from research_agent.memory.store.files import load_critique
+from research_agent.memory.store.schema import DIMENSIONS
 from research_agent.record import read_run_record
 from tests.support.ab import QUESTIONS, ab_deps, run_ab_command, saved_ab
 from tests.support.memory import make_critique, put

@@ -17,12 +17,12 @@ from research_agent.measures import (
     SiteFacts,
     SourceCounts,
 )
-from research_agent.memory.ab import AbLedger, ab_result, save_ab
-from research_agent.memory.ab_measure import dimension_measures, fact_measures, overall_measure
-from research_agent.memory.ab_types import AbPair, ArmResult, ArmUsage
-from research_agent.memory.critique_types import Scores
-from research_agent.memory.lessons import select_lessons
-from research_agent.memory.store import load_all, prune_critiques
+from research_agent.memory.effects.ab import AbLedger, ab_result, save_ab
+from research_agent.memory.effects.ab_measure import dimension_measures, fact_measures, overall_measure
+from research_agent.memory.effects.ab_types import AbPair, ArmResult, ArmUsage
+from research_agent.memory.lessons.select import select_lessons
+from research_agent.memory.store.critique_types import Scores
+from research_agent.memory.store.files import load_all, prune_critiques
 from tests.support.memory import NOW, make_critique, put
 from tests.support.memory_cli import deps_for
 

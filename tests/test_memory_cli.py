@@ -13,8 +13,8 @@ from research_agent.cli.critique import print_scheduled
 from research_agent.cli.memory import MemoryDeps, app
 from research_agent.config import Settings
 from research_agent.errors import ConfigError
-from research_agent.memory.schedule import after_report
-from research_agent.memory.store import LOG_NAME
+from research_agent.memory.critique.schedule import after_report
+from research_agent.memory.store.files import LOG_NAME
 from tests.conftest import ScriptedModel
 from tests.support.critique import ANSWER, RUN_ID, make_record
 from tests.support.memory import FakeAxes, FakeFigure, make_critique, put, put_raw

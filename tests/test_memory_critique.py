@@ -17,12 +17,12 @@ from research_agent.measures import (
     SiteFacts,
     SourceCounts,
 )
-from research_agent.memory.critique import critique_run, summarize
-from research_agent.memory.critique_types import LessonUse
-from research_agent.memory.facts import compute_facts
-from research_agent.memory.schema import TAGS
-from research_agent.memory.spawn import critique_argv, spawn_critique
-from research_agent.memory.store import LOG_NAME, load_all, load_critique
+from research_agent.memory.critique.facts import compute_facts
+from research_agent.memory.critique.judgement import critique_run, summarize
+from research_agent.memory.critique.spawn import critique_argv, spawn_critique
+from research_agent.memory.store.critique_types import LessonUse
+from research_agent.memory.store.files import LOG_NAME, load_all, load_critique
+from research_agent.memory.store.schema import TAGS
 from research_agent.record import read_run_record
 from research_agent.text.sanitize import DATA_CLOSE, DATA_OPEN
 from tests.support.critique import ANSWER, REPORT, RUN_ID, make_record
@@ -214,7 +214,7 @@ def test_spawn_starts_a_detached_child_and_returns_at_once(tmp_path: Path) -> No
     assert argv == [
         sys.executable,
         "-m",
-        "research_agent.memory.worker",
+        "research_agent.memory.critique.worker",
         str(record),
         "--reports-dir",
         str(tmp_path / "reports"),

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from research_agent.cli.memory import MemoryDeps, app
-from research_agent.memory.lessons import select_lessons
+from research_agent.memory.lessons.select import select_lessons
 from tests.support.memory import NOW, make_critique, make_facts, put, put_raw
 from tests.support.memory_cli import deps_for
 

@@ -14,11 +14,11 @@ from research_agent.cli.memory import app
 from research_agent.config import Settings
 from research_agent.errors import ConfigError, InputError
 from research_agent.llm import ChatRequest, ChatResponse, Usage
-from research_agent.memory.critique import critique_run
-from research_agent.memory.lessons import select_lessons
-from research_agent.memory.schema import SCHEMA_VERSION, validate_critique
-from research_agent.memory.stats import compute_stats
-from research_agent.memory.store import load_all, load_critique, prune_critiques, scan_critiques
+from research_agent.memory.critique.judgement import critique_run
+from research_agent.memory.effects.stats import compute_stats
+from research_agent.memory.lessons.select import select_lessons
+from research_agent.memory.store.files import load_all, load_critique, prune_critiques, scan_critiques
+from research_agent.memory.store.schema import SCHEMA_VERSION, validate_critique
 from tests.support.critique import ANSWER, RUN_ID, make_record
 from tests.support.memory import NOW, make_critique, put, put_raw, put_text
 from tests.support.memory_cli import deps_for

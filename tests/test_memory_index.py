@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from research_agent.memory.effects import lesson_effects
-from research_agent.memory.index import INDEX_NAME, open_index
-from research_agent.memory.lessons import select_lessons
-from research_agent.memory.store import prune_critiques
+from research_agent.memory.effects.lesson_effects import lesson_effects
+from research_agent.memory.lessons.select import select_lessons
+from research_agent.memory.store.files import prune_critiques
+from research_agent.memory.store.index import INDEX_NAME, open_index
 from tests.support.memory import NOW, make_critique, make_facts, put, put_raw
 
 WEAK_GEO = (4, 4, 4, 2, 4)

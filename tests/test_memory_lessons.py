@@ -14,11 +14,11 @@ import pytest
 import yaml
 
 from research_agent.errors import ConfigError, InputError
-from research_agent.memory.lesson_render import lessons_markdown, lessons_prompt_block
-from research_agent.memory.lessons import LessonSelection, select_lessons
-from research_agent.memory.names import valid_hostname
-from research_agent.memory.stats import compare_adaptive, compute_stats, plot_history, z_scores
-from research_agent.memory.store import load_all
+from research_agent.memory.effects.stats import compare_adaptive, compute_stats, plot_history, z_scores
+from research_agent.memory.lessons.render import lessons_markdown, lessons_prompt_block
+from research_agent.memory.lessons.select import LessonSelection, select_lessons
+from research_agent.memory.store.files import load_all
+from research_agent.memory.store.names import valid_hostname
 from tests.support.memory import (
     NOW,
     FakeAxes,

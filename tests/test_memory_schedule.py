@@ -12,9 +12,9 @@ from typing import Any
 
 from research_agent.config import MODES, Settings
 from research_agent.errors import ConfigError, StorageError
-from research_agent.memory.schedule import after_report
-from research_agent.memory.spawn import critique_argv
-from research_agent.memory.store import LOG_NAME
+from research_agent.memory.critique.schedule import after_report
+from research_agent.memory.critique.spawn import critique_argv
+from research_agent.memory.store.files import LOG_NAME
 from tests.conftest import ScriptedModel
 from tests.support.critique import ANSWER, RUN_ID, make_record
 from tests.support.fake_openai_server import FakeOpenAIServer

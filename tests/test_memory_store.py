@@ -14,17 +14,8 @@ import pytest
 from research_agent.domains import DOMAINS
 from research_agent.errors import StorageError
 from research_agent.files.safeyaml import UnsafeYaml, load_yaml_text
-from research_agent.memory.critique_types import Critique
-from research_agent.memory.schema import (
-    FIELD_ORDER,
-    OPTIONAL_FIELDS,
-    TAGS,
-    InvalidCritique,
-    _fast_check,
-    critique_schema,
-    validate_critique,
-)
-from research_agent.memory.store import (
+from research_agent.memory.store.critique_types import Critique
+from research_agent.memory.store.files import (
     LOG_NAME,
     MAX_CRITIQUE_BYTES,
     append_log,
@@ -34,6 +25,15 @@ from research_agent.memory.store import (
     prune_critiques,
     scan_critiques,
     write_critique,
+)
+from research_agent.memory.store.schema import (
+    FIELD_ORDER,
+    OPTIONAL_FIELDS,
+    TAGS,
+    InvalidCritique,
+    _fast_check,
+    critique_schema,
+    validate_critique,
 )
 from tests.support.memory import BILLION_LAUGHS, NOW, hostile_files, make_critique, put, put_raw, put_text
 

@@ -13,7 +13,7 @@ import pytest
 from research_agent.errors import DiskFull, InputError, StorageError
 from research_agent.files.atomic import TEMP_SUFFIX, atomic_write_all, atomic_write_text
 from research_agent.ids import make_run_id
-from research_agent.memory.lessons import LessonSelection
+from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
 from tests.support.cli import cli
 from tests.support.fake_openai_server import FakeOpenAIServer

@@ -7,7 +7,7 @@ import yaml
 
 from research_agent.config import MODES
 from research_agent.errors import InputError
-from research_agent.memory.lessons import LessonSelection
+from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
 from research_agent.sources import SearchHit
 from tests.support.pipeline import DOCS, QUERY, DocsProvider, citations, script, settings_for, source_entries

@@ -293,7 +293,7 @@ def test_cancelling_a_run_stops_its_indexing_thread_at_the_next_file(tmp_path):
             await asyncio.wait_for(asyncio.Event().wait(), HANG_GUARD)
 
     from research_agent.config import Settings
-    from research_agent.memory.lessons import LessonSelection
+    from research_agent.memory.lessons.select import LessonSelection
     from research_agent.pipeline import research
 
     corpus = write_docs(tmp_path / "corpus")

@@ -10,7 +10,7 @@ import yaml
 from typer.testing import CliRunner
 
 from research_agent.cli.review import app as review_app
-from research_agent.memory.lessons import LessonSelection
+from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
 from research_agent.review.review import review_draft
 from research_agent.sources import SearchHit

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import yaml
 
-from research_agent.memory.lessons import LessonSelection
+from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
 from tests.support.pipeline import CLAIM, CRITICAL, DOCS, QUERY, DocsProvider, script, settings_for
 from tests.support.research_responder import ResearchResponder

@@ -16,9 +16,9 @@ from typer.testing import CliRunner
 
 from research_agent.config import Settings
 from research_agent.errors import InputError
-from research_agent.memory.critique import critique_run
-from research_agent.memory.lessons import LessonSelection
-from research_agent.memory.store import load_critique
+from research_agent.memory.critique.judgement import critique_run
+from research_agent.memory.lessons.select import LessonSelection
+from research_agent.memory.store.files import load_critique
 from research_agent.pipeline import research
 from research_agent.record import read_run_record, run_record_schema
 from tests.conftest import INVALID, ScriptedModel

@@ -19,8 +19,8 @@ import research_agent.stages as stages_package
 from research_agent.config import MODES
 from research_agent.llm import ChatRequest, OpenAIChatModel, extract_json
 from research_agent.llm.schema_bounds import WIRE_BOUND_LIMIT, answer_schema, bounds_over, clamp, wire_schema
-from research_agent.memory.critique import ANSWER_SCHEMA as CRITIQUE_SCHEMA
-from research_agent.memory.lessons import LessonSelection
+from research_agent.memory.critique.judgement import ANSWER_SCHEMA as CRITIQUE_SCHEMA
+from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
 from research_agent.stages.synthesize import SCHEMA as DRAFT_SCHEMA
 from tests.support.fake_openai_server import FakeOpenAIServer, Faults, minimal_instance

@@ -73,7 +73,7 @@ def _module_graph() -> dict[str, set[str]]:
 
 
 def _unit(module: str) -> str:
-    """The package a module belongs to (``memory`` for ``research_agent.memory.store``), or
+    """The package a module belongs to (``memory`` for ``research_agent.memory.store.files``), or
     the module itself for one at the root."""
     parts = module.split(".")
     return parts[1] if len(parts) > 2 or (len(parts) == 2 and _is_package(module)) else module
@@ -107,3 +107,24 @@ def _cycles(graph: dict[str, set[str]]) -> list[str]:
         if name not in state:
             visit(name, [name])
     return cycles
+
+
+MEMORY_FLOORS = ("store", "critique", "effects", "lessons")  # bottom to top
+
+
+def test_memory_floors_import_only_those_below() -> None:
+    """memory/ is grouped by job into four floors; a floor imports only the floors below it."""
+
+    def floor(module: str) -> int | None:
+        parts = module.split(".")
+        if len(parts) > 2 and parts[1] == "memory" and parts[2] in MEMORY_FLOORS:
+            return MEMORY_FLOORS.index(parts[2])
+        return None
+
+    upward = [
+        f"{name} -> {imported}"
+        for name, imports in _module_graph().items()
+        for imported in imports
+        if floor(name) is not None and floor(imported) is not None and floor(imported) > floor(name)
+    ]
+    assert upward == []

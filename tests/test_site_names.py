@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from research_agent.memory.names import valid_folder, valid_hostname, valid_site
-from research_agent.memory.site_names import safe_site, site_name
+from research_agent.memory.critique.site_names import safe_site, site_name
+from research_agent.memory.store.names import valid_folder, valid_hostname, valid_site
 from research_agent.record import SourceSummary
 
 

@@ -67,7 +67,7 @@ def test_jsonschema_is_loaded_while_the_first_structured_request_is_out():
     _run_python(
         "import asyncio, sys, threading\n"
         "from research_agent.cli import app\n"
-        "import research_agent.pipeline, research_agent.record.io, research_agent.memory.schema\n"
+        "import research_agent.pipeline, research_agent.record.io, research_agent.memory.store.schema\n"
         "assert 'jsonschema' not in sys.modules\n"
         "from research_agent.llm import ChatRequest\n"
         "from research_agent.llm.structured import RawAnswer, ask_in_forms, interpret\n"

@@ -15,7 +15,7 @@ from typing import Any
 from research_agent.config import MODES, Settings
 from research_agent.llm import OpenAIChatModel
 from research_agent.llm.prices import PriceTable
-from research_agent.memory.lessons import LessonSelection
+from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
 from research_agent.search.local import LocalSearchProvider
 from tests.support.fake_openai_server import FakeOpenAIServer

@@ -19,7 +19,7 @@ from research_agent.errors import LLMTimeout
 from research_agent.llm import ChatRequest, ChatResponse, OpenAIChatModel
 from research_agent.llm.usage import Usage, UsageRecorder, total_cost
 from research_agent.llm.waiting import report_waits
-from research_agent.memory.lessons import LessonSelection
+from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
 from tests.support.fake_openai_server import FakeOpenAIServer, Faults
 from tests.support.pipeline import QUERY, DocsProvider, Recorded, queue, settings_for

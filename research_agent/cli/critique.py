@@ -1,6 +1,6 @@
 """``research-agent critique --run RECORD``, and how a run's critique is told on the terminal.
 
-The work is memory's (:func:`research_agent.memory.schedule.critique_now`, the same
+The work is memory's (:func:`research_agent.memory.critique.schedule.critique_now`, the same
 function ``--wait-critique`` and the detached worker use); this module only prints.
 """
 
@@ -11,9 +11,9 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from ..memory.critique import summarize
-from ..memory.schedule import Scheduled, critique_now
-from ..memory.store import critique_path
+from ..memory.critique.judgement import summarize
+from ..memory.critique.schedule import Scheduled, critique_now
+from ..memory.store.files import critique_path
 from .boundary import guarded
 from .memory import echo_json, memory_deps, memory_settings
 from .terminal import echo, markup, one_line, visible

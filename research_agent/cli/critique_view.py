@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from ..files.safeyaml import dump_yaml
 from ..measures import CritiqueFacts
-from ..memory.critique_types import Critique
-from ..memory.schema import DIMENSIONS
+from ..memory.store.critique_types import Critique
+from ..memory.store.schema import DIMENSIONS
 
 __all__ = ["describe_critique", "describe_facts"]
 

@@ -26,10 +26,10 @@ from ..config import Settings, load_settings
 from ..domains import DOMAINS, parse_domain
 from ..errors import InputError, ResearchError
 from ..llm import ChatModel, OpenAIChatModel
-from ..memory.lessons import preview_lessons
-from ..memory.schema import DIMENSIONS
-from ..memory.stats import CritiqueCost, compute_stats, plot_history
-from ..memory.store import critique_path, load_all, load_critique, prune_critiques, run_id_from
+from ..memory.effects.stats import CritiqueCost, compute_stats, plot_history
+from ..memory.lessons.select import preview_lessons
+from ..memory.store.files import critique_path, load_all, load_critique, prune_critiques, run_id_from
+from ..memory.store.schema import DIMENSIONS
 from .boundary import guarded
 from .critique_view import describe_critique
 from .memory_effects import show_effects

@@ -3,7 +3,7 @@
 Every question runs twice through the pipeline, as a baseline (no lessons) and as an
 adaptive run (lessons on), both are critiqued here, and the paired differences are
 printed and saved to ``reports/meta/ab-<stamp>.yaml`` (the work is
-:mod:`research_agent.memory.ab`'s; this module reads the options, shows progress on
+:mod:`research_agent.memory.effects.ab`'s; this module reads the options, shows progress on
 stderr and prints). The options are ``run``'s, turned into settings the same way.
 Ctrl-C keeps the pairs already finished: they are saved, summarised, and the exit code
 is 130. Collaborators (settings, model, clock) come from the memory commands'
@@ -29,10 +29,10 @@ from ..errors import ResearchError
 from ..files.atomic import ensure_writable_dir
 from ..files.safefile import check_folder_inside
 from ..llm import ChatModel
-from ..memory.ab import AbLedger, ab_path, ab_result, run_ab, save_ab
-from ..memory.ab_questions import read_questions
-from ..memory.ab_types import AbFailure, AbPair, AbResult, ArmUsage, Measure
-from ..memory.schema import DIMENSION_LABELS
+from ..memory.effects.ab import AbLedger, ab_path, ab_result, run_ab, save_ab
+from ..memory.effects.ab_questions import read_questions
+from ..memory.effects.ab_types import AbFailure, AbPair, AbResult, ArmUsage, Measure
+from ..memory.store.schema import DIMENSION_LABELS
 from ..progress import Progress
 from . import run_options
 from .boundary import guarded, stderr_console

@@ -1,6 +1,6 @@
 """``research-agent memory effects``: each lesson's measured effect, as a table or JSON.
 
-The numbers come from :func:`research_agent.memory.effects.lesson_effects` (the same
+The numbers come from :func:`research_agent.memory.effects.lesson_effects.lesson_effects` (the same
 function the MCP server calls); this module only draws them. With ``--json`` stdout
 carries nothing but the JSON list.
 """
@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..domains import parse_domain
-from ..memory.effects import MIN_RUNS, LessonEffect, lesson_effects
+from ..memory.effects.lesson_effects import MIN_RUNS, LessonEffect, lesson_effects
 from .terminal import dumps_json, echo, markup
 
 __all__ = ["show_effects"]

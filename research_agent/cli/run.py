@@ -3,7 +3,7 @@
 The command reads as its four steps: the options become settings overrides
 (:func:`settings_overrides`), the pipeline runs with progress on stderr, the result is
 printed (:func:`print_result`: the report path on stdout, or one JSON object), and memory
-is asked to critique the run (:func:`research_agent.memory.schedule.after_report`).
+is asked to critique the run (:func:`research_agent.memory.critique.schedule.after_report`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import typer
 
 from ..config import Settings, load_settings
-from ..memory.schedule import after_report
+from ..memory.critique.schedule import after_report
 from ..results import ResearchResult
 from .boundary import guarded, run_async, stderr_console
 from .critique import print_scheduled

@@ -20,9 +20,9 @@ from ..config import Settings
 from ..domains import DOMAINS, parse_domain
 from ..errors import InputError, ResearchError
 from ..llm import OpenAIChatModel
-from ..memory.effects import lesson_effects
-from ..memory.lessons import preview_lessons
-from ..memory.store import critique_path, load_all, load_critique, run_id_from
+from ..memory.effects.lesson_effects import lesson_effects
+from ..memory.lessons.select import preview_lessons
+from ..memory.store.files import critique_path, load_all, load_critique, run_id_from
 from ..stages.classify import classify_domain
 from .answers import answered
 from .service import service_of

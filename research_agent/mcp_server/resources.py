@@ -18,7 +18,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
 from ..errors import ResearchError, error_message
 from ..files.safeyaml import dump_yaml
-from ..memory.evidence import read_report_file
+from ..memory.critique.evidence import read_report_file
 from .memory_tools import NotFound, load_by_id, run_id_of
 from .service import service_of
 

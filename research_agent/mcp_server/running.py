@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import anyio
 
 from ..config import Settings
-from ..memory.schedule import Scheduled, after_report
+from ..memory.critique.schedule import Scheduled, after_report
 from ..pipeline import research
 from ..progress import Progress
 from ..results import ResearchResult

@@ -11,9 +11,9 @@ from typing import Any
 
 from typing_extensions import TypedDict  # pydantic reads nested TypedDicts from here below Python 3.12
 
-from ..memory.critique_types import Critique
-from ..memory.lessons import LessonSelection
-from ..memory.schedule import Scheduled
+from ..memory.critique.schedule import Scheduled
+from ..memory.lessons.select import LessonSelection
+from ..memory.store.critique_types import Critique
 from ..results import ResearchResult
 from ..review.review import Review
 

@@ -2,7 +2,7 @@
 
 Naming the domain here spares the run a model round of its own: the lessons of every
 domain that has some are listed in this call's prompt, grouped by domain, and the
-pipeline keeps only the chosen domain's (:mod:`research_agent.memory.lesson_offer`).
+pipeline keeps only the chosen domain's (:mod:`research_agent.memory.lessons.offer`).
 """
 
 from __future__ import annotations

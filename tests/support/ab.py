@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from research_agent.cli.memory import MemoryDeps, app
 from research_agent.config import load_settings
-from research_agent.memory.ab import AB_NAME
+from research_agent.memory.effects.ab import AB_NAME
 from tests.support.memory import NOW
 from tests.support.pipeline import QUERY
 

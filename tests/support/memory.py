@@ -21,10 +21,10 @@ from research_agent.measures import (
     SourceCounts,
     SubQueryFacts,
 )
-from research_agent.memory.critique_types import Critique, LessonUse, Scores, SkepticFlag
-from research_agent.memory.schema import DIMENSIONS
-from research_agent.memory.store import critique_path, write_critique
-from research_agent.memory.targets import stage_of
+from research_agent.memory.store.critique_types import Critique, LessonUse, Scores, SkepticFlag
+from research_agent.memory.store.files import critique_path, write_critique
+from research_agent.memory.store.schema import DIMENSIONS
+from research_agent.memory.store.targets import stage_of
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 

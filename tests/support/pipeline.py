@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 
 from research_agent.config import MODES, Settings
-from research_agent.memory.lessons import LessonSelection
+from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
 from research_agent.sources import SearchHit
 from tests.support.research_responder import ResearchResponder

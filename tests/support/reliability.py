@@ -139,7 +139,7 @@ def check_folder(reports: Path) -> dict[str, list[Path]]:
     Returns the files found by kind. A run record always names a report that exists
     (the report is written first); a critique always names a run record's report.
     """
-    from research_agent.memory.store import load_critique
+    from research_agent.memory.store.files import load_critique
 
     found: dict[str, list[Path]] = {"reports": [], "records": [], "critiques": []}
     if not reports.is_dir():

@@ -1,0 +1,133 @@
+"""When a run's critique happens: now, or after its report (waited for, or detached).
+
+:func:`critique_now` critiques a run record in this process: the ``critique`` command,
+``--wait-critique`` and the detached worker (:mod:`research_agent.memory.critique.worker`) all
+call it. :func:`after_report` is what a front end calls once the user has the report:
+it does what the settings say (nothing, wait, or start the detached worker) and returns
+a :class:`Scheduled` that says what became of the critique, for the front end to tell.
+Nothing here prints; every failure is logged to ``critique.log`` next to the record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from ...config import Settings
+from ...errors import ResearchError
+from ...llm import ChatModel, OpenAIChatModel
+from ..store.critique_types import Critique
+from ..store.files import append_log, check_log_file, critique_path
+from .judgement import critique_run
+from .spawn import spawn_critique
+
+__all__ = ["Scheduled", "after_report", "critique_now"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Scheduled:
+    """What became of a run's critique after its report.
+
+    ``state`` is ``skipped`` (quick mode or critiques off), ``started`` (a detached process
+    ``pid`` runs it), ``not_started`` (it could not be started: ``error``), ``done``
+    (waited for: ``critique``, saved at ``path``) or ``failed`` (waited for: ``error``).
+    """
+
+    state: Literal["skipped", "started", "not_started", "done", "failed"]
+    critique: Critique | None = None
+    path: Path | None = None
+    error: str = ""
+    pid: int | None = None
+
+
+def after_report(
+    run_record_path: Path,
+    settings: Settings,
+    *,
+    model: ChatModel | None = None,
+    spawn: Callable[..., int] = spawn_critique,
+) -> Scheduled:
+    """Critique a run whose report the user already has, as ``settings`` say.
+
+    Skipped in quick mode or with critiques off; with ``wait_critique`` it runs here
+    (with ``model``, or one built from ``settings``); otherwise a detached process is
+    started through ``spawn`` and this returns at once. A failure never raises: the
+    report is written, so it is only logged and told (KeyboardInterrupt still stops it).
+    """
+    if settings.mode.name == "quick" or not settings.critique:
+        return Scheduled("skipped")
+    if settings.wait_critique:
+        try:
+            critique = critique_now(run_record_path, settings, model=model)
+        except Exception as exc:
+            return Scheduled("failed", error=str(exc))
+        return Scheduled("done", critique=critique, path=critique_path(Path(run_record_path).parent, critique.id))
+    try:
+        pid = spawn(run_record_path, reports_dir=settings.reports_dir, settings=settings)
+    except (OSError, ResearchError) as exc:
+        return Scheduled("not_started", error=str(exc))
+    return Scheduled("started", pid=pid)
+
+
+def critique_now(
+    run_record_path: Path,
+    settings: Settings | Callable[[], Settings],
+    *,
+    model: ChatModel | None = None,
+    make_model: Callable[[Settings], ChatModel] | None = None,
+    now: datetime | None = None,
+) -> Critique:
+    """Critique the run recorded at ``run_record_path`` here and now; return the critique.
+
+    ``critique.log`` is checked before anything else (a FIFO there would block after the
+    model call). ``settings`` may be a function, so that a failure to load them is logged
+    too. The model is ``model``, else ``make_model(settings)``, else one built from the
+    settings, and it is closed afterwards. Failures are logged to ``critique.log`` and raised.
+    """
+    record = Path(run_record_path)
+    check_log_file(record.parent)
+    with _failures_logged(record):
+        chosen = settings() if callable(settings) else settings
+        if model is None:
+            model = (make_model or OpenAIChatModel.from_settings)(chosen)
+    return asyncio.run(_critique_and_close(record, model, chosen, now))
+
+
+@contextlib.contextmanager
+def _failures_logged(run_record_path: Path) -> Iterator[None]:
+    """Log a ResearchError raised inside the block to ``critique.log``, then let it go on."""
+    try:
+        yield
+    except ResearchError as exc:
+        _log_failure(run_record_path, exc)
+        raise
+
+
+def _log_failure(run_record_path: Path, exc: Exception) -> None:
+    """A ``FAIL`` line for the record in its folder's ``critique.log``; a log that cannot
+    be written becomes a note on ``exc`` instead of hiding it."""
+    record = Path(run_record_path)
+    try:
+        append_log(record.parent, "FAIL", record.name, str(exc))
+    except ResearchError as log_exc:
+        exc.add_note(f"critique.log could not be written either: {log_exc}")
+
+
+async def _critique_and_close(record: Path, model: Any, settings: Settings, now: datetime | None) -> Critique:
+    try:
+        return await critique_run(record, model, settings=settings, now=now)
+    finally:
+        close = getattr(model, "aclose", None)
+        if close is not None:
+            try:
+                await close()
+            except Exception as exc:  # closing a client must not mask the critique's outcome
+                logger.debug("closing the model client failed: %s", exc)

@@ -1,0 +1,72 @@
+"""The site a source counts under in the facts, always a name that passes validation.
+
+A web page counts under its registrable host (``docs.python.org`` and ``www.python.org``
+are ``python.org``); a local file under its folder relative to the corpus it came from
+(``guides/vacuum``), or the corpus folder's own name for a file at its top. A name that
+would not pass :func:`~research_agent.memory.store.names.valid_site` (a host such as
+``[::1]``, a folder with spaces or non-ASCII letters, a path over 60 characters) is
+turned into a safe form: characters outside ``A-Za-z0-9._-`` become ``-`` and the path is
+cut at a folder boundary; when nothing readable is left, ``site-<hash>``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from pathlib import PurePath
+
+from ...record import SourceSummary
+from ..store.names import valid_hostname, valid_site
+
+__all__ = ["site_name", "safe_site"]
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_MAX_FOLDER = 60
+
+
+def safe_site(name: str) -> str:
+    """``name`` if it is a valid site already; else its safe form (always valid)."""
+    if _valid(name):
+        return name
+    parts = [_UNSAFE.sub("-", part).strip("-.") for part in name.replace("\\", "/").split("/")]
+    kept: list[str] = []
+    for part in (p for p in parts if p and p not in (".", "..")):
+        if len("/".join([*kept, part])) > _MAX_FOLDER:
+            if not kept:
+                kept.append(part[:_MAX_FOLDER].rstrip("-."))
+            break
+        kept.append(part)
+    candidate = "/".join(kept).lstrip("._-")
+    if _valid(candidate):
+        return candidate
+    return "site-" + hashlib.sha256(name.encode("utf-8", "replace")).hexdigest()[:8]
+
+
+def _valid(name: str) -> bool:
+    # valid_site, and the critique schema's pattern: the first character is a letter or digit
+    return bool(name) and name[0].isalnum() and name.isascii() and valid_site(name)
+
+
+def _is_local(source: SourceSummary) -> bool:
+    return source.provider == "local" or bool(source.location and "://" not in source.location)
+
+
+def _folder(location: str, roots: Sequence[str]) -> str:
+    """The file's folder relative to the corpus root holding it (the longest match), or
+    the corpus folder's name for a file at its top; without a known root, its folder's name."""
+    path = PurePath(location)
+    for root in sorted(roots, key=len, reverse=True):
+        base = PurePath(root)
+        if root and path.is_relative_to(base) and path != base:
+            relative = path.parent.relative_to(base).as_posix()
+            return base.name if relative in ("", ".") else relative
+    return path.parent.name
+
+
+def site_name(source: SourceSummary, corpus_roots: Sequence[str] = ()) -> str:
+    """The site ``source`` counts under (see the module docstring); always a valid site name."""
+    if _is_local(source):
+        return safe_site(_folder(source.location, corpus_roots))
+    host = source.site_key
+    return host if valid_hostname(host) else safe_site(host)

@@ -1,0 +1,60 @@
+"""Measuring a learning A/B: paired differences per dimension and per measured fact.
+
+Each measure pairs the adaptive arm with the baseline arm of the same question
+(:func:`~research_agent.memory.effects.intervals.paired_difference`). A pair counts for a
+dimension only when both critiques scored it (a null ``geographic_balance`` in either
+arm drops that pair for that dimension), and for a fact only when both critiques carry
+a facts block. Lower-is-better facts are flipped, so a positive ``delta`` always means
+the adaptive arm did better.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..store.schema import DIMENSIONS
+from .ab_types import FACT_MEASURES, AbPair, ArmUsage, Measure, fact_value
+from .intervals import paired_difference
+
+__all__ = ["overall_measure", "dimension_measures", "fact_measures", "arm_usage"]
+
+
+def overall_measure(pairs: Sequence[AbPair]) -> Measure:
+    """The critiques' mean score (over their applicable dimensions), adaptive vs baseline."""
+    values = [(p.adaptive.mean_score, p.baseline.mean_score) for p in pairs]
+    return Measure("mean_score", "higher", paired_difference(values))
+
+
+def dimension_measures(pairs: Sequence[AbPair]) -> tuple[Measure, ...]:
+    """One measure per critique dimension, over the pairs where both arms have a score."""
+    measures = []
+    for dimension in DIMENSIONS:
+        values = []
+        for pair in pairs:
+            adaptive, baseline = pair.adaptive.scores.get(dimension), pair.baseline.scores.get(dimension)
+            if adaptive is not None and baseline is not None:
+                values.append((float(adaptive), float(baseline)))
+        measures.append(Measure(dimension, "higher", paired_difference(values)))
+    return tuple(measures)
+
+
+def fact_measures(pairs: Sequence[AbPair]) -> tuple[Measure, ...]:
+    """One measure per measured fact, over the pairs where both critiques carry facts."""
+    measures = []
+    for path, better in FACT_MEASURES:
+        values = [
+            (fact_value(p.adaptive.facts, path), fact_value(p.baseline.facts, path))
+            for p in pairs
+            if p.adaptive.facts is not None and p.baseline.facts is not None
+        ]
+        difference = paired_difference(values)
+        measures.append(Measure(path, better, difference.flipped() if better == "lower" else difference))
+    return tuple(measures)
+
+
+def arm_usage(pairs: Sequence[AbPair], arm: str) -> ArmUsage:
+    """What one arm spent over all pairs (cost None when any price was unknown)."""
+    total = ArmUsage()
+    for pair in pairs:
+        total = total + getattr(pair, arm).usage
+    return total

@@ -1,0 +1,360 @@
+"""Score trends, baseline-versus-adaptive comparison, suspension and collapse checks.
+
+* Trends: per domain and dimension, the mean of the earlier half of its critiques
+  against the recent half.
+* Comparison: each critique's mean score becomes a z-score *within its
+  model_version* (so a model change does not read as learning), then adaptive runs
+  (lessons used) are compared with baseline runs (no lessons).
+* Suspension: over at least ``min_runs`` runs of each kind in a domain, adaptive runs
+  score lower than baseline runs: lessons are suspended for that domain.
+* Collapse: the standard deviation of the recent mean scores falls under 0.3, a sign
+  the critic stopped telling reports apart.
+* Cost: the tokens and dollars the critiques themselves spent, per domain, from the
+  ``usage`` each critique file records (files written before it existed are not counted;
+  the cost is unknown as soon as one critique's price was unknown).
+"""
+
+from __future__ import annotations
+
+import io
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...errors import ConfigError
+from ...files.atomic import atomic_write_bytes
+from ...ids import id_timestamp
+from ..store.critique_types import Critique
+from ..store.files import LoadedCritique
+from ..store.schema import DIMENSIONS
+
+__all__ = [
+    "MIN_RUNS",
+    "COLLAPSE_STD",
+    "RECENT",
+    "DimensionTrend",
+    "Comparison",
+    "Collapse",
+    "CritiqueCost",
+    "DomainStats",
+    "MemoryStats",
+    "chronological",
+    "z_scores",
+    "compare_adaptive",
+    "collapse_check",
+    "domain_stats",
+    "compute_stats",
+    "critique_cost",
+    "plot_history",
+]
+
+MIN_RUNS = 5
+COLLAPSE_STD = 0.3
+RECENT = 10
+
+
+def _stamp(critique: Critique) -> str:
+    return critique.id.rsplit("_", 1)[-1]
+
+
+def chronological(critiques: Iterable[Critique]) -> list[Critique]:
+    """Oldest first, by the run time in each id."""
+    return sorted(critiques, key=lambda c: (_stamp(c), c.id))
+
+
+@dataclass(frozen=True)
+class DimensionTrend:
+    """One dimension in one domain: overall mean, earlier-half and recent-half means."""
+
+    dimension: str
+    mean: float
+    earlier: float | None
+    recent: float | None
+
+    @property
+    def delta(self) -> float | None:
+        if self.earlier is None or self.recent is None:
+            return None
+        return round(self.recent - self.earlier, 2)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Adaptive versus baseline runs in one domain, on z-scores within model_version."""
+
+    adaptive_n: int
+    baseline_n: int
+    adaptive_z: float | None
+    baseline_z: float | None
+    suspended: bool
+    reason: str
+
+
+@dataclass(frozen=True)
+class Collapse:
+    """Spread of the recent mean scores; ``warning`` is set when it is under the threshold."""
+
+    count: int
+    std: float | None
+    collapsed: bool
+    warning: str
+
+
+@dataclass(frozen=True)
+class CritiqueCost:
+    """What the critiques of one domain spent. ``recorded``: critiques that stored their usage;
+    ``cost_usd`` is None (unknown) when any of them has an unknown cost."""
+
+    recorded: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+    cost_usd: float | None = 0.0
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "recorded": self.recorded,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "calls": self.calls,
+            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
+        }
+
+
+def critique_cost(critiques: Iterable[Critique]) -> CritiqueCost:
+    """The summed usage of the critiques that recorded one (see :class:`CritiqueCost`)."""
+    total = CritiqueCost()
+    for critique in critiques:
+        usage = critique.usage
+        if usage is None:
+            continue
+        cost = None if total.cost_usd is None or usage.cost_usd is None else total.cost_usd + usage.cost_usd
+        total = CritiqueCost(
+            total.recorded + 1,
+            total.prompt_tokens + usage.prompt_tokens,
+            total.completion_tokens + usage.completion_tokens,
+            total.calls + usage.calls,
+            cost,
+        )
+    return total
+
+
+@dataclass(frozen=True)
+class DomainStats:
+    domain: str
+    count: int
+    passed: int
+    mean: float
+    trends: tuple[DimensionTrend, ...]
+    comparison: Comparison
+    collapse: Collapse
+    cost: CritiqueCost = CritiqueCost()
+
+
+@dataclass(frozen=True)
+class MemoryStats:
+    """Everything ``memory stats`` shows."""
+
+    domains: tuple[DomainStats, ...]
+    total: int
+    invalid: tuple[tuple[str, str], ...]
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        out = [d.comparison.reason for d in self.domains if d.comparison.suspended]
+        out += [d.collapse.warning for d in self.domains if d.collapse.collapsed]
+        return tuple(out)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "total": self.total,
+            "invalid": [{"file": f, "reason": r} for f, r in self.invalid],
+            "domains": [
+                {
+                    "domain": d.domain,
+                    "count": d.count,
+                    "passed": d.passed,
+                    "mean": d.mean,
+                    "dimensions": {
+                        t.dimension: {
+                            "mean": t.mean,
+                            "earlier": t.earlier,
+                            "recent": t.recent,
+                            "delta": t.delta,
+                        }
+                        for t in d.trends
+                    },
+                    "adaptive_n": d.comparison.adaptive_n,
+                    "baseline_n": d.comparison.baseline_n,
+                    "adaptive_z": d.comparison.adaptive_z,
+                    "baseline_z": d.comparison.baseline_z,
+                    "suspended": d.comparison.suspended,
+                    "comparison": d.comparison.reason,
+                    "recent_std": d.collapse.std,
+                    "collapse": d.collapse.collapsed,
+                    "critique_usage": d.cost.as_dict(),
+                }
+                for d in self.domains
+            ],
+            "warnings": list(self.warnings),
+        }
+
+
+def z_scores(critiques: Iterable[Critique]) -> dict[str, float]:
+    """Each critique's mean score as a z-score among critiques of the same model_version.
+
+    A model_version with one critique, or with no spread, gives z = 0 for its critiques.
+    """
+    groups: dict[str, list[Critique]] = defaultdict(list)
+    for critique in critiques:
+        groups[critique.model_version].append(critique)
+    out: dict[str, float] = {}
+    for group in groups.values():
+        values = [c.mean_score for c in group]
+        mu = statistics.fmean(values)
+        sd = statistics.pstdev(values) if len(values) > 1 else 0.0
+        for critique in group:
+            out[critique.id] = 0.0 if sd == 0 else (critique.mean_score - mu) / sd
+    return out
+
+
+def compare_adaptive(domain: str, critiques: Sequence[Critique], *, min_runs: int = MIN_RUNS) -> Comparison:
+    """Compare adaptive and baseline runs of one domain; suspend when adaptive does worse."""
+    z = z_scores(critiques)
+    adaptive = [z[c.id] for c in critiques if c.adaptive]
+    baseline = [z[c.id] for c in critiques if not c.adaptive]
+    az = round(statistics.fmean(adaptive), 3) if adaptive else None
+    bz = round(statistics.fmean(baseline), 3) if baseline else None
+    counts = f"{len(adaptive)} adaptive and {len(baseline)} baseline runs"
+    if len(adaptive) < min_runs or len(baseline) < min_runs:
+        return Comparison(
+            len(adaptive),
+            len(baseline),
+            az,
+            bz,
+            False,
+            f"not enough runs to compare ({counts}; {min_runs} of each needed)",
+        )
+    assert az is not None and bz is not None
+    if az < bz:
+        reason = (
+            f"lessons suspended for {domain}: adaptive runs score lower than baseline runs "
+            f"(mean z {az:+.2f} vs {bz:+.2f} over {counts})"
+        )
+        return Comparison(len(adaptive), len(baseline), az, bz, True, reason)
+    reason = f"adaptive runs score at least as well as baseline (mean z {az:+.2f} vs {bz:+.2f} over {counts})"
+    return Comparison(len(adaptive), len(baseline), az, bz, False, reason)
+
+
+def collapse_check(
+    domain: str,
+    critiques: Sequence[Critique],
+    *,
+    recent: int = RECENT,
+    threshold: float = COLLAPSE_STD,
+    min_count: int = MIN_RUNS,
+) -> Collapse:
+    """Warn when the standard deviation of the ``recent`` newest mean scores is under ``threshold``."""
+    latest = chronological(critiques)[-recent:]
+    if len(latest) < min_count:
+        return Collapse(len(latest), None, False, "")
+    std = round(statistics.pstdev(c.mean_score for c in latest), 3)
+    if std < threshold:
+        warning = (
+            f"mode collapse warning ({domain}): the last {len(latest)} critiques have mean scores with "
+            f"standard deviation {std:.2f} (under {threshold}); the critic may have stopped telling reports apart"
+        )
+        return Collapse(len(latest), std, True, warning)
+    return Collapse(len(latest), std, False, "")
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return round(statistics.fmean(values), 2) if values else None
+
+
+def domain_stats(domain: str, critiques: Sequence[Critique]) -> DomainStats:
+    """Trends, comparison and collapse state for the critiques of one domain."""
+    ordered = chronological(critiques)
+    half = len(ordered) // 2
+    trends = []
+    for dimension in DIMENSIONS:
+        values = [c.scores.get(dimension) for c in ordered]
+        earlier = _mean(values[:half]) if half else None
+        recent = _mean(values[half:]) if half else None
+        trends.append(DimensionTrend(dimension, _mean(values) or 0.0, earlier, recent))
+    return DomainStats(
+        domain=domain,
+        count=len(ordered),
+        passed=sum(1 for c in ordered if c.overall_pass),
+        mean=_mean([c.mean_score for c in ordered]) or 0.0,
+        trends=tuple(trends),
+        comparison=compare_adaptive(domain, ordered),
+        collapse=collapse_check(domain, ordered),
+        cost=critique_cost(ordered),
+    )
+
+
+def compute_stats(loaded: Iterable[LoadedCritique | Critique]) -> MemoryStats:
+    """Per-domain statistics over valid critiques; invalid files are listed, not counted."""
+    by_domain: dict[str, list[Critique]] = defaultdict(list)
+    invalid: list[tuple[str, str]] = []
+    total = 0
+    for item in loaded:
+        total += 1
+        if isinstance(item, LoadedCritique):
+            if item.critique is None:
+                invalid.append((item.name, item.error or "invalid"))
+                continue
+            item = item.critique
+        by_domain[item.query_domain].append(item)
+    domains = tuple(domain_stats(d, by_domain[d]) for d in sorted(by_domain))
+    return MemoryStats(domains, total, tuple(invalid))
+
+
+def _import_pyplot() -> Any:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ConfigError(
+            "--plot needs matplotlib, which is not installed: pip install 'research-agent[plot]'"
+        ) from None
+    return plt
+
+
+def plot_history(critiques: Sequence[Critique], path: Path, *, pyplot: Any = None) -> Path:
+    """Draw mean score over time, one line per domain, into ``path`` (PNG).
+
+    matplotlib is an optional extra; without it this raises ConfigError saying how to
+    install it. ``pyplot`` is a seam for tests.
+    """
+    plt = pyplot if pyplot is not None else _import_pyplot()
+    by_domain: dict[str, list[Critique]] = defaultdict(list)
+    for critique in chronological(critiques):
+        by_domain[critique.query_domain].append(critique)
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    try:
+        for domain, items in sorted(by_domain.items()):
+            times = [id_timestamp(c.id) for c in items]
+            ax.plot(times, [c.mean_score for c in items], marker="o", label=domain)
+        ax.axhline(3.0, linestyle="--", linewidth=1, color="grey")
+        ax.set_ylim(1, 5)
+        ax.set_ylabel("mean score (1-5)")
+        ax.set_title("research-agent critique scores")
+        if by_domain:
+            ax.legend(loc="lower left", fontsize="small")
+        fig.autofmt_xdate()
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=100)
+    finally:
+        plt.close(fig)
+    return atomic_write_bytes(Path(path), buffer.getvalue())

@@ -1,0 +1,13 @@
+"""What a run is given: lessons from the critiques of earlier runs in its domain.
+
+* ``types``     a lesson and a run's selection: frozen results shared by the modules below
+* ``evidence``  the evidence behind one lesson before it is written
+* ``planning``  decompose lessons, built from facts and applicable scores
+* ``judging``   relevance lessons (site track records), built from facts
+* ``text``      the templates a lesson's text is written from, validated slots only
+* ``settle``    one lesson per key, no contradictions, a few per stage
+* ``select``    ``select_lessons``: eligible critiques, control runs, suspension, retirement
+* ``render``    the prompt block per stage and the report's "Lessons Applied"
+* ``offer``     the planning lessons offered before the question's domain is known
+* ``run``       what memory gives one run (offer, then the named domain's selection)
+"""

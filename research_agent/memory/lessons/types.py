@@ -1,0 +1,78 @@
+"""A lesson, and what memory gives one run: frozen results shared by selection, building,
+settling and rendering."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..store.schema import STAGES
+
+__all__ = ["Lesson", "LessonSelection", "MAX_LESSONS"]
+
+MAX_LESSONS = 5  # per stage
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """One templated lesson: its stable ``key``, the ``stage`` it is written for, the
+    ``target`` (fact or dimension) it should move, its text, and the critiques behind it
+    (newest first)."""
+
+    key: str
+    stage: str
+    target: str
+    text: str
+    critique_ids: tuple[str, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "stage": self.stage,
+            "target": self.target,
+            "text": self.text,
+            "critique_ids": list(self.critique_ids),
+        }
+
+
+@dataclass(frozen=True)
+class LessonSelection:
+    """What memory gives one run, and why.
+
+    ``lessons``: the lessons the run is given (none for a baseline run).
+    ``withheld``: a baseline run (``--no-lessons``, a control run, a suspended domain):
+    the keys of the lessons it held back, so that effects can compare.
+    ``considered``: ids of the eligible critiques the lessons were drawn from.
+    ``excluded``: ``(critique file or lesson key, reason)`` for every critique file not
+    drawn from and every lesson not given (contradicted, retired, over the cap).
+    """
+
+    domain: str
+    lessons: tuple[Lesson, ...]
+    adaptive: bool
+    reason: str
+    considered: tuple[str, ...] = ()
+    excluded: tuple[tuple[str, str], ...] = ()
+    warnings: tuple[str, ...] = ()
+    withheld: tuple[str, ...] = ()
+
+    @classmethod
+    def none(cls, domain: str = "", reason: str = "lessons disabled") -> LessonSelection:
+        """A selection with no lessons, for runs that use no memory."""
+        return cls(domain=domain, lessons=(), adaptive=False, reason=reason)
+
+    def for_stage(self, stage: str) -> tuple[Lesson, ...]:
+        """The lessons meant for ``stage`` (decompose or relevance)."""
+        if stage not in STAGES:
+            raise ValueError(f"unknown stage {stage!r}")
+        return tuple(lesson for lesson in self.lessons if lesson.stage == stage)
+
+    def as_record(self) -> dict[str, Any]:
+        """The run record's ``lessons:`` block."""
+        return {
+            "adaptive": self.adaptive,
+            "reason": self.reason,
+            "applied": [lesson.as_dict() for lesson in self.lessons],
+            "excluded": [{"file": name, "reason": why} for name, why in self.excluded],
+            "withheld": list(self.withheld),
+        }

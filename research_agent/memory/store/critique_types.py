@@ -1,0 +1,254 @@
+"""The critique as the program holds it: frozen dataclasses built only from validated content.
+
+:class:`Critique` is what memory reads and writes; its file form is checked against the
+shipped JSON Schema by :func:`research_agent.memory.store.schema.validate_critique` before a
+Critique is built from it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ...ids import format_utc, parse_zoned_time
+from ...measures import CritiqueFacts
+from .schema import (
+    DIMENSIONS,
+    FIELD_ORDER,
+    NOT_A_TIME,
+    OPTIONAL_FIELDS,
+    SCHEMA_VERSION,
+    InvalidCritique,
+    is_pass,
+    mean_of,
+    shown_value,
+    validate_critique,
+)
+
+__all__ = ["Scores", "CritiqueUsage", "SkepticFlag", "LessonUse", "Critique"]
+
+
+@dataclass(frozen=True)
+class Scores:
+    """The five dimension scores, integers 1-5; ``geographic_balance`` None: not applicable."""
+
+    source_diversity: int
+    claim_support: int
+    coverage: int
+    geographic_balance: int | None
+    actionability: int
+
+    def as_dict(self) -> dict[str, int | None]:
+        return {d: getattr(self, d) for d in DIMENSIONS}
+
+    def get(self, dimension: str) -> int | None:
+        """The score of ``dimension``, or None when it does not apply to the question."""
+        value = getattr(self, dimension)
+        return None if value is None else int(value)
+
+    def applies(self, dimension: str) -> bool:
+        return getattr(self, dimension) is not None
+
+    @property
+    def mean(self) -> float:
+        return mean_of(self.as_dict())
+
+    @property
+    def passed(self) -> bool:
+        return is_pass(self.as_dict())
+
+
+@dataclass(frozen=True)
+class CritiqueUsage:
+    """What the critique itself cost: every model call it made. ``cost_usd`` None: price unknown."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+    retries: int = 0
+    cost_usd: float | None = None
+
+    @classmethod
+    def from_usage(cls, usage: Any) -> CritiqueUsage:
+        """From an ``llm.Usage`` (a cost that is missing, negative or not finite becomes None)."""
+        cost = getattr(usage, "cost_usd", None)
+        if isinstance(cost, bool) or not isinstance(cost, int | float) or not 0 <= cost < math.inf:
+            cost = None
+        return cls(
+            prompt_tokens=int(usage.prompt_tokens),
+            completion_tokens=int(usage.completion_tokens),
+            calls=int(usage.calls),
+            retries=int(usage.retries),
+            cost_usd=None if cost is None else round(float(cost), 6),
+        )
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "calls": self.calls,
+            "retries": self.retries,
+            "cost_usd": self.cost_usd,
+        }
+
+
+@dataclass(frozen=True)
+class SkepticFlag:
+    """One notable skeptic finding of the run: its lens and a short sanitized detail."""
+
+    type: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class LessonUse:
+    """A lesson a run was given: its stable ``key`` and ``stage`` (None in version-1 files,
+    which stored the text only) and its text."""
+
+    text: str
+    key: str | None = None
+    stage: str | None = None
+
+    def as_dict(self) -> dict[str, str]:
+        return {"key": self.key or "", "stage": self.stage or "", "text": self.text}
+
+
+@dataclass(frozen=True)
+class Critique:
+    """One critique of one report; field order is the file's order."""
+
+    id: str
+    query: str
+    query_domain: str
+    mode: str
+    timestamp: str
+    model_version: str
+    report_path: str
+    scores: Scores
+    mean_score: float
+    overall_pass: bool
+    weaknesses: tuple[str, ...] = ()
+    suggestions: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    skeptic_flags: tuple[SkepticFlag, ...] = ()
+    gate_decision: str = "full_report"
+    source_count: int = 0
+    dropped_count: int = 0
+    adaptive: bool = False
+    lessons_applied: tuple[LessonUse, ...] = ()
+    lessons_withheld: tuple[str, ...] = ()  # a baseline run: the keys it held back
+    facts: CritiqueFacts | None = None  # None only in files written before facts existed
+    usage: CritiqueUsage | None = None
+    schema_version: int = field(default=SCHEMA_VERSION)
+
+    @property
+    def created_at(self) -> datetime:
+        """When the critique was made (its ``timestamp``), in UTC."""
+        when = parse_zoned_time(self.timestamp)
+        if when is None:
+            raise InvalidCritique(f"timestamp: {shown_value(self.timestamp)} {NOT_A_TIME}")
+        return when
+
+    def as_dict(self) -> dict[str, Any]:
+        """The file's content: plain types, keys in schema order."""
+        values = {
+            "schema_version": self.schema_version,
+            "id": self.id,
+            "query": self.query,
+            "query_domain": self.query_domain,
+            "mode": self.mode,
+            "timestamp": self.timestamp,
+            "model_version": self.model_version,
+            "report_path": self.report_path,
+            "scores": self.scores.as_dict(),
+            "mean_score": self.mean_score,
+            "overall_pass": self.overall_pass,
+            "weaknesses": list(self.weaknesses),
+            "suggestions": list(self.suggestions),
+            "tags": list(self.tags),
+            "skeptic_flags": [{"type": f.type, "detail": f.detail} for f in self.skeptic_flags],
+            "gate_decision": self.gate_decision,
+            "source_count": self.source_count,
+            "dropped_count": self.dropped_count,
+            "adaptive": self.adaptive,
+            "lessons_applied": self._lessons_as_written(),
+            "lessons_withheld": list(self.lessons_withheld),
+            "facts": None if self.facts is None else self.facts.as_dict(),
+        }
+        if self.usage is not None:
+            values["usage"] = self.usage.as_dict()
+        data = {k: values[k] for k in FIELD_ORDER}
+        data.update((k, values[k]) for k in OPTIONAL_FIELDS if values.get(k))  # written only when present
+        return data
+
+    def _lessons_as_written(self) -> list[Any]:
+        if self.schema_version == 1:
+            return [lesson.text for lesson in self.lessons_applied]
+        return [lesson.as_dict() for lesson in self.lessons_applied]
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Critique:
+        """Build from file content; raise InvalidCritique listing each problem."""
+        problems = validate_critique(data)
+        if problems:
+            raise InvalidCritique("; ".join(problems))
+        return cls._from_valid(data)
+
+    @classmethod
+    def _from_valid(cls, data: Mapping[str, Any]) -> Critique:
+        """Build from content that already passed :func:`validate_critique`."""
+        return cls(
+            id=data["id"],
+            query=data["query"],
+            query_domain=data["query_domain"],
+            mode=data["mode"],
+            timestamp=format_utc(parse_zoned_time(data["timestamp"])),  # type: ignore[arg-type]
+            model_version=data["model_version"],
+            report_path=data["report_path"],
+            scores=Scores(**{d: _score(data["scores"][d]) for d in DIMENSIONS}),
+            mean_score=float(data["mean_score"]),
+            overall_pass=bool(data["overall_pass"]),
+            weaknesses=tuple(data["weaknesses"]),
+            suggestions=tuple(data["suggestions"]),
+            tags=tuple(data["tags"]),
+            skeptic_flags=tuple(SkepticFlag(f["type"], f["detail"]) for f in data["skeptic_flags"]),
+            gate_decision=data["gate_decision"],
+            source_count=int(data["source_count"]),
+            dropped_count=int(data["dropped_count"]),
+            adaptive=bool(data["adaptive"]),
+            lessons_applied=tuple(_lesson_use(item) for item in data["lessons_applied"]),
+            lessons_withheld=tuple(data.get("lessons_withheld", ())),
+            facts=None if data.get("facts") is None else CritiqueFacts.from_valid(data["facts"]),
+            usage=_usage_from(data.get("usage")),
+            schema_version=int(data["schema_version"]),
+        )
+
+
+def _score(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _lesson_use(item: Any) -> LessonUse:
+    if isinstance(item, str):  # version 1
+        return LessonUse(item)
+    return LessonUse(item["text"], key=item["key"], stage=item["stage"])
+
+
+def _usage_from(data: Mapping[str, Any] | None) -> CritiqueUsage | None:
+    if data is None:
+        return None
+    cost = data["cost_usd"]
+    return CritiqueUsage(
+        prompt_tokens=int(data["prompt_tokens"]),
+        completion_tokens=int(data["completion_tokens"]),
+        calls=int(data["calls"]),
+        retries=int(data["retries"]),
+        cost_usd=None if cost is None else float(cost),
+    )

@@ -1,0 +1,165 @@
+"""Opening the summary index's SQLite database safely (see :mod:`.index`).
+
+The file and its ``-wal``/``-shm``/``-journal`` companions must be regular files: a
+symlink, FIFO or other special file is left alone and None is returned (the caller
+builds the index in memory instead). A missing index is created under a temporary name
+and linked into place, so a full disk or a crash never leaves half a database; a damaged
+one is removed and created again; tables made for another layout are rebuilt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import secrets
+import sqlite3
+import stat
+from pathlib import Path
+
+from ...files.atomic import TEMP_SUFFIX
+from .targets import TARGET_MAP
+
+__all__ = ["FILE_COLUMNS", "connect_file", "connect_memory"]
+
+INDEX_VERSION = 1
+_COMPANIONS = ("-wal", "-shm", "-journal")
+_TIMEOUT = 30.0  # seconds a writer waits for another process's write to finish
+
+FILE_COLUMNS = "name, sig, ok, reason, run_id, stamp, created, domain, model, mean, passed, adaptive"
+_SCHEMA = """
+CREATE TABLE layout (value TEXT NOT NULL);
+CREATE TABLE files (
+    name TEXT PRIMARY KEY, sig TEXT NOT NULL, ok INTEGER NOT NULL, reason TEXT NOT NULL,
+    run_id TEXT NOT NULL, stamp TEXT NOT NULL, created REAL, domain TEXT NOT NULL, model TEXT NOT NULL,
+    mean REAL, passed INTEGER NOT NULL, adaptive INTEGER NOT NULL
+);
+CREATE TABLE uses (
+    name TEXT NOT NULL, key TEXT NOT NULL, arm TEXT NOT NULL, stage TEXT NOT NULL, text TEXT NOT NULL,
+    domain TEXT NOT NULL, stamp TEXT NOT NULL, created REAL NOT NULL, value REAL,
+    PRIMARY KEY (name, key, arm)
+);
+CREATE INDEX uses_key ON uses (domain, key, arm, stamp, created, value);
+CREATE INDEX files_sig ON files (name, sig);
+CREATE INDEX files_standing ON files (stamp, name, ok, created, domain, reason, run_id, model, adaptive, mean, passed)
+"""
+# The index is rebuilt whenever its tables or the targets the keys read change.
+_LAYOUT = f"{INDEX_VERSION}:" + hashlib.sha256((_SCHEMA + TARGET_MAP).encode()).hexdigest()[:16]
+
+
+def _special(path: Path) -> bool:
+    """Whether ``path`` exists as anything but a regular file (a symlink included)."""
+    try:
+        return not stat.S_ISREG(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+
+
+def _prepare(conn: sqlite3.Connection) -> None:
+    """Create the tables, or drop and recreate them when they were made for another layout."""
+    conn.execute(f"PRAGMA busy_timeout = {int(_TIMEOUT * 1000)}")
+    with contextlib.suppress(sqlite3.OperationalError):  # WAL needs shared memory; plain journals work too
+        conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    if _layout(conn) == _LAYOUT:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if _layout(conn) != _LAYOUT:  # another process may have just rebuilt it
+            for table in ("layout", "files", "uses"):
+                conn.execute(f"DROP TABLE IF EXISTS {table}")
+            for statement in _SCHEMA.split(";"):
+                conn.execute(statement)
+            conn.execute("INSERT INTO layout VALUES (?)", (_LAYOUT,))
+        conn.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _layout(conn: sqlite3.Connection) -> str | None:
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'layout'").fetchone():
+        return None
+    row = conn.execute("SELECT value FROM layout").fetchone()
+    return row[0] if row else None
+
+
+def _uri(path: Path, mode: str) -> str:
+    """An SQLite URI that opens ``path`` without creating it (``mode``: ro or rw)."""
+    return f"{Path(path).absolute().as_uri()}?mode={mode}"
+
+
+def _create(path: Path) -> bool:
+    """Create an empty index at ``path`` all at once (built under a temporary name, then
+    linked into place), so a full disk or a crash never leaves half a database behind.
+    False when it cannot be created; True also when another process created it first."""
+    temp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+    try:
+        conn = sqlite3.connect(str(temp), isolation_level=None)
+        try:
+            _prepare(conn)
+        finally:
+            conn.close()
+        os.link(temp, path)
+    except FileExistsError:
+        return True  # another run made it meanwhile: use theirs
+    except (OSError, sqlite3.Error):
+        return False
+    finally:
+        for suffix in ("", *_COMPANIONS):
+            with contextlib.suppress(OSError):
+                os.unlink(f"{temp}{suffix}")
+    return True
+
+
+def connect_file(path: Path) -> sqlite3.Connection | None:
+    """The on-disk index, ready; None when it must not or cannot be used."""
+    if any(_special(Path(f"{path}{suffix}")) for suffix in ("", *_COMPANIONS)):
+        return None
+    for attempt in range(2):
+        if not os.path.lexists(path) and not _create(path):
+            return None
+        conn = None
+        try:
+            conn = sqlite3.connect(_uri(path, "rw"), uri=True, timeout=_TIMEOUT, isolation_level=None)
+            _prepare(conn)
+            return conn
+        except sqlite3.DatabaseError:
+            if conn is not None:
+                conn.close()
+            if attempt == 0 and _is_damaged(path):
+                _remove_index(path)
+                continue
+            return None
+    return None
+
+
+def _is_damaged(path: Path) -> bool:
+    """Whether ``path`` is not a usable SQLite database (as opposed to locked or read-only)."""
+    try:
+        conn = sqlite3.connect(_uri(path, "ro"), uri=True, timeout=_TIMEOUT)
+        try:
+            conn.execute("PRAGMA schema_version").fetchone()
+            return False
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        return "not a database" in str(exc) or "malformed" in str(exc)
+
+
+def _remove_index(path: Path) -> None:
+    for suffix in ("", *_COMPANIONS):
+        target = Path(f"{path}{suffix}")
+        if not _special(target):
+            with contextlib.suppress(FileNotFoundError):
+                target.unlink()
+
+
+def connect_memory() -> sqlite3.Connection:
+    """An empty index in memory (for a folder whose index file cannot be used)."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    _prepare(conn)
+    return conn
