@@ -22,6 +22,7 @@ from .types import (
     RunRecord,
     SourceSummary,
     SubQueryCount,
+    WithheldLesson,
 )
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "Iteration",
     "AppliedLesson",
     "LessonsRecord",
+    "WithheldLesson",
     "CorpusRecord",
     "FetchFailure",
     "write_run_record",
