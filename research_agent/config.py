@@ -108,6 +108,7 @@ class Settings:
     max_revisions: int = 2
     retry: bool = True
     rules_path: Path | None = None
+    claim_tokens: int = 1600  # the claim list one skeptic call carries; --standard samples up to it
 
     # memory
     critique: bool = True
@@ -166,6 +167,7 @@ NUMBER_RANGES: dict[str, tuple[float, float, bool]] = {
     "min_viability": (0, 100, True),
     "max_plans": (1, 10, True),
     "max_revisions": (0, 10, True),
+    "claim_tokens": (200, 100_000, True),
     "control_fraction": (0, 1, True),
     "lesson_ttl_days": (0, 36_500, False),
     "max_critiques": (0, 100_000, True),

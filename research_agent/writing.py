@@ -5,15 +5,23 @@ either in ``replan`` (the skeptic rated the answer's viability below the bar and
 plan is allowed) or in ``proceed`` with the last draft, after at most
 ``settings.max_revisions`` revisions for high-confidence critical issues. Each decision
 is kept as an :class:`~research_agent.record.Iteration` in the run's ledger.
+
+The skeptic's call also checks the draft's cited sentences against their passages
+(:mod:`research_agent.claim_round`): an unsupported claim is a critical finding for revise,
+and after the last revision every sentence still like one, citing its source, is marked
+"[Disputed]" by the program.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .assembly import Run
+from .claim_round import check_rest, claim_findings, mark_draft, plan_claims, settle
+from .claims import ClaimCheck
 from .record import Iteration
 from .report import ReportMeta, render_report
 from .review.checks_rules import RULE_TIMEOUT
@@ -39,6 +47,7 @@ class Written:
     skeptic: SkepticReport | None  # None when the mode skips the skeptic
     review: Review
     revisions: int
+    claims: ClaimCheck | None = None  # the claim check of the draft the skeptic read
 
 
 @dataclass(frozen=True)
@@ -85,25 +94,26 @@ async def write_and_review(run: Run, plan: Plan, gate: Gate, *, can_replan: bool
     kept = tuple(s.source for s in gate.kept)
     draft = await _draft(run, kept, short=gate.decision == "short_report")
     markdown, _ = render_report(draft, kept, meta=meta, skeptic=None, final=False)
-    skeptic = await _attack(run, kept, markdown)
-    findings = skeptic.findings if skeptic else ()
+    skeptic, claims = await _attack(run, kept, markdown)
+    findings = (*(skeptic.findings if skeptic else ()), *claim_findings(claims))
     this = _Pass(plan, gate, skeptic.viability if skeptic else None)
     review = _review(run, markdown, findings, this.viability)
     if this.viability is not None and this.viability < min_viability:
         if can_replan:
             this.record(run, review, 0, "replan", f"viability {this.viability} < {min_viability}")
-            return Written("replan", draft, skeptic, review, 0)
+            return Written("replan", draft, skeptic, review, 0, claims)
         run.ledger.record_warning(
             f"viability {this.viability} stayed below {min_viability} after {plan.number} plan(s)"
         )
     revised = await _revise(run, this, kept, meta, _Revised(draft, review, findings, 0))
+    revised, claims = _mark_disputed(run, this, kept, meta, revised, claims)
     review = revised.review
     if needs_revision(review):
         reason = f"{review.critical_count} critical issue(s) left after {revised.revisions} revision(s)"
     else:
         reason = "approved" if review.approved else "no high-confidence critical issues"
     this.record(run, review, revised.revisions, "proceed", reason)
-    return Written("proceed", revised.draft, skeptic, review, revised.revisions)
+    return Written("proceed", revised.draft, skeptic, review, revised.revisions, claims)
 
 
 async def _draft(run: Run, kept: tuple[Source, ...], *, short: bool) -> ReportDraft:
@@ -120,19 +130,26 @@ async def _draft(run: Run, kept: tuple[Source, ...], *, short: bool) -> ReportDr
         )
 
 
-async def _attack(run: Run, kept: tuple[Source, ...], markdown: str) -> SkepticReport | None:
-    """The skeptic's findings and viability (None when the mode skips the skeptic)."""
+async def _attack(
+    run: Run, kept: tuple[Source, ...], markdown: str
+) -> tuple[SkepticReport | None, ClaimCheck]:
+    """The skeptic's findings and viability (None when the mode skips the skeptic), and the
+    claim check that rides in its call (and, for a long list, in calls beside it)."""
     mode = run.settings.mode
+    plan = plan_claims(run, kept, markdown)
     if not mode.skeptic:
-        return None
+        return None, settle(plan, None, ())
     with run.clock.stage("skeptic", ", ".join(mode.skeptic_lenses)):
-        skeptic = await run_skeptic(
-            run.model, run.query, markdown, kept, lenses=mode.skeptic_lenses, source_tokens=mode.source_tokens,
-            cited_tokens=mode.cited_tokens, notify=run.ledger.warn,
-        )
+        skeptic, answers = await asyncio.gather(
+            run_skeptic(
+                run.model, run.query, markdown, kept, lenses=mode.skeptic_lenses, source_tokens=mode.source_tokens,
+                cited_tokens=mode.cited_tokens, notify=run.ledger.warn, claims=plan.first,
+            ),
+            check_rest(run, plan),
+        )  # fmt: skip
     if skeptic.viability_note:
         run.ledger.record_warning(skeptic.viability_note)
-    return skeptic
+    return skeptic, settle(plan, skeptic, answers)
 
 
 def _review(run: Run, markdown: str, findings: Sequence[SkepticFinding], viability: int | None) -> Review:
@@ -172,6 +189,20 @@ async def _revise(run: Run, this: _Pass, kept: tuple[Source, ...], meta: ReportM
         findings = _still_open(state.findings, markdown)
         state = _Revised(revised, _review(run, markdown, findings, this.viability), findings, state.revisions + 1)
     return state
+
+
+def _mark_disputed(
+    run: Run, this: _Pass, kept: tuple[Source, ...], meta: ReportMeta, state: _Revised, claims: ClaimCheck | None
+) -> tuple[_Revised, ClaimCheck | None]:
+    """After the last revision: every unmarked sentence still like an unsupported claim, and still
+    citing its source, marked "[Disputed]" (and the draft reviewed again); each claim's outcome."""
+    draft, claims, marked = mark_draft(state.draft, claims)
+    if not marked:
+        return state, claims
+    run.progress.note(f"{marked} unsupported claim(s) left in the draft marked [Disputed]")
+    markdown, _ = render_report(draft, kept, meta=meta, skeptic=None, final=False)
+    findings = _still_open(state.findings, markdown)
+    return _Revised(draft, _review(run, markdown, findings, this.viability), findings, state.revisions), claims
 
 
 def _still_open(findings: Sequence[SkepticFinding], markdown: str) -> tuple[SkepticFinding, ...]:

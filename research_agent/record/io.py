@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from ..claims import ClaimCheck
 from ..config import MODES
 from ..errors import InputError
 from ..files.atomic import atomic_write_all
@@ -187,6 +188,7 @@ def _record(data: Mapping[str, Any]) -> RunRecord:
         citations_removed=data.get("citations_removed", 0),
         citation_support=_citation_support(data.get("citation_support")),
         skeptic=_skeptic(data.get("skeptic", {})),
+        claim_check=None if data.get("claim_check") is None else ClaimCheck.from_dict(data["claim_check"]),
         iterations=tuple(_iteration(i) for i in data.get("iterations") or ()),
         lessons=LessonsRecord.from_dict(data.get("lessons", {})),
         provider_failures=tuple(data.get("provider_failures", ())),

@@ -13,8 +13,9 @@ The counts are written into the file for its readers, and recomputed on reading.
 cannot be recomputed is recorded as the run saw it: ``found_count`` (distinct sources the
 searches found), ``capped_by_user`` (the user's own source limit cut that list),
 ``sub_query_counts`` (per sub-query: sources found and read), each source's sub-queries
-and date, and ``citation_support`` (measured against the text the writer received). A
-record written before these existed reads them as None, False or empty.
+and date, ``citation_support`` (measured against the text the writer received), and
+``claim_check`` (each checked sentence's verdict, source and quote). A record written
+before these existed reads them as None, False or empty.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..claims import ClaimCheck
 from ..fetch.urls import normalize_url, registrable_domain
 from ..llm import Usage
 from ..measures import CitationFacts
@@ -243,6 +245,7 @@ class RunRecord:
     citations_removed: int = 0  # citations to no source, taken out of the final report
     citation_support: CitationFacts | None = None  # None: not measured (an older record)
     skeptic: SkepticReport = SkepticReport((), None)
+    claim_check: ClaimCheck | None = None  # None: the run reached no draft, or an older record
     iterations: tuple[Iteration, ...] = ()
     final_decision: str = ""
     stop_reason: str = ""
@@ -300,6 +303,7 @@ class RunRecord:
             "citations_removed": self.citations_removed,
             "citation_support": None if self.citation_support is None else _support_dict(self.citation_support),
             "skeptic": _skeptic_dict(self.skeptic),
+            "claim_check": None if self.claim_check is None else self.claim_check.as_dict(),
             "iterations": [i.as_dict() for i in self.iterations],
             "final_decision": self.final_decision,
             "stop_reason": self.stop_reason,

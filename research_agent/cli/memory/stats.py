@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from ...memory.effects.stats import CritiqueCost, compute_stats, plot_history
+from ...memory.effects.stats import ClaimTrend, CritiqueCost, compute_stats, plot_history
 from ...memory.store.files import load_all
 from ...memory.store.schema import DIMENSIONS
 from ..boundary import guarded
@@ -33,6 +33,16 @@ def _cost_line(domain: str, cost: CritiqueCost) -> str:
         f"{cost.completion_tokens:,} completion) in {cost.calls} call(s) over {cost.recorded} "
         f"critique(s), {dollars}"
     )
+
+
+def _claims_line(domain: str, trend: ClaimTrend) -> str:
+    """The claim check's unsupported share in ``domain`` over time, as one line."""
+    if not trend.runs:
+        return f"unsupported claims ({domain}): no run checked its claims"
+    line = f"unsupported claims ({domain}): {trend.mean:.0%} of checked claims over {trend.runs} run(s)"
+    if trend.earlier is not None and trend.recent is not None:
+        line += f"; earlier half {trend.earlier:.0%}, recent half {trend.recent:.0%}"
+    return line
 
 
 def _z(value: float | None) -> str:
@@ -92,6 +102,8 @@ def stats_command(
         console().print(compare)
         for d in stats.domains:
             typer.echo(_cost_line(d.domain, d.cost))
+        for d in stats.domains:
+            echo(_claims_line(d.domain, d.claims))
     for warning in stats.warnings:
         echo(f"warning: {warning}")
     if stats.invalid:

@@ -12,6 +12,10 @@
 * Cost: the tokens and dollars the critiques themselves spent, per domain, from the
   ``usage`` each critique file records (files written before it existed are not counted;
   the cost is unknown as soon as one critique's price was unknown).
+* Claims: the share of checked claims the claim check found unsupported
+  (``facts.claims.unsupported_share``), over time: overall, earlier half and recent half of
+  the runs that checked any (runs that checked none, and files from before the check, are
+  not counted).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from ...ids import id_timestamp
 from ..store.critique_types import Critique
 from ..store.files import LoadedCritique
 from ..store.schema import DIMENSIONS
+from .measures import ClaimTrend, CritiqueCost, claim_trend, critique_cost
 
 __all__ = [
     "MIN_RUNS",
@@ -39,6 +44,7 @@ __all__ = [
     "Comparison",
     "Collapse",
     "CritiqueCost",
+    "ClaimTrend",
     "DomainStats",
     "MemoryStats",
     "chronological",
@@ -48,6 +54,7 @@ __all__ = [
     "domain_stats",
     "compute_stats",
     "critique_cost",
+    "claim_trend",
     "plot_history",
 ]
 
@@ -104,49 +111,6 @@ class Collapse:
 
 
 @dataclass(frozen=True)
-class CritiqueCost:
-    """What the critiques of one domain spent. ``recorded``: critiques that stored their usage;
-    ``cost_usd`` is None (unknown) when any of them has an unknown cost."""
-
-    recorded: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    calls: int = 0
-    cost_usd: float | None = 0.0
-
-    @property
-    def tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "recorded": self.recorded,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "calls": self.calls,
-            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
-        }
-
-
-def critique_cost(critiques: Iterable[Critique]) -> CritiqueCost:
-    """The summed usage of the critiques that recorded one (see :class:`CritiqueCost`)."""
-    total = CritiqueCost()
-    for critique in critiques:
-        usage = critique.usage
-        if usage is None:
-            continue
-        cost = None if total.cost_usd is None or usage.cost_usd is None else total.cost_usd + usage.cost_usd
-        total = CritiqueCost(
-            total.recorded + 1,
-            total.prompt_tokens + usage.prompt_tokens,
-            total.completion_tokens + usage.completion_tokens,
-            total.calls + usage.calls,
-            cost,
-        )
-    return total
-
-
-@dataclass(frozen=True)
 class DomainStats:
     domain: str
     count: int
@@ -156,6 +120,7 @@ class DomainStats:
     comparison: Comparison
     collapse: Collapse
     cost: CritiqueCost = CritiqueCost()
+    claims: ClaimTrend = ClaimTrend()
 
 
 @dataclass(frozen=True)
@@ -200,6 +165,7 @@ class MemoryStats:
                     "recent_std": d.collapse.std,
                     "collapse": d.collapse.collapsed,
                     "critique_usage": d.cost.as_dict(),
+                    "unsupported_share": d.claims.as_dict(),
                 }
                 for d in self.domains
             ],
@@ -298,6 +264,7 @@ def domain_stats(domain: str, critiques: Sequence[Critique]) -> DomainStats:
         comparison=compare_adaptive(domain, ordered),
         collapse=collapse_check(domain, ordered),
         cost=critique_cost(ordered),
+        claims=claim_trend(ordered),
     )
 
 
