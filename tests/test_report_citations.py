@@ -14,8 +14,8 @@ from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
 from research_agent.review.review import review_draft
 from research_agent.sources import SearchHit
-from tests.support.pipeline import QUERY, settings_for
 from tests.support.claims import answer_claims
+from tests.support.pipeline import QUERY, settings_for
 from tests.support.research_responder import ResearchResponder
 
 CITATION_ISSUES = {"missing_source", "sources_list"}
