@@ -26,9 +26,13 @@ from .record.passages import PassageStore, report_run_id
 from .review.markdown import parse_front_matter
 from .stages._skeptic_input import draft_for_review
 from .stages.claim_check import check_claims
-from .text.mdsafe import plain_text
+from .text.sanitize import sanitize
 
 __all__ = ["ReportClaims", "check_report_claims", "report_evidence"]
+
+
+def _shown(text: str) -> str:
+    return sanitize(text, max_chars=200, single_line=True)
 
 
 @dataclass(frozen=True)
@@ -63,8 +67,7 @@ class ReportClaims:
             mark = " (marked disputed)" if v.verdict == "unsupported" and is_disputed(v.sentence) else ""
             detail = f'"{v.quote}"' if v.quote and v.verdict != "unsupported" else v.reason
             note = f" ({v.note})" if v.note else ""
-            out.append(f"  {v.verdict:<11} {cites} {plain_text(v.sentence, max_chars=200)}{mark} - "
-                       f"{plain_text(detail, max_chars=200)}{note}")  # fmt: skip
+            out.append(f"  {v.verdict:<11} {cites} {_shown(v.sentence)}{mark} - {_shown(detail)}{note}")
         return out
 
     def as_dict(self) -> dict[str, Any]:

@@ -66,6 +66,25 @@ def _plain(line: str, start: int, end: int, cites: list[tuple[int, int]]) -> str
     return text
 
 
+_ENDS = ".!?\"\u201d')"
+
+
+def _spans(plain: str) -> list[tuple[int, int]]:
+    """:func:`sentence_spans`, and a sentence that opens with the marker ("... deletes [4]. [Disputed]
+    Plain VACUUM ...") starts one of its own: the marker is no word the sentence rule knows."""
+    lower, marker = plain.lower(), DISPUTED.lower()
+    spans: list[tuple[int, int]] = []
+    for start, end in sentence_spans(plain):
+        at = lower.find(marker, start, end)
+        while at > start:
+            if plain[start:at].rstrip().endswith(tuple(_ENDS)) and plain[start:at].strip(" \t" + _ENDS):
+                spans.append((start, at))
+                start = at
+            at = lower.find(marker, at + len(marker), end)
+        spans.append((start, end))
+    return spans
+
+
 def line_sentences(line: str, *, cited_only: bool = True) -> list[LineSentence]:
     """The sentences of one line (only those that cite a source, unless ``cited_only`` is False)."""
     cites = find_citations(line)
@@ -74,7 +93,7 @@ def line_sentences(line: str, *, cited_only: bool = True) -> list[LineSentence]:
     plain = blank(mask_code_and_urls(line), CITATION)
     out: list[LineSentence] = []
     index = 0
-    for start, end in sentence_spans(plain):
+    for start, end in _spans(plain):
         while index < len(cites) and cites[index].start < start:
             index += 1
         numbers: dict[int, None] = {}

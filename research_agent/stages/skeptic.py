@@ -140,6 +140,11 @@ async def run_skeptic(
     except InvalidModelOutput as exc:
         message = degraded_message(exc, "the report goes out without adversarial findings", notify)
         return SkepticReport((), None, unavailable=message)
+    return _report(response.data, claims)
+
+
+def _report(data: dict, claims: Sequence[CitedClaim]) -> SkepticReport:
+    """The skeptic's answer, clamped and normalised; its verdicts on ``claims``, quotes checked."""
     findings = tuple(
         SkepticFinding(
             lens=f["lens"],
@@ -149,10 +154,10 @@ async def run_skeptic(
             fix=_clean(f["fix"]),
             confidence=min(1.0, max(0.0, float(f["confidence"]))),
         )
-        for f in response.data["findings"]
+        for f in data["findings"]
     )
-    verdicts = read_verdicts(response.data.get("claims", ()), claims)
-    raw = response.data.get("viability")
+    verdicts = read_verdicts(data.get("claims", ()), claims)
+    raw = data.get("viability")
     if raw is None:
         return SkepticReport(findings, None, "unscored: the skeptic gave no viability score", verdicts=verdicts)
     viability = int(raw)

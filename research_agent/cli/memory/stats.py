@@ -100,10 +100,9 @@ def stats_command(
                 spread,
             )
         console().print(compare)
-        for d in stats.domains:
-            typer.echo(_cost_line(d.domain, d.cost))
-        for d in stats.domains:
-            echo(_claims_line(d.domain, d.claims))
+        for line in [*(_cost_line(d.domain, d.cost) for d in stats.domains),
+                     *(_claims_line(d.domain, d.claims) for d in stats.domains)]:  # fmt: skip
+            echo(line)
     for warning in stats.warnings:
         echo(f"warning: {warning}")
     if stats.invalid:
