@@ -42,6 +42,9 @@ CORPUS = {
     "recipes/bread.md": "# Sourdough\n\nSourdough bread needs a lively starter and a long, cool proof.\n",
 }
 SUB_QUERIES = ["vacuum storage", "multiversion row version", "sourdough starter"]
+# The scripted drafts here are a few sentences: a target they meet keeps the length check out of
+# these runs (a draft far under the mode's target would be revised).
+QUICK = replace(MODES["quick"], target_words=60)
 UNSUPPORTED = "Autovacuum thresholds in Norway were lowered to 50 percent during 2021 by Oracle"
 
 
@@ -87,7 +90,7 @@ async def _corpus_run(tmp_path: Path):
     model.enqueue("relevance", _relevance, times=5)
     model.enqueue("draft", _draft)
     settings = Settings(
-        mode=MODES["quick"], reports_dir=tmp_path / "reports", cache_dir=tmp_path / "cache", context_path=None,
+        mode=QUICK, reports_dir=tmp_path / "reports", cache_dir=tmp_path / "cache", context_path=None,
         corpus_dirs=(root,), search_providers=("local",),
     )  # fmt: skip
     result = await research(QUERY, settings=settings, model=model, lessons=LessonSelection.none, now=NOW)
@@ -167,7 +170,7 @@ async def _web_run(tmp_path: Path, max_sources: int | None):
 
     model.enqueue("draft", draft)
     settings = Settings(
-        mode=MODES["quick"], reports_dir=tmp_path / "reports", cache_dir=tmp_path / "cache", context_path=None,
+        mode=QUICK, reports_dir=tmp_path / "reports", cache_dir=tmp_path / "cache", context_path=None,
         max_sources=max_sources,
     )  # fmt: skip
     result = await research(
