@@ -44,12 +44,13 @@ from .run_options import (
     Search,
     SearxngUrl,
     Standard,
+    Strict,
     Timeout,
     WaitCritique,
     settings_overrides,
 )
 from .startup import importing
-from .terminal import dumps_json, echo
+from .terminal import dumps_json, echo, markup
 
 __all__ = ["run", "settings_overrides", "print_result"]  # settings_overrides lives in run_options
 
@@ -84,12 +85,24 @@ def run(
     no_critique: NoCritique = False,
     wait_critique: WaitCritique = False,
     no_lessons: NoLessons = False,
+    strict: Strict = False,
 ) -> None:
-    """Research QUERY and write reports/<id>.md plus a run record in reports/meta/."""
+    """Research QUERY and write reports/<id>.md plus a run record in reports/meta/.
+
+    A report the tool's own review rejected is written all the same, marked as such;
+    ``--strict`` then makes the command exit 1.
+    """
     settings = load_settings(settings_overrides(ctx.params))  # every option above, by name
     result = _research(query, settings)
     print_result(result, json_output=json_output)
     _critique_afterwards(result.run_record_path, settings)
+    if strict and _rejected(result):
+        raise typer.Exit(1)
+
+
+def _rejected(result: ResearchResult) -> bool:
+    review = result.run_record.review
+    return review is not None and review.rejected
 
 
 def _research(query: str, settings: Settings) -> ResearchResult:
@@ -109,6 +122,9 @@ def _research(query: str, settings: Settings) -> ResearchResult:
 
 def print_result(result: ResearchResult, *, json_output: bool) -> None:
     """The report's path on stdout and a one-line summary on stderr, or one JSON object on stdout."""
+    if _rejected(result):  # the same line is in the record's warnings, hence in --json's
+        line = next(w for w in result.warnings if w.startswith("the tool's own review rejected"))
+        stderr_console().print(f"[yellow]warning[/yellow]: {markup(line)}", markup=True, soft_wrap=True)
     if json_output:
         typer.echo(dumps_json(result.summary()))
         return
