@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from research_agent.errors import InvalidModelOutput
 from research_agent.sources import SearchHit
-from tests.support.pipeline import QUERY, record_of, run
+from tests.support.pipeline import record_of, run
 from tests.support.research_responder import ResearchResponder
 from tests.support.responder_model import ResponderModel
 
