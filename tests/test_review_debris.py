@@ -111,6 +111,14 @@ def test_the_debris_report_is_rejected(debris: Debris) -> None:
     assert not review.approved and review.critical_count >= 10
 
 
+def test_a_paragraph_that_loops_over_the_same_words_is_debris() -> None:
+    md = OTHER_DEBRIS.markdown()
+    (loop,) = [i for i in lint_report(md, target_words=None) if "over and over" in i.reason]
+    assert loop.severity == "critical" and loop.line == line_of(md, "Dead tuples are reclaimed.")
+    fine = report(long_body(400) + "\n## Loops\nVACUUM, VACUUM FULL and autovacuum each reclaim space [1].\n")
+    assert not [i for i in lint_report(fine, target_words=None) if "over and over" in i.reason]
+
+
 @pytest.mark.parametrize(
     "heading",
     [
@@ -143,6 +151,7 @@ def test_tables_of_figures_and_disputed_claims_are_not_debris() -> None:
         ("www.example.org", True),
         ("docs.python.org", True),
         ("example.com", True),
+        ("Example.com", True),
         ("pg-vacuum.example.net/how-to", True),
         ("<https://made.up/x>", True),
         ("[https://made.up/x](https://made.up/x)", True),

@@ -5,8 +5,10 @@ What a weak model leaves when it echoes its schema or loses the thread, each cri
 - a heading that is a web address (:func:`~research_agent.text.debris.is_url`);
 - a heading, or a paragraph or list item (the summary and key findings included), with
   no real word: no word of 3 or more letters outside schema vocabulary, web addresses
-  aside (:func:`~research_agent.text.debris.real_words`); a bare number is named as such.
-  Table rows are left alone: a table of figures is not debris;
+  and quoted keys aside (:func:`~research_agent.text.debris.real_words`); a bare number
+  is named as such; and one that loops over the same few words
+  (:func:`~research_agent.text.debris.repeats_itself`). Table rows are left alone: a
+  table of figures is not debris;
 - no citation at all in a report whose front matter says the run kept sources for it
   (``gate_decision`` ``full_report`` or ``short_report``). The skeptic's section does
   not count (its citations are the skeptic's, not the writer's), nor does text with no
@@ -17,7 +19,7 @@ Repetition is :mod:`.checks_repeats`'s, length :mod:`.checks_text`'s.
 
 from __future__ import annotations
 
-from ..text.debris import is_bare_number, is_url, real_words, unescape_markdown, without_urls
+from ..text.debris import is_bare_number, is_url, real_words, repeats_itself, unescape_markdown, without_urls
 from .checks_common import block_citations, lint_issue
 from .issues import Issue
 from .markdown import ParsedReport, heading_key, is_reserved_heading
@@ -30,9 +32,12 @@ _SKEPTIC_SECTION = "adversarial analysis"
 
 
 def _wordless(text: str) -> str | None:
-    """Why ``text`` says nothing ("a bare number", "no word ..."), or None when it has a real word."""
+    """Why ``text`` says nothing (it loops, is a bare number, has no real word), or None."""
     text = unescape_markdown(text)
-    if real_words(without_urls(text)):
+    words = without_urls(text)
+    if repeats_itself(words):
+        return "repeats the same few words over and over"
+    if real_words(words):
         return None
     if is_bare_number(text):
         return "is a bare number"

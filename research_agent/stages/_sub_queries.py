@@ -1,7 +1,8 @@
 """Which of a planner's sub-queries are search queries, and which are debris.
 
 A sub-query is dropped when, schema vocabulary set aside, it has fewer than two words of
-3 or more letters, or when it is mostly punctuation (:mod:`research_agent.text.debris`).
+3 or more letters, when it is mostly punctuation, or when it loops over the same words
+(:mod:`research_agent.text.debris`).
 Brackets alone are no reason: ``list[int]`` or ``numpy arr[::2] slicing`` are real
 queries. When fewer than half of an answer's sub-queries survive, the answer as a whole
 is unusable (:func:`answer_problem`): the model is asked again with that reason.
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..text.debris import mostly_punctuation, real_words
+from ..text.debris import mostly_punctuation, real_words, repeats_itself
 
 __all__ = ["DroppedQuery", "Screened", "answer_problem", "query_problem", "screen"]
 
@@ -47,6 +48,8 @@ def query_problem(query: str) -> str | None:
     """Why ``query`` is no search query, or None when it is one."""
     if mostly_punctuation(query):
         return "mostly punctuation"
+    if repeats_itself(query):
+        return "the same words over and over"
     words = len(real_words(query))
     if words < MIN_WORDS:
         return f"{'no word' if words == 0 else 'one word'} of 3 or more letters besides schema vocabulary"

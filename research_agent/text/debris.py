@@ -20,6 +20,7 @@ __all__ = [
     "mostly_punctuation",
     "is_bare_number",
     "is_url",
+    "repeats_itself",
     "unescape_markdown",
     "without_urls",
 ]
@@ -53,7 +54,11 @@ _NUMBER = re.compile(r"[-+±~≈]?(?:\d+(?:[.,:/]\d+)*)(?:st|nd|rd|th|%|x)?", re
 _SCHEME_URL = re.compile(r"(?:[a-z][a-z0-9+.-]*://|www\.)\S+", re.I)
 _HOST_WITH_PATH = re.compile(r"(?:[a-z0-9-]+\.)+[a-z]{2,}(?::\d+)?/\S*", re.I)
 _ANY_URL = re.compile(r"\]\([^)\s]*[^)]*\)|(?:[a-z][a-z0-9+.-]*://|www\.)\S+", re.I)
-_BARE_HOST = re.compile(r"(?:[a-z0-9-]+\.){2,}[a-z]{2,}|[a-z0-9-]+\.(?:com|org|net|edu|gov)")
+# A bare host: three or more labels, or a generic top-level domain; the top-level domain in lower
+# case, so that a name such as ASP.NET is not read as one.
+_BARE_HOST = re.compile(r"(?:[A-Za-z0-9-]+\.){2,}[a-z]{2,}|[A-Za-z0-9-]+\.(?:com|org|net|edu|gov)")
+# A quoted key of serialized data ("title": or 'maxLength':) names a field; it is not a word.
+_QUOTED_KEY = re.compile(r"""(["'])[^"'\n]{0,60}\1\s*:""")
 
 
 def unescape_markdown(text: str) -> str:
@@ -70,11 +75,12 @@ def real_words(text: str) -> list[str]:
     """The words of 3 or more letters in ``text`` that are not schema vocabulary, in order.
 
     A token is a run of letters, digits and underscores (so ``maxItems`` and
-    ``sub_queries`` are one token each); it counts when it holds 3 or more letters. A run
-    of a script without spaces counts one word per two of its characters.
+    ``sub_queries`` are one token each); it counts when it holds 3 or more letters. A
+    quoted key of serialized data (``"title":``) is no word. A run of a script without
+    spaces counts one word per two of its characters.
     """
     words: list[str] = []
-    for token in _TOKEN.findall(text):
+    for token in _TOKEN.findall(_QUOTED_KEY.sub(" ", text)):
         if token.lower() in SCHEMA_VOCABULARY:
             continue
         unspaced = len(_UNSPACED.findall(token))
@@ -83,6 +89,20 @@ def real_words(text: str) -> list[str]:
         elif len(_LETTER.findall(token)) >= 3:
             words.append(token)
     return words
+
+
+_MIN_LOOP_WORDS = 12
+_LOOP_SHARE = 0.25
+
+
+def repeats_itself(text: str) -> bool:
+    """True for text that loops: 12 or more real words of which a quarter or fewer are distinct
+    ("VACUUM reclaims space. VACUUM reclaims space. ..."), or 6 or more with at most 2 distinct."""
+    words = [w.lower() for w in real_words(text)]
+    distinct = len(set(words))
+    if len(words) >= _MIN_LOOP_WORDS and distinct <= _LOOP_SHARE * len(words):
+        return True
+    return len(words) >= 6 and distinct <= 2
 
 
 def mostly_punctuation(text: str) -> bool:

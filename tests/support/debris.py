@@ -88,22 +88,25 @@ ISSUE_DEBRIS = Debris(
 )
 
 # Our own, in shapes the issue does not quote: JSON keys and nulls, chat-template tokens, roman
-# numerals, a percentage alone, a citation alone, other kinds of web address, a short line repeated
-# in every section, and a section copied under a new name.
+# numerals, a percentage alone, a number in brackets, other kinds of web address, a short line
+# repeated in every section, a section copied under a new name, a sentence looping in place.
 _SHORT = "See above."
 _COPIED = "Autovacuum runs in the background and frees the space of dead rows."
+_LOOP = " ".join(["Dead tuples are reclaimed."] * 6)
 OTHER_DEBRIS = Debris(
     name="other",
-    sub_queries=('{"q": null}', '"items": [ ]', "<|im_end|>", "...", "1. 2. 3.", "properties: {}", "N/A", "—"),
+    sub_queries=('{"q": null}', '"title": "vacuum"', "<|im_end|>", "...", "1. 2. 3.", "properties: {}",
+                 "vacuum vacuum vacuum vacuum vacuum vacuum", "—"),
     title="[ ]",
     summary='"executive_summary": "",',
-    findings=("N/A", "(1)", "42%", '"enum": [1, 2]', "null,", "—", "3.2.1", "N/A"),
+    findings=("N/A", "(1)", "42%", '"enum": [1, 2]', "null,", '{"title": "", "body": ""}', "3.2.1", "N/A"),
     sections=(
         ("II.", f"{_COPIED}\n\n{_SHORT}"),
         ("ftp://files.vacuum-facts.example/guide.txt", _SHORT),
         ("pg-vacuum.example.net/how-to", f"{_COPIED}\n\n{_SHORT}"),
         ('"heading": ""', _SHORT),
         ("Background", f"{_COPIED}\n\n{_SHORT}"),
+        ("Example.com", _LOOP),
     ),
     skeptic_claim='{"claim": ""}',
     skeptic_repeats=15,
