@@ -119,3 +119,12 @@ def test_a_clean_run_is_not_marked_and_strict_exits_0(tmp_path: Path, corpus: Pa
     assert proc.returncode == 0, proc.stderr
     assert "review" not in parse_front_matter(Path(proc.stdout.strip()).read_text(encoding="utf-8"))
     assert "the tool's own review" not in proc.stderr
+
+
+async def test_a_low_confidence_critical_finding_is_listed_but_does_not_reject(tmp_path, scripted_model) -> None:
+    unsure = ResearchResponder(findings=[{**CRITICAL, "confidence": 0.5}], fix_on_revise=False)
+    queue(scripted_model, unsure)  # not confident enough to revise for, nor to reject on
+    result = await run(tmp_path, scripted_model)
+    assert "review" not in parse_front_matter(result.report_markdown)
+    assert result.run_record.review.status == "approved"
+    assert f'Unresolved after review: "{CLAIM}"' in result.report_markdown

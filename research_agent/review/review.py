@@ -306,23 +306,24 @@ def cap_viability(score: int | None, note: str, issues: Iterable[Issue]) -> tupl
     return VIABILITY_CAP, f"{note}; {capped}" if note else capped
 
 
-def open_critical_issues(review: Review) -> tuple[Issue, ...]:
-    """The critical issues that stand in the final report.
+def open_critical_issues(review: Review, *, min_confidence: float = 0.7) -> tuple[Issue, ...]:
+    """The critical issues that stand in the final report and that revision would act on
+    (confidence at least ``min_confidence``, as :func:`needs_revision`): what rejects it.
 
     Citation issues are left out (the final report settles them), and so are claims
     marked "[Disputed]": the skeptic's findings on them are no longer passed to review,
     and the lint does not read a disputed sentence as a claim.
     """
-    return tuple(_open_critical(review.issues))
+    return tuple(i for i in _open_critical(review.issues) if i.confidence >= min_confidence)
 
 
 def open_issue_lines(review: Review, *, limit: int = 10) -> tuple[str, ...]:
-    """One line per critical issue left open, for the report's Limitations & Gaps.
-
-    Citation issues are left out: the final report settles them (and says so itself).
-    """
+    """One line per critical issue left open (whatever its confidence), for the report's
+    Limitations & Gaps. Citation issues are left out: the final report settles them."""
     lines: list[str] = []
-    for issue in open_critical_issues(review)[:limit]:
+    for issue in _open_critical(review.issues)[:limit]:
         subject = f'"{issue.matched}"' if issue.matched else "the report"
-        lines.append(f"Unresolved after review: {subject}: {issue.reason}.")
+        line = f"Unresolved after review: {subject}: {issue.reason}."
+        if line not in lines:  # two copies of one line would be a repeat the lint rejects
+            lines.append(line)
     return tuple(lines)
