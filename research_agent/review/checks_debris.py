@@ -34,10 +34,10 @@ _SKEPTIC_SECTION = "adversarial analysis"
 def _wordless(text: str) -> str | None:
     """Why ``text`` says nothing (it loops, is a bare number, has no real word), or None."""
     text = unescape_markdown(text)
-    words = without_urls(text)
+    words = real_words(without_urls(text))
     if repeats_itself(words):
         return "repeats the same few words over and over"
-    if real_words(words):
+    if words:
         return None
     if is_bare_number(text):
         return "is a bare number"

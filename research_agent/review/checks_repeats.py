@@ -15,9 +15,11 @@ Table rows are compared only when they have 8 or more words: a table repeats sho
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Sequence
 from difflib import SequenceMatcher
+from typing import NamedTuple
 
 from ..text.citations import CITATION, blank, mask_code_and_urls
 from .checks_common import lint_issue
@@ -39,13 +41,20 @@ def _words(block: Block) -> Key:
     return tuple(re.findall(r"[^\W_]+", text))
 
 
-def _key(block: Block) -> Key:
-    """What two copies of a paragraph share: its words, or its text when it has none."""
-    words = _words(block)
+def _key(block: Block, words: Key) -> Key:
+    """What two copies of a paragraph share: its ``words``, or its text when it has none."""
     if words:
         return words
     text = "".join(blank(block.text, CITATION).split())
     return ("\0" + text,) if text else ()
+
+
+class _Read(NamedTuple):
+    """A prose block with its words and its comparison key, read once."""
+
+    block: Block
+    words: Key
+    key: Key
 
 
 def _shingles(words: Key) -> set[Key]:
@@ -85,31 +94,31 @@ class _NearIndex:
         self.seen.append((block, words, len(shingles)))
 
 
-def _sections(doc: ParsedReport) -> list[tuple[Heading, list[Block]]]:
-    """Each heading (Sources and Lessons Applied aside) with the prose blocks up to the next heading."""
-    sections: list[tuple[Heading, list[Block]]] = []
-    headings = doc.headings
-    for i, heading in enumerate(headings):
-        if is_reserved_heading(heading.text):
-            continue
-        end = headings[i + 1].line if i + 1 < len(headings) else len(doc.lines) + 1
-        sections.append((heading, [b for b in doc.blocks if heading.last_line < b.line < end]))
-    return sections
+def _sections(headings: Sequence[Heading], read: Sequence[_Read]) -> list[tuple[Heading, list[_Read]]]:
+    """Each heading (Sources and Lessons Applied aside) with the prose blocks up to the next
+    heading, in one pass over both (each is in line order)."""
+    starts = [h.line for h in headings]
+    blocks: list[list[_Read]] = [[] for _ in headings]
+    for item in read:
+        owner = bisect.bisect_right(starts, item.block.line) - 1
+        if owner >= 0 and item.block.line > headings[owner].last_line:
+            blocks[owner].append(item)
+    return [(h, found) for h, found in zip(headings, blocks, strict=True) if not is_reserved_heading(h.text)]
 
 
-def _repeated_sections(doc: ParsedReport) -> tuple[list[Issue], set[int]]:
+def _repeated_sections(doc: ParsedReport, read: Sequence[_Read]) -> tuple[list[Issue], set[int]]:
     """Issues for sections that repeat an earlier one, and the lines of the blocks they hold."""
     first: dict[tuple[Key, ...], Heading] = {}
     issues: list[Issue] = []
     covered: set[int] = set()
-    for heading, blocks in _sections(doc):
-        content = tuple(key for key in (_key(b) for b in blocks) if key)
+    for heading, blocks in _sections(doc.headings, read):
+        content = tuple(item.key for item in blocks if item.key)
         if not content:
             continue
         earlier = first.setdefault(content, heading)
         if earlier is heading:
             continue
-        covered.update(b.line for b in blocks)
+        covered.update(item.block.line for item in blocks)
         issues.append(
             lint_issue(
                 "duplicate_section",
@@ -123,12 +132,11 @@ def _repeated_sections(doc: ParsedReport) -> tuple[list[Issue], set[int]]:
     return issues, covered
 
 
-def _repeated_paragraphs(blocks: Sequence[Block], covered: set[int]) -> list[Issue]:
+def _repeated_paragraphs(read: Sequence[_Read], covered: set[int]) -> list[Issue]:
     exact: dict[Key, Block] = {}
     near = _NearIndex()
     issues: list[Issue] = []
-    for block in blocks:
-        words, key = _words(block), _key(block)
+    for block, words, key in read:
         if not key or (block.kind == "row" and len(words) < _MIN_NEAR_WORDS):
             continue
         earlier = exact.get(key)
@@ -157,5 +165,9 @@ def _repeated_paragraphs(blocks: Sequence[Block], covered: set[int]) -> list[Iss
 
 def check_repeats(doc: ParsedReport) -> list[Issue]:
     """Repeated sections and paragraphs (see the module docstring)."""
-    issues, covered = _repeated_sections(doc)
-    return issues + _repeated_paragraphs(doc.blocks, covered)
+    read = []
+    for block in doc.blocks:
+        words = _words(block)
+        read.append(_Read(block, words, _key(block, words)))
+    issues, covered = _repeated_sections(doc, read)
+    return issues + _repeated_paragraphs(read, covered)

@@ -81,12 +81,15 @@ def real_words(text: str) -> list[str]:
     """
     words: list[str] = []
     for token in _TOKEN.findall(_QUOTED_KEY.sub(" ", text)):
-        if token.lower() in SCHEMA_VOCABULARY:
+        if token.isascii():  # the common case, without a regex per token
+            letters = len(token) if token.isalpha() else sum(1 for ch in token if ch.isalpha())
+            if letters >= 3 and token.lower() not in SCHEMA_VOCABULARY:
+                words.append(token)
             continue
         unspaced = len(_UNSPACED.findall(token))
         if unspaced >= 2:
             words.extend([token] * (unspaced // 2))
-        elif len(_LETTER.findall(token)) >= 3:
+        elif len(_LETTER.findall(token)) >= 3 and token.lower() not in SCHEMA_VOCABULARY:
             words.append(token)
     return words
 
@@ -95,11 +98,12 @@ _MIN_LOOP_WORDS = 12
 _LOOP_SHARE = 0.25
 
 
-def repeats_itself(text: str) -> bool:
-    """True for text that loops: 12 or more real words of which a quarter or fewer are distinct
-    ("VACUUM reclaims space. VACUUM reclaims space. ..."), or 6 or more with at most 2 distinct."""
-    words = [w.lower() for w in real_words(text)]
-    distinct = len(set(words))
+def repeats_itself(text: str | list[str]) -> bool:
+    """True for text (or its :func:`real_words`) that loops: 12 or more real words of which a
+    quarter or fewer are distinct ("VACUUM reclaims space. VACUUM reclaims space. ..."), or 6
+    or more with at most 2 distinct."""
+    words = real_words(text) if isinstance(text, str) else text
+    distinct = len({w.lower() for w in words})
     if len(words) >= _MIN_LOOP_WORDS and distinct <= _LOOP_SHARE * len(words):
         return True
     return len(words) >= 6 and distinct <= 2
