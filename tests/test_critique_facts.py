@@ -68,6 +68,18 @@ def _draft(request) -> dict:
     }
 
 
+_WINTER = (
+    "Heat pump efficiency falls as outdoor air gets colder",
+    "Defrost cycles cost some energy on humid freezing days",
+    "Cold climate models keep most of their output well below zero",
+    "Backup resistance heat covers the coldest hours",
+    "Installers size units for the design temperature of the region",
+    "Insulation decides how much heat a home needs in January",
+    "Ground source systems see steadier temperatures than air source ones",
+    "Owners notice higher bills during long cold snaps",
+)
+
+
 def _relevance(request) -> dict:
     score = 1 if "Sourdough" in request.user else 2 if "chapter explains" in request.user else 4
     return {"score": score, "reason": "scripted"}
@@ -164,7 +176,7 @@ async def _web_run(tmp_path: Path, max_sources: int | None):
 
     def draft(request) -> dict:
         numbers = sorted(_sources_in(request.user).values())
-        body = " ".join(f"Heat pump efficiency in winter is covered here [{n}]." for n in numbers)
+        body = " ".join(f"{_WINTER[i % len(_WINTER)]} [{n}]." for i, n in enumerate(numbers))
         return {"title": "Heat pumps", "executive_summary": body, "key_findings": ["Efficiency drops in winter [1]."],
                 "sections": [{"heading": "Notes", "body": "Winter efficiency matters [1]."}], "limitations": []}  # fmt: skip
 
