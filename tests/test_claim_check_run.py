@@ -126,7 +126,7 @@ async def test_a_claim_removed_in_revision_is_counted_as_removed(tmp_path):
 
     result = await run(tmp_path, ResponderModel(Writer(remove)))
     report = result.report_path.read_text(encoding="utf-8")
-    assert "Plain VACUUM" not in body(report) and DISPUTED not in report
+    assert UNSUPPORTED not in body(report) and DISPUTED not in body(report)
     assert "0 marked disputed, 1 removed in revision." in limitations(report)
     (bad,) = [v for v in record_of(result)["claim_check"]["verdicts"] if v["verdict"] == "unsupported"]
     assert bad["outcome"] == "removed"

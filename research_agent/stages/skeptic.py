@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -96,6 +96,18 @@ def _evidence(
     return cited_block(review, sources, source_tokens=source_tokens, cited_tokens=left)
 
 
+def _distinct(findings: Iterable[SkepticFinding]) -> tuple[SkepticFinding, ...]:
+    """The findings without repeats: a model that loops says the same thing once."""
+    seen: set[tuple[str, ...]] = set()
+    kept = []
+    for finding in findings:
+        key = tuple(" ".join(part.split()).lower() for part in (finding.severity, finding.claim, finding.reason))
+        if key not in seen:
+            seen.add(key)
+            kept.append(finding)
+    return tuple(kept)
+
+
 def _clean(text: object, limit: int = 600) -> str:
     return sanitize(str(text), max_chars=limit, single_line=True)
 
@@ -112,7 +124,8 @@ async def run_skeptic(
     notify: Notify | None = None,
     claims: Sequence[CitedClaim] = (),
 ) -> SkepticReport:
-    """Attack the draft through ``lenses`` in one call; clamp and normalise what comes back.
+    """Attack the draft through ``lenses`` in one call; clamp and normalise what comes back
+    (repeated findings are kept once).
 
     The skeptic reads what the writer wrote (:func:`draft_for_review`) and, of the
     sources, only the passages the draft cites, within ``cited_tokens``
@@ -145,7 +158,7 @@ async def run_skeptic(
 
 def _report(data: dict, claims: Sequence[CitedClaim]) -> SkepticReport:
     """The skeptic's answer, clamped and normalised; its verdicts on ``claims``, quotes checked."""
-    findings = tuple(
+    findings = _distinct(
         SkepticFinding(
             lens=f["lens"],
             severity=f["severity"],
