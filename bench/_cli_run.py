@@ -103,9 +103,11 @@ def cli_env(home: Path, cache_dir: Path, base_url: str | None) -> dict[str, str]
 
 
 def run_cli(
-    query: str, corpus: Path, cache_dir: Path, responder: ResearchResponder, *, latency: float, mode: str
+    query: str, corpus: Path, cache_dir: Path, responder: ResearchResponder, *, latency: float, mode: str,
+    env: dict[str, str] | None = None,
 ) -> CliRun:
-    """Run ``python -m research_agent run`` once against a fresh server answering after ``latency``."""
+    """Run ``python -m research_agent run`` once against a fresh server answering after ``latency``
+    (``env``: more settings for the CLI, e.g. ``RESEARCH_AGENT_LLM_CONCURRENCY``)."""
     recorder = Recorder(responder)
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(recorder, delay=latency) as server:
         home = Path(tmp)
@@ -115,7 +117,8 @@ def run_cli(
         ]  # fmt: skip
         start, clock = time.perf_counter(), time.monotonic()  # the server stamps requests with monotonic()
         done = subprocess.run(
-            command, cwd=REPO, env=cli_env(home, cache_dir, server.base_url), capture_output=True, text=True,
+            command, cwd=REPO, env={**cli_env(home, cache_dir, server.base_url), **(env or {})}, capture_output=True,
+            text=True,
             timeout=600,
         )  # fmt: skip
         wall = time.perf_counter() - start

@@ -59,6 +59,8 @@ def plan_claims(run: Run, kept: Sequence[Source], markdown: str) -> ClaimPlan:
     mode = settings.mode
     if mode.claim_check == "none" or not mode.skeptic:
         return ClaimPlan(0, skipped=f"the {mode.name} mode checks citations lexically only")
+    if not settings.check_claims:
+        return ClaimPlan(0, skipped="the claim check is turned off (check_claims)")
     texts = [writer_text(s, token_budget=mode.source_tokens) for s in kept]
     claims = cited_claims(draft_for_review(markdown), texts)
     chosen = choose_claims(claims, policy=mode.claim_check, seed=run.id, budget=settings.claim_tokens)

@@ -108,6 +108,7 @@ class Settings:
     max_revisions: int = 2
     retry: bool = True
     rules_path: Path | None = None
+    check_claims: bool = True  # check cited sentences against their passages in the skeptic's call
     claim_tokens: int = 1600  # the claim list one skeptic call carries; --standard samples up to it
 
     # memory
@@ -212,6 +213,7 @@ ENV_VARS: dict[str, str] = {
     "MIN_VIABILITY_SCORE": "min_viability",
     "MAX_PLANNING_ITERATIONS": "max_plans",
     "MAX_REVISIONS": "max_revisions",
+    "RESEARCH_AGENT_CHECK_CLAIMS": "check_claims",
 }
 
 _FIELD_TYPES = {f.name: f.type for f in fields(Settings)}
