@@ -278,7 +278,7 @@ def test_without_the_mcp_extra_the_command_says_how_to_install_it(tmp_path: Path
     proc = subprocess.run([sys.executable, "-c", without_sdk], capture_output=True, text=True,
                           env=server_env(tmp_path, None), cwd=tmp_path, timeout=HANG_GUARD)
     assert proc.returncode == 2
-    assert proc.stderr == "error: the MCP server needs the mcp extra: pip install 'research-agent[mcp]'\n"
+    assert proc.stderr == "error: the MCP server needs the mcp extra: pip install 'cited-research-agent[mcp]'\n"
     assert proc.stdout == ""
 
 

@@ -17,7 +17,7 @@ Skip reasons (keys of :attr:`IndexStats.skipped`): ``binary``, ``too_large``,
 ``changed_during_read``, ``symlink_outside`` (a link leading out of the corpus),
 ``symlink_duplicate`` (a link to a file inside the corpus, which is indexed under its
 own name), ``pdf_unsupported`` (``pypdf`` is not installed: ``pip install
-'research-agent[pdf]'``), ``bad_pdf``, and for a file the extractor could not get
+'cited-research-agent[pdf]'``), ``bad_pdf``, and for a file the extractor could not get
 through: ``extract_crashed`` (its worker process died), ``extract_timeout`` (longer
 than ``extract_timeout`` seconds; its worker is killed), ``extract_error``.
 
