@@ -7,7 +7,7 @@ printed and saved to ``reports/meta/ab-<stamp>.yaml`` (the work is
 stderr and prints). The options are ``run``'s, turned into settings the same way.
 Ctrl-C keeps the pairs already finished: they are saved, summarised, and the exit code
 is 130. Collaborators (settings, model, clock) come from the memory commands'
-:class:`~research_agent.cli.memory.MemoryDeps`.
+:class:`~research_agent.cli.memory_deps.MemoryDeps`.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from ..memory.store.schema import DIMENSION_LABELS
 from ..progress import Progress
 from . import run_options
 from .boundary import guarded, stderr_console
-from .memory import MemoryDeps, echo_json, memory_deps
+from .memory_deps import MemoryDeps, chosen_reports_dir, echo_json, memory_deps
 from .progress import RichProgress, cost_text
 from .terminal import markup, one_line
 
@@ -58,8 +58,6 @@ JsonOutput = Annotated[
 Quick = Annotated[
     bool, typer.Option("--quick", help="Fewer sources, no skeptic (both runs are still critiqued).")
 ]
-
-_META_KEY = "research_agent.memory.reports_dir"  # the memory group's --reports-dir (cli/memory.py)
 
 FACT_LABELS = {
     "citations.weakly_supported_share": "weakly supported citations (share; lower is better)",
@@ -126,8 +124,7 @@ def ab_command(
 def _settings(ctx: typer.Context, deps: MemoryDeps) -> Settings:
     """``run``'s options as settings; ``--reports-dir`` here, else ``memory --reports-dir``."""
     overrides = run_options.settings_overrides(ctx.params)
-    if overrides.get("reports_dir") is None:
-        overrides["reports_dir"] = ctx.meta.get(_META_KEY)
+    overrides["reports_dir"] = chosen_reports_dir(ctx, overrides.get("reports_dir"))
     return deps.load_settings({key: value for key, value in overrides.items() if value is not None})
 
 
