@@ -46,6 +46,7 @@ def test_index_prints_summary_and_uses_cache_dir(runner: CliRunner, env, corpus:
     assert result.exit_code == 0, result.output
     assert "documents" in result.stdout and "1 binary" in result.stdout
     assert index_path_for(corpus, tmp_path / "cache").is_file()
+    assert str(corpus.resolve()) in result.stdout.splitlines(), "the folder on one line, never wrapped at 22"
 
     again = runner.invoke(cli_corpus.app, ["index", str(corpus), "--show-skipped"], env=env)
     assert again.exit_code == 0

@@ -74,6 +74,7 @@ def ab_command(
     standard: run_options.Standard = False,
     deep: run_options.Deep = False,
     corpus: run_options.Corpus = None,
+    exclude: run_options.Exclude = None,
     search: run_options.Search = None,
     searxng_url: run_options.SearxngUrl = None,
     max_sources: run_options.MaxSources = None,

@@ -15,7 +15,7 @@ import typer
 from ..config import Settings, load_settings
 from ..memory.critique.schedule import after_report
 from ..results import ResearchResult
-from .boundary import guarded, run_async, stderr_console
+from .boundary import guarded, json_failures, run_async, stderr_console
 from .critique import print_scheduled
 from .progress import RichProgress, cost_text
 from .run_options import (
@@ -23,6 +23,7 @@ from .run_options import (
     Context,
     Corpus,
     Deep,
+    Exclude,
     FastModel,
     IgnoreRobots,
     JsonOutput,
@@ -62,6 +63,7 @@ def run(
     standard: Standard = False,
     deep: Deep = False,
     corpus: Corpus = None,
+    exclude: Exclude = None,
     search: Search = None,
     searxng_url: SearxngUrl = None,
     max_sources: MaxSources = None,
@@ -86,9 +88,10 @@ def run(
     no_lessons: NoLessons = False,
 ) -> None:
     """Research QUERY and write reports/<id>.md plus a run record in reports/meta/."""
-    settings = load_settings(settings_overrides(ctx.params))  # every option above, by name
-    result = _research(query, settings)
-    print_result(result, json_output=json_output)
+    with json_failures(json_output):
+        settings = load_settings(settings_overrides(ctx.params))  # every option above, by name
+        result = _research(query, settings)
+        print_result(result, json_output=json_output)
     _critique_afterwards(result.run_record_path, settings)
 
 
