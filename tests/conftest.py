@@ -31,6 +31,15 @@ class Invalid:
 INVALID = Invalid()
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_state_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The user state folder (keys, trusted hashes) of every test run lives in a temporary
+    folder, never in the real home. A test that needs its own passes ``state_dir``."""
+    import os
+
+    os.environ.setdefault("RESEARCH_AGENT_STATE_DIR", str(tmp_path_factory.mktemp("state")))
+
+
 class ScriptedModel:
     """A ChatModel that answers from per-stage queues and fails loudly.
 

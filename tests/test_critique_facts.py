@@ -114,9 +114,9 @@ async def test_facts_of_a_scripted_corpus_run(tmp_path: Path) -> None:
         ),
     )
     assert facts.sub_queries == (
-        SubQueryFacts(1, "vacuum storage", found=2, kept=2, cited=2),
-        SubQueryFacts(2, "multiversion row version", found=2, kept=1, cited=1),
-        SubQueryFacts(3, "sourdough starter", found=1, kept=0, cited=0),
+        SubQueryFacts(1, "vacuum storage", found=2, kept=2, cited=2, fetched=2),
+        SubQueryFacts(2, "multiversion row version", found=2, kept=1, cited=1, fetched=2),
+        SubQueryFacts(3, "sourdough starter", found=1, kept=0, cited=0, fetched=1),
     )
     assert facts.unanswered == 1
     # sentences: summary 1, findings 2 and 3, the tuning section 4 (cites the MVCC page: weak)

@@ -18,7 +18,8 @@ from ..memory.critique.schedule import Scheduled, critique_now
 from ..memory.store.files import critique_path
 from ..run_refs import Runs, named_run_id, resolve_run, run_file, short_id
 from .boundary import guarded
-from .memory_deps import ReportsDirOption, echo_json, memory_deps, memory_settings
+from .memory import echo_json, memory_deps, memory_settings
+from .memory.group import ReportsDirOption
 from .terminal import echo, markup, one_line, visible
 
 __all__ = ["critique_command", "print_scheduled", "record_path"]

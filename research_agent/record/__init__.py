@@ -19,6 +19,7 @@ from .types import (
     RunRecord,
     SourceSummary,
     SubQueryCount,
+    WithheldLesson,
 )
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "Iteration",
     "AppliedLesson",
     "LessonsRecord",
+    "WithheldLesson",
     "CorpusRecord",
     "FetchFailure",
     "write_run_record",

@@ -36,6 +36,7 @@ __all__ = [
     "Iteration",
     "AppliedLesson",
     "LessonsRecord",
+    "WithheldLesson",
     "CorpusRecord",
     "FetchFailure",
     "RunRecord",
@@ -133,6 +134,27 @@ class AppliedLesson:
 
 
 @dataclass(frozen=True)
+class WithheldLesson:
+    """A lesson a run was eligible for and did not get, and why (see
+    ``research_agent.memory.store.schema.WITHHELD_REASONS``: trial, control, no_lessons,
+    suspended, retired)."""
+
+    key: str
+    reason: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"key": self.key, "reason": self.reason}
+
+    @classmethod
+    def from_item(cls, item: Any, *, default_reason: str = "control") -> WithheldLesson:
+        """From a record or critique item: ``{key, reason}``, or a bare key as written before
+        reasons were kept (then a whole-run control: the only way a lesson was withheld)."""
+        if isinstance(item, Mapping):
+            return cls(str(item.get("key", "")), str(item.get("reason", default_reason)))
+        return cls(str(item), default_reason)
+
+
+@dataclass(frozen=True)
 class LessonsRecord:
     """The run record's ``lessons:`` block (the shape ``LessonSelection.as_record`` gives)."""
 
@@ -140,7 +162,8 @@ class LessonsRecord:
     reason: str = ""
     applied: tuple[AppliedLesson, ...] = ()
     excluded: tuple[tuple[str, str], ...] = ()  # (critique file or lesson key, why it was not used)
-    withheld: tuple[str, ...] = ()  # a baseline run: keys of the lessons it would have been given
+    withheld: tuple[WithheldLesson, ...] = ()  # lessons it was eligible for and did not get, and why
+    available: bool = True  # False: the run could not read its memory and went without lessons
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> LessonsRecord:
@@ -158,7 +181,8 @@ class LessonsRecord:
                 for a in data.get("applied", ())
             ),
             excluded=tuple((str(e.get("file", "")), str(e.get("reason", ""))) for e in data.get("excluded", ())),
-            withheld=tuple(str(k) for k in data.get("withheld", ())),
+            withheld=tuple(WithheldLesson.from_item(k) for k in data.get("withheld", ())),
+            available=bool(data.get("available", True)),
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -170,7 +194,8 @@ class LessonsRecord:
                 for a in self.applied
             ],
             "excluded": [{"file": name, "reason": why} for name, why in self.excluded],
-            "withheld": list(self.withheld),
+            "withheld": [w.as_dict() for w in self.withheld],
+            **({} if self.available else {"available": False}),
         }
 
 

@@ -23,7 +23,7 @@ from ...errors import InvalidModelOutput
 from ...files.safefile import check_folder_inside
 from ...llm import ChatModel, ChatRequest, UsageRecorder
 from ...prompts import render
-from ...record import RunRecord, read_run_record
+from ...record import RunRecord, WithheldLesson, read_run_record
 from ...run_refs import named_run_id, short_id
 from ...text.sanitize import sanitize, wrap_data
 from ..store.critique_types import Critique, CritiqueUsage, LessonUse, Scores, SkepticFlag
@@ -38,6 +38,7 @@ from ..store.schema import (
     MAX_TEXT,
     STAGES,
     TAGS,
+    WITHHELD_REASONS,
     is_pass,
     mean_of,
 )
@@ -180,8 +181,14 @@ def _tag_applies(tag: str, scores: dict[str, int | None]) -> bool:
     return not (tag == "geographic_bias" and scores["geographic_balance"] is None)
 
 
-def _withheld(record: RunRecord) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(k for k in record.lessons.withheld if LESSON_KEY.match(k)))[:20]
+def _withheld(record: RunRecord) -> tuple[WithheldLesson, ...]:
+    """The record's withheld lessons that the critique file can hold: a valid key and reason,
+    each key once."""
+    first: dict[str, WithheldLesson] = {}
+    for lesson in record.lessons.withheld:
+        if LESSON_KEY.match(lesson.key) and lesson.reason in WITHHELD_REASONS:
+            first.setdefault(lesson.key, lesson)
+    return tuple(first.values())[:20]
 
 
 def critique_from_answer(
@@ -229,6 +236,7 @@ def critique_from_answer(
         adaptive=adaptive,
         lessons_applied=applied,
         lessons_withheld=_withheld(record),
+        lessons_available=record.lessons.available,
         facts=facts.measured,
         usage=usage,
     )

@@ -81,7 +81,7 @@ def _uses(name: str, critique: Critique) -> list[UseRow]:
                 name, lesson.key, "applied", lesson.stage or "", lesson.text,
                 critique.query_domain, stamp, created, _value(critique, lesson.key),
             )  # fmt: skip
-    for key in critique.lessons_withheld:
+    for key in (w.key for w in critique.lessons_withheld):
         if LESSON_KEY.match(key) and (key, "withheld") not in found:
             found[(key, "withheld")] = UseRow(
                 name, key, "withheld", "", "", critique.query_domain, stamp, created, _value(critique, key)

@@ -1,8 +1,4 @@
-"""``research-agent memory stats``: per-domain score trends, adaptive versus baseline runs, the plot.
-
-The numbers come from :func:`research_agent.memory.effects.stats.compute_stats`; this module
-draws them (``--plot FILE`` draws the score history into a PNG as well).
-"""
+"""``memory stats``: per-domain score trends, adaptive against baseline, suspension and collapse."""
 
 from __future__ import annotations
 
@@ -11,12 +7,12 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from ..memory.effects.stats import CritiqueCost, compute_stats, plot_history
-from ..memory.store.files import load_all
-from ..memory.store.schema import DIMENSIONS
-from .boundary import guarded
-from .memory_deps import ReportsDirOption, console, echo_json, memory_deps, memory_settings
-from .terminal import echo, markup
+from ...memory.effects.stats import CritiqueCost, compute_stats, plot_history
+from ...memory.store.files import load_all
+from ...memory.store.schema import DIMENSIONS
+from ..boundary import guarded
+from ..terminal import echo, markup
+from .group import ReportsDirOption, app, console, echo_json, memory_deps, memory_settings
 
 __all__ = ["stats_command"]
 
@@ -43,6 +39,7 @@ def _z(value: float | None) -> str:
     return "-" if value is None else f"{value:+.2f}"
 
 
+@app.command("stats")
 @guarded
 def stats_command(
     ctx: typer.Context,

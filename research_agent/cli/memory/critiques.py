@@ -1,4 +1,4 @@
-"""``memory list``, ``memory show`` and ``memory retry``: the memory commands that name runs.
+"""``memory list|show|retry|validate|prune``: the stored critique files themselves.
 
 Runs are shown by short id and accepted by any reference :mod:`research_agent.run_refs`
 resolves (full id, short id, a unique prefix of either, ``latest``, ``latest~N``). ``list``
@@ -15,19 +15,19 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from ..errors import InputError, ResearchError, error_message
-from ..memory.critique.judgement import summarize
-from ..memory.critique.schedule import critique_now
-from ..memory.store.critique_types import Critique
-from ..memory.store.failures import FailedCritique, load_failures
-from ..memory.store.files import LoadedCritique, critique_path, load_all, load_critique
-from ..run_refs import Runs, UnknownRun, run_file
-from .boundary import guarded, print_error
-from .critique_view import describe_critique
-from .memory_deps import ReportsDirOption, console, echo_json, memory_deps, memory_settings
-from .terminal import echo, markup, one_line
+from ...errors import InputError, ResearchError, error_message
+from ...memory.critique.judgement import summarize
+from ...memory.critique.schedule import critique_now
+from ...memory.store.critique_types import Critique
+from ...memory.store.failures import FailedCritique, load_failures
+from ...memory.store.files import LoadedCritique, critique_path, load_all, load_critique, prune_critiques
+from ...run_refs import Runs, UnknownRun, run_file
+from ..boundary import guarded, print_error
+from ..critique_view import describe_critique
+from ..terminal import echo, markup, one_line
+from .group import ReportsDirOption, app, console, echo_json, memory_deps, memory_settings
 
-__all__ = ["list_command", "show_command", "retry_command"]
+__all__ = ["list_command", "show_command", "retry_command", "validate_command", "prune_command"]
 
 
 def _critique_table(critiques: Sequence[Critique], shorts: dict[str, str], meta_dir: Path) -> Table:
@@ -75,6 +75,7 @@ def _print_list(loaded: list[LoadedCritique], failed: list[FailedCritique], shor
         echo(f"{bad} invalid critique file(s) skipped; run `research-agent memory validate`")
 
 
+@app.command("list")
 @guarded
 def list_command(
     ctx: typer.Context,
@@ -102,6 +103,7 @@ def list_command(
     _print_list(loaded, failed, shorts, settings.meta_dir)
 
 
+@app.command("show")
 @guarded
 def show_command(
     ctx: typer.Context,
@@ -138,6 +140,7 @@ def _retry_one(ctx: typer.Context, runs: Runs, run_id: str) -> None:
     echo(f"{runs.short(run_id)}: " + summarize(critique, path=critique_path(settings.meta_dir, critique.id)))
 
 
+@app.command("retry")
 @guarded
 def retry_command(
     ctx: typer.Context,
@@ -170,3 +173,45 @@ def retry_command(
             print_error(f"{runs.short(run_id)}: {error_message(exc)}")
     if failures:
         raise typer.Exit(1)
+
+
+@app.command("validate")
+@guarded
+def validate_command(ctx: typer.Context, reports_dir: ReportsDirOption = None) -> None:
+    """Check every critique file; exit 1 listing each invalid one with the reason."""
+    settings = memory_settings(ctx, reports_dir)
+    loaded = load_all(settings.meta_dir, now=memory_deps(ctx).clock())
+    if not loaded:
+        echo(f"no critique files in {settings.meta_dir}")
+        return
+    bad = 0
+    for item in loaded:
+        if item.critique is None:
+            bad += 1
+            echo(f"invalid  {item.name}: {item.error}")
+        else:
+            echo(f"ok       {item.name}")
+    echo(f"{len(loaded) - bad} valid, {bad} invalid" + (" (skipped: an invalid file never feeds a lesson)" if bad else ""))
+    if bad:
+        raise typer.Exit(1)
+
+
+@app.command("prune")
+@guarded
+def prune_command(
+    ctx: typer.Context,
+    keep: int | None = typer.Option(
+        None, "--keep", min=0, metavar="N", help="Critiques to keep (default: max_critiques, 50)."
+    ),
+    reports_dir: ReportsDirOption = None,
+) -> None:
+    """Delete the oldest critique files beyond the retention limit (invalid and future-dated files go first)."""
+    settings = memory_settings(ctx, reports_dir)
+    limit = settings.max_critiques if keep is None else keep
+    if limit == 0:
+        typer.echo("retention is off (keep 0): nothing pruned")
+        return
+    removed = prune_critiques(settings.meta_dir, limit, now=memory_deps(ctx).clock())
+    for path in removed:
+        echo(f"removed {path.name}")
+    echo(f"pruned {len(removed)} file(s); keeping at most {limit}")

@@ -1,9 +1,11 @@
-"""What every ``memory`` command (and ``critique``) shares: its collaborators and its reports folder.
+"""The ``research-agent memory`` group: the Typer app every memory command registers on, and
+the collaborators those commands share.
 
-Collaborators come from a :class:`MemoryDeps` found as the Click context ``obj`` (tests pass
-fakes that way); without one, settings come from :func:`research_agent.config.load_settings`
-and the model from ``OpenAIChatModel.from_settings``. The reports folder may be given before
-the subcommand (``memory --reports-dir DIR list``) or after it (``memory list --reports-dir DIR``).
+The commands, and the ``critique`` command (:mod:`research_agent.cli.critique`), take their
+collaborators from a :class:`MemoryDeps` found as the Click context ``obj`` (tests pass fakes
+that way); without one, settings come from :func:`research_agent.config.load_settings` and
+the model from ``OpenAIChatModel.from_settings``. The reports folder may be given before the
+subcommand (``memory --reports-dir DIR list``) or after it (``memory list --reports-dir DIR``).
 """
 
 from __future__ import annotations
@@ -17,18 +19,20 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from ..config import Settings, load_settings
-from ..llm import ChatModel, OpenAIChatModel
-from .terminal import dumps_json
+from ...config import Settings, load_settings
+from ...llm import ChatModel, OpenAIChatModel
+from ..terminal import dumps_json
 
-__all__ = ["MemoryDeps", "memory_deps", "memory_settings", "remember_reports_dir", "chosen_reports_dir", "echo_json", "console",
-           "ReportsDirOption"]  # fmt: skip
+__all__ = ["app", "MemoryDeps", "memory_deps", "memory_settings", "chosen_reports_dir", "echo_json", "console",
+           "REPORTS_DIR_KEY", "ReportsDirOption"]  # fmt: skip
 
-_META_KEY = "research_agent.memory.reports_dir"
+REPORTS_DIR_KEY = "research_agent.memory.reports_dir"  # where ``memory --reports-dir`` is kept
 
 ReportsDirOption = Annotated[
     Path | None,
-    typer.Option("--reports-dir", metavar="DIR", help="Reports folder (default: RESEARCH_AGENT_REPORTS_DIR or ./reports)."),
+    typer.Option(
+        "--reports-dir", metavar="DIR", help="Reports folder (default: RESEARCH_AGENT_REPORTS_DIR or ./reports)."
+    ),
 ]
 
 
@@ -37,7 +41,7 @@ def _default_model(settings: Settings) -> ChatModel:
 
 
 def _default_classify(model: ChatModel, query: str) -> Any:
-    from ..stages.classify import classify_domain  # the pipeline's classifier, imported lazily
+    from ...stages.classify import classify_domain  # the pipeline's classifier, imported lazily
 
     return classify_domain(model, query)
 
@@ -66,15 +70,9 @@ def memory_deps(ctx: typer.Context) -> MemoryDeps:
     return MemoryDeps()
 
 
-def remember_reports_dir(ctx: typer.Context, reports_dir: Path | None) -> None:
-    """``memory --reports-dir DIR``: kept for the subcommand that follows."""
-    if reports_dir is not None:
-        ctx.meta[_META_KEY] = reports_dir
-
-
 def chosen_reports_dir(ctx: typer.Context, reports_dir: Path | None) -> Path | None:
     """The command's own ``--reports-dir``, else ``memory --reports-dir``, else None (the default)."""
-    return reports_dir if reports_dir is not None else ctx.meta.get(_META_KEY)
+    return reports_dir if reports_dir is not None else ctx.meta.get(REPORTS_DIR_KEY)
 
 
 def memory_settings(ctx: typer.Context, reports_dir: Path | None = None) -> Settings:
@@ -84,9 +82,28 @@ def memory_settings(ctx: typer.Context, reports_dir: Path | None = None) -> Sett
 
 
 def console() -> Console:
-    """A console on stdout for tables (made when needed, so a test's captured stdout is used)."""
+    """The stdout console tables are printed on."""
     return Console(highlight=False, soft_wrap=False)
 
 
 def echo_json(data: Any) -> None:
+    """``data`` as indented JSON on stdout."""
     typer.echo(dumps_json(data, indent=2, default=str))
+
+
+app = typer.Typer(
+    name="memory",
+    help="Inspect and manage stored critiques and the lessons drawn from them.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+@app.callback()
+def _memory(ctx: typer.Context, reports_dir: ReportsDirOption = None) -> None:
+    """Inspect and manage stored critiques and the lessons drawn from them.
+
+    `memory stats --plot FILE` draws the score history; `memory retry ID` completes a failed critique.
+    """
+    if reports_dir is not None:
+        ctx.meta[REPORTS_DIR_KEY] = reports_dir
