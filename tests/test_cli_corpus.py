@@ -125,3 +125,21 @@ def test_search_missing_corpus_is_one_line_error(runner: CliRunner, env, tmp_pat
     result = runner.invoke(cli_corpus.app, ["search", "vacuum", "--corpus", str(missing)], env=env)
     assert result.exit_code == 2
     assert result.stderr.strip() == f"error: corpus folder {missing} does not exist"
+
+
+def test_index_exclude_counts_what_it_kept_out_and_search_can_filter(
+    runner: CliRunner, env, corpus: Path, tmp_path: Path
+) -> None:
+    (corpus / "drafts").mkdir()
+    (corpus / "drafts" / "wip.md").write_text("# Draft\n\nVACUUM drafts and more VACUUM.\n", encoding="utf-8")
+    result = runner.invoke(cli_corpus.app, ["index", str(corpus), "--exclude", "drafts/"], env=env)
+    assert result.exit_code == 0, result.output
+    assert "1 binary, 1 excluded" in " ".join(result.stdout.split())
+    found = runner.invoke(cli_corpus.app, ["search", "vacuum", "--corpus", str(corpus), "--json"], env=env)
+    assert not any("drafts" in hit["path"] for hit in json.loads(found.output)), "the index remembers --exclude"
+    runner.invoke(cli_corpus.app, ["index", str(corpus)], env=env)  # without --exclude: back in the index
+    found = runner.invoke(cli_corpus.app, ["search", "drafts", "--corpus", str(corpus), "--json"], env=env)
+    assert any("drafts" in hit["path"] for hit in json.loads(found.output))
+    filtered = runner.invoke(cli_corpus.app, ["search", "drafts", "--corpus", str(corpus), "--json",
+                                              "--exclude", "drafts/"], env=env)  # fmt: skip
+    assert not any("drafts" in hit["path"] for hit in json.loads(filtered.output))

@@ -12,6 +12,7 @@ from rich.console import Console
 
 from research_agent.cli.progress import RichProgress
 from research_agent.cli.usage import hoist_verbose
+from research_agent.run_refs import short_id
 from tests.support.cli import cli
 from tests.support.pipeline import QUERY
 
@@ -88,6 +89,9 @@ def test_a_json_run_that_succeeds_has_an_empty_warnings_list(tmp_path, corpus, s
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["warnings"] == [] and "error" not in data
+    assert data["short_id"] == short_id(data["id"]), "the id a person reads, beside the full one"
+    proc = cli(tmp_path, "run", QUERY, "--corpus", str(corpus), "--quick", base_url=server.base_url)
+    assert re.search(r"^done \([0-9a-f]{7}\): ", proc.stderr, re.M), proc.stderr
 
 
 def test_help_shows_readable_metavars_and_the_defaults(tmp_path) -> None:

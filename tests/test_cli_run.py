@@ -105,7 +105,7 @@ def test_a_local_model_costs_unknown_not_zero_on_the_done_line_and_in_json(tmp_p
     args = ("run", QUERY, "--corpus", str(corpus), "--no-critique", "--model", "llama3.2:1b")
     proc = cli(tmp_path, *args, base_url=server.base_url)
     assert proc.returncode == 0, proc.stderr
-    done = [line for line in proc.stderr.splitlines() if line.startswith("done:")]
+    done = [line for line in proc.stderr.splitlines() if line.startswith("done (")]
     assert len(done) == 1 and done[0].endswith(" tokens, cost unknown") and "$" not in done[0], proc.stderr
     proc = cli(tmp_path, *args, "--json", base_url=server.base_url)
     data = json.loads(proc.stdout)

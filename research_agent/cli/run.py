@@ -15,6 +15,7 @@ import typer
 from ..config import Settings, load_settings
 from ..memory.critique.schedule import after_report
 from ..results import ResearchResult
+from ..run_refs import Runs, short_id
 from .boundary import guarded, json_failures, run_async, stderr_console
 from .critique import print_scheduled
 from .progress import RichProgress, cost_text
@@ -111,15 +112,17 @@ def _research(query: str, settings: Settings) -> ResearchResult:
 
 
 def print_result(result: ResearchResult, *, json_output: bool) -> None:
-    """The report's path on stdout and a one-line summary on stderr, or one JSON object on stdout."""
+    """The report's path on stdout and a one-line summary (with the run's short id) on stderr, or one
+    JSON object on stdout."""
+    short = short_id(result.id, Runs.scan(Path(result.report_path).parent).ids())
     if json_output:
-        typer.echo(dumps_json(result.summary()))
+        typer.echo(dumps_json({**result.summary(), "short_id": short}))
         return
     echo(result.report_path)
     usage = result.total_usage
     cited = sum(1 for source in result.sources if source.n)
     stderr_console().print(
-        f"[green]done[/green]: {result.gate_decision}, {cited} sources cited, "
+        f"[green]done[/green] ({short}): {result.gate_decision}, {cited} sources cited, "
         f"{usage.prompt_tokens + usage.completion_tokens:,} tokens, {cost_text(result.cost_usd)}",
         markup=True,
     )
