@@ -102,3 +102,19 @@ def test_runs_are_read_from_the_folder_listing_by_kind(tmp_path: Path) -> None:
     assert runs.resolve("latest", "critique") == OLD, "latest of the kind asked for"
     assert resolve_run(reports, "latest~1", "report") == MID
     assert Runs.scan(tmp_path / "missing").ids() == ()
+
+
+def test_export_finds_a_report_by_any_reference(tmp_path: Path) -> None:
+    from research_agent.export.files import find_report
+
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    for run_id in IDS:
+        run_file(reports, "report", run_id).write_text("# r\n")
+    assert find_report(reports, "latest") == run_file(reports, "report", NEW)
+    assert find_report(reports, short_id(OLD)) == run_file(reports, "report", OLD)
+    assert find_report(reports, "how-does-a") == run_file(reports, "report", MID)
+    with pytest.raises(AmbiguousRun):
+        find_report(reports, "how-does")
+    with pytest.raises(InputError, match="no such file"):
+        find_report(reports, str(tmp_path / "nope.md"))

@@ -1,11 +1,14 @@
-"""The resources: ``report://{id}`` (a report's markdown) and ``critique://{id}`` (its critique, YAML).
+"""The resources: ``report://{id}`` (a report's markdown), ``report://{id}?format=html`` (the same
+report as one self-contained HTML page whose citations preview their passage, as ``research-agent
+export`` writes it) and ``critique://{id}`` (its critique, YAML).
 
 An id is any reference :mod:`research_agent.run_refs` resolves (the full id, the short id, a
 unique prefix of either, ``latest``, ``latest~N``), resolved against the folder's listing, so
 a URI can never name a path. A report is read size-capped from the reports folder, never
 through a symlink; a critique is loaded and validated as ``memory show`` does, and given back
-as the YAML of its file. :func:`listed_resources` lists the reports and critiques that exist,
-newest first, at most :data:`MAX_LISTED`.
+as the YAML of its file. Rendering the page is a plain function of the reports folder and the
+id (:func:`report_html_text`), run off the event loop. :func:`listed_resources` lists the
+reports and critiques that exist, newest first, at most :data:`MAX_LISTED`.
 """
 
 from __future__ import annotations
@@ -21,13 +24,15 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import Resource
 
 from ..errors import ResearchError, error_message
+from ..export import report_page
 from ..files.safeyaml import dump_yaml
 from ..memory.critique.evidence import read_report_file
 from ..run_refs import Runs, UnknownRun, run_file
 from .memory_tools import load_by_id
 from .service import service_of
 
-__all__ = ["add_resources", "report", "critique", "listed_resources", "MAX_LISTED"]
+__all__ = ["add_resources", "report", "report_html", "report_html_text", "critique", "listed_resources",
+           "MAX_LISTED"]  # fmt: skip
 
 P = ParamSpec("P")
 MAX_LISTED = 100
@@ -49,13 +54,31 @@ def _resource_errors(read: Callable[P, Awaitable[str]]) -> Callable[P, Awaitable
     return resource
 
 
+def _report_path(reports_dir: Path, ref: str) -> Path:
+    """The report a reference names in ``reports_dir``; UnknownRun when there is none."""
+    return run_file(reports_dir, "report", Runs.scan(reports_dir).resolve(ref, "report"))
+
+
 @_resource_errors
 async def report(run_id: str, ctx: Context) -> str:
     """The markdown of a report in the reports folder."""
     reports_dir = service_of(ctx).settings().reports_dir
-    runs = await asyncio.to_thread(Runs.scan, reports_dir)
-    path = run_file(reports_dir, "report", runs.resolve(run_id, "report"))
+    path = await asyncio.to_thread(_report_path, reports_dir, run_id)
     return await asyncio.to_thread(read_report_file, path, reports_dir)
+
+
+def report_html_text(reports_dir: Path, run_id: str) -> str:
+    """A report of ``reports_dir`` as one self-contained HTML page (a plain function: it can run
+    in a thread or a worker process)."""
+    path = _report_path(reports_dir, run_id)
+    page, _ = report_page(path, read_report_file(path, reports_dir), reports_dir)
+    return page.html
+
+
+@_resource_errors
+async def report_html(run_id: str, ctx: Context) -> str:
+    """A report as one self-contained HTML page whose citations preview the passage they cite."""
+    return await asyncio.to_thread(report_html_text, service_of(ctx).settings().reports_dir, run_id)
 
 
 @_resource_errors
@@ -85,6 +108,7 @@ def listed_resources(reports_dir: Path, limit: int = MAX_LISTED) -> list[Resourc
 
 
 def add_resources(server: MCPServer) -> None:
-    """Register the report and critique resource templates on ``server``."""
+    """Register the report (markdown and HTML) and critique resource templates on ``server``."""
     server.resource("report://{run_id}", name="report", mime_type="text/markdown")(report)
+    server.resource("report://{run_id}?format=html", name="report_html", mime_type="text/html")(report_html)
     server.resource("critique://{run_id}", name="critique", mime_type="application/yaml")(critique)

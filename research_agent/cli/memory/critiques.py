@@ -21,6 +21,7 @@ from ...memory.critique.schedule import critique_now
 from ...memory.store.critique_types import Critique
 from ...memory.store.failures import FailedCritique, load_failures
 from ...memory.store.files import LoadedCritique, critique_path, load_all, load_critique, prune_critiques
+from ...record.passages import prune_passage_stores
 from ...run_refs import Runs, UnknownRun, run_file
 from ..boundary import guarded, print_error
 from ..critique_view import describe_critique
@@ -201,17 +202,21 @@ def validate_command(ctx: typer.Context, reports_dir: ReportsDirOption = None) -
 def prune_command(
     ctx: typer.Context,
     keep: int | None = typer.Option(
-        None, "--keep", min=0, metavar="N", help="Critiques to keep (default: max_critiques, 50)."
+        None, "--keep", min=0, metavar="N",
+        help="Critiques (and runs' passage stores) to keep (default: max_critiques, 50).",
     ),
     reports_dir: ReportsDirOption = None,
 ) -> None:
-    """Delete the oldest critique files beyond the retention limit (invalid and future-dated files go first)."""
+    """Delete the oldest critique files and passage stores beyond the retention limit (invalid and
+    future-dated files go first)."""
     settings = memory_settings(ctx, reports_dir)
     limit = settings.max_critiques if keep is None else keep
     if limit == 0:
         typer.echo("retention is off (keep 0): nothing pruned")
         return
-    removed = prune_critiques(settings.meta_dir, limit, now=memory_deps(ctx).clock())
+    now = memory_deps(ctx).clock()
+    removed = prune_critiques(settings.meta_dir, limit, now=now)
+    removed += prune_passage_stores(settings.meta_dir, limit, now=now)
     for path in removed:
         echo(f"removed {path.name}")
     echo(f"pruned {len(removed)} file(s); keeping at most {limit}")
