@@ -19,7 +19,7 @@ from ...domains import DOMAINS, parse_domain
 from ...memory.effects.lesson_effects import MIN_RUNS, LessonEffect, lesson_effects
 from ..boundary import guarded
 from ..terminal import dumps_json, echo, markup
-from .group import app, memory_deps, memory_settings
+from .group import ReportsDirOption, app, memory_deps, memory_settings
 
 __all__ = ["effects_command", "show_effects"]
 
@@ -82,6 +82,7 @@ def effects_command(
     ctx: typer.Context,
     domain: str | None = typer.Option(None, "--domain", help=f"Only this domain: one of {', '.join(DOMAINS)}."),
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
+    reports_dir: ReportsDirOption = None,
 ) -> None:
     """Each lesson's effect: its target with and without it, the difference with a 90% interval, its status."""
-    show_effects(memory_settings(ctx).meta_dir, now=memory_deps(ctx).clock(), domain=domain, json_output=json_output)
+    show_effects(memory_settings(ctx, reports_dir).meta_dir, now=memory_deps(ctx).clock(), domain=domain, json_output=json_output)
