@@ -102,6 +102,9 @@ def settle(plan: ClaimPlan, skeptic: SkepticReport | None, answers: Sequence[Cla
     verdicts = sorted((*skeptic.verdicts, *(v for a in answers for v in a.verdicts)), key=lambda v: v.number)
     notes = [plan.left_out_reason] if plan.left_out_reason else []
     notes += [f"{len(a.claims)} in a call whose answer could not be used" for a in answers if a.failed]
+    asked = len(plan.first) + sum(len(a.claims) for a in answers if not a.failed)
+    if asked > len(verdicts):
+        notes.append(f"{asked - len(verdicts)} the model gave no verdict on")
     if not verdicts:
         return ClaimCheck.not_run("the skeptic gave no verdict on the cited sentences", plan.cited)
     return ClaimCheck(plan.cited, tuple(verdicts), not_checked="; ".join(notes))

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from research_agent.claims import DISPUTED
+from research_agent.memory.critique.facts import compute_facts
 from research_agent.memory.critique.measured import measure_run
 from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
@@ -118,6 +119,9 @@ async def test_the_record_keeps_each_verdict_and_the_critique_facts_count_them(t
     facts = measure_run(record, report, now=datetime.now(UTC)).claims
     assert (facts.checked, facts.supported, facts.partial, facts.unsupported) == (checked, checked - 1, 0, 1)
     assert facts.unsupported_share == round(1 / checked, 2)
+    told = compute_facts(record, report).as_text()  # what the critic reads
+    assert f"claim check (cited sentences against their passages, by the model): {checked} checked; " in told
+    assert f"{checked - 1} supported, 0 partly, 1 unsupported" in told
 
 
 async def test_a_claim_removed_in_revision_is_counted_as_removed(tmp_path):
@@ -247,3 +251,19 @@ async def test_every_cited_sentence_in_deep_and_the_weak_ones_first_in_standard(
         assert block["checked"] == len(asked) < block["cited"]
         weak = [c for c in asked if "bears directly on the question" in c.sentence or "several angles" in c.sentence]
         assert len(weak) == 5  # the summary and every finding: the lexical check finds them weak
+
+
+async def test_sentences_the_skeptic_gives_no_verdict_on_are_counted_as_not_checked(tmp_path):
+    class Forgetful(ResearchResponder):
+        def _skeptic(self, system: str, user: str) -> dict:
+            answer = super()._skeptic(system, user)
+            answer["claims"] = answer["claims"][:3]
+            return answer
+
+    model = ResponderModel(Forgetful())
+    result = await run(tmp_path, model)
+    block = record_of(result)["claim_check"]
+    asked = len(asked_claims(model.calls("skeptic")[0].user))
+    assert block["checked"] == 3 and block["not_checked"] == f"{asked - 3} the model gave no verdict on"
+    report = result.report_path.read_text(encoding="utf-8")
+    assert f"Some were not checked: {asked - 3} the model gave no verdict on." in limitations(report)
