@@ -42,7 +42,7 @@ from research_agent.measures import (  # noqa: E402
 from research_agent.memory.critique.citation_support import citation_support  # noqa: E402
 from research_agent.memory.critique.judgement import build_request, compute_facts  # noqa: E402
 from research_agent.memory.critique.spawn import spawn_critique  # noqa: E402
-from research_agent.memory.effects.lesson_effects import lesson_effects  # noqa: E402
+from research_agent.memory.lessons.effects_view import lesson_effects  # noqa: E402
 from research_agent.memory.lessons.run import MemoryLessons  # noqa: E402
 from research_agent.memory.lessons.select import select_lessons  # noqa: E402
 from research_agent.memory.store import files as store  # noqa: E402

@@ -10,7 +10,7 @@ how well each citation is supported by the text the writer received for its sour
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from .assembly import Run
@@ -18,6 +18,8 @@ from .ids import format_utc
 from .ledger import RunLedger
 from .measures import CitationFacts
 from .memory.critique.citation_support import citation_support
+from .memory.critique.site_names import source_sites
+from .memory.lessons.render import lessons_markdown
 from .record import FetchFailure, LessonsRecord, RunRecord, SubQueryCount, write_run_record
 from .report import compose_report, render_insufficient
 from .results import Briefing, Outcome, ResearchResult, summarize_sources
@@ -46,6 +48,7 @@ class FinalReport:
 def finish_run(run: Run, briefing: Briefing, outcome: Outcome) -> ResearchResult:
     """Render, record and write the run; return what it produced."""
     settings = run.settings
+    briefing = _as_given(run, briefing)
     with run.clock.stage("report"):
         report = final_report(run, briefing, outcome)
     report_path = settings.reports_dir / f"{run.id}.md"
@@ -60,6 +63,16 @@ def finish_run(run: Run, briefing: Briefing, outcome: Outcome) -> ResearchResult
         run_record_path=record_path,
         timings=dict(run.clock.timings),
     )
+
+
+def _as_given(run: Run, briefing: Briefing) -> Briefing:
+    """The lessons as the run was really given them: a site lesson names a site of the run's own
+    sources or reaches no prompt, and so was neither given nor withheld (see ``for_sites``)."""
+    seen = source_sites((item.source for item in run.ledger.scored), run.corpus_roots)
+    lessons = briefing.lessons.for_sites(seen)
+    if lessons is briefing.lessons:
+        return briefing
+    return replace(briefing, lessons=lessons, lessons_markdown=lessons_markdown(lessons) if lessons.adaptive else "")
 
 
 def final_report(run: Run, briefing: Briefing, outcome: Outcome) -> FinalReport:

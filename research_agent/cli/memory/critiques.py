@@ -100,6 +100,8 @@ def validate_command(ctx: typer.Context) -> None:
             echo(f"invalid  {item.name}: {item.error}")
         else:
             echo(f"ok       {item.name}")
+            for note in item.critique.load_notes:
+                echo(f"warning  {item.name}: {note} (written by an earlier version; the rest still counts)")
     echo(f"{len(loaded) - bad} valid, {bad} invalid" + (" (skipped: an invalid file never feeds a lesson)" if bad else ""))
     if bad:
         raise typer.Exit(1)
