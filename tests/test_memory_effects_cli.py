@@ -80,8 +80,9 @@ def test_effects_table_and_bad_domain(reports: Path) -> None:
     result = invoke(["effects"], deps_for(reports))
     assert result.exit_code == 0, result.output
     for text in ("lesson effects in health", "lesson effects in technology", COUNTER, "site:kept:docs.python.org",
-                 "measuring", "target: coverage (higher is better)", "4.33", "n=3", "3.00", "n=2", "+1.33",
-                 "Welch (unpaired)", "delta: with minus without"):  # fmt: skip
+                 "measuring", "target coverage (higher is better)",
+                 "with it 4.33 over 3 run(s); without it 3.00 over 2 run(s)", "delta +1.33", "Welch (unpaired)",
+                 "delta: with minus without"):  # fmt: skip
         assert text in result.stdout, text
     bad = invoke(["effects", "--domain", "cooking"], deps_for(reports))
     assert bad.exit_code == 2 and "error: unknown domain 'cooking'" in bad.stderr

@@ -1,27 +1,26 @@
-"""``memory effects``: each lesson's measured effect, as a table a person can read, or JSON.
+"""``memory effects``: each lesson's measured effect, as short lines a person can read, or JSON.
 
 The numbers come from :func:`research_agent.memory.lessons.effects_view.lesson_effects` (the
-same function the MCP server calls); this module only draws them: one table per domain, one
-row per lesson with its target in words, its current text, the keys it cannot be told apart
-from, and a legend. With ``--json`` stdout carries nothing but the JSON list.
+same function the MCP server calls); this module only draws them: per domain, per lesson, its
+status, its target in words, the means with and without it, the delta with its interval and
+how it was estimated, the keys it cannot be told apart from, its current text; then a legend.
+Lines, not a table: they stay readable at any terminal width. With ``--json`` stdout carries
+nothing but the JSON list.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from ...domains import DOMAINS, parse_domain
 from ...memory.effects.lesson_effects import MIN_RUNS, NO_EFFECT_RUNS, LessonEffect
 from ...memory.lessons.effects_view import lesson_effects
 from ...memory.store.targets import TARGETS
 from ..boundary import guarded
-from ..terminal import dumps_json, echo, markup
+from ..terminal import dumps_json, echo
 from .group import app, memory_deps, memory_settings
 
 __all__ = ["effects_command", "show_effects"]
@@ -33,8 +32,8 @@ _STATUS_WORDS = {
     "retired": "retired (not given)",
 }
 LEGEND = (
-    "with / without: the mean of the lesson's target in runs given it, and in runs that were eligible "
-    "and withheld it (its own random trial, or a whole-run control); n counts those runs.",
+    "with it / without it: the mean of the lesson's target over the runs given it, and over the runs that "
+    "were eligible and withheld it (its own random trial, or a whole-run control).",
     "delta: with minus without, turned so that + always means better; 90% interval: where the true "
     "difference lies, 9 times in 10.",
     "estimate: paired over the questions asked in both arms (at least 5), else Welch's over all runs.",
@@ -65,33 +64,26 @@ def _estimate(effect: LessonEffect) -> str:
     return "Welch (unpaired)"
 
 
-def _lesson_cell(effect: LessonEffect) -> str:
+_STAGE_WORDS = {"decompose": "planning", "relevance": "judging"}
+
+
+def _lesson_lines(effect: LessonEffect) -> list[str]:
+    """One lesson as a few short lines: what it is, its numbers, its text, what it is tied to."""
     target = TARGETS[effect.target]
     better = "lower is better" if target.lower_is_better else "higher is better"
-    lines = [f"[bold]{markup(effect.key)}[/bold] ({effect.stage})", f"target: {target.label} ({better})"]
-    if effect.text:
-        lines.append(f"[dim]{markup(effect.text)}[/dim]")
+    stage = _STAGE_WORDS.get(effect.stage, effect.stage)
+    lines = [
+        f"  {effect.key}: {_STATUS_WORDS.get(effect.status, effect.status)}",
+        f"    {stage} lesson; target {target.label} ({better})",
+        f"    with it {_number(effect.mean_with)} over {effect.applied_runs} run(s); without it "
+        f"{_number(effect.mean_without)} over {effect.baseline_runs} run(s)",
+        f"    delta {_number(effect.delta, signed=True)}, 90% interval {_interval(effect)}; {_estimate(effect)}",
+    ]
     if effect.confounded_with:
-        lines.append(f"never apart from: {markup(', '.join(effect.confounded_with))}")
-    return "\n".join(lines)
-
-
-def _table(domain: str, effects: Sequence[LessonEffect]) -> Table:
-    table = Table(title=f"lesson effects in {markup(domain)}", show_lines=True, title_justify="left")
-    table.add_column("lesson", overflow="fold", ratio=3)
-    for column in ("with", "without", "delta", "90% interval", "estimate", "status"):
-        table.add_column(column, overflow="fold", ratio=1)
-    for e in effects:
-        table.add_row(
-            _lesson_cell(e),
-            f"{_number(e.mean_with)}\nn={e.applied_runs}",
-            f"{_number(e.mean_without)}\nn={e.baseline_runs}",
-            _number(e.delta, signed=True),
-            _interval(e),
-            _estimate(e),
-            _STATUS_WORDS.get(e.status, e.status),
-        )
-    return table
+        lines.append(f"    never apart from: {', '.join(effect.confounded_with)}")
+    if effect.text:
+        lines.append(f"    text now: {effect.text}")
+    return lines
 
 
 def show_effects(
@@ -107,9 +99,12 @@ def show_effects(
         where = f" in {chosen}" if chosen else ""
         echo(f"no lesson has been given or withheld yet{where} ({meta_dir})")
         return
-    console = Console(highlight=False, soft_wrap=False)
     for where in dict.fromkeys(e.domain for e in effects):
-        console.print(_table(where, [e for e in effects if e.domain == where]))
+        echo(f"lesson effects in {where}")
+        for effect in (e for e in effects if e.domain == where):
+            for line in _lesson_lines(effect):
+                echo(line)
+        echo("")
     for line in LEGEND:
         echo(line)
 

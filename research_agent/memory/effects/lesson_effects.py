@@ -226,7 +226,10 @@ def effects_in(
             arms_by_run[name][key] = arm
         if value is None or not LESSON_KEY.match(key) or (chosen is not None and key not in chosen):
             continue
-        arms.setdefault((row_domain, key), Arms.empty()).add(arm, question, float(value))
+        found = arms.get((row_domain, key))
+        if found is None:
+            found = arms[(row_domain, key)] = Arms.empty()
+        found.add(arm, question, float(value))
         runs[(row_domain, key)][name] = arm
     effects = [
         effect_of(

@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import io
+import math
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -220,8 +221,8 @@ def z_scores(critiques: Iterable[Critique]) -> dict[str, float]:
     out: dict[str, float] = {}
     for group in groups.values():
         values = [c.mean_score for c in group]
-        mu = statistics.fmean(values)
-        sd = statistics.pstdev(values) if len(values) > 1 else 0.0
+        mu = math.fsum(values) / len(values)
+        sd = math.sqrt(math.fsum((v - mu) ** 2 for v in values) / len(values)) if len(values) > 1 else 0.0
         for critique in group:
             out[critique.id] = 0.0 if sd == 0 else (critique.mean_score - mu) / sd
     return out
