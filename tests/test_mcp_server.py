@@ -39,7 +39,10 @@ async def test_the_server_lists_its_tools_with_schemas_and_its_resource_template
             "cost_usd"} <= set(research.output_schema["properties"])
     assert "call to the fast model" in " ".join(tools["memory_lessons"].description.split())
     assert research.annotations.read_only_hint is False and tools["memory_list"].annotations.read_only_hint
-    assert {t.uri_template for t in templates} == {"report://{run_id}", "critique://{run_id}"}
+    assert {(t.uri_template, t.mime_type) for t in templates} == {
+        ("report://{run_id}", "text/markdown"), ("report://{run_id}?format=html", "text/html"),
+        ("critique://{run_id}", "application/yaml"),
+    }
 
 
 async def test_research_over_a_corpus_reports_each_stage_and_returns_the_report(tmp_path: Path, corpus: Path) -> None:
@@ -63,6 +66,7 @@ async def test_research_over_a_corpus_reports_each_stage_and_returns_the_report(
             assert not result.is_error, text_of(result)
             data = result.structured_content
             report_resource = await client.read_resource(f"report://{data['id']}")
+            html_resource = await client.read_resource(f"report://{data['id']}?format=html")
             critique_resource = await client.read_resource(f"critique://{data['id']}")
             with anyio.fail_after(HANG_GUARD):
                 await wrote.wait()  # progress callbacks run in tasks of their own
@@ -79,6 +83,9 @@ async def test_research_over_a_corpus_reports_each_stage_and_returns_the_report(
     assert data["lessons_applied"] == [] and data["adaptive"] is False
     assert data["critique"]["state"] == "done" and Path(data["critique"]["path"]).is_file()
     assert report_resource.contents[0].text == data["report_markdown"]
+    (page,) = html_resource.contents
+    assert page.mime_type == "text/html" and page.text.startswith("<!DOCTYPE html>")
+    assert 'id="src-1"' in page.text and 'href="#src-1"' in page.text and 'role="tooltip"' in page.text
     critique = yaml.safe_load(critique_resource.contents[0].text)
     assert critique["id"] == data["id"] and critique["query"] == QUERY
     stages = [m.split(":")[0] for m in messages if not m.startswith("note")]

@@ -7,6 +7,7 @@ from rich.table import Table
 
 from ...errors import InputError, ResearchError
 from ...memory.store.files import critique_path, load_all, load_critique, prune_critiques, run_id_from
+from ...record.passages import prune_passage_stores
 from ..boundary import guarded
 from ..critique_view import describe_critique
 from ..terminal import echo, markup
@@ -112,16 +113,19 @@ def validate_command(ctx: typer.Context) -> None:
 def prune_command(
     ctx: typer.Context,
     keep: int | None = typer.Option(
-        None, "--keep", min=0, help="Critiques to keep (default: max_critiques)."
+        None, "--keep", min=0, help="Critiques (and runs' passage stores) to keep (default: max_critiques)."
     ),
 ) -> None:
-    """Delete the oldest critique files beyond the retention limit (invalid and future-dated files go first)."""
+    """Delete the oldest critique files and passage stores beyond the retention limit (invalid and
+    future-dated files go first)."""
     settings = memory_settings(ctx)
     limit = settings.max_critiques if keep is None else keep
     if limit == 0:
         typer.echo("retention is off (keep 0): nothing pruned")
         return
-    removed = prune_critiques(settings.meta_dir, limit, now=memory_deps(ctx).clock())
+    now = memory_deps(ctx).clock()
+    removed = prune_critiques(settings.meta_dir, limit, now=now)
+    removed += prune_passage_stores(settings.meta_dir, limit, now=now)
     for path in removed:
         echo(f"removed {path.name}")
     echo(f"pruned {len(removed)} file(s); keeping at most {limit}")
