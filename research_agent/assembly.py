@@ -37,6 +37,7 @@ from .ledger import RunLedger
 from .llm import ChatModel, UsageRecorder
 from .llm.waiting import SystemTicker, Ticker, waits_reported
 from .memory.lessons.run import FixedLessons, LessonsFn, MemoryLessons, RunLessons
+from .memory.lessons.setting import RunSetting
 from .progress import NoProgress, Progress, StageClock
 from .record import CorpusRecord
 from .report import ReportMeta
@@ -80,6 +81,12 @@ class Run:
     def corpus(self) -> tuple[CorpusRecord, ...]:
         """What indexing did to each corpus folder."""
         return self.indexing.corpus
+
+    @property
+    def corpus_roots(self) -> tuple[str, ...]:
+        """The resolved roots of the run's corpora: those indexing recorded, else the settings' own
+        (a caller that passed its own providers)."""
+        return tuple(c.root for c in self.corpus) or tuple(str(Path(d).resolve()) for d in self.settings.corpus_dirs)
 
     def tokens(self) -> int:
         """Tokens spent so far."""
@@ -208,6 +215,8 @@ def default_lessons(settings: Settings, *, now: datetime, rng: random.Random) ->
         ttl_days=settings.lesson_ttl_days,
         control_fraction=settings.control_fraction,
         force_control=not settings.lessons,
+        trial_probability=settings.trial_probability,
+        setting=RunSetting.of(settings.corpus_dirs, web=any(name != "local" for name in _provider_names(settings))),
     )
 
 
@@ -236,9 +245,13 @@ def _reads_web_pages(settings: Settings, providers: Sequence[SearchProvider] | N
     """Whether the run's providers find web pages (which a page reader then fetches)."""
     if providers is not None:
         return any(p.name != "local" for p in providers)
+    return any(name != "local" for name in _provider_names(settings))
+
+
+def _provider_names(settings: Settings) -> tuple[str, ...]:
     from .search.registry import provider_names
 
-    return any(name != "local" for name in provider_names(settings))
+    return tuple(provider_names(settings))
 
 
 # --- checks before any model call ------------------------------------------------------------

@@ -195,6 +195,8 @@ def validate_command(ctx: typer.Context, reports_dir: ReportsDirOption = None) -
             echo(f"suspect  {item.name}: {item.critique.suspect_reason}")
         else:
             echo(f"ok       {item.name}")
+        for note in item.critique.load_notes if item.critique is not None else ():
+            echo(f"warning  {item.name}: {note} (written by an earlier version; the rest still counts)")
     valid = f"{len(loaded) - bad} valid" + (f" ({suspect} suspect: valid, but they feed no lesson)" if suspect else "")
     echo(f"{valid}, {bad} invalid" + (" (skipped: an invalid file never feeds a lesson)" if bad else ""))
     if bad:

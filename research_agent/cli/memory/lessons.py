@@ -57,6 +57,7 @@ def lessons_command(
         now=deps.clock(),
         ttl_days=settings.lesson_ttl_days,
         control_fraction=settings.control_fraction,
+        trial_probability=settings.trial_probability,
     )
     if json_output:
         echo_json(
