@@ -14,9 +14,8 @@ cannot be recomputed is recorded as the run saw it: ``found_count`` (distinct so
 searches found), ``capped_by_user`` (the user's own source limit cut that list),
 ``sub_query_counts`` (per sub-query: sources found and read), each source's sub-queries
 and date, ``citation_support`` (measured against the text the writer received), the sub-queries
-dropped as no search queries, how the report stands with the tool's own ``review``, and
-``claim_check`` (each checked sentence's verdict, source and quote). A record written before
-these existed reads them as None, False or empty.
+dropped as no search queries, how the report stands with the tool's own ``review``, and each
+checked claim's verdict (``claim_check``). Older records read them as None, False or empty.
 """
 
 from __future__ import annotations

@@ -39,8 +39,8 @@ from ...version import extra_hint
 from ..store.critique_types import Critique
 from ..store.files import LoadedCritique
 from ..store.schema import DIMENSIONS
-from .measures import ClaimTrend, CritiqueCost, claim_trend, critique_cost
 from .intervals import unpaired_difference
+from .measures import ClaimTrend, CritiqueCost, claim_trend, critique_cost
 
 __all__ = [
     "MIN_RUNS",
