@@ -32,6 +32,7 @@ from ..memory.store.files import critique_path, load_all, load_critique, prune_c
 from ..memory.store.schema import DIMENSIONS
 from .boundary import guarded
 from .critique_view import describe_critique
+from .lessons_file_view import validate_lessons_file
 from .memory_effects import show_effects
 from .terminal import dumps_json, echo, markup
 
@@ -223,7 +224,8 @@ def lessons_command(
     echo(f"{selection.reason}")
     for number, lesson in enumerate(selection.lessons, start=1):
         echo(f"{number}. {lesson.text}")
-        echo(f"   {lesson.key} ({lesson.stage}; target {lesson.target}); critiques: {', '.join(lesson.critique_ids)}")
+        source = f"critiques: {', '.join(lesson.critique_ids)}" if lesson.critique_ids else "lessons.yaml"
+        echo(f"   {lesson.key} ({lesson.origin}; {lesson.stage}; target {lesson.target}); {source}")
     if selection.lessons:
         echo(f"({note})")
     if selection.excluded:
@@ -248,11 +250,14 @@ def effects_command(
 @app.command("validate")
 @guarded
 def validate_command(ctx: typer.Context) -> None:
-    """Check every critique file; exit 1 listing each invalid one with the reason."""
+    """Check every critique file and lessons.yaml; exit 1 listing each problem with the reason."""
     settings = memory_settings(ctx)
     loaded = load_all(settings.meta_dir, now=memory_deps(ctx).clock())
+    lesson_problems = validate_lessons_file(settings)
     if not loaded:
         echo(f"no critique files in {settings.meta_dir}")
+        if lesson_problems:
+            raise typer.Exit(1)
         return
     bad = 0
     for item in loaded:
@@ -262,7 +267,7 @@ def validate_command(ctx: typer.Context) -> None:
         else:
             echo(f"ok       {item.name}")
     echo(f"{len(loaded) - bad} valid, {bad} invalid" + (" (skipped: an invalid file never feeds a lesson)" if bad else ""))
-    if bad:
+    if bad or lesson_problems:
         raise typer.Exit(1)
 
 

@@ -2,7 +2,9 @@
 
 They read what the CLI's ``memory`` commands read (``reports/meta``), with the same
 selection rules; only ``memory_lessons`` may call a model (the fast one, to classify the
-question's domain, as ``research-agent memory lessons`` does).
+question's domain, as ``research-agent memory lessons`` does). ``memory_proposals`` lists the
+critic's proposed lessons; approving or rejecting one is a person's act in the CLI, and no
+tool does it: an agent must not approve its own lessons.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ..llm import OpenAIChatModel
 from ..memory.effects.lesson_effects import lesson_effects
 from ..memory.lessons.select import preview_lessons
 from ..memory.store.files import critique_path, load_all, load_critique, run_id_from
+from ..memory.store.proposals import collect_proposals, decided_texts
 from ..stages.classify import classify_domain
 from .answers import answered
 from .service import service_of
@@ -31,11 +34,12 @@ from .shapes import (
     LessonsOutput,
     MemoryListOutput,
     MemoryShowOutput,
+    ProposalsOutput,
     critique_summary,
     lessons_output,
 )
 
-__all__ = ["memory_lessons", "memory_list", "memory_show", "memory_effects", "run_id_of", "load_by_id", "NotFound", "MAX_LIST"]
+__all__ = ["memory_lessons", "memory_list", "memory_show", "memory_effects", "memory_proposals", "run_id_of", "load_by_id", "NotFound", "MAX_LIST"]
 
 MAX_LIST = 500
 
@@ -127,6 +131,28 @@ async def memory_effects(ctx: Context, domain: DomainName = None) -> EffectsOutp
     settings = service_of(ctx).settings()
     found = await asyncio.to_thread(lesson_effects, settings.meta_dir, now=datetime.now(UTC), domain=wanted)
     return {"effects": [effect.as_dict() for effect in found]}  # type: ignore[misc]
+
+
+APPROVAL_NOTE = (
+    "A proposal reaches no prompt. Only the person running research-agent decides one, in the CLI: "
+    "`research-agent memory approve KEY` or `research-agent memory reject KEY`; no tool can."
+)
+
+
+def _undecided_proposals(meta_dir: Path, state_dir: Path) -> list[dict[str, Any]]:
+    loaded = load_all(meta_dir, now=datetime.now(UTC))
+    critiques = [item.critique for item in loaded if item.critique is not None]
+    return [p.as_dict() for p in collect_proposals(critiques, decided_texts(state_dir))]
+
+
+@answered
+async def memory_proposals(ctx: Context) -> ProposalsOutput:
+    """The lessons critics proposed that no person has decided yet, each with the critiques
+    that proposed it. They are quarantined: none reaches a prompt unless the person running
+    research-agent approves it in the CLI. This server cannot approve or reject them."""
+    settings = service_of(ctx).settings()
+    found = await asyncio.to_thread(_undecided_proposals, settings.meta_dir, settings.state_dir)
+    return {"proposals": found, "note": APPROVAL_NOTE}  # type: ignore[typeddict-item]
 
 
 def run_id_of(value: str) -> str:

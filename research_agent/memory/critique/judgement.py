@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Collection
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from ...record import RunRecord, WithheldLesson, read_run_record
 from ...text.sanitize import sanitize, wrap_data
 from ..store.critique_types import Critique, CritiqueUsage, LessonUse, Scores, SkepticFlag
 from ..store.files import append_log, critique_file_name, prune_critiques, write_critique
+from ..store.proposals import clean_proposals
 from ..store.schema import (
     DIMENSION_LABELS,
     DIMENSIONS,
@@ -42,6 +44,7 @@ from ..store.schema import (
 )
 from .evidence import MAX_REPORT_BYTES, locate_report, read_report_file
 from .facts import RunFacts, compute_facts
+from .proposing import not_to_propose
 
 __all__ = [
     "ANSWER_SCHEMA",
@@ -79,6 +82,16 @@ ANSWER_SCHEMA: dict[str, Any] = {
         "weaknesses": {"type": "array", "items": {"type": "string"}},
         "suggestions": {"type": "array", "items": {"type": "string"}},
         "tags": {"type": "array", "items": {"type": "string", "enum": list(TAGS)}},
+        # optional: lessons no template covers, quarantined until a person approves one
+        "proposed_lessons": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["stage", "text"],
+                "properties": {"stage": {"type": "string", "enum": list(STAGES)}, "text": {"type": "string"}},
+            },
+        },
     },
 }
 
@@ -197,10 +210,13 @@ def critique_from_answer(
     timestamp: datetime,
     report_path: str,
     usage: CritiqueUsage | None = None,
+    skip_proposals: Collection[str] = (),
 ) -> Critique:
     """Turn the model's answer and the run's facts into a clean, valid Critique.
 
     ``usage``: what the critique's own model calls cost, stored in the file.
+    ``skip_proposals``: hashes of texts not to propose again (decided by a person, or already
+    a lesson; see :mod:`..store.proposals`).
     """
     if not isinstance(answer, dict) or not isinstance(answer.get("scores"), dict):
         raise InvalidModelOutput("critique answer has no scores object", stage="critique")
@@ -237,6 +253,7 @@ def critique_from_answer(
         lessons_available=record.lessons.available,
         facts=facts.measured,
         usage=usage,
+        proposed_lessons=clean_proposals(answer.get("proposed_lessons"), skip=skip_proposals),
     )
 
 
@@ -273,6 +290,7 @@ async def critique_run(
             timestamp=when,
             report_path=record.report_path,
             usage=CritiqueUsage.from_usage(recorder.total),
+            skip_proposals=not_to_propose(folder, settings.state_dir),
         )
         write_critique(folder, critique)
         prune_critiques(folder, settings.max_critiques, protect=[critique.id], now=when)
