@@ -200,6 +200,7 @@ def default_lessons(settings: Settings, *, now: datetime, rng: random.Random) ->
         ttl_days=settings.lesson_ttl_days,
         control_fraction=settings.control_fraction,
         force_control=not settings.lessons,
+        state_dir=settings.state_dir,
     )
 
 

@@ -214,6 +214,7 @@ def lessons_command(
         now=deps.clock(),
         ttl_days=settings.lesson_ttl_days,
         control_fraction=settings.control_fraction,
+        state_dir=settings.state_dir,
     )
     if json_output:
         echo_json(
@@ -244,7 +245,11 @@ def effects_command(
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Each lesson's effect: its target with and without it, the difference with a 90% interval, its status."""
-    show_effects(memory_settings(ctx).meta_dir, now=memory_deps(ctx).clock(), domain=domain, json_output=json_output)
+    settings = memory_settings(ctx)
+    show_effects(
+        settings.meta_dir, now=memory_deps(ctx).clock(), domain=domain, json_output=json_output,
+        state_dir=settings.state_dir,
+    )  # fmt: skip
 
 
 @app.command("validate")

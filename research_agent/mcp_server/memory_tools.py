@@ -75,6 +75,7 @@ async def memory_lessons(
         now=datetime.now(UTC),
         ttl_days=settings.lesson_ttl_days,
         control_fraction=settings.control_fraction,
+        state_dir=settings.state_dir,
     )
     return lessons_output(selection, note)
 
@@ -129,7 +130,9 @@ async def memory_effects(ctx: Context, domain: DomainName = None) -> EffectsOutp
     a 90% interval, and its status (trial, active, or retired: no longer given to runs)."""
     wanted = parse_domain(domain) if domain is not None else None
     settings = service_of(ctx).settings()
-    found = await asyncio.to_thread(lesson_effects, settings.meta_dir, now=datetime.now(UTC), domain=wanted)
+    found = await asyncio.to_thread(
+        lesson_effects, settings.meta_dir, now=datetime.now(UTC), domain=wanted, state_dir=settings.state_dir
+    )
     return {"effects": [effect.as_dict() for effect in found]}  # type: ignore[misc]
 
 

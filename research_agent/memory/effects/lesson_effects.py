@@ -14,14 +14,18 @@ when both have at least that many and the whole interval lies below zero; else
 ``active``. A retired lesson is not given to later runs (see :mod:`.lessons`); baseline
 runs keep holding it back, so new evidence can lift its interval and bring it back.
 
+A person's lesson (``user:``, ``approved:``) is measured only with its entry at hand
+(``person``: its stage and target, from the trusted ``lessons.yaml``); without one it is
+left out, since nothing else may say what it is for.
+
 Measured over every valid critique not dated in the future, through the summary index
 (:mod:`..store.index`). :func:`lesson_effects` is the one entry point for the CLI and the MCP server.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -29,8 +33,9 @@ from typing import Any
 from ...text.sanitize import sanitize
 from ..store.files import FUTURE_SLACK, stamp_of
 from ..store.index import CritiqueIndex, open_index
+from ..store.person_lessons import read_lessons_file
 from ..store.schema import LESSON_KEY, STAGES
-from ..store.targets import TARGETS, stage_of, target_of
+from ..store.targets import TARGETS, is_person_key, stage_of, target_of
 from .intervals import Difference, Moments, welch_difference
 
 __all__ = ["MIN_RUNS", "STATUSES", "LessonEffect", "effect_of", "effects_in", "lesson_effects"]
@@ -108,15 +113,23 @@ def _status(diff: Difference) -> str:
 
 
 def effect_of(
-    key: str, domain: str, with_: Moments | list[float], without: Moments | list[float], text: str = ""
+    key: str,
+    domain: str,
+    with_: Moments | list[float],
+    without: Moments | list[float],
+    text: str = "",
+    *,
+    entry: tuple[str, str] | None = None,
 ) -> LessonEffect:
-    """The effect of ``key`` from its target's values (or their moments) with and without it."""
-    target = target_of(key)
+    """The effect of ``key`` from its target's values (or their moments) with and without it.
+
+    ``entry``: ``(stage, target)`` of a person's lesson, from its entry."""
+    stage, target = entry if entry is not None else (stage_of(key), target_of(key))
     diff = welch_difference(_moments(with_), _moments(without))
     if TARGETS[target].lower_is_better:
         diff = diff.flipped()
     return LessonEffect(
-        key, stage_of(key), target, text, domain, diff.n_with, diff.n_without,
+        key, stage, target, text, domain, diff.n_with, diff.n_without,
         diff.mean_with, diff.mean_without, diff.delta, diff.interval, _status(diff),
     )  # fmt: skip
 
@@ -128,16 +141,24 @@ def effects_in(
     domain: str | None = None,
     keys: Iterable[str] | None = None,
     with_text: bool = True,
+    person: Mapping[str, tuple[str, str]] | None = None,
 ) -> tuple[LessonEffect, ...]:
     """The effect of every lesson key (or of ``keys``) in ``domain`` (or every domain).
 
     ``with_text``: fill in each lesson's newest applied text (selection does not need it).
+    ``person``: ``key -> (stage, target)`` of a person's lessons (see the module docstring).
     """
+    person = person or {}
     latest = now + FUTURE_SLACK
-    wanted = sorted(k for k in set(index.keys() if keys is None else keys) if LESSON_KEY.match(k))
+    wanted = sorted(
+        k for k in set(index.keys() if keys is None else keys)
+        if LESSON_KEY.match(k) and (k in person or not is_person_key(k))
+    )  # fmt: skip
     window = {"domain": domain, "future": stamp_of(latest), "latest": latest.timestamp()}
+    targets = {key: target for key, (_, target) in person.items()}
     arms: dict[tuple[str, str], dict[str, Moments]] = {}
-    for row_domain, key, arm, count, total, squares in index.arm_sums(wanted, **window):  # type: ignore[arg-type]
+    sums = index.arm_sums(wanted, **window, targets=targets)  # type: ignore[arg-type]
+    for row_domain, key, arm, count, total, squares in sums:
         arms.setdefault((row_domain, key), {})[arm] = Moments.from_sums(
             int(count), float(total), float(squares)
         )
@@ -150,6 +171,7 @@ def effects_in(
             moments.get("applied", none),
             moments.get("withheld", none),
             _shown(texts.get((where, key), "")),
+            entry=person.get(key),
         )
         for (where, key), moments in arms.items()
     ]
@@ -160,7 +182,17 @@ def _shown(text: str) -> str:
     return sanitize(text, single_line=True, max_chars=300) if text else ""
 
 
-def lesson_effects(meta_dir: Path, *, now: datetime, domain: str | None = None) -> tuple[LessonEffect, ...]:
-    """The effect of every lesson key in ``meta_dir`` (of ``domain``, or of every domain) at ``now``."""
+def lesson_effects(
+    meta_dir: Path, *, now: datetime, domain: str | None = None, state_dir: Path | None = None
+) -> tuple[LessonEffect, ...]:
+    """The effect of every lesson key in ``meta_dir`` (of ``domain``, or of every domain) at ``now``.
+
+    ``state_dir``: the user state folder, to read the trusted ``lessons.yaml``: a person's
+    lessons are measured on their entry's target and shown with their entry's text; without
+    it (or without a trusted file) they are left out."""
+    entries = read_lessons_file(meta_dir, state_dir).usable if state_dir is not None else ()
+    person = {entry.key: (entry.stage, entry.target) for entry in entries}
     with open_index(Path(meta_dir)) as index:
-        return effects_in(index, now=now, domain=domain)
+        found = effects_in(index, now=now, domain=domain, person=person)
+    texts = {entry.key: entry.text for entry in entries}
+    return tuple(replace(e, text=texts[e.key]) if e.key in texts else e for e in found)

@@ -9,6 +9,8 @@ every lesson with its stage, and either the critiques behind it or that it is th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ... import prompts
 from ...text.mdsafe import code_span, plain_text
 from .types import Lesson, LessonSelection
@@ -44,10 +46,9 @@ def domain_label(domain: str) -> str:
     return DOMAIN_LABELS.get(domain, domain.replace("_", " "))
 
 
-def person_block(lessons: tuple[Lesson, ...] | list[Lesson], stage: str) -> str:
-    """A person's lessons for ``stage``, under the header that names them as the person's guidance."""
-    if not lessons:
-        return ""
+def person_block(lessons: Sequence[Lesson], stage: str) -> str:
+    """A person's lessons for ``stage``, under the header that names them as the person's
+    guidance (the header alone when ``lessons`` is empty)."""
     lines = [prompts.fragment("person_lessons", use=_STAGE_USES[stage])]
     return "\n".join([*lines, *(f"- {lesson.text}" for lesson in lessons)])
 

@@ -6,8 +6,9 @@ that call, gives the planning lessons of the domains that have some (:mod:`.offe
 :meth:`~RunLessons.given`, after it, is the named domain's selection as the run was given it.
 
 :class:`MemoryLessons` reads ``reports/meta``. It selects only the domains that have enough
-eligible critiques, best-evidenced first, and stops once the planning prompt is full; the
-named domain is selected afterwards if it was not among them. One random draw decides
+eligible critiques, best-evidenced first, or planning lessons of the person's own (those
+first; every domain when the person has planning lessons for every domain), and stops once
+the planning prompt is full; the named domain is selected afterwards if it was not among them. One random draw decides
 whether the run is a control run, for every domain: a baseline run is offered nothing.
 :class:`FixedLessons` serves a caller's own ``domain -> selection`` function.
 """
@@ -23,6 +24,7 @@ from typing import Protocol, runtime_checkable
 from ...domains import DOMAINS
 from ..store.index import CritiqueIndex, open_index
 from .offer import LessonOffer, offer_lessons
+from .person import PersonLessons
 from .select import SelectionRules, candidate_domains, check_ttl, select_in
 from .types import MAX_LESSONS, LessonSelection
 
@@ -59,10 +61,12 @@ class MemoryLessons:
         limit: int = 10,
         min_critiques: int = 3,
         max_lessons: int = MAX_LESSONS,
+        state_dir: Path | None = None,
     ) -> None:
         check_ttl(ttl_days)
         self.meta_dir = Path(meta_dir)
         self.rules = SelectionRules(now, ttl_days, limit, min_critiques, control_fraction, force_control, max_lessons)
+        self._person = PersonLessons.read(self.meta_dir, state_dir) if state_dir is not None else PersonLessons()
         self._seed = rng.random()  # the one draw: every domain's selection sees the same
         self._selected: dict[str, LessonSelection] = {}
         self._offer = LessonOffer({})
@@ -77,10 +81,13 @@ class MemoryLessons:
     def offer(self) -> LessonOffer:
         if self._control():
             return self._offer  # a baseline run is offered nothing; given() says why
+        own, any_keys = self._person.planning_domains()
         with open_index(self.meta_dir) as index:
             candidates = candidate_domains(index, self.rules)
-            selections = (self._select(index, domain) for domain in candidates)
-            self._offer = offer_lessons(selections)
+            extra = [d for d in DOMAINS if d not in candidates and (any_keys or d in own)]
+            order = sorted([*candidates, *extra], key=lambda d: d not in own)  # the person's domains first
+            selections = (self._select(index, domain) for domain in order)
+            self._offer = offer_lessons(selections, any_keys=any_keys)
         return self._offer
 
     def given(self, domain: str) -> LessonSelection:
@@ -90,7 +97,7 @@ class MemoryLessons:
         return self._offer.settle(self._selected[domain])
 
     def _select(self, index: CritiqueIndex, domain: str) -> LessonSelection:
-        self._selected[domain] = select_in(index, domain, self.rules, self._rng())
+        self._selected[domain] = select_in(index, domain, self.rules, self._rng(), self._person)
         return self._selected[domain]
 
 

@@ -39,6 +39,7 @@ from ..store.critique_types import Critique
 from ..store.files import FUTURE_SLACK, load_entry, stamp_of
 from ..store.index import CritiqueIndex, open_index
 from .judging import judging_evidence
+from .person import PersonLessons
 from .planning import planning_evidence
 from .settle import cap_per_stage, settle
 from .types import MAX_LESSONS, Lesson, LessonSelection
@@ -58,6 +59,7 @@ __all__ = [
 ]
 
 MAX_TTL_DAYS = 36_500
+_NO_PERSON = PersonLessons()
 MAX_WITHHELD = 20  # the critique file holds at most this many withheld keys
 
 
@@ -154,16 +156,24 @@ def build_lessons(
 
 
 def _build(
-    index: CritiqueIndex, eligible: list[Critique], domain: str, now: datetime, max_lessons: int
+    index: CritiqueIndex,
+    eligible: list[Critique],
+    domain: str,
+    now: datetime,
+    max_lessons: int,
+    person: PersonLessons = _NO_PERSON,
 ) -> _Built:
-    """Build, drop retired lessons (with their numbers), and keep ``max_lessons`` per stage."""
-    lessons, left_out = build_lessons(eligible)
+    """Build (a person's lessons first, then those the ``eligible`` critiques show), drop
+    retired lessons (with their numbers), and keep ``max_lessons`` per stage."""
+    built, left_out = build_lessons(eligible) if eligible else ((), ())
+    lessons = (*person.for_domain(domain), *built)
     if not lessons:
         return _Built(excluded=left_out)
+    keys = [lesson.key for lesson in lessons]
     effects: dict[str, LessonEffect] = {
         e.key: e
         for e in effects_in(
-            index, now=now, domain=domain, keys=[lesson.key for lesson in lessons], with_text=False
+            index, now=now, domain=domain, keys=keys, with_text=False, person=person.stages_and_targets()
         )
     }
     retired = [lesson for lesson in lessons if lesson.key in effects and effects[lesson.key].retired]
@@ -209,18 +219,22 @@ def select_lessons(
     rng: random.Random,
     force_control: bool = False,
     max_lessons: int = MAX_LESSONS,
+    state_dir: Path | None = None,
 ) -> LessonSelection:
     """Choose the lessons for a run in ``domain`` at ``now`` (see the module docstring).
 
-    Never raises for a bad file; a meta folder that is a symlink leading out of its
-    reports folder, or a ``ttl_days`` out of range, raises.
+    ``state_dir``: the user state folder, where the trust of the person's ``lessons.yaml``
+    is kept; without it the person's lessons are not read. Never raises for a bad file; a
+    meta folder that is a symlink leading out of its reports folder, or a ``ttl_days`` out
+    of range, raises.
     """
     if domain not in DOMAINS:
         raise InputError(f"unknown domain {domain!r}: choose one of {', '.join(DOMAINS)}")
     check_ttl(ttl_days)
     rules = SelectionRules(now, ttl_days, limit, min_critiques, control_fraction, force_control, max_lessons)
+    person = PersonLessons.read(Path(meta_dir), state_dir) if state_dir is not None else _NO_PERSON
     with open_index(Path(meta_dir)) as index:
-        return select_in(index, domain, rules, rng)
+        return select_in(index, domain, rules, rng, person)
 
 
 def candidate_domains(index: CritiqueIndex, rules: SelectionRules) -> list[str]:
@@ -231,13 +245,20 @@ def candidate_domains(index: CritiqueIndex, rules: SelectionRules) -> list[str]:
     return sorted(enough, key=lambda d: -min(counts[d], rules.limit))
 
 
-def select_in(index: CritiqueIndex, domain: str, rules: SelectionRules, rng: random.Random) -> LessonSelection:
-    """:func:`select_lessons` in an open ``index`` (``rules`` already checked)."""
+def select_in(
+    index: CritiqueIndex,
+    domain: str,
+    rules: SelectionRules,
+    rng: random.Random,
+    person: PersonLessons = _NO_PERSON,
+) -> LessonSelection:
+    """:func:`select_lessons` in an open ``index`` (``rules`` already checked); ``person``: the
+    lessons of the person's trusted file, eligible without waiting for critiques."""
     scan = _scan(index, domain, now=rules.now, ttl_days=rules.ttl_days, limit=rules.limit)
     enough = len(scan.eligible) >= rules.min_critiques
-    built = _build(index, scan.eligible, domain, rules.now, rules.max_lessons) if enough else _Built()
+    built = _build(index, scan.eligible if enough else [], domain, rules.now, rules.max_lessons, person)
     collapse = collapse_check(domain, scan.in_domain)  # type: ignore[arg-type]
-    warnings = (collapse.warning,) if collapse.collapsed else ()
+    warnings = (*person.warnings, *((collapse.warning,) if collapse.collapsed else ()))
     considered = tuple(c.id for c in scan.eligible)
     excluded = tuple(scan.excluded) + built.excluded
 
@@ -250,7 +271,7 @@ def select_in(index: CritiqueIndex, domain: str, rules: SelectionRules, rng: ran
 
     if rules.force_control:
         return outcome("control run (baseline): lessons turned off (--no-lessons)", why="no_lessons")
-    if not enough:
+    if not enough and not built.lessons:
         return outcome(
             f"no lessons: {len(scan.eligible)} eligible {domain} critique(s); {rules.min_critiques} are needed"
         )
@@ -264,19 +285,33 @@ def select_in(index: CritiqueIndex, domain: str, rules: SelectionRules, rng: ran
     if not built.lessons:
         what = "every lesson is retired" if built.retired else "no recurring weakness"
         return outcome(f"no lessons: {what} in the {len(scan.eligible)} eligible {domain} critiques")
-    return outcome(
-        f"{len(built.lessons)} lesson(s) from {len(scan.eligible)} eligible {domain} critiques", given=True
-    )
+    return outcome(_given_reason(built.lessons, len(scan.eligible), domain), given=True)
+
+
+def _given_reason(lessons: tuple[Lesson, ...], eligible: int, domain: str) -> str:
+    """Why the run was given ``lessons``, in words: how many are the person's, how many built."""
+    built = sum(1 for lesson in lessons if lesson.origin == "built")
+    if built == len(lessons):
+        return f"{built} lesson(s) from {eligible} eligible {domain} critiques"
+    mine = f"{len(lessons) - built} lesson(s) of the person's own (lessons.yaml)"
+    return mine if not built else f"{mine} and {built} from {eligible} eligible {domain} critiques"
 
 
 def preview_lessons(
-    meta_dir: Path, domain: str, *, now: datetime, ttl_days: float, control_fraction: float
+    meta_dir: Path,
+    domain: str,
+    *,
+    now: datetime,
+    ttl_days: float,
+    control_fraction: float,
+    state_dir: Path | None = None,
 ) -> tuple[LessonSelection, str]:
     """The lessons a run in ``domain`` would get now, as if it were not a control run, and a
     note on how often runs are control runs (what ``memory lessons`` and the MCP tool show)."""
     selection = select_lessons(
-        meta_dir, domain, now=now, ttl_days=ttl_days, control_fraction=0.0, rng=random.Random(0)
-    )
+        meta_dir, domain, now=now, ttl_days=ttl_days, control_fraction=0.0, rng=random.Random(0),
+        state_dir=state_dir,
+    )  # fmt: skip
     note = (
         f"{control_fraction:.0%} of eligible runs are control runs and get no lessons"
         if control_fraction

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -34,7 +35,7 @@ from ...errors import StorageError
 from ...files.safefile import check_folder_inside
 from .files import entry_for_name, is_critique_name
 from .index_db import FILE_COLUMNS, connect_file, connect_memory
-from .index_rows import MAX_VALUE, FileRow, UseRow, rows_for, signature
+from .index_rows import MAX_VALUE, Rows, rows_for, signature
 
 __all__ = ["INDEX_NAME", "CritiqueIndex", "Listing", "Refresh", "Standing", "list_files", "open_index"]
 
@@ -166,20 +167,20 @@ class CritiqueIndex:
         self.last = Refresh(len(listing.files), len(parsed), len(gone), self.on_disk, listing.misnamed)
         return self.last
 
-    def _write(self, parsed: list[tuple[FileRow, list[UseRow]]], gone: list[str]) -> None:
+    def _write(self, parsed: list[Rows], gone: list[str]) -> None:
         conn = self._conn
         conn.execute("BEGIN IMMEDIATE")
         try:
-            names = [(row.name,) for row, _ in parsed] + [(name,) for name in gone]
-            conn.executemany("DELETE FROM uses WHERE name = ?", names)
-            conn.executemany("DELETE FROM files WHERE name = ?", names)
+            names = [(rows.file.name,) for rows in parsed] + [(name,) for name in gone]
+            for table in ("uses", "measures", "files"):
+                conn.executemany(f"DELETE FROM {table} WHERE name = ?", names)
             conn.executemany(
-                f"INSERT INTO files ({FILE_COLUMNS}) VALUES ({', '.join('?' * 12)})",
-                [row for row, _ in parsed],
+                f"INSERT INTO files ({FILE_COLUMNS}) VALUES ({', '.join('?' * 12)})", [rows.file for rows in parsed]
             )
             conn.executemany(
-                f"INSERT INTO uses VALUES ({', '.join('?' * 9)})", [use for _, uses in parsed for use in uses]
+                f"INSERT INTO uses VALUES ({', '.join('?' * 9)})", [use for rows in parsed for use in rows.uses]
             )
+            conn.executemany("INSERT INTO measures VALUES (?, ?, ?)", [m for rows in parsed for m in rows.measures])
             conn.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
@@ -219,19 +220,40 @@ class CritiqueIndex:
         return clause, params
 
     def arm_sums(
-        self, keys: list[str], *, domain: str | None, future: str, latest: float
+        self,
+        keys: list[str],
+        *,
+        domain: str | None,
+        future: str,
+        latest: float,
+        targets: Mapping[str, str] | None = None,
     ) -> list[tuple[str, str, str, int, float, float]]:
         """``(domain, key, arm, count, sum, sum of squares)`` of each key's target over the
-        critiques that applied (or withheld) it, leaving out those where it does not apply."""
-        if not keys:
-            return []
-        where, params = self._where(keys, domain, future, latest)
-        query = (
-            "SELECT domain, key, arm, COUNT(value), TOTAL(value), TOTAL(value * value) FROM uses "
-            f"WHERE {where} AND arm IN ('applied', 'withheld') AND (value IS NULL OR abs(value) <= {MAX_VALUE}) "
-            "GROUP BY domain, key, arm"
-        )
-        return self._conn.execute(query, params).fetchall()
+        critiques that applied (or withheld) it, leaving out those where it does not apply.
+
+        ``targets``: the target of a person's lesson whose entry names one (its rows hold the
+        default target's value; the critique's other values are in ``measures``)."""
+        named = {key: target for key, target in (targets or {}).items() if key in keys}
+        plain = [key for key in keys if key not in named]
+        found = []
+        if plain:
+            where, params = self._where(plain, domain, future, latest)
+            query = (
+                "SELECT domain, key, arm, COUNT(value), TOTAL(value), TOTAL(value * value) FROM uses "
+                f"WHERE {where} AND arm IN ('applied', 'withheld') AND (value IS NULL OR abs(value) <= {MAX_VALUE}) "
+                "GROUP BY domain, key, arm"
+            )
+            found += self._conn.execute(query, params).fetchall()
+        for key, target in named.items():
+            where, params = self._where([key], domain, future, latest)
+            query = (
+                "SELECT domain, key, arm, COUNT(m.value), TOTAL(m.value), TOTAL(m.value * m.value) FROM uses "
+                "JOIN measures AS m ON m.name = uses.name AND m.target = ? "
+                f"WHERE {where} AND arm IN ('applied', 'withheld') AND (m.value IS NULL OR abs(m.value) <= {MAX_VALUE}) "
+                "GROUP BY domain, key, arm"
+            )
+            found += self._conn.execute(query, [target, *params]).fetchall()
+        return found
 
     def newest_texts(
         self, keys: list[str], *, domain: str | None, future: str, latest: float

@@ -39,6 +39,7 @@ CREATE TABLE uses (
     domain TEXT NOT NULL, stamp TEXT NOT NULL, created REAL NOT NULL, value REAL,
     PRIMARY KEY (name, key, arm)
 );
+CREATE TABLE measures (name TEXT NOT NULL, target TEXT NOT NULL, value REAL, PRIMARY KEY (name, target));
 CREATE INDEX uses_key ON uses (domain, key, arm, stamp, created, value);
 CREATE INDEX files_sig ON files (name, sig);
 CREATE INDEX files_standing ON files (stamp, name, ok, created, domain, reason, run_id, model, adaptive, mean, passed)
@@ -68,7 +69,7 @@ def _prepare(conn: sqlite3.Connection) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
         if _layout(conn) != _LAYOUT:  # another process may have just rebuilt it
-            for table in ("layout", "files", "uses"):
+            for table in ("layout", "files", "uses", "measures"):
                 conn.execute(f"DROP TABLE IF EXISTS {table}")
             for statement in _SCHEMA.split(";"):
                 conn.execute(statement)

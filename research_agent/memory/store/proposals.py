@@ -24,10 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from ...files.state_records import read_record, update_record
-from ...text.sanitize import INJECTION_PLACEHOLDER, looks_like_injection, sanitize
 from .critique_types import Critique, ProposedLesson
 from .person_file import text_problem
-from .schema import MAX_LESSON_TEXT, STAGES
+from .schema import STAGES
 
 __all__ = [
     "MAX_PROPOSALS",
@@ -116,14 +115,13 @@ def collect_proposals(critiques: Iterable[Critique], decided: Collection[str] = 
 
 
 def _clean_text(value: Any) -> str | None:
-    """A proposal's text as a lesson could hold it, or None: text that tried to steer a model,
-    or that sanitizing had to change in ways a person could not approve as it stands, is dropped."""
-    if not isinstance(value, str) or looks_like_injection(value):
+    """A proposal's text with its whitespace tidied, or None when what is left is not a text
+    a person could approve as it stands (:func:`.person_file.text_problem`: too long, or
+    holding what sanitizing would change: controls, delimiters, instruction-like phrases)."""
+    if not isinstance(value, str):
         return None
-    text = sanitize(value, single_line=True, max_chars=MAX_LESSON_TEXT)
-    if not text or INJECTION_PLACEHOLDER in text or text_problem(text) is not None:
-        return None
-    return text
+    text = " ".join(value.split())
+    return text if text_problem(text) is None else None
 
 
 def clean_proposals(raw: Any, *, skip: Collection[str] = ()) -> tuple[ProposedLesson, ...]:
