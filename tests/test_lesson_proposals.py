@@ -11,7 +11,6 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-import research_agent.cli.memory_person  # noqa: F401  (registers the person's lesson commands)
 from research_agent.cli.memory import MemoryDeps, app
 from research_agent.config import Settings
 from research_agent.memory.critique.facts import compute_facts

@@ -12,7 +12,6 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-import research_agent.cli.root  # noqa: F401  (registers every memory command, ab included)
 from research_agent.cli.memory import app
 from research_agent.memory.effects.lesson_effects import lesson_effects
 from research_agent.memory.lessons.select import select_lessons

@@ -1,14 +1,14 @@
 """What ``memory validate`` says about ``reports/meta/lessons.yaml``: its trust and each problem.
 
-Kept apart from the command modules so that ``validate`` (a critiques command) and the
-person's lesson commands share it without importing each other.
+Kept apart from the command modules so that ``validate`` (a critiques command) need not
+import the person's lesson commands.
 """
 
 from __future__ import annotations
 
-from ..config import Settings
-from ..memory.store.person_lessons import read_lessons_file
-from .terminal import echo
+from ...config import Settings
+from ...memory.store.person_lessons import read_lessons_file
+from ..terminal import echo
 
 __all__ = ["validate_lessons_file"]
 

@@ -17,23 +17,23 @@ from collections.abc import Sequence
 
 import typer
 
-from ..domains import DOMAINS, parse_domain
-from ..errors import InputError
-from ..memory.store.files import load_all
-from ..memory.store.person_file import ANY_DOMAIN, PersonLesson, slug_of, text_problem
-from ..memory.store.person_lessons import LessonsFile, add_lesson, read_lessons_file, trust_lessons_file
-from ..memory.store.proposals import (
+from ...domains import DOMAINS, parse_domain
+from ...errors import InputError
+from ...memory.store.files import load_all
+from ...memory.store.person_file import ANY_DOMAIN, PersonLesson, slug_of, text_problem
+from ...memory.store.person_lessons import LessonsFile, add_lesson, read_lessons_file, trust_lessons_file
+from ...memory.store.proposals import (
     PROPOSAL_PREFIX,
     Proposal,
     collect_proposals,
     decided_texts,
     record_decision,
 )
-from ..memory.store.schema import STAGES
-from ..memory.store.targets import PERSON_TARGET, TARGETS
-from .boundary import guarded
-from .memory import app, echo_json, memory_deps, memory_settings
-from .terminal import echo
+from ...memory.store.schema import STAGES
+from ...memory.store.targets import PERSON_TARGET, TARGETS
+from ..boundary import guarded
+from ..terminal import echo
+from .group import app, echo_json, memory_deps, memory_settings
 
 __all__ = ["add_lesson_command", "trust_lessons_command", "proposals_command", "approve_command", "reject_command"]
 
