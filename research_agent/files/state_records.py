@@ -12,7 +12,6 @@ run at once never lose each other's change.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -21,6 +20,7 @@ from typing import Any
 
 from ..errors import StorageError
 from .atomic import atomic_write_bytes
+from .locks import exclusive_lock
 from .safefile import UnsafeFile, read_text_capped
 from .state import state_folder
 
@@ -51,30 +51,15 @@ def read_record(state_dir: Path, name: str) -> dict[str, Any]:
 def locked(state_dir: Path, name: str) -> Iterator[None]:
     """Hold the exclusive lock ``<name>.lock`` of the state folder (for a change that spans
     several files, such as writing a lesson file and recording its hash)."""
-    with _locked(state_folder(state_dir), name):
+    with exclusive_lock(state_folder(state_dir) / f"{name}.lock", mode=0o600):
         yield
-
-
-@contextlib.contextmanager
-def _locked(folder: Path, name: str) -> Iterator[None]:
-    try:
-        fd = os.open(folder / f"{name}.lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    except OSError as exc:
-        raise StorageError(f"cannot lock {folder / name}: {exc.strerror or exc}") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        with contextlib.suppress(OSError):  # closing the descriptor releases the lock anyway
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
 
 
 def update_record(state_dir: Path, name: str, change: Callable[[dict[str, Any]], Any]) -> Any:
     """Apply ``change`` to the record ``name`` (it edits the dict in place) and write it back
     atomically, private to the user, all under the record's lock; return what ``change`` returned."""
     folder = state_folder(state_dir)
-    with _locked(folder, name):
+    with locked(state_dir, name):
         data = read_record(state_dir, name)
         result = change(data)
         text = json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
