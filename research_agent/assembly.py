@@ -37,6 +37,7 @@ from .ledger import RunLedger
 from .llm import ChatModel, UsageRecorder
 from .llm.waiting import SystemTicker, Ticker, waits_reported
 from .memory.lessons.run import FixedLessons, LessonsFn, MemoryLessons, RunLessons
+from .memory.lessons.setting import RunSetting
 from .progress import NoProgress, Progress, StageClock
 from .record import CorpusRecord
 from .report import ReportMeta
@@ -80,6 +81,12 @@ class Run:
         """What indexing did to each corpus folder."""
         return self.indexing.corpus
 
+    @property
+    def corpus_roots(self) -> tuple[str, ...]:
+        """The resolved roots of the run's corpora: those indexing recorded, else the settings' own
+        (a caller that passed its own providers)."""
+        return tuple(c.root for c in self.corpus) or tuple(str(Path(d).resolve()) for d in self.settings.corpus_dirs)
+
     def tokens(self) -> int:
         """Tokens spent so far."""
         return self.model.total.tokens
@@ -87,7 +94,8 @@ class Run:
     def report_meta(self, gate_decision: str) -> ReportMeta:
         """What the front matter of this run's report says."""
         return ReportMeta(
-            self.query, self.settings.mode.name, self.started.date().isoformat(), self.settings.model, gate_decision
+            self.query, self.settings.mode.name, self.started.date().isoformat(), self.settings.model, gate_decision,
+            id=self.id,
         )
 
     def rule_limits(self) -> RuleLimits:
@@ -200,6 +208,8 @@ def default_lessons(settings: Settings, *, now: datetime, rng: random.Random) ->
         ttl_days=settings.lesson_ttl_days,
         control_fraction=settings.control_fraction,
         force_control=not settings.lessons,
+        trial_probability=settings.trial_probability,
+        setting=RunSetting.of(settings.corpus_dirs, web=any(name != "local" for name in _provider_names(settings))),
         state_dir=settings.state_dir,
     )
 
@@ -229,9 +239,13 @@ def _reads_web_pages(settings: Settings, providers: Sequence[SearchProvider] | N
     """Whether the run's providers find web pages (which a page reader then fetches)."""
     if providers is not None:
         return any(p.name != "local" for p in providers)
+    return any(name != "local" for name in _provider_names(settings))
+
+
+def _provider_names(settings: Settings) -> tuple[str, ...]:
     from .search.registry import provider_names
 
-    return any(name != "local" for name in provider_names(settings))
+    return tuple(provider_names(settings))
 
 
 # --- checks before any model call ------------------------------------------------------------

@@ -114,6 +114,7 @@ class Settings:
     wait_critique: bool = False
     lessons: bool = True
     control_fraction: float = 0.2
+    trial_probability: float = 0.25  # each selected lesson is withheld on its own with this probability
     lesson_ttl_days: float = 30.0
     max_critiques: int = 50
 
@@ -167,6 +168,7 @@ NUMBER_RANGES: dict[str, tuple[float, float, bool]] = {
     "max_plans": (1, 10, True),
     "max_revisions": (0, 10, True),
     "control_fraction": (0, 1, True),
+    "trial_probability": (0, 1, True),
     "lesson_ttl_days": (0, 36_500, False),
     "max_critiques": (0, 100_000, True),
 }

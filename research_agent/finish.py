@@ -1,24 +1,36 @@
-"""Finish a run: render the final report, build its run record, write both (or neither).
+"""Finish a run: render the final report, build its run record and passage store, write all (or none).
 
 The final report is the last draft with every citation renumbered through one map, the
 skeptic's findings, and the limitations the run itself knows about; or, when no plan
 found enough to write from, an honest short report of what was searched. The run
 record is built here and only here (:func:`run_record`), with what only the run can know:
 what each sub-query's searches found, whether the user's source limit cut the list, and
-how well each citation is supported by the text the writer received for its source.
+how well each citation is supported by the text the writer received for its source. That
+text is kept too, per cited source, in the run's passage store (``passages-<id>.json``);
+stores beyond the newest ``max_critiques`` runs are pruned after each write.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from .assembly import Run
 from .ids import format_utc
 from .ledger import RunLedger
-from .measures import CitationFacts
 from .memory.critique.citation_support import citation_support
-from .record import FetchFailure, LessonsRecord, RunRecord, SubQueryCount, write_run_record
+from .memory.critique.site_names import source_sites
+from .memory.lessons.render import lessons_markdown
+from .record import (
+    FetchFailure,
+    LessonsRecord,
+    RunRecord,
+    SubQueryCount,
+    build_passage_store,
+    write_run_record,
+)
+from .record.passages import prune_passage_stores
 from .report import compose_report, render_insufficient
 from .results import Briefing, Outcome, ResearchResult, summarize_sources
 from .review.review import open_issue_lines
@@ -27,7 +39,7 @@ from .stages.skeptic import SkepticReport
 from .stages.synthesize import writer_text
 from .writing import Written
 
-__all__ = ["FinalReport", "finish_run", "final_report", "run_record"]
+__all__ = ["FinalReport", "finish_run", "final_report", "run_record", "writer_texts"]
 
 _MAX_PROVIDER_FAILURES = 50
 _MAX_FETCH_FAILURES = 100
@@ -46,13 +58,19 @@ class FinalReport:
 def finish_run(run: Run, briefing: Briefing, outcome: Outcome) -> ResearchResult:
     """Render, record and write the run; return what it produced."""
     settings = run.settings
+    briefing = _as_given(run, briefing)
     with run.clock.stage("report"):
         report = final_report(run, briefing, outcome)
     report_path = settings.reports_dir / f"{run.id}.md"
     record_path = settings.meta_dir / f"run-{run.id}.yaml"
-    record = run_record(run, briefing, outcome, report, report_path=str(report_path))
+    texts = writer_texts(report, token_budget=settings.mode.source_tokens)
+    record = run_record(run, briefing, outcome, report, report_path=str(report_path), texts=texts)
+    passages = build_passage_store(
+        run.id, [(s.title, s.location, text) for s, text in zip(report.cited, texts, strict=True)]
+    )
     with run.clock.stage("write"):
-        write_run_record(record_path, record, report=report.markdown, output=settings.output)
+        write_run_record(record_path, record, report=report.markdown, passages=passages, output=settings.output)
+        prune_passage_stores(settings.meta_dir, settings.max_critiques, protect=[run.id])
     return ResearchResult(
         run_record=record,
         report_markdown=report.markdown,
@@ -60,6 +78,16 @@ def finish_run(run: Run, briefing: Briefing, outcome: Outcome) -> ResearchResult
         run_record_path=record_path,
         timings=dict(run.clock.timings),
     )
+
+
+def _as_given(run: Run, briefing: Briefing) -> Briefing:
+    """The lessons as the run was really given them: a site lesson names a site of the run's own
+    sources or reaches no prompt, and so was neither given nor withheld (see ``for_sites``)."""
+    seen = source_sites((item.source for item in run.ledger.scored), run.corpus_roots)
+    lessons = briefing.lessons.for_sites(seen)
+    if lessons is briefing.lessons:
+        return briefing
+    return replace(briefing, lessons=lessons, lessons_markdown=lessons_markdown(lessons) if lessons.adaptive else "")
 
 
 def final_report(run: Run, briefing: Briefing, outcome: Outcome) -> FinalReport:
@@ -113,8 +141,17 @@ def _limitations(run: Run, outcome: Outcome, written: Written) -> list[str]:
     return limitations
 
 
-def run_record(run: Run, briefing: Briefing, outcome: Outcome, report: FinalReport, *, report_path: str) -> RunRecord:
-    """The run record: the one place it is built."""
+def run_record(
+    run: Run,
+    briefing: Briefing,
+    outcome: Outcome,
+    report: FinalReport,
+    *,
+    report_path: str,
+    texts: Sequence[str],
+) -> RunRecord:
+    """The run record: the one place it is built. ``texts``: what the writer was given of each
+    cited source (:func:`writer_texts`), which its citations are measured against."""
     settings, ledger, gate = run.settings, run.ledger, outcome.gate
     skeptic = outcome.written.skeptic if outcome.written is not None else None
     return RunRecord(
@@ -135,7 +172,7 @@ def run_record(run: Run, briefing: Briefing, outcome: Outcome, report: FinalRepo
         found_count=len(set().union(ledger.scored_keys, *ledger.found.values())),
         capped_by_user=ledger.capped_by_user,
         citations_removed=report.citations_removed,
-        citation_support=_citation_support(report, token_budget=settings.mode.source_tokens),
+        citation_support=citation_support(report.markdown, dict(enumerate(texts, start=1))),
         skeptic=skeptic if skeptic is not None else SkepticReport((), None),
         iterations=ledger.iterations,
         final_decision=report.decision,
@@ -167,7 +204,7 @@ def _sub_query_counts(ledger: RunLedger) -> tuple[SubQueryCount, ...]:
     )
 
 
-def _citation_support(report: FinalReport, *, token_budget: int) -> CitationFacts:
-    """The report's citations measured against the text the writer received for each cited source."""
-    texts = {n: writer_text(source, token_budget=token_budget) for n, source in enumerate(report.cited, start=1)}
-    return citation_support(report.markdown, texts)
+def writer_texts(report: FinalReport, *, token_budget: int) -> list[str]:
+    """What the writer was given of each source the report cites, in the report's numbering:
+    what its citations are measured against, and what its passage store keeps."""
+    return [writer_text(source, token_budget=token_budget) for source in report.cited]

@@ -35,10 +35,12 @@ class ReportMeta:
     date: str
     model: str
     gate_decision: str
+    id: str = ""  # the run's id: a report copied elsewhere still finds its run record and passages
 
     def front_matter(self) -> str:
         """YAML front matter; the query on one line (a line "---" in it would end the block)."""
         data = {
+            **({"id": self.id} if self.id else {}),
             "query": " ".join(self.query.split()),
             "mode": self.mode,
             "date": self.date,

@@ -167,7 +167,8 @@ def _decompose_prompts(model: ResponderModel) -> str:
 
 
 async def test_a_proposal_reaches_no_request_before_approval_and_one_after(tmp_path):
-    settings = settings_for(tmp_path, control_fraction=0.0, state_dir=tmp_path / "state", critique=False)
+    settings = settings_for(tmp_path, control_fraction=0.0, trial_probability=0.0, state_dir=tmp_path / "state",
+                            critique=False)
     put(settings.meta_dir, with_proposals(1, IDEA))
     before = ResponderModel(ResearchResponder())
     await research(QUERY, settings=settings, model=before, providers=[DocsProvider(tmp_path)],

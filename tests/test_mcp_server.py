@@ -39,7 +39,10 @@ async def test_the_server_lists_its_tools_with_schemas_and_its_resource_template
             "cost_usd"} <= set(research.output_schema["properties"])
     assert "call to the fast model" in " ".join(tools["memory_lessons"].description.split())
     assert research.annotations.read_only_hint is False and tools["memory_list"].annotations.read_only_hint
-    assert {t.uri_template for t in templates} == {"report://{run_id}", "critique://{run_id}"}
+    assert {(t.uri_template, t.mime_type) for t in templates} == {
+        ("report://{run_id}", "text/markdown"), ("report://{run_id}?format=html", "text/html"),
+        ("critique://{run_id}", "application/yaml"),
+    }
 
 
 async def test_research_over_a_corpus_reports_each_stage_and_returns_the_report(tmp_path: Path, corpus: Path) -> None:
@@ -63,6 +66,7 @@ async def test_research_over_a_corpus_reports_each_stage_and_returns_the_report(
             assert not result.is_error, text_of(result)
             data = result.structured_content
             report_resource = await client.read_resource(f"report://{data['id']}")
+            html_resource = await client.read_resource(f"report://{data['id']}?format=html")
             critique_resource = await client.read_resource(f"critique://{data['id']}")
             with anyio.fail_after(HANG_GUARD):
                 await wrote.wait()  # progress callbacks run in tasks of their own
@@ -79,6 +83,9 @@ async def test_research_over_a_corpus_reports_each_stage_and_returns_the_report(
     assert data["lessons_applied"] == [] and data["adaptive"] is False
     assert data["critique"]["state"] == "done" and Path(data["critique"]["path"]).is_file()
     assert report_resource.contents[0].text == data["report_markdown"]
+    (page,) = html_resource.contents
+    assert page.mime_type == "text/html" and page.text.startswith("<!DOCTYPE html>")
+    assert 'id="src-1"' in page.text and 'href="#src-1"' in page.text and 'role="tooltip"' in page.text
     critique = yaml.safe_load(critique_resource.contents[0].text)
     assert critique["id"] == data["id"] and critique["query"] == QUERY
     stages = [m.split(":")[0] for m in messages if not m.startswith("note")]
@@ -255,14 +262,18 @@ async def test_memory_tools_and_resources_read_what_the_cli_wrote(tmp_path: Path
     assert geography["text"].startswith("Geographic balance was weak in 3 of the")
     assert set(geography["critique_ids"]) == {c.id for c in tech}
     assert {"file": f"critique-{health.id}.yaml", "reason": "other domain (health)"} in lessons["excluded"]
-    assert lessons["note"] == "20% of eligible runs are control runs and get no lessons"
+    assert lessons["note"] == (
+        "20% of eligible runs are control runs and get no lessons; "
+        "each lesson is withheld from 25% of the other runs for its trial"
+    )
     assert classified.structured_content == lessons
     assert [c["id"] for c in listed.structured_content["critiques"]] == [c.id for c in (*tech, health, *tried)]
     (effect,) = effects.structured_content["effects"]
-    assert (effect["key"], effect["domain"], effect["status"]) == ("geography:regions", "technology", "trial")
+    assert (effect["key"], effect["domain"], effect["status"]) == ("geography:regions", "technology", "measuring")
     assert (effect["applied_runs"], effect["baseline_runs"]) == (2, 2)
     assert set(effect) == {"key", "stage", "target", "text", "domain", "applied_runs", "baseline_runs",
-                           "mean_with", "mean_without", "delta", "interval", "status"}  # fmt: skip
+                           "mean_with", "mean_without", "delta", "interval", "method", "paired_questions",
+                           "confounded_with", "status"}  # fmt: skip
     assert no_domain.is_error and "astrology" in text_of(no_domain)
     assert [c["id"] for c in only_health.structured_content["critiques"]] == [health.id]
     assert shown.structured_content["critique"] == tech[0].as_dict()

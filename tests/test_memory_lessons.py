@@ -95,7 +95,7 @@ def test_newest_ten_eligible_are_used(tmp_path: Path) -> None:
     assert selection.lessons[0].text == GEO_LESSON.format(k=10, n=10)
     older = {name: why for name, why in selection.excluded}
     assert older == {
-        f"critique-{make_critique(i).id}.yaml": "older than the newest 10 eligible critiques"
+        f"critique-{make_critique(i).id}.yaml": "older than the newest 10 eligible critiques (each lesson's, without it)"
         for i in range(10, 14)
     }
 

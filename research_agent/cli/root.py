@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from ..version import __version__
-from . import cache, corpus, critique, doctor, mcp, memory, review, run
+from . import cache, corpus, critique, doctor, export, mcp, memory, review, run
 from .boundary import set_verbose, stderr_console
 from .startup import settle
 from .terminal import VisibleFormatter
@@ -63,6 +63,7 @@ def _root(
 app.command("run")(run.run)
 app.command("critique")(critique.critique_command)
 app.command("review")(review.review_command)
+app.command("export")(export.export_command)
 app.command("doctor")(doctor.doctor_command)
 app.command("mcp")(mcp.mcp_command)
 app.add_typer(corpus.app, name="corpus", help="Index and search local document folders.")

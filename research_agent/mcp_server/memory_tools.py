@@ -22,7 +22,7 @@ from ..config import Settings
 from ..domains import DOMAINS, parse_domain
 from ..errors import InputError, ResearchError
 from ..llm import OpenAIChatModel
-from ..memory.effects.lesson_effects import lesson_effects
+from ..memory.lessons.effects_view import lesson_effects
 from ..memory.lessons.select import preview_lessons
 from ..memory.store.files import critique_path, load_all, load_critique, run_id_from
 from ..memory.store.proposals import collect_proposals, decided_texts
@@ -75,6 +75,7 @@ async def memory_lessons(
         now=datetime.now(UTC),
         ttl_days=settings.lesson_ttl_days,
         control_fraction=settings.control_fraction,
+        trial_probability=settings.trial_probability,
         state_dir=settings.state_dir,
     )
     return lessons_output(selection, note)
@@ -125,13 +126,16 @@ async def memory_show(
 
 @answered
 async def memory_effects(ctx: Context, domain: DomainName = None) -> EffectsOutput:
-    """Each lesson's measured effect: runs with it and baseline runs where it was eligible,
-    the mean of its target with and without it, the difference (positive means better) with
-    a 90% interval, and its status (trial, active, or retired: no longer given to runs)."""
+    """Each lesson's measured effect: runs given it and runs eligible but withheld (its own
+    random trial, or a whole-run control), the mean of its target with and without it, the
+    difference (positive means better) with a 90% interval (paired over questions asked in both
+    arms, else Welch's), the keys it was never apart from (confounded_with), and its status
+    (measuring, active, no-effect: ranked last, or retired: no longer given to runs)."""
     wanted = parse_domain(domain) if domain is not None else None
     settings = service_of(ctx).settings()
     found = await asyncio.to_thread(
-        lesson_effects, settings.meta_dir, now=datetime.now(UTC), domain=wanted, state_dir=settings.state_dir
+        lesson_effects, settings.meta_dir, now=datetime.now(UTC), domain=wanted, ttl_days=settings.lesson_ttl_days,
+        state_dir=settings.state_dir,
     )
     return {"effects": [effect.as_dict() for effect in found]}  # type: ignore[misc]
 

@@ -154,7 +154,10 @@ class EffectOut(TypedDict):
     mean_without: float | None
     delta: float | None
     interval: list[float] | None
-    status: str
+    method: str  # paired | welch
+    paired_questions: int
+    confounded_with: list[str]
+    status: str  # measuring | active | no-effect | retired
 
 
 class ProposalOut(TypedDict):

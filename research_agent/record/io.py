@@ -26,6 +26,7 @@ from ..ids import is_run_id
 from ..llm import Usage
 from ..measures import CitationFacts, WeakPair
 from ..stages.skeptic import SkepticFinding, SkepticReport
+from .passages import PassageStore, passages_path
 from .types import (
     GATE_DECISIONS,
     CorpusRecord,
@@ -57,11 +58,16 @@ def record_yaml(record: RunRecord) -> str:
     return yaml.safe_dump(record.as_dict(), sort_keys=False, allow_unicode=True, default_flow_style=False, width=100)
 
 
-def write_run_record(path: Path, record: RunRecord, *, report: str, output: Path | None = None) -> None:
-    """Write the report (at ``record.report_path``) and the record (at ``path``): both or
-    neither. The ``output`` copy of the report comes last, as it may replace a file."""
+def write_run_record(
+    path: Path, record: RunRecord, *, report: str, passages: PassageStore | None = None, output: Path | None = None
+) -> None:
+    """Write the report (at ``record.report_path``), the record (at ``path``) and its
+    ``passages`` (beside the record): all or none. The ``output`` copy of the report comes
+    last, as it may replace a file."""
     body = report.encode("utf-8")
     files = [(Path(record.report_path), body), (Path(path), record_yaml(record).encode("utf-8"))]
+    if passages is not None:
+        files.append((passages_path(Path(path).parent, record.id), passages.to_json()))
     if output is not None:
         files.append((Path(output), body))
     atomic_write_all(files)

@@ -41,6 +41,7 @@ __all__ = [
     "heading_key",
     "is_reserved_heading",
     "parse_front_matter",
+    "split_front_matter",
     "parse_report",
     "SOURCES_TITLES",
     "LESSONS_TITLES",
@@ -131,6 +132,13 @@ def is_reserved_heading(text: str) -> bool:
 def parse_front_matter(markdown: str) -> dict[str, Any]:
     """The YAML front matter as a dict; {} when absent or not a valid YAML mapping."""
     return _split_front_matter(markdown.replace("\r\n", "\n").split("\n"))[0]
+
+
+def split_front_matter(markdown: str) -> tuple[dict[str, Any], str]:
+    """(the YAML front matter as a dict, the text after it); ({}, the whole text) without one."""
+    lines = markdown.replace("\r\n", "\n").split("\n")
+    front, start = _split_front_matter(lines)
+    return front, "\n".join(lines[start:])
 
 
 def _split_front_matter(lines: list[str]) -> tuple[dict[str, Any], int]:

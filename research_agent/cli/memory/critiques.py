@@ -8,6 +8,7 @@ from rich.table import Table
 
 from ...errors import InputError, ResearchError
 from ...memory.store.files import critique_path, load_all, load_critique, prune_critiques, run_id_from
+from ...record.passages import prune_passage_stores
 from ..boundary import guarded
 from ..critique_view import describe_critique
 from ..terminal import echo, markup
@@ -105,6 +106,8 @@ def validate_command(ctx: typer.Context) -> None:
             echo(f"invalid  {item.name}: {item.error}")
         else:
             echo(f"ok       {item.name}")
+            for note in item.critique.load_notes:
+                echo(f"warning  {item.name}: {note} (written by an earlier version; the rest still counts)")
     echo(f"{len(loaded) - bad} valid, {bad} invalid" + (" (skipped: an invalid file never feeds a lesson)" if bad else ""))
     if bad or lesson_problems:
         raise typer.Exit(1)
@@ -115,16 +118,19 @@ def validate_command(ctx: typer.Context) -> None:
 def prune_command(
     ctx: typer.Context,
     keep: int | None = typer.Option(
-        None, "--keep", min=0, help="Critiques to keep (default: max_critiques)."
+        None, "--keep", min=0, help="Critiques (and runs' passage stores) to keep (default: max_critiques)."
     ),
 ) -> None:
-    """Delete the oldest critique files beyond the retention limit (invalid and future-dated files go first)."""
+    """Delete the oldest critique files and passage stores beyond the retention limit (invalid and
+    future-dated files go first)."""
     settings = memory_settings(ctx)
     limit = settings.max_critiques if keep is None else keep
     if limit == 0:
         typer.echo("retention is off (keep 0): nothing pruned")
         return
-    removed = prune_critiques(settings.meta_dir, limit, now=memory_deps(ctx).clock())
+    now = memory_deps(ctx).clock()
+    removed = prune_critiques(settings.meta_dir, limit, now=now)
+    removed += prune_passage_stores(settings.meta_dir, limit, now=now)
     for path in removed:
         echo(f"removed {path.name}")
     echo(f"pruned {len(removed)} file(s); keeping at most {limit}")

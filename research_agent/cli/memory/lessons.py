@@ -55,6 +55,7 @@ def lessons_command(
         now=deps.clock(),
         ttl_days=settings.lesson_ttl_days,
         control_fraction=settings.control_fraction,
+        trial_probability=settings.trial_probability,
         state_dir=settings.state_dir,
     )
     if json_output:

@@ -8,8 +8,11 @@ that call, gives the planning lessons of the domains that have some (:mod:`.offe
 :class:`MemoryLessons` reads ``reports/meta``. It selects only the domains that have enough
 eligible critiques, best-evidenced first, or planning lessons of the person's own (those
 first; every domain when the person has planning lessons for every domain), and stops once
-the planning prompt is full; the named domain is selected afterwards if it was not among them. One random draw decides
-whether the run is a control run, for every domain: a baseline run is offered nothing.
+the planning prompt is full; the named domain is selected afterwards if it was not among
+them. One random draw decides whether the run is a control run, for every domain: a
+baseline run is offered nothing; one trial seed (recorded) decides which selected lessons
+are withheld for their trials, in every domain alike (:mod:`.trials`), a person's lessons
+as much as the tool's own.
 :class:`FixedLessons` serves a caller's own ``domain -> selection`` function.
 """
 
@@ -26,6 +29,8 @@ from ..store.index import CritiqueIndex, open_index
 from .offer import LessonOffer, offer_lessons
 from .person import PersonLessons
 from .select import SelectionRules, candidate_domains, check_ttl, select_in
+from .setting import RunSetting
+from .trials import DEFAULT_TRIAL_PROBABILITY, new_seed
 from .types import MAX_LESSONS, LessonSelection
 
 __all__ = ["RunLessons", "MemoryLessons", "FixedLessons", "LessonsFn"]
@@ -61,13 +66,19 @@ class MemoryLessons:
         limit: int = 10,
         min_critiques: int = 3,
         max_lessons: int = MAX_LESSONS,
+        trial_probability: float = DEFAULT_TRIAL_PROBABILITY,
+        setting: RunSetting | None = None,
         state_dir: Path | None = None,
     ) -> None:
         check_ttl(ttl_days)
         self.meta_dir = Path(meta_dir)
-        self.rules = SelectionRules(now, ttl_days, limit, min_critiques, control_fraction, force_control, max_lessons)
+        self.rules = SelectionRules(
+            now, ttl_days, limit, min_critiques, control_fraction, force_control, max_lessons,
+            trial_probability, setting,
+        )  # fmt: skip
         self._person = PersonLessons.read(self.meta_dir, state_dir) if state_dir is not None else PersonLessons()
         self._seed = rng.random()  # the one draw: every domain's selection sees the same
+        self.trial_seed = new_seed(rng)
         self._selected: dict[str, LessonSelection] = {}
         self._offer = LessonOffer({})
 
@@ -97,7 +108,9 @@ class MemoryLessons:
         return self._offer.settle(self._selected[domain])
 
     def _select(self, index: CritiqueIndex, domain: str) -> LessonSelection:
-        self._selected[domain] = select_in(index, domain, self.rules, self._rng(), self._person)
+        self._selected[domain] = select_in(
+            index, domain, self.rules, self._rng(), seed=self.trial_seed, person=self._person
+        )
         return self._selected[domain]
 
 
