@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -80,6 +81,7 @@ class MemoryLessons:
         self._seed = rng.random()  # the one draw: every domain's selection sees the same
         self.trial_seed = new_seed(rng)
         self._selected: dict[str, LessonSelection] = {}
+        self._explained: set[str] = set()  # domains whose selection lists the files left out
         self._offer = LessonOffer({})
 
     def _rng(self) -> random.Random:
@@ -97,20 +99,26 @@ class MemoryLessons:
             candidates = candidate_domains(index, self.rules)
             extra = [d for d in DOMAINS if d not in candidates and (any_keys or d in own)]
             order = sorted([*candidates, *extra], key=lambda d: d not in own)  # the person's domains first
-            selections = (self._select(index, domain) for domain in order)
+            # a domain offered only for the person's lessons has no critiques to explain until it is named
+            selections = (self._select(index, d, explain=d in candidates or d in own) for d in order)
             self._offer = offer_lessons(selections, any_keys=any_keys)
         return self._offer
 
     def given(self, domain: str) -> LessonSelection:
-        if domain not in self._selected:
+        if domain not in self._explained:
+            offered = self._selected.get(domain)
             with open_index(self.meta_dir) as index:
-                self._select(index, domain)
+                fresh = self._select(index, domain)
+            if offered is not None:  # what the prompt was offered stands; only the explanation is new
+                self._selected[domain] = replace(offered, excluded=fresh.excluded)
         return self._offer.settle(self._selected[domain])
 
-    def _select(self, index: CritiqueIndex, domain: str) -> LessonSelection:
+    def _select(self, index: CritiqueIndex, domain: str, *, explain: bool = True) -> LessonSelection:
         self._selected[domain] = select_in(
-            index, domain, self.rules, self._rng(), seed=self.trial_seed, person=self._person
+            index, domain, self.rules, self._rng(), seed=self.trial_seed, explain=explain, person=self._person
         )
+        if explain:
+            self._explained.add(domain)
         return self._selected[domain]
 
 
