@@ -31,10 +31,12 @@ from .record import (
     write_run_record,
 )
 from .record.passages import prune_passage_stores
+from .record.types import ReviewOutcome
 from .report import compose_report, render_insufficient
 from .results import Briefing, Outcome, ResearchResult, summarize_sources
-from .review.review import open_issue_lines
-from .sources import Source
+from .review.feedback import issue_title
+from .review.review import open_critical_issues, open_issue_lines
+from .sources import ScoredSource, Source
 from .stages.skeptic import SkepticReport
 from .stages.synthesize import writer_text
 from .writing import Written
@@ -53,6 +55,7 @@ class FinalReport:
     cited: tuple[Source, ...]  # the sources its Sources section lists, in order
     citations_removed: int  # citations to no source, taken out
     decision: str
+    review: ReviewOutcome | None = None  # None: no draft was reviewed (the run gave up)
 
 
 def finish_run(run: Run, briefing: Briefing, outcome: Outcome) -> ResearchResult:
@@ -61,6 +64,8 @@ def finish_run(run: Run, briefing: Briefing, outcome: Outcome) -> ResearchResult
     briefing = _as_given(run, briefing)
     with run.clock.stage("report"):
         report = final_report(run, briefing, outcome)
+    if report.review is not None and report.review.rejected:
+        run.ledger.record_warning(rejection_warning(report.review))
     report_path = settings.reports_dir / f"{run.id}.md"
     record_path = settings.meta_dir / f"run-{run.id}.yaml"
     texts = writer_texts(report, token_budget=settings.mode.source_tokens)
@@ -99,22 +104,67 @@ def final_report(run: Run, briefing: Briefing, outcome: Outcome) -> FinalReport:
             meta=meta,
             reason=gate.reason,
             sub_queries=run.ledger.sub_queries,
-            examined=[(s.source, s.score, s.reason) for s in run.ledger.scored][:30],
+            examined=[(s.source, s.score, s.reason) for s in _best_first(run.ledger.scored)],
             failures=[f"{f.provider}: {f.reason}" for f in run.ledger.provider_failures][:10],
             lessons_markdown=briefing.lessons_markdown,
         )
         return FinalReport(markdown, (), 0, "give_up")
     written = outcome.written
+    verdict = review_outcome(written)
+    if verdict.rejected:
+        meta = replace(meta, review="rejected", open_critical=verdict.open_critical)
     rendered = compose_report(
         written.draft,
         tuple(s.source for s in gate.kept),
         meta=meta,
-        skeptic=written.skeptic,
+        skeptic=shown_skeptic(written),
         limitations=_limitations(run, outcome, written),
         lessons_markdown=briefing.lessons_markdown,
         final=True,
+        notice=_rejection_notice(verdict, written.revisions) if verdict.rejected else "",
     )
-    return FinalReport(rendered.markdown, rendered.cited, rendered.citations_removed, "proceed")
+    return FinalReport(rendered.markdown, rendered.cited, rendered.citations_removed, "proceed", verdict)
+
+
+def review_outcome(written: Written) -> ReviewOutcome:
+    """How the last draft stands with the review: rejected while critical issues stay open
+    (claims marked [Disputed] and citations the final report settles are not open)."""
+    open_issues = open_critical_issues(written.review)
+    if not open_issues:
+        return ReviewOutcome("approved")
+    kinds = tuple(dict.fromkeys(issue_title(i.type).lower() for i in open_issues))
+    return ReviewOutcome("rejected", len(open_issues), kinds)
+
+
+def rejection_warning(verdict: ReviewOutcome) -> str:
+    """The one line a run whose report the review rejected prints, and keeps in its warnings."""
+    return (
+        f"the tool's own review rejected this report: {verdict.open_critical} critical issue(s) still open "
+        f"({', '.join(verdict.reasons[:4])}); it is published with review: rejected"
+    )
+
+
+def _rejection_notice(verdict: ReviewOutcome, revisions: int) -> str:
+    """The first lines under the title of a report the review rejected: that it did, and why."""
+    return (
+        f"> **The tool's own review rejected this report.** {verdict.open_critical} critical issue(s) were "
+        f"still open after {revisions} revision(s): {', '.join(verdict.reasons[:6])}. It is published as the "
+        "last revision left it; the issues are listed under Limitations & Gaps."
+    )
+
+
+def shown_skeptic(written: Written) -> SkepticReport | None:
+    """The skeptic's report as the final report and the record show it: its viability held to
+    the review's (capped while critical lint issues stay open)."""
+    skeptic, review = written.skeptic, written.review
+    if skeptic is None or skeptic.viability is None or review.viability == skeptic.viability:
+        return skeptic
+    return replace(skeptic, viability=review.viability, viability_note=review.viability_note)
+
+
+def _best_first(scored: tuple[ScoredSource, ...]) -> list[ScoredSource]:
+    """The sources examined, the most relevant first (unscored last), in the order scored within a score."""
+    return sorted(scored, key=lambda s: -1 if s.score is None else -s.score)
 
 
 def _limitations(run: Run, outcome: Outcome, written: Written) -> list[str]:
@@ -153,7 +203,7 @@ def run_record(
     """The run record: the one place it is built. ``texts``: what the writer was given of each
     cited source (:func:`writer_texts`), which its citations are measured against."""
     settings, ledger, gate = run.settings, run.ledger, outcome.gate
-    skeptic = outcome.written.skeptic if outcome.written is not None else None
+    skeptic = shown_skeptic(outcome.written) if outcome.written is not None else None
     return RunRecord(
         id=run.id,
         query=run.query,
@@ -167,6 +217,7 @@ def run_record(
         gate_decision=gate.decision,
         gate_reason=gate.reason,
         sub_queries=ledger.sub_queries,
+        dropped_sub_queries=ledger.dropped_sub_queries,
         sub_query_counts=_sub_query_counts(ledger),
         sources=summarize_sources(ledger.scored, {s.source.key for s in gate.kept}, report.cited, ledger.sub_queries),
         found_count=len(set().union(ledger.scored_keys, *ledger.found.values())),
@@ -177,6 +228,7 @@ def run_record(
         iterations=ledger.iterations,
         final_decision=report.decision,
         stop_reason=outcome.stop_reason,
+        review=report.review,
         lessons=LessonsRecord.from_dict(briefing.lessons.as_record()),
         provider_failures=tuple(f"{f.provider}: {f.query}: {f.reason}" for f in ledger.provider_failures)[
             :_MAX_PROVIDER_FAILURES

@@ -19,7 +19,7 @@ from tests.support.mcp import HANG_GUARD, HoldingResponder, mcp_client, server_e
 from tests.support.memory import make_critique, put
 from tests.support.pipeline import QUERY
 from tests.support.research_responder import ResearchResponder
-from tests.support.review_reports import CLEAN_BODY, report
+from tests.support.review_reports import long_body, report
 
 TOOLS = {"research", "review_report", "memory_lessons", "memory_list", "memory_show", "memory_effects", "memory_proposals"}
 # The corpus is indexed while the first model call runs, so "index" only has to come before "search".
@@ -138,7 +138,7 @@ async def test_cancelling_a_call_mid_run_stops_the_run_and_leaves_no_file(tmp_pa
                 # The server reads its messages in order: once this answers, it has taken the
                 # cancellation in. Only then is the held draft answered (a run still going would
                 # go on to its skeptic); released any earlier, the answer could beat the cancellation.
-                alive = await client.call_tool("review_report", {"markdown": report(CLEAN_BODY)})
+                alive = await client.call_tool("review_report", {"markdown": report(long_body(400))})
                 responder.release.set()
             # the client has closed the server's stdin and the server has exited: its files are final
         finally:
@@ -155,8 +155,8 @@ async def test_review_report_approves_a_good_report_and_rejects_a_bad_one(tmp_pa
     allowed = tmp_path / "docs"
     allowed.mkdir()
     good = allowed / "good.md"
-    good.write_text(report(CLEAN_BODY), encoding="utf-8")
-    bad = report(CLEAN_BODY + "\n## Extra\nSales rose 40%.\n")
+    good.write_text(report(long_body(400)), encoding="utf-8")  # a third of the target: a length warning only
+    bad = report(long_body(400) + "\n## Extra\nSales rose 40%.\n")
     outside = tmp_path / "outside.md"
     outside.write_text(bad, encoding="utf-8")
     async with mcp_client(tmp_path, "--allow-dir", str(allowed)) as client:

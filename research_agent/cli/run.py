@@ -47,12 +47,13 @@ from .run_options import (
     Search,
     SearxngUrl,
     Standard,
+    Strict,
     Timeout,
     WaitCritique,
     settings_overrides,
 )
 from .startup import importing
-from .terminal import dumps_json, echo
+from .terminal import dumps_json, echo, markup
 
 __all__ = ["run", "settings_overrides", "print_result"]  # settings_overrides lives in run_options
 
@@ -89,9 +90,14 @@ def run(
     no_lessons: NoLessons = False,
     fmt: Format = "md",
     browser: Browser = None,
+    strict: Strict = False,
 ) -> None:
     """Research QUERY and write reports/<id>.md plus a run record in reports/meta/
-    (and, with --format html|pdf, reports/<id>.html or .pdf, or --output in that format)."""
+    (and, with --format html|pdf, reports/<id>.html or .pdf, or --output in that format).
+
+    A report the tool's own review rejected is written all the same, marked as such;
+    ``--strict`` then makes the command exit 1.
+    """
     settings = load_settings(settings_overrides(ctx.params))  # every option above, by name
     plan = plan_export(fmt, output, browser)  # before the run: never after the user has paid for it
     if plan.format != "md":
@@ -107,6 +113,13 @@ def run(
     _critique_afterwards(result.run_record_path, settings)
     if failure is not None:
         raise failure
+    if strict and _rejected(result):
+        raise typer.Exit(1)
+
+
+def _rejected(result: ResearchResult) -> bool:
+    review = result.run_record.review
+    return review is not None and review.rejected
 
 
 def _research(query: str, settings: Settings) -> ResearchResult:
@@ -126,7 +139,10 @@ def _research(query: str, settings: Settings) -> ResearchResult:
 
 def print_result(result: ResearchResult, *, json_output: bool, exported: Exported | None = None) -> None:
     """The report's path (and the exported file's) on stdout and a one-line summary on stderr,
-    or one JSON object on stdout."""
+    or one JSON object on stdout; a warning line on stderr when the tool's own review rejected it."""
+    if _rejected(result):  # the same line is in the record's warnings, hence in --json's
+        line = next(w for w in result.warnings if w.startswith("the tool's own review rejected"))
+        stderr_console().print(f"[yellow]warning[/yellow]: {markup(line)}", markup=True, soft_wrap=True)
     if json_output:
         summary = result.summary()
         if exported is not None:

@@ -30,9 +30,11 @@ from .passages import PassageStore, passages_path
 from .types import (
     GATE_DECISIONS,
     CorpusRecord,
+    DroppedSubQuery,
     FetchFailure,
     Iteration,
     LessonsRecord,
+    ReviewOutcome,
     RunRecord,
     SourceSummary,
     SubQueryCount,
@@ -180,6 +182,9 @@ def _record(data: Mapping[str, Any]) -> RunRecord:
         gate_decision=data["gate_decision"],
         **{k: v if isinstance(v, str) else "" for k, v in text.items()},
         sub_queries=tuple(str(q) for q in data.get("sub_queries") or ()),
+        dropped_sub_queries=tuple(
+            DroppedSubQuery(d["plan"], d["query"], d["reason"]) for d in data.get("dropped_sub_queries") or ()
+        ),
         sub_query_counts=_sub_query_counts(data.get("sub_query_counts")),
         sources=tuple(_source(s) for s in data.get("sources") or ()),
         found_count=data.get("found_count"),
@@ -188,6 +193,7 @@ def _record(data: Mapping[str, Any]) -> RunRecord:
         citation_support=_citation_support(data.get("citation_support")),
         skeptic=_skeptic(data.get("skeptic", {})),
         iterations=tuple(_iteration(i) for i in data.get("iterations") or ()),
+        review=_review(data.get("review")),
         lessons=LessonsRecord.from_dict(data.get("lessons", {})),
         provider_failures=tuple(data.get("provider_failures", ())),
         fetch_failures=tuple(
@@ -270,6 +276,12 @@ def _skeptic(data: Mapping[str, Any]) -> SkepticReport:
         viability_note=data.get("viability_note", ""),
         unavailable=data.get("unavailable", ""),
     )
+
+
+def _review(data: Mapping[str, Any] | None) -> ReviewOutcome | None:
+    if data is None:
+        return None
+    return ReviewOutcome(data["status"], data.get("open_critical", 0), tuple(data.get("reasons", ())))
 
 
 def _corpus(data: Mapping[str, Any]) -> CorpusRecord:

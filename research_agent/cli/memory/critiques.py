@@ -90,7 +90,8 @@ def show_command(
 @app.command("validate")
 @guarded
 def validate_command(ctx: typer.Context) -> None:
-    """Check every critique file and lessons.yaml; exit 1 listing each problem with the reason."""
+    """Check every critique file and lessons.yaml; exit 1 listing each problem with the reason
+    (suspect critiques are named too)."""
     settings = memory_settings(ctx)
     loaded = load_all(settings.meta_dir, now=memory_deps(ctx).clock())
     lesson_problems = validate_lessons_file(settings)
@@ -99,16 +100,20 @@ def validate_command(ctx: typer.Context) -> None:
         if lesson_problems:
             raise typer.Exit(1)
         return
-    bad = 0
+    bad = suspect = 0
     for item in loaded:
         if item.critique is None:
             bad += 1
             echo(f"invalid  {item.name}: {item.error}")
+        elif item.critique.suspect_reason:
+            suspect += 1
+            echo(f"suspect  {item.name}: {item.critique.suspect_reason}")
         else:
             echo(f"ok       {item.name}")
-            for note in item.critique.load_notes:
-                echo(f"warning  {item.name}: {note} (written by an earlier version; the rest still counts)")
-    echo(f"{len(loaded) - bad} valid, {bad} invalid" + (" (skipped: an invalid file never feeds a lesson)" if bad else ""))
+        for note in item.critique.load_notes if item.critique is not None else ():
+            echo(f"warning  {item.name}: {note} (written by an earlier version; the rest still counts)")
+    valid = f"{len(loaded) - bad} valid" + (f" ({suspect} suspect: valid, but they feed no lesson)" if suspect else "")
+    echo(f"{valid}, {bad} invalid" + (" (skipped: an invalid file never feeds a lesson)" if bad else ""))
     if bad or lesson_problems:
         raise typer.Exit(1)
 

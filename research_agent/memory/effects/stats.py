@@ -7,7 +7,9 @@
   (lessons used) are compared with baseline runs (no lessons).
 * Suspension: over at least ``min_runs`` runs of each kind in a domain, the 90% interval of
   (adaptive - baseline) mean z lies wholly below zero: lessons are suspended for that domain.
-  A difference the interval cannot tell from zero never suspends.
+  A difference the interval cannot tell from zero never suspends. Suspect critiques (a
+  degenerate critic) and runs that could not read their memory are left out of this
+  comparison; suspect ones are listed.
 * Collapse: the standard deviation of the recent mean scores falls under 0.3, a sign
   the critic stopped telling reports apart.
 * Cost: the tokens and dollars the critiques themselves spent, per domain, from the
@@ -159,6 +161,7 @@ class DomainStats:
     comparison: Comparison
     collapse: Collapse
     cost: CritiqueCost = CritiqueCost()
+    suspect: tuple[tuple[str, str], ...] = ()  # (critique id, why): left out of the comparison
 
 
 @dataclass(frozen=True)
@@ -173,6 +176,12 @@ class MemoryStats:
     def warnings(self) -> tuple[str, ...]:
         out = [d.comparison.reason for d in self.domains if d.comparison.suspended]
         out += [d.collapse.warning for d in self.domains if d.collapse.collapsed]
+        out += [
+            f"suspect critique ({d.domain}) {run_id}: {why}; it makes and feeds no lesson and is left out "
+            "of effects, suspension and A/B statistics"
+            for d in self.domains
+            for run_id, why in d.suspect
+        ]
         return tuple(out)
 
     def as_dict(self) -> dict[str, Any]:
@@ -203,6 +212,7 @@ class MemoryStats:
                     "recent_std": d.collapse.std,
                     "collapse": d.collapse.collapsed,
                     "critique_usage": d.cost.as_dict(),
+                    "suspect": [{"id": run_id, "reason": why} for run_id, why in d.suspect],
                 }
                 for d in self.domains
             ],
@@ -307,6 +317,7 @@ def domain_stats(domain: str, critiques: Sequence[Critique]) -> DomainStats:
         comparison=compare_adaptive(domain, [c for c in ordered if c.measurable]),
         collapse=collapse_check(domain, ordered),
         cost=critique_cost(ordered),
+        suspect=tuple((c.id, c.suspect_reason) for c in ordered if c.suspect_reason),  # type: ignore[misc]
     )
 
 

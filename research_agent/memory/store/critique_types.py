@@ -25,6 +25,7 @@ from .schema import (
     InvalidCritique,
     is_pass,
     mean_of,
+    ramp_reason,
     shown_value,
     validate_critique,
 )
@@ -168,8 +169,9 @@ class Critique:
     @property
     def teaches(self) -> bool:
         """Whether the critique may make or feed a lesson and count in effects and suspension:
-        not ``suspect`` (the one condition every use of a critique as evidence goes through)."""
-        return self.suspect is None
+        not suspect (:attr:`suspect_reason`; the one condition every use of a critique as
+        evidence goes through)."""
+        return self.suspect_reason is None
 
     @property
     def measurable(self) -> bool:
@@ -180,6 +182,12 @@ class Critique:
     def given_keys(self) -> frozenset[str]:
         """The keys of the lessons the run was given."""
         return frozenset(lesson.key for lesson in self.lessons_applied if lesson.key)
+
+    @property
+    def suspect_reason(self) -> str | None:
+        """Why this critique teaches nothing: its ``suspect`` mark, or, in a file written
+        before the mark existed, scores that are a ramp (:func:`.schema.ramp_reason`)."""
+        return self.suspect or ramp_reason(self.scores.as_dict())
 
     @property
     def created_at(self) -> datetime:

@@ -26,7 +26,6 @@ the YAML stays the truth:
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sqlite3
 from collections.abc import Mapping
@@ -52,26 +51,12 @@ SELECT name,
         WHEN stamp < :cutoff THEN :expired
         WHEN stamp > :future THEN 'dated in the future'
         WHEN ok = 0 THEN 'invalid: ' || reason
+        WHEN suspect != '' THEN suspect
         WHEN created > :latest THEN 'dated in the future (' || strftime('%Y-%m-%dT%H:%M:%SZ', created, 'unixepoch') || ')'
         WHEN domain != :domain THEN 'other domain (' || domain || ')'
-        WHEN suspect != '' THEN suspect
     END,
     run_id, model, adaptive, mean, passed
 FROM files ORDER BY stamp DESC, name DESC LIMIT :cap
-"""
-_OLDER = """
-SELECT CASE
-        WHEN stamp < :cutoff THEN :expired
-        WHEN stamp > :future OR created > :latest THEN 'dated in the future'
-        WHEN ok = 0 THEN 'invalid'
-        WHEN domain != :domain THEN 'other domain'
-        WHEN suspect != '' THEN 'suspect'
-        WHEN passed = 0 THEN 'failing'
-        ELSE 'older than the critiques drawn from'
-    END AS why, COUNT(*)
-FROM (SELECT * FROM files ORDER BY stamp DESC, name DESC LIMIT -1 OFFSET :cap)
-WHERE name NOT IN (SELECT value FROM json_each(:drawn))
-GROUP BY why ORDER BY why
 """
 _PASSING = f"""
 SELECT domain, COUNT(*) FROM files WHERE {_WINDOW} AND ok = 1 AND passed = 1 AND suspect = '' GROUP BY domain
@@ -228,18 +213,10 @@ class CritiqueIndex:
         """The newest ``cap`` files (every file for -1), newest first, each with why it cannot
         serve a run in ``domain``, checked in this order: run time (from its name) before
         ``cutoff`` (``expired`` is the reason), run time after ``future``, refused by the
-        loader, own timestamp after ``latest`` (seconds), another domain, suspect. The reason
+        loader, suspect, own timestamp after ``latest`` (seconds), another domain. The reason
         is None for a valid file of ``domain``."""
         values = {"cutoff": cutoff, "future": future, "latest": latest, "expired": expired, "domain": domain}
         return self._conn.execute(_STANDINGS, {**values, "cap": cap}).fetchall()
-
-    def older_standings(
-        self, domain: str, drawn: list[str], *, cutoff: str, future: str, latest: float, expired: str, cap: int
-    ) -> list[tuple[str, int]]:
-        """``(why, how many)`` for the files after the newest ``cap`` that are not among ``drawn``:
-        the short form of :meth:`standings` for the many files a person does not read one by one."""
-        values = {"cutoff": cutoff, "future": future, "latest": latest, "expired": expired, "domain": domain}
-        return self._conn.execute(_OLDER, {**values, "cap": cap, "drawn": json.dumps(drawn)}).fetchall()
 
     def passing_by_domain(self, *, cutoff: str, future: str, latest: float) -> dict[str, int]:
         """How many valid, passing, not suspect critiques each domain has from ``cutoff`` to

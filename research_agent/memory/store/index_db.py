@@ -22,7 +22,7 @@ from .targets import TARGET_MAP
 
 __all__ = ["FILE_COLUMNS", "connect_file", "connect_memory"]
 
-INDEX_VERSION = 2  # 2: suspect, availability and evidence per file; reason and question per use
+INDEX_VERSION = 3  # 2: a suspect critique has no use rows; 3: suspect, availability and evidence per file, reason and question per use
 _COMPANIONS = ("-wal", "-shm", "-journal")
 _TIMEOUT = 30.0  # seconds a writer waits for another process's write to finish
 

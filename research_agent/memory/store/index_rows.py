@@ -3,7 +3,8 @@
 A :class:`FileRow` is the outcome of :func:`~research_agent.memory.store.files.load_entry` for
 one file, keyed by the file's *signature* (inode, size, mtime, ctime and mode, from
 ``lstat``): a valid file gives its id, domain, run time, model, mean, pass and whether
-it was adaptive, whether it is ``suspect``, whether its run could read its memory, and its
+it was adaptive, why it is suspect (:attr:`~.critique_types.Critique.suspect_reason`: it then
+feeds no lesson, no effect and no suspension), whether its run could read its memory, and its
 *evidence*: the critique as JSON with every piece of free text left out (query,
 weaknesses, suggestions, flags, sub-query wording, lesson texts), which is all that
 building lessons reads (:func:`evidence_json`, :func:`critique_from_evidence`). A refused
@@ -54,7 +55,8 @@ MAX_VALUE = 10_000_000  # no target reaches this; anything beyond is not a measu
 
 
 class FileRow(NamedTuple):
-    """One critique file as the index holds it (``ok`` False: refused, with ``reason``)."""
+    """One critique file as the index holds it (``ok`` False: refused, with ``reason``;
+    ``ok`` True with a ``reason``: valid but suspect)."""
 
     name: str
     sig: str
@@ -191,11 +193,12 @@ def rows_for(entry: CritiqueEntry, sig: str, meta_dir: Path) -> Rows:
             entry.name, sig, False, reason, entry.run_id, entry.stamp, None, "", "", None, False, False, "", True, ""
         )
         return Rows(refused, [], [])
+    suspect = critique.suspect_reason
     row = FileRow(
         entry.name,
         sig,
         True,
-        "",
+        f"suspect: {suspect}" if suspect else "",  # valid, but it teaches nothing
         critique.id,
         entry.stamp,
         critique.created_at.timestamp(),
@@ -204,9 +207,9 @@ def rows_for(entry: CritiqueEntry, sig: str, meta_dir: Path) -> Rows:
         critique.mean_score,
         critique.overall_pass,
         critique.adaptive,
-        "" if critique.teaches else f"suspect: {critique.suspect}",
+        "" if critique.teaches else f"suspect: {critique.suspect_reason}",
         critique.lessons_available,
         evidence_json(critique),
     )
-    uses = _uses(entry.name, critique)
+    uses = [] if suspect else _uses(entry.name, critique)
     return Rows(row, uses, _measures(entry.name, critique, uses))
