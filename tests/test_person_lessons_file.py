@@ -59,6 +59,19 @@ def test_a_valid_file_gives_its_lessons_with_mean_score_as_the_default_target():
     assert second.target == "scores.claim_support" and second.applies_to("health") and not first.applies_to("health")
 
 
+def test_user_and_approved_are_lesson_keys_in_code_and_in_both_schema_copies_and_proposal_is_not():
+    import re
+
+    from research_agent.memory.store.schema import LESSON_KEY, critique_schema, key_kind
+
+    assert key_kind("user:release-notes") == "user" and key_kind("approved:cite-manuals") == "approved"
+    assert key_kind("proposal:0123456789") is None and not LESSON_KEY.match("proposal:0123456789")
+    items = critique_schema()["properties"]
+    for field in ("lessons_applied", "lessons_withheld"):
+        pattern = re.compile(items[field]["items"]["properties"]["key"]["pattern"])
+        assert pattern.match("user:x") and pattern.match("approved:y") and not pattern.match("proposal:z")
+
+
 def test_mean_score_is_a_target_the_mean_of_the_applicable_dimensions():
     critique = make_critique(0, scores=(4, 3, 2, None, 5))
     assert PERSON_TARGET == "mean_score" and PERSON_TARGET in TARGETS

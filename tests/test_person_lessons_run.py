@@ -220,6 +220,8 @@ async def test_a_harmful_user_lesson_is_retired_by_its_own_trials(tmp_path):
     shown = CliRunner().invoke(app, ["effects", "--json"], obj=deps)
     (row,) = [e for e in json.loads(shown.output) if e["key"] == "user:objections"]
     assert row["status"] == "retired" and row["text"] == text
+    lines = CliRunner().invoke(app, ["effects", "--domain", "technology"], obj=deps).output
+    assert "user:objections: retired (not given)" in lines and "planning lesson of yours (lessons.yaml)" in lines
     listed = CliRunner().invoke(app, ["lessons", QUERY, "--domain", "technology"], obj=deps).output
     assert "user:objections: retired" in listed
     assert meta.joinpath(LESSONS_FILE).read_text().count("user:objections") == 1, "the file is never rewritten"
