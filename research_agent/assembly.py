@@ -49,6 +49,7 @@ __all__ = ["Run", "LessonsFn", "RunLessons", "assemble", "default_lessons", "val
 log = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = 2000
+MIN_QUERY_CHARS = 3
 
 
 
@@ -104,10 +105,13 @@ class Run:
 
 
 def validate_query(query: str) -> str:
-    """Return the query stripped, or raise InputError for empty or oversized queries."""
+    """Return the query stripped, or raise InputError for an empty, too short or oversized query
+    (a question of fewer than 3 characters, or without a letter or digit, asks nothing)."""
     text = (query or "").strip()
     if not text:
         raise InputError("the query is empty: give a question to research")
+    if len(text) < MIN_QUERY_CHARS or not any(c.isalnum() for c in text):
+        raise InputError(f"the question {text!r} is too short to research: ask it in words")
     if len(text) > MAX_QUERY_CHARS:
         raise InputError(f"the query is {len(text)} characters long; the limit is {MAX_QUERY_CHARS}")
     return text
@@ -165,6 +169,9 @@ async def assemble(
                 rules=rules,
                 deadline=deadline.when(),
             )
+            log.debug("run %s: %s mode, model %s (fast %s) at %s, search %s", run.id, settings.mode.name,
+                      settings.model, settings.fast_model_name, settings.base_url or "the OpenAI API",
+                      ", ".join(settings.providers))  # fmt: skip
             async with waits_reported(run.model, progress, ticker):
                 yield run
     finally:

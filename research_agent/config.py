@@ -87,6 +87,7 @@ class Settings:
 
     # sources
     corpus_dirs: tuple[Path, ...] = ()
+    corpus_exclude: tuple[str, ...] = ()  # gitignore patterns filtered out of the corpus at query time
     search_providers: tuple[str, ...] = ()  # empty: local if corpus given, else ddgs
     searxng_url: str = ""
     tavily_api_key: str = ""
@@ -260,7 +261,8 @@ def _coerce_text(name: str, kind: str, value: Any) -> Any:
         return tuple(Path(v).expanduser() for v in items if str(v))
     if kind.startswith("tuple[str"):
         items = value.split(",") if isinstance(value, str) else value
-        return tuple(str(s).strip().lower() for s in items if str(s).strip())
+        shown = (str(s).strip() for s in items if str(s).strip())
+        return tuple(s if name == "corpus_exclude" else s.lower() for s in shown)  # paths keep their case
     if "Path" in kind:
         if isinstance(value, str) and value.lower() == "none" and name == "context_path":
             return None

@@ -207,3 +207,16 @@ def test_approve_and_reject_of_an_unknown_key_is_one_line(tmp_path, key):
     for command in ("approve", "reject"):
         result = invoke(tmp_path, command, key)
         assert result.exit_code == 2 and result.output.startswith("error: no undecided proposal")
+
+
+def test_the_person_s_lesson_commands_take_reports_dir_after_the_subcommand_too(tmp_path):
+    reports = tmp_path / "elsewhere"
+    put(reports / "meta", with_proposals(1, IDEA))
+    listed = invoke(tmp_path, "proposals", "--reports-dir", str(reports))
+    assert listed.exit_code == 0 and proposal_key(IDEA) in listed.output
+    added = invoke(tmp_path, "add-lesson", "Cite the manual first.", "--stage", "relevance", "--domain", "any",
+                   "--reports-dir", str(reports))  # fmt: skip
+    assert added.exit_code == 0 and (reports / "meta" / "lessons.yaml").exists()
+    assert invoke(tmp_path, "trust-lessons", "--reports-dir", str(reports)).exit_code == 0
+    assert invoke(tmp_path, "reject", proposal_key(IDEA), "--reports-dir", str(reports)).exit_code == 0
+    assert not (tmp_path / "reports" / "meta" / "lessons.yaml").exists()

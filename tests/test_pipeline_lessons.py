@@ -8,6 +8,7 @@ import yaml
 
 from research_agent.memory.store.names import corpus_id, local_site
 from research_agent.pipeline import research
+from research_agent.run_refs import short_id
 from research_agent.text.mdsafe import plain_text
 from tests.support.memory import NOW, make_critique, make_facts, put
 from tests.support.pipeline import DOCS, QUERY, DocsProvider, script, settings_for
@@ -73,7 +74,7 @@ async def test_each_prompt_gets_only_its_stage_lessons_and_the_report_names_them
     assert len(tail) == 2 and "## " not in tail[1], "Lessons Applied is the last section"
     assert "1. planning (decompose): Counterarguments were missing in 4 of the last 4 reports" in tail[1]
     assert f"2. judging (relevance): {plain_text(here)}: kept 12 of 12 pages" in tail[1]
-    assert all(f"`{cid}`" in tail[1] for cid in ids)
+    assert all(f"`{short_id(cid)}`" in tail[1] and cid not in tail[1] for cid in ids), "short ids, not 70 characters"
     assert record["lessons"]["adaptive"] is True and record["lessons"]["withheld"] == []
 
 

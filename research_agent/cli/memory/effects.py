@@ -21,7 +21,7 @@ from ...memory.lessons.effects_view import lesson_effects
 from ...memory.store.targets import TARGETS
 from ..boundary import guarded
 from ..terminal import dumps_json, echo
-from .group import app, memory_deps, memory_settings
+from .group import ReportsDirOption, app, memory_deps, memory_settings
 
 __all__ = ["effects_command", "show_effects"]
 
@@ -124,10 +124,11 @@ def effects_command(
     ctx: typer.Context,
     domain: str | None = typer.Option(None, "--domain", help=f"Only this domain: one of {', '.join(DOMAINS)}."),
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
+    reports_dir: ReportsDirOption = None,
 ) -> None:
     """Each lesson's effect: its target with and without it, the difference with a 90% interval,
     the keys it was never apart from, and its status."""
-    settings = memory_settings(ctx)
+    settings = memory_settings(ctx, reports_dir)
     show_effects(
         settings.meta_dir,
         now=memory_deps(ctx).clock(),

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import typer
 
+from ...config import Settings
 from ...domains import DOMAINS, parse_domain
 from ...errors import InputError
 from ...memory.store.files import load_all
@@ -33,7 +34,7 @@ from ...memory.store.schema import STAGES
 from ...memory.store.targets import PERSON_TARGET, TARGETS
 from ..boundary import guarded
 from ..terminal import echo
-from .group import app, echo_json, memory_deps, memory_settings
+from .group import ReportsDirOption, app, echo_json, memory_deps, memory_settings
 
 __all__ = ["add_lesson_command", "trust_lessons_command", "proposals_command", "approve_command", "reject_command"]
 
@@ -85,9 +86,10 @@ def add_lesson_command(
     domain: str = typer.Option(..., "--domain", help=f"One of {', '.join(DOMAINS)}, or {ANY_DOMAIN}."),
     target: str | None = typer.Option(None, "--target", help=f"What it should improve (default {PERSON_TARGET})."),
     name: str | None = typer.Option(None, "--name", help=_NAME_HELP),
+    reports_dir: ReportsDirOption = None,
 ) -> None:
     """Add a lesson of your own to reports/meta/lessons.yaml; runs get it from now on, measured like every lesson."""
-    settings = memory_settings(ctx)
+    settings = memory_settings(ctx, reports_dir)
     current = read_lessons_file(settings.meta_dir, settings.state_dir)
     taken = [lesson.key.split(":", 1)[1] for lesson in current.lessons]
     key = f"user:{name if name is not None else slug_of(text, taken)}"
@@ -97,9 +99,9 @@ def add_lesson_command(
 
 @app.command("trust-lessons")
 @guarded
-def trust_lessons_command(ctx: typer.Context) -> None:
+def trust_lessons_command(ctx: typer.Context, reports_dir: ReportsDirOption = None) -> None:
     """Print the lessons in reports/meta/lessons.yaml, then trust the file as it stands (after you have read it)."""
-    settings = memory_settings(ctx)
+    settings = memory_settings(ctx, reports_dir)
     current = read_lessons_file(settings.meta_dir, settings.state_dir)
     if not current.exists:
         raise InputError(f"no lessons file at {current.path}")
@@ -114,17 +116,16 @@ def trust_lessons_command(ctx: typer.Context) -> None:
     echo(f"trusted {trusted.path} as it stands; a later edit needs trust-lessons again")
 
 
-def _proposals(ctx: typer.Context) -> tuple[Sequence[Proposal], dict[str, str]]:
-    settings = memory_settings(ctx)
+def _proposals(ctx: typer.Context, settings: Settings) -> tuple[Sequence[Proposal], dict[str, str]]:
     loaded = load_all(settings.meta_dir, now=memory_deps(ctx).clock())
     decided = decided_texts(settings.state_dir)
     critiques = [item.critique for item in loaded if item.critique is not None]
     return collect_proposals(critiques, decided), decided
 
 
-def _find(ctx: typer.Context, key: str) -> Proposal:
+def _find(ctx: typer.Context, settings: Settings, key: str) -> Proposal:
     wanted = key if key.startswith(PROPOSAL_PREFIX) else PROPOSAL_PREFIX + key
-    found, _ = _proposals(ctx)
+    found, _ = _proposals(ctx, settings)
     for proposal in found:
         if proposal.key == wanted:
             return proposal
@@ -136,9 +137,10 @@ def _find(ctx: typer.Context, key: str) -> Proposal:
 def proposals_command(
     ctx: typer.Context,
     json_output: bool = typer.Option(False, "--json", help="Print JSON."),
+    reports_dir: ReportsDirOption = None,
 ) -> None:
     """The lessons critics proposed, quarantined until you approve or reject each (none reaches a prompt before)."""
-    found, _ = _proposals(ctx)
+    found, _ = _proposals(ctx, memory_settings(ctx, reports_dir))
     if json_output:
         echo_json({"proposals": [p.as_dict() for p in found]})
         return
@@ -162,10 +164,11 @@ def approve_command(
         None, "--domain", help=f"One of {', '.join(DOMAINS)}, or {ANY_DOMAIN} (default: the proposing critique's)."
     ),
     target: str | None = typer.Option(None, "--target", help=f"What it should improve (default {PERSON_TARGET})."),
+    reports_dir: ReportsDirOption = None,
 ) -> None:
     """Make a proposed lesson yours: it moves into reports/meta/lessons.yaml as approved:<name>."""
-    settings = memory_settings(ctx)
-    proposal = _find(ctx, key)
+    settings = memory_settings(ctx, reports_dir)
+    proposal = _find(ctx, settings, key)
     chosen = _text(text if text is not None else proposal.text)
     current = read_lessons_file(settings.meta_dir, settings.state_dir)
     taken = [lesson.key.split(":", 1)[1] for lesson in current.lessons]
@@ -181,9 +184,10 @@ def approve_command(
 def reject_command(
     ctx: typer.Context,
     key: str = typer.Argument(..., help="The proposal's key, proposal:<hash>."),
+    reports_dir: ReportsDirOption = None,
 ) -> None:
     """Drop a proposed lesson; the same text (ignoring case, spaces and punctuation) is not proposed again."""
-    settings = memory_settings(ctx)
-    proposal = _find(ctx, key)
+    settings = memory_settings(ctx, reports_dir)
+    proposal = _find(ctx, settings, key)
     record_decision(settings.state_dir, proposal.text, "rejected", now=memory_deps(ctx).clock())
     echo(f"rejected {proposal.key}: {proposal.text}")

@@ -31,6 +31,7 @@ from typing import Any
 from ...errors import ConfigError
 from ...files.atomic import atomic_write_bytes
 from ...ids import id_timestamp
+from ...version import extra_hint
 from ..store.critique_types import Critique
 from ..store.files import LoadedCritique
 from ..store.schema import DIMENSIONS
@@ -346,7 +347,7 @@ def _import_pyplot() -> Any:
         import matplotlib.pyplot as plt
     except ImportError:
         raise ConfigError(
-            "--plot needs matplotlib, which is not installed: pip install 'research-agent[plot]'"
+            f"--plot needs matplotlib, which is not installed: {extra_hint('plot')}"
         ) from None
     return plt
 

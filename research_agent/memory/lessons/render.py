@@ -4,14 +4,17 @@
 A prompt receives only its own stage's lessons, each text verbatim on its own line. A
 person's lessons (``user:``, ``approved:``) come first, under their own header: guidance from
 the person running the tool, not data and not the tool's own findings. The report lists
-every lesson with its stage, and either the critiques behind it or that it is the user's.
+every lesson with its stage, and either the critiques behind it, by short id
+(:mod:`research_agent.run_refs`: 7 hex digits, unique among the critiques the run considered),
+or that it is the user's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ... import prompts
+from ...run_refs import short_ids
 from ...text.mdsafe import code_span, plain_text
 from .types import Lesson, LessonSelection
 
@@ -65,10 +68,11 @@ def lessons_prompt_block(selection: LessonSelection, stage: str) -> str:
     return "\n\n".join(blocks)
 
 
-def _source(lesson: Lesson) -> str:
+def _source(lesson: Lesson, shown: Mapping[str, str]) -> str:
+    """Where a lesson came from: the person (and its key), or the critiques behind it by short id."""
     if lesson.origin != "built":
         return f"{_ORIGIN_WORDS[lesson.origin]}, {code_span(lesson.key)}"
-    return "critiques: " + ", ".join(code_span(i) for i in lesson.critique_ids)
+    return "critiques: " + ", ".join(code_span(shown[i]) for i in lesson.critique_ids)
 
 
 def lessons_markdown(selection: LessonSelection) -> str:
@@ -84,6 +88,7 @@ def lessons_markdown(selection: LessonSelection) -> str:
     else:
         intro = "This run used your own lessons:"
     lines = ["## Lessons Applied", "", intro, ""]
+    shown = short_ids({*selection.considered, *(i for lesson in selection.lessons for i in lesson.critique_ids)})
     for number, lesson in enumerate(selection.lessons, start=1):
-        lines.append(f"{number}. {_STAGE_NAMES[lesson.stage]}: {plain_text(lesson.text)} ({_source(lesson)})")
+        lines.append(f"{number}. {_STAGE_NAMES[lesson.stage]}: {plain_text(lesson.text)} ({_source(lesson, shown)})")
     return "\n".join(lines) + "\n"
