@@ -19,6 +19,12 @@ Fault kinds (``Faults.first``, ``Faults.mix``, ``Faults.always``):
     "think"       the content is prefixed with a <think>...</think> block
     "badschema"   valid JSON that breaks any strict schema
 
+Unreadable answers (HTTP 200, streamed or not, the same body; ``BODY_KINDS``):
+
+    "empty" "brace" "badutf8" "nochoices" "nullcontent" "html" "vendor"   a body that is not a chat completion
+    "huge"        a 50 MB body (its first bytes look like a completion)
+    "gzipbomb"    ``Content-Encoding: gzip``, 50 KB that expand to 50 MB
+
 ``Faults(reject_json_schema=True)`` answers ``response_format`` ``json_schema`` with HTTP
 500 and llama.cpp's error text. ``Faults(grammar_limit=2000)`` dies like llama.cpp's server
 (a segfault in its schema-to-grammar converter) when a schema in ``response_format`` has a
@@ -41,6 +47,7 @@ import random
 import socket
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -68,7 +75,24 @@ Responder = Callable[[dict[str, Any], str], str]
 
 STATUS_KINDS = frozenset({"500", "502", "503", "504", "429"})
 CONTENT_KINDS = frozenset({"truncate", "length", "think", "badschema"})
-FAULT_KINDS = STATUS_KINDS | CONTENT_KINDS | {"close", "stall"}
+BODY_KINDS = frozenset({"empty", "brace", "badutf8", "nochoices", "nullcontent", "html", "vendor", "huge", "gzipbomb"})
+FAULT_KINDS = STATUS_KINDS | CONTENT_KINDS | BODY_KINDS | {"close", "stall"}
+HUGE_BYTES = 50 * 1024 * 1024
+
+
+def unreadable_body(kind: str) -> bytes:
+    """The body of an unreadable-answer fault (``huge`` and ``gzipbomb`` are sent by ``_send_body``)."""
+    message = {"role": "assistant", "content": None}
+    return {
+        "empty": b"",
+        "brace": b"{",
+        "badutf8": b'{"choices": [{"message": {"content": "' + bytes([0xFF, 0xFE]) + b'"}}]}',
+        "nochoices": json.dumps({"id": "x", "object": "chat.completion", "choices": []}).encode(),
+        "nullcontent": json.dumps({"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}).encode(),
+        "html": b"<!DOCTYPE html><html><body><h1>Sign in to continue</h1></body></html>",
+        "vendor": json.dumps({"type": "message", "content": [{"type": "text", "text": "hi"}],
+                              "stop_reason": "end_turn"}).encode(),
+    }[kind]
 
 # What llama.cpp's server answers (HTTP 500) when asked for response_format json_schema.
 LLAMA_CPP_JSON_SCHEMA_ERROR = (
@@ -364,6 +388,41 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             self._commit()
 
+    def _send_body(self, kind: str) -> None:
+        """Answer 200 with a body that is not a readable chat completion."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html" if kind == "html" else "application/json")
+        if kind in ("huge", "gzipbomb"):
+            self._send_big(kind)
+            return
+        data = unreadable_body(kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self._commit()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def _send_big(self, kind: str) -> None:
+        """50 MB (or 50 KB of gzip that expands to 50 MB), written until the client hangs up."""
+        block = b'{"choices": [{"message": {"content": "' + b"x" * (1024 * 1024 - 40)
+        if kind == "gzipbomb":
+            squeezed = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+            data = squeezed.compress(b"\0" * HUGE_BYTES) + squeezed.flush()
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self._commit()
+            self.wfile.write(data)
+            return
+        self.send_header("Content-Length", str(HUGE_BYTES))
+        self.end_headers()
+        self._commit()
+        sent = 0
+        while sent < HUGE_BYTES:
+            chunk = block[: HUGE_BYTES - sent]
+            self.wfile.write(chunk)
+            sent += len(chunk)
+
     def _note(self, **fields: Any) -> None:
         if self._pending is not None:
             self._pending.update(fields)
@@ -401,6 +460,9 @@ class _Handler(BaseHTTPRequestHandler):
         if owner._stop.wait(wait):
             self._note(status=503)  # shutting down
             self._hang_up()
+            return
+        if kind in BODY_KINDS:
+            self._send_body(kind)
             return
         if kind in STATUS_KINDS:
             status = int(kind)
