@@ -115,6 +115,11 @@ def _heading(text: str, fallback: str, *, max_chars: int = 150) -> str:
     return f"{shown} (notes)" if is_reserved_heading(text) else shown
 
 
+def _title(query: str) -> str:
+    """The report's H1: the question as asked, on one line and inert (never the writer's own title)."""
+    return plain_text(_one_line(query), max_chars=200) or "Research report"
+
+
 def _split(texts: Sequence[str], sizes: Sequence[int]) -> list[list[str]]:
     groups, start = [], 0
     for size in sizes:
@@ -133,7 +138,7 @@ def compose_report(
     lessons_markdown: str = "",
     final: bool = True,
 ) -> RenderedReport:
-    """Render ``draft`` to markdown with every outside string made inert.
+    """Render ``draft`` to markdown with every outside string made inert; its H1 is the question.
 
     With ``final`` every part (summary, findings, bodies, the skeptic's findings, the
     writer's and the given ``limitations``) is renumbered through one map: Sources lists
@@ -162,7 +167,7 @@ def compose_report(
     if removed:
         limits.append(_REMOVED_NOTE)
 
-    parts = [meta.front_matter(), f"# {_heading(draft.title, 'Research report', max_chars=200)}\n"]
+    parts = [meta.front_matter(), f"# {_title(meta.query)}\n"]
     parts += ["## Executive Summary\n", summary.strip() + "\n", "## Key Findings\n"]
     parts.append("\n".join(f"- {f.strip()}" for f in findings) + "\n")
     for i, ((heading, _), body) in enumerate(zip(draft.sections, bodies, strict=True), start=1):

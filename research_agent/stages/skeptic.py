@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .. import prompts
-from ..errors import InvalidModelOutput
+from ..errors import LLMError
 from ..llm import ChatModel, ChatRequest
 from ..sources import Source
 from ..text.sanitize import sanitize, wrap_data
-from ._fallback import Notify, degraded_message
+from ._fallback import Notify, degraded_message, degrades
 from ._schema import array, enum, integer, nullable, number, obj, string
 from ._skeptic_input import cited_block, draft_for_review
 
@@ -98,8 +98,9 @@ async def run_skeptic(
     The skeptic reads what the writer wrote (:func:`draft_for_review`) and, of the
     sources, only the passages the draft cites, within ``cited_tokens``
     (:func:`cited_block`; ``source_tokens`` is what the writer read of each source).
-    When the model's answers cannot be read, the result has no findings and says why in
-    ``unavailable`` (announced through ``notify``)."""
+    When the model gives nothing usable (invalid answers, a timeout, an unreadable or
+    failing endpoint), the result has no findings and says why in ``unavailable``
+    (announced through ``notify``)."""
     review = draft_for_review(draft_markdown)
     evidence = cited_block(review, sources, source_tokens=source_tokens, cited_tokens=cited_tokens)
     prompt = prompts.render(
@@ -114,7 +115,9 @@ async def run_skeptic(
                           max_tokens=MAX_ANSWER_TOKENS)
     try:
         response = await model.complete(request)
-    except InvalidModelOutput as exc:
+    except LLMError as exc:
+        if not degrades(exc):
+            raise
         message = degraded_message(exc, "the report goes out without adversarial findings", notify)
         return SkepticReport((), None, unavailable=message)
     findings = tuple(
