@@ -23,6 +23,7 @@ from .report import compose_report, render_insufficient
 from .results import Briefing, Outcome, ResearchResult, summarize_sources
 from .review.review import open_issue_lines
 from .sources import Source
+from .stages.draft_text import CUT_NOTES
 from .stages.skeptic import SkepticReport
 from .stages.synthesize import writer_text
 from .writing import Written
@@ -92,10 +93,18 @@ def final_report(run: Run, briefing: Briefing, outcome: Outcome) -> FinalReport:
 def _limitations(run: Run, outcome: Outcome, written: Written) -> list[str]:
     """What the run itself knows its report lacks, for the Limitations & Gaps section."""
     skeptic, gate, min_viability = written.skeptic, outcome.gate, run.settings.min_viability
-    limitations = list(open_issue_lines(written.review))
-    if skeptic is not None and skeptic.unavailable:
+    limitations = list(open_issue_lines(written.review)) if written.review is not None else []
+    if written.draft.cut:
         limitations.append(
-            "The skeptic's answers could not be read, so this report has no adversarial findings: "
+            f"The draft was cut short ({CUT_NOTES.get(written.draft.cut, written.draft.cut)}): "
+            "it ends at its last complete paragraph, and parts of the answer may be missing."
+        )
+    if outcome.stop_reason == "deadline":
+        limitations.append(_deadline_note(run, outcome, written))
+    if skeptic is not None and skeptic.unavailable:
+        why = skeptic.unavailable.rsplit("; ", 1)[0]  # the error, without the outcome the warning adds
+        limitations.append(
+            f"The skeptic's answers could not be used ({why}), so this report has no adversarial findings: "
             "its claims were not independently challenged."
         )
     if skeptic is not None and skeptic.viability is not None and skeptic.viability < min_viability:
@@ -111,6 +120,20 @@ def _limitations(run: Run, outcome: Outcome, written: Written) -> list[str]:
         names = sorted({f.provider for f in run.ledger.provider_failures})
         limitations.append(f"Search provider(s) failed during the run: {', '.join(names)}.")
     return limitations
+
+
+def _deadline_note(run: Run, outcome: Outcome, written: Written) -> str:
+    """The Limitations line of a report published at the run's deadline."""
+    if written.skeptic is None and run.settings.mode.skeptic:
+        missing = "before the skeptic challenged it"
+    elif written.review is None:
+        missing = "before it was reviewed"
+    else:
+        missing = "before review and revision were done"
+    return (
+        f"The run reached its {run.settings.run_timeout:g}s deadline during the {outcome.deadline_stage or 'last'} "
+        f"stage: this is the latest draft as it stood, published {missing}."
+    )
 
 
 def run_record(run: Run, briefing: Briefing, outcome: Outcome, report: FinalReport, *, report_path: str) -> RunRecord:
@@ -140,6 +163,8 @@ def run_record(run: Run, briefing: Briefing, outcome: Outcome, report: FinalRepo
         iterations=ledger.iterations,
         final_decision=report.decision,
         stop_reason=outcome.stop_reason,
+        draft_cut=outcome.written.draft.cut if outcome.written is not None else "",
+        cut_answers=ledger.cut_answers,
         lessons=LessonsRecord.from_dict(briefing.lessons.as_record()),
         provider_failures=tuple(f"{f.provider}: {f.query}: {f.reason}" for f in ledger.provider_failures)[
             :_MAX_PROVIDER_FAILURES

@@ -3,12 +3,15 @@
 Every step of the story returns a frozen result; only these things grow across steps:
 the sources scored so far (a later plan adds to them), the sub-queries asked and what
 their searches found (and whether the user's source limit cut that), the iterations of the plan/write/review loop, the warnings, the search and fetch failures,
-and the custom lint rules skipped for overrunning their time budget.
+the custom lint rules skipped for overrunning their time budget, the latest draft (what a
+run whose deadline passes publishes) and how many writer answers were cut short.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .progress import Progress
 from .record import Iteration
@@ -16,7 +19,20 @@ from .review.rules import Rule
 from .search.base import ProviderFailure
 from .sources import ScoredSource
 
-__all__ = ["RunLedger"]
+if TYPE_CHECKING:
+    from .stages.gate import Gate
+    from .writing import Written
+
+__all__ = ["RunLedger", "KeptDraft"]
+
+
+@dataclass(frozen=True)
+class KeptDraft:
+    """The latest draft of the run, with the plan and gate it was written from."""
+
+    plan: int
+    gate: Gate
+    written: Written
 
 
 class RunLedger:
@@ -33,6 +49,8 @@ class RunLedger:
         self._provider_failures: list[ProviderFailure] = []
         self._fetch_failures: list[tuple[str, str]] = []
         self._skipped_rules: set[str] = set()
+        self._latest_draft: KeptDraft | None = None
+        self._cut_answers = 0
 
     # --- sources and sub-queries --------------------------------------------------------
 
@@ -80,6 +98,22 @@ class RunLedger:
     @property
     def iterations(self) -> tuple[Iteration, ...]:
         return tuple(self._iterations)
+
+    def keep_draft(self, plan: int, gate: Gate, written: Written) -> None:
+        """The run's latest draft so far (with what is known of it: skeptic, review, revisions)."""
+        self._latest_draft = KeptDraft(plan, gate, written)
+
+    @property
+    def latest_draft(self) -> KeptDraft | None:
+        return self._latest_draft
+
+    def count_cut(self) -> None:
+        """A writer's answer (draft or revision) was cut short."""
+        self._cut_answers += 1
+
+    @property
+    def cut_answers(self) -> int:
+        return self._cut_answers
 
     # --- what went wrong ----------------------------------------------------------------
 

@@ -4,7 +4,10 @@
 either in ``replan`` (the skeptic rated the answer's viability below the bar and another
 plan is allowed) or in ``proceed`` with the last draft, after at most
 ``settings.max_revisions`` revisions for high-confidence critical issues. Each decision
-is kept as an :class:`~research_agent.record.Iteration` in the run's ledger.
+is kept as an :class:`~research_agent.record.Iteration` in the run's ledger, and so is
+the latest draft at every step (:meth:`~research_agent.ledger.RunLedger.keep_draft`):
+a run whose deadline passes after a draft exists publishes the best draft it has.
+While the writer streams, its tokens and rate go to the progress line (:class:`TokenMeter`).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .assembly import Run
+from .progress import TokenMeter
 from .record import Iteration
 from .report import ReportMeta, render_report
 from .review.checks_rules import RULE_TIMEOUT
@@ -21,7 +25,7 @@ from .review.feedback import format_feedback
 from .review.review import Review, needs_revision, review_draft
 from .sources import Source
 from .stages.decompose import Plan
-from .stages.relevance import Gate
+from .stages.gate import Gate
 from .stages.skeptic import SkepticFinding, SkepticReport, run_skeptic
 from .stages.synthesize import ReportDraft, draft_report, revise_report
 
@@ -32,12 +36,15 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Written:
-    """What one pass of writing and review produced. ``decision``: replan | proceed."""
+    """What one pass of writing and review produced. ``decision``: replan | proceed.
+
+    ``review`` is None for a draft the run's deadline caught before it was reviewed;
+    ``draft.cut`` says when the writer's answer was cut short."""
 
     decision: str
     draft: ReportDraft
-    skeptic: SkepticReport | None  # None when the mode skips the skeptic
-    review: Review
+    skeptic: SkepticReport | None  # None when the mode skips the skeptic (or did not get to it)
+    review: Review | None
     revisions: int
 
 
@@ -84,11 +91,14 @@ async def write_and_review(run: Run, plan: Plan, gate: Gate, *, can_replan: bool
     meta = run.report_meta(gate.decision)
     kept = tuple(s.source for s in gate.kept)
     draft = await _draft(run, kept, short=gate.decision == "short_report")
+    run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, None, None, 0))
     markdown, _ = render_report(draft, kept, meta=meta, skeptic=None, final=False)
     skeptic = await _attack(run, kept, markdown)
+    run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, skeptic, None, 0))
     findings = skeptic.findings if skeptic else ()
     this = _Pass(plan, gate, skeptic.viability if skeptic else None)
     review = _review(run, markdown, findings, this.viability)
+    run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, skeptic, review, 0))
     if this.viability is not None and this.viability < min_viability:
         if can_replan:
             this.record(run, review, 0, "replan", f"viability {this.viability} < {min_viability}")
@@ -96,7 +106,7 @@ async def write_and_review(run: Run, plan: Plan, gate: Gate, *, can_replan: bool
         run.ledger.record_warning(
             f"viability {this.viability} stayed below {min_viability} after {plan.number} plan(s)"
         )
-    revised = await _revise(run, this, kept, meta, _Revised(draft, review, findings, 0))
+    revised = await _revise(run, this, kept, meta, _Revised(draft, review, findings, 0), skeptic)
     review = revised.review
     if needs_revision(review):
         reason = f"{review.critical_count} critical issue(s) left after {revised.revisions} revision(s)"
@@ -108,16 +118,18 @@ async def write_and_review(run: Run, plan: Plan, gate: Gate, *, can_replan: bool
 
 async def _draft(run: Run, kept: tuple[Source, ...], *, short: bool) -> ReportDraft:
     mode = run.settings.mode
+    meter = TokenMeter(run.progress, run.ticker.now)
     with run.clock.stage("draft", f"{len(kept)} sources"):
-        return await draft_report(
-            run.model,
-            run.query,
-            kept,
-            target_words=mode.target_words,
-            source_tokens=mode.source_tokens,
-            context_block=run.context_block,
-            short=short,
-        )
+        try:
+            draft = await draft_report(
+                run.model, run.query, kept, target_words=mode.target_words, source_tokens=mode.source_tokens,
+                context_block=run.context_block, short=short, on_tokens=meter, idle=run.settings.llm_timeout,
+            )  # fmt: skip
+        finally:
+            meter.finish()
+    if draft.cut:
+        run.ledger.count_cut()
+    return draft
 
 
 async def _attack(run: Run, kept: tuple[Source, ...], markdown: str) -> SkepticReport | None:
@@ -150,9 +162,11 @@ def _review(run: Run, markdown: str, findings: Sequence[SkepticFinding], viabili
     return review
 
 
-async def _revise(run: Run, this: _Pass, kept: tuple[Source, ...], meta: ReportMeta, state: _Revised) -> _Revised:
+async def _revise(
+    run: Run, this: _Pass, kept: tuple[Source, ...], meta: ReportMeta, state: _Revised, skeptic: SkepticReport | None
+) -> _Revised:
     """Revise while high-confidence critical issues stand, at most ``max_revisions`` times
-    (once without retries); stop when a revision cannot be read."""
+    (once without retries); stop when a revision cannot be read or was cut short."""
     settings = run.settings
     allowed = settings.max_revisions if settings.retry else min(1, settings.max_revisions)
     while state.revisions < allowed and needs_revision(state.review):
@@ -161,17 +175,25 @@ async def _revise(run: Run, this: _Pass, kept: tuple[Source, ...], meta: ReportM
         log.debug("review feedback:\n%s", feedback)
         label = f"{state.revisions + 1}/{allowed}"
         run.progress.note(f"revising ({label}): {state.review.critical_count} critical issue(s)")
+        meter = TokenMeter(run.progress, run.ticker.now)
         with run.clock.stage("revise", label):
-            revised = await revise_report(
-                run.model, run.query, state.draft, feedback, kept, target_words=settings.mode.target_words,
-                source_tokens=settings.mode.source_tokens, notify=run.ledger.warn,
-            )
-        if revised is state.draft:  # the revision could not be read: keep the draft, stop revising
+            try:
+                revised = await revise_report(
+                    run.model, run.query, state.draft, feedback, kept, target_words=settings.mode.target_words,
+                    source_tokens=settings.mode.source_tokens, notify=run.ledger.warn, on_tokens=meter,
+                    idle=settings.llm_timeout, on_cut=lambda _: run.ledger.count_cut(),
+                )  # fmt: skip
+            finally:
+                meter.finish()
+        if revised is state.draft:  # the revision could not be used: keep the draft, stop revising
             break
         markdown, _ = render_report(revised, kept, meta=meta, skeptic=None, final=False)
         findings = _still_open(state.findings, markdown)
         state = _Revised(revised, _review(run, markdown, findings, this.viability), findings, state.revisions + 1)
+        run.ledger.keep_draft(this.plan.number, this.gate, Written("proceed", revised, skeptic, state.review,
+                                                                   state.revisions))  # fmt: skip
     return state
+
 
 
 def _still_open(findings: Sequence[SkepticFinding], markdown: str) -> tuple[SkepticFinding, ...]:

@@ -35,7 +35,9 @@ async def test_an_unreadable_skeptic_gives_the_report_without_findings_and_says_
     assert "## Adversarial Analysis\n\nThe skeptic's answers could not be read;" in report
     assert "found no problems" not in report
     limitations = report.split("## Limitations & Gaps", 1)[1]
-    assert "The skeptic's answers could not be read, so this report has no adversarial findings" in limitations
+    assert ("The skeptic's answers could not be used (the skeptic stage got invalid output from model scripted "
+            "after 3 attempts: not JSON (no JSON object or array found in the answer)), so this report has no "
+            "adversarial findings") in " ".join(limitations.split())
     expected = ("the skeptic stage got invalid output from model scripted after 3 attempts: not JSON "
                 "(no JSON object or array found in the answer); the report goes out without adversarial findings")
     assert progress.notes == [expected]
@@ -98,7 +100,7 @@ async def test_sources_that_cannot_be_scored_are_announced_once_and_recorded(tmp
     progress = Recorded()
     result = await run(tmp_path, scripted_model, progress)
 
-    expected = "2 source(s) could not be scored and are left out (unscored: model call for stage relevance"
+    expected = "2 source(s) could not be scored and are left out (model call for stage relevance"
     assert [n for n in progress.notes if "could not be scored" in n] == [progress.notes[0]]
     assert progress.notes[0].startswith(expected)
     assert any(w.startswith(expected) for w in record_of(result)["warnings"])

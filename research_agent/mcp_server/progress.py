@@ -1,4 +1,6 @@
-"""A run's progress as MCP progress notifications, one per stage and note.
+"""A run's progress as MCP progress notifications, one per stage and note, and while the
+writer streams, one per ``STREAM_STEP`` tokens (and one when its stream ends) with the
+token count and rate, as the CLI's progress line shows them.
 
 The pipeline reports through a plain, synchronous :class:`~research_agent.progress.Progress`,
 sometimes from a worker thread (corpus indexing). :class:`NotifyingProgress` only queues
@@ -14,6 +16,8 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
+from ..progress import stream_text
+
 __all__ = ["NotifyingProgress", "Send"]
 
 log = logging.getLogger(__name__)
@@ -21,6 +25,7 @@ log = logging.getLogger(__name__)
 Send = Callable[[float, str], Awaitable[None]]  # (progress number, message) -> sent
 
 _DONE = None
+STREAM_STEP = 100  # tokens between two notifications of a streamed answer
 
 
 class NotifyingProgress:
@@ -30,12 +35,24 @@ class NotifyingProgress:
         self._loop = loop
         self._queue: asyncio.Queue[str | None] = asyncio.Queue()
         self.counts_seen: dict[str, int] = {}
+        self._stage = ""
 
     def stage(self, name: str, detail: str = "") -> None:
+        self._stage = name
         self._push(f"{name}: {detail}" if detail else name)
 
     def counts(self, **values: int) -> None:
-        self.counts_seen.update(values)  # a tick every second while the model works: not worth a message
+        """Kept; only a streamed answer's progress is sent (every STREAM_STEP tokens, and at its end),
+        not the tick every second while the model works."""
+        before = self.counts_seen.get("streamed", 0)
+        self.counts_seen.update(values)
+        if "streamed" not in values:
+            return
+        now, milliseconds = values["streamed"], self.counts_seen.get("streamed_ms", 0)
+        if now == 0 and before > 0:
+            self._push(f"{self._stage}: {stream_text(before, milliseconds)}")
+        elif now // STREAM_STEP > before // STREAM_STEP:
+            self._push(f"{self._stage}: {stream_text(now, milliseconds)}")
 
     def note(self, message: str) -> None:
         self._push(f"note: {message}")

@@ -14,7 +14,8 @@ cannot be recomputed is recorded as the run saw it: ``found_count`` (distinct so
 searches found), ``capped_by_user`` (the user's own source limit cut that list),
 ``sub_query_counts`` (per sub-query: sources found and read), each source's sub-queries
 and date, and ``citation_support`` (measured against the text the writer received). A
-record written before these existed reads them as None, False or empty.
+record written before these existed reads them as None, False or empty (``draft_cut``
+empty and ``cut_answers`` 0, for records from before drafts were streamed).
 """
 
 from __future__ import annotations
@@ -220,7 +221,9 @@ class RunRecord:
     skeptic: SkepticReport = SkepticReport((), None)
     iterations: tuple[Iteration, ...] = ()
     final_decision: str = ""
-    stop_reason: str = ""
+    stop_reason: str = ""  # why the loop stopped; "deadline": the best draft was published at --timeout
+    draft_cut: str = ""  # why the published draft was cut short ("" when whole): length | stalled | unfinished
+    cut_answers: int = 0  # writer answers (drafts and revisions) cut short in the run
     lessons: LessonsRecord = LessonsRecord()
     provider_failures: tuple[str, ...] = ()
     fetch_failures: tuple[FetchFailure, ...] = ()
@@ -278,6 +281,8 @@ class RunRecord:
             "iterations": [i.as_dict() for i in self.iterations],
             "final_decision": self.final_decision,
             "stop_reason": self.stop_reason,
+            "draft_cut": self.draft_cut,
+            "cut_answers": self.cut_answers,
             "lessons": self.lessons.as_dict(),
             "provider_failures": list(self.provider_failures),
             "fetch_failures": [{"location": f.location, "reason": f.reason} for f in self.fetch_failures],

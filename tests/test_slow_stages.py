@@ -1,0 +1,218 @@
+"""No run lost to a slow stage (issue 19, points 2, 4 and 5): a stage that times out degrades like
+one that answers badly, the deadline publishes the best draft there is, a cut draft is a report
+with the cut noted, and the progress line shows the writer's tokens as they arrive."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+
+from research_agent.errors import LLMTimeout, RunTimeout
+from research_agent.memory.lessons.select import LessonSelection
+from research_agent.pipeline import research
+from tests.support.llm import completion, make_model
+from tests.support.pipeline import (
+    CRITICAL,
+    QUERY,
+    DocsProvider,
+    Recorded,
+    queue,
+    record_of,
+    run,
+    settings_for,
+    use,
+)
+from tests.support.research_responder import ResearchResponder
+from tests.support.streams import DONE, ManualTicker, content_events, event, events_then, sse_response
+
+
+def timed_out(stage: str) -> LLMTimeout:
+    return LLMTimeout(f"model call for stage {stage} timed out after 180s (2 attempts)")
+
+
+async def test_a_skeptic_that_never_answers_still_gives_the_report_and_says_why(tmp_path, scripted_model):
+    queue(scripted_model, ResearchResponder(), skeptic=[timed_out("skeptic")])
+    progress = Recorded()
+    result = await run(tmp_path, scripted_model, progress)
+    assert result.final_decision == "proceed" and result.report_path.is_file()
+    assert progress.notes == ["model call for stage skeptic timed out after 180s (2 attempts); "
+                              "the report goes out without adversarial findings"]
+    limits = " ".join(result.report_markdown.split("## Limitations & Gaps", 1)[1].split())
+    assert ("The skeptic's answers could not be used (model call for stage skeptic timed out after 180s "
+            "(2 attempts)), so this report has no adversarial findings") in limits
+
+
+async def test_a_decompose_that_never_answers_searches_for_the_question_itself(tmp_path, scripted_model):
+    queue(scripted_model, ResearchResponder(), decompose=[timed_out("decompose")])
+    result = await run(tmp_path, scripted_model)
+    assert result.final_decision == "proceed" and record_of(result)["sub_queries"] == [QUERY]
+    assert result.warnings[0].endswith("; searching for the question itself, the domain is 'other'")
+
+
+async def test_a_revision_that_never_answers_keeps_the_draft(tmp_path, scripted_model):
+    responder = ResearchResponder(findings=[CRITICAL])
+    queue(scripted_model, responder, revise=[timed_out("revise")])
+    result = await run(tmp_path, scripted_model)
+    assert result.final_decision == "proceed" and CRITICAL["claim"] in result.report_markdown
+    assert result.warnings[-1] == "model call for stage revise timed out after 180s (2 attempts); the previous draft is kept"
+
+
+async def test_a_revision_cut_short_keeps_the_previous_draft_and_is_counted(tmp_path, scripted_model):
+    responder = ResearchResponder(findings=[CRITICAL])
+
+    class CutRevision:
+        async def complete(self, request):
+            return await scripted_model.complete(request)
+
+        async def stream(self, request, on_tokens=None):
+            response = await scripted_model.complete(request)
+            if request.stage != "revise":
+                return response
+            return type(response)(data=None, text=response.text[: len(response.text) // 2], model=response.model,
+                                  usage=response.usage, finish_reason="length")
+
+    queue(scripted_model, responder, revise=[use(responder)])
+    result = await research(QUERY, settings=settings_for(tmp_path, max_revisions=1), model=CutRevision(),
+                            providers=[DocsProvider(tmp_path)], lessons=LessonSelection.none)
+    assert CRITICAL["claim"] in result.report_markdown  # the draft, not the half revision
+    assert "the revision was cut short (the model stopped at its token limit); the previous draft is kept" in result.warnings
+    record = record_of(result)
+    assert record["cut_answers"] == 1 and record["draft_cut"] == ""
+
+
+class HangingSkeptic:
+    """Answers from ``inner``; the skeptic call moves the event loop's clock past the run's deadline and hangs."""
+
+    def __init__(self, inner, loop) -> None:
+        self.inner, self.loop = inner, loop
+
+    async def complete(self, request):
+        if request.stage == "skeptic":
+            self.loop.offset += 7200.0
+            await asyncio.Event().wait()
+        return await self.inner.complete(request)
+
+
+class JumpingLoop(asyncio.SelectorEventLoop):
+    """An event loop whose clock a test moves forward: time passes at once, not by waiting."""
+
+    offset = 0.0
+
+    def time(self) -> float:
+        return super().time() + self.offset
+
+
+def test_the_deadline_passing_during_the_skeptic_publishes_the_draft(tmp_path, scripted_model) -> None:
+    responder = ResearchResponder()
+    queue(scripted_model, responder, skeptic=[])
+    loop = JumpingLoop()
+    progress = Recorded()
+    try:
+        result = loop.run_until_complete(research(
+            QUERY, settings=settings_for(tmp_path, run_timeout=3600.0), model=HangingSkeptic(scripted_model, loop),
+            providers=[DocsProvider(tmp_path)], lessons=LessonSelection.none, progress=progress,
+        ))  # fmt: skip
+    finally:
+        loop.close()
+    warning = ("the run passed its 3600s deadline during the skeptic stage (raise it with --timeout); "
+               "the latest draft is published as it stood")
+    assert progress.notes == [warning] and result.warnings == (warning,)
+    record = record_of(result)
+    assert record["stop_reason"] == "deadline" and record["final_decision"] == "proceed"
+    assert "Plain VACUUM marks the space as reusable" in result.report_markdown
+    limits = " ".join(result.report_markdown.split("## Limitations & Gaps", 1)[1].split())
+    assert ("The run reached its 3600s deadline during the skeptic stage: this is the latest draft as it stood, "
+            "published before the skeptic challenged it.") in limits
+
+
+def test_the_deadline_before_any_draft_is_still_the_error(tmp_path, scripted_model) -> None:
+    loop = JumpingLoop()
+
+    async def stuck(request):
+        loop.offset += 7200.0
+        await asyncio.Event().wait()
+
+    class HangingDecompose:
+        complete = staticmethod(stuck)
+
+    try:
+        with pytest.raises(RunTimeout, match="deadline during the decompose stage"):
+            loop.run_until_complete(research(QUERY, settings=settings_for(tmp_path, run_timeout=60.0),
+                                             model=HangingDecompose(), providers=[DocsProvider(tmp_path)],
+                                             lessons=LessonSelection.none))  # fmt: skip
+    finally:
+        loop.close()
+    assert not list((tmp_path / "reports").glob("*.md"))
+
+
+async def test_a_model_with_only_complete_runs_the_whole_pipeline(tmp_path, scripted_model):
+    assert not hasattr(scripted_model, "stream")
+    responder = ResearchResponder(findings=[CRITICAL])
+    queue(scripted_model, responder, revise=[use(responder)])  # the revision removes the claim: one is enough
+    result = await run(tmp_path, scripted_model)
+    assert result.final_decision == "proceed" and result.report_path.is_file()
+    assert {r.stage for r in scripted_model.requests} == {"decompose", "relevance", "draft", "skeptic", "revise"}
+    assert all(r.schema is None for r in scripted_model.requests if r.stage in ("draft", "revise"))
+
+
+class PipelineEndpoint:
+    """Answers every structured call from the responder; the draft as a stream that holds its end."""
+
+    def __init__(self, draft_end: asyncio.Event, *, finish: str = "stop") -> None:
+        self.responder = ResearchResponder()
+        self.draft_end = draft_end
+        self.finish = finish
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        stage = request.headers["X-Research-Agent-Stage"]
+        answer = self.responder(body, stage)
+        if not body.get("stream"):
+            return completion(answer)
+        events = [*content_events(answer, size=40)]
+        return sse_response(lambda: events_then(events, hold=self.draft_end,
+                                                end=[_sse(event(None, self.finish)), DONE]))
+
+
+async def test_the_progress_line_sees_the_writer_tokens_rise_before_the_stream_ends(tmp_path):
+    release, seen = asyncio.Event(), asyncio.Event()
+
+    class Watching(Recorded):
+        def counts(self, **values: int) -> None:
+            super().counts(**values)
+            if values.get("streamed", 0) >= 3:
+                seen.set()
+
+    progress = Watching()
+    model, _ = make_model(PipelineEndpoint(release), ticker=ManualTicker())
+    task = asyncio.create_task(research(QUERY, settings=settings_for(tmp_path), model=model,
+                                        providers=[DocsProvider(tmp_path)], lessons=LessonSelection.none,
+                                        progress=progress))  # fmt: skip
+    await seen.wait()
+    streamed = [v["streamed"] for v in progress.values if "streamed" in v]
+    assert streamed[:3] == [1, 2, 3] and not task.done()
+    release.set()
+    result = await task
+    await model.aclose()
+    assert {"streamed": 0, "streamed_ms": 0} in progress.values  # the stream ended: the line shows waits again
+    assert result.final_decision == "proceed"
+
+
+async def test_a_draft_cut_at_the_token_limit_is_a_report_that_says_so(tmp_path):
+    release = asyncio.Event()
+    release.set()
+    model, _ = make_model(PipelineEndpoint(release, finish="length"), ticker=ManualTicker())
+    result = await research(QUERY, settings=settings_for(tmp_path), model=model, providers=[DocsProvider(tmp_path)],
+                            lessons=LessonSelection.none)
+    await model.aclose()
+    limits = " ".join(result.report_markdown.split("## Limitations & Gaps", 1)[1].split())
+    assert "The draft was cut short (the model stopped at its token limit): it ends at its last complete paragraph" in limits
+    record = record_of(result)
+    assert record["draft_cut"] == "length" and record["cut_answers"] == 1 and record["stop_reason"] != "deadline"
+
+
+def _sse(payload: dict) -> bytes:
+    return f"data: {json.dumps(payload)}\n\n".encode()
