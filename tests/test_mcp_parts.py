@@ -90,6 +90,24 @@ async def test_progress_from_a_worker_thread_is_sent_in_order_with_growing_numbe
     ]
 
 
+async def test_a_streamed_answer_is_notified_every_hundred_tokens_and_at_its_end() -> None:
+    sent: list[str] = []
+
+    async def send(number: float, message: str) -> None:
+        sent.append(message)
+
+    progress = NotifyingProgress(asyncio.get_running_loop())
+    with anyio.fail_after(HANG_GUARD):
+        async with progress.forwarding(send):
+            progress.stage("draft", "6 sources")
+            for tokens in range(1, 251):
+                progress.counts(streamed=tokens, streamed_ms=tokens * 100)
+            progress.counts(waiting=30)
+            progress.counts(streamed=0, streamed_ms=25_000)
+    assert sent == ["draft: 6 sources", "draft: 100 tokens, 10.0 tok/s", "draft: 200 tokens, 10.0 tok/s",
+                    "draft: 250 tokens, 10.0 tok/s"]
+
+
 async def test_a_failing_send_never_stops_the_run() -> None:
     async def send(number: float, message: str) -> None:
         raise ConnectionResetError("the client went away")

@@ -9,6 +9,7 @@ import json
 
 import httpx
 import pytest
+import yaml
 
 from research_agent.errors import LLMTimeout, RunTimeout
 from research_agent.memory.lessons.select import LessonSelection
@@ -216,3 +217,26 @@ async def test_a_draft_cut_at_the_token_limit_is_a_report_that_says_so(tmp_path)
 
 def _sse(payload: dict) -> bytes:
     return f"data: {json.dumps(payload)}\n\n".encode()
+
+
+def test_cli_a_draft_cut_at_max_tokens_and_a_silent_skeptic_still_give_a_report_and_exit_0(tmp_path, corpus):
+    """Against a real socket: the draft stream ends at the token limit (half its text) and the
+    skeptic never answers within --llm-timeout: each costs a Limitations line, not the run."""
+    from tests.support.cli import cli
+    from tests.support.fake_openai_server import FakeOpenAIServer, Faults
+
+    faults = Faults(always={"draft": "length", "skeptic": "stall"}, stall_seconds=30)
+    reports = tmp_path / "reports"
+    with FakeOpenAIServer(ResearchResponder(), faults=faults) as server:
+        proc = cli(tmp_path, "run", QUERY, "--corpus", str(corpus), "--reports-dir", str(reports), "--no-critique",
+                   "--llm-timeout", "1", base_url=server.base_url)
+        streamed = [r.stream for r in server.requests if r.stage == "draft"]
+    assert proc.returncode == 0, proc.stderr
+    assert streamed == [True]  # usable paragraphs arrived before the cut: no retry
+    (report,) = reports.glob("*.md")
+    limits = " ".join(report.read_text(encoding="utf-8").split("## Limitations & Gaps", 1)[1].split())
+    assert "The draft was cut short (the model stopped at its token limit)" in limits
+    assert "(model call for stage skeptic timed out after 1s (2 attempts))" in limits
+    (record_path,) = (reports / "meta").glob("run-*.yaml")
+    record = yaml.safe_load(record_path.read_text(encoding="utf-8"))
+    assert record["draft_cut"] == "length" and record["skeptic"]["unavailable"]

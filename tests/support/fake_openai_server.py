@@ -488,8 +488,11 @@ class _Handler(BaseHTTPRequestHandler):
         self._note(usage=usage)
         if stream:
             self._stream(owner, model, content, finish, usage, kind, body)
-        else:
-            self._complete(owner, model, content, finish, usage, kind)
+            return
+        if owner.token_delay and owner._stop.wait(owner.token_delay * usage[1]):  # decoding the whole answer
+            self._hang_up()
+            return
+        self._complete(owner, model, content, finish, usage, kind)
 
     def _completion(self, model: str, content: str, finish: str, usage: tuple[int, int]) -> dict[str, Any]:
         return {
@@ -592,6 +595,12 @@ class _Handler(BaseHTTPRequestHandler):
             events = events[: max(1, len(events) // 2)]
         for event in events:
             self._chunk(f"data: {json.dumps(event)}\n\n".encode())
+            if owner.token_delay:  # decoding, token by token: each piece is sent as it is made
+                self.wfile.flush()
+                piece = "".join(c["delta"].get("content") or "" for c in event.get("choices", []))
+                if owner._stop.wait(owner.token_delay * _tokens(piece)):
+                    self._hang_up()
+                    return
         self.wfile.flush()
         if kind == "close":
             self._hang_up()  # no terminating chunk: the client sees an incomplete body
@@ -616,7 +625,9 @@ class FakeOpenAIServer:
     """An OpenAI-compatible server in a background thread; use as a context manager.
 
     ``responder(body, stage)`` returns the assistant content of a successful answer
-    (default: :func:`default_responder`). ``models`` limits the known models (others get
+    (default: :func:`default_responder`). ``delay`` passes before each answer (reading the
+    prompt); ``token_delay`` more per completion token (writing it: a streamed answer sends
+    each piece as it is written). ``models`` limits the known models (others get
     HTTP 404); None accepts any. ``.requests`` lists what the server saw, in order of
     completion.
     """
@@ -626,6 +637,7 @@ class FakeOpenAIServer:
         responder: Responder | None = None,
         *,
         delay: float = 0.0,
+        token_delay: float = 0.0,
         faults: Faults | None = None,
         models: Iterable[str] | None = None,
         host: str = "127.0.0.1",
@@ -633,6 +645,7 @@ class FakeOpenAIServer:
     ) -> None:
         self.responder: Responder = responder or default_responder
         self.delay = delay
+        self.token_delay = token_delay
         self.models = tuple(models) if models is not None else None
         self._host, self._port = host, port
         self._lock = threading.Lock()

@@ -24,8 +24,8 @@ DONE = b"data: [DONE]\n\n"
 class ManualTicker:
     """A clock (``now``) and a pace (``tick``) that only the test moves."""
 
-    def __init__(self) -> None:
-        self.time = 0.0
+    def __init__(self, time: float = 0.0) -> None:
+        self.time = time
         self.calls = 0
         self._release: asyncio.Queue[None] = asyncio.Queue()
         self._called = asyncio.Event()
@@ -37,6 +37,10 @@ class ManualTicker:
         self.calls += 1
         self._called.set()
         await self._release.get()
+
+    def step(self) -> None:
+        """Let one tick pass, the clock where it is."""
+        self._release.put_nowait(None)
 
     async def advance(self, seconds: float, *, checked: bool = False) -> None:
         """Move the clock and let one tick pass; with ``checked``, return once the guard has
