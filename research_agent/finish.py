@@ -24,7 +24,7 @@ from .results import Briefing, Outcome, ResearchResult, summarize_sources
 from .review.review import open_issue_lines
 from .sources import Source
 from .stages.draft_text import CUT_NOTES
-from .stages.skeptic import SkepticReport
+from .stages.skeptic import DEADLINE_BEFORE_SKEPTIC, SkepticReport
 from .stages.synthesize import writer_text
 from .writing import Written
 
@@ -101,7 +101,7 @@ def _limitations(run: Run, outcome: Outcome, written: Written) -> list[str]:
         )
     if outcome.stop_reason == "deadline":
         limitations.append(_deadline_note(run, outcome, written))
-    if skeptic is not None and skeptic.unavailable:
+    if skeptic is not None and skeptic.unavailable and skeptic.unavailable != DEADLINE_BEFORE_SKEPTIC:
         why = skeptic.unavailable.rsplit("; ", 1)[0]  # the error, without the outcome the warning adds
         limitations.append(
             f"The skeptic's answers could not be used ({why}), so this report has no adversarial findings: "
@@ -124,7 +124,7 @@ def _limitations(run: Run, outcome: Outcome, written: Written) -> list[str]:
 
 def _deadline_note(run: Run, outcome: Outcome, written: Written) -> str:
     """The Limitations line of a report published at the run's deadline."""
-    if written.skeptic is None and run.settings.mode.skeptic:
+    if written.skeptic is not None and written.skeptic.unavailable == DEADLINE_BEFORE_SKEPTIC:
         missing = "before the skeptic challenged it"
     elif written.review is None:
         missing = "before it was reviewed"

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -38,7 +39,7 @@ from .sources import Source
 from .stages.decompose import Plan, decompose
 from .stages.gate import Gate, decide_gate
 from .stages.relevance import score_sources
-from .stages.skeptic import SkepticReport
+from .stages.skeptic import DEADLINE_BEFORE_SKEPTIC, SkepticReport
 from .text.sanitize import sanitize
 from .writing import Written, write_and_review
 
@@ -90,7 +91,10 @@ def _at_deadline(run: Run, timeout: RunTimeout) -> Outcome:
     if kept is None:
         raise timeout
     run.ledger.warn(f"{timeout}; the latest draft is published as it stood")
-    return Outcome(kept.gate, kept.written, kept.plan, "deadline", deadline_stage=timeout.stage)
+    written = kept.written
+    if written.skeptic is None and run.settings.mode.skeptic:  # not skipped by the mode: not reached
+        written = replace(written, skeptic=SkepticReport((), None, unavailable=DEADLINE_BEFORE_SKEPTIC))
+    return Outcome(kept.gate, written, kept.plan, "deadline", deadline_stage=timeout.stage)
 
 
 def _check_something_was_read(run: Run) -> None:

@@ -85,7 +85,7 @@ def _adversarial_lines(skeptic: SkepticReport | None, mode: str) -> list[str]:
     if skeptic is None:
         return [f"The skeptic pass is skipped in {mode} mode; claims were not independently challenged."]
     if skeptic.unavailable:
-        return ["The skeptic's answers could not be read; claims were not independently challenged."]
+        return ["The skeptic gave no usable answer; claims were not independently challenged."]
     lines = []
     if skeptic.viability is not None:
         lines.append(f"Viability of the answer from these sources: {skeptic.viability}/100.")

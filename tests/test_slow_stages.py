@@ -127,6 +127,9 @@ def test_the_deadline_passing_during_the_skeptic_publishes_the_draft(tmp_path, s
     limits = " ".join(result.report_markdown.split("## Limitations & Gaps", 1)[1].split())
     assert ("The run reached its 3600s deadline during the skeptic stage: this is the latest draft as it stood, "
             "published before the skeptic challenged it.") in limits
+    assert "The skeptic's answers could not be used" not in limits  # said once, by the line above
+    assert "The skeptic gave no usable answer; claims were not independently challenged." in result.report_markdown
+    assert record["skeptic"]["unavailable"] == "the run reached its deadline before the skeptic answered"
 
 
 def test_the_deadline_before_any_draft_is_still_the_error(tmp_path, scripted_model) -> None:

@@ -46,10 +46,14 @@ Context = Annotated[
     str | None, typer.Option("--context", help="Business context file, or 'none' (default: ./research_context.md).")
 ]
 JsonOutput = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
-Timeout = Annotated[float | None, typer.Option("--timeout", help="Overall deadline in seconds.")]
+Timeout = Annotated[
+    float | None,
+    typer.Option("--timeout", help="Overall deadline in seconds; a draft that exists by then is published."),
+]
 LlmTimeout = Annotated[
     float | None,
-    typer.Option("--llm-timeout", help="Seconds one model call may take (RESEARCH_AGENT_LLM_TIMEOUT; default 180)."),
+    typer.Option("--llm-timeout", help="Seconds one structured model call may take, and how long the streamed "
+                 "draft may go without a token (RESEARCH_AGENT_LLM_TIMEOUT; default 180)."),
 ]
 NoRetry = Annotated[bool, typer.Option("--no-retry", help="No replanning and no revision loop.")]
 MinViability = Annotated[

@@ -14,13 +14,15 @@ from ._fallback import Notify, degraded_message, degrades
 from ._schema import array, enum, integer, nullable, number, obj, string
 from ._skeptic_input import cited_block, draft_for_review
 
-__all__ = ["SkepticFinding", "SkepticReport", "run_skeptic", "SCHEMA", "LENSES"]
+__all__ = ["SkepticFinding", "SkepticReport", "run_skeptic", "SCHEMA", "LENSES", "DEADLINE_BEFORE_SKEPTIC"]
 
 # A bound on the answer: a grammar-constrained local server can otherwise generate whitespace
 # until its context is full. Generous, so a reasoning model's thinking still fits.
 MAX_ANSWER_TOKENS = 4000
 
 LENSES = ("evidence", "counterarguments", "scope", "recency", "bias")
+# Why a report published at the run's deadline has no adversarial analysis (SkepticReport.unavailable).
+DEADLINE_BEFORE_SKEPTIC = "the run reached its deadline before the skeptic answered"
 FindingSeverity = Literal["observation", "concern", "critical"]
 
 SCHEMA = obj(
