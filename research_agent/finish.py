@@ -129,7 +129,7 @@ def _deadline_note(run: Run, outcome: Outcome, written: Written) -> str:
     elif written.review is None:
         missing = "before it was reviewed"
     else:
-        missing = "before review and revision were done"
+        missing = "before the run could finish revising it or planning again"
     return (
         f"The run reached its {run.settings.run_timeout:g}s deadline during the {outcome.deadline_stage or 'last'} "
         f"stage: this is the latest draft as it stood, published {missing}."

@@ -27,6 +27,7 @@ from .config import Settings
 from .errors import LLMUnavailable, RunTimeout
 from .fetch.gather import SourceReader, gather_sources, source_key
 from .finish import finish_run
+from .ledger import KeptDraft
 from .llm import ChatModel
 from .llm.waiting import Ticker
 from .memory.lessons.render import lessons_markdown, lessons_prompt_block
@@ -37,6 +38,7 @@ from .search.base import SearchProvider
 from .search.registry import search_all
 from .sources import Source
 from .stages.decompose import Plan, decompose
+from .stages.draft_text import complete_part, read_draft, usable
 from .stages.gate import Gate, decide_gate
 from .stages.relevance import score_sources
 from .stages.skeptic import DEADLINE_BEFORE_SKEPTIC, SkepticReport
@@ -86,8 +88,9 @@ def research_sync(query: str, **kwargs: Any) -> ResearchResult:
 
 
 def _at_deadline(run: Run, timeout: RunTimeout) -> Outcome:
-    """The best draft so far, when the deadline passed after one was written; else the error."""
-    kept = run.ledger.latest_draft
+    """The best draft so far, when the deadline passed after one was written (or while the first
+    was streaming, once it had a usable paragraph); else the error."""
+    kept = run.ledger.latest_draft or _streamed_so_far(run)
     if kept is None:
         raise timeout
     run.ledger.warn(f"{timeout}; the latest draft is published as it stood")
@@ -95,6 +98,18 @@ def _at_deadline(run: Run, timeout: RunTimeout) -> Outcome:
     if written.skeptic is None and run.settings.mode.skeptic:  # not skipped by the mode: not reached
         written = replace(written, skeptic=SkepticReport((), None, unavailable=DEADLINE_BEFORE_SKEPTIC))
     return Outcome(kept.gate, written, kept.plan, "deadline", deadline_stage=timeout.stage)
+
+
+def _streamed_so_far(run: Run) -> KeptDraft | None:
+    """The complete paragraphs of the first draft as far as it had streamed, when they make a draft."""
+    arriving = run.ledger.draft_in_progress
+    if arriving is None:
+        return None
+    draft = read_draft(complete_part(arriving.text), cut="deadline")
+    if not usable(draft):
+        return None
+    run.ledger.count_cut()
+    return KeptDraft(arriving.plan, arriving.gate, Written("proceed", draft, None, None, 0))
 
 
 def _check_something_was_read(run: Run) -> None:

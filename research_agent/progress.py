@@ -81,7 +81,7 @@ class TokenMeter:
         self.tokens = 0
         self.milliseconds = 0
 
-    def __call__(self, tokens: int) -> None:
+    def __call__(self, tokens: int, piece: str = "") -> None:
         now = self._now()
         if self._first is None or tokens < self.tokens:  # a new stream (the writer asked again)
             self._first = now

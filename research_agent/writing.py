@@ -90,7 +90,7 @@ async def write_and_review(run: Run, plan: Plan, gate: Gate, *, can_replan: bool
     min_viability = run.settings.min_viability
     meta = run.report_meta(gate.decision)
     kept = tuple(s.source for s in gate.kept)
-    draft = await _draft(run, kept, short=gate.decision == "short_report")
+    draft = await _draft(run, plan, gate, kept)
     run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, None, None, 0))
     markdown, _ = render_report(draft, kept, meta=meta, skeptic=None, final=False)
     skeptic = await _attack(run, kept, markdown)
@@ -116,14 +116,21 @@ async def write_and_review(run: Run, plan: Plan, gate: Gate, *, can_replan: bool
     return Written("proceed", revised.draft, skeptic, review, revised.revisions)
 
 
-async def _draft(run: Run, kept: tuple[Source, ...], *, short: bool) -> ReportDraft:
+async def _draft(run: Run, plan: Plan, gate: Gate, kept: tuple[Source, ...]) -> ReportDraft:
     mode = run.settings.mode
     meter = TokenMeter(run.progress, run.ticker.now)
+    arriving = run.ledger.drafting(plan.number, gate)
+
+    def heard(tokens: int, piece: str) -> None:
+        meter(tokens, piece)
+        arriving(tokens, piece)
+
     with run.clock.stage("draft", f"{len(kept)} sources"):
         try:
             draft = await draft_report(
                 run.model, run.query, kept, target_words=mode.target_words, source_tokens=mode.source_tokens,
-                context_block=run.context_block, short=short, on_tokens=meter, idle=run.settings.llm_timeout,
+                context_block=run.context_block, short=gate.decision == "short_report", on_tokens=heard,
+                idle=run.settings.llm_timeout,
             )  # fmt: skip
         finally:
             meter.finish()

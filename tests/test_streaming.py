@@ -25,6 +25,7 @@ from tests.support.streams import (
 )
 
 IDLE = 180.0
+HANG_GUARD = 60.0
 TWO_PARAGRAPHS = (
     "## Summary\n\nVacuum reclaims the space of dead tuples in place [1].\n\n"
     "## Key Findings\n\n- Autovacuum runs vacuum when enough rows changed [2].\n\n"
@@ -56,16 +57,17 @@ async def test_progress_hears_rising_token_counts_before_the_last_chunk_is_relea
     handler = Streaming(lambda: events_then(events, hold=release,
                                             end=[*map(_sse, [event(None, "stop"), usage_event(40, 7)]), DONE]))
     model = streaming_model(handler, ticker)
-    counts: list[int] = []
+    counts: list[tuple[int, str]] = []
 
-    def on_tokens(n: int) -> None:
-        counts.append(n)
+    def on_tokens(n: int, piece: str) -> None:
+        counts.append((n, piece))
         if n == 3:
             heard.set()
 
     task = asyncio.create_task(model.stream(WRITER, on_tokens))
-    await heard.wait()
-    assert counts == [1, 2, 3] and not task.done()  # the final chunk is still held back
+    async with asyncio.timeout(HANG_GUARD):  # a guard against a hang, not a timing
+        await asyncio.wait({task, asyncio.ensure_future(heard.wait())}, return_when=asyncio.FIRST_COMPLETED)
+    assert counts == [(1, "Vacuum r"), (2, "eclaims "), (3, "space.")] and not task.done()  # the end is held back
     release.set()
     response = await task
     await model.aclose()

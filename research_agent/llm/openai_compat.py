@@ -195,7 +195,7 @@ class OpenAIChatModel:
             raise
 
     async def stream(self, request: ChatRequest, on_tokens: TokenCallback | None = None) -> ChatResponse:
-        """Answer a plain-text request as a stream; ``on_tokens(n)`` hears the count of tokens so far.
+        """Answer a plain-text request as a stream; ``on_tokens(n, piece)`` hears each piece as it comes.
 
         Never raises for an answer that stalled or was cut: its ``finish_reason`` says so
         (``stalled``, ``length``, ``unfinished``) and ``text`` holds what arrived.

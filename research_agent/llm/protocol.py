@@ -29,7 +29,8 @@ __all__ = [
 STRUCTURED_ATTEMPTS = 3  # answers asked for per request; each retry shows the model its error
 FINISHED = "stop"  # the finish reason of an answer that ended as the model meant it to
 
-TokenCallback = Callable[[int], None]  # hears the count of tokens a stream has delivered so far
+# Hears a stream as it arrives: the count of tokens so far, and the text that just came.
+TokenCallback = Callable[[int, str], None]
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,8 @@ class StreamingChatModel(ChatModel, Protocol):
     """A ChatModel that can also stream a plain-text answer (``request.schema`` is None).
 
     ``stream`` never raises for an answer that was cut or stalled: it returns what arrived,
-    with its ``finish_reason``. ``on_tokens`` hears the running token count.
+    with its ``finish_reason``. ``on_tokens(count, piece)`` hears the running token count and
+    each piece of text as it arrives.
     """
 
     async def stream(self, request: ChatRequest, on_tokens: TokenCallback | None = None) -> ChatResponse: ...

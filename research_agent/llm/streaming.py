@@ -99,7 +99,7 @@ class StreamReader:
             got.quirks.add("ignored_stream")
             got.parts, got.finish = [whole.content], whole.finish_reason
             got.usage = (whole.prompt_tokens, whole.completion_tokens)
-            self._heard(got, watch, max(1, whole.completion_tokens))
+            self._heard(got, watch, max(1, whole.completion_tokens), whole.content)
             return
         lines = SseLines()
         async for data in body_chunks(http, self._max_bytes):
@@ -107,7 +107,7 @@ class StreamReader:
                 event = stream_event(payload)
                 if event.content:
                     got.parts.append(event.content)
-                    self._heard(got, watch, got.tokens + 1)
+                    self._heard(got, watch, got.tokens + 1, event.content)
                 if event.finish_reason:
                     got.finish = event.finish_reason
                 if event.usage != (None, None):
@@ -116,11 +116,11 @@ class StreamReader:
                 got.done = True
                 return
 
-    def _heard(self, got: _Arrived, watch: IdleWatch, tokens: int) -> None:
+    def _heard(self, got: _Arrived, watch: IdleWatch, tokens: int, piece: str) -> None:
         got.tokens = tokens
         watch.touch()
         if self._on_tokens is not None:
-            self._on_tokens(tokens)
+            self._on_tokens(tokens, piece)
 
     def response(self, raw: RawAnswer, model: str, usage: Usage) -> ChatResponse:
         """The ChatResponse of the attempt that was kept: reasoning left out, quirks named."""
