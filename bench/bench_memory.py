@@ -45,8 +45,8 @@ from research_agent.memory.critique.spawn import spawn_critique  # noqa: E402
 from research_agent.memory.effects.lesson_effects import lesson_effects  # noqa: E402
 from research_agent.memory.lessons.run import MemoryLessons  # noqa: E402
 from research_agent.memory.lessons.select import select_lessons  # noqa: E402
-from research_agent.memory.store.critique_types import Critique, LessonUse, Scores  # noqa: E402
-from research_agent.memory.store.files import files as store  # noqa: E402
+from research_agent.memory.store import files as store  # noqa: E402
+from research_agent.memory.store.critique_types import Critique, LessonUse, Scores, WithheldLesson  # noqa: E402
 from research_agent.memory.store.schema import DIMENSIONS, TAGS  # noqa: E402
 from research_agent.record import read_run_record  # noqa: E402
 from research_agent.text.passages import estimate_tokens  # noqa: E402
@@ -120,7 +120,7 @@ def make_critiques(meta: Path, count: int, *, rng: random.Random, span: timedelt
             dropped_count=4,
             adaptive=bool(i % 2),
             lessons_applied=applied if i % 2 else (),
-            lessons_withheld=() if i % 2 else keys,
+            lessons_withheld=() if i % 2 else tuple(WithheldLesson(k, "control") for k in keys),
             facts=make_facts(rng),
         )
         if i < 50:

@@ -22,80 +22,17 @@ from typing import Any
 from .errors import ConfigError
 from .files.nesting import nesting_problem
 from .files.safefile import UnsafeFile, read_text_capped
+from .modes import MODES, Mode
 
-__all__ = ["Mode", "MODES", "Settings", "load_settings", "default_cache_dir", "default_config_path"]
-
-
-@dataclass(frozen=True)
-class Mode:
-    """A preset for how much work one run does."""
-
-    name: str
-    sub_queries: int  # how many sub-queries decompose asks for
-    results_per_query: int  # search hits asked of each provider per sub-query
-    sources_scored: int  # at most this many sources are fetched and scored
-    target_words: int  # report length the writer aims for
-    skeptic_lenses: tuple[str, ...]  # empty: no skeptic pass
-    source_tokens: int  # passage budget per source: what the writer reads of each source
-    relevance_tokens: int  # passage budget per source for relevance: its best-matching passages
-    cited_tokens: int  # budget for the passages the skeptic reads: those the draft cites
-    keep_score: int  # relevance score a source needs to survive
-    full_min_sources: int  # gate: kept sources for a full report
-    full_min_sites: int  # gate: distinct sites for a full report
-    short_min_sources: int  # gate: kept sources for a short report
-
-    @property
-    def skeptic(self) -> bool:
-        return bool(self.skeptic_lenses)
-
-
-MODES: dict[str, Mode] = {
-    "quick": Mode(
-        name="quick",
-        sub_queries=3,
-        results_per_query=4,
-        sources_scored=6,
-        target_words=600,
-        skeptic_lenses=(),
-        source_tokens=350,
-        relevance_tokens=150,
-        cited_tokens=1000,
-        keep_score=3,
-        full_min_sources=3,
-        full_min_sites=2,
-        short_min_sources=1,
-    ),
-    "standard": Mode(
-        name="standard",
-        sub_queries=4,
-        results_per_query=6,
-        sources_scored=12,
-        target_words=1200,
-        skeptic_lenses=("evidence", "counterarguments", "scope"),
-        source_tokens=450,
-        relevance_tokens=150,
-        cited_tokens=1000,
-        keep_score=3,
-        full_min_sources=4,
-        full_min_sites=2,
-        short_min_sources=2,
-    ),
-    "deep": Mode(
-        name="deep",
-        sub_queries=6,
-        results_per_query=8,
-        sources_scored=20,
-        target_words=2500,
-        skeptic_lenses=("evidence", "counterarguments", "scope", "recency", "bias"),
-        source_tokens=600,
-        relevance_tokens=200,
-        cited_tokens=1800,
-        keep_score=3,
-        full_min_sources=6,
-        full_min_sites=3,
-        short_min_sources=3,
-    ),
-}
+__all__ = [
+    "Mode",
+    "MODES",
+    "Settings",
+    "load_settings",
+    "default_cache_dir",
+    "default_config_path",
+    "default_state_dir",
+]
 
 
 def _xdg(env: Mapping[str, str], var: str, fallback: str) -> Path:
@@ -108,6 +45,16 @@ def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
     if env.get("RESEARCH_AGENT_CACHE_DIR"):
         return Path(env["RESEARCH_AGENT_CACHE_DIR"])
     return _xdg(env, "XDG_CACHE_HOME", ".cache")
+
+
+def default_state_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The user state folder: what the tool must trust, kept outside ``reports/`` (which a
+    repository may carry from someone else): the key that signs index rows, the hashes of
+    lesson files a person trusted. ``RESEARCH_AGENT_STATE_DIR`` overrides it."""
+    env = os.environ if env is None else env
+    if env.get("RESEARCH_AGENT_STATE_DIR"):
+        return Path(env["RESEARCH_AGENT_STATE_DIR"])
+    return _xdg(env, "XDG_STATE_HOME", ".local/state")
 
 
 def default_config_path(env: Mapping[str, str] | None = None) -> Path:
@@ -147,6 +94,7 @@ class Settings:
     tavily_api_key: str = ""
     max_sources: int | None = None
     cache_dir: Path = field(default_factory=default_cache_dir)
+    state_dir: Path = field(default_factory=default_state_dir)
     use_cache: bool = True
     cache_ttl: float = 24 * 3600.0
     allow_private: bool = False
@@ -262,6 +210,7 @@ ENV_VARS: dict[str, str] = {
     "TAVILY_API_KEY": "tavily_api_key",
     "RESEARCH_AGENT_PRICES": "price_table",
     "RESEARCH_AGENT_CACHE_DIR": "cache_dir",
+    "RESEARCH_AGENT_STATE_DIR": "state_dir",
     "MIN_VIABILITY_SCORE": "min_viability",
     "MAX_PLANNING_ITERATIONS": "max_plans",
     "MAX_REVISIONS": "max_revisions",
@@ -386,6 +335,8 @@ def load_settings(
             values[key] = _coerce(key, env[var])
     if "cache_dir" not in values:
         values["cache_dir"] = default_cache_dir(env)
+    if "state_dir" not in values:
+        values["state_dir"] = default_state_dir(env)
     for key, value in (overrides or {}).items():
         if key not in _FIELD_TYPES:
             raise ConfigError(f"unknown setting {key!r}")

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -41,9 +40,9 @@ from .stages.decompose import Plan, decompose
 from .stages.draft_text import complete_part, read_draft, usable
 from .stages.gate import Gate, decide_gate
 from .stages.relevance import score_sources
-from .stages.skeptic import DEADLINE_BEFORE_SKEPTIC, SkepticReport
+from .stages.skeptic import SkepticReport
 from .text.sanitize import sanitize
-from .writing import Written, write_and_review
+from .writing import Written, as_it_stood, write_and_review
 
 __all__ = ["research", "research_sync", "ResearchResult", "SourceSummary", "Iteration", "Progress"]
 
@@ -94,10 +93,8 @@ def _at_deadline(run: Run, timeout: RunTimeout) -> Outcome:
     if kept is None:
         raise timeout
     run.ledger.warn(f"{timeout}; the latest draft is published as it stood")
-    written = kept.written
-    if written.skeptic is None and run.settings.mode.skeptic:  # not skipped by the mode: not reached
-        written = replace(written, skeptic=SkepticReport((), None, unavailable=DEADLINE_BEFORE_SKEPTIC))
-    return Outcome(kept.gate, written, kept.plan, "deadline", deadline_stage=timeout.stage)
+    return Outcome(kept.gate, as_it_stood(run, kept.gate, kept.written), kept.plan, "deadline",
+                   deadline_stage=timeout.stage)  # fmt: skip
 
 
 def _streamed_so_far(run: Run) -> KeptDraft | None:
@@ -200,6 +197,10 @@ async def _plan(run: Run, number: int, *, lessons_block: str, guidance: str = ""
             notify=run.ledger.warn,
         )
     run.ledger.add_sub_queries(plan.sub_queries)
+    run.ledger.add_dropped(plan)
+    if plan.dropped:
+        run.progress.note(f"plan {number}: {len(plan.dropped)} sub-quer{'y' if len(plan.dropped) == 1 else 'ies'} "
+                          "dropped as no search queries (see the run record)")  # fmt: skip
     run.progress.counts(sub_queries=len(run.ledger.sub_queries), tokens=run.tokens())
     return plan
 

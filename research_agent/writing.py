@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .assembly import Run
 from .progress import TokenMeter
@@ -25,11 +25,12 @@ from .review.feedback import format_feedback
 from .review.review import Review, needs_revision, review_draft
 from .sources import Source
 from .stages.decompose import Plan
+from .stages.draft_text import CUT_NOTES
 from .stages.gate import Gate
-from .stages.skeptic import SkepticFinding, SkepticReport, run_skeptic
+from .stages.skeptic import DEADLINE_BEFORE_SKEPTIC, SkepticFinding, SkepticReport, run_skeptic
 from .stages.synthesize import ReportDraft, draft_report, revise_report
 
-__all__ = ["Written", "write_and_review"]
+__all__ = ["Written", "write_and_review", "as_it_stood"]
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +39,8 @@ log = logging.getLogger(__name__)
 class Written:
     """What one pass of writing and review produced. ``decision``: replan | proceed.
 
-    ``review`` is None for a draft the run's deadline caught before it was reviewed;
-    ``draft.cut`` says when the writer's answer was cut short."""
+    ``review`` is None while the draft is not yet reviewed (a draft the run's deadline caught
+    is reviewed by :func:`as_it_stood`); ``draft.cut`` says when the writer's answer was cut short."""
 
     decision: str
     draft: ReportDraft
@@ -64,7 +65,7 @@ class _Pass:
 
     plan: Plan
     gate: Gate
-    viability: int | None
+    viability: int | None  # the skeptic's own score: what decides a replan
 
     def record(self, run: Run, review: Review, revision: int, decision: str, reason: str) -> None:
         run.ledger.add_iteration(
@@ -75,7 +76,7 @@ class _Pass:
                 gate=self.gate.decision,
                 scored_count=len(run.ledger.scored),
                 kept_count=len(self.gate.kept),
-                viability=self.viability,
+                viability=review.viability,  # as shown: capped while critical lint issues are open
                 critical_count=review.critical_count,
                 warning_count=review.warning_count,
                 decision=decision,
@@ -97,7 +98,7 @@ async def write_and_review(run: Run, plan: Plan, gate: Gate, *, can_replan: bool
     run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, skeptic, None, 0))
     findings = skeptic.findings if skeptic else ()
     this = _Pass(plan, gate, skeptic.viability if skeptic else None)
-    review = _review(run, markdown, findings, this.viability)
+    review = _review(run, markdown, findings, this.viability, draft)
     run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, skeptic, review, 0))
     if this.viability is not None and this.viability < min_viability:
         if can_replan:
@@ -154,8 +155,27 @@ async def _attack(run: Run, kept: tuple[Source, ...], markdown: str) -> SkepticR
     return skeptic
 
 
-def _review(run: Run, markdown: str, findings: Sequence[SkepticFinding], viability: int | None) -> Review:
-    """Lint plus the skeptic's findings; a custom rule that overran its budget is skipped from now on."""
+def as_it_stood(run: Run, gate: Gate, written: Written) -> Written:
+    """A draft the run's deadline caught, made ready to publish: a skeptic the mode asks for but
+    the run did not reach says so, and a draft not yet reviewed gets the lint now (no custom
+    rules: their time budget ended with the deadline; no skeptic findings)."""
+    if written.skeptic is None and run.settings.mode.skeptic:
+        written = replace(written, skeptic=SkepticReport((), None, unavailable=DEADLINE_BEFORE_SKEPTIC))
+    if written.review is None:
+        kept = tuple(s.source for s in gate.kept)
+        markdown, _ = render_report(written.draft, kept, meta=run.report_meta(gate.decision), skeptic=None, final=False)
+        review = review_draft(markdown, target_words=run.settings.mode.target_words, findings=(), viability=None,
+                              min_viability=run.settings.min_viability,
+                              short_reason=CUT_NOTES.get(written.draft.cut, written.draft.cut))  # fmt: skip
+        written = replace(written, review=review)
+    return written
+
+
+def _review(
+    run: Run, markdown: str, findings: Sequence[SkepticFinding], viability: int | None, draft: ReportDraft
+) -> Review:
+    """Lint plus the skeptic's findings; a custom rule that overran its budget is skipped from now on.
+    A draft cut short is short for a reason the report states (its Limitations say so)."""
     review = review_draft(
         markdown,
         target_words=run.settings.mode.target_words,
@@ -164,6 +184,7 @@ def _review(run: Run, markdown: str, findings: Sequence[SkepticFinding], viabili
         min_viability=run.settings.min_viability,
         rules=run.ledger.active_rules(run.rules),
         rule_limits=run.rule_limits(),
+        short_reason=CUT_NOTES.get(draft.cut, draft.cut),
     )
     run.ledger.skip_slow_rules(i.matched for i in review.issues if i.type == RULE_TIMEOUT)
     return review
@@ -196,7 +217,8 @@ async def _revise(
             break
         markdown, _ = render_report(revised, kept, meta=meta, skeptic=None, final=False)
         findings = _still_open(state.findings, markdown)
-        state = _Revised(revised, _review(run, markdown, findings, this.viability), findings, state.revisions + 1)
+        review = _review(run, markdown, findings, this.viability, revised)
+        state = _Revised(revised, review, findings, state.revisions + 1)
         run.ledger.keep_draft(this.plan.number, this.gate, Written("proceed", revised, skeptic, state.review,
                                                                    state.revisions))  # fmt: skip
     return state

@@ -12,7 +12,7 @@ from research_agent.memory.lessons.evidence import Evidence
 from research_agent.memory.lessons.select import build_lessons, select_lessons
 from research_agent.memory.lessons.settle import settle
 from research_agent.memory.lessons.text import TEMPLATES, lesson_text
-from research_agent.memory.store.schema import KEY_KINDS, LESSON_KEY, MAX_LESSON_TEXT
+from research_agent.memory.store.schema import KIND_STAGES, LESSON_KEY, MAX_LESSON_TEXT
 from research_agent.memory.store.targets import TARGETS, stage_of, target_of
 from tests.support.memory import NOW, make_critique, make_facts, put
 
@@ -299,7 +299,7 @@ def test_every_template_opens_differently_and_fits() -> None:
         assert opening not in openings, opening
         openings.add(opening)
     kinds = {name if name.startswith("site:") else name.split(":")[0] for name in TEMPLATES}
-    assert kinds == set(KEY_KINDS)  # every kind of key has a template
+    assert kinds == set(KIND_STAGES)  # every kind of built key has a template
 
 
 @pytest.mark.parametrize(

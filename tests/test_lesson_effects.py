@@ -12,6 +12,7 @@ import pytest
 from research_agent.memory.effects.intervals import unpaired_difference
 from research_agent.memory.effects.lesson_effects import lesson_effects
 from research_agent.memory.lessons.select import select_lessons
+from research_agent.memory.store.critique_types import WithheldLesson
 from tests.support.memory import NOW, make_critique, make_facts, put, put_raw
 
 UNANSWERED = "coverage:unanswered"  # target facts.unanswered: lower is better
@@ -134,7 +135,7 @@ def test_the_domain_wide_suspension_stays_as_a_second_guard(tmp_path: Path) -> N
     _seed_worse(tmp_path)  # the only adaptive runs are the worse ones: the whole domain is suspended
     selection = select(tmp_path)
     assert selection.lessons == () and selection.reason.startswith("lessons suspended for technology")
-    assert COUNTER in selection.withheld  # a suspended run is a baseline too
+    assert COUNTER in selection.withheld_keys  # a suspended run is a baseline too
 
 
 def test_a_retired_lesson_is_not_given_is_listed_with_its_numbers_and_comes_back(tmp_path: Path) -> None:
@@ -154,7 +155,9 @@ def test_a_retired_lesson_is_not_given_is_listed_with_its_numbers_and_comes_back
     # a baseline run still holds it back, so that new evidence can bring it back
     baseline = select(tmp_path, force_control=True)
     assert (
-        baseline.lessons == () and COUNTER in baseline.withheld and "coverage:low-score" in baseline.withheld
+        baseline.lessons == ()
+        and WithheldLesson(COUNTER, "retired") in baseline.withheld
+        and WithheldLesson("coverage:low-score", "no_lessons") in baseline.withheld
     )
     # new baseline runs that covered the question no better lift the interval
     for i in range(8):

@@ -104,8 +104,8 @@ def _hand_edits() -> dict[str, tuple[dict, str]]:
         "wrong stage": ({"lessons_applied": [{**LESSON, "key": "site:kept:docs.python.org"}]},
                         "lessons_applied[0].stage: 'decompose' is the wrong stage for 'site:kept:docs.python.org' "
                         "(its lessons are for relevance)"),
-        "unknown withheld key": ({"lessons_withheld": ["tone:friendly"]},
-                                 "lessons_withheld[0]: 'tone:friendly' has the wrong format"),
+        "unknown withheld key": ({"lessons_withheld": [{"key": "tone:friendly", "reason": "trial"}]},
+                                 "lessons_withheld[0].key: 'tone:friendly' has the wrong format"),
         "negative count": ({"facts": {**FACTS, "sources": {**FACTS["sources"], "kept": -3}}},
                            "facts.sources.kept: -3 is below the minimum of 0"),
         "host outside the pattern": ({"facts": port_host}, "facts.sites.top: 'evil.com:8080' has the wrong format"),

@@ -82,7 +82,8 @@ async def test_no_lessons_flag_makes_a_baseline_run(tmp_path, scripted_model):
     assert "control" in record["lessons"]["reason"] or "baseline" in record["lessons"]["reason"]
     assert record["lessons"]["applied"] == []
     assert record["lessons"]["withheld"] == [
-        "counterarguments:missing", "site:kept:docs.python.org", "site:dropped:example.com"
+        {"key": key, "reason": "no_lessons"}
+        for key in ("counterarguments:missing", "site:kept:docs.python.org", "site:dropped:example.com")
     ]
     assert not any("Counterarguments were missing" in r.user for r in scripted_model.requests)
 

@@ -29,7 +29,7 @@ def source(n: int, *, title: str = "", location: str = "") -> Source:
 def draft(body: str = "Heat pumps work in the cold [1].", **changes) -> ReportDraft:
     data = dict(
         executive_summary="They work [1].",
-        key_findings=("They work [1].",),
+        key_findings=("They keep working below freezing [1].",),
         sections=(("Evidence", body),),
         limitations=(),
     )
@@ -122,10 +122,10 @@ def test_writer_markdown_keeps_http_links_but_loses_html_images_and_other_scheme
 
 
 def test_headings_are_inert_hold_no_citations_and_never_pose_as_sources() -> None:
-    d = draft(sections=(("Sources", "Pumps work [1]."), ("# <i>x</i>", "Ok [1].")))
+    d = draft(sections=(("Sources", "Pumps work [1]."), ("# <i>xylophones</i>", "They hum along [1].")))
     md = render(d, [source(1)], meta=meta(query="Do <b>heat</b> pumps\nwork [1]?"), skeptic=None)
     assert "\n# Do heat pumps work \\[1\\]?\n" in md  # the H1 is the question: one line, inert, no citation
-    assert "\n## Sources (notes)\n" in md and "\n## \\# x\n" in md
+    assert "\n## Sources (notes)\n" in md and "\n## \\# xylophones\n" in md
     assert [h.text for h in parse_report(md).headings].count("Sources") == 1
     assert review_draft(md, target_words=None).approved
 

@@ -8,7 +8,6 @@ from pathlib import Path
 import yaml
 from typer.testing import CliRunner
 
-import research_agent.cli.root  # noqa: F401 - registers ``memory ab`` on the memory app
 from research_agent.cli.memory import MemoryDeps, app
 from research_agent.config import load_settings
 from research_agent.memory.effects.ab import AB_NAME

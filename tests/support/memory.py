@@ -21,7 +21,13 @@ from research_agent.measures import (
     SourceCounts,
     SubQueryFacts,
 )
-from research_agent.memory.store.critique_types import Critique, LessonUse, Scores, SkepticFlag
+from research_agent.memory.store.critique_types import (
+    Critique,
+    LessonUse,
+    Scores,
+    SkepticFlag,
+    WithheldLesson,
+)
 from research_agent.memory.store.files import critique_path, write_critique
 from research_agent.memory.store.schema import DIMENSIONS
 from research_agent.memory.store.targets import stage_of
@@ -114,7 +120,7 @@ def make_critique(
     """A valid critique of run number ``n`` made ``n`` hours before NOW (unless ``when``).
 
     ``applied``: keys of lessons its run was given (makes it adaptive); ``withheld``: keys
-    a baseline run held back.
+    a baseline (control) run held back.
     """
     when = when or NOW - timedelta(hours=n, minutes=1)
     values = dict(zip(DIMENSIONS, scores, strict=True)) if isinstance(scores, tuple) else dict(scores)
@@ -140,7 +146,7 @@ def make_critique(
         dropped_count=3,
         adaptive=adaptive or bool(applied),
         lessons_applied=_uses(applied, adaptive),
-        lessons_withheld=withheld,
+        lessons_withheld=tuple(WithheldLesson(key, "control") for key in withheld),
         facts=facts if facts is not None else make_facts(),  # version 2 requires the block
     )
 

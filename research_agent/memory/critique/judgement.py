@@ -23,7 +23,7 @@ from ...errors import InvalidModelOutput
 from ...files.safefile import check_folder_inside
 from ...llm import ChatModel, ChatRequest, UsageRecorder
 from ...prompts import render
-from ...record import RunRecord, read_run_record
+from ...record import RunRecord, WithheldLesson, read_run_record
 from ...text.sanitize import sanitize, wrap_data
 from ..store.critique_types import Critique, CritiqueUsage, LessonUse, Scores, SkepticFlag
 from ..store.files import append_log, critique_file_name, prune_critiques, write_critique
@@ -36,8 +36,10 @@ from ..store.schema import (
     MAX_TEXT,
     STAGES,
     TAGS,
+    WITHHELD_REASONS,
     is_pass,
     mean_of,
+    ramp_reason,
 )
 from .evidence import MAX_REPORT_BYTES, locate_report, read_report_file
 from .facts import RunFacts, compute_facts
@@ -178,8 +180,14 @@ def _tag_applies(tag: str, scores: dict[str, int | None]) -> bool:
     return not (tag == "geographic_bias" and scores["geographic_balance"] is None)
 
 
-def _withheld(record: RunRecord) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(k for k in record.lessons.withheld if LESSON_KEY.match(k)))[:20]
+def _withheld(record: RunRecord) -> tuple[WithheldLesson, ...]:
+    """The record's withheld lessons that the critique file can hold: a valid key and reason,
+    each key once."""
+    first: dict[str, WithheldLesson] = {}
+    for lesson in record.lessons.withheld:
+        if LESSON_KEY.match(lesson.key) and lesson.reason in WITHHELD_REASONS:
+            first.setdefault(lesson.key, lesson)
+    return tuple(first.values())[:20]
 
 
 def critique_from_answer(
@@ -227,8 +235,10 @@ def critique_from_answer(
         adaptive=adaptive,
         lessons_applied=applied,
         lessons_withheld=_withheld(record),
+        lessons_available=record.lessons.available,
         facts=facts.measured,
         usage=usage,
+        suspect=ramp_reason(scores),
     )
 
 
@@ -279,7 +289,8 @@ async def critique_run(
         folder,
         "ok",
         subject,
-        f"mean {critique.mean_score:.2f}, {'pass' if critique.overall_pass else 'fail'}",
+        f"mean {critique.mean_score:.2f}, {'pass' if critique.overall_pass else 'fail'}"
+        + (f", suspect: {critique.suspect}" if critique.suspect else ""),
     )
     return critique
 
@@ -290,6 +301,8 @@ def summarize(critique: Critique, *, path: Path | None = None) -> str:
     shown = {d: critique.scores.get(d) for d in DIMENSIONS}
     scores = ", ".join(f"{DIMENSION_LABELS[d]} {'n/a' if v is None else v}" for d, v in shown.items())
     lines = [f"critique of {critique.id}: mean {critique.mean_score:.2f}/5 ({verdict})", f"  {scores}"]
+    if critique.suspect_reason:
+        lines.append(f"  suspect: {critique.suspect_reason}; it makes and feeds no lesson")
     if critique.tags:
         lines.append(f"  tags: {', '.join(critique.tags)}")
     lines += [f"  weakness: {w}" for w in critique.weaknesses[:3]]

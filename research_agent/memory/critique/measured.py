@@ -117,6 +117,7 @@ def _sub_queries(record: RunRecord) -> tuple[SubQueryFacts, ...]:
         return ()
     index = {query: i for i, query in enumerate(record.sub_queries, start=1)}
     found = {c.index: c.found for c in record.sub_query_counts}
+    fetched = {c.index: c.fetched for c in record.sub_query_counts}
     kept = record.kept_sources
     out = []
     for position, query in enumerate(_final_plan(record)[:MAX_SUB_QUERIES], start=1):
@@ -129,6 +130,7 @@ def _sub_queries(record: RunRecord) -> tuple[SubQueryFacts, ...]:
                 found=_n(found.get(i, 0) if i is not None else 0),
                 kept=_n(len(mine)),
                 cited=_n(sum(1 for s in mine if s.n is not None)),
+                fetched=_n(fetched.get(i, 0) if i is not None else 0),
             )
         )
     return tuple(out)

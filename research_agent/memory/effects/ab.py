@@ -193,6 +193,7 @@ async def _critique_arm(result: Any, settings: Settings, model: ChatModel, now: 
         mean_score=critique.mean_score,
         facts=critique.facts,
         usage=usage,
+        suspect=critique.suspect_reason,
     )
 
 
@@ -205,8 +206,11 @@ def ab_result(
     settings: Settings,
     complete: bool,
 ) -> AbResult:
-    """Measure the pairs in ``ledger``: the frozen result the CLI prints and the file holds."""
+    """Measure the pairs in ``ledger``: the frozen result the CLI prints and the file holds.
+
+    A pair with a suspect critique on either arm is kept and shown, but not measured."""
     pairs = tuple(ledger.pairs)
+    measured = tuple(pair for pair in pairs if pair.measurable)
     return AbResult(
         id=ab_id,
         started=started.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
@@ -217,9 +221,9 @@ def ab_result(
         complete=complete,
         pairs=pairs,
         failed=tuple(ledger.failed),
-        overall=overall_measure(pairs),
-        dimensions=dimension_measures(pairs),
-        facts=fact_measures(pairs),
+        overall=overall_measure(measured),
+        dimensions=dimension_measures(measured),
+        facts=fact_measures(measured),
         baseline_usage=arm_usage(pairs, "baseline"),
         adaptive_usage=arm_usage(pairs, "adaptive"),
     )

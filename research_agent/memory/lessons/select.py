@@ -32,6 +32,7 @@ from typing import NamedTuple
 
 from ...domains import DOMAINS
 from ...errors import ConfigError, InputError
+from ...record.types import WithheldLesson
 from ..effects.lesson_effects import LessonEffect, effects_in
 from ..effects.stats import collapse_check, compare_adaptive
 from ..store.critique_types import Critique
@@ -110,6 +111,8 @@ def _reread(index: CritiqueIndex, name: str, domain: str, now: datetime) -> Crit
         return f"other domain ({critique.query_domain})"
     if not critique.overall_pass:
         return f"failing (mean {critique.mean_score:.2f})"
+    if critique.suspect_reason:
+        return f"suspect: {critique.suspect_reason}"
     return critique
 
 
@@ -172,10 +175,15 @@ def _build(
     return _Built(chosen, tuple(r.key for r in retired), excluded)
 
 
-def _withheld(built: _Built) -> tuple[str, ...]:
-    """The keys a baseline run holds back: what it would have been given, and the retired ones
-    (so that new baseline evidence can bring them back)."""
-    return tuple(dict.fromkeys([lesson.key for lesson in built.lessons] + list(built.retired)))[:MAX_WITHHELD]
+def _withheld(built: _Built, why: str) -> tuple[WithheldLesson, ...]:
+    """What a baseline run holds back (``why``: control, no_lessons, suspended): what it would
+    have been given, and the retired lessons (so that new baseline evidence can bring them back)."""
+    held = [WithheldLesson(lesson.key, why) for lesson in built.lessons]
+    held += [WithheldLesson(key, "retired") for key in built.retired]
+    first: dict[str, WithheldLesson] = {}
+    for lesson in held:
+        first.setdefault(lesson.key, lesson)
+    return tuple(first.values())[:MAX_WITHHELD]
 
 
 @dataclass(frozen=True)
@@ -235,22 +243,22 @@ def select_in(index: CritiqueIndex, domain: str, rules: SelectionRules, rng: ran
     considered = tuple(c.id for c in scan.eligible)
     excluded = tuple(scan.excluded) + built.excluded
 
-    def outcome(reason: str, *, given: bool = False) -> LessonSelection:
+    def outcome(reason: str, *, given: bool = False, why: str = "control") -> LessonSelection:
         lessons = built.lessons if given else ()
-        withheld = () if given else _withheld(built)
+        withheld = () if given else _withheld(built, why)
         return LessonSelection(
             domain, lessons, bool(lessons), reason, considered, excluded, warnings, withheld
         )
 
     if rules.force_control:
-        return outcome("control run (baseline): lessons turned off (--no-lessons)")
+        return outcome("control run (baseline): lessons turned off (--no-lessons)", why="no_lessons")
     if not enough:
         return outcome(
             f"no lessons: {len(scan.eligible)} eligible {domain} critique(s); {rules.min_critiques} are needed"
         )
     comparison = compare_adaptive(domain, scan.in_domain)  # type: ignore[arg-type]
     if comparison.suspended:
-        return outcome(comparison.reason)
+        return outcome(comparison.reason, why="suspended")
     if rules.control_fraction > 0 and rng.random() < rules.control_fraction:
         return outcome(
             f"control run (baseline): chosen at random (control fraction {rules.control_fraction:g})"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ...record.types import WithheldLesson
 from ..store.schema import STAGES
 
 __all__ = ["Lesson", "LessonSelection", "MAX_LESSONS"]
@@ -40,8 +41,10 @@ class LessonSelection:
     """What memory gives one run, and why.
 
     ``lessons``: the lessons the run is given (none for a baseline run).
-    ``withheld``: a baseline run (``--no-lessons``, a control run, a suspended domain):
-    the keys of the lessons it held back, so that effects can compare.
+    ``withheld``: the lessons it was eligible for and did not get, each with why (a
+    baseline run: ``--no-lessons``, a control run, a suspended domain; retired lessons),
+    so that effects can compare.
+    ``available``: False when the run could not read its memory and went without lessons.
     ``considered``: ids of the eligible critiques the lessons were drawn from.
     ``excluded``: ``(critique file or lesson key, reason)`` for every critique file not
     drawn from and every lesson not given (contradicted, retired, over the cap).
@@ -54,12 +57,18 @@ class LessonSelection:
     considered: tuple[str, ...] = ()
     excluded: tuple[tuple[str, str], ...] = ()
     warnings: tuple[str, ...] = ()
-    withheld: tuple[str, ...] = ()
+    withheld: tuple[WithheldLesson, ...] = ()
+    available: bool = True
 
     @classmethod
     def none(cls, domain: str = "", reason: str = "lessons disabled") -> LessonSelection:
         """A selection with no lessons, for runs that use no memory."""
         return cls(domain=domain, lessons=(), adaptive=False, reason=reason)
+
+    @property
+    def withheld_keys(self) -> tuple[str, ...]:
+        """The keys of the lessons the run was eligible for and did not get."""
+        return tuple(w.key for w in self.withheld)
 
     def for_stage(self, stage: str) -> tuple[Lesson, ...]:
         """The lessons meant for ``stage`` (decompose or relevance)."""
@@ -74,5 +83,6 @@ class LessonSelection:
             "reason": self.reason,
             "applied": [lesson.as_dict() for lesson in self.lessons],
             "excluded": [{"file": name, "reason": why} for name, why in self.excluded],
-            "withheld": list(self.withheld),
+            "withheld": [w.as_dict() for w in self.withheld],
+            **({} if self.available else {"available": False}),
         }

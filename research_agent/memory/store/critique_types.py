@@ -15,6 +15,7 @@ from typing import Any
 
 from ...ids import format_utc, parse_zoned_time
 from ...measures import CritiqueFacts
+from ...record.types import WithheldLesson
 from .schema import (
     DIMENSIONS,
     FIELD_ORDER,
@@ -24,11 +25,12 @@ from .schema import (
     InvalidCritique,
     is_pass,
     mean_of,
+    ramp_reason,
     shown_value,
     validate_critique,
 )
 
-__all__ = ["Scores", "CritiqueUsage", "SkepticFlag", "LessonUse", "Critique"]
+__all__ = ["Scores", "CritiqueUsage", "SkepticFlag", "LessonUse", "ProposedLesson", "WithheldLesson", "Critique"]
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,17 @@ class LessonUse:
 
 
 @dataclass(frozen=True)
+class ProposedLesson:
+    """A lesson the critic proposed: quarantined, it reaches no prompt unless a person approves it."""
+
+    stage: str
+    text: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"stage": self.stage, "text": self.text}
+
+
+@dataclass(frozen=True)
 class Critique:
     """One critique of one report; field order is the file's order."""
 
@@ -143,10 +156,19 @@ class Critique:
     dropped_count: int = 0
     adaptive: bool = False
     lessons_applied: tuple[LessonUse, ...] = ()
-    lessons_withheld: tuple[str, ...] = ()  # a baseline run: the keys it held back
+    lessons_withheld: tuple[WithheldLesson, ...] = ()  # eligible lessons it did not get, and why
     facts: CritiqueFacts | None = None  # None only in files written before facts existed
     usage: CritiqueUsage | None = None
     schema_version: int = field(default=SCHEMA_VERSION)
+    lessons_available: bool = True  # False: the run went without lessons because its memory was unreadable
+    suspect: str | None = None  # why the critic's answer looks degenerate; such a critique teaches nothing
+    proposed_lessons: tuple[ProposedLesson, ...] = ()
+
+    @property
+    def suspect_reason(self) -> str | None:
+        """Why this critique teaches nothing: its ``suspect`` mark, or, in a file written
+        before the mark existed, scores that are a ramp (:func:`.schema.ramp_reason`)."""
+        return self.suspect or ramp_reason(self.scores.as_dict())
 
     @property
     def created_at(self) -> datetime:
@@ -179,7 +201,10 @@ class Critique:
             "dropped_count": self.dropped_count,
             "adaptive": self.adaptive,
             "lessons_applied": self._lessons_as_written(),
-            "lessons_withheld": list(self.lessons_withheld),
+            "lessons_withheld": self._withheld_as_written(),
+            "lessons": None if self.lessons_available else "unavailable",
+            "suspect": self.suspect,
+            "proposed_lessons": [p.as_dict() for p in self.proposed_lessons],
             "facts": None if self.facts is None else self.facts.as_dict(),
         }
         if self.usage is not None:
@@ -187,6 +212,11 @@ class Critique:
         data = {k: values[k] for k in FIELD_ORDER}
         data.update((k, values[k]) for k in OPTIONAL_FIELDS if values.get(k))  # written only when present
         return data
+
+    def _withheld_as_written(self) -> list[Any]:
+        if self.schema_version < 3:  # version 2 held bare keys
+            return [w.key for w in self.lessons_withheld]
+        return [w.as_dict() for w in self.lessons_withheld]
 
     def _lessons_as_written(self) -> list[Any]:
         if self.schema_version == 1:
@@ -224,10 +254,13 @@ class Critique:
             dropped_count=int(data["dropped_count"]),
             adaptive=bool(data["adaptive"]),
             lessons_applied=tuple(_lesson_use(item) for item in data["lessons_applied"]),
-            lessons_withheld=tuple(data.get("lessons_withheld", ())),
+            lessons_withheld=tuple(WithheldLesson.from_item(w) for w in data.get("lessons_withheld", ())),
             facts=None if data.get("facts") is None else CritiqueFacts.from_valid(data["facts"]),
             usage=_usage_from(data.get("usage")),
             schema_version=int(data["schema_version"]),
+            lessons_available=data.get("lessons") != "unavailable",
+            suspect=data.get("suspect"),
+            proposed_lessons=tuple(ProposedLesson(p["stage"], p["text"]) for p in data.get("proposed_lessons", ())),
         )
 
 

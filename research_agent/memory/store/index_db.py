@@ -22,7 +22,7 @@ from .targets import TARGET_MAP
 
 __all__ = ["FILE_COLUMNS", "connect_file", "connect_memory"]
 
-INDEX_VERSION = 1
+INDEX_VERSION = 2  # 2: a suspect critique keeps its reason and has no use rows
 _COMPANIONS = ("-wal", "-shm", "-journal")
 _TIMEOUT = 30.0  # seconds a writer waits for another process's write to finish
 

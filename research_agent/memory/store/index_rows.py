@@ -3,7 +3,9 @@
 A :class:`FileRow` is the outcome of :func:`~research_agent.memory.store.files.load_entry` for
 one file, keyed by the file's *signature* (inode, size, mtime, ctime and mode, from
 ``lstat``): a valid file gives its id, domain, run time, model, mean, pass and whether
-it was adaptive; a refused file gives the loader's reason. A :class:`UseRow` records a
+it was adaptive; a refused file gives the loader's reason. A valid but suspect critique
+(:attr:`~.critique_types.Critique.suspect_reason`) keeps its reason too, and no use rows:
+it feeds no lesson, no effect and no suspension. A :class:`UseRow` records a
 lesson key the critique applied or withheld, with the value of that key's target in
 the critique (:mod:`.targets`; None where it does not apply), so that effects are sums
 over one table. Checks that depend on the time of asking (expiry, a date in the future)
@@ -29,7 +31,8 @@ MAX_VALUE = 10_000_000  # no target reaches this; anything beyond is not a measu
 
 
 class FileRow(NamedTuple):
-    """One critique file as the index holds it (``ok`` False: refused, with ``reason``)."""
+    """One critique file as the index holds it (``ok`` False: refused, with ``reason``;
+    ``ok`` True with a ``reason``: valid but suspect)."""
 
     name: str
     sig: str
@@ -81,7 +84,7 @@ def _uses(name: str, critique: Critique) -> list[UseRow]:
                 name, lesson.key, "applied", lesson.stage or "", lesson.text,
                 critique.query_domain, stamp, created, _value(critique, lesson.key),
             )  # fmt: skip
-    for key in critique.lessons_withheld:
+    for key in (w.key for w in critique.lessons_withheld):
         if LESSON_KEY.match(key) and (key, "withheld") not in found:
             found[(key, "withheld")] = UseRow(
                 name, key, "withheld", "", "", critique.query_domain, stamp, created, _value(critique, key)
@@ -98,11 +101,12 @@ def rows_for(entry: CritiqueEntry, sig: str, meta_dir: Path) -> tuple[FileRow, l
         return FileRow(
             entry.name, sig, False, reason, entry.run_id, entry.stamp, None, "", "", None, False, False
         ), []
+    suspect = critique.suspect_reason
     row = FileRow(
         entry.name,
         sig,
         True,
-        "",
+        f"suspect: {suspect}" if suspect else "",  # valid, but it teaches nothing
         critique.id,
         entry.stamp,
         critique.created_at.timestamp(),
@@ -112,4 +116,4 @@ def rows_for(entry: CritiqueEntry, sig: str, meta_dir: Path) -> tuple[FileRow, l
         critique.overall_pass,
         critique.adaptive,
     )
-    return row, _uses(entry.name, critique)
+    return row, [] if suspect else _uses(entry.name, critique)
