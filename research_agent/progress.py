@@ -3,12 +3,15 @@ the token count of a streamed answer (:class:`TokenMeter`, shown by :func:`strea
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Protocol
 
 __all__ = ["Progress", "NoProgress", "StageClock", "TokenMeter", "stream_text"]
+
+log = logging.getLogger(__name__)
 
 
 class Progress(Protocol):
@@ -57,7 +60,9 @@ class StageClock:
         try:
             yield
         finally:
-            self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
+            spent = time.perf_counter() - start
+            self.timings[name] = self.timings.get(name, 0.0) + spent
+            log.debug("stage %s took %.2f s", name, spent)
 
 
 def stream_text(tokens: int, milliseconds: int) -> str:

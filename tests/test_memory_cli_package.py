@@ -10,7 +10,7 @@ import typer
 
 from research_agent.cli.memory import app
 
-COMMANDS = ["ab", "effects", "lessons", "list", "prune", "show", "stats", "validate"]
+COMMANDS = ["ab", "effects", "lessons", "list", "prune", "retry", "show", "stats", "validate"]
 
 _PROBE = """
 import json, sys, typer

@@ -14,9 +14,9 @@ cannot be recomputed is recorded as the run saw it: ``found_count`` (distinct so
 searches found), ``capped_by_user`` (the user's own source limit cut that list),
 ``sub_query_counts`` (per sub-query: sources found and read), each source's sub-queries
 and date, ``citation_support`` (measured against the text the writer received), the sub-queries
-dropped as no search queries, and how the report stands with the tool's own ``review``.
-A record written before these existed reads them as None, False or empty (``draft_cut``
-empty and ``cut_answers`` 0, for records from before drafts were streamed).
+dropped as no search queries, how the report stands with the tool's own ``review``, and
+whether the writer's answers were cut short. A record written before these existed reads
+them as None, False, 0 or empty.
 """
 
 from __future__ import annotations
@@ -158,6 +158,10 @@ class WithheldLesson:
         return cls(str(item), default_reason)
 
 
+def _seed(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 @dataclass(frozen=True)
 class LessonsRecord:
     """The run record's ``lessons:`` block (the shape ``LessonSelection.as_record`` gives)."""
@@ -168,6 +172,7 @@ class LessonsRecord:
     excluded: tuple[tuple[str, str], ...] = ()  # (critique file or lesson key, why it was not used)
     withheld: tuple[WithheldLesson, ...] = ()  # lessons it was eligible for and did not get, and why
     available: bool = True  # False: the run could not read its memory and went without lessons
+    trial_seed: int | None = None  # the seed of the run's per-lesson trial draw
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> LessonsRecord:
@@ -187,6 +192,7 @@ class LessonsRecord:
             excluded=tuple((str(e.get("file", "")), str(e.get("reason", ""))) for e in data.get("excluded", ())),
             withheld=tuple(WithheldLesson.from_item(k) for k in data.get("withheld", ())),
             available=bool(data.get("available", True)),
+            trial_seed=_seed(data.get("trial_seed")),
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -200,6 +206,7 @@ class LessonsRecord:
             "excluded": [{"file": name, "reason": why} for name, why in self.excluded],
             "withheld": [w.as_dict() for w in self.withheld],
             **({} if self.available else {"available": False}),
+            **({} if self.trial_seed is None else {"trial_seed": self.trial_seed}),
         }
 
 
@@ -281,7 +288,7 @@ class RunRecord:
     iterations: tuple[Iteration, ...] = ()
     final_decision: str = ""
     stop_reason: str = ""  # why the loop stopped; "deadline": the best draft was published at --timeout
-    draft_cut: str = ""  # why the published draft was cut short ("" when whole): length | stalled | unfinished
+    draft_cut: str = ""  # why the published draft was cut short: length | stalled | unfinished | deadline
     cut_answers: int = 0  # writer answers (drafts and revisions) cut short in the run
     review: ReviewOutcome | None = None  # None: no draft was reviewed (the run gave up), or an older record
     lessons: LessonsRecord = LessonsRecord()
@@ -387,9 +394,5 @@ def _support_dict(support: CitationFacts) -> dict[str, Any]:
 
 
 def _skeptic_dict(skeptic: SkepticReport) -> dict[str, Any]:
-    return {
-        "viability": skeptic.viability,
-        "viability_note": skeptic.viability_note,
-        "unavailable": skeptic.unavailable,
-        "findings": [f.as_dict() for f in skeptic.findings],
-    }
+    return {"viability": skeptic.viability, "viability_note": skeptic.viability_note,
+            "unavailable": skeptic.unavailable, "findings": [f.as_dict() for f in skeptic.findings]}  # fmt: skip

@@ -3,7 +3,7 @@
 One module per command family, each registering its commands on the group's Typer ``app``
 (:mod:`.group`, which also holds the collaborators they share, :class:`MemoryDeps`):
 
-* :mod:`.critiques` ``list``, ``show``, ``validate``, ``prune``: the critique files
+* :mod:`.critiques` ``list``, ``show``, ``retry``, ``validate``, ``prune``: the critique files (and failed ones)
 * :mod:`.lessons`   ``lessons QUERY``: what a run would be given now
 * :mod:`.effects`   ``effects``: each lesson's measured effect
 * :mod:`.stats`     ``stats``: score trends, adaptive against baseline

@@ -24,8 +24,10 @@ from ...files.safefile import check_folder_inside
 from ...llm import ChatModel, ChatRequest, UsageRecorder
 from ...prompts import render
 from ...record import RunRecord, WithheldLesson, read_run_record
+from ...run_refs import named_run_id, short_id
 from ...text.sanitize import sanitize, wrap_data
 from ..store.critique_types import Critique, CritiqueUsage, LessonUse, Scores, SkepticFlag
+from ..store.failures import clear_failure, log_failure
 from ..store.files import append_log, critique_file_name, prune_critiques, write_critique
 from ..store.schema import (
     DIMENSION_LABELS,
@@ -258,12 +260,12 @@ async def critique_run(
     """
     run_record_path = Path(run_record_path)
     folder = Path(meta_dir) if meta_dir is not None else run_record_path.absolute().parent
-    subject = run_record_path.name
+    subject, run_id = run_record_path.name, named_run_id(run_record_path.name)
     when = (now or datetime.now(UTC)).astimezone(UTC)
     try:
         check_folder_inside(folder, folder.parent)
         record = read_run_record(run_record_path)
-        subject = critique_file_name(record.id)
+        subject, run_id = critique_file_name(record.id), record.id
         _, report = read_report(run_record_path, record)
         facts = compute_facts(record, report, now=when)
         recorder = UsageRecorder(model)
@@ -281,10 +283,11 @@ async def critique_run(
     except Exception as exc:
         message = str(exc) or type(exc).__name__
         try:
-            append_log(folder, "FAIL", subject, message)
+            log_failure(folder, subject, run_id, message, now=when)
         except Exception as log_exc:  # the original error matters more than the log line
-            exc.add_note(f"critique.log could not be written either: {log_exc}")
+            exc.add_note(f"the failure could not be recorded either: {log_exc}")
         raise
+    clear_failure(folder, critique.id)
     append_log(
         folder,
         "ok",
@@ -300,7 +303,7 @@ def summarize(critique: Critique, *, path: Path | None = None) -> str:
     verdict = "pass" if critique.overall_pass else "fail"
     shown = {d: critique.scores.get(d) for d in DIMENSIONS}
     scores = ", ".join(f"{DIMENSION_LABELS[d]} {'n/a' if v is None else v}" for d, v in shown.items())
-    lines = [f"critique of {critique.id}: mean {critique.mean_score:.2f}/5 ({verdict})", f"  {scores}"]
+    lines = [f"critique of {short_id(critique.id)}: mean {critique.mean_score:.2f}/5 ({verdict})", f"  {scores}"]
     if critique.suspect_reason:
         lines.append(f"  suspect: {critique.suspect_reason}; it makes and feeds no lesson")
     if critique.tags:
