@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 
@@ -71,7 +70,7 @@ async def _relevance_once(base_url: str, concurrency: int, slots: int, budget: i
     return time.perf_counter() - start
 
 
-def print_batching(*, latency: float, token_delay: float) -> None:
+async def print_batching(*, latency: float, token_delay: float) -> None:
     """Relevance for 12 sources: one per call, packed by budget, and the chosen plan, per concurrency."""
     budget = Settings().relevance_batch_tokens
     print(f"\n[relevance batching] 12 sources, {latency:g} s per call + {token_delay * 1000:g} ms per completion "
@@ -81,7 +80,7 @@ def print_batching(*, latency: float, token_delay: float) -> None:
         plans = {"one per call": 12, "packed": 1, "chosen": concurrency}
         for name, slots in plans.items():
             with FakeOpenAIServer(ResearchResponder(), delay=latency, token_delay=token_delay) as server:
-                wall = asyncio.run(_relevance_once(server.base_url, concurrency, slots, budget))
+                wall = await _relevance_once(server.base_url, concurrency, slots, budget)
                 records = [r for r in server.requests if r.stage == "relevance"]
             prompt = sum(r.prompt_tokens for r in records)
             answer = sum(r.completion_tokens for r in records)

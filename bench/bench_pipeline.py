@@ -149,7 +149,7 @@ async def main() -> None:
     if args.one_slot or args.only_one_slot:
         print_one_slot(QUERY, corpus, cache_dir, mode=args.mode, latency=args.slot_latency,
                        token_delay=args.token_delay, before=args.before)  # fmt: skip
-        print_batching(latency=0.5, token_delay=args.token_delay * 4)
+        await print_batching(latency=0.5, token_delay=args.token_delay * 4)
         if args.only_one_slot:
             return
     startup = statistics.median(startup_seconds(cache_dir))
