@@ -48,6 +48,8 @@ from research_agent.memory.lessons.run import MemoryLessons  # noqa: E402
 from research_agent.memory.lessons.select import select_lessons  # noqa: E402
 from research_agent.memory.store import files as store  # noqa: E402
 from research_agent.memory.store.critique_types import Critique, LessonUse, Scores, WithheldLesson  # noqa: E402
+from research_agent.memory.store.person_file import PersonLesson  # noqa: E402
+from research_agent.memory.store.person_lessons import add_lesson  # noqa: E402
 from research_agent.memory.store.schema import DIMENSIONS, TAGS  # noqa: E402
 from research_agent.record import read_run_record  # noqa: E402
 from research_agent.text.passages import estimate_tokens  # noqa: E402
@@ -165,15 +167,30 @@ def time_selection(meta: Path, repeat: int) -> tuple[float, float, float, float,
     return cold, statistics.median(times), statistics.median(cpu), after_edit, selection.reason
 
 
-def time_run_selection(meta: Path, repeat: int) -> tuple[float, float, int, str]:
+PERSON_LESSONS = (  # a person's own: one planning lesson for every domain, so every domain is offered
+    PersonLesson("user:release-notes", "decompose", "any", "Include the release notes of the version asked about."),
+    PersonLesson("user:manuals", "decompose", "technology", "Prefer the project's own manual to blog posts."),
+    PersonLesson("user:vendors", "relevance", "any", "Score vendor benchmark pages no higher than 2."),
+)
+
+
+def trust_person_lessons(meta: Path, state: Path) -> None:
+    """A trusted ``lessons.yaml`` in ``meta`` (the person's own lessons, written as the CLI does)."""
+    for lesson in PERSON_LESSONS:
+        add_lesson(meta, state, lesson)
+
+
+def time_run_selection(meta: Path, repeat: int, state: Path | None = None) -> tuple[float, float, int, str]:
     """(median ms, median CPU ms, domains offered, what was given) of what a run selects: the offer
     before its first plan, then the lessons of the domain that plan names, with the production
-    trial draw (default probability) and every candidate lesson's effect."""
+    trial draw (default probability) and every candidate lesson's effect. ``state``: the state
+    folder of a trusted ``lessons.yaml`` (the person's lessons read, checked and offered too)."""
     times, cpu, offered, given = [], [], 0, ""
     for seed in range(repeat):
         start, start_cpu = time.perf_counter(), time.process_time()
-        lessons = MemoryLessons(meta, now=NOW, rng=random.Random(seed), control_fraction=0.0)
-        offered = len(lessons.offer().by_domain)
+        lessons = MemoryLessons(meta, now=NOW, rng=random.Random(seed), control_fraction=0.0, state_dir=state)
+        offer = lessons.offer()
+        offered = len({*offer.by_domain, *(["any"] if offer.everywhere else [])})
         given = lessons.given("technology").reason
         times.append((time.perf_counter() - start) * 1000)
         cpu.append((time.process_time() - start_cpu) * 1000)
@@ -300,6 +317,15 @@ def main() -> None:
             print(
                 f"  a run's selection (offer over {offered} domains, then the named one, trials and effects): "
                 f"median {run_ms:7.2f} ms, CPU {run_cpu:7.2f} ms (goal < {goal:.0f} ms: {verdict})\n  ({given})"
+            )
+            state = Path(tmp) / f"state-{count}"
+            trust_person_lessons(meta, state)
+            run_ms, run_cpu, offered, given = time_run_selection(meta, args.repeat, state)
+            verdict = "ok" if run_cpu < goal else "OVER GOAL"
+            print(
+                f"  with a trusted lessons.yaml of {len(PERSON_LESSONS)} lessons (one for every domain: all "
+                f"domains selected): median {run_ms:7.2f} ms, CPU {run_cpu:7.2f} ms (goal < {goal:.0f} ms: "
+                f"{verdict})\n  ({given})"
             )
             effects_ms, keys = time_effects(meta, args.repeat)
             print(

@@ -235,6 +235,7 @@ def default_lessons(settings: Settings, *, now: datetime, rng: random.Random) ->
         force_control=not settings.lessons,
         trial_probability=settings.trial_probability,
         setting=RunSetting.of(settings.corpus_dirs, web=any(name != "local" for name in _provider_names(settings))),
+        state_dir=settings.state_dir,
     )
 
 

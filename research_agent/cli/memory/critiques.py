@@ -1,4 +1,5 @@
-"""``memory list|show|retry|validate|prune``: the stored critique files themselves.
+"""``memory list|show|retry|validate|prune``: the stored critique files themselves (``validate``
+also checks the person's ``lessons.yaml``).
 
 Runs are shown by short id and accepted by any reference :mod:`research_agent.run_refs`
 resolves (full id, short id, a unique prefix of either, ``latest``, ``latest~N``). ``list``
@@ -27,6 +28,7 @@ from ..boundary import guarded, print_error
 from ..critique_view import describe_critique
 from ..terminal import echo, markup, one_line
 from .group import ReportsDirOption, app, console, echo_json, memory_deps, memory_settings
+from .lessons_file import validate_lessons_file
 
 __all__ = ["list_command", "show_command", "retry_command", "validate_command", "prune_command"]
 
@@ -179,11 +181,15 @@ def retry_command(
 @app.command("validate")
 @guarded
 def validate_command(ctx: typer.Context, reports_dir: ReportsDirOption = None) -> None:
-    """Check every critique file; exit 1 listing each invalid one with the reason (suspect ones are named too)."""
+    """Check every critique file and lessons.yaml; exit 1 listing each problem with the reason
+    (suspect critiques are named too)."""
     settings = memory_settings(ctx, reports_dir)
     loaded = load_all(settings.meta_dir, now=memory_deps(ctx).clock())
+    lesson_problems = validate_lessons_file(settings)
     if not loaded:
         echo(f"no critique files in {settings.meta_dir}")
+        if lesson_problems:
+            raise typer.Exit(1)
         return
     bad = suspect = 0
     for item in loaded:
@@ -199,7 +205,7 @@ def validate_command(ctx: typer.Context, reports_dir: ReportsDirOption = None) -
             echo(f"warning  {item.name}: {note} (written by an earlier version; the rest still counts)")
     valid = f"{len(loaded) - bad} valid" + (f" ({suspect} suspect: valid, but they feed no lesson)" if suspect else "")
     echo(f"{valid}, {bad} invalid" + (" (skipped: an invalid file never feeds a lesson)" if bad else ""))
-    if bad:
+    if bad or lesson_problems:
         raise typer.Exit(1)
 
 

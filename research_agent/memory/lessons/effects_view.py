@@ -5,6 +5,10 @@ The numbers come from :func:`~research_agent.memory.effects.lesson_effects.effec
 now from its domain's critiques: built lessons are always written from their key and the
 facts, never read back from a critique, so text planted in a critique file is never shown.
 A key that is not built now shows no text.
+
+A person's lesson (``user:``, ``approved:``) is measured on its entry's target and shown with
+its entry's text, both from the trusted ``lessons.yaml`` (:mod:`.person`); while the file is
+not trusted, its lessons are not shown.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from pathlib import Path
 
 from ..effects.lesson_effects import LessonEffect, effects_in
 from ..store.index import CritiqueIndex, open_index
+from .person import PersonLessons
 from .select import SelectionRules, build_lessons, check_ttl, evidence_pool
 from .types import MAX_LESSONS
 
@@ -35,12 +40,21 @@ def current_texts(
 
 
 def lesson_effects(
-    meta_dir: Path, *, now: datetime, domain: str | None = None, ttl_days: float = 30
+    meta_dir: Path,
+    *,
+    now: datetime,
+    domain: str | None = None,
+    ttl_days: float = 30,
+    state_dir: Path | None = None,
 ) -> tuple[LessonEffect, ...]:
     """The effect of every lesson key in ``meta_dir`` (of ``domain``, or of every domain) at
-    ``now``, each with its current text and ``confounded_with``."""
+    ``now``, each with its current text and ``confounded_with``. ``state_dir``: the user state
+    folder, where the trust of the person's ``lessons.yaml`` is kept (None: their lessons are
+    not shown)."""
     check_ttl(ttl_days)
+    person = PersonLessons.read(Path(meta_dir), state_dir) if state_dir is not None else PersonLessons()
     with open_index(Path(meta_dir)) as index:
-        effects = effects_in(index, now=now, domain=domain, detail=True)
+        effects = effects_in(index, now=now, domain=domain, detail=True, person=person.stages_and_targets())
         texts = current_texts(index, sorted({e.domain for e in effects}), now=now, ttl_days=ttl_days)
-    return tuple(replace(e, text=texts.get((e.domain, e.key), "")) for e in effects)
+    own = {entry.key: entry.text for entry in person.entries}
+    return tuple(replace(e, text=own.get(e.key, texts.get((e.domain, e.key), ""))) for e in effects)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -37,7 +38,7 @@ from ...files.safefile import check_folder_inside
 from .critique_types import Critique
 from .files import entry_for_name, is_critique_name
 from .index_db import FILE_COLUMNS, connect_file, connect_memory
-from .index_rows import MAX_VALUE, FileRow, UseRow, critique_from_evidence, rows_for, signature
+from .index_rows import MAX_VALUE, FileRow, Rows, UseRow, critique_from_evidence, rows_for, signature
 
 __all__ = ["INDEX_NAME", "CritiqueIndex", "Listing", "Refresh", "Standing", "list_files", "open_index"]
 
@@ -184,21 +185,22 @@ class CritiqueIndex:
         self.last = Refresh(len(listing.files), len(parsed), len(gone), self.on_disk, listing.misnamed)
         return self.last
 
-    def _write(self, parsed: list[tuple[FileRow, list[UseRow]]], gone: list[str]) -> None:
+    def _write(self, parsed: list[Rows], gone: list[str]) -> None:
         conn = self._conn
         conn.execute("BEGIN IMMEDIATE")
         try:
-            names = [(row.name,) for row, _ in parsed] + [(name,) for name in gone]
-            conn.executemany("DELETE FROM uses WHERE name = ?", names)
-            conn.executemany("DELETE FROM files WHERE name = ?", names)
+            names = [(rows.file.name,) for rows in parsed] + [(name,) for name in gone]
+            for table in ("uses", "measures", "files"):
+                conn.executemany(f"DELETE FROM {table} WHERE name = ?", names)
             conn.executemany(
                 f"INSERT INTO files ({FILE_COLUMNS}) VALUES ({', '.join('?' * len(FileRow._fields))})",
-                [row for row, _ in parsed],
+                [rows.file for rows in parsed],
             )
             conn.executemany(
                 f"INSERT INTO uses VALUES ({', '.join('?' * len(UseRow._fields))})",
-                [use for _, uses in parsed for use in uses],
+                [use for rows in parsed for use in rows.uses],
             )
+            conn.executemany("INSERT INTO measures VALUES (?, ?, ?)", [m for rows in parsed for m in rows.measures])
             conn.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
@@ -252,11 +254,20 @@ class CritiqueIndex:
         return [key for (key,) in self._conn.execute("SELECT DISTINCT key FROM uses")]
 
     def uses(
-        self, keys: list[str] | None, *, domain: str | None, future: str, latest: float
+        self,
+        keys: list[str] | None,
+        *,
+        domain: str | None,
+        future: str,
+        latest: float,
+        targets: Mapping[str, str] | None = None,
     ) -> list[tuple[str, str, str, str, str, float | None]]:
         """``(domain, key, file name, arm, question, value)`` of every use of ``keys`` (every key
         for None) by a run not after ``future`` whose critique is not timed after ``latest``, in
-        ``domain`` when given; a value beyond any measurement reads as None."""
+        ``domain`` when given; a value beyond any measurement reads as None.
+
+        ``targets``: ``key -> target`` for a person's lessons whose entry names their target:
+        their value is that target's, from ``measures`` (a use row holds the default target's)."""
         if keys is not None and not keys:
             return []
         clause, params = "stamp <= ? AND created <= ?", [future, latest]
@@ -266,9 +277,16 @@ class CritiqueIndex:
         if domain is not None:
             clause += " AND domain = ?"
             params.append(domain)
+        named = dict(targets or {})
+        value = "value"
+        if named:  # the named key's value comes from measures; every other key keeps its own
+            cases = " ".join("WHEN ? THEN (SELECT m.value FROM measures AS m WHERE m.name = uses.name AND m.target = ?)"
+                             for _ in named)  # fmt: skip
+            value = f"CASE key {cases} ELSE value END"
+            params = [p for key, target in named.items() for p in (key, target)] + params
         query = (
-            f"SELECT domain, key, name, arm, question, CASE WHEN abs(value) <= {MAX_VALUE} THEN value END "
-            f"FROM uses WHERE {clause}"
+            f"SELECT domain, key, name, arm, question, CASE WHEN abs(v) <= {MAX_VALUE} THEN v END "
+            f"FROM (SELECT domain, key, name, arm, question, {value} AS v FROM uses WHERE {clause})"
         )
         return self._conn.execute(query, params).fetchall()
 

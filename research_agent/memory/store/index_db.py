@@ -43,6 +43,7 @@ CREATE TABLE uses (
     reason TEXT NOT NULL, question TEXT NOT NULL,
     PRIMARY KEY (name, key)
 );
+CREATE TABLE measures (name TEXT NOT NULL, target TEXT NOT NULL, value REAL, PRIMARY KEY (name, target));
 CREATE INDEX uses_key ON uses (domain, key, stamp, created, arm, value, question, name);
 CREATE INDEX uses_recent ON uses (domain, stamp, name);
 CREATE INDEX files_sig ON files (name, sig);
@@ -74,7 +75,7 @@ def _prepare(conn: sqlite3.Connection) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
         if _layout(conn) != _LAYOUT:  # another process may have just rebuilt it
-            for table in ("layout", "files", "uses"):
+            for table in ("layout", "files", "uses", "measures"):
                 conn.execute(f"DROP TABLE IF EXISTS {table}")
             for statement in _SCHEMA.split(";"):
                 conn.execute(statement)

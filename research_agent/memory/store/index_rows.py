@@ -14,6 +14,11 @@ or withheld (and why), with the value of that key's target in the critique
 effects are read from one table; a critique that is not
 :attr:`~.critique_types.Critique.measurable` has none. Checks that depend on the time of
 asking (expiry, a date in the future) are made when the index is read, never stored.
+
+A person's lesson (``user:``, ``approved:``) takes its target from its entry in
+``lessons.yaml``, which the critique does not hold: its use rows carry the default target's
+value, and a critique with such a use also gives a :class:`MeasureRow` per target, so that
+the lesson can be measured on whichever target its entry names.
 """
 
 from __future__ import annotations
@@ -29,11 +34,13 @@ from typing import NamedTuple
 from .critique_types import Critique
 from .files import CritiqueEntry, load_entry
 from .schema import LESSON_KEY
-from .targets import measure, target_of
+from .targets import TARGETS, is_person_key, measure, target_of
 
 __all__ = [
     "FileRow",
     "UseRow",
+    "MeasureRow",
+    "Rows",
     "signature",
     "rows_for",
     "ARMS",
@@ -116,14 +123,40 @@ def critique_from_evidence(text: str) -> Critique:
     return Critique._from_valid(json.loads(text))
 
 
+class MeasureRow(NamedTuple):
+    """The value of one ``target`` in one critique (None where it does not apply)."""
+
+    name: str
+    target: str
+    value: float | None
+
+
+class Rows(NamedTuple):
+    """What the index keeps of one file."""
+
+    file: FileRow
+    uses: list[UseRow]
+    measures: list[MeasureRow]
+
+
 def signature(info: os.stat_result) -> str:
     """What changes whenever a file is replaced, edited (even with its mtime put back) or swapped for a link."""
     return f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_mode}"
 
 
-def _value(critique: Critique, key: str) -> float | None:
-    value = measure(critique, target_of(key))
+def _checked(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) and abs(value) <= MAX_VALUE else None
+
+
+def _value(critique: Critique, key: str) -> float | None:
+    return _checked(measure(critique, target_of(key)))
+
+
+def _measures(name: str, critique: Critique, uses: list[UseRow]) -> list[MeasureRow]:
+    """Every target's value, for a critique that applied or withheld a person's lesson."""
+    if not any(is_person_key(use.key) for use in uses):
+        return []
+    return [MeasureRow(name, target, _checked(measure(critique, target))) for target in TARGETS]
 
 
 def _uses(name: str, critique: Critique) -> list[UseRow]:
@@ -150,15 +183,16 @@ def _uses(name: str, critique: Critique) -> list[UseRow]:
     return list(found.values())
 
 
-def rows_for(entry: CritiqueEntry, sig: str, meta_dir: Path) -> tuple[FileRow, list[UseRow]]:
+def rows_for(entry: CritiqueEntry, sig: str, meta_dir: Path) -> Rows:
     """Load ``entry`` with the real loader and summarise it (or record why it was refused)."""
     loaded = load_entry(entry, meta_dir=meta_dir)
     critique = loaded.critique
     if critique is None:
         reason = loaded.error or "invalid"
-        return FileRow(
+        refused = FileRow(
             entry.name, sig, False, reason, entry.run_id, entry.stamp, None, "", "", None, False, False, "", True, ""
-        ), []
+        )
+        return Rows(refused, [], [])
     suspect = critique.suspect_reason
     row = FileRow(
         entry.name,
@@ -177,4 +211,5 @@ def rows_for(entry: CritiqueEntry, sig: str, meta_dir: Path) -> tuple[FileRow, l
         critique.lessons_available,
         evidence_json(critique),
     )
-    return row, [] if suspect else _uses(entry.name, critique)
+    uses = [] if suspect else _uses(entry.name, critique)
+    return Rows(row, uses, _measures(entry.name, critique, uses))
