@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from research_agent.claims import DISPUTED
+from research_agent.errors import LLMTimeout
 from research_agent.memory.critique.facts import compute_facts
 from research_agent.memory.critique.measured import measure_run
 from research_agent.memory.lessons.select import LessonSelection
@@ -23,7 +24,7 @@ from research_agent.pipeline import research
 from research_agent.record import read_run_record
 from tests.conftest import INVALID
 from tests.support.claims import asked_claims
-from tests.support.pipeline import CLAIM, QUERY, DocsProvider, record_of, settings_for
+from tests.support.pipeline import CLAIM, QUERY, DocsProvider, queue, record_of, settings_for
 from tests.support.research_responder import ResearchResponder
 from tests.support.responder_model import ResponderModel
 
@@ -267,3 +268,67 @@ async def test_sentences_the_skeptic_gives_no_verdict_on_are_counted_as_not_chec
     assert block["checked"] == 3 and block["not_checked"] == f"{asked - 3} the model gave no verdict on"
     report = result.report_path.read_text(encoding="utf-8")
     assert f"Some were not checked: {asked - 3} the model gave no verdict on." in limitations(report)
+
+
+async def test_a_skeptic_that_times_out_leaves_claims_not_checked(tmp_path, scripted_model):
+    responder = ResearchResponder()
+    queue(scripted_model, responder, skeptic=[LLMTimeout("model call for stage skeptic timed out after 180s (2 attempts)")])
+    result = await run(tmp_path, scripted_model)
+    report = result.report_path.read_text(encoding="utf-8")
+    assert ("- Claims not checked: the skeptic gave no usable answer (model call for stage skeptic timed out "
+            "after 180s (2 attempts)).") in limitations(report)  # fmt: skip
+    block = record_of(result)["claim_check"]
+    assert block["checked"] == 0 and block["verdicts"] == []
+    facts = measure_run(read_run_record(result.run_record_path), report, now=datetime.now(UTC)).claims
+    assert facts.checked == 0 and facts.unsupported_share is None
+
+
+class JumpingLoop(asyncio.SelectorEventLoop):
+    """An event loop whose clock a test moves forward: time passes at once, not by waiting."""
+
+    offset = 0.0
+
+    def time(self) -> float:
+        return super().time() + self.offset
+
+
+class HangingAt(ResponderModel):
+    """The responder model, whose first call of ``stage`` moves the loop's clock past the run's
+    deadline and never answers: the deadline catches the run there."""
+
+    def __init__(self, responder: ResearchResponder, stage: str, loop: JumpingLoop) -> None:
+        super().__init__(responder)
+        self.stage, self.loop = stage, loop
+
+    async def complete(self, request):
+        if request.stage == self.stage:
+            self.loop.offset += 7200.0
+            await asyncio.Event().wait()
+        return await super().complete(request)
+
+
+def run_to_the_deadline(tmp_path, stage: str):
+    loop = JumpingLoop()
+    try:
+        return loop.run_until_complete(research(
+            QUERY, settings=settings_for(tmp_path, claim_tokens=ALL, run_timeout=3600.0),
+            model=HangingAt(Writer(), stage, loop), providers=[DocsProvider(tmp_path)], lessons=LessonSelection.none,
+        ))  # fmt: skip
+    finally:
+        loop.close()
+
+
+def test_a_draft_the_deadline_catches_in_revision_goes_out_with_the_claim_marked(tmp_path):
+    result = run_to_the_deadline(tmp_path, "revise")
+    report = result.report_markdown
+    assert record_of(result)["stop_reason"] == "deadline"
+    assert f"{DISPUTED} {UNSUPPORTED} [{vacuum_number(report)}]." in body(report)
+    assert "1 marked disputed, 0 removed in revision." in limitations(report)
+    assert "Unresolved after review" not in report  # marked, the claim is no open critical issue
+
+
+def test_a_draft_the_deadline_catches_before_the_skeptic_says_its_claims_were_not_checked(tmp_path):
+    result = run_to_the_deadline(tmp_path, "skeptic")
+    assert ("- Claims not checked: the run reached its deadline before the skeptic answered."
+            in limitations(result.report_markdown))  # fmt: skip
+    assert record_of(result)["claim_check"]["checked"] == 0

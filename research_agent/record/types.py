@@ -14,8 +14,8 @@ cannot be recomputed is recorded as the run saw it: ``found_count`` (distinct so
 searches found), ``capped_by_user`` (the user's own source limit cut that list),
 ``sub_query_counts`` (per sub-query: sources found and read), each source's sub-queries
 and date, ``citation_support`` (measured against the text the writer received), the sub-queries
-dropped as no search queries, how the report stands with the tool's own ``review``, and each
-checked claim's verdict (``claim_check``). Older records read them as None, False or empty.
+dropped as no search queries, the tool's own ``review`` verdict, the writer's answers cut short,
+and each checked claim's verdict (``claim_check``); older records read them as None, False, 0 or empty.
 """
 
 from __future__ import annotations
@@ -288,7 +288,9 @@ class RunRecord:
     claim_check: ClaimCheck | None = None  # None: the run reached no draft, or an older record
     iterations: tuple[Iteration, ...] = ()
     final_decision: str = ""
-    stop_reason: str = ""
+    stop_reason: str = ""  # why the loop stopped; "deadline": the best draft was published at --timeout
+    draft_cut: str = ""  # why the published draft was cut short: length | stalled | unfinished | deadline
+    cut_answers: int = 0  # writer answers (drafts and revisions) cut short in the run
     review: ReviewOutcome | None = None  # None: no draft was reviewed (the run gave up), or an older record
     lessons: LessonsRecord = LessonsRecord()
     provider_failures: tuple[str, ...] = ()
@@ -349,6 +351,8 @@ class RunRecord:
             "iterations": [i.as_dict() for i in self.iterations],
             "final_decision": self.final_decision,
             "stop_reason": self.stop_reason,
+            "draft_cut": self.draft_cut,
+            "cut_answers": self.cut_answers,
             "review": None if self.review is None else self.review.as_dict(),
             "lessons": self.lessons.as_dict(),
             "provider_failures": list(self.provider_failures),
@@ -392,9 +396,5 @@ def _support_dict(support: CitationFacts) -> dict[str, Any]:
 
 
 def _skeptic_dict(skeptic: SkepticReport) -> dict[str, Any]:
-    return {
-        "viability": skeptic.viability,
-        "viability_note": skeptic.viability_note,
-        "unavailable": skeptic.unavailable,
-        "findings": [f.as_dict() for f in skeptic.findings],
-    }
+    return {"viability": skeptic.viability, "viability_note": skeptic.viability_note,
+            "unavailable": skeptic.unavailable, "findings": [f.as_dict() for f in skeptic.findings]}  # fmt: skip

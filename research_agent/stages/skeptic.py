@@ -8,22 +8,24 @@ from typing import Literal
 
 from .. import prompts
 from ..claims import CitedClaim, ClaimVerdict, read_verdicts
-from ..errors import InvalidModelOutput
+from ..errors import LLMError
 from ..llm import ChatModel, ChatRequest
 from ..sources import Source
 from ..text.sanitize import sanitize, wrap_data
-from ._fallback import Notify, degraded_message
+from ._fallback import Notify, degraded_message, degrades
 from ._schema import array, enum, integer, nullable, number, obj, string
 from ._skeptic_input import SkepticEvidence, cited_block, draft_for_review
 from .claim_check import answer_tokens, claims_prompt, with_claims
 
-__all__ = ["SkepticFinding", "SkepticReport", "run_skeptic", "SCHEMA", "LENSES"]
+__all__ = ["SkepticFinding", "SkepticReport", "run_skeptic", "SCHEMA", "LENSES", "DEADLINE_BEFORE_SKEPTIC"]
 
 # A bound on the answer: a grammar-constrained local server can otherwise generate whitespace
 # until its context is full. Generous, so a reasoning model's thinking still fits.
 MAX_ANSWER_TOKENS = 4000
 
 LENSES = ("evidence", "counterarguments", "scope", "recency", "bias")
+# Why a report published at the run's deadline has no adversarial analysis (SkepticReport.unavailable).
+DEADLINE_BEFORE_SKEPTIC = "the run reached its deadline before the skeptic answered"
 FindingSeverity = Literal["observation", "concern", "critical"]
 
 SCHEMA = obj(
@@ -130,10 +132,11 @@ async def run_skeptic(
     The skeptic reads what the writer wrote (:func:`draft_for_review`) and, of the
     sources, only the passages the draft cites, within ``cited_tokens``
     (:func:`cited_block`; ``source_tokens`` is what the writer read of each source).
-    When the model's answers cannot be read, the result has no findings and says why in
-    ``unavailable`` (announced through ``notify``). ``claims``: cited sentences, with their
-    passages, to judge one by one in the same call (:mod:`.claim_check`); their passages
-    are cited passages too, so they share ``cited_tokens`` with the rest."""
+    When the model gives nothing usable (invalid answers, a timeout, an unreadable or
+    failing endpoint), the result has no findings and says why in ``unavailable``
+    (announced through ``notify``). ``claims``: cited sentences, with their passages, to
+    judge one by one in the same call (:mod:`.claim_check`); their passages are cited
+    passages too, so they share ``cited_tokens`` with the rest."""
     review = draft_for_review(draft_markdown)
     evidence = _evidence(review, sources, source_tokens=source_tokens, cited_tokens=cited_tokens, claims=claims)
     prompt = prompts.render(
@@ -150,7 +153,9 @@ async def run_skeptic(
                           max_tokens=MAX_ANSWER_TOKENS + answer_tokens(len(claims)))
     try:
         response = await model.complete(request)
-    except InvalidModelOutput as exc:
+    except LLMError as exc:
+        if not degrades(exc):
+            raise
         message = degraded_message(exc, "the report goes out without adversarial findings", notify)
         return SkepticReport((), None, unavailable=message)
     return _report(response.data, claims)
