@@ -37,6 +37,7 @@ from .ledger import RunLedger
 from .llm import ChatModel, UsageRecorder
 from .llm.waiting import SystemTicker, Ticker, waits_reported
 from .memory.lessons.run import FixedLessons, LessonsFn, MemoryLessons, RunLessons
+from .memory.store.index import TimeLeft
 from .progress import NoProgress, Progress, StageClock
 from .record import CorpusRecord
 from .report import ReportMeta
@@ -152,7 +153,7 @@ async def assemble(
                 progress=progress,
                 clock=clock,
                 ledger=ledger,
-                lessons=_lessons(lessons, settings, started, rng),
+                lessons=_lessons(lessons, settings, started, rng, _time_left(deadline)),
                 context_block=context_block,
                 rules=rules,
                 deadline=deadline.when(),
@@ -191,8 +192,11 @@ async def _deadline(settings: Settings, clock: StageClock) -> AsyncIterator[asyn
 # --- what a run is given when the caller gives nothing ------------------------------------
 
 
-def default_lessons(settings: Settings, *, now: datetime, rng: random.Random) -> RunLessons:
-    """Lessons from ``settings.meta_dir`` (a baseline run when lessons are off)."""
+def default_lessons(
+    settings: Settings, *, now: datetime, rng: random.Random, time_left: TimeLeft | None = None
+) -> RunLessons:
+    """Lessons from ``settings.meta_dir`` (a baseline run when lessons are off), read through
+    the index the user's key signs, waiting at most ``time_left()`` seconds for it."""
     return MemoryLessons(
         settings.meta_dir,
         now=now,
@@ -200,15 +204,30 @@ def default_lessons(settings: Settings, *, now: datetime, rng: random.Random) ->
         ttl_days=settings.lesson_ttl_days,
         control_fraction=settings.control_fraction,
         force_control=not settings.lessons,
+        state_dir=settings.state_dir,
+        time_left=time_left,
     )
 
 
+def _time_left(deadline: asyncio.Timeout) -> TimeLeft | None:
+    """Seconds until ``deadline`` on the running loop's clock (None: no deadline)."""
+    when = deadline.when()
+    if when is None:
+        return None
+    loop = asyncio.get_running_loop()
+    return lambda: when - loop.time()
+
+
 def _lessons(
-    lessons: LessonsFn | RunLessons | None, settings: Settings, now: datetime, rng: random.Random | None
+    lessons: LessonsFn | RunLessons | None,
+    settings: Settings,
+    now: datetime,
+    rng: random.Random | None,
+    time_left: TimeLeft | None,
 ) -> RunLessons:
     """The run's lessons: from memory unless the caller gives a source or a ``domain -> selection`` function."""
     if lessons is None:
-        return default_lessons(settings, now=now, rng=rng or random.Random())
+        return default_lessons(settings, now=now, rng=rng or random.Random(), time_left=time_left)
     return lessons if isinstance(lessons, RunLessons) else FixedLessons(lessons)
 
 

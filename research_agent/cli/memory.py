@@ -25,10 +25,12 @@ from rich.table import Table
 from ..config import Settings, load_settings
 from ..domains import DOMAINS, parse_domain
 from ..errors import InputError, ResearchError
+from ..files.state import secret_key
 from ..llm import ChatModel, OpenAIChatModel
 from ..memory.effects.stats import CritiqueCost, compute_stats, plot_history
 from ..memory.lessons.select import preview_lessons
 from ..memory.store.files import critique_path, load_all, load_critique, prune_critiques, run_id_from
+from ..memory.store.index import list_critiques, open_index
 from ..memory.store.schema import DIMENSIONS
 from .boundary import guarded
 from .critique_view import describe_critique
@@ -116,7 +118,7 @@ def list_command(
 ) -> None:
     """List stored critiques, newest first."""
     settings = memory_settings(ctx)
-    loaded = load_all(settings.meta_dir, now=memory_deps(ctx).clock())
+    loaded = list_critiques(settings.meta_dir, key=secret_key(settings.state_dir), now=memory_deps(ctx).clock())
     good = [item.critique for item in loaded if item.critique is not None]
     bad = [item for item in loaded if item.critique is None]
     if json_output:
@@ -213,6 +215,7 @@ def lessons_command(
         now=deps.clock(),
         ttl_days=settings.lesson_ttl_days,
         control_fraction=settings.control_fraction,
+        key=secret_key(settings.state_dir),
     )
     if json_output:
         echo_json(
@@ -242,14 +245,25 @@ def effects_command(
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
 ) -> None:
     """Each lesson's effect: its target with and without it, the difference with a 90% interval, its status."""
-    show_effects(memory_settings(ctx).meta_dir, now=memory_deps(ctx).clock(), domain=domain, json_output=json_output)
+    settings = memory_settings(ctx)
+    show_effects(
+        settings.meta_dir, now=memory_deps(ctx).clock(), domain=domain, json_output=json_output,
+        key=secret_key(settings.state_dir),
+    )  # fmt: skip
 
 
 @app.command("validate")
 @guarded
-def validate_command(ctx: typer.Context) -> None:
+def validate_command(
+    ctx: typer.Context,
+    rebuild_index: bool = typer.Option(
+        False, "--rebuild-index", help="Also rebuild the summary index (meta/index.sqlite) from the files."
+    ),
+) -> None:
     """Check every critique file; exit 1 listing each invalid one with the reason."""
     settings = memory_settings(ctx)
+    if rebuild_index:
+        _rebuild_index(settings)
     loaded = load_all(settings.meta_dir, now=memory_deps(ctx).clock())
     if not loaded:
         echo(f"no critique files in {settings.meta_dir}")
@@ -264,6 +278,13 @@ def validate_command(ctx: typer.Context) -> None:
     echo(f"{len(loaded) - bad} valid, {bad} invalid" + (" (skipped: an invalid file never feeds a lesson)" if bad else ""))
     if bad:
         raise typer.Exit(1)
+
+
+def _rebuild_index(settings: Settings) -> None:
+    """Drop every row of the summary index and read every critique file again."""
+    with open_index(settings.meta_dir, key=secret_key(settings.state_dir), rebuild=True) as index:
+        where = f"{settings.meta_dir / 'index.sqlite'}" if index.on_disk else "memory (no index file is kept here)"
+        echo(f"index rebuilt from {index.last.read} critique file(s) in {where}")
 
 
 @app.command("prune")

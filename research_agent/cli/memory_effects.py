@@ -54,10 +54,13 @@ def _table(domain: str, effects: Sequence[LessonEffect]) -> Table:
     return table
 
 
-def show_effects(meta_dir: Path, *, now: datetime, domain: str | None, json_output: bool) -> None:
-    """Print the effects of the lessons in ``meta_dir`` (of ``domain``, or of every domain)."""
+def show_effects(
+    meta_dir: Path, *, now: datetime, domain: str | None, json_output: bool, key: bytes | None = None
+) -> None:
+    """Print the effects of the lessons in ``meta_dir`` (of ``domain``, or of every domain);
+    ``key``: the user's secret key, which lets the on-disk index be used."""
     chosen = parse_domain(domain) if domain is not None else None
-    effects = lesson_effects(meta_dir, now=now, domain=chosen)
+    effects = lesson_effects(meta_dir, now=now, domain=chosen, key=key)
     if json_output:
         typer.echo(dumps_json([e.as_dict() for e in effects], indent=2))
         return

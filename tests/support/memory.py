@@ -33,6 +33,7 @@ from research_agent.memory.store.schema import DIMENSIONS
 from research_agent.memory.store.targets import stage_of
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+KEY = bytes(range(32))  # the secret key that signs the index's rows in these tests
 
 
 # Unremarkable facts for a critique whose test is about something else (6 kept, 3 dropped).

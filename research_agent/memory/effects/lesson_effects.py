@@ -160,7 +160,10 @@ def _shown(text: str) -> str:
     return sanitize(text, single_line=True, max_chars=300) if text else ""
 
 
-def lesson_effects(meta_dir: Path, *, now: datetime, domain: str | None = None) -> tuple[LessonEffect, ...]:
-    """The effect of every lesson key in ``meta_dir`` (of ``domain``, or of every domain) at ``now``."""
-    with open_index(Path(meta_dir)) as index:
+def lesson_effects(
+    meta_dir: Path, *, now: datetime, domain: str | None = None, key: bytes | None = None
+) -> tuple[LessonEffect, ...]:
+    """The effect of every lesson key in ``meta_dir`` (of ``domain``, or of every domain) at
+    ``now``. ``key``: the user's secret key, which lets the on-disk index be used."""
+    with open_index(Path(meta_dir), key=key) as index:
         return effects_in(index, now=now, domain=domain)

@@ -295,7 +295,8 @@ def domain_stats(domain: str, critiques: Sequence[Critique]) -> DomainStats:
         passed=sum(1 for c in ordered if c.overall_pass),
         mean=_mean([c.mean_score for c in ordered]) or 0.0,
         trends=tuple(trends),
-        comparison=compare_adaptive(domain, ordered),
+        # a run that could not read its memory was not randomly withheld: neither arm
+        comparison=compare_adaptive(domain, [c for c in ordered if c.lessons_available]),
         collapse=collapse_check(domain, ordered),
         cost=critique_cost(ordered),
     )

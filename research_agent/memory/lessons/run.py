@@ -10,6 +10,12 @@ eligible critiques, best-evidenced first, and stops once the planning prompt is 
 named domain is selected afterwards if it was not among them. One random draw decides
 whether the run is a control run, for every domain: a baseline run is offered nothing.
 :class:`FixedLessons` serves a caller's own ``domain -> selection`` function.
+
+Memory never holds a run past its deadline: every wait on the index lasts at most the run's
+``time_left()``. When the index stays locked (or its files cannot all be read) in that time,
+or the user state folder that holds the index's key cannot be used, the run goes on
+without lessons, with one warning, and is recorded as ``lessons: unavailable``: not
+randomly withheld, so it is left out of both arms of every comparison.
 """
 
 from __future__ import annotations
@@ -21,7 +27,9 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from ...domains import DOMAINS
-from ..store.index import CritiqueIndex, open_index
+from ...errors import StorageError
+from ...files.state import secret_key
+from ..store.index import CritiqueIndex, TimeLeft, open_index
 from .offer import LessonOffer, offer_lessons
 from .select import SelectionRules, candidate_domains, check_ttl, select_in
 from .types import MAX_LESSONS, LessonSelection
@@ -29,6 +37,7 @@ from .types import MAX_LESSONS, LessonSelection
 __all__ = ["RunLessons", "MemoryLessons", "FixedLessons", "LessonsFn"]
 
 LessonsFn = Callable[[str], LessonSelection]  # domain -> the lessons a run in it gets
+Opener = Callable[..., CritiqueIndex]  # open_index, or a test's stand-in
 
 
 @runtime_checkable
@@ -45,7 +54,12 @@ class RunLessons(Protocol):
 
 
 class MemoryLessons:
-    """Lessons from the critiques in ``meta_dir`` (see the module docstring)."""
+    """Lessons from the critiques in ``meta_dir`` (see the module docstring).
+
+    ``state_dir``: the user state folder, whose secret key lets the on-disk index be used
+    (None: the index is built in memory). ``time_left``: seconds the run may still wait
+    (None: no deadline). ``opener``: what opens the index (:func:`open_index`).
+    """
 
     def __init__(
         self,
@@ -59,6 +73,9 @@ class MemoryLessons:
         limit: int = 10,
         min_critiques: int = 3,
         max_lessons: int = MAX_LESSONS,
+        state_dir: Path | None = None,
+        time_left: TimeLeft | None = None,
+        opener: Opener = open_index,
     ) -> None:
         check_ttl(ttl_days)
         self.meta_dir = Path(meta_dir)
@@ -66,6 +83,10 @@ class MemoryLessons:
         self._seed = rng.random()  # the one draw: every domain's selection sees the same
         self._selected: dict[str, LessonSelection] = {}
         self._offer = LessonOffer({})
+        self._state_dir = state_dir
+        self._time_left = time_left
+        self._opener = opener
+        self._unavailable = ""  # why memory could not be read, once it could not
 
     def _rng(self) -> random.Random:
         return random.Random(self._seed)
@@ -77,17 +98,36 @@ class MemoryLessons:
     def offer(self) -> LessonOffer:
         if self._control():
             return self._offer  # a baseline run is offered nothing; given() says why
-        with open_index(self.meta_dir) as index:
-            candidates = candidate_domains(index, self.rules)
-            selections = (self._select(index, domain) for domain in candidates)
-            self._offer = offer_lessons(selections)
+        try:
+            with self._open() as index:
+                candidates = candidate_domains(index, self.rules)
+                selections = (self._select(index, domain) for domain in candidates)
+                self._offer = offer_lessons(selections)
+        except StorageError as exc:
+            self._offer, self._unavailable = LessonOffer({}), str(exc)
         return self._offer
 
     def given(self, domain: str) -> LessonSelection:
-        if domain not in self._selected:
-            with open_index(self.meta_dir) as index:
-                self._select(index, domain)
+        if not self._unavailable and domain not in self._selected:
+            try:
+                with self._open() as index:
+                    self._select(index, domain)
+            except StorageError as exc:
+                self._unavailable = str(exc)
+        if self._unavailable:
+            return self._without_memory(domain)
         return self._offer.settle(self._selected[domain])
+
+    def _open(self) -> CritiqueIndex:
+        key = secret_key(self._state_dir) if self._state_dir is not None else None
+        return self._opener(self.meta_dir, key=key, time_left=self._time_left)
+
+    def _without_memory(self, domain: str) -> LessonSelection:
+        """The selection of a run that could not read its memory: no lessons, one warning."""
+        return LessonSelection(
+            domain, (), False, f"no lessons: memory could not be read in time ({self._unavailable})",
+            warnings=(f"this run goes on without lessons: {self._unavailable}",), available=False,
+        )  # fmt: skip
 
     def _select(self, index: CritiqueIndex, domain: str) -> LessonSelection:
         self._selected[domain] = select_in(index, domain, self.rules, self._rng())

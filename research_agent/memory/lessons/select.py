@@ -126,11 +126,12 @@ def _scan(index: CritiqueIndex, domain: str, *, now: datetime, ttl_days: float, 
         excluded=[(p.name, "invalid: file name is not critique-<run id>.yaml") for p in index.last.misnamed]
     )
     standings = index.standings(domain, **_window(now, ttl_days), expired=f"expired (older than {ttl_days:g} days)")
-    for name, reason, run_id, model, adaptive, mean, passed in standings:
+    for name, reason, run_id, model, adaptive, mean, passed, available in standings:
         if reason is not None:
             scan.excluded.append((name, reason))
             continue
-        scan.in_domain.append(_Run(run_id, model, bool(adaptive), float(mean or 0.0)))
+        if available:  # a run that could not read its memory is neither arm of the comparison
+            scan.in_domain.append(_Run(run_id, model, bool(adaptive), float(mean or 0.0)))
         if not passed:
             scan.excluded.append((name, f"failing (mean {float(mean or 0.0):.2f})"))
         elif len(scan.eligible) >= limit:
@@ -209,17 +210,19 @@ def select_lessons(
     rng: random.Random,
     force_control: bool = False,
     max_lessons: int = MAX_LESSONS,
+    key: bytes | None = None,
 ) -> LessonSelection:
     """Choose the lessons for a run in ``domain`` at ``now`` (see the module docstring).
 
-    Never raises for a bad file; a meta folder that is a symlink leading out of its
-    reports folder, or a ``ttl_days`` out of range, raises.
+    ``key``: the user's secret key, which lets the on-disk index be used (without it the
+    index is built in memory). Never raises for a bad file; a meta folder that is a symlink
+    leading out of its reports folder, or a ``ttl_days`` out of range, raises.
     """
     if domain not in DOMAINS:
         raise InputError(f"unknown domain {domain!r}: choose one of {', '.join(DOMAINS)}")
     check_ttl(ttl_days)
     rules = SelectionRules(now, ttl_days, limit, min_critiques, control_fraction, force_control, max_lessons)
-    with open_index(Path(meta_dir)) as index:
+    with open_index(Path(meta_dir), key=key) as index:
         return select_in(index, domain, rules, rng)
 
 
@@ -270,12 +273,18 @@ def select_in(index: CritiqueIndex, domain: str, rules: SelectionRules, rng: ran
 
 
 def preview_lessons(
-    meta_dir: Path, domain: str, *, now: datetime, ttl_days: float, control_fraction: float
+    meta_dir: Path,
+    domain: str,
+    *,
+    now: datetime,
+    ttl_days: float,
+    control_fraction: float,
+    key: bytes | None = None,
 ) -> tuple[LessonSelection, str]:
     """The lessons a run in ``domain`` would get now, as if it were not a control run, and a
     note on how often runs are control runs (what ``memory lessons`` and the MCP tool show)."""
     selection = select_lessons(
-        meta_dir, domain, now=now, ttl_days=ttl_days, control_fraction=0.0, rng=random.Random(0)
+        meta_dir, domain, now=now, ttl_days=ttl_days, control_fraction=0.0, rng=random.Random(0), key=key
     )
     note = (
         f"{control_fraction:.0%} of eligible runs are control runs and get no lessons"

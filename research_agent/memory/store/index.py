@@ -1,20 +1,28 @@
 """The summary index of the critique files: ``reports/meta/index.sqlite``.
 
-Parsing thousands of YAML files takes seconds; selection and effects need a few numbers
-from each. The index keeps those numbers (see :mod:`.index_rows`) beside the files, and
-the YAML stays the truth:
+Parsing thousands of YAML files takes seconds; selection, effects and ``memory list`` need
+a few numbers from each, or the critique as loaded. The index keeps those (see
+:mod:`.index_rows`) beside the files. It is a cache, never an authority: the YAML stays
+the truth.
 
 * :meth:`CritiqueIndex.refresh` lists the critique files, ``lstat``s each one and
   re-reads, with the real loader, every file whose signature (inode, size, mtime,
   ctime, mode) differs from its row; rows of files that are gone are deleted. A hand
   edit, a file swapped for a symlink or a pruned file is therefore picked up at once,
   and a file the loader refuses is stored as refused, with its reason.
+* Every row carries a MAC keyed by the user's secret key (:mod:`.index_sign`). A file row
+  whose MAC fails, or whose count of use rows does not match, is re-read from its file
+  at the refresh; a use row or a kept critique is checked when a query reads it, and a
+  failure sends its file to be re-read. So an edited row (``passed = 0``, a forged use)
+  changes nothing anyone sees. Without the key, the index is built in memory only.
 * Nothing from the index reaches a prompt by itself: selection re-reads the few
-  critiques lessons are drawn from with the loader (see :mod:`.lessons`), and values
+  critiques lessons are drawn from with the loader (see :mod:`..lessons`), and values
   read back are checked again (keys, finite numbers).
 * Writes are SQLite transactions in WAL mode (atomic; readers never see half a
   refresh; concurrent runs queue for the write lock). Files are parsed before the lock
-  is taken.
+  is taken. No wait lasts past the caller's ``time_left`` (a run's remaining time): a
+  lock held longer, or files that take longer to read, raise :class:`IndexBusy` (what
+  was read so far is kept for the next time).
 * The index file (and its ``-wal``/``-shm`` companions) must be regular files: a
   symlink, FIFO or other special file there is left alone and the index is built in
   memory instead, as it is when the folder cannot be written or the file is damaged
@@ -24,21 +32,47 @@ the YAML stays the truth:
 from __future__ import annotations
 
 import contextlib
-import os
+import json
 import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any
 
-from ...errors import StorageError
-from ...files.safefile import check_folder_inside
-from .files import entry_for_name, is_critique_name
-from .index_db import FILE_COLUMNS, connect_file, connect_memory
-from .index_rows import MAX_VALUE, FileRow, UseRow, rows_for, signature
+from .critique_types import Critique
+from .files import LoadedCritique, future_problem
+from .index_db import (
+    FILE_COLUMNS,
+    USE_COLUMNS,
+    IndexBusy,
+    TimeLeft,
+    bound,
+    busy,
+    connect_file,
+    connect_memory,
+)
+from .index_files import Listing, list_files
+from .index_parse import parse_files
+from .index_rows import Parsed
+from .index_sign import RowSigner
+from .index_uses import ArmSum, arm_sums_of, newest_texts_of
 
-__all__ = ["INDEX_NAME", "CritiqueIndex", "Listing", "Refresh", "Standing", "list_files", "open_index"]
+__all__ = [
+    "INDEX_NAME",
+    "CritiqueIndex",
+    "IndexBusy",
+    "Listing",
+    "Refresh",
+    "Standing",
+    "TimeLeft",
+    "list_critiques",
+    "list_files",
+    "open_index",
+]
 
 INDEX_NAME = "index.sqlite"
+MISNAMED = "file name is not critique-<run id>.yaml"
 
 _STANDINGS = """
 SELECT name,
@@ -49,7 +83,7 @@ SELECT name,
         WHEN created > :latest THEN 'dated in the future (' || strftime('%Y-%m-%dT%H:%M:%SZ', created, 'unixepoch') || ')'
         WHEN domain != :domain THEN 'other domain (' || domain || ')'
     END,
-    run_id, model, adaptive, mean, passed
+    run_id, model, adaptive, mean, passed, available
 FROM files ORDER BY stamp DESC, name DESC
 """
 _PASSING = """
@@ -57,78 +91,52 @@ SELECT domain, COUNT(*) FROM files
 WHERE stamp >= :cutoff AND stamp <= :future AND ok = 1 AND created <= :latest AND passed = 1
 GROUP BY domain
 """
+# Files whose count of use rows is not the count their (signed) row holds, and use rows of no file.
+_USES_MISMATCH = """
+SELECT f.name FROM files f LEFT JOIN (SELECT name, COUNT(*) AS n FROM uses GROUP BY name) u ON u.name = f.name
+WHERE f.nuses != ifnull(u.n, 0)
+UNION SELECT name FROM uses WHERE name NOT IN (SELECT name FROM files)
+"""
+_LISTING = """
+SELECT f.name, f.ok, f.reason, f.sig, b.sig, b.body, b.mac FROM files f LEFT JOIN bodies b ON b.name = f.name
+ORDER BY f.stamp DESC, f.name DESC
+"""
 # A file as a run in some domain sees it: (name, why it cannot serve the run or None,
-# run id, model, adaptive 0/1, mean, passed 0/1).
-Standing = tuple[str, "str | None", str, str, int, "float | None", int]
-
-
-class Listing(NamedTuple):
-    """The critique files in a folder: each one's signature by name, and ``critique-*`` files badly named."""
-
-    files: dict[str, str]
-    misnamed: tuple[Path, ...]
-
-
-def _lstat(name: str, folder: int, meta_dir: Path) -> os.stat_result:
-    """``lstat`` of ``name`` in the open ``folder`` (by path where the platform cannot)."""
-    if os.stat in os.supports_dir_fd:
-        return os.stat(name, dir_fd=folder, follow_symlinks=False)
-    return os.lstat(meta_dir / name)
-
-
-def list_files(meta_dir: Path) -> Listing:
-    """Every critique file's signature, from one directory listing and one ``lstat`` each
-    (relative to the open folder, so the folder cannot be swapped half-way).
-
-    A meta folder that is a symlink leading out of its parent folder raises (an InputError).
-    """
-    meta_dir = Path(meta_dir)
-    check_folder_inside(meta_dir, meta_dir.parent)
-    try:
-        folder = os.open(meta_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except FileNotFoundError:
-        return Listing({}, ())
-    except OSError as exc:
-        raise StorageError(f"cannot list {meta_dir}: {exc.strerror or exc}") from None
-    files: dict[str, str] = {}
-    misnamed: list[Path] = []
-    try:
-        for name in os.listdir(folder):
-            if not name.startswith("critique-"):
-                continue
-            if not is_critique_name(name):
-                misnamed.append(meta_dir / name)
-                continue
-            try:
-                files[name] = signature(_lstat(name, folder, meta_dir))
-            except OSError:
-                continue  # gone since the listing
-    except OSError as exc:
-        raise StorageError(f"cannot list {meta_dir}: {exc.strerror or exc}") from None
-    finally:
-        os.close(folder)
-    return Listing(files, tuple(sorted(misnamed)))
+# run id, model, adaptive 0/1, mean, passed 0/1, lessons available 0/1).
+Standing = tuple[str, "str | None", str, str, int, "float | None", int, int]
 
 
 @dataclass(frozen=True)
 class Refresh:
     """What one refresh did: files listed, files (re-)read, rows removed, whether the index
-    lives on disk (False: built in memory), and ``critique-*`` files badly named."""
+    lives on disk (False: built in memory), ``critique-*`` files badly named, and rows
+    whose MAC (or count of use rows) did not check and that were rebuilt from their files."""
 
     files: int
     read: int
     removed: int
     on_disk: bool
     misnamed: tuple[Path, ...] = ()
+    forged: int = 0
 
 
 class CritiqueIndex:
     """One open summary index; use :func:`open_index` and close it (or use ``with``)."""
 
-    def __init__(self, meta_dir: Path, conn: sqlite3.Connection, on_disk: bool) -> None:
+    def __init__(
+        self,
+        meta_dir: Path,
+        conn: sqlite3.Connection,
+        on_disk: bool,
+        *,
+        key: bytes | None = None,
+        time_left: TimeLeft | None = None,
+    ) -> None:
         self.meta_dir = Path(meta_dir)
         self._conn = conn
         self.on_disk = on_disk
+        self._signer = RowSigner(key if on_disk else None)
+        self._time_left = time_left
         self.last = Refresh(0, 0, 0, on_disk)  # what the latest refresh did
 
     def __enter__(self) -> CritiqueIndex:
@@ -140,51 +148,120 @@ class CritiqueIndex:
     def close(self) -> None:
         self._conn.close()
 
-    def refresh(self, listing: Listing | None = None) -> Refresh:
-        """Bring the rows up to date with the critique files (see the module docstring).
+    @property
+    def busy_timeout(self) -> float:
+        """Seconds the next statement would wait for another process's lock: SQLite's busy
+        timeout, set from the caller's ``time_left()``."""
+        bound(self._conn, self._time_left)
+        (milliseconds,) = self._conn.execute("PRAGMA busy_timeout").fetchone()
+        return milliseconds / 1000
 
-        ``listing``: what :func:`list_files` just returned, if known.
-        """
+    def _query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Iterator[Any]:
+        """Rows of ``sql``; a lock held past the time the caller may wait raises IndexBusy."""
+        try:
+            bound(self._conn, self._time_left)
+            yield from self._conn.execute(sql, params)
+        except sqlite3.OperationalError as exc:
+            if busy(exc):
+                raise IndexBusy(f"the memory index in {self.meta_dir} stayed locked by another process") from None
+            raise
+
+    # --- keeping the rows true to the files ---------------------------------------------
+
+    def refresh(self, listing: Listing | None = None) -> Refresh:
+        """Bring the rows up to date with the critique files, rebuilding any row whose MAC
+        fails (see the module docstring). ``listing``: what :func:`list_files` just returned."""
         listing = listing if listing is not None else list_files(self.meta_dir)
-        known = dict(self._conn.execute("SELECT name, sig FROM files"))
+        known, forged = self._checked_rows()
         stale = [(name, sig) for name, sig in listing.files.items() if known.get(name) != sig]
-        gone = [name for name in known if name not in listing.files]
-        parsed = []
-        for name, sig in stale:
-            entry = entry_for_name(self.meta_dir, name)
-            if entry is not None:
-                parsed.append(rows_for(entry, sig, self.meta_dir))
+        gone = [name for name in (*known, *forged) if name not in listing.files]
+        parsed = parse_files(self.meta_dir, stale, time_left=self._time_left)
         if parsed or gone:
             try:
                 self._write(parsed, gone)
-            except sqlite3.Error:
-                if not self.on_disk:
-                    raise
-                self._conn.close()  # cannot write here (read-only, locked too long): build in memory
-                self._conn, self.on_disk = connect_memory(), False
+            except sqlite3.Error as exc:
+                if not self.on_disk or busy(exc):
+                    raise self._busy(exc) from None
+                self._fall_back()  # cannot write here (read-only): build in memory
                 return self.refresh(listing)
-        self.last = Refresh(len(listing.files), len(parsed), len(gone), self.on_disk, listing.misnamed)
+        if len(parsed) < len(stale):
+            raise IndexBusy(
+                f"ran out of time reading {len(stale):,} changed critique files in {self.meta_dir} "
+                f"({len(parsed):,} read; the next run goes on from there)"
+            )
+        self.last = Refresh(len(listing.files), len(parsed), len(gone), self.on_disk, listing.misnamed, len(forged))
         return self.last
 
-    def _write(self, parsed: list[tuple[FileRow, list[UseRow]]], gone: list[str]) -> None:
-        conn = self._conn
+    def _busy(self, exc: sqlite3.Error) -> Exception:
+        if busy(exc):
+            return IndexBusy(f"the memory index in {self.meta_dir} stayed locked by another process")
+        return exc
+
+    def _fall_back(self) -> None:
+        self._conn.close()
+        self._conn, self.on_disk = connect_memory(), False
+        self._signer = RowSigner(None)
+
+    def _checked_rows(self) -> tuple[dict[str, str], set[str]]:
+        """``name -> signature`` of the file rows whose MAC checks, and the names of rows that
+        do not (a failed MAC, or use rows added or removed behind the index's back)."""
+        known: dict[str, str] = {}
+        forged: set[str] = set()
+        for *values, mac in self._query(f"SELECT {FILE_COLUMNS}, mac FROM files"):
+            if self._signer.check("files", values, mac):
+                known[values[0]] = values[1]
+            else:
+                forged.add(values[0])
+        for (name,) in self._query(_USES_MISMATCH):
+            forged.add(name)
+            known.pop(name, None)
+        return known, forged
+
+    def _write(self, parsed: list[Parsed], gone: Iterable[str]) -> None:
+        conn, sign = self._conn, self._signer.sign
+        bound(conn, self._time_left)
         conn.execute("BEGIN IMMEDIATE")
         try:
-            names = [(row.name,) for row, _ in parsed] + [(name,) for name in gone]
-            conn.executemany("DELETE FROM uses WHERE name = ?", names)
-            conn.executemany("DELETE FROM files WHERE name = ?", names)
+            names = [(p.file.name,) for p in parsed] + [(name,) for name in gone]
+            for table in ("uses", "files", "bodies"):
+                conn.executemany(f"DELETE FROM {table} WHERE name = ?", names)
+            files = [p.file.stored() for p in parsed]
             conn.executemany(
-                f"INSERT INTO files ({FILE_COLUMNS}) VALUES ({', '.join('?' * 12)})",
-                [row for row, _ in parsed],
+                f"INSERT INTO files ({FILE_COLUMNS}, mac) VALUES ({', '.join('?' * 15)})",
+                [(*row, sign("files", row)) for row in files],
             )
+            uses = [use.stored() for p in parsed for use in p.uses]
             conn.executemany(
-                f"INSERT INTO uses VALUES ({', '.join('?' * 9)})", [use for _, uses in parsed for use in uses]
+                f"INSERT INTO uses ({USE_COLUMNS}, mac) VALUES ({', '.join('?' * 10)})",
+                [(*row, sign("uses", row)) for row in uses],
+            )
+            bodies = [(p.file.name, p.file.sig, p.body) for p in parsed if p.body is not None]
+            conn.executemany(
+                "INSERT INTO bodies (name, sig, body, mac) VALUES (?, ?, ?, ?)",
+                [(*row, sign("bodies", row)) for row in bodies],
             )
             conn.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
             raise
+
+    def _rebuild(self, names: Iterable[str]) -> None:
+        """Drop the rows of ``names`` (they failed a check when read) and refresh: their files are re-read."""
+        try:
+            self._write([], names)
+        except sqlite3.Error as exc:
+            raise self._busy(exc) from None
+        self.refresh()
+
+    def clear(self) -> None:
+        """Drop every row, so that the next refresh reads every file again."""
+        try:
+            self._write([], [name for (name,) in self._query("SELECT name FROM files UNION SELECT name FROM uses")])
+        except sqlite3.Error as exc:
+            raise self._busy(exc) from None
+
+    # --- what selection, effects and ``memory list`` ask ------------------------------------
 
     def standings(
         self, domain: str, *, cutoff: str, future: str, latest: float, expired: str
@@ -194,17 +271,17 @@ class CritiqueIndex:
         run time after ``future``, refused by the loader, own timestamp after ``latest``
         (seconds), another domain. The reason is None for a valid file of ``domain``."""
         values = {"cutoff": cutoff, "future": future, "latest": latest, "expired": expired, "domain": domain}
-        return self._conn.execute(_STANDINGS, values).fetchall()
+        return list(self._query(_STANDINGS, values))
 
     def passing_by_domain(self, *, cutoff: str, future: str, latest: float) -> dict[str, int]:
         """How many valid, passing critiques each domain has from ``cutoff`` to ``future``
         (run times) and not timed after ``latest``: what :meth:`standings` would leave eligible."""
         values = {"cutoff": cutoff, "future": future, "latest": latest}
-        return dict(self._conn.execute(_PASSING, values).fetchall())
+        return dict(self._query(_PASSING, values))
 
     def keys(self) -> list[str]:
         """Every lesson key some critique applied or withheld."""
-        return [key for (key,) in self._conn.execute("SELECT DISTINCT key FROM uses")]
+        return [key for (key,) in self._query("SELECT DISTINCT key FROM uses")]
 
     def _where(
         self, keys: list[str], domain: str | None, future: str, latest: float
@@ -218,20 +295,27 @@ class CritiqueIndex:
             params.append(domain)
         return clause, params
 
-    def arm_sums(
-        self, keys: list[str], *, domain: str | None, future: str, latest: float
-    ) -> list[tuple[str, str, str, int, float, float]]:
+    def _uses(self, where: str, params: list[object]) -> list[tuple[object, ...]]:
+        """The use rows matching ``where`` whose MAC checks. A row that fails sends its file
+        to be re-read, and the rows are read again (once)."""
+        for attempt in range(2):
+            rows, forged = [], set()
+            for *values, mac in self._query(f"SELECT {USE_COLUMNS}, mac FROM uses WHERE {where}", params):
+                if self._signer.check("uses", values, mac):
+                    rows.append(tuple(values))
+                else:
+                    forged.add(str(values[0]))
+            if not forged or attempt:
+                return rows
+            self._rebuild(forged)
+        return []  # pragma: no cover - the loop always returns
+
+    def arm_sums(self, keys: list[str], *, domain: str | None, future: str, latest: float) -> list[ArmSum]:
         """``(domain, key, arm, count, sum, sum of squares)`` of each key's target over the
         critiques that applied (or withheld) it, leaving out those where it does not apply."""
         if not keys:
             return []
-        where, params = self._where(keys, domain, future, latest)
-        query = (
-            "SELECT domain, key, arm, COUNT(value), TOTAL(value), TOTAL(value * value) FROM uses "
-            f"WHERE {where} AND arm IN ('applied', 'withheld') AND (value IS NULL OR abs(value) <= {MAX_VALUE}) "
-            "GROUP BY domain, key, arm"
-        )
-        return self._conn.execute(query, params).fetchall()
+        return arm_sums_of(self._uses(*self._where(keys, domain, future, latest)))
 
     def newest_texts(
         self, keys: list[str], *, domain: str | None, future: str, latest: float
@@ -240,23 +324,63 @@ class CritiqueIndex:
         if not keys:
             return {}
         where, params = self._where(keys, domain, future, latest)
-        query = (
-            f"SELECT domain, key, text, MAX(stamp) FROM uses WHERE {where} AND arm = 'applied' AND text != '' "
-            "GROUP BY domain, key"
-        )
-        return {(row_domain, key): text for row_domain, key, text, _ in self._conn.execute(query, params)}
+        return newest_texts_of(self._uses(f"{where} AND arm = 'applied'", params))
+
+    def critiques(self, now: datetime | None = None) -> list[LoadedCritique]:
+        """Every critique file newest first, loaded or with the reason it was refused, as
+        :func:`~research_agent.memory.store.files.load_all` gives them, from the index: a
+        kept critique whose MAC fails sends its file to be re-read."""
+        for attempt in range(2):
+            loaded, forged = self._loaded(now)
+            if not forged or attempt:
+                break
+            self._rebuild(forged)
+        return loaded + [LoadedCritique(path, None, MISNAMED) for path in self.last.misnamed]
+
+    def _loaded(self, now: datetime | None) -> tuple[list[LoadedCritique], set[str]]:
+        loaded: list[LoadedCritique] = []
+        forged: set[str] = set()
+        for name, ok, reason, sig, body_sig, body, mac in self._query(_LISTING):
+            path = self.meta_dir / name
+            if not ok:
+                loaded.append(LoadedCritique(path, None, reason))
+            elif body_sig != sig or not self._signer.check("bodies", (name, body_sig, body), mac):
+                forged.add(name)
+            else:
+                critique = Critique._from_valid(json.loads(body))
+                problem = future_problem(critique, now) if now is not None else None
+                loaded.append(LoadedCritique(path, None, problem) if problem else LoadedCritique(path, critique))
+        return loaded, forged
 
 
-def open_index(meta_dir: Path, *, on_disk: bool = True) -> CritiqueIndex:
-    """The index of ``meta_dir``, refreshed. On disk when there are critique files and
-    the file can be used; otherwise in memory (see the module docstring)."""
+def open_index(
+    meta_dir: Path,
+    *,
+    key: bytes | None = None,
+    on_disk: bool = True,
+    time_left: TimeLeft | None = None,
+    rebuild: bool = False,
+) -> CritiqueIndex:
+    """The index of ``meta_dir``, refreshed. On disk when there are critique files, the
+    file can be used and the user's secret ``key`` is given; otherwise in memory (see the
+    module docstring). ``time_left``: seconds the caller may still wait (IndexBusy past
+    them). ``rebuild``: drop every row first, so that every file is read again."""
     meta_dir = Path(meta_dir)
     listing = list_files(meta_dir)
-    conn = connect_file(meta_dir / INDEX_NAME) if on_disk and listing.files else None
-    index = CritiqueIndex(meta_dir, conn or connect_memory(), conn is not None)
+    use_disk = on_disk and key is not None and bool(listing.files)
+    conn = connect_file(meta_dir / INDEX_NAME, time_left) if use_disk else None
+    index = CritiqueIndex(meta_dir, conn or connect_memory(), conn is not None, key=key, time_left=time_left)
     try:
+        if rebuild:
+            index.clear()
         index.refresh(listing)
     except BaseException:
         index.close()
         raise
     return index
+
+
+def list_critiques(meta_dir: Path, *, key: bytes | None, now: datetime | None = None) -> list[LoadedCritique]:
+    """What :func:`~research_agent.memory.store.files.load_all` gives, answered from the index."""
+    with open_index(meta_dir, key=key) as index:
+        return index.critiques(now)

@@ -6,12 +6,19 @@ one file, keyed by the file's *signature* (inode, size, mtime, ctime and mode, f
 it was adaptive; a refused file gives the loader's reason. A :class:`UseRow` records a
 lesson key the critique applied or withheld, with the value of that key's target in
 the critique (:mod:`.targets`; None where it does not apply), so that effects are sums
-over one table. Checks that depend on the time of asking (expiry, a date in the future)
-are made when the index is read, never stored.
+over one table. A run that went without lessons because its memory could not be read
+(``lessons: unavailable``) has no use rows and is marked unavailable: it was not randomly
+withheld, so it belongs to neither arm of any comparison. The critique itself is kept as
+JSON (:class:`Parsed` ``body``) for ``memory list``. Checks that depend on the time of
+asking (expiry, a date in the future) are made when the index is read, never stored.
+
+``stored()`` gives each row's values as SQLite hands them back (0/1 for booleans, floats
+for REAL columns), which is what a row's MAC covers (:mod:`.index_sign`).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from pathlib import Path
@@ -22,7 +29,7 @@ from .files import CritiqueEntry, load_entry
 from .schema import LESSON_KEY
 from .targets import measure, target_of
 
-__all__ = ["FileRow", "UseRow", "signature", "rows_for", "ARMS", "MAX_VALUE"]
+__all__ = ["FileRow", "UseRow", "Parsed", "signature", "rows_for", "ARMS", "MAX_VALUE"]
 
 ARMS = ("applied", "withheld")
 MAX_VALUE = 10_000_000  # no target reaches this; anything beyond is not a measurement
@@ -43,6 +50,21 @@ class FileRow(NamedTuple):
     mean: float | None
     passed: bool
     adaptive: bool
+    available: bool = True  # False: the run went without lessons because memory could not be read
+    nuses: int = 0  # how many use rows the file has (a deleted or added use row shows here)
+
+    def stored(self) -> tuple[object, ...]:
+        """The row as SQLite hands it back."""
+        return (
+            self.name, self.sig, int(self.ok), self.reason, self.run_id, self.stamp, _real(self.created),
+            self.domain, self.model, _real(self.mean), int(self.passed), int(self.adaptive),
+            int(self.available), int(self.nuses),
+        )  # fmt: skip
+
+
+def _real(value: float | None) -> float | None:
+    """A REAL column's value as read back (an int becomes a float; -0.0 is stored as 0)."""
+    return None if value is None else float(value) + 0.0
 
 
 class UseRow(NamedTuple):
@@ -58,6 +80,19 @@ class UseRow(NamedTuple):
     stamp: str
     created: float
     value: float | None
+
+    def stored(self) -> tuple[object, ...]:
+        """The row as SQLite hands it back."""
+        return (*self[:7], _real(self.created), _real(self.value))
+
+
+class Parsed(NamedTuple):
+    """What the index keeps of one file: its row, its use rows, and the critique as JSON
+    (None for a refused file)."""
+
+    file: FileRow
+    uses: list[UseRow]
+    body: str | None
 
 
 def signature(info: os.stat_result) -> str:
@@ -89,15 +124,18 @@ def _uses(name: str, critique: Critique) -> list[UseRow]:
     return list(found.values())
 
 
-def rows_for(entry: CritiqueEntry, sig: str, meta_dir: Path) -> tuple[FileRow, list[UseRow]]:
+def rows_for(entry: CritiqueEntry, sig: str, meta_dir: Path) -> Parsed:
     """Load ``entry`` with the real loader and summarise it (or record why it was refused)."""
     loaded = load_entry(entry, meta_dir=meta_dir)
     critique = loaded.critique
     if critique is None:
         reason = loaded.error or "invalid"
-        return FileRow(
-            entry.name, sig, False, reason, entry.run_id, entry.stamp, None, "", "", None, False, False
-        ), []
+        return Parsed(
+            FileRow(entry.name, sig, False, reason, entry.run_id, entry.stamp, None, "", "", None, False, False),
+            [],
+            None,
+        )
+    uses = _uses(entry.name, critique) if critique.lessons_available else []
     row = FileRow(
         entry.name,
         sig,
@@ -111,5 +149,7 @@ def rows_for(entry: CritiqueEntry, sig: str, meta_dir: Path) -> tuple[FileRow, l
         critique.mean_score,
         critique.overall_pass,
         critique.adaptive,
+        critique.lessons_available,
+        len(uses),
     )
-    return row, _uses(entry.name, critique)
+    return Parsed(row, uses, json.dumps(critique.as_dict(), separators=(",", ":")))
