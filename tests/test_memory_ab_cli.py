@@ -81,3 +81,43 @@ def test_ctrl_c_keeps_the_finished_pair_saves_it_and_exits_130(tmp_path, corpus)
     assert data["complete"] is False and [p["question"] for p in data["pairs"]] == [QUESTIONS[0]]
     assert "mean score" in out and "saved to" in out
     assert not [p for p in (reports / "meta").iterdir() if p.name.startswith(".")], "no temp file left behind"
+
+
+def test_sigterm_keeps_the_finished_pair_saves_it_and_exits_143(tmp_path, corpus):
+    """A real SIGTERM (as ``timeout``, ``docker stop`` or CI send), while question 2's first model call waits."""
+    responder = ResearchResponder()
+    reached, release = threading.Event(), threading.Event()
+    first_plans: list[int] = []
+    lock = threading.Lock()
+
+    def answer(body: dict, stage: str) -> str:
+        if stage == "decompose":
+            with lock:
+                first_plans.append(1)
+                third = len(first_plans) == 3  # question 2's first run starts
+            if third:
+                reached.set()
+                release.wait(60)
+        return responder(body, stage)
+
+    reports = tmp_path / "reports"
+    with FakeOpenAIServer(answer) as server:
+        args = ["memory", "ab", str(write_questions(tmp_path)), "--corpus", str(corpus), "--reports-dir", str(reports)]
+        proc = subprocess.Popen([str(CLI), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=cli_env(tmp_path, server.base_url), cwd=tmp_path)
+        try:
+            assert reached.wait(60), "question 2 never started"
+            proc.send_signal(signal.SIGTERM)
+            out, err = proc.communicate(timeout=60)
+        finally:
+            release.set()
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    assert proc.returncode == 143, err
+    assert "terminated: kept 1 finished pair(s); saved to" in err and "Traceback" not in err
+    [path] = (reports / "meta").glob("ab-*.yaml")
+    data = yaml.safe_load(path.read_text())
+    assert data["complete"] is False and [p["question"] for p in data["pairs"]] == [QUESTIONS[0]]
+    assert "1 of 2 pairs complete" in out and "saved to" in out
+    assert not [p for p in (reports / "meta").iterdir() if p.name.startswith(".")], "no temp file left behind"
