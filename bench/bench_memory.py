@@ -2,8 +2,8 @@
 
 Goals (issues 4 and 12): selection, with every candidate lesson's effect measured, under
 20 ms with 50 files and under 200 ms with 10,000 (retention off), once the summary index
-(``meta/index.sqlite``) exists. The first call builds the index from the YAML (the cold
-figure); a hand edit re-reads only the edited file. A run names its domain only in its
+(``meta/index.sqlite``, its rows signed with the user's key) exists. The first call builds
+the index from the YAML (the cold figure); a hand edit re-reads only the edited file. A run names its domain only in its
 first plan, so it selects for every domain with enough critiques until its planning prompt
 is full (issue 13); that figure is printed beside the one-domain selection (the generated
 critiques spread over all domains: the worst case, most users research in a few). Also reports how long starting a
@@ -29,6 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from research_agent.domains import DOMAINS  # noqa: E402
+from research_agent.files.state import secret_key  # noqa: E402
 from research_agent.ids import make_run_id  # noqa: E402
 from research_agent.measures import (  # noqa: E402
     CitationFacts,
@@ -131,8 +132,14 @@ def make_critiques(meta: Path, count: int, *, rng: random.Random, span: timedelt
             )
 
 
+def state_dir(meta: Path) -> Path:
+    """The user state folder of the benchmark (beside ``meta``): the key that signs the index."""
+    return meta.parent / f"{meta.name}-state"
+
+
 def select(meta: Path):
-    return select_lessons(meta, "technology", now=NOW, rng=random.Random(1), control_fraction=0.0)
+    key = secret_key(state_dir(meta))
+    return select_lessons(meta, "technology", now=NOW, rng=random.Random(1), control_fraction=0.0, key=key)
 
 
 def time_selection(meta: Path, repeat: int) -> tuple[float, float, float, float, str]:
@@ -164,7 +171,7 @@ def time_run_selection(meta: Path, repeat: int) -> tuple[float, int]:
     times, offered = [], 0
     for _ in range(repeat):
         start = time.perf_counter()
-        lessons = MemoryLessons(meta, now=NOW, rng=random.Random(1), control_fraction=0.0)
+        lessons = MemoryLessons(meta, now=NOW, rng=random.Random(1), control_fraction=0.0, state_dir=state_dir(meta))
         offered = len(lessons.offer().by_domain)
         lessons.given("technology")
         times.append((time.perf_counter() - start) * 1000)
@@ -175,7 +182,7 @@ def time_effects(meta: Path, repeat: int) -> tuple[float, int]:
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        effects = lesson_effects(meta, now=NOW)
+        effects = lesson_effects(meta, now=NOW, key=secret_key(state_dir(meta)))
         times.append((time.perf_counter() - start) * 1000)
     return statistics.median(times), len(effects)
 

@@ -40,6 +40,7 @@ from .terminal import dumps_json, echo, markup
 __all__ = ["app", "MemoryDeps", "memory_deps", "memory_settings", "echo_json"]
 
 _META_KEY = "research_agent.memory.reports_dir"
+LIST_LIMIT = 50  # rows of the memory list table unless --limit says otherwise
 
 
 def _default_model(settings: Settings) -> ChatModel:
@@ -115,12 +116,18 @@ def _memory(
 def list_command(
     ctx: typer.Context,
     json_output: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    limit: int | None = typer.Option(
+        None, "--limit", min=0, help=f"The newest N critiques (0: all; default {LIST_LIMIT} in the table, all in --json)."
+    ),
 ) -> None:
     """List stored critiques, newest first."""
     settings = memory_settings(ctx)
     loaded = list_critiques(settings.meta_dir, key=secret_key(settings.state_dir), now=memory_deps(ctx).clock())
     good = [item.critique for item in loaded if item.critique is not None]
     bad = [item for item in loaded if item.critique is None]
+    shown = limit if limit is not None else (0 if json_output else LIST_LIMIT)
+    hidden = max(0, len(good) - shown) if shown else 0
+    good = good[: len(good) - hidden]
     if json_output:
         echo_json(
             {
@@ -149,6 +156,8 @@ def list_command(
             markup(c.id),
         )
     _console().print(table)
+    if hidden:
+        echo(f"{hidden:,} older critique(s) not shown; --limit 0 shows them all")
     if bad:
         echo(f"{len(bad)} invalid critique file(s) skipped; run `research-agent memory validate`")
 
@@ -246,10 +255,8 @@ def effects_command(
 ) -> None:
     """Each lesson's effect: its target with and without it, the difference with a 90% interval, its status."""
     settings = memory_settings(ctx)
-    show_effects(
-        settings.meta_dir, now=memory_deps(ctx).clock(), domain=domain, json_output=json_output,
-        key=secret_key(settings.state_dir),
-    )  # fmt: skip
+    now = memory_deps(ctx).clock()
+    show_effects(settings.meta_dir, now=now, domain=domain, json_output=json_output, key=secret_key(settings.state_dir))
 
 
 @app.command("validate")

@@ -34,7 +34,8 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -44,7 +45,10 @@ from .critique_types import Critique
 from .files import LoadedCritique, future_problem
 from .index_db import (
     FILE_COLUMNS,
+    FILE_SIGNED,
     USE_COLUMNS,
+    USE_READ,
+    USE_SIGNED,
     IndexBusy,
     TimeLeft,
     bound,
@@ -91,12 +95,6 @@ SELECT domain, COUNT(*) FROM files
 WHERE stamp >= :cutoff AND stamp <= :future AND ok = 1 AND created <= :latest AND passed = 1
 GROUP BY domain
 """
-# Files whose count of use rows is not the count their (signed) row holds, and use rows of no file.
-_USES_MISMATCH = """
-SELECT f.name FROM files f LEFT JOIN (SELECT name, COUNT(*) AS n FROM uses GROUP BY name) u ON u.name = f.name
-WHERE f.nuses != ifnull(u.n, 0)
-UNION SELECT name FROM uses WHERE name NOT IN (SELECT name FROM files)
-"""
 _LISTING = """
 SELECT f.name, f.ok, f.reason, f.sig, b.sig, b.body, b.mac FROM files f LEFT JOIN bodies b ON b.name = f.name
 ORDER BY f.stamp DESC, f.name DESC
@@ -138,6 +136,8 @@ class CritiqueIndex:
         self._signer = RowSigner(key if on_disk else None)
         self._time_left = time_left
         self.last = Refresh(0, 0, 0, on_disk)  # what the latest refresh did
+        self._files: dict[str, tuple[str, str, float, int]] = {}  # checked files with use rows
+        self._use_rows: dict[tuple[str | None, str, float], list[tuple[object, ...]]] = {}  # checked
 
     def __enter__(self) -> CritiqueIndex:
         return self
@@ -156,15 +156,13 @@ class CritiqueIndex:
         (milliseconds,) = self._conn.execute("PRAGMA busy_timeout").fetchone()
         return milliseconds / 1000
 
-    def _query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Iterator[Any]:
+    def _query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         """Rows of ``sql``; a lock held past the time the caller may wait raises IndexBusy."""
         try:
             bound(self._conn, self._time_left)
-            yield from self._conn.execute(sql, params)
-        except sqlite3.OperationalError as exc:
-            if busy(exc):
-                raise IndexBusy(f"the memory index in {self.meta_dir} stayed locked by another process") from None
-            raise
+            return self._conn.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise self._busy(exc) from None
 
     # --- keeping the rows true to the files ---------------------------------------------
 
@@ -184,6 +182,7 @@ class CritiqueIndex:
                     raise self._busy(exc) from None
                 self._fall_back()  # cannot write here (read-only): build in memory
                 return self.refresh(listing)
+            self._know(parsed, gone)
         if len(parsed) < len(stale):
             raise IndexBusy(
                 f"ran out of time reading {len(stale):,} changed critique files in {self.meta_dir} "
@@ -204,18 +203,24 @@ class CritiqueIndex:
 
     def _checked_rows(self) -> tuple[dict[str, str], set[str]]:
         """``name -> signature`` of the file rows whose MAC checks, and the names of rows that
-        do not (a failed MAC, or use rows added or removed behind the index's back)."""
-        known: dict[str, str] = {}
-        forged: set[str] = set()
-        for *values, mac in self._query(f"SELECT {FILE_COLUMNS}, mac FROM files"):
-            if self._signer.check("files", values, mac):
-                known[values[0]] = values[1]
+        do not. What effects need of the good ones is kept (:meth:`_uses` checks against it)."""
+        good, bad = self._signer.good("files", self._query(f"SELECT {FILE_COLUMNS}, mac FROM files"), FILE_SIGNED)
+        self._use_rows.clear()
+        # (domain, stamp, created, nuses) of each good file with use rows
+        self._files = {row[0]: (row[7], row[5], row[6], row[13]) for row in good if row[13]}
+        return {row[0]: row[1] for row in good}, {row[0] for row in bad}
+
+    def _know(self, parsed: list[Parsed], gone: Iterable[str]) -> None:
+        """Keep what :meth:`_uses` checks against up to date with rows just written."""
+        self._use_rows.clear()
+        for name in gone:
+            self._files.pop(name, None)
+        for p in parsed:
+            row = p.file.stored()
+            if p.file.nuses:
+                self._files[p.file.name] = (row[7], row[5], row[6], row[13])  # type: ignore[assignment]
             else:
-                forged.add(values[0])
-        for (name,) in self._query(_USES_MISMATCH):
-            forged.add(name)
-            known.pop(name, None)
-        return known, forged
+                self._files.pop(p.file.name, None)
 
     def _write(self, parsed: list[Parsed], gone: Iterable[str]) -> None:
         conn, sign = self._conn, self._signer.sign
@@ -230,10 +235,9 @@ class CritiqueIndex:
                 f"INSERT INTO files ({FILE_COLUMNS}, mac) VALUES ({', '.join('?' * 15)})",
                 [(*row, sign("files", row)) for row in files],
             )
-            uses = [use.stored() for p in parsed for use in p.uses]
             conn.executemany(
                 f"INSERT INTO uses ({USE_COLUMNS}, mac) VALUES ({', '.join('?' * 10)})",
-                [(*row, sign("uses", row)) for row in uses],
+                [(*use.stored(), sign("uses", use.signed())) for p in parsed for use in p.uses],
             )
             bodies = [(p.file.name, p.file.sig, p.body) for p in parsed if p.body is not None]
             conn.executemany(
@@ -283,48 +287,45 @@ class CritiqueIndex:
         """Every lesson key some critique applied or withheld."""
         return [key for (key,) in self._query("SELECT DISTINCT key FROM uses")]
 
-    def _where(
-        self, keys: list[str], domain: str | None, future: str, latest: float
-    ) -> tuple[str, list[object]]:
-        """The filter of the effects queries: ``keys``, runs not after ``future``, critiques
-        not timed after ``latest``, ``domain`` when given."""
-        clause = f"key IN ({', '.join('?' * len(keys))}) AND stamp <= ? AND created <= ?"
-        params: list[object] = [*keys, future, latest]
-        if domain is not None:
-            clause += " AND domain = ?"
-            params.append(domain)
-        return clause, params
-
-    def _uses(self, where: str, params: list[object]) -> list[tuple[object, ...]]:
-        """The use rows matching ``where`` whose MAC checks. A row that fails sends its file
-        to be re-read, and the rows are read again (once)."""
+    def _uses(self, domain: str | None, future: str, latest: float) -> list[tuple[object, ...]]:
+        """Every use row of the critiques of ``domain`` (or of every domain) whose run is not
+        after ``future`` and that are not timed after ``latest``, each checked: its MAC, and
+        the count of each file's rows against the count its signed file row holds (a row
+        deleted or added behind the index's back). A file that fails is re-read from the
+        YAML and the rows are read again (once). Rows as :data:`USE_READ` has them."""
+        window = (domain, future, latest)
+        if window in self._use_rows:
+            return self._use_rows[window]
+        where = "stamp <= ? AND created <= ?" + ("" if domain is None else " AND domain = ?")
+        params = [future, latest] + ([] if domain is None else [domain])
         for attempt in range(2):
-            rows, forged = [], set()
-            for *values, mac in self._query(f"SELECT {USE_COLUMNS}, mac FROM uses WHERE {where}", params):
-                if self._signer.check("uses", values, mac):
-                    rows.append(tuple(values))
-                else:
-                    forged.add(str(values[0]))
+            read = self._query(f"SELECT {USE_READ} FROM uses WHERE {where}", params)
+            good, bad = self._signer.good("uses", read, USE_SIGNED)
+            counts = Counter(row[0] for row in good)
+            expected = {
+                name: nuses for name, (where_, stamp, created, nuses) in self._files.items()
+                if (domain is None or where_ == domain) and stamp <= future and created <= latest
+            }  # fmt: skip
+            forged = {row[0] for row in bad}
+            forged.update(name for name in expected.keys() | counts.keys() if expected.get(name) != counts[name])
             if not forged or attempt:
-                return rows
-            self._rebuild(forged)
-        return []  # pragma: no cover - the loop always returns
+                break
+            self._rebuild(forged)  # clears the rows kept so far
+        self._use_rows[window] = good
+        return good
 
     def arm_sums(self, keys: list[str], *, domain: str | None, future: str, latest: float) -> list[ArmSum]:
         """``(domain, key, arm, count, sum, sum of squares)`` of each key's target over the
         critiques that applied (or withheld) it, leaving out those where it does not apply."""
-        if not keys:
-            return []
-        return arm_sums_of(self._uses(*self._where(keys, domain, future, latest)))
+        wanted = set(keys)
+        return arm_sums_of(row for row in self._uses(domain, future, latest) if row[1] in wanted)
 
     def newest_texts(
         self, keys: list[str], *, domain: str | None, future: str, latest: float
     ) -> dict[tuple[str, str], str]:
         """``(domain, key) -> text`` of the newest critique that applied each key (same filter)."""
-        if not keys:
-            return {}
-        where, params = self._where(keys, domain, future, latest)
-        return newest_texts_of(self._uses(f"{where} AND arm = 'applied'", params))
+        wanted = set(keys)
+        return newest_texts_of(row for row in self._uses(domain, future, latest) if row[1] in wanted)
 
     def critiques(self, now: datetime | None = None) -> list[LoadedCritique]:
         """Every critique file newest first, loaded or with the reason it was refused, as
@@ -344,7 +345,7 @@ class CritiqueIndex:
             path = self.meta_dir / name
             if not ok:
                 loaded.append(LoadedCritique(path, None, reason))
-            elif body_sig != sig or not self._signer.check("bodies", (name, body_sig, body), mac):
+            elif body_sig != sig or not self._signer.check("bodies", (name, body_sig, body, mac), 3):
                 forged.add(name)
             else:
                 critique = Critique._from_valid(json.loads(body))

@@ -31,6 +31,9 @@ from .targets import TARGET_MAP
 __all__ = [
     "FILE_COLUMNS",
     "USE_COLUMNS",
+    "USE_READ",
+    "USE_SIGNED",
+    "FILE_SIGNED",
     "MAX_WAIT",
     "IndexBusy",
     "TimeLeft",
@@ -76,6 +79,9 @@ FILE_COLUMNS = (
     "name, sig, ok, reason, run_id, stamp, created, domain, model, mean, passed, adaptive, available, nuses"
 )
 USE_COLUMNS = "name, key, arm, stage, text, domain, stamp, created, value"
+USE_READ = "name, key, arm, stage, text, value, mac, domain, stamp, created"  # signed values, MAC, the rest
+USE_SIGNED = 6  # how many of USE_READ's columns a use row's MAC covers
+FILE_SIGNED = len(FILE_COLUMNS.split(", "))  # a file row's MAC covers all its columns
 _SCHEMA = """
 CREATE TABLE layout (value TEXT NOT NULL);
 CREATE TABLE files (
@@ -90,7 +96,7 @@ CREATE TABLE uses (
     PRIMARY KEY (name, key, arm)
 );
 CREATE TABLE bodies (name TEXT PRIMARY KEY, sig TEXT NOT NULL, body TEXT NOT NULL, mac BLOB NOT NULL);
-CREATE INDEX uses_key ON uses (domain, key, arm, stamp, created, value);
+CREATE INDEX uses_domain ON uses (domain, stamp, created, name, key, arm, stage, text, value, mac);
 CREATE INDEX files_sig ON files (name, sig);
 CREATE INDEX files_standing ON files (stamp, name, ok, created, domain, reason, run_id, model, adaptive, mean, passed)
 """

@@ -2,10 +2,13 @@
 
 Each file is read with the real loader (:func:`~.index_rows.rows_for`). Reading a YAML file
 costs about a millisecond of pure Python, so when many files appear at once (a pulled
-repository, a restored backup: :data:`POOL_FROM` or more) they are read in worker processes,
-one per CPU, in chunks. The workers are started with ``spawn`` (a run may have threads and
-an event loop: never ``fork``; and the extraction pool's fork server keeps its own preload),
-ignore Ctrl-C (the caller decides), and are let go as soon as the work is done or the time is up.
+repository, a restored backup: :data:`POOL_FROM` or more) they are shared among worker
+processes, one per CPU: ``python -m research_agent.memory.store.index_parse META_DIR``, which
+reads ``[name, signature]`` lines on stdin and answers one JSON line per file on stdout.
+Plain child processes, not ``multiprocessing``: a library user's script without a
+``__main__`` guard would be run again in every worker. Workers ignore Ctrl-C (the caller
+decides) and are killed as soon as the caller's time is up; a worker that dies leaves its
+files to be read here.
 
 Reading stops once the caller's time is up (``time_left() <= 0``): what was read is
 returned, the caller keeps it, and the next refresh reads the rest.
@@ -13,28 +16,30 @@ returned, the caller keeps it, and the next refresh reads the rest.
 
 from __future__ import annotations
 
-import multiprocessing
+import contextlib
+import json
 import os
+import selectors
 import signal
+import subprocess
+import sys
 from collections.abc import Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from .files import entry_for_name
 from .index_db import TimeLeft
-from .index_rows import Parsed, rows_for
+from .index_rows import FileRow, Parsed, UseRow, rows_for
 
-__all__ = ["parse_files", "POOL_FROM", "CHUNK"]
+__all__ = ["parse_files", "POOL_FROM", "main"]
 
-POOL_FROM = 400  # files; fewer are read here (starting the workers costs a few hundred ms)
-CHUNK = 100  # files per job: small enough that a stop at the deadline is prompt
-NO_WAIT_CAP = 3600.0  # seconds to wait for a job when the caller has no deadline
+POOL_FROM = 400  # files; fewer are read here (starting a worker costs about 0.2 s of CPU)
+NO_DEADLINE = 3600.0  # seconds one wait for a worker's answer may last without a deadline
+Stale = Sequence[tuple[str, str]]
 
 
 def parse_files(
     meta_dir: Path,
-    stale: Sequence[tuple[str, str]],
+    stale: Stale,
     *,
     time_left: TimeLeft | None = None,
     workers: int | None = None,
@@ -44,8 +49,8 @@ def parse_files(
     here, or in ``workers`` processes (default: one per CPU) from ``pool_from`` files on."""
     workers = _cpus() if workers is None else workers
     if workers < 2 or len(stale) < max(pool_from, 2):
-        return _parse(str(meta_dir), stale, time_left)
-    return _parse_pooled(meta_dir, stale, time_left, min(workers, -(-len(stale) // CHUNK)))
+        return _parse(Path(meta_dir), stale, time_left)
+    return _Workers(Path(meta_dir), stale, min(workers, len(stale))).read(time_left)
 
 
 def _cpus() -> int:
@@ -55,50 +60,108 @@ def _cpus() -> int:
         return os.cpu_count() or 1
 
 
-def _parse(meta_dir: str, stale: Sequence[tuple[str, str]], time_left: TimeLeft | None = None) -> list[Parsed]:
+def _parse(meta_dir: Path, stale: Stale, time_left: TimeLeft | None = None) -> list[Parsed]:
     parsed: list[Parsed] = []
-    folder = Path(meta_dir)
     for name, sig in stale:
         if time_left is not None and time_left() <= 0:
             break
-        entry = entry_for_name(folder, name)
+        entry = entry_for_name(meta_dir, name)
         if entry is not None:
-            parsed.append(rows_for(entry, sig, folder))
+            parsed.append(rows_for(entry, sig, meta_dir))
     return parsed
 
 
-def _quiet() -> None:
-    """A worker leaves Ctrl-C (sent to the whole process group) to its parent."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _encode(parsed: Parsed) -> str:
+    return json.dumps([list(parsed.file), [list(use) for use in parsed.uses], parsed.body]) + "\n"
 
 
-def _parse_pooled(
-    meta_dir: Path, stale: Sequence[tuple[str, str]], time_left: TimeLeft | None, workers: int
-) -> list[Parsed]:
-    """Chunks of ``stale`` read in ``workers`` processes, in order; a pool that cannot start
-    or breaks (a worker killed) leaves its chunks to be read here."""
-    chunks = [list(stale[i : i + CHUNK]) for i in range(0, len(stale), CHUNK)]
-    results: dict[int, list[Parsed]] = {}
-    try:
-        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_quiet)
-    except OSError:  # pragma: no cover - no processes to be had
-        return _parse(str(meta_dir), stale, time_left)
-    try:
-        jobs: dict[Future[list[Parsed]], int] = {
-            pool.submit(_parse, str(meta_dir), chunk): n for n, chunk in enumerate(chunks)
-        }
-        pending = set(jobs)
-        while pending:
-            left = NO_WAIT_CAP if time_left is None else time_left()
-            if left <= 0:
-                break
-            done, pending = wait(pending, timeout=left, return_when=FIRST_COMPLETED)
-            for future in done:
-                results[jobs[future]] = future.result()
-    except (BrokenProcessPool, OSError):
-        for n, chunk in enumerate(chunks):
-            if n not in results and not (time_left is not None and time_left() <= 0):
-                results[n] = _parse(str(meta_dir), chunk, time_left)
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)  # a job still running ends on its own
-    return [row for n in sorted(results) for row in results[n]]
+def _decode(line: bytes) -> Parsed:
+    file, uses, body = json.loads(line)
+    return Parsed(FileRow(*file), [UseRow(*use) for use in uses], body)
+
+
+class _Workers:
+    """``stale`` shared among ``count`` worker processes, their answers read as they come."""
+
+    def __init__(self, meta_dir: Path, stale: Stale, count: int) -> None:
+        self.meta_dir, self.stale = meta_dir, list(stale)
+        self.shares = [self.stale[i::count] for i in range(count)]
+        self.parsed: dict[str, Parsed] = {}
+
+    def read(self, time_left: TimeLeft | None) -> list[Parsed]:
+        procs: list[subprocess.Popen[bytes]] = []
+        try:
+            for share in self.shares:
+                procs.append(self._start(share))
+            self._collect(procs, time_left)
+        except OSError:
+            pass  # no process to be had, or a pipe broke: what is missing is read here
+        finally:
+            for proc in procs:
+                with contextlib.suppress(OSError):
+                    proc.kill()
+                proc.wait()
+                for pipe in (proc.stdin, proc.stdout):
+                    if pipe is not None:
+                        pipe.close()
+        missing = [item for item in self.stale if item[0] not in self.parsed]
+        if missing and not (time_left is not None and time_left() <= 0):
+            self.parsed.update((p.file.name, p) for p in _parse(self.meta_dir, missing, time_left))
+        return [self.parsed[name] for name, _ in self.stale if name in self.parsed]
+
+    def _start(self, share: Stale) -> subprocess.Popen[bytes]:
+        """A worker for ``share``. ``-P``: the current folder (perhaps ``reports/``, which may
+        hold planted files) is never put on the worker's import path."""
+        proc = subprocess.Popen(
+            [sys.executable, "-P", "-m", __name__, str(self.meta_dir)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        if proc.stdin is not None:
+            proc.stdin.write("".join(json.dumps(list(item)) + "\n" for item in share).encode())
+            proc.stdin.close()
+        return proc
+
+    def _collect(self, procs: list[subprocess.Popen[bytes]], time_left: TimeLeft | None) -> None:
+        """Read every worker's lines until all have finished or the time is up."""
+        buffers: dict[int, bytes] = {}
+        with selectors.DefaultSelector() as selector:
+            for proc in procs:
+                if proc.stdout is not None:
+                    os.set_blocking(proc.stdout.fileno(), False)
+                    selector.register(proc.stdout, selectors.EVENT_READ)
+                    buffers[proc.stdout.fileno()] = b""
+            while selector.get_map():
+                left = NO_DEADLINE if time_left is None else time_left()
+                if left <= 0:
+                    return
+                for key, _ in selector.select(timeout=left):
+                    fd = key.fileobj.fileno()  # type: ignore[union-attr]
+                    chunk = os.read(fd, 1 << 16)
+                    if not chunk:
+                        selector.unregister(key.fileobj)
+                        continue
+                    *lines, buffers[fd] = (buffers[fd] + chunk).split(b"\n")
+                    for line in lines:
+                        with contextlib.suppress(ValueError, TypeError):  # not ours: read here instead
+                            parsed = _decode(line)
+                            self.parsed[parsed.file.name] = parsed
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """A worker: read ``[name, signature]`` lines on stdin, answer one JSON line per file."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    args = list(sys.argv[1:] if argv is None else argv)
+    meta_dir = Path(args[0])
+    stale = [tuple(json.loads(line)) for line in sys.stdin.buffer if line.strip()]
+    out = sys.stdout
+    for name, sig in stale:
+        for parsed in _parse(meta_dir, [(name, sig)]):
+            out.write(_encode(parsed))
+    out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -13,7 +13,8 @@ JSON (:class:`Parsed` ``body``) for ``memory list``. Checks that depend on the t
 asking (expiry, a date in the future) are made when the index is read, never stored.
 
 ``stored()`` gives each row's values as SQLite hands them back (0/1 for booleans, floats
-for REAL columns), which is what a row's MAC covers (:mod:`.index_sign`).
+for REAL columns), which is what a file row's MAC covers (:mod:`.index_sign`); a use row's
+covers ``signed()``.
 """
 
 from __future__ import annotations
@@ -84,6 +85,12 @@ class UseRow(NamedTuple):
     def stored(self) -> tuple[object, ...]:
         """The row as SQLite hands it back."""
         return (*self[:7], _real(self.created), _real(self.value))
+
+    def signed(self) -> tuple[object, ...]:
+        """What the row's MAC covers: its own values. Its domain and times are its file's,
+        whose row is signed; a use row moved to another domain or time changes its file's
+        count of rows there, which is checked (see :mod:`.index`)."""
+        return (self.name, self.key, self.arm, self.stage, self.text, _real(self.value))
 
 
 class Parsed(NamedTuple):

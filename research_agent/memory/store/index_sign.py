@@ -19,6 +19,7 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["RowSigner", "MAC_BYTES"]
 
@@ -31,16 +32,35 @@ class RowSigner:
 
     def __init__(self, key: bytes | None) -> None:
         self._key = key if key is not None else secrets.token_bytes(32)
+        self._keyed: dict[str, Any] = {}  # a hasher per table with the key already taken in
+
+    def _hasher(self, table: str) -> Any:
+        keyed = self._keyed.get(table)
+        if keyed is None:
+            keyed = hashlib.blake2b(key=self._key, digest_size=MAC_BYTES, person=table.encode())
+            self._keyed[table] = keyed
+        return keyed.copy()
 
     def sign(self, table: str, values: Sequence[object]) -> bytes:
         """The MAC of ``values`` (a row as stored, without its MAC) in ``table``."""
-        return hashlib.blake2b(
-            repr(tuple(values)).encode("utf-8", "surrogatepass"),
-            key=self._key,
-            digest_size=MAC_BYTES,
-            person=table.encode(),
-        ).digest()
+        hasher = self._hasher(table)
+        hasher.update(repr(tuple(values)).encode("utf-8", "surrogatepass"))
+        return hasher.digest()
 
-    def check(self, table: str, values: Sequence[object], mac: object) -> bool:
-        """Whether ``mac`` is the MAC of ``values`` in ``table``."""
-        return isinstance(mac, bytes) and hmac.compare_digest(self.sign(table, values), mac)
+    def check(self, table: str, row: Sequence[object], width: int) -> bool:
+        """Whether ``row`` (as read back: its ``width`` signed values, then their MAC)
+        carries the MAC of those values."""
+        mac = row[width]
+        return isinstance(mac, bytes) and hmac.compare_digest(self.sign(table, row[:width]), mac)
+
+    def good(self, table: str, rows: list[Any], width: int) -> tuple[list[Any], list[Any]]:
+        """``rows`` (as read back: ``width`` signed values, their MAC, then anything else)
+        split into those whose MAC checks and those that do not. Every read of the index
+        pays for this loop, so it is kept tight."""
+        keyed = self._hasher(table).copy
+        good, bad = [], []
+        for row in rows:
+            hasher = keyed()
+            hasher.update(repr(row[:width]).encode("utf-8", "surrogatepass"))
+            (good if hasher.digest() == row[width] else bad).append(row)
+        return good, bad

@@ -16,7 +16,7 @@ __all__ = ["arm_sums_of", "newest_texts_of", "ArmSum"]
 
 # (domain, key, arm, count, sum, sum of squares) of one key's target in one arm
 ArmSum = tuple[str, str, str, int, float, float]
-# a use row as stored: name, key, arm, stage, text, domain, stamp, created, value
+# a use row as read (USE_READ in .index_db): name, key, arm, stage, text, value, mac, domain, stamp, created
 UseValues = Sequence[object]
 
 
@@ -24,17 +24,19 @@ def arm_sums_of(rows: Iterable[UseValues]) -> list[ArmSum]:
     """``(domain, key, arm, count, sum, sum of squares)`` of the rows' values per domain, key
     and arm; a row whose target does not apply (value None) counts for nothing, and a value
     beyond :data:`MAX_VALUE` leaves its row out."""
-    values: dict[tuple[str, str, str], list[float]] = {}
-    for _name, key, arm, _stage, _text, domain, _stamp, _created, value in rows:
-        if arm not in ARMS:
-            continue
+    values: dict[tuple[object, object, object], list[float]] = {}
+    for _name, key, arm, _stage, _text, value, _mac, domain, _stamp, _created in rows:
         if value is not None and not (isinstance(value, int | float) and abs(value) <= MAX_VALUE):
             continue
-        group = values.setdefault((str(domain), str(key), str(arm)), [])
+        group = values.get((domain, key, arm))
+        if group is None:
+            if arm not in ARMS:
+                continue
+            group = values[(domain, key, arm)] = []
         if value is not None:
             group.append(float(value))
     return [
-        (domain, key, arm, len(found), math.fsum(found), math.fsum(v * v for v in found))
+        (str(domain), str(key), str(arm), len(found), math.fsum(found), math.fsum(v * v for v in found))
         for (domain, key, arm), found in values.items()
     ]
 
@@ -42,7 +44,7 @@ def arm_sums_of(rows: Iterable[UseValues]) -> list[ArmSum]:
 def newest_texts_of(rows: Iterable[UseValues]) -> dict[tuple[str, str], str]:
     """``(domain, key) -> text`` of the newest row that applied each key with a text."""
     newest: dict[tuple[str, str], tuple[str, str]] = {}
-    for _name, key, arm, _stage, text, domain, stamp, _created, _value in rows:
+    for _name, key, arm, _stage, text, _value, _mac, domain, stamp, _created in rows:
         if arm != "applied" or not text:
             continue
         where = (str(domain), str(key))
