@@ -88,7 +88,8 @@ class Run:
     def report_meta(self, gate_decision: str) -> ReportMeta:
         """What the front matter of this run's report says."""
         return ReportMeta(
-            self.query, self.settings.mode.name, self.started.date().isoformat(), self.settings.model, gate_decision
+            self.query, self.settings.mode.name, self.started.date().isoformat(), self.settings.model, gate_decision,
+            id=self.id,
         )
 
     def rule_limits(self) -> RuleLimits:

@@ -155,6 +155,10 @@ async def _plan(run: Run, number: int, *, lessons_block: str, guidance: str = ""
             notify=run.ledger.warn,
         )
     run.ledger.add_sub_queries(plan.sub_queries)
+    run.ledger.add_dropped(plan)
+    if plan.dropped:
+        run.progress.note(f"plan {number}: {len(plan.dropped)} sub-quer{'y' if len(plan.dropped) == 1 else 'ies'} "
+                          "dropped as no search queries (see the run record)")  # fmt: skip
     run.progress.counts(sub_queries=len(run.ledger.sub_queries), tokens=run.tokens())
     return plan
 

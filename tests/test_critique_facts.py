@@ -42,6 +42,9 @@ CORPUS = {
     "recipes/bread.md": "# Sourdough\n\nSourdough bread needs a lively starter and a long, cool proof.\n",
 }
 SUB_QUERIES = ["vacuum storage", "multiversion row version", "sourdough starter"]
+# The scripted drafts here are a few sentences: a target they meet keeps the length check out of
+# these runs (a draft far under the mode's target would be revised).
+QUICK = replace(MODES["quick"], target_words=60)
 UNSUPPORTED = "Autovacuum thresholds in Norway were lowered to 50 percent during 2021 by Oracle"
 
 
@@ -63,6 +66,18 @@ def _draft(request) -> dict:
         "sections": [{"heading": "Tuning", "body": f"{UNSUPPORTED} [{n['mvcc.md']}]."}],
         "limitations": [],
     }
+
+
+_WINTER = (
+    "Heat pump efficiency falls as outdoor air gets colder",
+    "Defrost cycles cost some energy on humid freezing days",
+    "Cold climate models keep most of their output well below zero",
+    "Backup resistance heat covers the coldest hours",
+    "Installers size units for the design temperature of the region",
+    "Insulation decides how much heat a home needs in January",
+    "Ground source systems see steadier temperatures than air source ones",
+    "Owners notice higher bills during long cold snaps",
+)
 
 
 def _relevance(request) -> dict:
@@ -87,7 +102,7 @@ async def _corpus_run(tmp_path: Path):
     model.enqueue("relevance", _relevance, times=5)
     model.enqueue("draft", _draft)
     settings = Settings(
-        mode=MODES["quick"], reports_dir=tmp_path / "reports", cache_dir=tmp_path / "cache", context_path=None,
+        mode=QUICK, reports_dir=tmp_path / "reports", cache_dir=tmp_path / "cache", context_path=None,
         corpus_dirs=(root,), search_providers=("local",),
     )  # fmt: skip
     result = await research(QUERY, settings=settings, model=model, lessons=LessonSelection.none, now=NOW)
@@ -161,13 +176,13 @@ async def _web_run(tmp_path: Path, max_sources: int | None):
 
     def draft(request) -> dict:
         numbers = sorted(_sources_in(request.user).values())
-        body = " ".join(f"Heat pump efficiency in winter is covered here [{n}]." for n in numbers)
+        body = " ".join(f"{_WINTER[i % len(_WINTER)]} [{n}]." for i, n in enumerate(numbers))
         return {"title": "Heat pumps", "executive_summary": body, "key_findings": ["Efficiency drops in winter [1]."],
                 "sections": [{"heading": "Notes", "body": "Winter efficiency matters [1]."}], "limitations": []}  # fmt: skip
 
     model.enqueue("draft", draft)
     settings = Settings(
-        mode=MODES["quick"], reports_dir=tmp_path / "reports", cache_dir=tmp_path / "cache", context_path=None,
+        mode=QUICK, reports_dir=tmp_path / "reports", cache_dir=tmp_path / "cache", context_path=None,
         max_sources=max_sources,
     )  # fmt: skip
     result = await research(

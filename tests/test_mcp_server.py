@@ -19,7 +19,7 @@ from tests.support.mcp import HANG_GUARD, HoldingResponder, mcp_client, server_e
 from tests.support.memory import make_critique, put
 from tests.support.pipeline import QUERY
 from tests.support.research_responder import ResearchResponder
-from tests.support.review_reports import CLEAN_BODY, report
+from tests.support.review_reports import long_body, report
 
 TOOLS = {"research", "review_report", "memory_lessons", "memory_list", "memory_show", "memory_effects"}
 # The corpus is indexed while the first model call runs, so "index" only has to come before "search".
@@ -39,7 +39,10 @@ async def test_the_server_lists_its_tools_with_schemas_and_its_resource_template
             "cost_usd"} <= set(research.output_schema["properties"])
     assert "call to the fast model" in " ".join(tools["memory_lessons"].description.split())
     assert research.annotations.read_only_hint is False and tools["memory_list"].annotations.read_only_hint
-    assert {t.uri_template for t in templates} == {"report://{run_id}", "critique://{run_id}"}
+    assert {(t.uri_template, t.mime_type) for t in templates} == {
+        ("report://{run_id}", "text/markdown"), ("report://{run_id}?format=html", "text/html"),
+        ("critique://{run_id}", "application/yaml"),
+    }
 
 
 async def test_research_over_a_corpus_reports_each_stage_and_returns_the_report(tmp_path: Path, corpus: Path) -> None:
@@ -63,6 +66,7 @@ async def test_research_over_a_corpus_reports_each_stage_and_returns_the_report(
             assert not result.is_error, text_of(result)
             data = result.structured_content
             report_resource = await client.read_resource(f"report://{data['id']}")
+            html_resource = await client.read_resource(f"report://{data['id']}?format=html")
             critique_resource = await client.read_resource(f"critique://{data['id']}")
             with anyio.fail_after(HANG_GUARD):
                 await wrote.wait()  # progress callbacks run in tasks of their own
@@ -79,6 +83,9 @@ async def test_research_over_a_corpus_reports_each_stage_and_returns_the_report(
     assert data["lessons_applied"] == [] and data["adaptive"] is False
     assert data["critique"]["state"] == "done" and Path(data["critique"]["path"]).is_file()
     assert report_resource.contents[0].text == data["report_markdown"]
+    (page,) = html_resource.contents
+    assert page.mime_type == "text/html" and page.text.startswith("<!DOCTYPE html>")
+    assert 'id="src-1"' in page.text and 'href="#src-1"' in page.text and 'role="tooltip"' in page.text
     critique = yaml.safe_load(critique_resource.contents[0].text)
     assert critique["id"] == data["id"] and critique["query"] == QUERY
     stages = [m.split(":")[0] for m in messages if not m.startswith("note")]
@@ -131,7 +138,7 @@ async def test_cancelling_a_call_mid_run_stops_the_run_and_leaves_no_file(tmp_pa
                 # The server reads its messages in order: once this answers, it has taken the
                 # cancellation in. Only then is the held draft answered (a run still going would
                 # go on to its skeptic); released any earlier, the answer could beat the cancellation.
-                alive = await client.call_tool("review_report", {"markdown": report(CLEAN_BODY)})
+                alive = await client.call_tool("review_report", {"markdown": report(long_body(400))})
                 responder.release.set()
             # the client has closed the server's stdin and the server has exited: its files are final
         finally:
@@ -148,8 +155,8 @@ async def test_review_report_approves_a_good_report_and_rejects_a_bad_one(tmp_pa
     allowed = tmp_path / "docs"
     allowed.mkdir()
     good = allowed / "good.md"
-    good.write_text(report(CLEAN_BODY), encoding="utf-8")
-    bad = report(CLEAN_BODY + "\n## Extra\nSales rose 40%.\n")
+    good.write_text(report(long_body(400)), encoding="utf-8")  # a third of the target: a length warning only
+    bad = report(long_body(400) + "\n## Extra\nSales rose 40%.\n")
     outside = tmp_path / "outside.md"
     outside.write_text(bad, encoding="utf-8")
     async with mcp_client(tmp_path, "--allow-dir", str(allowed)) as client:

@@ -12,7 +12,6 @@ import json
 import signal
 from pathlib import Path
 
-import research_agent.cli.root  # noqa: F401 - registers ``memory ab`` on the memory group
 from research_agent.errors import InvalidModelOutput
 from research_agent.llm import ChatRequest, ChatResponse
 from research_agent.memory.effects.ab import AbLedger, ab_result, run_ab

@@ -33,7 +33,7 @@ async def test_standard_run_writes_a_cited_report_and_run_record(tmp_path, scrip
     for heading in ("## Executive Summary", "## Key Findings", "## Adversarial Analysis",
                     "## Limitations & Gaps", "## Sources"):
         assert heading in report
-    assert report.startswith("---\nquery: ")
+    assert report.startswith(f"---\nid: {result.id}\nquery: ")  # a copied report still finds its run
     cited, entries = citations(report), source_entries(report)
     assert cited and cited == set(entries), "every [n] resolves and no entry is unused"
     corpus_files = {str(p) for p, _, _ in provider.paths.values()}

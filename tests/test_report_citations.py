@@ -145,7 +145,8 @@ async def test_invented_and_skeptic_citations_are_renumbered_or_removed_through_
     cli = CliRunner().invoke(review_app, [str(result.report_path), "--json"])
     issues = json.loads(cli.stdout)["issues"]
     assert not [i for i in issues if i["type"] in CITATION_ISSUES], issues
-    assert cli.exit_code == 0, cli.stdout  # nothing critical left: only a length warning
+    # nothing critical left but the length of this short scripted draft
+    assert [i["type"] for i in issues if i["severity"] == "critical"] == ["length"], issues
 
 
 class HostileDocs:

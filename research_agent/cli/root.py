@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from ..version import __version__
-from . import cache, corpus, critique, doctor, mcp, memory, memory_ab, review, run
+from . import cache, corpus, critique, doctor, export, mcp, memory, review, run
 from .boundary import set_verbose, stderr_console
 from .startup import settle
 from .terminal import VisibleFormatter
@@ -63,12 +63,10 @@ def _root(
 app.command("run")(run.run)
 app.command("critique")(critique.critique_command)
 app.command("review")(review.review_command)
+app.command("export")(export.export_command)
 app.command("doctor")(doctor.doctor_command)
 app.command("mcp")(mcp.mcp_command)
 app.add_typer(corpus.app, name="corpus", help="Index and search local document folders.")
-# ``memory ab`` lives in its own module, which uses cli/memory's MemoryDeps: registered here, not
-# in cli/memory.py, so that the two modules do not import each other.
-memory.app.command("ab")(memory_ab.ab_command)
 app.add_typer(memory.app, name="memory", help="Inspect and manage stored critiques and lessons.")
 app.add_typer(cache.app, name="cache", help="Manage the on-disk page cache.")
 

@@ -60,6 +60,9 @@ MaxRevisions = Annotated[int | None, typer.Option("--max-revisions", help="At mo
 Rules = Annotated[Path | None, typer.Option("--rules", help="Custom lint rules (YAML).")]
 NoCritique = Annotated[bool, typer.Option("--no-critique", help="Do not critique the report afterwards.")]
 WaitCritique = Annotated[bool, typer.Option("--wait-critique", help="Wait for the critique and print its summary.")]
+Strict = Annotated[
+    bool, typer.Option("--strict", help="Exit 1 when the tool's own review rejects the report (it is still written).")
+]
 NoLessons = Annotated[
     bool, typer.Option("--no-lessons", help="Run without lessons from past critiques (a baseline run).")
 ]

@@ -31,7 +31,8 @@ INSTRUCTIONS = (
     "research-agent researches a question over the web or local documents and writes a cited "
     "markdown report. Call `research` for a report (it takes minutes; progress is reported per "
     "stage), `review_report` to lint a report, and the memory tools to see past critiques and the "
-    "lessons a run would get. Reports are resources at report://<id>, critiques at critique://<id>."
+    "lessons a run would get. Reports are resources at report://<id> (markdown) and "
+    "report://<id>?format=html (one HTML page), critiques at critique://<id>."
 )
 
 

@@ -13,8 +13,9 @@ The counts are written into the file for its readers, and recomputed on reading.
 cannot be recomputed is recorded as the run saw it: ``found_count`` (distinct sources the
 searches found), ``capped_by_user`` (the user's own source limit cut that list),
 ``sub_query_counts`` (per sub-query: sources found and read), each source's sub-queries
-and date, and ``citation_support`` (measured against the text the writer received). A
-record written before these existed reads them as None, False or empty.
+and date, ``citation_support`` (measured against the text the writer received), the sub-queries
+dropped as no search queries, and how the report stands with the tool's own ``review``.
+A record written before these existed reads them as None, False or empty.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ __all__ = [
     "WithheldLesson",
     "CorpusRecord",
     "FetchFailure",
+    "DroppedSubQuery",
+    "ReviewOutcome",
     "RunRecord",
 ]
 
@@ -221,6 +224,36 @@ class FetchFailure:
 
 
 @dataclass(frozen=True)
+class DroppedSubQuery:
+    """A sub-query of plan ``plan`` that was not searched: it was no search query (``reason``)."""
+
+    plan: int
+    query: str
+    reason: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"plan": self.plan, "query": self.query, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class ReviewOutcome:
+    """How the published report stands with the tool's own review: ``approved`` or
+    ``rejected`` (critical issues still open after the last revision, ``open_critical``
+    of them, claims marked [Disputed] not counted), and the first of their reasons."""
+
+    status: str
+    open_critical: int = 0
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def rejected(self) -> bool:
+        return self.status == "rejected"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "open_critical": self.open_critical, "reasons": list(self.reasons)}
+
+
+@dataclass(frozen=True)
 class RunRecord:
     """Everything one run did, as stored in its run record (see the module docstring)."""
 
@@ -236,6 +269,7 @@ class RunRecord:
     fast_model: str = ""
     gate_reason: str = ""
     sub_queries: tuple[str, ...] = ()
+    dropped_sub_queries: tuple[DroppedSubQuery, ...] = ()
     sub_query_counts: tuple[SubQueryCount, ...] | None = None  # None: not recorded (an older record)
     sources: tuple[SourceSummary, ...] = ()
     found_count: int | None = None  # None: not recorded (an older record)
@@ -246,6 +280,7 @@ class RunRecord:
     iterations: tuple[Iteration, ...] = ()
     final_decision: str = ""
     stop_reason: str = ""
+    review: ReviewOutcome | None = None  # None: no draft was reviewed (the run gave up), or an older record
     lessons: LessonsRecord = LessonsRecord()
     provider_failures: tuple[str, ...] = ()
     fetch_failures: tuple[FetchFailure, ...] = ()
@@ -292,6 +327,7 @@ class RunRecord:
             "schema_version": RUN_RECORD_VERSION,
             **{k: getattr(self, k) for k in _HEAD},
             "sub_queries": list(self.sub_queries),
+            "dropped_sub_queries": [d.as_dict() for d in self.dropped_sub_queries],
             "sub_query_counts": None if self.sub_query_counts is None else [c.as_dict() for c in self.sub_query_counts],
             "sources": [s.as_dict() for s in self.sources],
             **{k: getattr(self, k) for k in _COUNTS},
@@ -303,6 +339,7 @@ class RunRecord:
             "iterations": [i.as_dict() for i in self.iterations],
             "final_decision": self.final_decision,
             "stop_reason": self.stop_reason,
+            "review": None if self.review is None else self.review.as_dict(),
             "lessons": self.lessons.as_dict(),
             "provider_failures": list(self.provider_failures),
             "fetch_failures": [{"location": f.location, "reason": f.reason} for f in self.fetch_failures],

@@ -39,6 +39,7 @@ from ..store.schema import (
     WITHHELD_REASONS,
     is_pass,
     mean_of,
+    ramp_reason,
 )
 from .evidence import MAX_REPORT_BYTES, locate_report, read_report_file
 from .facts import RunFacts, compute_facts
@@ -237,6 +238,7 @@ def critique_from_answer(
         lessons_available=record.lessons.available,
         facts=facts.measured,
         usage=usage,
+        suspect=ramp_reason(scores),
     )
 
 
@@ -287,7 +289,8 @@ async def critique_run(
         folder,
         "ok",
         subject,
-        f"mean {critique.mean_score:.2f}, {'pass' if critique.overall_pass else 'fail'}",
+        f"mean {critique.mean_score:.2f}, {'pass' if critique.overall_pass else 'fail'}"
+        + (f", suspect: {critique.suspect}" if critique.suspect else ""),
     )
     return critique
 
@@ -298,6 +301,8 @@ def summarize(critique: Critique, *, path: Path | None = None) -> str:
     shown = {d: critique.scores.get(d) for d in DIMENSIONS}
     scores = ", ".join(f"{DIMENSION_LABELS[d]} {'n/a' if v is None else v}" for d, v in shown.items())
     lines = [f"critique of {critique.id}: mean {critique.mean_score:.2f}/5 ({verdict})", f"  {scores}"]
+    if critique.suspect_reason:
+        lines.append(f"  suspect: {critique.suspect_reason}; it makes and feeds no lesson")
     if critique.tags:
         lines.append(f"  tags: {', '.join(critique.tags)}")
     lines += [f"  weakness: {w}" for w in critique.weaknesses[:3]]

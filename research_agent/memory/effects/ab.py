@@ -229,7 +229,10 @@ async def _critique_arm(
         calls=run_usage.calls + (critique_usage.calls if critique_usage is not None else 0),
         cost_usd=cost,
     )
-    return ArmResult(**arm, scores=critique.scores, mean_score=critique.mean_score, facts=critique.facts, usage=usage)
+    return ArmResult(
+        **arm, scores=critique.scores, mean_score=critique.mean_score, facts=critique.facts, usage=usage,
+        suspect=critique.suspect_reason,
+    )  # fmt: skip
 
 
 def ab_result(
@@ -241,8 +244,11 @@ def ab_result(
     settings: Settings,
     complete: bool,
 ) -> AbResult:
-    """Measure the pairs in ``ledger``: the frozen result the CLI prints and the file holds."""
+    """Measure the pairs in ``ledger``: the frozen result the CLI prints and the file holds.
+
+    A pair with a suspect critique on either arm is kept and shown, but not measured."""
     pairs = tuple(ledger.pairs)
+    measured = tuple(pair for pair in pairs if pair.measurable)
     return AbResult(
         id=ab_id,
         started=started.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
@@ -253,9 +259,9 @@ def ab_result(
         complete=complete,
         pairs=pairs,
         failed=tuple(ledger.failed),
-        overall=overall_measure(pairs),
-        dimensions=dimension_measures(pairs),
-        facts=fact_measures(pairs),
+        overall=overall_measure(measured),
+        dimensions=dimension_measures(measured),
+        facts=fact_measures(measured),
         baseline_usage=arm_usage(pairs, "baseline"),
         adaptive_usage=arm_usage(pairs, "adaptive"),
     )

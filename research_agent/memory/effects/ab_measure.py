@@ -1,8 +1,8 @@
 """Measuring a learning A/B: paired differences per dimension and per measured fact.
 
 Each measure pairs the adaptive arm with the baseline arm of the same question
-(:func:`~research_agent.memory.effects.intervals.paired_difference`), over complete pairs
-only (an incomplete pair, :attr:`~.ab_types.AbPair.incomplete`, counts for nothing). A pair counts for a
+(:func:`~research_agent.memory.effects.intervals.paired_difference`), over the pairs it is
+given (:func:`~.ab.ab_result` gives the measurable ones). A pair counts for a
 dimension only when both critiques scored it (a null ``geographic_balance`` in either
 arm drops that pair for that dimension), and for a fact only when both critiques carry
 a facts block. Lower-is-better facts are flipped, so a positive ``delta`` always means
@@ -20,13 +20,9 @@ from .intervals import paired_difference
 __all__ = ["overall_measure", "dimension_measures", "fact_measures", "arm_usage"]
 
 
-def _complete(pairs: Sequence[AbPair]) -> list[AbPair]:
-    return [pair for pair in pairs if pair.complete]
-
-
 def overall_measure(pairs: Sequence[AbPair]) -> Measure:
     """The critiques' mean score (over their applicable dimensions), adaptive vs baseline."""
-    values = [(float(p.adaptive.mean_score or 0.0), float(p.baseline.mean_score or 0.0)) for p in _complete(pairs)]
+    values = [(float(p.adaptive.mean_score or 0.0), float(p.baseline.mean_score or 0.0)) for p in pairs]
     return Measure("mean_score", "higher", paired_difference(values))
 
 
@@ -35,7 +31,7 @@ def dimension_measures(pairs: Sequence[AbPair]) -> tuple[Measure, ...]:
     measures = []
     for dimension in DIMENSIONS:
         values = []
-        for pair in _complete(pairs):
+        for pair in pairs:
             adaptive = pair.adaptive.scores.get(dimension) if pair.adaptive.scores else None
             baseline = pair.baseline.scores.get(dimension) if pair.baseline.scores else None
             if adaptive is not None and baseline is not None:
@@ -50,7 +46,7 @@ def fact_measures(pairs: Sequence[AbPair]) -> tuple[Measure, ...]:
     for path, better in FACT_MEASURES:
         values = [
             (fact_value(p.adaptive.facts, path), fact_value(p.baseline.facts, path))
-            for p in _complete(pairs)
+            for p in pairs
             if p.adaptive.facts is not None and p.baseline.facts is not None
         ]
         difference = paired_difference(values)

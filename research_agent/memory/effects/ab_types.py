@@ -104,6 +104,7 @@ class ArmResult:
     usage: ArmUsage
     critique_error: str = ""
     lessons_available: bool = True
+    suspect: str | None = None  # why its critique looks degenerate: the pair is left out of the measures
 
     @property
     def critiqued(self) -> bool:
@@ -113,7 +114,7 @@ class ArmResult:
         facts = (
             None if self.facts is None else {p: _round(fact_value(self.facts, p)) for p, _ in FACT_MEASURES}
         )
-        return {
+        data = {
             "run_id": self.run_id,
             "lessons": list(self.lessons),
             "lessons_reason": self.lessons_reason,
@@ -124,6 +125,9 @@ class ArmResult:
             **({"critique_error": self.critique_error} if self.critique_error else {}),
             "usage": self.usage.as_dict(),
         }
+        if self.suspect:
+            data["suspect"] = self.suspect
+        return data
 
 
 @dataclass(frozen=True)
@@ -153,6 +157,11 @@ class AbPair:
     @property
     def complete(self) -> bool:
         return not self.incomplete
+
+    @property
+    def measurable(self) -> bool:
+        """Complete, and neither arm's critique is suspect: only such pairs enter the measures."""
+        return self.complete and not (self.baseline.suspect or self.adaptive.suspect)
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -6,7 +6,8 @@
   model_version* (so a model change does not read as learning), then adaptive runs
   (lessons used) are compared with baseline runs (no lessons).
 * Suspension: over at least ``min_runs`` runs of each kind in a domain, adaptive runs
-  score lower than baseline runs: lessons are suspended for that domain.
+  score lower than baseline runs: lessons are suspended for that domain. Suspect
+  critiques (a degenerate critic) are left out of this comparison, and listed.
 * Collapse: the standard deviation of the recent mean scores falls under 0.3, a sign
   the critic stopped telling reports apart.
 * Cost: the tokens and dollars the critiques themselves spent, per domain, from the
@@ -156,6 +157,7 @@ class DomainStats:
     comparison: Comparison
     collapse: Collapse
     cost: CritiqueCost = CritiqueCost()
+    suspect: tuple[tuple[str, str], ...] = ()  # (critique id, why): left out of the comparison
 
 
 @dataclass(frozen=True)
@@ -170,6 +172,12 @@ class MemoryStats:
     def warnings(self) -> tuple[str, ...]:
         out = [d.comparison.reason for d in self.domains if d.comparison.suspended]
         out += [d.collapse.warning for d in self.domains if d.collapse.collapsed]
+        out += [
+            f"suspect critique ({d.domain}) {run_id}: {why}; it makes and feeds no lesson and is left out "
+            "of effects, suspension and A/B statistics"
+            for d in self.domains
+            for run_id, why in d.suspect
+        ]
         return tuple(out)
 
     def as_dict(self) -> dict[str, Any]:
@@ -200,6 +208,7 @@ class MemoryStats:
                     "recent_std": d.collapse.std,
                     "collapse": d.collapse.collapsed,
                     "critique_usage": d.cost.as_dict(),
+                    "suspect": [{"id": run_id, "reason": why} for run_id, why in d.suspect],
                 }
                 for d in self.domains
             ],
@@ -295,10 +304,12 @@ def domain_stats(domain: str, critiques: Sequence[Critique]) -> DomainStats:
         passed=sum(1 for c in ordered if c.overall_pass),
         mean=_mean([c.mean_score for c in ordered]) or 0.0,
         trends=tuple(trends),
-        # a run that could not read its memory was not randomly withheld: neither arm
-        comparison=compare_adaptive(domain, [c for c in ordered if c.lessons_available]),
+        # a suspect critique teaches nothing; a run that could not read its memory was not
+        # randomly withheld: neither is in either arm
+        comparison=compare_adaptive(domain, [c for c in ordered if not c.suspect_reason and c.lessons_available]),
         collapse=collapse_check(domain, ordered),
         cost=critique_cost(ordered),
+        suspect=tuple((c.id, c.suspect_reason) for c in ordered if c.suspect_reason),  # type: ignore[misc]
     )
 
 

@@ -111,6 +111,8 @@ def _reread(index: CritiqueIndex, name: str, domain: str, now: datetime) -> Crit
         return f"other domain ({critique.query_domain})"
     if not critique.overall_pass:
         return f"failing (mean {critique.mean_score:.2f})"
+    if critique.suspect_reason:
+        return f"suspect: {critique.suspect_reason}"
     return critique
 
 

@@ -25,6 +25,7 @@ from .schema import (
     InvalidCritique,
     is_pass,
     mean_of,
+    ramp_reason,
     shown_value,
     validate_critique,
 )
@@ -162,6 +163,12 @@ class Critique:
     lessons_available: bool = True  # False: the run went without lessons because its memory was unreadable
     suspect: str | None = None  # why the critic's answer looks degenerate; such a critique teaches nothing
     proposed_lessons: tuple[ProposedLesson, ...] = ()
+
+    @property
+    def suspect_reason(self) -> str | None:
+        """Why this critique teaches nothing: its ``suspect`` mark, or, in a file written
+        before the mark existed, scores that are a ramp (:func:`.schema.ramp_reason`)."""
+        return self.suspect or ramp_reason(self.scores.as_dict())
 
     @property
     def created_at(self) -> datetime:

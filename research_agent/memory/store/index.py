@@ -84,6 +84,7 @@ SELECT name,
         WHEN stamp < :cutoff THEN :expired
         WHEN stamp > :future THEN 'dated in the future'
         WHEN ok = 0 THEN 'invalid: ' || reason
+        WHEN reason != '' THEN reason
         WHEN created > :latest THEN 'dated in the future (' || strftime('%Y-%m-%dT%H:%M:%SZ', created, 'unixepoch') || ')'
         WHEN domain != :domain THEN 'other domain (' || domain || ')'
     END,
@@ -92,7 +93,7 @@ FROM files ORDER BY stamp DESC, name DESC
 """
 _PASSING = """
 SELECT domain, COUNT(*) FROM files
-WHERE stamp >= :cutoff AND stamp <= :future AND ok = 1 AND created <= :latest AND passed = 1
+WHERE stamp >= :cutoff AND stamp <= :future AND ok = 1 AND reason = '' AND created <= :latest AND passed = 1
 GROUP BY domain
 """
 _LISTING = """
@@ -272,8 +273,8 @@ class CritiqueIndex:
     ) -> list[Standing]:
         """Every file newest first, with why it cannot serve a run in ``domain``, checked in
         this order: run time (from its name) before ``cutoff`` (``expired`` is the reason),
-        run time after ``future``, refused by the loader, own timestamp after ``latest``
-        (seconds), another domain. The reason is None for a valid file of ``domain``."""
+        run time after ``future``, refused by the loader, suspect, own timestamp after
+        ``latest`` (seconds), another domain. The reason is None for a valid file of ``domain``."""
         values = {"cutoff": cutoff, "future": future, "latest": latest, "expired": expired, "domain": domain}
         return list(self._query(_STANDINGS, values))
 

@@ -44,7 +44,9 @@ __all__ = [
     "wait_seconds",
 ]
 
-INDEX_VERSION = 2
+# 2: a suspect critique keeps its reason and has no use rows; 3: rows signed (a MAC each),
+# lessons available, each file's count of use rows, the critique kept for memory list
+INDEX_VERSION = 3
 _COMPANIONS = ("-wal", "-shm", "-journal")
 MAX_WAIT = 30.0  # seconds one statement waits for another process's write to finish, at most
 

@@ -3,7 +3,9 @@
 A :class:`FileRow` is the outcome of :func:`~research_agent.memory.store.files.load_entry` for
 one file, keyed by the file's *signature* (inode, size, mtime, ctime and mode, from
 ``lstat``): a valid file gives its id, domain, run time, model, mean, pass and whether
-it was adaptive; a refused file gives the loader's reason. A :class:`UseRow` records a
+it was adaptive; a refused file gives the loader's reason. A valid but suspect critique
+(:attr:`~.critique_types.Critique.suspect_reason`) keeps its reason too, and no use rows:
+it feeds no lesson, no effect and no suspension. A :class:`UseRow` records a
 lesson key the critique applied or withheld, with the value of that key's target in
 the critique (:mod:`.targets`; None where it does not apply), so that effects are sums
 over one table. A run that went without lessons because its memory could not be read
@@ -37,7 +39,8 @@ MAX_VALUE = 10_000_000  # no target reaches this; anything beyond is not a measu
 
 
 class FileRow(NamedTuple):
-    """One critique file as the index holds it (``ok`` False: refused, with ``reason``)."""
+    """One critique file as the index holds it (``ok`` False: refused, with ``reason``;
+    ``ok`` True with a ``reason``: valid but suspect)."""
 
     name: str
     sig: str
@@ -142,12 +145,14 @@ def rows_for(entry: CritiqueEntry, sig: str, meta_dir: Path) -> Parsed:
             [],
             None,
         )
-    uses = _uses(entry.name, critique) if critique.lessons_available else []
+    suspect = critique.suspect_reason
+    # neither a suspect critique nor a run that could not read its memory is evidence of an effect
+    uses = _uses(entry.name, critique) if critique.lessons_available and not suspect else []
     row = FileRow(
         entry.name,
         sig,
         True,
-        "",
+        f"suspect: {suspect}" if suspect else "",  # valid, but it teaches nothing
         critique.id,
         entry.stamp,
         critique.created_at.timestamp(),

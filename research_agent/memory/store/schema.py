@@ -45,6 +45,7 @@ __all__ = [
     "key_kind",
     "MAX_LESSON_TEXT",
     "applicable",
+    "ramp_reason",
     "GATE_DECISIONS",
     "FIELD_ORDER",
     "OPTIONAL_FIELDS",
@@ -195,6 +196,18 @@ def mean_of(values: Mapping[str, int | None]) -> float:
 def is_pass(values: Mapping[str, int | None]) -> bool:
     """``overall_pass``: a mean of at least 3.0 and no applicable dimension below 2."""
     return mean_of(values) >= 3.0 and min(applicable(values).values()) >= 2
+
+
+def ramp_reason(values: Mapping[str, int | None]) -> str | None:
+    """Why scores look degenerate, or None: an exact ramp in the schema's dimension order
+    (1, 2, 3, 4, 5 or the reverse) is a critic counting, not judging. The same vector
+    repeated across critiques is no sign on its own (honest critics repeat too)."""
+    scores = tuple(values.get(d) for d in DIMENSIONS)
+    ramp = tuple(range(1, len(DIMENSIONS) + 1))
+    if scores == ramp or scores == ramp[::-1]:
+        shown = ", ".join(str(v) for v in scores)
+        return f"the scores are {shown} in the schema's dimension order, a ramp rather than a judgement"
+    return None
 
 
 def _path(error: jsonschema.ValidationError) -> str:

@@ -1,4 +1,4 @@
-"""``research-agent memory effects``: each lesson's measured effect, as a table or JSON.
+"""``memory effects``: each lesson's measured effect, as a table or JSON.
 
 The numbers come from :func:`research_agent.memory.effects.lesson_effects.lesson_effects` (the same
 function the MCP server calls); this module only draws them. With ``--json`` stdout
@@ -15,11 +15,14 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ..domains import parse_domain
-from ..memory.effects.lesson_effects import MIN_RUNS, LessonEffect, lesson_effects
-from .terminal import dumps_json, echo, markup
+from ...domains import DOMAINS, parse_domain
+from ...files.state import secret_key
+from ...memory.effects.lesson_effects import MIN_RUNS, LessonEffect, lesson_effects
+from ..boundary import guarded
+from ..terminal import dumps_json, echo, markup
+from .group import app, memory_deps, memory_settings
 
-__all__ = ["show_effects"]
+__all__ = ["effects_command", "show_effects"]
 
 
 def _number(value: float | None, *, signed: bool = False) -> str:
@@ -75,3 +78,16 @@ def show_effects(
         f"trial: fewer than {MIN_RUNS} runs with or without the lesson; retired: after {MIN_RUNS} of each, "
         "the whole interval lies below zero (later runs are not given it until new evidence lifts it)"
     )
+
+
+@app.command("effects")
+@guarded
+def effects_command(
+    ctx: typer.Context,
+    domain: str | None = typer.Option(None, "--domain", help=f"Only this domain: one of {', '.join(DOMAINS)}."),
+    json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
+) -> None:
+    """Each lesson's effect: its target with and without it, the difference with a 90% interval, its status."""
+    settings = memory_settings(ctx)
+    now = memory_deps(ctx).clock()
+    show_effects(settings.meta_dir, now=now, domain=domain, json_output=json_output, key=secret_key(settings.state_dir))
