@@ -102,9 +102,9 @@ class ArmResult:
     mean_score: float | None
     facts: CritiqueFacts | None
     usage: ArmUsage
+    suspect: str | None = None  # why its critique looks degenerate: the pair is left out of the measures
     critique_error: str = ""
     lessons_available: bool = True
-    suspect: str | None = None  # why its critique looks degenerate: the pair is left out of the measures
 
     @property
     def critiqued(self) -> bool:

@@ -48,7 +48,7 @@ def parse_files(
     """The rows of each ``(name, signature)`` in ``stale`` until ``time_left()`` runs out:
     here, or in ``workers`` processes (default: one per CPU) from ``pool_from`` files on."""
     workers = _cpus() if workers is None else workers
-    if workers < 2 or len(stale) < max(pool_from, 2):
+    if workers < 2 or len(stale) < max(pool_from, 2) or not sys.executable:
         return _parse(Path(meta_dir), stale, time_left)
     return _Workers(Path(meta_dir), stale, min(workers, len(stale))).read(time_left)
 
