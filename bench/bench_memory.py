@@ -29,7 +29,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from research_agent.domains import DOMAINS  # noqa: E402
-from research_agent.files.state import secret_key  # noqa: E402
 from research_agent.ids import make_run_id  # noqa: E402
 from research_agent.measures import (  # noqa: E402
     CitationFacts,
@@ -48,6 +47,7 @@ from research_agent.memory.lessons.run import MemoryLessons  # noqa: E402
 from research_agent.memory.lessons.select import select_lessons  # noqa: E402
 from research_agent.memory.store import files as store  # noqa: E402
 from research_agent.memory.store.critique_types import Critique, LessonUse, Scores, WithheldLesson  # noqa: E402
+from research_agent.memory.store.index import IndexTrust  # noqa: E402
 from research_agent.memory.store.schema import DIMENSIONS, TAGS  # noqa: E402
 from research_agent.record import read_run_record  # noqa: E402
 from research_agent.text.passages import estimate_tokens  # noqa: E402
@@ -138,8 +138,8 @@ def state_dir(meta: Path) -> Path:
 
 
 def select(meta: Path):
-    key = secret_key(state_dir(meta))
-    return select_lessons(meta, "technology", now=NOW, rng=random.Random(1), control_fraction=0.0, key=key)
+    trust = IndexTrust(state_dir(meta))
+    return select_lessons(meta, "technology", now=NOW, rng=random.Random(1), control_fraction=0.0, trust=trust)
 
 
 def time_selection(meta: Path, repeat: int) -> tuple[float, float, float, float, str]:
@@ -182,7 +182,7 @@ def time_effects(meta: Path, repeat: int) -> tuple[float, int]:
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        effects = lesson_effects(meta, now=NOW, key=secret_key(state_dir(meta)))
+        effects = lesson_effects(meta, now=NOW, trust=IndexTrust(state_dir(meta)))
         times.append((time.perf_counter() - start) * 1000)
     return statistics.median(times), len(effects)
 

@@ -15,17 +15,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from research_agent.files.state import secret_key
 from research_agent.memory.effects.lesson_effects import lesson_effects
 from research_agent.memory.effects.stats import compute_stats
 from research_agent.memory.lessons.run import MemoryLessons
 from research_agent.memory.lessons.select import select_lessons
 from research_agent.memory.store.critique_types import Critique
 from research_agent.memory.store.files import load_all, write_critique
-from research_agent.memory.store.index import INDEX_NAME, IndexBusy, open_index
+from research_agent.memory.store.index import INDEX_NAME, IndexBusy, IndexTrust, open_index
 from research_agent.memory.store.index_db import MAX_WAIT
 from research_agent.pipeline import research
-from tests.support.memory import KEY, NOW, make_critique, put
+from tests.support.memory import NOW, make_critique, put, trust_in
 from tests.support.pipeline import QUERY, DocsProvider, script, settings_for
 from tests.support.research_responder import ResearchResponder
 
@@ -136,8 +135,8 @@ def test_the_index_itself_says_it_stayed_locked(tmp_path: Path) -> None:
     holder = locked(meta, state)
     try:
         with pytest.raises(IndexBusy, match="stayed locked by another process"):
-            open_index(meta, key=secret_key(state), time_left=lambda: 0.05)
-        with open_index(meta, key=None) as index:  # without the key: in memory, so never locked
+            open_index(meta, trust=IndexTrust(state), time_left=lambda: 0.05)
+        with open_index(meta, trust=None) as index:  # without the user's trust: in memory, so never locked
             assert not index.on_disk and index.last.files == 5
     finally:
         holder.release()
@@ -199,9 +198,10 @@ def test_a_run_without_its_memory_is_in_neither_arm_of_any_comparison(tmp_path: 
         put(meta, make_critique(10 + n, scores=(4, 4, 4, 4, 4), withheld=("counterarguments:missing",)))
     for n in range(3):  # runs that could not read memory: they would read as baseline runs
         write_critique(meta, unavailable(20 + n, (2, 2, 2, 2, 2)))
-    selection = select_lessons(meta, "technology", now=NOW, rng=random.Random(0), key=KEY, control_fraction=0.0)
+    selection = select_lessons(meta, "technology", now=NOW, rng=random.Random(0), trust=trust_in(tmp_path),
+                               control_fraction=0.0)  # fmt: skip
     assert "over 5 adaptive and 5 baseline runs" in selection.reason
-    [effect] = lesson_effects(meta, now=NOW, key=KEY)
+    [effect] = lesson_effects(meta, now=NOW, trust=trust_in(tmp_path))
     assert (effect.applied_runs, effect.baseline_runs) == (5, 5)
     [domain] = compute_stats(load_all(meta, now=NOW)).domains
     assert (domain.comparison.adaptive_n, domain.comparison.baseline_n, domain.count) == (5, 5, 13)

@@ -18,7 +18,7 @@ from research_agent.cli.memory import MemoryDeps, app
 from research_agent.config import Settings
 from research_agent.files.state import secret_key
 from research_agent.memory.store.files import load_all
-from research_agent.memory.store.index import INDEX_NAME, list_critiques, open_index
+from research_agent.memory.store.index import INDEX_NAME, IndexTrust, list_critiques, open_index
 from research_agent.memory.store.index_parse import parse_files
 from research_agent.memory.store.index_rows import signature
 from tests.support.memory import NOW, make_critique, make_facts, put, put_raw
@@ -99,23 +99,36 @@ def test_a_forged_row_changes_nothing_in_lessons_effects_or_list(tmp_path: Path,
 
 def test_an_index_signed_with_another_key_is_read_again_from_the_files(tmp_path: Path, reports: Path) -> None:
     meta = reports / "meta"
-    with open_index(meta, key=b"someone else's key".ljust(32, b"!")) as index:
+    with open_index(meta, trust=IndexTrust(tmp_path / "someone else")) as index:  # another key
         assert index.on_disk and index.last.read == 7
-    with open_index(meta, key=secret_key(tmp_path / "state")) as index:
+    with open_index(meta, trust=IndexTrust(tmp_path / "state")) as index:
         assert (index.last.read, index.last.forged) == (7, 7)
-    with open_index(meta, key=secret_key(tmp_path / "state")) as index:
+    with open_index(meta, trust=IndexTrust(tmp_path / "state")) as index:
         assert (index.last.read, index.last.forged) == (0, 0)
+
+
+def test_an_index_checked_in_full_is_not_checked_again_until_its_file_changes(tmp_path: Path, reports: Path) -> None:
+    meta, trust = reports / "meta", IndexTrust(tmp_path / "state")
+    with open_index(meta, trust=trust) as index:
+        assert (index.last.read, index.last.sealed) == (7, False)
+    with open_index(meta, trust=trust) as index:
+        assert (index.last.read, index.last.sealed) == (0, True)  # sealed: its rows were checked
+    forge(reports, "UPDATE files SET passed = 0")  # any write changes the file's signature
+    with open_index(meta, trust=trust) as index:
+        assert (index.last.sealed, index.last.forged, index.last.read) == (False, 6, 6)  # the 6 that passed
+    with open_index(meta, trust=IndexTrust(tmp_path / "someone else")) as index:
+        assert not index.last.sealed, "a seal is the user's own"
 
 
 def test_memory_list_answers_from_the_index_exactly_as_the_files_read(tmp_path: Path, reports: Path) -> None:
     meta = reports / "meta"
     (meta / "critique-not-a-run-id.yaml").write_text("junk", encoding="utf-8")
     put(meta, make_critique(30, facts=make_facts(sites=(("docs.example.org", 3, 4, 3),))))
-    key = secret_key(tmp_path / "state")
+    trust = IndexTrust(tmp_path / "state")
     from_files = load_all(meta, now=NOW)
-    assert list_critiques(meta, key=key, now=NOW) == from_files  # built from the files
-    assert list_critiques(meta, key=key, now=NOW) == from_files  # answered from the index
-    later = list_critiques(meta, key=key, now=NOW.replace(year=2020))  # every critique is dated after "now"
+    assert list_critiques(meta, trust=trust, now=NOW) == from_files  # built from the files
+    assert list_critiques(meta, trust=trust, now=NOW) == from_files  # answered from the index
+    later = list_critiques(meta, trust=trust, now=NOW.replace(year=2020))  # every critique is dated after "now"
     assert later == load_all(meta, now=NOW.replace(year=2020))
     assert not [item for item in later if item.critique is not None]
     assert sum(1 for item in later if (item.error or "").startswith("dated in the future")) == 7

@@ -8,7 +8,8 @@ or planted by someone else. Reading one therefore:
 * checks the size cap *before* reading, and never reads more than the cap;
 * measures the nesting depth of the text before any parser sees it (libyaml's C
   composer recurses once per level and crashes the process at about 30,000 levels:
-  see :mod:`research_agent.files.nesting`);
+  see :mod:`research_agent.files.nesting`), unless the text has too few nesting
+  indicators to nest even 1,000 levels;
 * composes the document with the safe loader only, then rejects anchors/aliases
   (alias bombs), any tag outside the plain YAML core (``!!python/object`` and
   friends), duplicate keys, documents deeper or larger than a small bound;
@@ -41,6 +42,8 @@ _TIMESTAMP = _CORE + "timestamp"
 
 MAX_NODES = 20_000
 MAX_DEPTH = 32
+SAFE_TO_COMPOSE = 1_000  # levels: far below where libyaml's composer overflows its stack (~30,000)
+_OPENERS = "-:?[{"
 
 
 class UnsafeYaml(InputError):
@@ -67,11 +70,30 @@ def _where(node: yaml.Node) -> str:
 
 
 _SAFE = SafeConstructor()
+_PLAIN_FLOAT = frozenset("0123456789.eE+-")
+
+
+def _int(node: yaml.ScalarNode) -> int:
+    """A YAML 1.1 int; plain decimals (most of them) without PyYAML's general path."""
+    value = node.value
+    if value.isdigit() and value.isascii() and (value[0] != "0" or value == "0"):  # 012 is octal
+        return int(value)
+    return _SAFE.construct_yaml_int(node)
+
+
+def _float(node: yaml.ScalarNode) -> float:
+    """A YAML 1.1 float; plain decimals (most of them) without PyYAML's general path."""
+    value = node.value
+    if value and _PLAIN_FLOAT.issuperset(value):  # no _, no 1:30, no .inf/.nan
+        return float(value)
+    return _SAFE.construct_yaml_float(node)
+
+
 _SCALARS: dict[str, Any] = {
     _STR: None,  # the text itself
     _TIMESTAMP: None,  # a date typed by hand stays the text it looks like
-    _CORE + "int": _SAFE.construct_yaml_int,
-    _CORE + "float": _SAFE.construct_yaml_float,
+    _CORE + "int": _int,
+    _CORE + "float": _float,
     _CORE + "bool": _SAFE.construct_yaml_bool,
     _CORE + "null": _SAFE.construct_yaml_null,
 }
@@ -86,15 +108,18 @@ class _Builder:
     One walk instead of a check and then PyYAML's general constructor: reading thousands
     of critique files is mostly this (see :mod:`research_agent.memory.store.index`)."""
 
-    def __init__(self, max_nodes: int, max_depth: int) -> None:
+    def __init__(self, max_nodes: int, max_depth: int, *, aliases: bool = True) -> None:
         self.max_nodes, self.max_depth = max_nodes, max_depth
-        self.seen: set[int] = set()
+        self.seen: set[int] | None = set() if aliases else None  # None: the text has no alias (*)
+        self.count = 0
 
     def value(self, node: yaml.Node, depth: int = 1) -> Any:
-        if id(node) in self.seen:
-            raise UnsafeYaml(f"YAML anchors/aliases are not allowed ({_where(node)})")
-        self.seen.add(id(node))
-        if len(self.seen) > self.max_nodes:
+        if self.seen is not None:
+            if id(node) in self.seen:
+                raise UnsafeYaml(f"YAML anchors/aliases are not allowed ({_where(node)})")
+            self.seen.add(id(node))
+        self.count += 1
+        if self.count > self.max_nodes:
             raise UnsafeYaml(f"document too large (more than {self.max_nodes} YAML nodes)")
         if depth > self.max_depth:
             raise UnsafeYaml(f"document nested too deeply (more than {self.max_depth} levels)")
@@ -125,17 +150,29 @@ class _Builder:
         return built
 
 
+def _could_nest_deeply(text: str) -> bool:
+    """Whether ``text`` has enough nesting indicators to nest :data:`SAFE_TO_COMPOSE` levels.
+
+    Every collection in a chain of nested ones opens with an indicator of its own (``-`` of
+    a sequence entry, ``:`` or ``?`` of a mapping key, ``[`` or ``{``), so a text with fewer
+    of them cannot nest that deep, and its depth is left to the build (``max_depth``). Counting
+    them costs microseconds; the precise scan (:mod:`.nesting`) costs about a quarter of
+    reading a critique file, so it runs only where the count cannot rule a deep text out."""
+    return sum(map(text.count, _OPENERS)) >= SAFE_TO_COMPOSE
+
+
 def load_yaml_text(text: str, *, max_nodes: int = MAX_NODES, max_depth: int = MAX_DEPTH) -> Any:
     """Parse one YAML document safely (see the module docstring); raise UnsafeYaml."""
-    problem = nesting_problem(text, "yaml", limit=max(max_depth, MAX_NESTING))
-    if problem is not None:
-        raise UnsafeYaml(f"document {problem}")
+    if _could_nest_deeply(text):
+        problem = nesting_problem(text, "yaml", limit=max(max_depth, MAX_NESTING))
+        if problem is not None:
+            raise UnsafeYaml(f"document {problem}")
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
         if node is None:
             return None
-        return _Builder(max_nodes, max_depth).value(node)
+        return _Builder(max_nodes, max_depth, aliases="*" in text).value(node)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""

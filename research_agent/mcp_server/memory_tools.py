@@ -19,12 +19,11 @@ from ..assembly import validate_query
 from ..config import Settings
 from ..domains import DOMAINS, parse_domain
 from ..errors import InputError, ResearchError
-from ..files.state import secret_key
 from ..llm import OpenAIChatModel
 from ..memory.effects.lesson_effects import lesson_effects
 from ..memory.lessons.select import preview_lessons
 from ..memory.store.files import critique_path, load_critique, run_id_from
-from ..memory.store.index import list_critiques
+from ..memory.store.index import IndexTrust, list_critiques
 from ..stages.classify import classify_domain
 from .answers import answered
 from .service import service_of
@@ -73,7 +72,7 @@ async def memory_lessons(
         now=datetime.now(UTC),
         ttl_days=settings.lesson_ttl_days,
         control_fraction=settings.control_fraction,
-        key=secret_key(settings.state_dir),
+        trust=IndexTrust(settings.state_dir),
     )
     return lessons_output(selection, note)
 
@@ -103,7 +102,7 @@ async def memory_list(
     wanted = parse_domain(domain) if domain is not None else None
     settings = service_of(ctx).settings()
     loaded = await asyncio.to_thread(
-        list_critiques, settings.meta_dir, key=secret_key(settings.state_dir), now=datetime.now(UTC)
+        list_critiques, settings.meta_dir, trust=IndexTrust(settings.state_dir), now=datetime.now(UTC)
     )
     good = [item.critique for item in loaded if item.critique is not None]
     chosen = [c for c in good if wanted is None or c.query_domain == wanted][:limit]
@@ -131,7 +130,7 @@ async def memory_effects(ctx: Context, domain: DomainName = None) -> EffectsOutp
     wanted = parse_domain(domain) if domain is not None else None
     settings = service_of(ctx).settings()
     found = await asyncio.to_thread(
-        lesson_effects, settings.meta_dir, now=datetime.now(UTC), domain=wanted, key=secret_key(settings.state_dir)
+        lesson_effects, settings.meta_dir, now=datetime.now(UTC), domain=wanted, trust=IndexTrust(settings.state_dir)
     )
     return {"effects": [effect.as_dict() for effect in found]}  # type: ignore[misc]
 

@@ -29,11 +29,11 @@ from research_agent.memory.store.critique_types import (
     WithheldLesson,
 )
 from research_agent.memory.store.files import critique_path, write_critique
+from research_agent.memory.store.index import IndexTrust
 from research_agent.memory.store.schema import DIMENSIONS
 from research_agent.memory.store.targets import stage_of
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
-KEY = bytes(range(32))  # the secret key that signs the index's rows in these tests
 
 
 # Unremarkable facts for a critique whose test is about something else (6 kept, 3 dropped).
@@ -159,6 +159,11 @@ def _uses(applied: tuple[str, ...], adaptive: bool) -> tuple[LessonUse, ...]:
         text = "In 3 of the last 4 technology reports coverage scored 2 or lower."
         return (LessonUse(text, key="coverage:low_score", stage="decompose"),)
     return ()
+
+
+def trust_in(folder: Path) -> IndexTrust:
+    """A user's trust (the key that signs the index, the seals) kept in ``folder/state``."""
+    return IndexTrust(Path(folder) / "state")
 
 
 def put(meta: Path, critique: Critique) -> Path:

@@ -7,9 +7,8 @@ from rich.table import Table
 
 from ...config import Settings
 from ...errors import InputError, ResearchError
-from ...files.state import secret_key
 from ...memory.store.files import critique_path, load_all, load_critique, prune_critiques, run_id_from
-from ...memory.store.index import INDEX_NAME, list_critiques, open_index
+from ...memory.store.index import INDEX_NAME, IndexTrust, list_critiques, open_index
 from ...record.passages import prune_passage_stores
 from ..boundary import guarded
 from ..critique_view import describe_critique
@@ -32,7 +31,7 @@ def list_command(
 ) -> None:
     """List stored critiques, newest first (answered from the summary index)."""
     settings = memory_settings(ctx)
-    loaded = list_critiques(settings.meta_dir, key=secret_key(settings.state_dir), now=memory_deps(ctx).clock())
+    loaded = list_critiques(settings.meta_dir, trust=IndexTrust(settings.state_dir), now=memory_deps(ctx).clock())
     good = [item.critique for item in loaded if item.critique is not None]
     bad = [item for item in loaded if item.critique is None]
     shown = limit if limit is not None else (0 if json_output else LIST_LIMIT)
@@ -132,7 +131,7 @@ def validate_command(
 
 def _rebuild_index(settings: Settings) -> None:
     """Drop every row of the summary index and read every critique file again."""
-    with open_index(settings.meta_dir, key=secret_key(settings.state_dir), rebuild=True) as index:
+    with open_index(settings.meta_dir, trust=IndexTrust(settings.state_dir), rebuild=True) as index:
         where = settings.meta_dir / INDEX_NAME if index.on_disk else "memory (no index file is kept here)"
         echo(f"index rebuilt from {index.last.read} critique file(s) in {where}")
 

@@ -16,8 +16,8 @@ from rich.console import Console
 from rich.table import Table
 
 from ...domains import DOMAINS, parse_domain
-from ...files.state import secret_key
 from ...memory.effects.lesson_effects import MIN_RUNS, LessonEffect, lesson_effects
+from ...memory.store.index import IndexTrust
 from ..boundary import guarded
 from ..terminal import dumps_json, echo, markup
 from .group import app, memory_deps, memory_settings
@@ -58,12 +58,12 @@ def _table(domain: str, effects: Sequence[LessonEffect]) -> Table:
 
 
 def show_effects(
-    meta_dir: Path, *, now: datetime, domain: str | None, json_output: bool, key: bytes | None = None
+    meta_dir: Path, *, now: datetime, domain: str | None, json_output: bool, trust: IndexTrust | None = None
 ) -> None:
     """Print the effects of the lessons in ``meta_dir`` (of ``domain``, or of every domain);
-    ``key``: the user's secret key, which lets the on-disk index be used."""
+    ``trust``: the user's key and seals, which let the on-disk index be used."""
     chosen = parse_domain(domain) if domain is not None else None
-    effects = lesson_effects(meta_dir, now=now, domain=chosen, key=key)
+    effects = lesson_effects(meta_dir, now=now, domain=chosen, trust=trust)
     if json_output:
         typer.echo(dumps_json([e.as_dict() for e in effects], indent=2))
         return
@@ -90,4 +90,4 @@ def effects_command(
     """Each lesson's effect: its target with and without it, the difference with a 90% interval, its status."""
     settings = memory_settings(ctx)
     now = memory_deps(ctx).clock()
-    show_effects(settings.meta_dir, now=now, domain=domain, json_output=json_output, key=secret_key(settings.state_dir))
+    show_effects(settings.meta_dir, now=now, domain=domain, json_output=json_output, trust=IndexTrust(settings.state_dir))

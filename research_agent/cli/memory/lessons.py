@@ -11,8 +11,8 @@ import typer
 from ...config import Settings
 from ...domains import DOMAINS, parse_domain
 from ...errors import InputError
-from ...files.state import secret_key
 from ...memory.lessons.select import preview_lessons
+from ...memory.store.index import IndexTrust
 from ..boundary import guarded
 from ..terminal import echo
 from .group import MemoryDeps, app, echo_json, memory_deps, memory_settings
@@ -56,7 +56,7 @@ def lessons_command(
         now=deps.clock(),
         ttl_days=settings.lesson_ttl_days,
         control_fraction=settings.control_fraction,
-        key=secret_key(settings.state_dir),
+        trust=IndexTrust(settings.state_dir),
     )
     if json_output:
         echo_json(

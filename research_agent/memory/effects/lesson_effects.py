@@ -28,7 +28,7 @@ from typing import Any
 
 from ...text.sanitize import sanitize
 from ..store.files import FUTURE_SLACK, stamp_of
-from ..store.index import CritiqueIndex, open_index
+from ..store.index import CritiqueIndex, IndexTrust, open_index
 from ..store.schema import LESSON_KEY, STAGES
 from ..store.targets import TARGETS, stage_of, target_of
 from .intervals import Difference, Moments, welch_difference
@@ -161,9 +161,9 @@ def _shown(text: str) -> str:
 
 
 def lesson_effects(
-    meta_dir: Path, *, now: datetime, domain: str | None = None, key: bytes | None = None
+    meta_dir: Path, *, now: datetime, domain: str | None = None, trust: IndexTrust | None = None
 ) -> tuple[LessonEffect, ...]:
     """The effect of every lesson key in ``meta_dir`` (of ``domain``, or of every domain) at
-    ``now``. ``key``: the user's secret key, which lets the on-disk index be used."""
-    with open_index(Path(meta_dir), key=key) as index:
+    ``now``. ``trust``: the user's key and seals, which let the on-disk index be used."""
+    with open_index(Path(meta_dir), trust=trust) as index:
         return effects_in(index, now=now, domain=domain)

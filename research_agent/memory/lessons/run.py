@@ -28,8 +28,7 @@ from typing import Protocol, runtime_checkable
 
 from ...domains import DOMAINS
 from ...errors import StorageError
-from ...files.state import secret_key
-from ..store.index import CritiqueIndex, TimeLeft, open_index
+from ..store.index import CritiqueIndex, IndexTrust, TimeLeft, open_index
 from .offer import LessonOffer, offer_lessons
 from .select import SelectionRules, candidate_domains, check_ttl, select_in
 from .types import MAX_LESSONS, LessonSelection
@@ -83,7 +82,7 @@ class MemoryLessons:
         self._seed = rng.random()  # the one draw: every domain's selection sees the same
         self._selected: dict[str, LessonSelection] = {}
         self._offer = LessonOffer({})
-        self._state_dir = state_dir
+        self._trust = IndexTrust(state_dir) if state_dir is not None else None
         self._time_left = time_left
         self._opener = opener
         self._unavailable = ""  # why memory could not be read, once it could not
@@ -119,8 +118,7 @@ class MemoryLessons:
         return self._offer.settle(self._selected[domain])
 
     def _open(self) -> CritiqueIndex:
-        key = secret_key(self._state_dir) if self._state_dir is not None else None
-        return self._opener(self.meta_dir, key=key, time_left=self._time_left)
+        return self._opener(self.meta_dir, trust=self._trust, time_left=self._time_left)
 
     def _without_memory(self, domain: str) -> LessonSelection:
         """The selection of a run that could not read its memory: no lessons, one warning."""

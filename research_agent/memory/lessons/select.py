@@ -37,7 +37,7 @@ from ..effects.lesson_effects import LessonEffect, effects_in
 from ..effects.stats import collapse_check, compare_adaptive
 from ..store.critique_types import Critique
 from ..store.files import FUTURE_SLACK, load_entry, stamp_of
-from ..store.index import CritiqueIndex, open_index
+from ..store.index import CritiqueIndex, IndexTrust, open_index
 from .judging import judging_evidence
 from .planning import planning_evidence
 from .settle import cap_per_stage, settle
@@ -212,19 +212,19 @@ def select_lessons(
     rng: random.Random,
     force_control: bool = False,
     max_lessons: int = MAX_LESSONS,
-    key: bytes | None = None,
+    trust: IndexTrust | None = None,
 ) -> LessonSelection:
     """Choose the lessons for a run in ``domain`` at ``now`` (see the module docstring).
 
-    ``key``: the user's secret key, which lets the on-disk index be used (without it the
-    index is built in memory). Never raises for a bad file; a meta folder that is a symlink
-    leading out of its reports folder, or a ``ttl_days`` out of range, raises.
+    ``trust``: the user's key and seals, which let the on-disk index be used (without them
+    the index is built in memory). Never raises for a bad file; a meta folder that is a
+    symlink leading out of its reports folder, or a ``ttl_days`` out of range, raises.
     """
     if domain not in DOMAINS:
         raise InputError(f"unknown domain {domain!r}: choose one of {', '.join(DOMAINS)}")
     check_ttl(ttl_days)
     rules = SelectionRules(now, ttl_days, limit, min_critiques, control_fraction, force_control, max_lessons)
-    with open_index(Path(meta_dir), key=key) as index:
+    with open_index(Path(meta_dir), trust=trust) as index:
         return select_in(index, domain, rules, rng)
 
 
@@ -281,12 +281,12 @@ def preview_lessons(
     now: datetime,
     ttl_days: float,
     control_fraction: float,
-    key: bytes | None = None,
+    trust: IndexTrust | None = None,
 ) -> tuple[LessonSelection, str]:
     """The lessons a run in ``domain`` would get now, as if it were not a control run, and a
     note on how often runs are control runs (what ``memory lessons`` and the MCP tool show)."""
     selection = select_lessons(
-        meta_dir, domain, now=now, ttl_days=ttl_days, control_fraction=0.0, rng=random.Random(0), key=key
+        meta_dir, domain, now=now, ttl_days=ttl_days, control_fraction=0.0, rng=random.Random(0), trust=trust
     )
     note = (
         f"{control_fraction:.0%} of eligible runs are control runs and get no lessons"

@@ -11,10 +11,13 @@ the truth.
   edit, a file swapped for a symlink or a pruned file is therefore picked up at once,
   and a file the loader refuses is stored as refused, with its reason.
 * Every row carries a MAC keyed by the user's secret key (:mod:`.index_sign`). A file row
-  whose MAC fails, or whose count of use rows does not match, is re-read from its file
-  at the refresh; a use row or a kept critique is checked when a query reads it, and a
-  failure sends its file to be re-read. So an edited row (``passed = 0``, a forged use)
-  changes nothing anyone sees. Without the key, the index is built in memory only.
+  whose MAC fails is re-read from its file at the refresh; use rows are checked when a
+  query reads them (with each file's count of them), and a kept critique when ``memory
+  list`` reads it; a failure sends its file to be re-read. So an edited row (``passed =
+  0``, a forged or deleted use) changes nothing anyone sees. An index checked in full is
+  sealed in the user state folder (:mod:`.index_seal`): while its file is unchanged, its
+  rows are not checked again. Without the user's trust (key and seals), the index is built
+  in memory only.
 * Nothing from the index reaches a prompt by itself: selection re-reads the few
   critiques lessons are drawn from with the loader (see :mod:`..lessons`), and values
   read back are checked again (keys, finite numbers).
@@ -31,41 +34,23 @@ the truth.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import sqlite3
-from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from .critique_types import Critique
 from .files import LoadedCritique, future_problem
-from .index_db import (
-    FILE_COLUMNS,
-    FILE_SIGNED,
-    USE_COLUMNS,
-    USE_READ,
-    USE_SIGNED,
-    IndexBusy,
-    TimeLeft,
-    bound,
-    busy,
-    connect_file,
-    connect_memory,
-)
+from .index_db import IndexBusy, TimeLeft, connect_file, connect_memory
 from .index_files import Listing, list_files
-from .index_parse import parse_files
-from .index_rows import Parsed
-from .index_sign import RowSigner
+from .index_seal import IndexTrust
+from .index_store import INDEX_NAME, IndexStore, Refresh
 from .index_uses import ArmSum, arm_sums_of, newest_texts_of
 
 __all__ = [
     "INDEX_NAME",
     "CritiqueIndex",
     "IndexBusy",
+    "IndexTrust",
     "Listing",
     "Refresh",
     "Standing",
@@ -75,7 +60,6 @@ __all__ = [
     "open_index",
 ]
 
-INDEX_NAME = "index.sqlite"
 MISNAMED = "file name is not critique-<run id>.yaml"
 
 _STANDINGS = """
@@ -104,169 +88,9 @@ ORDER BY f.stamp DESC, f.name DESC
 # run id, model, adaptive 0/1, mean, passed 0/1, lessons available 0/1).
 Standing = tuple[str, "str | None", str, str, int, "float | None", int, int]
 
-
-@dataclass(frozen=True)
-class Refresh:
-    """What one refresh did: files listed, files (re-)read, rows removed, whether the index
-    lives on disk (False: built in memory), ``critique-*`` files badly named, and rows
-    whose MAC (or count of use rows) did not check and that were rebuilt from their files."""
-
-    files: int
-    read: int
-    removed: int
-    on_disk: bool
-    misnamed: tuple[Path, ...] = ()
-    forged: int = 0
-
-
-class CritiqueIndex:
-    """One open summary index; use :func:`open_index` and close it (or use ``with``)."""
-
-    def __init__(
-        self,
-        meta_dir: Path,
-        conn: sqlite3.Connection,
-        on_disk: bool,
-        *,
-        key: bytes | None = None,
-        time_left: TimeLeft | None = None,
-    ) -> None:
-        self.meta_dir = Path(meta_dir)
-        self._conn = conn
-        self.on_disk = on_disk
-        self._signer = RowSigner(key if on_disk else None)
-        self._time_left = time_left
-        self.last = Refresh(0, 0, 0, on_disk)  # what the latest refresh did
-        self._files: dict[str, tuple[str, str, float, int]] = {}  # checked files with use rows
-        self._use_rows: dict[tuple[str | None, str, float], list[tuple[object, ...]]] = {}  # checked
-
-    def __enter__(self) -> CritiqueIndex:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        self._conn.close()
-
-    @property
-    def busy_timeout(self) -> float:
-        """Seconds the next statement would wait for another process's lock: SQLite's busy
-        timeout, set from the caller's ``time_left()``."""
-        bound(self._conn, self._time_left)
-        (milliseconds,) = self._conn.execute("PRAGMA busy_timeout").fetchone()
-        return milliseconds / 1000
-
-    def _query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
-        """Rows of ``sql``; a lock held past the time the caller may wait raises IndexBusy."""
-        try:
-            bound(self._conn, self._time_left)
-            return self._conn.execute(sql, params).fetchall()
-        except sqlite3.Error as exc:
-            raise self._busy(exc) from None
-
-    # --- keeping the rows true to the files ---------------------------------------------
-
-    def refresh(self, listing: Listing | None = None) -> Refresh:
-        """Bring the rows up to date with the critique files, rebuilding any row whose MAC
-        fails (see the module docstring). ``listing``: what :func:`list_files` just returned."""
-        listing = listing if listing is not None else list_files(self.meta_dir)
-        known, forged = self._checked_rows()
-        stale = [(name, sig) for name, sig in listing.files.items() if known.get(name) != sig]
-        gone = [name for name in (*known, *forged) if name not in listing.files]
-        parsed = parse_files(self.meta_dir, stale, time_left=self._time_left)
-        if parsed or gone:
-            try:
-                self._write(parsed, gone)
-            except sqlite3.Error as exc:
-                if not self.on_disk or busy(exc):
-                    raise self._busy(exc) from None
-                self._fall_back()  # cannot write here (read-only): build in memory
-                return self.refresh(listing)
-            self._know(parsed, gone)
-        if len(parsed) < len(stale):
-            raise IndexBusy(
-                f"ran out of time reading {len(stale):,} changed critique files in {self.meta_dir} "
-                f"({len(parsed):,} read; the next run goes on from there)"
-            )
-        self.last = Refresh(len(listing.files), len(parsed), len(gone), self.on_disk, listing.misnamed, len(forged))
-        return self.last
-
-    def _busy(self, exc: sqlite3.Error) -> Exception:
-        if busy(exc):
-            return IndexBusy(f"the memory index in {self.meta_dir} stayed locked by another process")
-        return exc
-
-    def _fall_back(self) -> None:
-        self._conn.close()
-        self._conn, self.on_disk = connect_memory(), False
-        self._signer = RowSigner(None)
-
-    def _checked_rows(self) -> tuple[dict[str, str], set[str]]:
-        """``name -> signature`` of the file rows whose MAC checks, and the names of rows that
-        do not. What effects need of the good ones is kept (:meth:`_uses` checks against it)."""
-        good, bad = self._signer.good("files", self._query(f"SELECT {FILE_COLUMNS}, mac FROM files"), FILE_SIGNED)
-        self._use_rows.clear()
-        # (domain, stamp, created, nuses) of each good file with use rows
-        self._files = {row[0]: (row[7], row[5], row[6], row[13]) for row in good if row[13]}
-        return {row[0]: row[1] for row in good}, {row[0] for row in bad}
-
-    def _know(self, parsed: list[Parsed], gone: Iterable[str]) -> None:
-        """Keep what :meth:`_uses` checks against up to date with rows just written."""
-        self._use_rows.clear()
-        for name in gone:
-            self._files.pop(name, None)
-        for p in parsed:
-            row = p.file.stored()
-            if p.file.nuses:
-                self._files[p.file.name] = (row[7], row[5], row[6], row[13])  # type: ignore[assignment]
-            else:
-                self._files.pop(p.file.name, None)
-
-    def _write(self, parsed: list[Parsed], gone: Iterable[str]) -> None:
-        conn, sign = self._conn, self._signer.sign
-        bound(conn, self._time_left)
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            names = [(p.file.name,) for p in parsed] + [(name,) for name in gone]
-            for table in ("uses", "files", "bodies"):
-                conn.executemany(f"DELETE FROM {table} WHERE name = ?", names)
-            files = [p.file.stored() for p in parsed]
-            conn.executemany(
-                f"INSERT INTO files ({FILE_COLUMNS}, mac) VALUES ({', '.join('?' * 15)})",
-                [(*row, sign("files", row)) for row in files],
-            )
-            conn.executemany(
-                f"INSERT INTO uses ({USE_COLUMNS}, mac) VALUES ({', '.join('?' * 10)})",
-                [(*use.stored(), sign("uses", use.signed())) for p in parsed for use in p.uses],
-            )
-            bodies = [(p.file.name, p.file.sig, p.body) for p in parsed if p.body is not None]
-            conn.executemany(
-                "INSERT INTO bodies (name, sig, body, mac) VALUES (?, ?, ?, ?)",
-                [(*row, sign("bodies", row)) for row in bodies],
-            )
-            conn.execute("COMMIT")
-        except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("ROLLBACK")
-            raise
-
-    def _rebuild(self, names: Iterable[str]) -> None:
-        """Drop the rows of ``names`` (they failed a check when read) and refresh: their files are re-read."""
-        try:
-            self._write([], names)
-        except sqlite3.Error as exc:
-            raise self._busy(exc) from None
-        self.refresh()
-
-    def clear(self) -> None:
-        """Drop every row, so that the next refresh reads every file again."""
-        try:
-            self._write([], [name for (name,) in self._query("SELECT name FROM files UNION SELECT name FROM uses")])
-        except sqlite3.Error as exc:
-            raise self._busy(exc) from None
-
-    # --- what selection, effects and ``memory list`` ask ------------------------------------
+class CritiqueIndex(IndexStore):
+    """One open summary index and what selection, effects and ``memory list`` ask of it;
+    use :func:`open_index` and close it (or use ``with``)."""
 
     def standings(
         self, domain: str, *, cutoff: str, future: str, latest: float, expired: str
@@ -287,33 +111,6 @@ class CritiqueIndex:
     def keys(self) -> list[str]:
         """Every lesson key some critique applied or withheld."""
         return [key for (key,) in self._query("SELECT DISTINCT key FROM uses")]
-
-    def _uses(self, domain: str | None, future: str, latest: float) -> list[tuple[object, ...]]:
-        """Every use row of the critiques of ``domain`` (or of every domain) whose run is not
-        after ``future`` and that are not timed after ``latest``, each checked: its MAC, and
-        the count of each file's rows against the count its signed file row holds (a row
-        deleted or added behind the index's back). A file that fails is re-read from the
-        YAML and the rows are read again (once). Rows as :data:`USE_READ` has them."""
-        window = (domain, future, latest)
-        if window in self._use_rows:
-            return self._use_rows[window]
-        where = "stamp <= ? AND created <= ?" + ("" if domain is None else " AND domain = ?")
-        params = [future, latest] + ([] if domain is None else [domain])
-        for attempt in range(2):
-            read = self._query(f"SELECT {USE_READ} FROM uses WHERE {where}", params)
-            good, bad = self._signer.good("uses", read, USE_SIGNED)
-            counts = Counter(row[0] for row in good)
-            expected = {
-                name: nuses for name, (where_, stamp, created, nuses) in self._files.items()
-                if (domain is None or where_ == domain) and stamp <= future and created <= latest
-            }  # fmt: skip
-            forged = {row[0] for row in bad}
-            forged.update(name for name in expected.keys() | counts.keys() if expected.get(name) != counts[name])
-            if not forged or attempt:
-                break
-            self._rebuild(forged)  # clears the rows kept so far
-        self._use_rows[window] = good
-        return good
 
     def arm_sums(self, keys: list[str], *, domain: str | None, future: str, latest: float) -> list[ArmSum]:
         """``(domain, key, arm, count, sum, sum of squares)`` of each key's target over the
@@ -358,20 +155,25 @@ class CritiqueIndex:
 def open_index(
     meta_dir: Path,
     *,
-    key: bytes | None = None,
+    trust: IndexTrust | None = None,
     on_disk: bool = True,
     time_left: TimeLeft | None = None,
     rebuild: bool = False,
 ) -> CritiqueIndex:
     """The index of ``meta_dir``, refreshed. On disk when there are critique files, the
-    file can be used and the user's secret ``key`` is given; otherwise in memory (see the
-    module docstring). ``time_left``: seconds the caller may still wait (IndexBusy past
-    them). ``rebuild``: drop every row first, so that every file is read again."""
+    file can be used and the user's ``trust`` (secret key and seals) is given; otherwise in
+    memory (see the module docstring). ``time_left``: seconds the caller may still wait
+    (IndexBusy past them). ``rebuild``: drop every row first, so that every file is read again."""
     meta_dir = Path(meta_dir)
     listing = list_files(meta_dir)
-    use_disk = on_disk and key is not None and bool(listing.files)
+    use_disk = on_disk and trust is not None and bool(listing.files)
+    if use_disk and trust is not None:
+        trust.key  # noqa: B018 - made or read now: a state folder that cannot be used fails before any work
+    sealed = use_disk and not rebuild and trust is not None and trust.holds(meta_dir / INDEX_NAME)
     conn = connect_file(meta_dir / INDEX_NAME, time_left) if use_disk else None
-    index = CritiqueIndex(meta_dir, conn or connect_memory(), conn is not None, key=key, time_left=time_left)
+    index = CritiqueIndex(
+        meta_dir, conn or connect_memory(), conn is not None, trust=trust, sealed=sealed, time_left=time_left
+    )
     try:
         if rebuild:
             index.clear()
@@ -382,7 +184,9 @@ def open_index(
     return index
 
 
-def list_critiques(meta_dir: Path, *, key: bytes | None, now: datetime | None = None) -> list[LoadedCritique]:
+def list_critiques(
+    meta_dir: Path, *, trust: IndexTrust | None, now: datetime | None = None
+) -> list[LoadedCritique]:
     """What :func:`~research_agent.memory.store.files.load_all` gives, answered from the index."""
-    with open_index(meta_dir, key=key) as index:
+    with open_index(meta_dir, trust=trust) as index:
         return index.critiques(now)
