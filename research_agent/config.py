@@ -87,6 +87,7 @@ class Settings:
 
     # sources
     corpus_dirs: tuple[Path, ...] = ()
+    corpus_exclude: tuple[str, ...] = ()  # gitignore patterns filtered out of the corpus at query time
     search_providers: tuple[str, ...] = ()  # empty: local if corpus given, else ddgs
     searxng_url: str = ""
     tavily_api_key: str = ""
@@ -114,6 +115,7 @@ class Settings:
     wait_critique: bool = False
     lessons: bool = True
     control_fraction: float = 0.2
+    trial_probability: float = 0.25  # each selected lesson is withheld on its own with this probability
     lesson_ttl_days: float = 30.0
     max_critiques: int = 50
 
@@ -167,6 +169,7 @@ NUMBER_RANGES: dict[str, tuple[float, float, bool]] = {
     "max_plans": (1, 10, True),
     "max_revisions": (0, 10, True),
     "control_fraction": (0, 1, True),
+    "trial_probability": (0, 1, True),
     "lesson_ttl_days": (0, 36_500, False),
     "max_critiques": (0, 100_000, True),
 }
@@ -258,7 +261,8 @@ def _coerce_text(name: str, kind: str, value: Any) -> Any:
         return tuple(Path(v).expanduser() for v in items if str(v))
     if kind.startswith("tuple[str"):
         items = value.split(",") if isinstance(value, str) else value
-        return tuple(str(s).strip().lower() for s in items if str(s).strip())
+        shown = (str(s).strip() for s in items if str(s).strip())
+        return tuple(s if name == "corpus_exclude" else s.lower() for s in shown)  # paths keep their case
     if "Path" in kind:
         if isinstance(value, str) and value.lower() == "none" and name == "context_path":
             return None

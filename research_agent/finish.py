@@ -20,6 +20,8 @@ from .assembly import Run
 from .ids import format_utc
 from .ledger import RunLedger
 from .memory.critique.citation_support import citation_support
+from .memory.critique.site_names import source_sites
+from .memory.lessons.render import lessons_markdown
 from .record import (
     FetchFailure,
     LessonsRecord,
@@ -59,6 +61,7 @@ class FinalReport:
 def finish_run(run: Run, briefing: Briefing, outcome: Outcome) -> ResearchResult:
     """Render, record and write the run; return what it produced."""
     settings = run.settings
+    briefing = _as_given(run, briefing)
     with run.clock.stage("report"):
         report = final_report(run, briefing, outcome)
     if report.review is not None and report.review.rejected:
@@ -80,6 +83,16 @@ def finish_run(run: Run, briefing: Briefing, outcome: Outcome) -> ResearchResult
         run_record_path=record_path,
         timings=dict(run.clock.timings),
     )
+
+
+def _as_given(run: Run, briefing: Briefing) -> Briefing:
+    """The lessons as the run was really given them: a site lesson names a site of the run's own
+    sources or reaches no prompt, and so was neither given nor withheld (see ``for_sites``)."""
+    seen = source_sites((item.source for item in run.ledger.scored), run.corpus_roots)
+    lessons = briefing.lessons.for_sites(seen)
+    if lessons is briefing.lessons:
+        return briefing
+    return replace(briefing, lessons=lessons, lessons_markdown=lessons_markdown(lessons) if lessons.adaptive else "")
 
 
 def final_report(run: Run, briefing: Briefing, outcome: Outcome) -> FinalReport:

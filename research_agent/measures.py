@@ -26,6 +26,7 @@ __all__ = [
     "RecencyFacts",
     "ClaimFacts",
     "CritiqueFacts",
+    "is_unanswered",
 ]
 
 
@@ -75,6 +76,14 @@ class SubQueryFacts:
     kept: int
     cited: int
     fetched: int | None = None
+
+
+def is_unanswered(query: SubQueryFacts, *, capped: bool) -> bool:
+    """A sub-query that kept nothing, unless the user's cap left it unread (nothing of what it
+    found was fetched): a sub-query the cap skipped was never asked to answer."""
+    if query.kept:
+        return False
+    return not (capped and query.fetched == 0 and query.found > 0)
 
 
 @dataclass(frozen=True)
@@ -133,6 +142,41 @@ class CritiqueFacts:
     recency: RecencyFacts
     corpora: tuple[str, ...] = ()
     claims: ClaimFacts | None = None
+
+    @property
+    def open_sub_queries(self) -> int:
+        """Unanswered sub-queries, not counting those the user's cap left unread (see
+        :func:`is_unanswered`); the stored count where ``fetched`` was not measured."""
+        if not self.sub_queries or any(q.fetched is None for q in self.sub_queries):
+            return self.unanswered
+        return sum(1 for q in self.sub_queries if is_unanswered(q, capped=self.sources.capped_by_user))
+
+    @property
+    def asked_sub_queries(self) -> int:
+        """Sub-queries the run asked to answer: all but those the user's cap left unread."""
+        if any(q.fetched is None for q in self.sub_queries):
+            return len(self.sub_queries)
+        capped = self.sources.capped_by_user
+        return sum(1 for q in self.sub_queries if q.kept or not (capped and q.fetched == 0 and q.found > 0))
+
+    def per_site_problem(self) -> str | None:
+        """Why ``sites.per_site`` cannot be trusted: its kept counts must add up to ``sources.kept``
+        unless the list was cut at its limit (``truncated``). None when they do."""
+        per_site = self.sites.per_site
+        if not per_site:
+            return None
+        total = sum(p.kept for p in per_site)
+        if total == self.sources.kept or (self.sites.truncated and total <= self.sources.kept):
+            return None
+        return f"its kept counts add up to {total}, not to sources.kept ({self.sources.kept})"
+
+    def without_per_site(self) -> CritiqueFacts:
+        """The same facts with no per-site counts (what an inconsistent list loads as)."""
+        sites = SiteFacts(self.sites.distinct, self.sites.top, self.sites.top_share)
+        return CritiqueFacts(
+            self.sources, sites, self.sub_queries, self.unanswered, self.citations, self.recency,
+            self.corpora, self.claims,
+        )  # fmt: skip
 
     def as_dict(self) -> dict[str, Any]:
         """The block as plain types, keys in the file's order."""

@@ -26,6 +26,7 @@ from research_agent.memory.critique.facts import compute_facts
 from research_agent.memory.critique.judgement import critique_run
 from research_agent.memory.lessons.select import LessonSelection
 from research_agent.memory.store.files import load_critique
+from research_agent.memory.store.names import corpus_id
 from research_agent.pipeline import research
 from research_agent.record import read_run_record
 from research_agent.sources import SearchHit
@@ -117,15 +118,17 @@ async def test_facts_of_a_scripted_corpus_run(tmp_path: Path) -> None:
 
     facts = critique.facts
     assert facts.sources == SourceCounts(found=5, fetched=5, kept=3, dropped=2, unscored=0, cited=3)
+    corpus = corpus_id(tmp_path / "corpus")  # a site is the first folder below the root, under the corpus's id
+    assert facts.corpora == (corpus,)
     assert facts.sites == SiteFacts(
         distinct=2,
-        top="guides/vacuum",
+        top=f"{corpus}/guides",
         top_share=0.67,
         per_site=(
-            SiteCounts("guides/vacuum", kept=2, dropped=0, cited=2),
-            SiteCounts("internals", kept=1, dropped=0, cited=1),
-            SiteCounts("corpus", kept=0, dropped=1, cited=0),  # a file at the top: the corpus folder's name
-            SiteCounts("recipes", kept=0, dropped=1, cited=0),
+            SiteCounts(f"{corpus}/guides", kept=2, dropped=0, cited=2),
+            SiteCounts(f"{corpus}/internals", kept=1, dropped=0, cited=1),
+            SiteCounts(f"{corpus}/corpus", kept=0, dropped=1, cited=0),  # a file at the top: the corpus's name
+            SiteCounts(f"{corpus}/recipes", kept=0, dropped=1, cited=0),
         ),
     )
     assert facts.sub_queries == (
@@ -139,7 +142,7 @@ async def test_facts_of_a_scripted_corpus_run(tmp_path: Path) -> None:
     assert facts.citations == CitationFacts(4, 1, 0.25, (WeakPair(4, mvcc),))
     assert facts.recency == RecencyFacts()  # corpus files carry no date
     text = (result.run_record_path.parent / f"critique-{result.id}.yaml").read_text()
-    assert "  unanswered: 1\n" in text and "- site: guides/vacuum\n" in text
+    assert "  unanswered: 1\n" in text and f"- site: {corpus}/guides\n" in text
     assert load_critique(result.run_record_path.parent / f"critique-{result.id}.yaml") == critique
 
 
@@ -254,7 +257,7 @@ async def test_a_record_from_before_the_new_fields_still_reads_and_critiques(tmp
     assert facts.sources == SourceCounts(found=5, fetched=5, kept=3, dropped=2, unscored=0, cited=3)
     assert (facts.sub_queries, facts.unanswered) == ((), 0)
     assert facts.citations == CitationFacts(4, 0, 0.0, ())  # counted, but the writer's texts are gone
-    assert facts.sites.top == "guides/vacuum"
+    assert facts.sites.top == f"{corpus_id(tmp_path / 'corpus')}/guides"
 
 
 @pytest.mark.parametrize(

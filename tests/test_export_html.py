@@ -12,11 +12,11 @@ import pytest
 from research_agent.errors import InputError
 from research_agent.export import export_report, find_report, render_page
 from research_agent.ids import make_run_id
-from research_agent.mcp_server.memory_tools import NotFound
 from research_agent.mcp_server.resources import report_html_text
 from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
 from research_agent.record.passages import build_passage_store, passages_path
+from research_agent.run_refs import UnknownRun
 from tests.support.cli import cli
 from tests.support.fake_openai_server import FakeOpenAIServer
 from tests.support.html_dom import parse_dom
@@ -163,10 +163,11 @@ async def test_the_mcp_page_is_a_plain_function_of_the_folder_and_the_id(
     report = await _report(tmp_path, scripted_model)
     page = report_html_text(report.parent, report.stem)
     assert page.startswith("<!DOCTYPE html>") and 'role="tooltip"' in page
-    with pytest.raises(NotFound):
+    with pytest.raises(UnknownRun):
         report_html_text(report.parent, make_run_id("missing", None))
-    with pytest.raises(InputError, match="not a run id"):
+    with pytest.raises(UnknownRun, match="no report matches '../../etc/passwd'"):  # never read as a path
         report_html_text(report.parent, "../../etc/passwd")
+    assert report_html_text(report.parent, "latest") == page, "any run reference"
 
 
 def test_run_format_writes_html_beside_the_markdown_or_to_output_and_checks_pdf_first(

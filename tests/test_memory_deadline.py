@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from research_agent.memory.effects.lesson_effects import lesson_effects
 from research_agent.memory.effects.stats import compute_stats
+from research_agent.memory.lessons.effects_view import lesson_effects
 from research_agent.memory.lessons.run import MemoryLessons
 from research_agent.memory.lessons.select import select_lessons
 from research_agent.memory.store.critique_types import Critique
@@ -24,7 +24,7 @@ from research_agent.memory.store.files import load_all, write_critique
 from research_agent.memory.store.index import INDEX_NAME, IndexBusy, IndexTrust, open_index
 from research_agent.memory.store.index_db import MAX_WAIT
 from research_agent.pipeline import research
-from tests.support.memory import NOW, make_critique, put, trust_in
+from tests.support.memory import NOW, make_critique, put, state_in
 from tests.support.pipeline import QUERY, DocsProvider, script, settings_for
 from tests.support.research_responder import ResearchResponder
 
@@ -52,7 +52,7 @@ class Opener:
 
 
 def lessons(meta: Path, state: Path, time_left, opener=open_index) -> MemoryLessons:
-    return MemoryLessons(meta, now=NOW, rng=random.Random(1), control_fraction=0.0, state_dir=state,
+    return MemoryLessons(meta, now=NOW, rng=random.Random(1), control_fraction=0.0, trial_probability=0.0, state_dir=state,
                          time_left=time_left, opener=opener)  # fmt: skip
 
 
@@ -198,10 +198,10 @@ def test_a_run_without_its_memory_is_in_neither_arm_of_any_comparison(tmp_path: 
         put(meta, make_critique(10 + n, scores=(4, 4, 4, 4, 4), withheld=("counterarguments:missing",)))
     for n in range(3):  # runs that could not read memory: they would read as baseline runs
         write_critique(meta, unavailable(20 + n, (2, 2, 2, 2, 2)))
-    selection = select_lessons(meta, "technology", now=NOW, rng=random.Random(0), trust=trust_in(tmp_path),
+    selection = select_lessons(meta, "technology", now=NOW, rng=random.Random(0), state_dir=state_in(tmp_path),
                                control_fraction=0.0)  # fmt: skip
     assert "over 5 adaptive and 5 baseline runs" in selection.reason
-    [effect] = lesson_effects(meta, now=NOW, trust=trust_in(tmp_path))
+    [effect] = lesson_effects(meta, now=NOW, state_dir=state_in(tmp_path))
     assert (effect.applied_runs, effect.baseline_runs) == (5, 5)
     [domain] = compute_stats(load_all(meta, now=NOW)).domains
     assert (domain.comparison.adaptive_n, domain.comparison.baseline_n, domain.count) == (5, 5, 13)

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from research_agent.memory.effects.lesson_effects import lesson_effects
+from research_agent.memory.lessons.effects_view import lesson_effects
 from research_agent.memory.lessons.select import select_lessons
 from research_agent.memory.store.files import prune_critiques
 from research_agent.memory.store.index import INDEX_NAME, open_index
-from tests.support.memory import NOW, make_critique, make_facts, put, put_raw, trust_in
+from tests.support.memory import NOW, make_critique, make_facts, put, put_raw, state_in, trust_in
 
 WEAK_GEO = (4, 4, 4, 2, 4)
 COUNTER = "counterarguments:missing"
@@ -23,7 +23,7 @@ COUNTER = "counterarguments:missing"
 
 def select(meta: Path, **kw):
     kw.setdefault("control_fraction", 0.0)
-    return select_lessons(meta, "technology", now=NOW, rng=random.Random(0), trust=trust_in(meta), **kw)
+    return select_lessons(meta, "technology", now=NOW, rng=random.Random(0), state_dir=state_in(meta), **kw)
 
 
 def rows(meta: Path) -> dict[str, tuple]:
@@ -76,7 +76,7 @@ def test_a_hand_edit_is_picked_up_even_with_the_mtime_put_back(tmp_path: Path, k
     paths = [put(tmp_path, make_critique(i, tags=("few_sources",), facts=make_facts(), applied=(COUNTER,)))
              for i in range(3)]  # fmt: skip
     assert [lesson.key for lesson in select(tmp_path).lessons] == ["breadth:few-sources"]
-    assert [e.applied_runs for e in lesson_effects(tmp_path, now=NOW, trust=trust_in(tmp_path))] == [3]
+    assert [e.applied_runs for e in lesson_effects(tmp_path, now=NOW, state_dir=state_in(tmp_path))] == [3]
     for path in paths:  # the critic's tag, changed by hand to another of the same length
         _edit(path, "- few_sources", "- single_site", keep_times=keep_times)
     assert [lesson.key for lesson in select(tmp_path).lessons] == ["breadth:sites"]
@@ -87,7 +87,7 @@ def test_a_hand_edit_is_picked_up_even_with_the_mtime_put_back(tmp_path: Path, k
     )
     assert make_critique(0).id not in selection.considered
     assert rows(tmp_path)[paths[0].name][0] == 0  # the index itself knows
-    assert [e.applied_runs for e in lesson_effects(tmp_path, now=NOW, trust=trust_in(tmp_path))] == [2]
+    assert [e.applied_runs for e in lesson_effects(tmp_path, now=NOW, state_dir=state_in(tmp_path))] == [2]
 
 
 def test_a_file_swapped_for_a_symlink_leaves_the_index(tmp_path: Path) -> None:
@@ -117,11 +117,12 @@ def test_a_forged_row_never_admits_a_file_the_loader_refuses(tmp_path: Path) -> 
             (bad.name,),
         )
         conn.execute(
-            "INSERT INTO uses VALUES (?, ?, 'applied', 'decompose', 'forged', 'technology', '0', 0, 99999, x'00')",
+            "INSERT INTO uses VALUES (?, ?, 'applied', 'decompose', 'technology', '0', 0, 99999, '', 'q', x'00')",
             (bad.name, COUNTER),
         )
     selection = select(tmp_path)
-    assert dict(selection.excluded)[bad.name].startswith("invalid: mean_score: 1.0 does not match the scores")
+    # the forged row holds no evidence the loader made (lessons are built from that, not from the
+    # row's columns), so the file feeds nothing
     assert make_critique(5).id not in selection.considered
     assert all("Counterarguments" not in lesson.text for lesson in selection.lessons)
 
@@ -161,9 +162,9 @@ def test_a_damaged_or_outdated_index_is_rebuilt(tmp_path: Path) -> None:
 def test_pruned_files_leave_the_effects(tmp_path: Path) -> None:
     for i in range(4):
         put(tmp_path, make_critique(i, applied=(COUNTER,)))
-    assert [e.applied_runs for e in lesson_effects(tmp_path, now=NOW, trust=trust_in(tmp_path))] == [4]
+    assert [e.applied_runs for e in lesson_effects(tmp_path, now=NOW, state_dir=state_in(tmp_path))] == [4]
     prune_critiques(tmp_path, 2, now=NOW)
-    assert [e.applied_runs for e in lesson_effects(tmp_path, now=NOW, trust=trust_in(tmp_path))] == [2]
+    assert [e.applied_runs for e in lesson_effects(tmp_path, now=NOW, state_dir=state_in(tmp_path))] == [2]
 
 
 def test_concurrent_runs_share_the_index_without_harm(tmp_path: Path) -> None:

@@ -83,8 +83,10 @@ def test_the_commands_keep_a_signed_index_in_the_reports_folder(tmp_path: Path, 
         ["UPDATE files SET passed = 0"],  # every critique now reads as failing
         ["UPDATE files SET domain = 'health' WHERE ok = 1"],
         ["UPDATE uses SET value = 1 WHERE arm = 'applied'"],  # a forged use changes the effect
-        ["INSERT INTO uses SELECT name, key, 'applied', stage, text, domain, stamp, created, 5, mac FROM uses "
-         "WHERE arm = 'withheld'"],  # a forged use row, its MAC copied from another row
+        ["INSERT INTO uses SELECT name, 'coverage:unanswered', arm, stage, domain, stamp, created, 5, reason, "
+         "question, mac FROM uses WHERE arm = 'withheld'"],  # a forged use row, its MAC copied from another row
+        ["UPDATE uses SET domain = 'health'"],  # uses moved to another domain
+        ["UPDATE files SET evidence = replace(evidence, '\"missing_counterarguments\"', '\"few_sources\"')"],
         ["DELETE FROM uses WHERE arm = 'withheld'"],  # evidence removed
         ["UPDATE bodies SET body = replace(body, 'question number', 'forged question')"],
         ["DELETE FROM files"],
@@ -124,11 +126,11 @@ def test_memory_list_answers_from_the_index_exactly_as_the_files_read(tmp_path: 
     meta = reports / "meta"
     (meta / "critique-not-a-run-id.yaml").write_text("junk", encoding="utf-8")
     put(meta, make_critique(30, facts=make_facts(sites=(("docs.example.org", 3, 4, 3),))))
-    trust = IndexTrust(tmp_path / "state")
+    state = tmp_path / "state"
     from_files = load_all(meta, now=NOW)
-    assert list_critiques(meta, trust=trust, now=NOW) == from_files  # built from the files
-    assert list_critiques(meta, trust=trust, now=NOW) == from_files  # answered from the index
-    later = list_critiques(meta, trust=trust, now=NOW.replace(year=2020))  # every critique is dated after "now"
+    assert list_critiques(meta, state_dir=state, now=NOW) == from_files  # built from the files
+    assert list_critiques(meta, state_dir=state, now=NOW) == from_files  # answered from the index
+    later = list_critiques(meta, state_dir=state, now=NOW.replace(year=2020))  # every critique is dated after "now"
     assert later == load_all(meta, now=NOW.replace(year=2020))
     assert not [item for item in later if item.critique is not None]
     assert sum(1 for item in later if (item.error or "").startswith("dated in the future")) == 7

@@ -50,7 +50,7 @@ async def test_a_run_keeps_what_the_writer_was_given_of_each_cited_source(
     assert [s.n for s in store.sources] == sorted(entries)  # the report's own numbering
     by_path = {str(path): text for path, _, text in provider.paths.values()}
     for source in store.sources:
-        assert entries[source.n].endswith(source.location)
+        assert entries[source.n].endswith(f"<{Path(source.location).as_uri()}>")  # every Sources location a link
         assert source.text == by_path[source.location] and not source.truncated
         assert source.text == writer_text_of(source.location, by_path, settings.mode.source_tokens)
     sentence = "Plain VACUUM marks the space as reusable within the table file."

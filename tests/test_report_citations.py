@@ -120,7 +120,7 @@ async def test_invented_and_skeptic_citations_are_renumbered_or_removed_through_
     assert set(cited_numbers(report)) == set(listed) == set(range(1, 8))
     expected_docs = ["doc01", "doc02", "doc03", "doc04", "doc05", "doc06", "doc09"]
     for n, doc in enumerate(expected_docs, start=1):
-        assert listed[n].endswith(str(tmp_path / "docs" / f"{doc}.md")), (n, listed[n])
+        assert listed[n].endswith(f"<{(tmp_path / 'docs' / f'{doc}.md').as_uri()}>"), (n, listed[n])
     assert "[99]" not in report and "99" not in report.split("\n---\n", 1)[1]
 
     # the skeptic's numbers went through the same map

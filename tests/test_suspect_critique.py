@@ -15,8 +15,8 @@ from research_agent.config import Settings
 from research_agent.memory.critique.judgement import critique_run, summarize
 from research_agent.memory.effects.ab import AbLedger, ab_result
 from research_agent.memory.effects.ab_types import AbPair, ArmResult, ArmUsage
-from research_agent.memory.effects.lesson_effects import lesson_effects
 from research_agent.memory.effects.stats import compute_stats
+from research_agent.memory.lessons.effects_view import lesson_effects
 from research_agent.memory.lessons.select import select_lessons
 from research_agent.memory.store.critique_types import Scores
 from research_agent.memory.store.files import load_all, load_critique

@@ -1,6 +1,7 @@
 """``research-agent export REPORT --format html|pdf``: a report as one HTML page, or as PDF.
 
-REPORT is a path or a run id (looked up in the reports folder). The page is written beside
+REPORT is a path or a run reference (full or short id, a unique prefix, ``latest``,
+``latest~N``) looked up in the reports folder. The page is written beside
 the report unless ``--output`` says where; its path is printed on stdout. A report whose
 passages were not stored still exports, without citation previews, and says so in one
 line on stderr. PDF needs Chromium: without one, one line says what to install (exit 2).
@@ -47,7 +48,9 @@ Browser = Annotated[
 
 @guarded
 def export_command(
-    report: Annotated[str, typer.Argument(help="The report: a path to its markdown, or its run id.")],
+    report: Annotated[
+        str, typer.Argument(help="The report: a path to its markdown, or its run's id, short id, prefix or latest.")
+    ],
     fmt: Format = "html",
     output: Annotated[
         Path | None,

@@ -18,7 +18,8 @@ from ..errors import ResearchError
 from ..export import Exported
 from ..memory.critique.schedule import after_report
 from ..results import ResearchResult
-from .boundary import guarded, run_async, stderr_console
+from ..run_refs import Runs, short_id
+from .boundary import guarded, json_failures, run_async, stderr_console
 from .critique import print_scheduled
 from .export import Browser, Format, export_after_run, plan_export, print_note
 from .progress import RichProgress, cost_text
@@ -27,6 +28,7 @@ from .run_options import (
     Context,
     Corpus,
     Deep,
+    Exclude,
     FastModel,
     IgnoreRobots,
     JsonOutput,
@@ -67,6 +69,7 @@ def run(
     standard: Standard = False,
     deep: Deep = False,
     corpus: Corpus = None,
+    exclude: Exclude = None,
     search: Search = None,
     searxng_url: SearxngUrl = None,
     max_sources: MaxSources = None,
@@ -99,19 +102,20 @@ def run(
     A report the tool's own review rejected is written all the same, marked as such;
     ``--strict`` then makes the command exit 1.
     """
-    settings = load_settings(settings_overrides(ctx.params))  # every option above, by name
-    plan = plan_export(fmt, output, browser)  # before the run: never after the user has paid for it
-    if plan.format != "md":
-        settings = settings.replace(output=None)  # --output gets the chosen format, not the markdown
-    started = time.monotonic()  # --timeout covers what the command waits for: the critique too
-    result = _research(query, settings)
-    exported, failure = None, None
-    if plan.format != "md":
-        try:
-            exported = export_after_run(plan, result.report_path, settings.reports_dir)
-        except ResearchError as exc:
-            failure = exc
-    print_result(result, json_output=json_output, exported=exported)
+    with json_failures(json_output):
+        settings = load_settings(settings_overrides(ctx.params))  # every option above, by name
+        plan = plan_export(fmt, output, browser)  # before the run: never after the user has paid for it
+        if plan.format != "md":
+            settings = settings.replace(output=None)  # --output gets the chosen format, not the markdown
+        started = time.monotonic()  # --timeout covers what the command waits for: the critique too
+        result = _research(query, settings)
+        exported, failure = None, None
+        if plan.format != "md":
+            try:
+                exported = export_after_run(plan, result.report_path, settings.reports_dir)
+            except ResearchError as exc:
+                failure = exc
+        print_result(result, json_output=json_output, exported=exported)
     _critique_afterwards(result.run_record_path, settings, settings.run_timeout - (time.monotonic() - started))
     if failure is not None:
         raise failure
@@ -140,13 +144,15 @@ def _research(query: str, settings: Settings) -> ResearchResult:
 
 
 def print_result(result: ResearchResult, *, json_output: bool, exported: Exported | None = None) -> None:
-    """The report's path (and the exported file's) on stdout and a one-line summary on stderr,
-    or one JSON object on stdout; a warning line on stderr when the tool's own review rejected it."""
+    """The report's path (and the exported file's) on stdout and a one-line summary (with the run's
+    short id) on stderr, or one JSON object on stdout; a warning line on stderr when the tool's own
+    review rejected it."""
     if _rejected(result):  # the same line is in the record's warnings, hence in --json's
         line = next(w for w in result.warnings if w.startswith("the tool's own review rejected"))
         stderr_console().print(f"[yellow]warning[/yellow]: {markup(line)}", markup=True, soft_wrap=True)
+    short = short_id(result.id, Runs.scan(Path(result.report_path).parent).ids())
     if json_output:
-        summary = result.summary()
+        summary = {**result.summary(), "short_id": short}
         if exported is not None:
             summary["export"] = {
                 "format": exported.format, "path": str(exported.path), "previews": exported.previews,
@@ -160,7 +166,7 @@ def print_result(result: ResearchResult, *, json_output: bool, exported: Exporte
     usage = result.total_usage
     cited = sum(1 for source in result.sources if source.n)
     stderr_console().print(
-        f"[green]done[/green]: {result.gate_decision}, {cited} sources cited, "
+        f"[green]done[/green] ({short}): {result.gate_decision}, {cited} sources cited, "
         f"{usage.prompt_tokens + usage.completion_tokens:,} tokens, {cost_text(result.cost_usd)}",
         markup=True,
     )

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from ..errors import InputError, StorageError
 from ..files.atomic import atomic_write_bytes, ensure_writable_dir, existing_file_mode
-from ..ids import is_run_id
 from ..record.passages import PassageStore, read_passage_store, report_run_id
 from ..review.markdown import parse_front_matter
 from ..review.report_file import read_report
+from ..run_refs import resolve_run, run_file
 from .browser import find_browser, print_pdf
 from .page import NO_PASSAGES, Page, render_page
 
@@ -48,19 +48,14 @@ class Exported:
 
 
 def find_report(reports_dir: Path, name: str) -> Path:
-    """The report file ``name`` stands for: a path to a file, or a run id in ``reports_dir``.
-
-    The one place a REPORT argument is resolved (short ids and ``latest`` will resolve here).
-    """
+    """The report file ``name`` stands for: a path to a file, or any run reference in ``reports_dir``
+    (full id, short id, a unique prefix, ``latest``, ``latest~N``: :mod:`research_agent.run_refs`)."""
     path = Path(name).expanduser()
     if path.exists() or path.is_symlink():
         return path
-    if is_run_id(name):
-        candidate = Path(reports_dir) / f"{name}.md"
-        if candidate.exists():
-            return candidate
-        raise InputError(f"no report {name} in {reports_dir}")
-    raise InputError(f"report {name[:200]}: no such file, and not a run id")
+    if len(path.parts) > 1 or path.suffix.lower() in (".md", ".markdown"):
+        raise InputError(f"report {name[:200]}: no such file")
+    return run_file(reports_dir, "report", resolve_run(reports_dir, name, "report"))
 
 
 def report_passages(report: Path, markdown: str, reports_dir: Path) -> tuple[PassageStore | None, str]:

@@ -8,6 +8,7 @@ can reach the wire), or over streamable HTTP on ``host`` (127.0.0.1 unless told)
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -16,12 +17,13 @@ from typing import Any
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import Resource
 from pydantic import ValidationError
 
 from ..errors import InputError
 from ..version import __version__
 from .answers import error_result
-from .resources import add_resources
+from .resources import add_resources, listed_resources
 from .service import ServerOptions, Service
 from .tools import TOOLS
 
@@ -38,7 +40,14 @@ INSTRUCTIONS = (
 
 class _Server(MCPServer[Service]):
     """The SDK's server, except that arguments that do not fit a tool's input schema get one
-    line naming each field and what was wrong (the SDK's own text spans several lines)."""
+    line naming each field and what was wrong (the SDK's own text spans several lines), and
+    that the resources listed are the reports and critiques that exist (newest first, capped)."""
+
+    service: Service
+
+    async def list_resources(self) -> list[Resource]:
+        settings = self.service.settings()
+        return [*await super().list_resources(), *await asyncio.to_thread(listed_resources, settings.reports_dir)]
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Service, Any] | None = None
@@ -68,7 +77,7 @@ def build_server(options: ServerOptions) -> MCPServer[Service]:
     async def lifespan(_: MCPServer[Service]) -> AsyncIterator[Service]:
         yield service
 
-    server: MCPServer[Service] = _Server(
+    server = _Server(
         "research-agent",
         title="research-agent",
         instructions=INSTRUCTIONS,
@@ -76,6 +85,7 @@ def build_server(options: ServerOptions) -> MCPServer[Service]:
         lifespan=lifespan,
         log_level="WARNING",
     )
+    server.service = service
     for spec in TOOLS:
         server.add_tool(spec.fn, title=spec.title, description=spec.description(), annotations=spec.annotations())
     add_resources(server)

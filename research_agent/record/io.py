@@ -87,7 +87,7 @@ def read_run_record(path: Path, *, allow_symlink: bool = True) -> RunRecord:
             path, max_bytes=MAX_RUN_RECORD_BYTES, within=path.absolute().parent, allow_symlink=allow_symlink
         )
     except UnsafeYaml as exc:
-        raise InputError(f"run record {path}: {exc}") from None
+        raise InputError(f"run record {path}: {str(exc).removeprefix(f'{path}: ')}") from None
     if not isinstance(data, dict):
         raise InputError(f"run record {path}: expected a mapping of fields")
     problem = _core_problem(data)

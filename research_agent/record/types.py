@@ -157,6 +157,10 @@ class WithheldLesson:
         return cls(str(item), default_reason)
 
 
+def _seed(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 @dataclass(frozen=True)
 class LessonsRecord:
     """The run record's ``lessons:`` block (the shape ``LessonSelection.as_record`` gives)."""
@@ -167,6 +171,7 @@ class LessonsRecord:
     excluded: tuple[tuple[str, str], ...] = ()  # (critique file or lesson key, why it was not used)
     withheld: tuple[WithheldLesson, ...] = ()  # lessons it was eligible for and did not get, and why
     available: bool = True  # False: the run could not read its memory and went without lessons
+    trial_seed: int | None = None  # the seed of the run's per-lesson trial draw
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> LessonsRecord:
@@ -186,6 +191,7 @@ class LessonsRecord:
             excluded=tuple((str(e.get("file", "")), str(e.get("reason", ""))) for e in data.get("excluded", ())),
             withheld=tuple(WithheldLesson.from_item(k) for k in data.get("withheld", ())),
             available=bool(data.get("available", True)),
+            trial_seed=_seed(data.get("trial_seed")),
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -199,6 +205,7 @@ class LessonsRecord:
             "excluded": [{"file": name, "reason": why} for name, why in self.excluded],
             "withheld": [w.as_dict() for w in self.withheld],
             **({} if self.available else {"available": False}),
+            **({} if self.trial_seed is None else {"trial_seed": self.trial_seed}),
         }
 
 

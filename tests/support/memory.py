@@ -63,7 +63,7 @@ def stamp(when: datetime) -> str:
 def make_facts(
     *,
     found: int = 12,
-    kept: int = 6,
+    kept: int | None = None,
     dropped: int = 8,
     cited: int = 5,
     capped: bool = False,
@@ -75,12 +75,14 @@ def make_facts(
     oldest_year: int | None = None,
 ) -> CritiqueFacts:
     """A facts block: ``sites`` as (site, kept, dropped, cited), ``sub_queries`` as (found, kept, cited).
+    ``kept`` defaults to the sites' kept pages added up (version 3 requires it to be).
 
     The defaults show no weakness: no lesson is built from them alone.
     """
     kept_sites = [s for s in sites if s[1] > 0]
     top = max(kept_sites, key=lambda s: s[1]) if kept_sites else None
     total_kept = sum(s[1] for s in sites)
+    kept = total_kept if kept is None else kept
     return CritiqueFacts(
         sources=SourceCounts(found, found, kept, dropped, 0, cited, capped_by_user=capped),
         sites=SiteFacts(
@@ -117,11 +119,15 @@ def make_critique(
     facts: CritiqueFacts | None = None,
     applied: tuple[str, ...] = (),
     withheld: tuple[str, ...] = (),
+    reason: str = "control",
+    suspect: str | None = None,
+    available: bool = True,
 ) -> Critique:
     """A valid critique of run number ``n`` made ``n`` hours before NOW (unless ``when``).
 
     ``applied``: keys of lessons its run was given (makes it adaptive); ``withheld``: keys
-    a baseline (control) run held back.
+    its run held back, for ``reason`` (a whole-run control by default; ``trial`` for a
+    lesson's own trial).
     """
     when = when or NOW - timedelta(hours=n, minutes=1)
     values = dict(zip(DIMENSIONS, scores, strict=True)) if isinstance(scores, tuple) else dict(scores)
@@ -147,8 +153,10 @@ def make_critique(
         dropped_count=3,
         adaptive=adaptive or bool(applied),
         lessons_applied=_uses(applied, adaptive),
-        lessons_withheld=tuple(WithheldLesson(key, "control") for key in withheld),
+        lessons_withheld=tuple(WithheldLesson(key, reason) for key in withheld),
         facts=facts if facts is not None else make_facts(),  # version 2 requires the block
+        suspect=suspect,
+        lessons_available=available,
     )
 
 
@@ -161,9 +169,14 @@ def _uses(applied: tuple[str, ...], adaptive: bool) -> tuple[LessonUse, ...]:
     return ()
 
 
+def state_in(folder: Path) -> Path:
+    """A user state folder for a test: ``folder/state`` (the key that signs the index, its seals)."""
+    return Path(folder) / "state"
+
+
 def trust_in(folder: Path) -> IndexTrust:
-    """A user's trust (the key that signs the index, the seals) kept in ``folder/state``."""
-    return IndexTrust(Path(folder) / "state")
+    """The user's trust in the index (key and seals) kept in :func:`state_in` ``folder``."""
+    return IndexTrust(state_in(folder))
 
 
 def put(meta: Path, critique: Critique) -> Path:

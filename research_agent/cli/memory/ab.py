@@ -41,7 +41,7 @@ from .. import run_options
 from ..boundary import guarded, stderr_console
 from ..progress import RichProgress, cost_text
 from ..terminal import markup, one_line
-from .group import REPORTS_DIR_KEY, MemoryDeps, app, echo_json, memory_deps
+from .group import MemoryDeps, app, chosen_reports_dir, echo_json, memory_deps
 
 __all__ = ["ab_command"]
 
@@ -78,6 +78,7 @@ def ab_command(
     standard: run_options.Standard = False,
     deep: run_options.Deep = False,
     corpus: run_options.Corpus = None,
+    exclude: run_options.Exclude = None,
     search: run_options.Search = None,
     searxng_url: run_options.SearxngUrl = None,
     max_sources: run_options.MaxSources = None,
@@ -128,8 +129,7 @@ def ab_command(
 def _settings(ctx: typer.Context, deps: MemoryDeps) -> Settings:
     """``run``'s options as settings; ``--reports-dir`` here, else ``memory --reports-dir``."""
     overrides = run_options.settings_overrides(ctx.params)
-    if overrides.get("reports_dir") is None:
-        overrides["reports_dir"] = ctx.meta.get(REPORTS_DIR_KEY)
+    overrides["reports_dir"] = chosen_reports_dir(ctx, overrides.get("reports_dir"))
     return deps.load_settings({key: value for key, value in overrides.items() if value is not None})
 
 

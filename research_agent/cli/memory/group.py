@@ -4,7 +4,8 @@ the collaborators those commands share.
 The commands, and the ``critique`` command (:mod:`research_agent.cli.critique`), take their
 collaborators from a :class:`MemoryDeps` found as the Click context ``obj`` (tests pass fakes
 that way); without one, settings come from :func:`research_agent.config.load_settings` and
-the model from ``OpenAIChatModel.from_settings``.
+the model from ``OpenAIChatModel.from_settings``. The reports folder may be given before the
+subcommand (``memory --reports-dir DIR list``) or after it (``memory list --reports-dir DIR``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -22,9 +23,17 @@ from ...config import Settings, load_settings
 from ...llm import ChatModel, OpenAIChatModel
 from ..terminal import dumps_json
 
-__all__ = ["app", "MemoryDeps", "memory_deps", "memory_settings", "echo_json", "console", "REPORTS_DIR_KEY"]
+__all__ = ["app", "MemoryDeps", "memory_deps", "memory_settings", "chosen_reports_dir", "echo_json", "console",
+           "REPORTS_DIR_KEY", "ReportsDirOption"]  # fmt: skip
 
 REPORTS_DIR_KEY = "research_agent.memory.reports_dir"  # where ``memory --reports-dir`` is kept
+
+ReportsDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--reports-dir", metavar="DIR", help="Reports folder (default: RESEARCH_AGENT_REPORTS_DIR or ./reports)."
+    ),
+]
 
 
 def _default_model(settings: Settings) -> ChatModel:
@@ -61,9 +70,14 @@ def memory_deps(ctx: typer.Context) -> MemoryDeps:
     return MemoryDeps()
 
 
+def chosen_reports_dir(ctx: typer.Context, reports_dir: Path | None) -> Path | None:
+    """The command's own ``--reports-dir``, else ``memory --reports-dir``, else None (the default)."""
+    return reports_dir if reports_dir is not None else ctx.meta.get(REPORTS_DIR_KEY)
+
+
 def memory_settings(ctx: typer.Context, reports_dir: Path | None = None) -> Settings:
-    """Settings for a memory command: ``reports_dir``, else ``memory --reports-dir``, else the default."""
-    chosen = reports_dir if reports_dir is not None else ctx.meta.get(REPORTS_DIR_KEY)
+    """Settings for a memory command, in the reports folder :func:`chosen_reports_dir` names."""
+    chosen = chosen_reports_dir(ctx, reports_dir)
     return memory_deps(ctx).load_settings({"reports_dir": chosen} if chosen is not None else {})
 
 
@@ -86,12 +100,10 @@ app = typer.Typer(
 
 
 @app.callback()
-def _memory(
-    ctx: typer.Context,
-    reports_dir: Path | None = typer.Option(
-        None, "--reports-dir", help="Reports folder (default from settings)."
-    ),
-) -> None:
-    """Inspect and manage stored critiques and the lessons drawn from them."""
+def _memory(ctx: typer.Context, reports_dir: ReportsDirOption = None) -> None:
+    """Inspect and manage stored critiques and the lessons drawn from them.
+
+    `memory stats --plot FILE` draws the score history; `memory retry ID` completes a failed critique.
+    """
     if reports_dir is not None:
         ctx.meta[REPORTS_DIR_KEY] = reports_dir

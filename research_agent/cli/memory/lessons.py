@@ -12,10 +12,10 @@ from ...config import Settings
 from ...domains import DOMAINS, parse_domain
 from ...errors import InputError
 from ...memory.lessons.select import preview_lessons
-from ...memory.store.index import IndexTrust
+from ...run_refs import Runs
 from ..boundary import guarded
 from ..terminal import echo
-from .group import MemoryDeps, app, echo_json, memory_deps, memory_settings
+from .group import MemoryDeps, ReportsDirOption, app, echo_json, memory_deps, memory_settings
 
 __all__ = ["lessons_command"]
 
@@ -40,10 +40,11 @@ def lessons_command(
         None, "--domain", help=f"Skip classification: one of {', '.join(DOMAINS)}."
     ),
     json_output: bool = typer.Option(False, "--json", help="Print JSON."),
+    reports_dir: ReportsDirOption = None,
 ) -> None:
     """Show the lessons a run of QUERY would get now, and every file left out with its reason."""
     deps = memory_deps(ctx)
-    settings = memory_settings(ctx)
+    settings = memory_settings(ctx, reports_dir)
     if domain is not None:
         chosen = parse_domain(domain)
     else:
@@ -56,7 +57,8 @@ def lessons_command(
         now=deps.clock(),
         ttl_days=settings.lesson_ttl_days,
         control_fraction=settings.control_fraction,
-        trust=IndexTrust(settings.state_dir),
+        trial_probability=settings.trial_probability,
+        state_dir=settings.state_dir,
     )
     if json_output:
         echo_json(
@@ -65,9 +67,12 @@ def lessons_command(
         return
     echo(f"domain: {chosen}")
     echo(f"{selection.reason}")
+    shorts = Runs.scan(settings.reports_dir).shorts()
     for number, lesson in enumerate(selection.lessons, start=1):
+        critiques = ", ".join(shorts.get(i, i) for i in lesson.critique_ids)
         echo(f"{number}. {lesson.text}")
-        echo(f"   {lesson.key} ({lesson.stage}; target {lesson.target}); critiques: {', '.join(lesson.critique_ids)}")
+        source = f"critiques: {critiques}" if lesson.critique_ids else "lessons.yaml"
+        echo(f"   {lesson.key} ({lesson.origin}; {lesson.stage}; target {lesson.target}); {source}")
     if selection.lessons:
         echo(f"({note})")
     if selection.excluded:

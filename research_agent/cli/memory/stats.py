@@ -12,7 +12,7 @@ from ...memory.store.files import load_all
 from ...memory.store.schema import DIMENSIONS
 from ..boundary import guarded
 from ..terminal import echo, markup
-from .group import app, console, echo_json, memory_deps, memory_settings
+from .group import ReportsDirOption, app, console, echo_json, memory_deps, memory_settings
 
 __all__ = ["stats_command"]
 
@@ -47,10 +47,11 @@ def stats_command(
         None, "--plot", help="Draw the score history into this PNG (needs matplotlib)."
     ),
     json_output: bool = typer.Option(False, "--json", help="Print JSON."),
+    reports_dir: ReportsDirOption = None,
 ) -> None:
-    """Per-domain score trends, baseline versus adaptive runs, suspension and collapse."""
+    """Per-domain score trends, baseline versus adaptive runs, suspension and collapse; --plot FILE draws them."""
     deps = memory_deps(ctx)
-    settings = memory_settings(ctx)
+    settings = memory_settings(ctx, reports_dir)
     loaded = load_all(settings.meta_dir, now=deps.clock())
     stats = compute_stats(loaded)
     if plot is not None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Collection
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,9 +25,12 @@ from ...files.safefile import check_folder_inside
 from ...llm import ChatModel, ChatRequest, UsageRecorder
 from ...prompts import render
 from ...record import RunRecord, WithheldLesson, read_run_record
+from ...run_refs import named_run_id, short_id
 from ...text.sanitize import sanitize, wrap_data
 from ..store.critique_types import Critique, CritiqueUsage, LessonUse, Scores, SkepticFlag
+from ..store.failures import clear_failure, log_failure
 from ..store.files import append_log, critique_file_name, prune_critiques, write_critique
+from ..store.proposals import clean_proposals
 from ..store.schema import (
     DIMENSION_LABELS,
     DIMENSIONS,
@@ -43,6 +47,7 @@ from ..store.schema import (
 )
 from .evidence import MAX_REPORT_BYTES, locate_report, read_report_file
 from .facts import RunFacts, compute_facts
+from .proposing import not_to_propose
 
 __all__ = [
     "ANSWER_SCHEMA",
@@ -80,6 +85,16 @@ ANSWER_SCHEMA: dict[str, Any] = {
         "weaknesses": {"type": "array", "items": {"type": "string"}},
         "suggestions": {"type": "array", "items": {"type": "string"}},
         "tags": {"type": "array", "items": {"type": "string", "enum": list(TAGS)}},
+        # optional: lessons no template covers, quarantined until a person approves one
+        "proposed_lessons": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["stage", "text"],
+                "properties": {"stage": {"type": "string", "enum": list(STAGES)}, "text": {"type": "string"}},
+            },
+        },
     },
 }
 
@@ -198,10 +213,13 @@ def critique_from_answer(
     timestamp: datetime,
     report_path: str,
     usage: CritiqueUsage | None = None,
+    skip_proposals: Collection[str] = (),
 ) -> Critique:
     """Turn the model's answer and the run's facts into a clean, valid Critique.
 
     ``usage``: what the critique's own model calls cost, stored in the file.
+    ``skip_proposals``: hashes of texts not to propose again (decided by a person, or already
+    a lesson; see :mod:`..store.proposals`).
     """
     if not isinstance(answer, dict) or not isinstance(answer.get("scores"), dict):
         raise InvalidModelOutput("critique answer has no scores object", stage="critique")
@@ -239,6 +257,7 @@ def critique_from_answer(
         facts=facts.measured,
         usage=usage,
         suspect=ramp_reason(scores),
+        proposed_lessons=clean_proposals(answer.get("proposed_lessons"), skip=skip_proposals),
     )
 
 
@@ -258,12 +277,12 @@ async def critique_run(
     """
     run_record_path = Path(run_record_path)
     folder = Path(meta_dir) if meta_dir is not None else run_record_path.absolute().parent
-    subject = run_record_path.name
+    subject, run_id = run_record_path.name, named_run_id(run_record_path.name)
     when = (now or datetime.now(UTC)).astimezone(UTC)
     try:
         check_folder_inside(folder, folder.parent)
         record = read_run_record(run_record_path)
-        subject = critique_file_name(record.id)
+        subject, run_id = critique_file_name(record.id), record.id
         _, report = read_report(run_record_path, record)
         facts = compute_facts(record, report, now=when)
         recorder = UsageRecorder(model)
@@ -275,16 +294,18 @@ async def critique_run(
             timestamp=when,
             report_path=record.report_path,
             usage=CritiqueUsage.from_usage(recorder.total),
+            skip_proposals=not_to_propose(folder, settings.state_dir),
         )
         write_critique(folder, critique)
         prune_critiques(folder, settings.max_critiques, protect=[critique.id], now=when)
     except Exception as exc:
         message = str(exc) or type(exc).__name__
         try:
-            append_log(folder, "FAIL", subject, message)
+            log_failure(folder, subject, run_id, message, now=when)
         except Exception as log_exc:  # the original error matters more than the log line
-            exc.add_note(f"critique.log could not be written either: {log_exc}")
+            exc.add_note(f"the failure could not be recorded either: {log_exc}")
         raise
+    clear_failure(folder, critique.id)
     append_log(
         folder,
         "ok",
@@ -300,7 +321,7 @@ def summarize(critique: Critique, *, path: Path | None = None) -> str:
     verdict = "pass" if critique.overall_pass else "fail"
     shown = {d: critique.scores.get(d) for d in DIMENSIONS}
     scores = ", ".join(f"{DIMENSION_LABELS[d]} {'n/a' if v is None else v}" for d, v in shown.items())
-    lines = [f"critique of {critique.id}: mean {critique.mean_score:.2f}/5 ({verdict})", f"  {scores}"]
+    lines = [f"critique of {short_id(critique.id)}: mean {critique.mean_score:.2f}/5 ({verdict})", f"  {scores}"]
     if critique.suspect_reason:
         lines.append(f"  suspect: {critique.suspect_reason}; it makes and feeds no lesson")
     if critique.tags:

@@ -114,12 +114,12 @@ class AbLedger:
 
 def arm_settings(settings: Settings, arm: str) -> Settings:
     """The settings of one arm: ``baseline`` has lessons off (as ``--no-lessons``);
-    ``adaptive`` has lessons on and a control fraction of 0, so it is never a control
-    run. Neither writes ``--output``."""
+    ``adaptive`` has lessons on, a control fraction of 0 and no trials, so it is never a
+    control run and is given every lesson it is selected. Neither writes ``--output``."""
     if arm == "baseline":
         return settings.replace(lessons=False, output=None)
     if arm == "adaptive":
-        return settings.replace(lessons=True, control_fraction=0.0, output=None)
+        return settings.replace(lessons=True, control_fraction=0.0, trial_probability=0.0, output=None)
     raise ValueError(f"unknown arm {arm!r}")
 
 

@@ -3,28 +3,39 @@ settling and rendering."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ...record.types import WithheldLesson
-from ..store.schema import STAGES
+from ..store.schema import PERSON_KINDS, STAGES, key_kind
 
-__all__ = ["Lesson", "LessonSelection", "MAX_LESSONS"]
+__all__ = ["Lesson", "LessonSelection", "MAX_LESSONS", "ORIGINS"]
 
 MAX_LESSONS = 5  # per stage
+ORIGINS = ("built", *PERSON_KINDS)  # research-agent built it; a person wrote it (user) or approved it
 
 
 @dataclass(frozen=True)
 class Lesson:
-    """One templated lesson: its stable ``key``, the ``stage`` it is written for, the
-    ``target`` (fact or dimension) it should move, its text, and the critiques behind it
-    (newest first)."""
+    """One lesson: its stable ``key``, the ``stage`` it is written for, the ``target`` (fact
+    or dimension) it should move, its text, and the critiques behind it (newest first).
+
+    A built lesson's text comes from a template; a person's (``user:``, ``approved:``) is
+    their own words from the trusted ``lessons.yaml``, with no critiques behind it.
+    """
 
     key: str
     stage: str
     target: str
     text: str
     critique_ids: tuple[str, ...]
+
+    @property
+    def origin(self) -> str:
+        """``built`` (research-agent wrote it from critiques), ``user`` or ``approved``."""
+        kind = key_kind(self.key)
+        return kind if kind in PERSON_KINDS else "built"  # type: ignore[return-value]
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -41,9 +52,10 @@ class LessonSelection:
     """What memory gives one run, and why.
 
     ``lessons``: the lessons the run is given (none for a baseline run).
-    ``withheld``: the lessons it was eligible for and did not get, each with why (a
-    baseline run: ``--no-lessons``, a control run, a suspended domain; retired lessons),
-    so that effects can compare.
+    ``withheld``: the lessons it was eligible for and did not get, each with why (``trial``:
+    withheld on its own at random; a baseline run: ``--no-lessons``, a control run, a
+    suspended domain; retired lessons), so that effects can compare.
+    ``trial_seed``: the seed of the run's trial draw (:mod:`.trials`), recorded.
     ``available``: False when the run could not read its memory and went without lessons.
     ``considered``: ids of the eligible critiques the lessons were drawn from.
     ``excluded``: ``(critique file or lesson key, reason)`` for every critique file not
@@ -59,6 +71,7 @@ class LessonSelection:
     warnings: tuple[str, ...] = ()
     withheld: tuple[WithheldLesson, ...] = ()
     available: bool = True
+    trial_seed: int | None = None
 
     @classmethod
     def none(cls, domain: str = "", reason: str = "lessons disabled") -> LessonSelection:
@@ -76,6 +89,26 @@ class LessonSelection:
             raise ValueError(f"unknown stage {stage!r}")
         return tuple(lesson for lesson in self.lessons if lesson.stage == stage)
 
+    def for_sites(self, sites: Collection[str]) -> LessonSelection:
+        """This selection where only ``sites`` (those of the sources being judged) may be named: a
+        site lesson about any other site is neither given nor withheld (it could not have been
+        given), and is listed in ``excluded``."""
+        def off(key: str) -> bool:
+            return key_kind(key) in ("site:kept", "site:dropped") and key.split(":", 2)[2] not in sites
+
+        dropped = [lesson.key for lesson in self.lessons if off(lesson.key)]
+        dropped += [w.key for w in self.withheld if off(w.key)]
+        if not dropped:
+            return self
+        lessons = tuple(lesson for lesson in self.lessons if not off(lesson.key))
+        return replace(
+            self,
+            lessons=lessons,
+            adaptive=self.adaptive and bool(lessons),
+            withheld=tuple(w for w in self.withheld if not off(w.key)),
+            excluded=(*self.excluded, *((key, "its site was not among this run's sources") for key in dropped)),
+        )
+
     def as_record(self) -> dict[str, Any]:
         """The run record's ``lessons:`` block."""
         return {
@@ -85,4 +118,5 @@ class LessonSelection:
             "excluded": [{"file": name, "reason": why} for name, why in self.excluded],
             "withheld": [w.as_dict() for w in self.withheld],
             **({} if self.available else {"available": False}),
+            **({} if self.trial_seed is None else {"trial_seed": self.trial_seed}),
         }

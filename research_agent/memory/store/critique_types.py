@@ -163,6 +163,25 @@ class Critique:
     lessons_available: bool = True  # False: the run went without lessons because its memory was unreadable
     suspect: str | None = None  # why the critic's answer looks degenerate; such a critique teaches nothing
     proposed_lessons: tuple[ProposedLesson, ...] = ()
+    # What loading left out of a file written by an earlier version (``memory validate`` shows it).
+    load_notes: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def teaches(self) -> bool:
+        """Whether the critique may make or feed a lesson and count in effects and suspension:
+        not suspect (:attr:`suspect_reason`; the one condition every use of a critique as
+        evidence goes through)."""
+        return self.suspect_reason is None
+
+    @property
+    def measurable(self) -> bool:
+        """Whether the run counts in a lesson's effect: it teaches, and its run could read its
+        memory (a run whose lessons were unavailable is in neither arm of any effect)."""
+        return self.teaches and self.lessons_available
+
+    def given_keys(self) -> frozenset[str]:
+        """The keys of the lessons the run was given."""
+        return frozenset(lesson.key for lesson in self.lessons_applied if lesson.key)
 
     @property
     def suspect_reason(self) -> str | None:
@@ -233,7 +252,11 @@ class Critique:
 
     @classmethod
     def _from_valid(cls, data: Mapping[str, Any]) -> Critique:
-        """Build from content that already passed :func:`validate_critique`."""
+        """Build from content that already passed :func:`validate_critique`; what an earlier
+        version wrote and this one no longer trusts is left out and noted (:func:`_settled`)."""
+        facts = None if data.get("facts") is None else CritiqueFacts.from_valid(data["facts"])
+        scores = Scores(**{d: _score(data["scores"][d]) for d in DIMENSIONS})
+        facts, tags, notes = _settled(facts, scores, tuple(data["tags"]))
         return cls(
             id=data["id"],
             query=data["query"],
@@ -242,12 +265,12 @@ class Critique:
             timestamp=format_utc(parse_zoned_time(data["timestamp"])),  # type: ignore[arg-type]
             model_version=data["model_version"],
             report_path=data["report_path"],
-            scores=Scores(**{d: _score(data["scores"][d]) for d in DIMENSIONS}),
+            scores=scores,
             mean_score=float(data["mean_score"]),
             overall_pass=bool(data["overall_pass"]),
             weaknesses=tuple(data["weaknesses"]),
             suggestions=tuple(data["suggestions"]),
-            tags=tuple(data["tags"]),
+            tags=tags,
             skeptic_flags=tuple(SkepticFlag(f["type"], f["detail"]) for f in data["skeptic_flags"]),
             gate_decision=data["gate_decision"],
             source_count=int(data["source_count"]),
@@ -255,13 +278,35 @@ class Critique:
             adaptive=bool(data["adaptive"]),
             lessons_applied=tuple(_lesson_use(item) for item in data["lessons_applied"]),
             lessons_withheld=tuple(WithheldLesson.from_item(w) for w in data.get("lessons_withheld", ())),
-            facts=None if data.get("facts") is None else CritiqueFacts.from_valid(data["facts"]),
+            facts=facts,
             usage=_usage_from(data.get("usage")),
             schema_version=int(data["schema_version"]),
             lessons_available=data.get("lessons") != "unavailable",
             suspect=data.get("suspect"),
             proposed_lessons=tuple(ProposedLesson(p["stage"], p["text"]) for p in data.get("proposed_lessons", ())),
+            load_notes=notes,
         )
+
+
+GEOGRAPHY_TAG = "geographic_bias"
+
+
+def _settled(
+    facts: CritiqueFacts | None, scores: Scores, tags: tuple[str, ...]
+) -> tuple[CritiqueFacts | None, tuple[str, ...], tuple[str, ...]]:
+    """What of a valid file is kept: ``per_site`` counts that do not add up (only an earlier
+    version can have written them: version 3 refuses them) are ignored, and a geography tag
+    beside a geographic balance of 3 or more is dropped (the score, not the tag, says it)."""
+    notes = []
+    problem = facts.per_site_problem() if facts is not None else None
+    if facts is not None and problem is not None:
+        facts = facts.without_per_site()
+        notes.append(f"facts.sites.per_site ignored: {problem}")
+    geography = scores.geographic_balance
+    if GEOGRAPHY_TAG in tags and geography is not None and geography >= 3:
+        tags = tuple(t for t in tags if t != GEOGRAPHY_TAG)
+        notes.append(f"tag {GEOGRAPHY_TAG} dropped: geographic balance scored {geography}")
+    return facts, tags, tuple(notes)
 
 
 def _score(value: Any) -> int | None:

@@ -1,9 +1,9 @@
 """The summary index of the critique files: ``reports/meta/index.sqlite``.
 
-Parsing thousands of YAML files takes seconds; selection, effects and ``memory list`` need
-a few numbers from each, or the critique as loaded. The index keeps those (see
-:mod:`.index_rows`) beside the files. It is a cache, never an authority: the YAML stays
-the truth.
+Parsing thousands of YAML files takes seconds; selection, effects and ``memory list`` need a
+few numbers from each, the critique without its free text, or the critique as loaded. The
+index keeps those (see :mod:`.index_rows`) beside the files. It is a cache, never an
+authority: the YAML stays the truth.
 
 * :meth:`CritiqueIndex.refresh` lists the critique files, ``lstat``s each one and
   re-reads, with the real loader, every file whose signature (inode, size, mtime,
@@ -11,16 +11,18 @@ the truth.
   edit, a file swapped for a symlink or a pruned file is therefore picked up at once,
   and a file the loader refuses is stored as refused, with its reason.
 * Every row carries a MAC keyed by the user's secret key (:mod:`.index_sign`). A file row
-  whose MAC fails is re-read from its file at the refresh; use rows are checked when a
-  query reads them (with each file's count of them), and a kept critique when ``memory
-  list`` reads it; a failure sends its file to be re-read. So an edited row (``passed =
-  0``, a forged or deleted use) changes nothing anyone sees. An index checked in full is
-  sealed in the user state folder (:mod:`.index_seal`): while its file is unchanged, its
-  rows are not checked again. Without the user's trust (key and seals), the index is built
-  in memory only.
-* Nothing from the index reaches a prompt by itself: selection re-reads the few
-  critiques lessons are drawn from with the loader (see :mod:`..lessons`), and values
-  read back are checked again (keys, finite numbers).
+  whose MAC fails is re-read from its file at the refresh; use and measure rows are checked
+  when a query reads them (with each file's count of them), and a file's evidence or kept
+  critique whenever it is read; a failure sends its file to be re-read. So an edited row
+  (``passed = 0``, a forged or deleted use) changes nothing anyone sees. An index checked in
+  full is sealed in the user state folder (:mod:`.index_seal`): while its file is unchanged,
+  its file, use and measure rows are not checked again. Without the user's trust (key and
+  seals), the index is built in memory only.
+* The rows selection reads hold no free text: a file's *evidence* is the critique without
+  its query, weaknesses, suggestions, flags, sub-query wording or lesson texts (see
+  :mod:`.index_rows`), and lessons are built from it. Site names in it reach a prompt only
+  when they name a site of the run's own sources (:mod:`research_agent.memory.lessons.setting`);
+  values read back are checked again (keys, finite numbers).
 * Writes are SQLite transactions in WAL mode (atomic; readers never see half a
   refresh; concurrent runs queue for the write lock). Files are parsed before the lock
   is taken. No wait lasts past the caller's ``time_left`` (a run's remaining time): a
@@ -35,16 +37,18 @@ the truth.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
+from ...errors import ResearchError
 from .critique_types import Critique
 from .files import LoadedCritique, future_problem
 from .index_db import IndexBusy, TimeLeft, connect_file, connect_memory
 from .index_files import Listing, list_files
+from .index_rows import MAX_VALUE, critique_from_evidence
 from .index_seal import IndexTrust
 from .index_store import INDEX_NAME, IndexStore, Refresh
-from .index_uses import ArmSum, arm_sums_of, newest_texts_of
 
 __all__ = [
     "INDEX_NAME",
@@ -62,68 +66,136 @@ __all__ = [
 
 MISNAMED = "file name is not critique-<run id>.yaml"
 
+_WINDOW = "stamp >= :cutoff AND stamp <= :future AND created <= :latest"
 _STANDINGS = """
 SELECT name,
     CASE
         WHEN stamp < :cutoff THEN :expired
         WHEN stamp > :future THEN 'dated in the future'
         WHEN ok = 0 THEN 'invalid: ' || reason
-        WHEN reason != '' THEN reason
+        WHEN suspect != '' THEN suspect
         WHEN created > :latest THEN 'dated in the future (' || strftime('%Y-%m-%dT%H:%M:%SZ', created, 'unixepoch') || ')'
         WHEN domain != :domain THEN 'other domain (' || domain || ')'
     END,
-    run_id, model, adaptive, mean, passed, available
-FROM files ORDER BY stamp DESC, name DESC
+    run_id, model, adaptive, mean, passed
+FROM files ORDER BY stamp DESC, name DESC LIMIT :cap
 """
-_PASSING = """
-SELECT domain, COUNT(*) FROM files
-WHERE stamp >= :cutoff AND stamp <= :future AND ok = 1 AND reason = '' AND created <= :latest AND passed = 1
-GROUP BY domain
+_PASSING = f"""
+SELECT domain, COUNT(*) FROM files WHERE {_WINDOW} AND ok = 1 AND passed = 1 AND suspect = '' GROUP BY domain
+"""
+_POOL = f"""
+SELECT name, sig, run_id, evidence, evidence_mac FROM files
+WHERE domain = :domain AND ok = 1 AND passed = 1 AND suspect = '' AND {_WINDOW}
+ORDER BY stamp DESC, name DESC LIMIT :limit
+"""
+_RUNS = f"""
+SELECT run_id, model, adaptive, mean FROM files
+WHERE domain = :domain AND ok = 1 AND suspect = '' AND available = 1 AND {_WINDOW}
 """
 _LISTING = """
 SELECT f.name, f.ok, f.reason, f.sig, b.sig, b.body, b.mac FROM files f LEFT JOIN bodies b ON b.name = f.name
 ORDER BY f.stamp DESC, f.name DESC
 """
 # A file as a run in some domain sees it: (name, why it cannot serve the run or None,
-# run id, model, adaptive 0/1, mean, passed 0/1, lessons available 0/1).
-Standing = tuple[str, "str | None", str, str, int, "float | None", int, int]
+# run id, model, adaptive 0/1, mean, passed 0/1).
+Standing = tuple[str, "str | None", str, str, int, "float | None", int]
+# A use of a lesson: (domain, key, file name, arm, question, value)
+Use = tuple[str, str, str, str, str, "float | None"]
+
 
 class CritiqueIndex(IndexStore):
     """One open summary index and what selection, effects and ``memory list`` ask of it;
     use :func:`open_index` and close it (or use ``with``)."""
 
     def standings(
-        self, domain: str, *, cutoff: str, future: str, latest: float, expired: str
+        self, domain: str, *, cutoff: str, future: str, latest: float, expired: str, cap: int = -1
     ) -> list[Standing]:
-        """Every file newest first, with why it cannot serve a run in ``domain``, checked in
-        this order: run time (from its name) before ``cutoff`` (``expired`` is the reason),
-        run time after ``future``, refused by the loader, suspect, own timestamp after
-        ``latest`` (seconds), another domain. The reason is None for a valid file of ``domain``."""
+        """The newest ``cap`` files (every file for -1), newest first, each with why it cannot
+        serve a run in ``domain``, checked in this order: run time (from its name) before
+        ``cutoff`` (``expired`` is the reason), run time after ``future``, refused by the
+        loader, suspect, own timestamp after ``latest`` (seconds), another domain. The reason
+        is None for a valid file of ``domain``."""
         values = {"cutoff": cutoff, "future": future, "latest": latest, "expired": expired, "domain": domain}
-        return list(self._query(_STANDINGS, values))
+        return self._query(_STANDINGS, {**values, "cap": cap})
 
     def passing_by_domain(self, *, cutoff: str, future: str, latest: float) -> dict[str, int]:
-        """How many valid, passing critiques each domain has from ``cutoff`` to ``future``
-        (run times) and not timed after ``latest``: what :meth:`standings` would leave eligible."""
+        """How many valid, passing, not suspect critiques each domain has from ``cutoff`` to
+        ``future`` (run times) and not timed after ``latest``: what could serve a run."""
         values = {"cutoff": cutoff, "future": future, "latest": latest}
         return dict(self._query(_PASSING, values))
 
+    def pool(
+        self, domain: str, *, cutoff: str, future: str, latest: float, limit: int
+    ) -> list[tuple[str, Critique]]:
+        """The newest ``limit`` critiques of ``domain`` that may feed lessons (valid, passing, not
+        suspect, in the window), newest first, as ``(file name, critique without free text)``.
+        Each one's evidence is checked against its MAC; one that fails is read again from its file."""
+        values = {"domain": domain, "cutoff": cutoff, "future": future, "latest": latest, "limit": limit}
+        for attempt in range(2):
+            out, forged = [], set()
+            for name, sig, run_id, text, mac in self._query(_POOL, values):
+                if not self._signer.check("evidence", (name, sig, text, mac), 3):
+                    forged.add(name)
+                    continue
+                critique = _evidence(text)
+                if critique is not None and critique.id == run_id and critique.query_domain == domain:
+                    out.append((name, critique))
+            if not forged or attempt:
+                return out
+            self._rebuild(forged)
+        return []  # pragma: no cover - the loop always returns
+
+    def runs(self, domain: str, *, cutoff: str, future: str, latest: float) -> list[tuple[str, str, int, float]]:
+        """``(run id, model, adaptive 0/1, mean)`` of every valid run of ``domain`` in the window that
+        counts in suspension and collapse (not suspect, its memory was readable)."""
+        values = {"domain": domain, "cutoff": cutoff, "future": future, "latest": latest}
+        return self._query(_RUNS, values)
+
+    def last_keys(self, domain: str, *, future: str, latest: float) -> set[str]:
+        """The keys the newest run of ``domain`` with any lesson recorded was eligible for
+        (given or withheld): the lessons that were on before this run."""
+        rows = self._uses(domain, future, latest)  # name, key, ..., domain, stamp, created
+        if not rows:
+            return set()
+        newest = max((row[9], row[0]) for row in rows)[1]
+        return {str(row[1]) for row in rows if row[0] == newest}
+
     def keys(self) -> list[str]:
-        """Every lesson key some critique applied or withheld."""
+        """Every lesson key some critique applied or withheld (each one's rows are checked when read)."""
         return [key for (key,) in self._query("SELECT DISTINCT key FROM uses")]
 
-    def arm_sums(self, keys: list[str], *, domain: str | None, future: str, latest: float) -> list[ArmSum]:
-        """``(domain, key, arm, count, sum, sum of squares)`` of each key's target over the
-        critiques that applied (or withheld) it, leaving out those where it does not apply."""
-        wanted = set(keys)
-        return arm_sums_of(row for row in self._uses(domain, future, latest) if row[1] in wanted)
+    def uses(
+        self,
+        keys: list[str] | None,
+        *,
+        domain: str | None,
+        future: str,
+        latest: float,
+        targets: Mapping[str, str] | None = None,
+    ) -> list[Use]:
+        """``(domain, key, file name, arm, question, value)`` of every use of ``keys`` (every key
+        for None) by a run not after ``future`` whose critique is not timed after ``latest``, in
+        ``domain`` when given; a value beyond any measurement reads as None. Every row checked.
 
-    def newest_texts(
-        self, keys: list[str], *, domain: str | None, future: str, latest: float
-    ) -> dict[tuple[str, str], str]:
-        """``(domain, key) -> text`` of the newest critique that applied each key (same filter)."""
-        wanted = set(keys)
-        return newest_texts_of(row for row in self._uses(domain, future, latest) if row[1] in wanted)
+        ``targets``: ``key -> target`` for a person's lessons whose entry names their target:
+        their value is that target's, from the measure rows (a use row holds the default target's)."""
+        if keys is not None and not keys:
+            return []
+        wanted = None if keys is None else set(keys)
+        named = dict(targets or {})
+        measured = self._measured(frozenset(named.values())) if named else {}
+        out: list[Use] = []
+        for name, key, arm, _stage, value, _reason, question, _mac, where, _stamp, _created in self._uses(
+            domain, future, latest
+        ):
+            if wanted is not None and key not in wanted:
+                continue
+            if key in named:
+                value = measured.get((name, named[key]))
+            if value is not None and not abs(value) <= MAX_VALUE:
+                value = None
+            out.append((where, key, name, arm, question, value))
+        return out
 
     def critiques(self, now: datetime | None = None) -> list[LoadedCritique]:
         """Every critique file newest first, loaded or with the reason it was refused, as
@@ -150,6 +222,15 @@ class CritiqueIndex(IndexStore):
                 problem = future_problem(critique, now) if now is not None else None
                 loaded.append(LoadedCritique(path, None, problem) if problem else LoadedCritique(path, critique))
         return loaded, forged
+
+
+def _evidence(text: str) -> Critique | None:
+    """The critique a row's evidence holds; None for a row that does not hold what the loader made
+    (rows are only ever written by the loader: one that does not parse was not)."""
+    try:
+        return critique_from_evidence(text)
+    except (ValueError, TypeError, KeyError, AttributeError, ResearchError):
+        return None
 
 
 def open_index(
@@ -185,8 +266,9 @@ def open_index(
 
 
 def list_critiques(
-    meta_dir: Path, *, trust: IndexTrust | None, now: datetime | None = None
+    meta_dir: Path, *, state_dir: Path | None, now: datetime | None = None
 ) -> list[LoadedCritique]:
-    """What :func:`~research_agent.memory.store.files.load_all` gives, answered from the index."""
-    with open_index(meta_dir, trust=trust) as index:
+    """What :func:`~research_agent.memory.store.files.load_all` gives, answered from the index
+    (``state_dir``: the user state folder, whose key lets the on-disk index be used)."""
+    with open_index(meta_dir, trust=IndexTrust(state_dir) if state_dir is not None else None) as index:
         return index.critiques(now)

@@ -44,9 +44,10 @@ __all__ = [
     "wait_seconds",
 ]
 
-# 2: a suspect critique keeps its reason and has no use rows; 3: rows signed (a MAC each),
-# lessons available, each file's count of use rows, the critique kept for memory list
-INDEX_VERSION = 3
+# 2: a suspect critique has no use rows; 3: suspect, availability and evidence per file, reason
+# and question per use; 4: rows signed (a MAC each), each file's count of use and measure rows,
+# the critique kept for memory list
+INDEX_VERSION = 4
 _COMPANIONS = ("-wal", "-shm", "-journal")
 MAX_WAIT = 30.0  # seconds one statement waits for another process's write to finish, at most
 
@@ -78,29 +79,37 @@ def busy(exc: BaseException) -> bool:
     return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 FILE_COLUMNS = (
-    "name, sig, ok, reason, run_id, stamp, created, domain, model, mean, passed, adaptive, available, nuses"
-)
-USE_COLUMNS = "name, key, arm, stage, text, domain, stamp, created, value"
-USE_READ = "name, key, arm, stage, text, value, mac, domain, stamp, created"  # signed values, MAC, the rest
-USE_SIGNED = 6  # how many of USE_READ's columns a use row's MAC covers
-FILE_SIGNED = len(FILE_COLUMNS.split(", "))  # a file row's MAC covers all its columns
+    "name, sig, ok, reason, run_id, stamp, created, domain, model, mean, passed, adaptive, suspect, available, "
+    "nuses, nmeasures"
+)  # what a file row's MAC covers; its evidence has a MAC of its own, checked when it is read
+FILE_SIGNED = len(FILE_COLUMNS.split(", "))
+USE_COLUMNS = "name, key, arm, stage, domain, stamp, created, value, reason, question"
+USE_READ = "name, key, arm, stage, value, reason, question, mac, domain, stamp, created"  # signed values, MAC, the rest
+USE_SIGNED = 7  # how many of USE_READ's columns a use row's MAC covers
 _SCHEMA = """
 CREATE TABLE layout (value TEXT NOT NULL);
 CREATE TABLE files (
     name TEXT PRIMARY KEY, sig TEXT NOT NULL, ok INTEGER NOT NULL, reason TEXT NOT NULL,
     run_id TEXT NOT NULL, stamp TEXT NOT NULL, created REAL, domain TEXT NOT NULL, model TEXT NOT NULL,
-    mean REAL, passed INTEGER NOT NULL, adaptive INTEGER NOT NULL, available INTEGER NOT NULL,
-    nuses INTEGER NOT NULL, mac BLOB NOT NULL
+    mean REAL, passed INTEGER NOT NULL, adaptive INTEGER NOT NULL, suspect TEXT NOT NULL,
+    available INTEGER NOT NULL, nuses INTEGER NOT NULL, nmeasures INTEGER NOT NULL, mac BLOB NOT NULL,
+    evidence TEXT NOT NULL, evidence_mac BLOB NOT NULL
 );
 CREATE TABLE uses (
-    name TEXT NOT NULL, key TEXT NOT NULL, arm TEXT NOT NULL, stage TEXT NOT NULL, text TEXT NOT NULL,
-    domain TEXT NOT NULL, stamp TEXT NOT NULL, created REAL NOT NULL, value REAL, mac BLOB NOT NULL,
-    PRIMARY KEY (name, key, arm)
+    name TEXT NOT NULL, key TEXT NOT NULL, arm TEXT NOT NULL, stage TEXT NOT NULL,
+    domain TEXT NOT NULL, stamp TEXT NOT NULL, created REAL NOT NULL, value REAL,
+    reason TEXT NOT NULL, question TEXT NOT NULL, mac BLOB NOT NULL,
+    PRIMARY KEY (name, key)
+);
+CREATE TABLE measures (
+    name TEXT NOT NULL, target TEXT NOT NULL, value REAL, mac BLOB NOT NULL, PRIMARY KEY (name, target)
 );
 CREATE TABLE bodies (name TEXT PRIMARY KEY, sig TEXT NOT NULL, body TEXT NOT NULL, mac BLOB NOT NULL);
-CREATE INDEX uses_domain ON uses (domain, stamp, created, name, key, arm, stage, text, value, mac);
+CREATE INDEX uses_recent ON uses (domain, stamp, name);
+CREATE INDEX uses_domain ON uses (domain, stamp, created, name, key, arm, stage, value, reason, question, mac);
 CREATE INDEX files_sig ON files (name, sig);
-CREATE INDEX files_standing ON files (stamp, name, ok, created, domain, reason, run_id, model, adaptive, mean, passed)
+CREATE INDEX files_standing ON files (stamp, name, ok, created, domain, reason, run_id, model, adaptive, mean, passed);
+CREATE INDEX files_domain ON files (domain, stamp, ok, passed, suspect, created)
 """
 # The index is rebuilt whenever its tables or the targets the keys read change.
 _LAYOUT = f"{INDEX_VERSION}:" + hashlib.sha256((_SCHEMA + TARGET_MAP).encode()).hexdigest()[:16]
@@ -127,7 +136,7 @@ def _prepare(conn: sqlite3.Connection, time_left: TimeLeft | None = None) -> Non
     conn.execute("BEGIN IMMEDIATE")
     try:
         if _layout(conn) != _LAYOUT:  # another process may have just rebuilt it
-            for table in ("layout", "files", "uses", "bodies"):
+            for table in ("layout", "files", "uses", "measures", "bodies"):
                 conn.execute(f"DROP TABLE IF EXISTS {table}")
             for statement in _SCHEMA.split(";"):
                 conn.execute(statement)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from .files import entry_for_name
 from .index_db import TimeLeft
-from .index_rows import FileRow, Parsed, UseRow, rows_for
+from .index_rows import FileRow, MeasureRow, Rows, UseRow, rows_for
 
 __all__ = ["parse_files", "POOL_FROM", "main"]
 
@@ -44,7 +44,7 @@ def parse_files(
     time_left: TimeLeft | None = None,
     workers: int | None = None,
     pool_from: int = POOL_FROM,
-) -> list[Parsed]:
+) -> list[Rows]:
     """The rows of each ``(name, signature)`` in ``stale`` until ``time_left()`` runs out:
     here, or in ``workers`` processes (default: one per CPU) from ``pool_from`` files on."""
     workers = _cpus() if workers is None else workers
@@ -60,8 +60,8 @@ def _cpus() -> int:
         return os.cpu_count() or 1
 
 
-def _parse(meta_dir: Path, stale: Stale, time_left: TimeLeft | None = None) -> list[Parsed]:
-    parsed: list[Parsed] = []
+def _parse(meta_dir: Path, stale: Stale, time_left: TimeLeft | None = None) -> list[Rows]:
+    parsed: list[Rows] = []
     for name, sig in stale:
         if time_left is not None and time_left() <= 0:
             break
@@ -71,13 +71,13 @@ def _parse(meta_dir: Path, stale: Stale, time_left: TimeLeft | None = None) -> l
     return parsed
 
 
-def _encode(parsed: Parsed) -> str:
-    return json.dumps([list(parsed.file), [list(use) for use in parsed.uses], parsed.body]) + "\n"
+def _encode(rows: Rows) -> str:
+    return json.dumps([list(rows.file), [list(u) for u in rows.uses], [list(m) for m in rows.measures], rows.body]) + "\n"
 
 
-def _decode(line: bytes) -> Parsed:
-    file, uses, body = json.loads(line)
-    return Parsed(FileRow(*file), [UseRow(*use) for use in uses], body)
+def _decode(line: bytes) -> Rows:
+    file, uses, measures, body = json.loads(line)
+    return Rows(FileRow(*file), [UseRow(*u) for u in uses], [MeasureRow(*m) for m in measures], body)
 
 
 class _Workers:
@@ -86,9 +86,9 @@ class _Workers:
     def __init__(self, meta_dir: Path, stale: Stale, count: int) -> None:
         self.meta_dir, self.stale = meta_dir, list(stale)
         self.shares = [self.stale[i::count] for i in range(count)]
-        self.parsed: dict[str, Parsed] = {}
+        self.parsed: dict[str, Rows] = {}
 
-    def read(self, time_left: TimeLeft | None) -> list[Parsed]:
+    def read(self, time_left: TimeLeft | None) -> list[Rows]:
         procs: list[subprocess.Popen[bytes]] = []
         try:
             for share in self.shares:

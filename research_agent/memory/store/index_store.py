@@ -33,9 +33,10 @@ from .index_db import (
 )
 from .index_files import Listing, list_files
 from .index_parse import parse_files
-from .index_rows import Parsed
+from .index_rows import Rows
 from .index_seal import IndexTrust
 from .index_sign import RowSigner
+from .targets import TARGETS
 
 __all__ = ["INDEX_NAME", "IndexStore", "Refresh"]
 
@@ -80,7 +81,7 @@ class IndexStore:
         self._sealed = sealed and self._trust is not None  # its rows were checked before: none is again
         self._time_left = time_left
         self.last = Refresh(0, 0, 0, on_disk)  # what the latest refresh did
-        self._files: dict[str, tuple[str, str, float, int]] = {}  # checked files with use rows
+        self._files: dict[str, tuple[str, str, float, int, int]] = {}  # checked files with use rows
         self._use_rows: dict[tuple[str | None, str, float], list[tuple[object, ...]]] = {}  # checked
 
     def __enter__(self) -> Self:
@@ -146,7 +147,8 @@ class IndexStore:
             len(listing.files), len(parsed), len(gone), self.on_disk, listing.misnamed, len(forged), self._sealed
         )
         if self._trust is not None and not self._sealed:
-            self._uses(None, _LAST_STAMP, math.inf)  # every use row checked (or rebuilt): it can be sealed
+            self._uses(None, _LAST_STAMP, math.inf)  # every use and measure row checked (or rebuilt):
+            self._measured(frozenset(TARGETS))  # the index can be sealed
             self._sealed = True
         return self.last
 
@@ -166,38 +168,41 @@ class IndexStore:
         rows = self._query(f"SELECT {FILE_COLUMNS}, mac FROM files")
         good, bad = (rows, []) if self._sealed else self._signer.good("files", rows, FILE_SIGNED)
         self._use_rows.clear()
-        # (domain, stamp, created, nuses) of each good file with use rows
-        self._files = {row[0]: (row[7], row[5], row[6], row[13]) for row in good if row[13]}
+        self._files = {row[0]: _use_counts(row) for row in good if row[14]}
         return {row[0]: row[1] for row in good}, {row[0] for row in bad}
 
-    def _know(self, parsed: list[Parsed], gone: Iterable[str]) -> None:
+    def _know(self, parsed: list[Rows], gone: Iterable[str]) -> None:
         """Keep what :meth:`_uses` checks against up to date with rows just written."""
         self._use_rows.clear()
         for name in gone:
             self._files.pop(name, None)
         for p in parsed:
-            row = p.file.stored()
             if p.file.nuses:
-                self._files[p.file.name] = (row[7], row[5], row[6], row[13])  # type: ignore[assignment]
+                self._files[p.file.name] = _use_counts(p.file.stored())
             else:
                 self._files.pop(p.file.name, None)
 
-    def _write(self, parsed: list[Parsed], gone: Iterable[str]) -> None:
+    def _write(self, parsed: list[Rows], gone: Iterable[str]) -> None:
         conn, sign = self._conn, self._signer.sign
         bound(conn, self._time_left)
         conn.execute("BEGIN IMMEDIATE")
         try:
             names = [(p.file.name,) for p in parsed] + [(name,) for name in gone]
-            for table in ("uses", "files", "bodies"):
+            for table in ("uses", "measures", "files", "bodies"):
                 conn.executemany(f"DELETE FROM {table} WHERE name = ?", names)
-            files = [p.file.stored() for p in parsed]
+            files = [(p.file.stored(), (p.file.name, p.file.sig, p.file.evidence)) for p in parsed]
             conn.executemany(
-                f"INSERT INTO files ({FILE_COLUMNS}, mac) VALUES ({', '.join('?' * 15)})",
-                [(*row, sign("files", row)) for row in files],
+                f"INSERT INTO files ({FILE_COLUMNS}, mac, evidence, evidence_mac) "
+                f"VALUES ({', '.join('?' * (FILE_SIGNED + 3))})",
+                [(*row, sign("files", row), evidence[2], sign("evidence", evidence)) for row, evidence in files],
             )
             conn.executemany(
-                f"INSERT INTO uses ({USE_COLUMNS}, mac) VALUES ({', '.join('?' * 10)})",
+                f"INSERT INTO uses ({USE_COLUMNS}, mac) VALUES ({', '.join('?' * 11)})",
                 [(*use.stored(), sign("uses", use.signed())) for p in parsed for use in p.uses],
+            )
+            conn.executemany(
+                "INSERT INTO measures (name, target, value, mac) VALUES (?, ?, ?, ?)",
+                [(*m.stored(), sign("measures", m.stored())) for p in parsed for m in p.measures],
             )
             bodies = [(p.file.name, p.file.sig, p.body) for p in parsed if p.body is not None]
             conn.executemany(
@@ -229,10 +234,11 @@ class IndexStore:
 
     def _uses(self, domain: str | None, future: str, latest: float) -> list[tuple[object, ...]]:
         """Every use row of the critiques of ``domain`` (or of every domain) whose run is not
-        after ``future`` and that are not timed after ``latest``, each checked: its MAC, and
-        the count of each file's rows against the count its signed file row holds (a row
-        deleted or added behind the index's back). A file that fails is re-read from the
-        YAML and the rows are read again (once). Rows as :data:`USE_READ` has them."""
+        after ``future`` and that are not timed after ``latest``, each checked: its MAC, its
+        domain and times against its signed file row's, and each file's count of rows against
+        the count that row holds (a row deleted, added or moved behind the index's back). A
+        file that fails is re-read from the YAML and the rows are read again (once). Rows as
+        :data:`USE_READ` has them."""
         window = (domain, future, latest)
         if window in self._use_rows:
             return self._use_rows[window]
@@ -246,13 +252,43 @@ class IndexStore:
             good, bad = self._signer.good("uses", read, USE_SIGNED)
             counts = Counter(row[0] for row in good)
             expected = {
-                name: nuses for name, (where_, stamp, created, nuses) in self._files.items()
+                name: nuses for name, (where_, stamp, created, nuses, _) in self._files.items()
                 if (domain is None or where_ == domain) and stamp <= future and created <= latest
             }  # fmt: skip
             forged = {row[0] for row in bad}
             forged.update(name for name in expected.keys() | counts.keys() if expected.get(name) != counts[name])
+            files = self._files  # a use row's domain and times are its file's
+            forged.update(row[0] for row in good if (row[8], row[9], row[10]) != files.get(row[0], ())[:3])
             if not forged or attempt:
                 break
             self._rebuild(forged)  # clears the rows kept so far
         self._use_rows[window] = good
         return good
+
+
+    def _measured(self, targets: frozenset[str]) -> dict[tuple[str, str], float | None]:
+        """``(file name, target) -> value`` of ``targets`` in every critique that holds measure
+        rows (one that applied or withheld a person's lesson), each row checked: its MAC, and each
+        file has one row per known target. A file that fails is re-read (once)."""
+        known = sorted(targets & set(TARGETS))
+        if not known:
+            return {}
+        sql = f"SELECT name, target, value, mac FROM measures WHERE target IN ({', '.join('?' * len(known))})"
+        for attempt in range(2):
+            read = self._query(sql, known)
+            if self._sealed:
+                good = read
+                break
+            good, bad = self._signer.good("measures", read, 3)
+            counts = Counter(row[0] for row in good)
+            expected = {name for name, counted in self._files.items() if counted[4]}
+            forged = {row[0] for row in bad} | {n for n in expected | counts.keys() if counts[n] != len(known)}
+            if not forged or attempt:
+                break
+            self._rebuild(forged)
+        return {(name, target): value for name, target, value, *_ in good}
+
+
+def _use_counts(row: tuple[object, ...]) -> tuple[str, str, float, int, int]:
+    """(domain, run-time stamp, created, use rows, measure rows) of a file row as stored."""
+    return (row[7], row[5], row[6], row[14], row[15])  # type: ignore[return-value]

@@ -285,6 +285,19 @@ def _site_problems(data: Mapping[str, Any]) -> list[str]:
     return [f"{where}: {shown_value(site)} is not a host name or corpus folder" for where, site in named if not valid_site(site)]
 
 
+def _per_site_problems(data: Mapping[str, Any], version: int) -> list[str]:
+    """Version 3: ``per_site`` kept counts add up to ``sources.kept`` unless ``truncated`` says the
+    list was cut. (An earlier version's file that fails this loads with its per_site ignored.)"""
+    facts = data.get("facts") or {}
+    per_site = (facts.get("sites") or {}).get("per_site") or []
+    if version < 3 or not per_site:
+        return []
+    total, kept = sum(int(p["kept"]) for p in per_site), int(facts["sources"]["kept"])
+    if total == kept or (facts["sites"].get("truncated") and total <= kept):
+        return []
+    return [f"facts.sites.per_site: kept counts add up to {total}, not to sources.kept ({kept}), and truncated is not set"]
+
+
 def _stage_problems(data: Mapping[str, Any]) -> list[str]:
     """Lessons recorded under a stage other than the one their kind of key is written for."""
     problems = []
@@ -360,6 +373,7 @@ def validate_critique(data: Any) -> list[str]:
         return [f"{_path(e)}: {_describe(e)}" for e in errors]
     problems += _text_problems(data)
     problems += _site_problems(data)
+    problems += _per_site_problems(data, version)
     problems += _stage_problems(data)
     if parse_zoned_time(data["timestamp"]) is None:
         problems.append(f"timestamp: {shown_value(data['timestamp'])} {NOT_A_TIME}")
