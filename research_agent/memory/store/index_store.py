@@ -160,7 +160,7 @@ class IndexStore:
     def _fall_back(self) -> None:
         self._conn.close()
         self._conn, self.on_disk = connect_memory(), False
-        self._signer = RowSigner(None)
+        self._signer, self._trust, self._sealed = RowSigner(None), None, False  # nothing on disk to seal
 
     def _checked_rows(self) -> tuple[dict[str, str], set[str]]:
         """``name -> signature`` of the file rows whose MAC checks, and the names of rows that
