@@ -92,6 +92,12 @@ _RUNS = f"""
 SELECT run_id, model, adaptive, mean FROM files
 WHERE domain = :domain AND ok = 1 AND suspect = '' AND available = 1 AND {_WINDOW}
 """
+_LAST_KEYS = """
+SELECT key FROM uses WHERE domain = :domain AND name = (
+    SELECT name FROM uses WHERE domain = :domain AND stamp <= :future AND created <= :latest
+    ORDER BY stamp DESC, name DESC LIMIT 1
+)
+"""
 _LISTING = """
 SELECT f.name, f.ok, f.reason, f.sig, b.sig, b.body, b.mac FROM files f LEFT JOIN bodies b ON b.name = f.name
 ORDER BY f.stamp DESC, f.name DESC
@@ -154,14 +160,13 @@ class CritiqueIndex(IndexStore):
     def last_keys(self, domain: str, *, future: str, latest: float) -> set[str]:
         """The keys the newest run of ``domain`` with any lesson recorded was eligible for
         (given or withheld): the lessons that were on before this run."""
-        rows = self._uses(domain, future, latest)  # name, key, ..., domain, stamp, created
-        if not rows:
-            return set()
-        newest = max((row[9], row[0]) for row in rows)[1]
-        return {str(row[1]) for row in rows if row[0] == newest}
+        self.check_uses(domain)
+        values = {"domain": domain, "future": future, "latest": latest}
+        return {key for (key,) in self._query(_LAST_KEYS, values)}
 
     def keys(self) -> list[str]:
-        """Every lesson key some critique applied or withheld (each one's rows are checked when read)."""
+        """Every lesson key some critique applied or withheld."""
+        self.check_uses(None)
         return [key for (key,) in self._query("SELECT DISTINCT key FROM uses")]
 
     def uses(
@@ -175,27 +180,34 @@ class CritiqueIndex(IndexStore):
     ) -> list[Use]:
         """``(domain, key, file name, arm, question, value)`` of every use of ``keys`` (every key
         for None) by a run not after ``future`` whose critique is not timed after ``latest``, in
-        ``domain`` when given; a value beyond any measurement reads as None. Every row checked.
+        ``domain`` when given; a value beyond any measurement reads as None. The rows are
+        checked first (:meth:`check_uses`).
 
         ``targets``: ``key -> target`` for a person's lessons whose entry names their target:
-        their value is that target's, from the measure rows (a use row holds the default target's)."""
+        their value is that target's, from ``measures`` (a use row holds the default target's)."""
         if keys is not None and not keys:
             return []
-        wanted = None if keys is None else set(keys)
+        self.check_uses(domain)
+        clause, params = "stamp <= ? AND created <= ?", [future, latest]
+        if keys is not None:
+            clause += f" AND key IN ({', '.join('?' * len(keys))})"
+            params += keys
+        if domain is not None:
+            clause += " AND domain = ?"
+            params.append(domain)
         named = dict(targets or {})
-        measured = self._measured(frozenset(named.values())) if named else {}
-        out: list[Use] = []
-        for name, key, arm, _stage, value, _reason, question, _mac, where, _stamp, _created in self._uses(
-            domain, future, latest
-        ):
-            if wanted is not None and key not in wanted:
-                continue
-            if key in named:
-                value = measured.get((name, named[key]))
-            if value is not None and not abs(value) <= MAX_VALUE:
-                value = None
-            out.append((where, key, name, arm, question, value))
-        return out
+        value = "value"
+        if named:  # the named key's value comes from measures; every other key keeps its own
+            self.check_measures()
+            cases = " ".join("WHEN ? THEN (SELECT m.value FROM measures AS m WHERE m.name = uses.name AND m.target = ?)"
+                             for _ in named)  # fmt: skip
+            value = f"CASE key {cases} ELSE value END"
+            params = [p for key, target in named.items() for p in (key, target)] + params
+        query = (
+            f"SELECT domain, key, name, arm, question, CASE WHEN abs(v) <= {MAX_VALUE} THEN v END "
+            f"FROM (SELECT domain, key, name, arm, question, {value} AS v FROM uses WHERE {clause})"
+        )
+        return self._query(query, params)
 
     def critiques(self, now: datetime | None = None) -> list[LoadedCritique]:
         """Every critique file newest first, loaded or with the reason it was refused, as

@@ -105,8 +105,8 @@ CREATE TABLE measures (
     name TEXT NOT NULL, target TEXT NOT NULL, value REAL, mac BLOB NOT NULL, PRIMARY KEY (name, target)
 );
 CREATE TABLE bodies (name TEXT PRIMARY KEY, sig TEXT NOT NULL, body TEXT NOT NULL, mac BLOB NOT NULL);
+CREATE INDEX uses_key ON uses (domain, key, stamp, created, arm, value, question, name);
 CREATE INDEX uses_recent ON uses (domain, stamp, name);
-CREATE INDEX uses_domain ON uses (domain, stamp, created, name, key, arm, stage, value, reason, question, mac);
 CREATE INDEX files_sig ON files (name, sig);
 CREATE INDEX files_standing ON files (stamp, name, ok, created, domain, reason, run_id, model, adaptive, mean, passed);
 CREATE INDEX files_domain ON files (domain, stamp, ok, passed, suspect, created)

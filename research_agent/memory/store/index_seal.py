@@ -55,8 +55,8 @@ class IndexTrust:
         if now is None:
             return False
         try:
-            return self._seal_path(index_path).read_text(encoding="ascii") == now
-        except (OSError, UnicodeDecodeError, StorageError):
+            return self._sealed_as(self._seal_path(index_path)) == now
+        except StorageError:  # the state folder cannot be used
             return False
 
     def seal(self, index_path: Path) -> None:
@@ -68,8 +68,17 @@ class IndexTrust:
             if now is None:
                 path.unlink(missing_ok=True)
                 return
+            if self._sealed_as(path) == now:
+                return  # unchanged: no write
             path.parent.mkdir(mode=0o700, exist_ok=True)
             atomic_write_text(path, now)
+
+    @staticmethod
+    def _sealed_as(path: Path) -> str | None:
+        try:
+            return path.read_text(encoding="ascii")
+        except (OSError, UnicodeDecodeError):
+            return None
 
 
 def _fingerprint(index_path: Path) -> str | None:

@@ -11,7 +11,6 @@ caller's ``time_left()``.
 from __future__ import annotations
 
 import contextlib
-import math
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -36,12 +35,11 @@ from .index_parse import parse_files
 from .index_rows import Rows
 from .index_seal import IndexTrust
 from .index_sign import RowSigner
-from .targets import TARGETS
 
 __all__ = ["INDEX_NAME", "IndexStore", "Refresh"]
 
 INDEX_NAME = "index.sqlite"
-_LAST_STAMP = "~"  # sorts after every run-time stamp: no run is left out
+_SEALED_COLUMNS = "name, sig, domain, stamp, created, nuses, nmeasures"  # a sealed index's file rows, as read
 
 
 @dataclass(frozen=True)
@@ -82,7 +80,8 @@ class IndexStore:
         self._time_left = time_left
         self.last = Refresh(0, 0, 0, on_disk)  # what the latest refresh did
         self._files: dict[str, tuple[str, str, float, int, int]] = {}  # checked files with use rows
-        self._use_rows: dict[tuple[str | None, str, float], list[tuple[object, ...]]] = {}  # checked
+        self._checked: set[str | None] = set()  # domains whose use rows were checked (None: all)
+        self._measures_checked = False
 
     def __enter__(self) -> Self:
         return self
@@ -147,8 +146,8 @@ class IndexStore:
             len(listing.files), len(parsed), len(gone), self.on_disk, listing.misnamed, len(forged), self._sealed
         )
         if self._trust is not None and not self._sealed:
-            self._uses(None, _LAST_STAMP, math.inf)  # every use and measure row checked (or rebuilt):
-            self._measured(frozenset(TARGETS))  # the index can be sealed
+            self.check_uses(None)  # every use and measure row checked (or rebuilt):
+            self.check_measures()  # the index can be sealed
             self._sealed = True
         return self.last
 
@@ -164,16 +163,18 @@ class IndexStore:
 
     def _checked_rows(self) -> tuple[dict[str, str], set[str]]:
         """``name -> signature`` of the file rows whose MAC checks, and the names of rows that
-        do not. What effects need of the good ones is kept (:meth:`_uses` checks against it)."""
+        do not. What the use checks need of the good ones is kept (:meth:`check_uses`)."""
+        if self._sealed:  # checked before: only what the refresh and the use checks need
+            rows = self._query(f"SELECT {_SEALED_COLUMNS} FROM files")
+            self._files = {row[0]: row[2:] for row in rows if row[5]}
+            return {row[0]: row[1] for row in rows}, set()
         rows = self._query(f"SELECT {FILE_COLUMNS}, mac FROM files")
-        good, bad = (rows, []) if self._sealed else self._signer.good("files", rows, FILE_SIGNED)
-        self._use_rows.clear()
+        good, bad = self._signer.good("files", rows, FILE_SIGNED)
         self._files = {row[0]: _use_counts(row) for row in good if row[14]}
         return {row[0]: row[1] for row in good}, {row[0] for row in bad}
 
     def _know(self, parsed: list[Rows], gone: Iterable[str]) -> None:
-        """Keep what :meth:`_uses` checks against up to date with rows just written."""
-        self._use_rows.clear()
+        """Keep what :meth:`check_uses` checks against up to date with rows just written."""
         for name in gone:
             self._files.pop(name, None)
         for p in parsed:
@@ -232,62 +233,44 @@ class IndexStore:
 
     # --- what selection, effects and ``memory list`` ask ------------------------------------
 
-    def _uses(self, domain: str | None, future: str, latest: float) -> list[tuple[object, ...]]:
-        """Every use row of the critiques of ``domain`` (or of every domain) whose run is not
-        after ``future`` and that are not timed after ``latest``, each checked: its MAC, its
-        domain and times against its signed file row's, and each file's count of rows against
-        the count that row holds (a row deleted, added or moved behind the index's back). A
-        file that fails is re-read from the YAML and the rows are read again (once). Rows as
-        :data:`USE_READ` has them."""
-        window = (domain, future, latest)
-        if window in self._use_rows:
-            return self._use_rows[window]
-        where = "stamp <= ? AND created <= ?" + ("" if domain is None else " AND domain = ?")
-        params = [future, latest] + ([] if domain is None else [domain])
+    def check_uses(self, domain: str | None) -> None:
+        """Check every use row of ``domain`` (None: of every domain) before a query reads them:
+        its MAC, its domain and times against its signed file row's, and each file's count of
+        rows against the count that row holds (a row deleted, added or moved behind the index's
+        back). A file that fails is re-read from the YAML (then checked once more). Nothing to
+        do in a sealed index, or for a domain already checked."""
+        if self._sealed or None in self._checked or domain in self._checked:
+            return
+        where, params = ("", []) if domain is None else (" WHERE domain = ?", [domain])
         for attempt in range(2):
-            read = self._query(f"SELECT {USE_READ} FROM uses WHERE {where}", params)
-            if self._sealed:
-                good = read
-                break
-            good, bad = self._signer.good("uses", read, USE_SIGNED)
+            good, bad = self._signer.good("uses", self._query(f"SELECT {USE_READ} FROM uses{where}", params), USE_SIGNED)
+            files = self._files  # (domain, stamp, created, uses, measures) of each checked file with uses
             counts = Counter(row[0] for row in good)
-            expected = {
-                name: nuses for name, (where_, stamp, created, nuses, _) in self._files.items()
-                if (domain is None or where_ == domain) and stamp <= future and created <= latest
-            }  # fmt: skip
+            expected = {name: f[3] for name, f in files.items() if domain is None or f[0] == domain}
             forged = {row[0] for row in bad}
             forged.update(name for name in expected.keys() | counts.keys() if expected.get(name) != counts[name])
-            files = self._files  # a use row's domain and times are its file's
             forged.update(row[0] for row in good if (row[8], row[9], row[10]) != files.get(row[0], ())[:3])
             if not forged or attempt:
                 break
-            self._rebuild(forged)  # clears the rows kept so far
-        self._use_rows[window] = good
-        return good
+            self._rebuild(forged)
+        self._checked.add(domain)
 
-
-    def _measured(self, targets: frozenset[str]) -> dict[tuple[str, str], float | None]:
-        """``(file name, target) -> value`` of ``targets`` in every critique that holds measure
-        rows (one that applied or withheld a person's lesson), each row checked: its MAC, and each
-        file has one row per known target. A file that fails is re-read (once)."""
-        known = sorted(targets & set(TARGETS))
-        if not known:
-            return {}
-        sql = f"SELECT name, target, value, mac FROM measures WHERE target IN ({', '.join('?' * len(known))})"
+    def check_measures(self) -> None:
+        """Check every measure row (the values of a person's lessons' targets) before a query
+        reads them: its MAC, and each file holding them has one per target. A file that fails
+        is re-read (then checked once more). Nothing to do in a sealed index."""
+        if self._sealed or self._measures_checked:
+            return
         for attempt in range(2):
-            read = self._query(sql, known)
-            if self._sealed:
-                good = read
-                break
-            good, bad = self._signer.good("measures", read, 3)
+            good, bad = self._signer.good("measures", self._query("SELECT name, target, value, mac FROM measures"), 3)
             counts = Counter(row[0] for row in good)
-            expected = {name for name, counted in self._files.items() if counted[4]}
-            forged = {row[0] for row in bad} | {n for n in expected | counts.keys() if counts[n] != len(known)}
+            expected = {name: f[4] for name, f in self._files.items() if f[4]}
+            forged = {row[0] for row in bad}
+            forged.update(name for name in expected.keys() | counts.keys() if expected.get(name) != counts[name])
             if not forged or attempt:
                 break
             self._rebuild(forged)
-        return {(name, target): value for name, target, value, *_ in good}
-
+        self._measures_checked = True
 
 def _use_counts(row: tuple[object, ...]) -> tuple[str, str, float, int, int]:
     """(domain, run-time stamp, created, use rows, measure rows) of a file row as stored."""
