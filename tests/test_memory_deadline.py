@@ -19,6 +19,7 @@ from research_agent.memory.effects.stats import compute_stats
 from research_agent.memory.lessons.effects_view import lesson_effects
 from research_agent.memory.lessons.run import MemoryLessons
 from research_agent.memory.lessons.select import select_lessons
+from research_agent.memory.lessons.types import LessonSelection
 from research_agent.memory.store.critique_types import Critique
 from research_agent.memory.store.files import load_all, write_critique
 from research_agent.memory.store.index import INDEX_NAME, IndexBusy, IndexTrust, open_index
@@ -97,16 +98,21 @@ def test_without_a_deadline_a_wait_lasts_at_most_the_cap(tmp_path: Path) -> None
     assert opener.waits == [MAX_WAIT, MAX_WAIT]
 
 
-def test_no_time_left_and_a_locked_index_the_run_goes_on_without_lessons_and_one_warning(tmp_path: Path) -> None:
+def run_over_a_locked_index(tmp_path: Path, left: float) -> LessonSelection:
+    """What a run with ``left`` seconds to spare is given while another process holds the index's lock."""
     meta, state = tmp_path / "meta", tmp_path / "state"
     seed(meta)
     holder = locked(meta, state)
     try:
-        memory = lessons(meta, state, lambda: 0.0)
+        memory = lessons(meta, state, lambda: left)
         assert memory.offer().by_domain == {}
-        selection = memory.given("technology")
+        return memory.given("technology")
     finally:
         holder.release()
+
+
+def test_no_time_left_and_a_locked_index_the_run_goes_on_without_lessons_and_one_warning(tmp_path: Path) -> None:
+    selection = run_over_a_locked_index(tmp_path, 0.0)
     assert (selection.lessons, selection.adaptive, selection.available) == ((), False, False)
     assert selection.withheld == () and selection.as_record()["available"] is False
     [warning] = selection.warnings  # with no time left, not even the new file is read
@@ -115,15 +121,7 @@ def test_no_time_left_and_a_locked_index_the_run_goes_on_without_lessons_and_one
 
 
 def test_a_lock_held_past_the_time_left_the_run_goes_on_without_lessons(tmp_path: Path) -> None:
-    meta, state = tmp_path / "meta", tmp_path / "state"
-    seed(meta)
-    holder = locked(meta, state)
-    try:
-        memory = lessons(meta, state, lambda: 0.05)
-        memory.offer()
-        selection = memory.given("technology")
-    finally:
-        holder.release()
+    selection = run_over_a_locked_index(tmp_path, 0.05)
     assert (selection.lessons, selection.available) == ((), False)
     [warning] = selection.warnings
     assert warning.startswith("this run goes on without lessons: the memory index in") and "stayed locked" in warning
