@@ -22,7 +22,7 @@ from ..config import Settings
 from ..domains import DOMAINS, parse_domain
 from ..errors import InputError, ResearchError
 from ..llm import OpenAIChatModel
-from ..memory.lessons.effects_view import lesson_effects
+from ..memory.lessons.effects_view import lesson_effects, shown_lesson_texts
 from ..memory.lessons.select import preview_lessons
 from ..memory.store.failures import load_failures
 from ..memory.store.files import critique_path, load_all, load_critique
@@ -129,10 +129,16 @@ async def memory_show(
         str, Field(description="A run's id, short id, a unique prefix of either, latest or latest~N.")
     ],
 ) -> MemoryShowOutput:
-    """One stored critique: scores, pass or fail, weaknesses, suggestions, tags, usage."""
+    """One stored critique: scores, pass or fail, weaknesses, suggestions, tags, usage. A lesson
+    it applied shows its text only when that is the lesson's text now (stored text that was
+    edited or planted is blank)."""
     settings = service_of(ctx).settings()
     runs = await asyncio.to_thread(Runs.scan, settings.reports_dir)
     critique = await asyncio.to_thread(load_by_id, runs, id)
+    critique = await asyncio.to_thread(
+        shown_lesson_texts, settings.meta_dir, critique, now=datetime.now(UTC), ttl_days=settings.lesson_ttl_days,
+        state_dir=settings.state_dir,
+    )
     return {"critique": critique.as_dict(), "short_id": runs.short(critique.id)}
 
 

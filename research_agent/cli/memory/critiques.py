@@ -20,6 +20,7 @@ from ...config import Settings
 from ...errors import InputError, ResearchError, error_message
 from ...memory.critique.judgement import summarize
 from ...memory.critique.schedule import critique_now
+from ...memory.lessons.effects_view import shown_lesson_texts
 from ...memory.store.critique_types import Critique
 from ...memory.store.failures import FailedCritique, load_failures
 from ...memory.store.files import LoadedCritique, critique_path, load_all, load_critique, prune_critiques
@@ -139,6 +140,10 @@ def show_command(
         critique = load_critique(path, meta_dir=settings.meta_dir)
     except ResearchError as exc:
         raise InputError(f"{path.name}: {exc}") from None
+    critique = shown_lesson_texts(
+        settings.meta_dir, critique, now=memory_deps(ctx).clock(), ttl_days=settings.lesson_ttl_days,
+        state_dir=settings.state_dir,
+    )
     if json_output:
         echo_json({**critique.as_dict(), "short_id": runs.short(run_id)})
     else:
