@@ -2,7 +2,8 @@
 
 Goals (issues 4, 12 and 20): selection, with every candidate lesson's effect measured and the
 per-lesson trial draw, under 20 ms with 50 files and under 200 ms with 10,000 (retention off),
-once the summary index (``meta/index.sqlite``) exists; the figure issue 20 holds to 200 ms is
+once the summary index (``meta/index.sqlite``, its rows signed with the user's key and, once
+checked, sealed in the user's state folder) exists; the figure issue 20 holds to 200 ms is
 *a run's selection*: the offer over every domain with lessons, then the named domain. The first call builds the index from the YAML (the cold
 figure); a hand edit re-reads only the edited file. A run names its domain only in its
 first plan, so it selects for every domain with enough critiques until its planning prompt
@@ -141,7 +142,15 @@ def make_critiques(meta: Path, count: int, *, rng: random.Random, span: timedelt
 
 
 def select(meta: Path):
-    return select_lessons(meta, "technology", now=NOW, rng=random.Random(1), control_fraction=0.0)
+    return select_lessons(
+        meta, "technology", now=NOW, rng=random.Random(1), control_fraction=0.0, state_dir=state_dir(meta)
+    )
+
+
+def state_dir(meta: Path) -> Path:
+    """The user state folder of the benchmark (beside ``meta``): the key that signs the index,
+    its seal, the trust of a ``lessons.yaml``. One per user, as in real use."""
+    return meta.parent / f"{meta.name}-state"
 
 
 def time_selection(meta: Path, repeat: int) -> tuple[float, float, float, float, str]:
@@ -188,7 +197,9 @@ def time_run_selection(meta: Path, repeat: int, state: Path | None = None) -> tu
     times, cpu, offered, given = [], [], 0, ""
     for seed in range(repeat):
         start, start_cpu = time.perf_counter(), time.process_time()
-        lessons = MemoryLessons(meta, now=NOW, rng=random.Random(seed), control_fraction=0.0, state_dir=state)
+        lessons = MemoryLessons(
+            meta, now=NOW, rng=random.Random(seed), control_fraction=0.0, state_dir=state or state_dir(meta)
+        )
         offer = lessons.offer()
         offered = len({*offer.by_domain, *(["any"] if offer.everywhere else [])})
         given = lessons.given("technology").reason
@@ -201,7 +212,7 @@ def time_effects(meta: Path, repeat: int) -> tuple[float, int]:
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        effects = lesson_effects(meta, now=NOW)
+        effects = lesson_effects(meta, now=NOW, state_dir=state_dir(meta))
         times.append((time.perf_counter() - start) * 1000)
     return statistics.median(times), len(effects)
 
@@ -318,7 +329,7 @@ def main() -> None:
                 f"  a run's selection (offer over {offered} domains, then the named one, trials and effects): "
                 f"median {run_ms:7.2f} ms, CPU {run_cpu:7.2f} ms (goal < {goal:.0f} ms: {verdict})\n  ({given})"
             )
-            state = Path(tmp) / f"state-{count}"
+            state = state_dir(meta)
             trust_person_lessons(meta, state)
             run_ms, run_cpu, offered, given = time_run_selection(meta, args.repeat, state)
             verdict = "ok" if run_cpu < goal else "OVER GOAL"

@@ -39,6 +39,7 @@ from .llm import ChatModel, UsageRecorder
 from .llm.waiting import SystemTicker, Ticker, waits_reported
 from .memory.lessons.run import FixedLessons, LessonsFn, MemoryLessons, RunLessons
 from .memory.lessons.setting import RunSetting
+from .memory.store.index import TimeLeft
 from .progress import NoProgress, Progress, StageClock
 from .record import CorpusRecord
 from .report import ReportMeta
@@ -175,7 +176,7 @@ async def assemble(
             progress=progress,
             clock=clock,
             ledger=ledger,
-            lessons=_lessons(lessons, settings, started, rng),
+            lessons=_lessons(lessons, settings, started, rng, _time_left(deadline)),
             context_block=context_block,
             rules=rules,
             deadline=deadline,
@@ -224,8 +225,11 @@ def _log_start(run: Run) -> None:
 # --- what a run is given when the caller gives nothing ------------------------------------
 
 
-def default_lessons(settings: Settings, *, now: datetime, rng: random.Random) -> RunLessons:
-    """Lessons from ``settings.meta_dir`` (a baseline run when lessons are off)."""
+def default_lessons(
+    settings: Settings, *, now: datetime, rng: random.Random, time_left: TimeLeft | None = None
+) -> RunLessons:
+    """Lessons from ``settings.meta_dir`` (a baseline run when lessons are off), read through
+    the index the user's key signs, waiting at most ``time_left()`` seconds for it."""
     return MemoryLessons(
         settings.meta_dir,
         now=now,
@@ -236,15 +240,26 @@ def default_lessons(settings: Settings, *, now: datetime, rng: random.Random) ->
         trial_probability=settings.trial_probability,
         setting=RunSetting.of(settings.corpus_dirs, web=any(name != "local" for name in _provider_names(settings))),
         state_dir=settings.state_dir,
+        time_left=time_left,
     )
 
 
+def _time_left(deadline: float) -> TimeLeft:
+    """Seconds until ``deadline`` on the running loop's clock."""
+    loop = asyncio.get_running_loop()
+    return lambda: deadline - loop.time()
+
+
 def _lessons(
-    lessons: LessonsFn | RunLessons | None, settings: Settings, now: datetime, rng: random.Random | None
+    lessons: LessonsFn | RunLessons | None,
+    settings: Settings,
+    now: datetime,
+    rng: random.Random | None,
+    time_left: TimeLeft | None,
 ) -> RunLessons:
     """The run's lessons: from memory unless the caller gives a source or a ``domain -> selection`` function."""
     if lessons is None:
-        return default_lessons(settings, now=now, rng=rng or random.Random())
+        return default_lessons(settings, now=now, rng=rng or random.Random(), time_left=time_left)
     return lessons if isinstance(lessons, RunLessons) else FixedLessons(lessons)
 
 

@@ -22,10 +22,11 @@ from ..config import Settings
 from ..domains import DOMAINS, parse_domain
 from ..errors import InputError, ResearchError
 from ..llm import OpenAIChatModel
-from ..memory.lessons.effects_view import lesson_effects
+from ..memory.lessons.effects_view import lesson_effects, shown_lesson_texts
 from ..memory.lessons.select import preview_lessons
 from ..memory.store.failures import load_failures
 from ..memory.store.files import critique_path, load_all, load_critique
+from ..memory.store.index import list_critiques
 from ..memory.store.proposals import collect_proposals, decided_texts
 from ..run_refs import Runs
 from ..stages.classify import classify_domain
@@ -107,7 +108,9 @@ async def memory_list(
         raise InputError(f"limit must be from 1 to {MAX_LIST}, not {limit}")
     wanted = parse_domain(domain) if domain is not None else None
     settings = service_of(ctx).settings()
-    loaded = await asyncio.to_thread(load_all, settings.meta_dir, now=datetime.now(UTC))
+    loaded = await asyncio.to_thread(
+        list_critiques, settings.meta_dir, state_dir=settings.state_dir, now=datetime.now(UTC)
+    )
     failed = await asyncio.to_thread(load_failures, settings.meta_dir)
     shorts = (await asyncio.to_thread(Runs.scan, settings.reports_dir)).shorts()
     good = [item.critique for item in loaded if item.critique is not None]
@@ -126,10 +129,16 @@ async def memory_show(
         str, Field(description="A run's id, short id, a unique prefix of either, latest or latest~N.")
     ],
 ) -> MemoryShowOutput:
-    """One stored critique: scores, pass or fail, weaknesses, suggestions, tags, usage."""
+    """One stored critique: scores, pass or fail, weaknesses, suggestions, tags, usage. A lesson
+    it applied shows its text only when that is the lesson's text now (stored text that was
+    edited or planted is blank)."""
     settings = service_of(ctx).settings()
     runs = await asyncio.to_thread(Runs.scan, settings.reports_dir)
     critique = await asyncio.to_thread(load_by_id, runs, id)
+    critique = await asyncio.to_thread(
+        shown_lesson_texts, settings.meta_dir, critique, now=datetime.now(UTC), ttl_days=settings.lesson_ttl_days,
+        state_dir=settings.state_dir,
+    )
     return {"critique": critique.as_dict(), "short_id": runs.short(critique.id)}
 
 

@@ -47,7 +47,7 @@ from ..effects.lesson_effects import LessonEffect, effects_in
 from ..effects.stats import collapse_check, compare_adaptive
 from ..store.critique_types import Critique
 from ..store.files import FUTURE_SLACK, stamp_of
-from ..store.index import CritiqueIndex, open_index
+from ..store.index import CritiqueIndex, IndexTrust, open_index
 from ..store.schema import STAGES
 from .judging import judging_evidence
 from .person import PersonLessons
@@ -236,10 +236,10 @@ def select_lessons(
 ) -> LessonSelection:
     """Choose the lessons for a run in ``domain`` at ``now`` (see the module docstring).
 
-    ``state_dir``: the user state folder, where the trust of the person's ``lessons.yaml`` is
-    kept; without it the person's lessons are not read. Never raises for a bad file; a meta
-    folder that is a symlink leading out of its reports folder, or a ``ttl_days`` out of
-    range, raises.
+    ``state_dir``: the user state folder, where the trust of the person's ``lessons.yaml`` and
+    the key that signs the index are kept; without it the person's lessons are not read and
+    the index is built in memory. Never raises for a bad file; a meta folder that is a
+    symlink leading out of its reports folder, or a ``ttl_days`` out of range, raises.
     """
     if domain not in DOMAINS:
         raise InputError(f"unknown domain {domain!r}: choose one of {', '.join(DOMAINS)}")
@@ -248,7 +248,8 @@ def select_lessons(
         now, ttl_days, limit, min_critiques, control_fraction, force_control, max_lessons, trial_probability, setting
     )
     person = PersonLessons.read(Path(meta_dir), state_dir) if state_dir is not None else _NO_PERSON
-    with open_index(Path(meta_dir)) as index:
+    trust = IndexTrust(state_dir) if state_dir is not None else None
+    with open_index(Path(meta_dir), trust=trust) as index:
         return select_in(index, domain, rules, rng, person=person)
 
 

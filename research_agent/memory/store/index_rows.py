@@ -19,6 +19,11 @@ A person's lesson (``user:``, ``approved:``) takes its target from its entry in
 ``lessons.yaml``, which the critique does not hold: its use rows carry the default target's
 value, and a critique with such a use also gives a :class:`MeasureRow` per target, so that
 the lesson can be measured on whichever target its entry names.
+
+The whole critique is kept too, as JSON (:class:`Rows` ``body``), for ``memory list``.
+``stored()`` gives each row's values as SQLite hands them back (0/1 for booleans, floats
+for REAL columns); a row's MAC (:mod:`.index_sign`) covers its ``stored()`` values (a use
+row's, its ``signed()`` ones; a file's evidence has a MAC of its own).
 """
 
 from __future__ import annotations
@@ -73,6 +78,21 @@ class FileRow(NamedTuple):
     suspect: str  # why the critique is suspect ('' when it is not): it then teaches nothing
     available: bool  # False: its run could not read its memory
     evidence: str  # the critique without free text, as JSON ('' for a refused file)
+    nuses: int = 0  # how many use rows the file has (a use row added or deleted shows here)
+    nmeasures: int = 0  # how many measure rows
+
+    def stored(self) -> tuple[object, ...]:
+        """The row as SQLite hands it back, without its evidence (what its MAC covers)."""
+        return (
+            self.name, self.sig, int(self.ok), self.reason, self.run_id, self.stamp, _real(self.created),
+            self.domain, self.model, _real(self.mean), int(self.passed), int(self.adaptive), self.suspect,
+            int(self.available), int(self.nuses), int(self.nmeasures),
+        )  # fmt: skip
+
+
+def _real(value: float | None) -> float | None:
+    """A REAL column's value as read back (an int becomes a float; -0.0 is stored as 0)."""
+    return None if value is None else float(value) + 0.0
 
 
 class UseRow(NamedTuple):
@@ -91,6 +111,16 @@ class UseRow(NamedTuple):
     value: float | None
     reason: str  # why it was withheld ('' for applied)
     question: str
+
+    def stored(self) -> tuple[object, ...]:
+        """The row as SQLite hands it back."""
+        return (*self[:6], _real(self.created), _real(self.value), self.reason, self.question)
+
+    def signed(self) -> tuple[object, ...]:
+        """What the row's MAC covers: its own values. Its domain and times are its file's,
+        whose row is signed; a use row moved to another domain or time changes its file's
+        count of rows there, which is checked (see :mod:`.index_store`)."""
+        return (self.name, self.key, self.arm, self.stage, _real(self.value), self.reason, self.question)
 
 
 _WORD = re.compile(r"\w+")
@@ -130,13 +160,17 @@ class MeasureRow(NamedTuple):
     target: str
     value: float | None
 
+    def stored(self) -> tuple[object, ...]:
+        return (self.name, self.target, _real(self.value))
+
 
 class Rows(NamedTuple):
-    """What the index keeps of one file."""
+    """What the index keeps of one file (``body``: the critique as JSON, None for a refused file)."""
 
     file: FileRow
     uses: list[UseRow]
     measures: list[MeasureRow]
+    body: str | None = None
 
 
 def signature(info: os.stat_result) -> str:
@@ -192,7 +226,7 @@ def rows_for(entry: CritiqueEntry, sig: str, meta_dir: Path) -> Rows:
         refused = FileRow(
             entry.name, sig, False, reason, entry.run_id, entry.stamp, None, "", "", None, False, False, "", True, ""
         )
-        return Rows(refused, [], [])
+        return Rows(refused, [], [], None)
     suspect = critique.suspect_reason
     row = FileRow(
         entry.name,
@@ -212,4 +246,6 @@ def rows_for(entry: CritiqueEntry, sig: str, meta_dir: Path) -> Rows:
         evidence_json(critique),
     )
     uses = [] if suspect else _uses(entry.name, critique)
-    return Rows(row, uses, _measures(entry.name, critique, uses))
+    measures = _measures(entry.name, critique, uses)
+    row = row._replace(nuses=len(uses), nmeasures=len(measures))
+    return Rows(row, uses, measures, json.dumps(critique.as_dict(), separators=(",", ":")))
