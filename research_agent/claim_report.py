@@ -108,6 +108,9 @@ async def check_report_claims(
     answers = await asyncio.gather(*(check_claims(model, query, call) for call in calls))
     verdicts = tuple(sorted((v for a in answers for v in a.verdicts), key=lambda v: v.number))
     failed = [f"{len(a.claims)} in a call whose answer could not be used ({a.failed})" for a in answers if a.failed]
+    asked = sum(len(a.claims) for a in answers if not a.failed)
+    if asked > len(verdicts):
+        failed.append(f"{asked - len(verdicts)} left without a verdict by the model")
     if not verdicts:
         return ReportClaims(store.run_id, ClaimCheck.not_run("; ".join(failed) or "no verdict came back", len(claims)))
     return ReportClaims(store.run_id, ClaimCheck(len(claims), verdicts, not_checked="; ".join(failed)))

@@ -104,7 +104,7 @@ def settle(plan: ClaimPlan, skeptic: SkepticReport | None, answers: Sequence[Cla
     notes += [f"{len(a.claims)} in a call whose answer could not be used" for a in answers if a.failed]
     asked = len(plan.first) + sum(len(a.claims) for a in answers if not a.failed)
     if asked > len(verdicts):
-        notes.append(f"{asked - len(verdicts)} the model gave no verdict on")
+        notes.append(f"{asked - len(verdicts)} left without a verdict by the model")
     if not verdicts:
         return ClaimCheck.not_run("the skeptic gave no verdict on the cited sentences", plan.cited)
     return ClaimCheck(plan.cited, tuple(verdicts), not_checked="; ".join(notes))

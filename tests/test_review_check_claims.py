@@ -9,6 +9,7 @@ a marked one is reported but never does.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
@@ -95,3 +96,16 @@ def test_without_an_endpoint_the_usual_one_line_error(tmp_path, written):
     done = cli(tmp_path, "review", str(written), "--check-claims")
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert NO_ENDPOINT_MESSAGE.split(":")[0] in done.stderr and "Traceback" not in done.stderr
+
+
+def test_sentences_the_model_gives_no_verdict_on_are_counted_and_said(tmp_path, written):
+    class Terse(ResearchResponder):
+        def _claims(self, system: str, user: str) -> dict:
+            return {"claims": super()._claims(system, user)["claims"][:2]}
+
+    done, stages = review(tmp_path, written, Terse())
+    assert done.returncode == 0, done.stdout + done.stderr
+    summary = next(line for line in done.stdout.splitlines() if line.startswith("Claims checked"))
+    checked, cited = re.search(r"sources: (\d+) of (\d+) cited", summary).groups()
+    assert int(checked) == 2 * len(stages) < int(cited)
+    assert summary.endswith(f"Not checked: {int(cited) - int(checked)} left without a verdict by the model.")
