@@ -15,7 +15,9 @@ from ..text.sanitize import sanitize, wrap_data
 from ._fallback import Notify, or_fallback
 from ._schema import array, obj, string
 
-_HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.*?)[ \t#]*$", re.MULTILINE)
+# The heading's words are the rest of the line less its closing "#"s and blanks, stripped in code:
+# a lazy group followed by "[ \t#]*$" rescans the line's tail at every step.
+_HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]++(.*)$", re.MULTILINE)
 
 __all__ = [
     "ReportDraft",
@@ -51,7 +53,7 @@ class ReportDraft:
     def from_data(cls, data: dict[str, Any]) -> ReportDraft:
         def clean(text: Any) -> str:
             # A heading inside a body would split the report's own sections: make it bold text.
-            return _HEADING_LINE.sub(lambda m: f"**{m.group(1).strip()}**", str(text)).strip()
+            return _HEADING_LINE.sub(lambda m: "**" + m.group(1).rstrip(" \t#").strip() + "**", str(text)).strip()
 
         return cls(
             title=" ".join(clean(data["title"]).split()) or "Research report",

@@ -12,9 +12,10 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from .masking import blank, mask_code_and_urls
+
 __all__ = [
     "CITATION",
-    "INLINE_CODE",
     "REMOVED_MARK",
     "Renumbered",
     "blank",
@@ -27,31 +28,10 @@ __all__ = [
 ]
 
 CITATION = re.compile(r"\[(\d{1,4}(?:\s*[-–,]\s*\d{1,4})*)\](?!\()")
-INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1")
-_LINK_TARGET = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
-_URL = re.compile(r"\b(?:https?://|www\.)\S+|\b[\w.+-]+@[\w-]+\.[\w.-]+")
 _RANGE_CAP = 50
 
 # What replaces a citation that resolves to no source, when nothing else supports the sentence.
 REMOVED_MARK = "(citation removed)"
-
-
-def blank(text: str, pattern: re.Pattern[str], keep_brackets: bool = False) -> str:
-    """``text`` with every match of ``pattern`` turned into spaces (offsets kept)."""
-
-    def repl(m: re.Match[str]) -> str:
-        if keep_brackets:
-            return m.group(0)[:2] + " " * (len(m.group(0)) - 2)  # keep "](" so it is no citation
-        return " " * len(m.group(0))
-
-    return pattern.sub(repl, text)
-
-
-def mask_code_and_urls(text: str) -> str:
-    """``text`` with inline code, link targets and URLs blanked: where citations cannot be."""
-    text = blank(text, INLINE_CODE)
-    text = blank(text, _LINK_TARGET, keep_brackets=True)
-    return blank(text, _URL)
 
 
 def citation_numbers(inner: str) -> list[int]:
@@ -211,23 +191,41 @@ def _rewrite_line(line: str, new_of: dict[int, int], *, heading: bool) -> tuple[
         new = [] if heading else sorted({new_of[n] for n in cite.numbers if n in new_of})
         bad = sum(1 for n in cite.numbers if n not in new_of)
         plans.append((cite, new, bad))
-    marked: set[int] = set()
-    if not heading:
-        plain = blank(mask_code_and_urls(line), CITATION)
-        for start, end in sentence_spans(plain):
-            inside = [(c, new, bad) for c, new, bad in plans if start <= c.start < end]
-            if any(bad for _, _, bad in inside) and not any(new for _, new, _ in inside):
-                marked.add(max(c.start for c, _, bad in inside if bad))
-    out = line
-    for cite, new, _ in reversed(plans):
+    marked = set() if heading else _marked_citations(line, plans)
+    pieces: list[str] = []
+    last = 0
+    for cite, new, _ in plans:
+        begin = cite.start
         if new:
-            replacement, begin = f"[{', '.join(map(str, new))}]", cite.start
+            replacement = f"[{', '.join(map(str, new))}]"
         elif cite.start in marked:
-            replacement, begin = REMOVED_MARK, cite.start
+            replacement = REMOVED_MARK
         else:  # take the space before it too: "claim [99]." -> "claim."
-            replacement, begin = "", len(out[: cite.start].rstrip(" \t"))
-        out = out[:begin] + replacement + out[cite.end :]
+            replacement = ""
+            while begin > last and line[begin - 1] in " \t":
+                begin -= 1
+        pieces += [line[last:begin], replacement]
+        last = cite.end
+    pieces.append(line[last:])
+    out = "".join(pieces)
     return out, sum(bad for _, _, bad in plans)
+
+
+def _marked_citations(line: str, plans: list[tuple[FoundCitation, list[int], int]]) -> set[int]:
+    """Starts of the citations to mark as removed: in each sentence whose citations are all
+    unresolved, the last one. Citations and sentences are both in order: one walk over each."""
+    marked: set[int] = set()
+    index = 0
+    for start, end in sentence_spans(blank(mask_code_and_urls(line), CITATION)):
+        while index < len(plans) and plans[index][0].start < start:
+            index += 1
+        inside = []
+        while index < len(plans) and plans[index][0].start < end:
+            inside.append(plans[index])
+            index += 1
+        if any(bad for _, _, bad in inside) and not any(new for _, new, _ in inside):
+            marked.add(max(c.start for c, _, bad in inside if bad))
+    return marked
 
 
 def renumber(texts: Sequence[str], source_count: int) -> Renumbered:
