@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..text.citations import CITATION, citation_numbers
-from ..text.masking import blank, blank_code, mask_code_and_urls
+from ..text.masking import blank_code, mask_code_and_urls
 from .issues import Issue
 from .markdown import Block, ParsedReport
 

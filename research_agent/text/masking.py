@@ -49,7 +49,7 @@ def code_spans(text: str) -> Iterator[tuple[int, int]]:
         return
     lines: list[int] = []
     line, last = 0, 0
-    for start, end in runs:
+    for start, _ in runs:
         line += text.count("\n", last, start)
         lines.append(line)
         last = start
