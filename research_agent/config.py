@@ -160,6 +160,7 @@ class Settings:
     max_revisions: int = 2
     retry: bool = True
     rules_path: Path | None = None
+    review_max_bytes: int = 1024 * 1024  # `review` and review_report: far above any report, below a stall
 
     # memory
     critique: bool = True
@@ -218,6 +219,7 @@ NUMBER_RANGES: dict[str, tuple[float, float, bool]] = {
     "min_viability": (0, 100, True),
     "max_plans": (1, 10, True),
     "max_revisions": (0, 10, True),
+    "review_max_bytes": (1024, 64 * 1024 * 1024, True),
     "control_fraction": (0, 1, True),
     "lesson_ttl_days": (0, 36_500, False),
     "max_critiques": (0, 100_000, True),

@@ -37,7 +37,10 @@ INSTRUCTIONS = (
 
 class _Server(MCPServer[Service]):
     """The SDK's server, except that arguments that do not fit a tool's input schema get one
-    line naming each field and what was wrong (the SDK's own text spans several lines)."""
+    line naming each field and what was wrong (the SDK's own text spans several lines).
+    ``service`` is the one its tools share."""
+
+    service: Service
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Service, Any] | None = None
@@ -59,7 +62,7 @@ def _problems(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def build_server(options: ServerOptions) -> MCPServer[Service]:
+def build_server(options: ServerOptions) -> _Server:
     """The server for ``options``: one Service shared by every session and call."""
     service = Service(options)
 
@@ -67,7 +70,7 @@ def build_server(options: ServerOptions) -> MCPServer[Service]:
     async def lifespan(_: MCPServer[Service]) -> AsyncIterator[Service]:
         yield service
 
-    server: MCPServer[Service] = _Server(
+    server = _Server(
         "research-agent",
         title="research-agent",
         instructions=INSTRUCTIONS,
@@ -75,6 +78,7 @@ def build_server(options: ServerOptions) -> MCPServer[Service]:
         lifespan=lifespan,
         log_level="WARNING",
     )
+    server.service = service
     for spec in TOOLS:
         server.add_tool(spec.fn, title=spec.title, description=spec.description(), annotations=spec.annotations())
     add_resources(server)
@@ -84,8 +88,11 @@ def build_server(options: ServerOptions) -> MCPServer[Service]:
 def serve(options: ServerOptions, *, http_port: int | None = None, host: str = "127.0.0.1") -> None:
     """Serve until the client goes away (stdio) or the process is stopped (HTTP)."""
     server = build_server(options)
-    if http_port is None:
-        anyio.run(server.run_stdio_async)
-        return
-    run: Any = functools.partial(server.run_streamable_http_async, host=host, port=http_port)
-    anyio.run(run)
+    try:
+        if http_port is None:
+            anyio.run(server.run_stdio_async)
+            return
+        run: Any = functools.partial(server.run_streamable_http_async, host=host, port=http_port)
+        anyio.run(run)
+    finally:
+        server.service.close()
