@@ -153,6 +153,7 @@ class Settings:
     fetch_per_host: int = 2
     fetch_timeout: float = 20.0
     max_page_bytes: int = 5 * 1024 * 1024
+    search_reply_max_bytes: int = 5 * 1024 * 1024  # a SearXNG or Tavily reply, decoded
 
     # review and retry
     min_viability: int = 51
@@ -216,6 +217,7 @@ NUMBER_RANGES: dict[str, tuple[float, float, bool]] = {
     "fetch_per_host": (1, 64, True),
     "fetch_timeout": (0, 3600, False),
     "max_page_bytes": (1024, 1 << 30, True),
+    "search_reply_max_bytes": (1024, 1 << 30, True),
     "min_viability": (0, 100, True),
     "max_plans": (1, 10, True),
     "max_revisions": (0, 10, True),

@@ -36,6 +36,8 @@ REMOVED_MARK = "(citation removed)"
 
 def citation_numbers(inner: str) -> list[int]:
     """The numbers of a citation's inside: "2, 5" -> [2, 5]; "3-6" -> [3, 4, 5, 6]."""
+    if inner.isdigit():
+        return [int(inner)]
     numbers: list[int] = []
     for part in inner.split(","):
         bounds = [p.strip() for p in re.split(r"[-–]", part) if p.strip()]
@@ -59,6 +61,8 @@ class FoundCitation:
 
 def find_citations(text: str) -> list[FoundCitation]:
     """The citations in ``text`` (code and URLs excluded), with their offsets."""
+    if "[" not in text:
+        return []
     return [
         FoundCitation(m.start(), m.end(), tuple(citation_numbers(m.group(1))))
         for m in CITATION.finditer(mask_code_and_urls(text))
@@ -101,6 +105,9 @@ _JOINED_RANGE = re.compile(r"\[(\d{1,4})\]\s*[-–]\s*\[(\d{1,4})\]")
 _MENTION = re.compile(
     r"\b(sources?)\s+#?(\d{1,3}(?:\s*(?:,|-|–|\band\b|&|\bor\b)\s*\d{1,3})*)(?![\w%]|[.,]\d)", re.I
 )
+
+
+_MAYBE_MENTION = re.compile(r"source", re.I)  # most lines have none: they skip the masking
 
 
 @dataclass(frozen=True)
@@ -164,8 +171,9 @@ def _prepare_line(line: str, source_count: int) -> str:
             return None  # not a source number of this report: leave the words alone
         return f"{line[m.start(1) : m.end(1)]} [{inner}]"
 
-    line = _sub_outside_code(line, _JOINED_RANGE, join)
-    return _sub_outside_code(line, _MENTION, mention)
+    if "]" in line:
+        line = _sub_outside_code(line, _JOINED_RANGE, join)
+    return _sub_outside_code(line, _MENTION, mention) if _MAYBE_MENTION.search(line) else line
 
 
 def _first_appearance(texts: Sequence[str], source_count: int) -> list[int]:

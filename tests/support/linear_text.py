@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -71,7 +72,7 @@ def _extract(kind: str) -> Callable[[str], Any]:
     def run(text: str) -> Any:
         from research_agent.fetch.extract import extract
 
-        return extract(text.encode("utf-8"), kind, location="/x")
+        return extract(text.encode("utf-8"), kind)
 
     return run
 
@@ -144,9 +145,11 @@ def main(name: str) -> int:
     function, pieces, runs, size = FUNCTIONS[name]
     size = _review_cap() if size == -1 else (size or SIZE)
     for label, text in inputs(pieces, runs, size):
-        print(label, file=sys.stderr, flush=True)
+        print(label, end=" ", file=sys.stderr, flush=True)
+        started = time.process_time()
         with contextlib.suppress(ValueError):  # refusing an input is handling it (extract_json: no JSON)
             function(text)
+        print(f"{time.process_time() - started:.2f} s", file=sys.stderr, flush=True)
     return 0
 
 
