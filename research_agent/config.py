@@ -1,11 +1,12 @@
-"""Settings and mode presets.
+"""Settings (the mode presets they pick from are :mod:`research_agent.modes`).
 
 Precedence is flags > environment > config file > defaults. This is the only module
 that reads the environment; everything else receives a :class:`Settings`.
 
 The config file is TOML, at ``$RESEARCH_AGENT_CONFIG`` or
 ``$XDG_CONFIG_HOME/research-agent/config.toml``; its keys are the field names of
-:class:`Settings` (e.g. ``model = "gpt-4o-mini"``, ``min_viability = 60``).
+:class:`Settings` (e.g. ``model = "gpt-4o-mini"``, ``min_viability = 60``). A file named by
+``$RESEARCH_AGENT_CONFIG`` must exist and be a regular file; the default one may be absent.
 """
 
 from __future__ import annotations
@@ -22,80 +23,9 @@ from typing import Any
 from .errors import ConfigError
 from .files.nesting import nesting_problem
 from .files.safefile import UnsafeFile, read_text_capped
+from .modes import MODES, Mode
 
-__all__ = ["Mode", "MODES", "Settings", "load_settings", "default_cache_dir", "default_config_path"]
-
-
-@dataclass(frozen=True)
-class Mode:
-    """A preset for how much work one run does."""
-
-    name: str
-    sub_queries: int  # how many sub-queries decompose asks for
-    results_per_query: int  # search hits asked of each provider per sub-query
-    sources_scored: int  # at most this many sources are fetched and scored
-    target_words: int  # report length the writer aims for
-    skeptic_lenses: tuple[str, ...]  # empty: no skeptic pass
-    source_tokens: int  # passage budget per source: what the writer reads of each source
-    relevance_tokens: int  # passage budget per source for relevance: its best-matching passages
-    cited_tokens: int  # budget for the passages the skeptic reads: those the draft cites
-    keep_score: int  # relevance score a source needs to survive
-    full_min_sources: int  # gate: kept sources for a full report
-    full_min_sites: int  # gate: distinct sites for a full report
-    short_min_sources: int  # gate: kept sources for a short report
-
-    @property
-    def skeptic(self) -> bool:
-        return bool(self.skeptic_lenses)
-
-
-MODES: dict[str, Mode] = {
-    "quick": Mode(
-        name="quick",
-        sub_queries=3,
-        results_per_query=4,
-        sources_scored=6,
-        target_words=600,
-        skeptic_lenses=(),
-        source_tokens=350,
-        relevance_tokens=150,
-        cited_tokens=1000,
-        keep_score=3,
-        full_min_sources=3,
-        full_min_sites=2,
-        short_min_sources=1,
-    ),
-    "standard": Mode(
-        name="standard",
-        sub_queries=4,
-        results_per_query=6,
-        sources_scored=12,
-        target_words=1200,
-        skeptic_lenses=("evidence", "counterarguments", "scope"),
-        source_tokens=450,
-        relevance_tokens=150,
-        cited_tokens=1000,
-        keep_score=3,
-        full_min_sources=4,
-        full_min_sites=2,
-        short_min_sources=2,
-    ),
-    "deep": Mode(
-        name="deep",
-        sub_queries=6,
-        results_per_query=8,
-        sources_scored=20,
-        target_words=2500,
-        skeptic_lenses=("evidence", "counterarguments", "scope", "recency", "bias"),
-        source_tokens=600,
-        relevance_tokens=200,
-        cited_tokens=1800,
-        keep_score=3,
-        full_min_sources=6,
-        full_min_sites=3,
-        short_min_sources=3,
-    ),
-}
+__all__ = ["Mode", "MODES", "Settings", "load_settings", "default_cache_dir", "default_config_path", "mcp_token"]
 
 
 def _xdg(env: Mapping[str, str], var: str, fallback: str) -> Path:
@@ -348,9 +278,14 @@ def _coerce(name: str, value: Any) -> Any:
 MAX_CONFIG_BYTES = 1024 * 1024
 
 
-def _read_config_file(path: Path) -> dict[str, Any]:
-    """The settings in a TOML config file: size-capped, nesting checked before parsing."""
-    if not path.is_file():
+def _read_config_file(path: Path, *, named: bool) -> dict[str, Any]:
+    """The settings in a TOML config file: size-capped, nesting checked before parsing.
+
+    A file the user ``named`` (``$RESEARCH_AGENT_CONFIG``) must be there and be a readable
+    regular file: a missing one, a folder, a FIFO or a device is a ConfigError rather than
+    settings silently not applied. The default path may be absent.
+    """
+    if not named and not (path.exists() or path.is_symlink()):
         return {}
     try:
         text = read_text_capped(path, max_bytes=MAX_CONFIG_BYTES, follow_symlinks=True)
@@ -379,7 +314,8 @@ def load_settings(
     env = os.environ if env is None else env
     path = config_file if config_file is not None else default_config_path(env)
     values: dict[str, Any] = {}
-    for key, value in _read_config_file(path).items():
+    named = config_file is None and bool(env.get("RESEARCH_AGENT_CONFIG"))
+    for key, value in _read_config_file(path, named=named).items():
         values[key] = _coerce(key, value)
     for var, key in ENV_VARS.items():
         if env.get(var):
@@ -392,3 +328,10 @@ def load_settings(
         if value is not None:
             values[key] = _coerce(key, value)
     return Settings(**values).validate()
+
+
+def mcp_token(env: Mapping[str, str] | None = None) -> str:
+    """The MCP server's bearer token from ``$RESEARCH_AGENT_MCP_TOKEN`` ("" when unset): kept
+    out of Settings, which runs print and pass around."""
+    env = os.environ if env is None else env
+    return env.get("RESEARCH_AGENT_MCP_TOKEN", "").strip()
