@@ -30,6 +30,7 @@ from .context import load_context
 from .errors import InputError, RunTimeout, StorageError
 from .fetch.gather import SourceReader
 from .files.atomic import ensure_writable_dir, existing_file_mode, remove_stale_temps
+from .files.output import check_output_path
 from .files.safefile import check_folder_inside
 from .ids import make_run_id
 from .indexing import Indexing, start_indexing
@@ -130,6 +131,8 @@ async def assemble(
     owned: list[Any] = []
     indexing: Indexing | None = None
     try:
+        if settings.output is not None:  # before anything else: a refused --output costs nothing
+            check_output_path(settings.output, reports_dir=settings.reports_dir, cache_dir=settings.cache_dir)
         model = model if model is not None else _owned(owned, _default_model(settings))
         context_block, rules = _read_inputs(settings)
         async with _deadline(settings, clock) as deadline:

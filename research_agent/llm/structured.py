@@ -52,7 +52,8 @@ _MAX_JSON_STARTS = 500  # bound on the prose scan for an embedded JSON value
 
 _THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
-_FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
+# Possessive: backtracking into the language name would rescan the whole answer once per letter.
+_FENCE = re.compile(r"```[A-Za-z0-9_-]*+[ \t]*+\n?(.*?)```", re.DOTALL)
 _SCHEMA_NAME = re.compile(r"[^A-Za-z0-9_-]+")
 
 # Which form worked, per (base_url, model); shared by every model built without its own

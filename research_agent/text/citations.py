@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .masking import blank, mask_code_and_urls
 
@@ -63,10 +64,11 @@ def find_citations(text: str) -> list[FoundCitation]:
     """The citations in ``text`` (code and URLs excluded), with their offsets."""
     if "[" not in text:
         return []
-    return [
-        FoundCitation(m.start(), m.end(), tuple(citation_numbers(m.group(1))))
-        for m in CITATION.finditer(mask_code_and_urls(text))
-    ]
+    return _citations_in(mask_code_and_urls(text))
+
+
+def _citations_in(masked: str) -> list[FoundCitation]:
+    return [FoundCitation(m.start(), m.end(), tuple(citation_numbers(m.group(1)))) for m in CITATION.finditer(masked)]
 
 
 _ABBREVIATIONS = {
@@ -176,22 +178,48 @@ def _prepare_line(line: str, source_count: int) -> str:
     return _sub_outside_code(line, _MENTION, mention) if _MAYBE_MENTION.search(line) else line
 
 
-def _first_appearance(texts: Sequence[str], source_count: int) -> list[int]:
+class _Line(NamedTuple):  # a NamedTuple: a report of 2 million lines builds one per line
+    """A line of a report once masked: its kind, text, masked text and citations (none in code)."""
+
+    kind: str
+    text: str
+    masked: str = ""
+    cites: tuple[FoundCitation, ...] = ()
+
+
+def _scan(text: str) -> list[_Line]:
+    """Every line of ``text``, masked and its citations found once for both passes of renumbering."""
+    lines = []
+    for kind, line in _lines(text):
+        if kind == "code" or "[" not in line:
+            lines.append(_Line(kind, line))
+            continue
+        masked = mask_code_and_urls(line)
+        lines.append(_Line(kind, line, masked, tuple(_citations_in(masked))))
+    return lines
+
+
+def _first_appearance(texts: Sequence[list[_Line]], source_count: int) -> list[int]:
     order: list[int] = []
+    seen: set[int] = set()
     for text in texts:
-        for kind, line in _lines(text):
-            if kind != "text":
+        for line in text:
+            if line.kind != "text":
                 continue
-            for cite in find_citations(line):
+            for cite in line.cites:
                 for number in cite.numbers:
-                    if 1 <= number <= source_count and number not in order:
+                    if 1 <= number <= source_count and number not in seen:
+                        seen.add(number)
                         order.append(number)
     return order
 
 
-def _rewrite_line(line: str, new_of: dict[int, int], *, heading: bool) -> tuple[str, int]:
+def _rewrite_line(line: str, new_of: dict[int, int], *, heading: bool, scanned: _Line | None = None) -> tuple[str, int]:
     """The line with every citation renumbered; unresolved ones removed or marked."""
-    cites = find_citations(line)
+    if scanned is None:
+        masked = mask_code_and_urls(line)
+        scanned = _Line("text", line, masked, tuple(_citations_in(masked)))
+    cites = scanned.cites
     if not cites:
         return line, 0
     plans = []
@@ -199,7 +227,7 @@ def _rewrite_line(line: str, new_of: dict[int, int], *, heading: bool) -> tuple[
         new = [] if heading else sorted({new_of[n] for n in cite.numbers if n in new_of})
         bad = sum(1 for n in cite.numbers if n not in new_of)
         plans.append((cite, new, bad))
-    marked = set() if heading else _marked_citations(line, plans)
+    marked = set() if heading else _marked_citations(scanned.masked, plans)
     pieces: list[str] = []
     last = 0
     for cite, new, _ in plans:
@@ -219,12 +247,12 @@ def _rewrite_line(line: str, new_of: dict[int, int], *, heading: bool) -> tuple[
     return out, sum(bad for _, _, bad in plans)
 
 
-def _marked_citations(line: str, plans: list[tuple[FoundCitation, list[int], int]]) -> set[int]:
+def _marked_citations(masked: str, plans: list[tuple[FoundCitation, list[int], int]]) -> set[int]:
     """Starts of the citations to mark as removed: in each sentence whose citations are all
     unresolved, the last one. Citations and sentences are both in order: one walk over each."""
     marked: set[int] = set()
     index = 0
-    for start, end in sentence_spans(blank(mask_code_and_urls(line), CITATION)):
+    for start, end in sentence_spans(blank(masked, CITATION)):
         while index < len(plans) and plans[index][0].start < start:
             index += 1
         inside = []
@@ -251,17 +279,19 @@ def renumber(texts: Sequence[str], source_count: int) -> Renumbered:
         )
         for text in texts
     ]
-    order = _first_appearance(prepared, source_count)
+    scanned = [_scan(text) for text in prepared]
+    order = _first_appearance(scanned, source_count)
     new_of = {old: i + 1 for i, old in enumerate(order)}
     removed = 0
     rewritten: list[str] = []
-    for text in prepared:
+    for text in scanned:
         lines = []
-        for kind, line in _lines(text):
-            if kind != "code":
-                line, count = _rewrite_line(line, new_of, heading=kind == "heading")
+        for line in text:
+            out = line.text
+            if line.kind != "code":
+                out, count = _rewrite_line(line.text, new_of, heading=line.kind == "heading", scanned=line)
                 removed += count
-            lines.append(line)
+            lines.append(out)
         rewritten.append("\n".join(lines))
     return Renumbered(tuple(rewritten), tuple(order), removed)
 

@@ -36,7 +36,7 @@ _LINK = re.compile(_LABEL + r"(?:" + _PAREN + r"|\[[^\[\]\n]*+\])")
 _TAG = re.compile(r"<!--.*?(?:-->|$)|</?[A-Za-z!?][^<>\n]*+>?", re.S)
 _SCHEME_WORD = re.compile(r"\b(javascript|vbscript|data)(\s*):", re.I)
 _ENTITY = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
-_SPECIAL = re.compile(r"([\\`*_\[\]~|#!])")
+_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]~|#!"})  # each one backslash-escaped
 _LEADING_MARKER = re.compile(r"^(\d{1,9})([.)])|^([-+=])")
 
 
@@ -50,7 +50,7 @@ def _strip_markup(text: str) -> str:
 def _escape(text: str, *, at_start: bool = True) -> str:
     text = _ENTITY.sub("&amp;", text)
     text = text.replace("<", "&lt;").replace(">", "&gt;")
-    text = _SPECIAL.sub(r"\\\1", text)
+    text = text.translate(_SPECIAL)
     if not at_start:
         return text
     return _LEADING_MARKER.sub(
