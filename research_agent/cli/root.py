@@ -16,6 +16,7 @@ import typer
 from ..version import __version__
 from . import cache, corpus, critique, doctor, mcp, memory, memory_ab, review, run
 from .boundary import set_verbose, stderr_console
+from .signals import interrupt_exit_code, interrupt_word
 from .startup import settle
 from .terminal import VisibleFormatter
 
@@ -79,7 +80,7 @@ def main() -> None:
     try:
         app()
     except KeyboardInterrupt:
-        stderr_console().print("interrupted", soft_wrap=True)
-        sys.exit(130)
+        stderr_console().print(interrupt_word(), soft_wrap=True)
+        sys.exit(interrupt_exit_code())
     finally:
         settle()

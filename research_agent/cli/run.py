@@ -48,6 +48,7 @@ from .run_options import (
     WaitCritique,
     settings_overrides,
 )
+from .signals import interrupt_exit_code, interrupt_word
 from .startup import importing
 from .terminal import dumps_json, echo
 
@@ -128,6 +129,6 @@ def _critique_afterwards(run_record_path: Path, settings: Settings) -> None:
     try:
         scheduled = after_report(run_record_path, settings)
     except KeyboardInterrupt:  # typer would turn it into a silent exit 130
-        console.print("interrupted: the report is written; its critique was not", soft_wrap=True)
-        raise typer.Exit(130) from None
+        console.print(f"{interrupt_word()}: the report is written; its critique was not", soft_wrap=True)
+        raise typer.Exit(interrupt_exit_code()) from None
     print_scheduled(scheduled, console)

@@ -1,0 +1,122 @@
+"""SIGTERM is Ctrl-C: the same cleanup, one line, exit 143; no traceback during start-up or pool start."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from research_agent.fetch.worker_process import worker_main
+from tests.support.cli import CLI
+from tests.support.fake_openai_server import FakeOpenAIServer, Faults
+from tests.support.pipeline import QUERY
+from tests.support.reliability import (
+    HANG_GUARD,
+    Tap,
+    check_folder,
+    cli_env,
+    message_lines,
+    start_cli,
+    temp_files,
+    with_default_sigint,
+    write_docs,
+)
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="signals are POSIX")
+
+FOREVER = 3600.0  # a stall that outlasts every hang guard: it ends when the server shuts down
+HOLD = Path(__file__).parent / "support" / "startup_hold"
+
+
+@pytest.mark.parametrize("stage", ["relevance", "draft"])
+def test_sigterm_stops_a_stalled_run_as_ctrl_c_does_and_exits_143(tmp_path: Path, stage: str) -> None:
+    tap = Tap()
+    corpus = write_docs(tmp_path / "corpus")
+    reports = tmp_path / "reports"
+    with FakeOpenAIServer(tap) as server:
+        server.set_faults(Faults(always={stage: "stall"}, stall_seconds=FOREVER))
+        proc = start_cli(cli_env(tmp_path / "home", server.base_url), "run", QUERY, "--corpus", str(corpus),
+                         "--reports-dir", str(reports), cwd=tmp_path)
+        try:
+            assert tap.wait_for(lambda stages: stage in stages, HANG_GUARD), "the run never reached the stage"
+            proc.send_signal(signal.SIGTERM)
+            code = proc.wait(timeout=HANG_GUARD)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            _, err = proc.communicate(timeout=HANG_GUARD)
+    assert code == 143, err
+    assert "Traceback" not in err
+    assert message_lines(err) == ["terminated: stopped before writing anything"], err
+    found = check_folder(reports)
+    assert temp_files(reports) == [] and found["reports"] == [] and found["records"] == []
+
+
+@pytest.mark.parametrize(("sent", "code", "word"), [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")])
+def test_a_signal_in_the_middle_of_start_up_is_one_line(tmp_path: Path, sent: int, code: int, word: str) -> None:
+    arrived, go = tmp_path / "arrived", tmp_path / "go"
+    os.mkfifo(arrived)
+    os.mkfifo(go)
+    env = {**cli_env(tmp_path / "home", "http://127.0.0.1:9/v1"), "PYTHONPATH": str(HOLD),
+           "HOLD_ARRIVED": str(arrived), "HOLD_GO": str(go)}
+    proc = subprocess.Popen(with_default_sigint([str(CLI), "--version"]), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    try:
+        reader = os.open(arrived, os.O_RDONLY)  # returns once the CLI holds inside its start-up
+        assert os.read(reader, 1) == b"1"
+        os.close(reader)
+        proc.send_signal(sent)
+        writer = os.open(go, os.O_WRONLY)
+        os.write(writer, b"1")
+        os.close(writer)
+        out, err = proc.communicate(timeout=HANG_GUARD)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert (proc.returncode, err) == (code, f"{word}\n"), err
+    assert out == ""
+
+
+def _ready(x: int) -> int:
+    return x
+
+
+def test_a_worker_whose_parent_has_gone_ends_quietly(capfd: pytest.CaptureFixture[str]) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    ours, theirs = ctx.Pipe(duplex=True)
+    worker = ctx.Process(target=worker_main, args=(theirs, _ready, 200.0, ()), daemon=True)
+    ours.close()  # the parent is gone (Ctrl-C or SIGTERM while the pool starts) before the worker is ready
+    worker.start()
+    theirs.close()
+    worker.join(HANG_GUARD)
+    err = capfd.readouterr().err
+    assert worker.exitcode == 0, err
+    assert "Traceback" not in err and "BrokenPipeError" not in err
+
+
+def test_the_sigterm_handler_takes_the_path_ctrl_c_takes(tmp_path: Path) -> None:
+    """Inside asyncio.run the runner's Ctrl-C handler cancels the main task: its cleanup runs."""
+    script = (
+        "import asyncio, os, signal\n"
+        "from research_agent.cli import signals\n"
+        "signals.install()\n"
+        "async def main():\n"
+        "    try:\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)\n"
+        "        await asyncio.sleep(60)\n"
+        "    except asyncio.CancelledError:\n"
+        "        print('cleaned up', flush=True)\n"
+        "        raise\n"
+        "try:\n"
+        "    asyncio.run(main())\n"
+        "except KeyboardInterrupt:\n"
+        "    print('KeyboardInterrupt', signals.interrupt_exit_code(), flush=True)\n"
+    )
+    proc = subprocess.run(with_default_sigint([sys.executable, "-c", script]), capture_output=True, text=True,
+                          timeout=HANG_GUARD, cwd=Path(__file__).parent.parent)
+    assert proc.stdout.splitlines() == ["cleaned up", "KeyboardInterrupt 143"], proc.stderr
