@@ -92,7 +92,7 @@ def _get(module: str, name: str, **kwargs: Any) -> Callable[[str], Any]:
 
 
 LINKS = ("[", "![a](", "[a][", "[a [b](", "<!--", "<a ", "&#", "javascript:", "(", "\\")
-HEADINGS = (("# a", " "), ("# a", "#"), ("## ", "#"), ("1.", " "), ("[1] ", " "), ("<meta", " "))
+HEADINGS = (("# a", " "), ("# a", "#"), ("## ", "#"), ("1.", " "), ("[1] ", " "))
 
 # name: (function, own pieces, (opener, filler) runs, size)
 FUNCTIONS: dict[str, tuple[Callable[[str], Any], tuple[str, ...], tuple[tuple[str, str], ...], int | None]] = {
@@ -102,7 +102,7 @@ FUNCTIONS: dict[str, tuple[Callable[[str], Any], tuple[str, ...], tuple[tuple[st
     "sentence_spans": (_get("research_agent.text.citations", "sentence_spans"),
                        (". [1]", ".[1] ", "e.g. ", "A. "), ((".", " "), (". [1", " ")), None),
     "renumber": (lambda t: __import__("research_agent.text.citations").text.citations.renumber([t], 5),
-                 (". [1]", "[9]", "source 1 and ", "sources 1, ", "[1]-[", "```\n", "# a\n"), (), None),
+                 (". [1]", "source 1 and ", "[1]-[", "```\n", "# a\n"), (), None),
     "plain_text": (_get("research_agent.text.mdsafe", "plain_text"), LINKS, (("[", "a"), ("<!--", "a")), None),
     "plain_text_with_citations": (_get("research_agent.text.mdsafe", "plain_text_with_citations"), LINKS, (), None),
     "defang_markdown": (_get("research_agent.text.mdsafe", "defang_markdown"), (*LINKS, "\n[a]: ", "<http://"),
@@ -120,7 +120,7 @@ FUNCTIONS: dict[str, tuple[Callable[[str], Any], tuple[str, ...], tuple[tuple[st
     "cited_passages": (_cited, (". [1]", "[2]"), (), None),
     "body_sentences": (_get("research_agent.text.report_body", "body_sentences"),
                        ("\n\n", "\n- ", "- ", "1. ", "# a\n", "---\n"), (("\n", " "), ("\n", "\t")), None),
-    "review_markdown": (_review, ("{", "{{", "[insert ", "# a\n", "- [", "1.", "12%", ". [1]", "|a|\n"),
+    "review_markdown": (_review, ("{{", "[insert ", "# a\n", "- [", "1.", "12%", ". [1]", "|a|\n"),
                         HEADINGS, -1),
     "parse_front_matter": (_get("research_agent.review.markdown", "parse_front_matter"), ("---\n", "- ", "a: "),
                            (("---\n", " "),), None),
@@ -135,7 +135,7 @@ FUNCTIONS: dict[str, tuple[Callable[[str], Any], tuple[str, ...], tuple[tuple[st
     "citation_support": (_facts, (". [1]", "1.1", "A. "), (), None),
     "clean_lines": (_get("research_agent.fetch.html_text", "clean_lines"), ("\n\n\n", " \n"), (), None),
     "extract_markdown": (_extract("markdown"), ("# a\n", "#"), HEADINGS, None),
-    "extract_html": (_extract("html"), ("<meta ", "<p>", "<?xml ", "<div>"), (("<meta", " "),), None),
+    "extract_html": (_extract("html"), ("<meta ", "<p>", "<?xml ", "<div>"), (("<meta", " "), ("<?xml", " ")), None),
     "visible": (_get("research_agent.cli.terminal", "visible"), ("\x1b[", "\u202e"), (), None),
     "markup": (_get("research_agent.cli.terminal", "markup"), ("\\", "[b]", "\\[a]"), (("\\", "\\"),), None),
     "nesting_problem_yaml": (_get("research_agent.files.nesting", "nesting_problem", kind="yaml"),
