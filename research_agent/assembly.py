@@ -38,6 +38,7 @@ from .ledger import RunLedger
 from .llm import ChatModel, UsageRecorder
 from .llm.waiting import SystemTicker, Ticker, waits_reported
 from .memory.lessons.run import FixedLessons, LessonsFn, MemoryLessons, RunLessons
+from .memory.lessons.setting import RunSetting
 from .progress import NoProgress, Progress, StageClock
 from .record import CorpusRecord
 from .report import ReportMeta
@@ -49,6 +50,7 @@ __all__ = ["Run", "LessonsFn", "RunLessons", "assemble", "default_lessons", "val
 log = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = 2000
+MIN_QUERY_CHARS = 3
 
 
 
@@ -81,6 +83,12 @@ class Run:
         """What indexing did to each corpus folder."""
         return self.indexing.corpus
 
+    @property
+    def corpus_roots(self) -> tuple[str, ...]:
+        """The resolved roots of the run's corpora: those indexing recorded, else the settings' own
+        (a caller that passed its own providers)."""
+        return tuple(c.root for c in self.corpus) or tuple(str(Path(d).resolve()) for d in self.settings.corpus_dirs)
+
     def tokens(self) -> int:
         """Tokens spent so far."""
         return self.model.total.tokens
@@ -88,7 +96,8 @@ class Run:
     def report_meta(self, gate_decision: str) -> ReportMeta:
         """What the front matter of this run's report says."""
         return ReportMeta(
-            self.query, self.settings.mode.name, self.started.date().isoformat(), self.settings.model, gate_decision
+            self.query, self.settings.mode.name, self.started.date().isoformat(), self.settings.model, gate_decision,
+            id=self.id,
         )
 
     def rule_limits(self) -> RuleLimits:
@@ -97,10 +106,13 @@ class Run:
 
 
 def validate_query(query: str) -> str:
-    """Return the query stripped, or raise InputError for empty or oversized queries."""
+    """Return the query stripped, or raise InputError for an empty, too short or oversized query
+    (a question of fewer than 3 characters, or without a letter or digit, asks nothing)."""
     text = (query or "").strip()
     if not text:
         raise InputError("the query is empty: give a question to research")
+    if len(text) < MIN_QUERY_CHARS or not any(c.isalnum() for c in text):
+        raise InputError(f"the question {text!r} is too short to research: ask it in words")
     if len(text) > MAX_QUERY_CHARS:
         raise InputError(f"the query is {len(text)} characters long; the limit is {MAX_QUERY_CHARS}")
     return text
@@ -160,6 +172,9 @@ async def assemble(
                 rules=rules,
                 deadline=deadline.when(),
             )
+            log.debug("run %s: %s mode, model %s (fast %s) at %s, search %s", run.id, settings.mode.name,
+                      settings.model, settings.fast_model_name, settings.base_url or "the OpenAI API",
+                      ", ".join(settings.providers))  # fmt: skip
             async with waits_reported(run.model, progress, ticker):
                 yield run
     finally:
@@ -203,6 +218,8 @@ def default_lessons(settings: Settings, *, now: datetime, rng: random.Random) ->
         ttl_days=settings.lesson_ttl_days,
         control_fraction=settings.control_fraction,
         force_control=not settings.lessons,
+        trial_probability=settings.trial_probability,
+        setting=RunSetting.of(settings.corpus_dirs, web=any(name != "local" for name in _provider_names(settings))),
     )
 
 
@@ -231,9 +248,13 @@ def _reads_web_pages(settings: Settings, providers: Sequence[SearchProvider] | N
     """Whether the run's providers find web pages (which a page reader then fetches)."""
     if providers is not None:
         return any(p.name != "local" for p in providers)
+    return any(name != "local" for name in _provider_names(settings))
+
+
+def _provider_names(settings: Settings) -> tuple[str, ...]:
     from .search.registry import provider_names
 
-    return any(name != "local" for name in provider_names(settings))
+    return tuple(provider_names(settings))
 
 
 # --- checks before any model call ------------------------------------------------------------

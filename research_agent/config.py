@@ -25,7 +25,16 @@ from .files.nesting import nesting_problem
 from .files.safefile import UnsafeFile, read_text_capped
 from .modes import MODES, Mode
 
-__all__ = ["Mode", "MODES", "Settings", "load_settings", "default_cache_dir", "default_config_path", "mcp_token"]
+__all__ = [
+    "Mode",
+    "MODES",
+    "Settings",
+    "load_settings",
+    "default_cache_dir",
+    "default_config_path",
+    "default_state_dir",
+    "mcp_token",
+]
 
 
 def _xdg(env: Mapping[str, str], var: str, fallback: str) -> Path:
@@ -38,6 +47,16 @@ def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
     if env.get("RESEARCH_AGENT_CACHE_DIR"):
         return Path(env["RESEARCH_AGENT_CACHE_DIR"])
     return _xdg(env, "XDG_CACHE_HOME", ".cache")
+
+
+def default_state_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The user state folder: what the tool must trust, kept outside ``reports/`` (which a
+    repository may carry from someone else): the key that signs index rows, the hashes of
+    lesson files a person trusted. ``RESEARCH_AGENT_STATE_DIR`` overrides it."""
+    env = os.environ if env is None else env
+    if env.get("RESEARCH_AGENT_STATE_DIR"):
+        return Path(env["RESEARCH_AGENT_STATE_DIR"])
+    return _xdg(env, "XDG_STATE_HOME", ".local/state")
 
 
 def default_config_path(env: Mapping[str, str] | None = None) -> Path:
@@ -70,11 +89,13 @@ class Settings:
 
     # sources
     corpus_dirs: tuple[Path, ...] = ()
+    corpus_exclude: tuple[str, ...] = ()  # gitignore patterns filtered out of the corpus at query time
     search_providers: tuple[str, ...] = ()  # empty: local if corpus given, else ddgs
     searxng_url: str = ""
     tavily_api_key: str = ""
     max_sources: int | None = None
     cache_dir: Path = field(default_factory=default_cache_dir)
+    state_dir: Path = field(default_factory=default_state_dir)
     use_cache: bool = True
     cache_ttl: float = 24 * 3600.0
     allow_private: bool = False
@@ -98,6 +119,7 @@ class Settings:
     wait_critique: bool = False
     lessons: bool = True
     control_fraction: float = 0.2
+    trial_probability: float = 0.25  # each selected lesson is withheld on its own with this probability
     lesson_ttl_days: float = 30.0
     max_critiques: int = 50
 
@@ -153,6 +175,7 @@ NUMBER_RANGES: dict[str, tuple[float, float, bool]] = {
     "max_revisions": (0, 10, True),
     "review_max_bytes": (1024, 64 * 1024 * 1024, True),
     "control_fraction": (0, 1, True),
+    "trial_probability": (0, 1, True),
     "lesson_ttl_days": (0, 36_500, False),
     "max_critiques": (0, 100_000, True),
 }
@@ -192,6 +215,7 @@ ENV_VARS: dict[str, str] = {
     "TAVILY_API_KEY": "tavily_api_key",
     "RESEARCH_AGENT_PRICES": "price_table",
     "RESEARCH_AGENT_CACHE_DIR": "cache_dir",
+    "RESEARCH_AGENT_STATE_DIR": "state_dir",
     "MIN_VIABILITY_SCORE": "min_viability",
     "MAX_PLANNING_ITERATIONS": "max_plans",
     "MAX_REVISIONS": "max_revisions",
@@ -243,7 +267,8 @@ def _coerce_text(name: str, kind: str, value: Any) -> Any:
         return tuple(Path(v).expanduser() for v in items if str(v))
     if kind.startswith("tuple[str"):
         items = value.split(",") if isinstance(value, str) else value
-        return tuple(str(s).strip().lower() for s in items if str(s).strip())
+        shown = (str(s).strip() for s in items if str(s).strip())
+        return tuple(s if name == "corpus_exclude" else s.lower() for s in shown)  # paths keep their case
     if "Path" in kind:
         if isinstance(value, str) and value.lower() == "none" and name == "context_path":
             return None
@@ -322,6 +347,8 @@ def load_settings(
             values[key] = _coerce(key, env[var])
     if "cache_dir" not in values:
         values["cache_dir"] = default_cache_dir(env)
+    if "state_dir" not in values:
+        values["state_dir"] = default_state_dir(env)
     for key, value in (overrides or {}).items():
         if key not in _FIELD_TYPES:
             raise ConfigError(f"unknown setting {key!r}")

@@ -101,7 +101,7 @@ def start_indexing(settings: Settings, progress: Progress, owned: list[Any]) -> 
         _check_folders(settings.corpus_dirs)
         local = LocalSearchProvider(
             settings.corpus_dirs, settings.cache_dir, token_budget=settings.mode.source_tokens,
-            exclude=(settings.reports_dir,),
+            exclude=(settings.reports_dir,), query_exclude=settings.corpus_exclude,
         )  # fmt: skip
     providers = tuple(build_providers(settings, http_client=search_client(settings, owned), local_provider=local))
     return Indexing(asyncio.ensure_future(_refresh(providers, local, progress)))

@@ -12,9 +12,11 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from .progress import Progress
 from .record import Iteration
+from .record.types import DroppedSubQuery
 from .review.rules import Rule
 from .search.base import ProviderFailure
 from .sources import ScoredSource
+from .stages.decompose import Plan
 
 __all__ = ["RunLedger"]
 
@@ -26,6 +28,7 @@ class RunLedger:
         self._progress = progress
         self._scored: dict[str, ScoredSource] = {}
         self._sub_queries: list[str] = []
+        self._dropped: list[DroppedSubQuery] = []
         self._found: dict[str, set[str]] = {}  # sub-query -> keys of the sources its searches found
         self._capped_by_user = False
         self._iterations: list[Iteration] = []
@@ -55,6 +58,14 @@ class RunLedger:
     @property
     def sub_queries(self) -> tuple[str, ...]:
         return tuple(self._sub_queries)
+
+    def add_dropped(self, plan: Plan) -> None:
+        """Keep the sub-queries of ``plan`` that were no search queries, so not searched."""
+        self._dropped.extend(DroppedSubQuery(plan.number, d.query, d.reason) for d in plan.dropped)
+
+    @property
+    def dropped_sub_queries(self) -> tuple[DroppedSubQuery, ...]:
+        return tuple(self._dropped)
 
     def add_found(self, found: Mapping[str, Iterable[str]], *, capped_by_user: bool = False) -> None:
         """Keep the source keys each sub-query's searches found; ``capped_by_user``: the

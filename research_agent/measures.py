@@ -24,7 +24,9 @@ __all__ = [
     "WeakPair",
     "CitationFacts",
     "RecencyFacts",
+    "ClaimFacts",
     "CritiqueFacts",
+    "is_unanswered",
 ]
 
 
@@ -59,17 +61,29 @@ class SiteFacts:
     top: str | None
     top_share: float
     per_site: tuple[SiteCounts, ...] = ()
+    truncated: bool = False  # per_site was cut at its limit; otherwise its kept counts add up
 
 
 @dataclass(frozen=True)
 class SubQueryFacts:
-    """One sub-query (1-based ``index`` in the final plan) and what it led to."""
+    """One sub-query (1-based ``index`` in the final plan) and what it led to. ``fetched``:
+    how many of its sources were read (None in files written before it was measured); a
+    sub-query the user's cap left unread is not unanswered."""
 
     index: int
     query: str
     found: int
     kept: int
     cited: int
+    fetched: int | None = None
+
+
+def is_unanswered(query: SubQueryFacts, *, capped: bool) -> bool:
+    """A sub-query that kept nothing, unless the user's cap left it unread (nothing of what it
+    found was fetched): a sub-query the cap skipped was never asked to answer."""
+    if query.kept:
+        return False
+    return not (capped and query.fetched == 0 and query.found > 0)
 
 
 @dataclass(frozen=True)
@@ -101,8 +115,24 @@ class RecencyFacts:
 
 
 @dataclass(frozen=True)
+class ClaimFacts:
+    """The claim check: cited sentences checked against their passages, and the verdicts.
+    ``unsupported_share`` is None when nothing was checked."""
+
+    checked: int = 0
+    supported: int = 0
+    partial: int = 0
+    unsupported: int = 0
+    unsupported_share: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
 class CritiqueFacts:
-    """The whole ``facts:`` block."""
+    """The whole ``facts:`` block. ``corpora``: the ids of the local corpora the run searched;
+    ``claims``: the claim check (None when the run made none)."""
 
     sources: SourceCounts
     sites: SiteFacts
@@ -110,11 +140,48 @@ class CritiqueFacts:
     unanswered: int
     citations: CitationFacts
     recency: RecencyFacts
+    corpora: tuple[str, ...] = ()
+    claims: ClaimFacts | None = None
+
+    @property
+    def open_sub_queries(self) -> int:
+        """Unanswered sub-queries, not counting those the user's cap left unread (see
+        :func:`is_unanswered`); the stored count where ``fetched`` was not measured."""
+        if not self.sub_queries or any(q.fetched is None for q in self.sub_queries):
+            return self.unanswered
+        return sum(1 for q in self.sub_queries if is_unanswered(q, capped=self.sources.capped_by_user))
+
+    @property
+    def asked_sub_queries(self) -> int:
+        """Sub-queries the run asked to answer: all but those the user's cap left unread."""
+        if any(q.fetched is None for q in self.sub_queries):
+            return len(self.sub_queries)
+        capped = self.sources.capped_by_user
+        return sum(1 for q in self.sub_queries if q.kept or not (capped and q.fetched == 0 and q.found > 0))
+
+    def per_site_problem(self) -> str | None:
+        """Why ``sites.per_site`` cannot be trusted: its kept counts must add up to ``sources.kept``
+        unless the list was cut at its limit (``truncated``). None when they do."""
+        per_site = self.sites.per_site
+        if not per_site:
+            return None
+        total = sum(p.kept for p in per_site)
+        if total == self.sources.kept or (self.sites.truncated and total <= self.sources.kept):
+            return None
+        return f"its kept counts add up to {total}, not to sources.kept ({self.sources.kept})"
+
+    def without_per_site(self) -> CritiqueFacts:
+        """The same facts with no per-site counts (what an inconsistent list loads as)."""
+        sites = SiteFacts(self.sites.distinct, self.sites.top, self.sites.top_share)
+        return CritiqueFacts(
+            self.sources, sites, self.sub_queries, self.unanswered, self.citations, self.recency,
+            self.corpora, self.claims,
+        )  # fmt: skip
 
     def as_dict(self) -> dict[str, Any]:
         """The block as plain types, keys in the file's order."""
         s, st, c, r = self.sources, self.sites, self.citations, self.recency
-        return {
+        block: dict[str, Any] = {
             "sources": {
                 "found": s.found,
                 "fetched": s.fetched,
@@ -132,10 +199,7 @@ class CritiqueFacts:
                     {"site": p.site, "kept": p.kept, "dropped": p.dropped, "cited": p.cited} for p in st.per_site
                 ],
             },
-            "sub_queries": [
-                {"index": q.index, "query": q.query, "found": q.found, "kept": q.kept, "cited": q.cited}
-                for q in self.sub_queries
-            ],
+            "sub_queries": [_sub_query_dict(q) for q in self.sub_queries],
             "unanswered": self.unanswered,
             "citations": {
                 "sentences": c.sentences,
@@ -150,6 +214,13 @@ class CritiqueFacts:
                 "newest_year": r.newest_year,
             },
         }
+        if st.truncated:
+            block["sites"]["truncated"] = True
+        if self.corpora:
+            block["corpora"] = list(self.corpora)
+        if self.claims is not None:
+            block["claims"] = self.claims.as_dict()
+        return block
 
     @classmethod
     def from_valid(cls, data: Mapping[str, Any]) -> CritiqueFacts:
@@ -164,9 +235,13 @@ class CritiqueFacts:
                 per_site=tuple(
                     SiteCounts(p["site"], int(p["kept"]), int(p["dropped"]), int(p["cited"])) for p in st["per_site"]
                 ),
+                truncated=bool(st.get("truncated", False)),
             ),
             sub_queries=tuple(
-                SubQueryFacts(int(q["index"]), q["query"], int(q["found"]), int(q["kept"]), int(q["cited"]))
+                SubQueryFacts(
+                    int(q["index"]), q["query"], int(q["found"]), int(q["kept"]), int(q["cited"]),
+                    fetched=_int_or_none(q.get("fetched")),
+                )
                 for q in data["sub_queries"]
             ),
             unanswered=int(data["unanswered"]),
@@ -182,10 +257,27 @@ class CritiqueFacts:
                 oldest_year=_int_or_none(r["oldest_year"]),
                 newest_year=_int_or_none(r["newest_year"]),
             ),
+            corpora=tuple(data.get("corpora", ())),
+            claims=_claims_from(data.get("claims")),
         )
 
 
+def _sub_query_dict(q: SubQueryFacts) -> dict[str, Any]:
+    out: dict[str, Any] = {"index": q.index, "query": q.query, "found": q.found, "kept": q.kept, "cited": q.cited}
+    if q.fetched is not None:
+        out["fetched"] = q.fetched
+    return out
+
+
 _COUNT_KEYS = ("found", "fetched", "kept", "dropped", "unscored", "cited")
+
+
+def _claims_from(data: Mapping[str, Any] | None) -> ClaimFacts | None:
+    if data is None:
+        return None
+    share = data["unsupported_share"]
+    counts = {k: int(data[k]) for k in ("checked", "supported", "partial", "unsupported")}
+    return ClaimFacts(**counts, unsupported_share=None if share is None else float(share))
 
 
 def _int_or_none(value: Any) -> int | None:

@@ -1,7 +1,4 @@
-"""The mode presets: how much work one run does (sub-queries, sources, length, skeptic lenses).
-
-Re-exported by :mod:`research_agent.config`, where settings pick one.
-"""
+"""The mode presets: how much work one run does (``--quick``, ``--standard``, ``--deep``)."""
 
 from __future__ import annotations
 

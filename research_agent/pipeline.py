@@ -23,6 +23,7 @@ from .fetch.gather import SourceReader, gather_sources, source_key
 from .finish import finish_run
 from .llm import ChatModel
 from .llm.waiting import Ticker
+from .memory.critique.site_names import source_sites
 from .memory.lessons.render import lessons_markdown, lessons_prompt_block
 from .memory.lessons.types import LessonSelection
 from .progress import Progress
@@ -155,6 +156,10 @@ async def _plan(run: Run, number: int, *, lessons_block: str, guidance: str = ""
             notify=run.ledger.warn,
         )
     run.ledger.add_sub_queries(plan.sub_queries)
+    run.ledger.add_dropped(plan)
+    if plan.dropped:
+        run.progress.note(f"plan {number}: {len(plan.dropped)} sub-quer{'y' if len(plan.dropped) == 1 else 'ies'} "
+                          "dropped as no search queries (see the run record)")  # fmt: skip
     run.progress.counts(sub_queries=len(run.ledger.sub_queries), tokens=run.tokens())
     return plan
 
@@ -209,7 +214,7 @@ async def _judge(run: Run, briefing: Briefing, sources: tuple[Source, ...]) -> G
     with run.clock.stage("relevance", f"scoring {len(sources)} sources"):
         scored = await score_sources(
             run.model, run.query, sources, token_budget=run.settings.mode.relevance_tokens,
-            lessons_block=briefing.relevance_lessons,
+            lessons_block=_relevance_lessons(run, briefing, sources),
         )
         run.ledger.add_scored(scored)
         unscored = [item for item in scored if item.score is None]
@@ -220,6 +225,15 @@ async def _judge(run: Run, briefing: Briefing, sources: tuple[Source, ...]) -> G
         gate = decide_gate(run.ledger.scored, run.settings.mode)
         run.progress.counts(scored=len(run.ledger.scored), kept=len(gate.kept), tokens=run.tokens())
     return gate
+
+
+def _relevance_lessons(run: Run, briefing: Briefing, sources: tuple[Source, ...]) -> str:
+    """The relevance prompt's lessons: a site lesson only when its site is one of the run's own
+    sources (judged before, or being judged now), so no other site name reaches the prompt."""
+    if not briefing.relevance_lessons:
+        return ""
+    seen = source_sites([*(item.source for item in run.ledger.scored), *sources], run.corpus_roots)
+    return lessons_prompt_block(briefing.lessons.for_sites(seen), "relevance")
 
 
 def _record_gate(run: Run, plan: Plan, gate: Gate, decision: str) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Protocol
 
 __all__ = ["Progress", "NoProgress", "StageClock"]
+
+log = logging.getLogger(__name__)
 
 
 class Progress(Protocol):
@@ -50,4 +53,6 @@ class StageClock:
         try:
             yield
         finally:
-            self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
+            spent = time.perf_counter() - start
+            self.timings[name] = self.timings.get(name, 0.0) + spent
+            log.debug("stage %s took %.2f s", name, spent)

@@ -28,23 +28,30 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ReportMeta:
-    """What the front matter says about a run."""
+    """What the front matter says about a run. ``review`` is ``rejected`` for a report the
+    tool's own review rejected (``open_critical`` issues left), else empty (no key written)."""
 
     query: str
     mode: str
     date: str
     model: str
     gate_decision: str
+    id: str = ""  # the run's id: a report copied elsewhere still finds its run record and passages
+    review: str = ""
+    open_critical: int = 0
 
     def front_matter(self) -> str:
         """YAML front matter; the query on one line (a line "---" in it would end the block)."""
-        data = {
+        data: dict[str, object] = {
+            **({"id": self.id} if self.id else {}),
             "query": " ".join(self.query.split()),
             "mode": self.mode,
             "date": self.date,
             "model": self.model,
             "gate_decision": self.gate_decision,
         }
+        if self.review:
+            data.update(review=self.review, open_critical=self.open_critical)
         return "---\n" + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1000) + "---\n"
 
 
@@ -132,8 +139,11 @@ def compose_report(
     limitations: Sequence[str] = (),
     lessons_markdown: str = "",
     final: bool = True,
+    notice: str = "",
 ) -> RenderedReport:
     """Render ``draft`` to markdown with every outside string made inert.
+
+    ``notice`` is the program's own markdown, shown first under the title.
 
     With ``final`` every part (summary, findings, bodies, the skeptic's findings, the
     writer's and the given ``limitations``) is renumbered through one map: Sources lists
@@ -163,6 +173,8 @@ def compose_report(
         limits.append(_REMOVED_NOTE)
 
     parts = [meta.front_matter(), f"# {_heading(draft.title, 'Research report', max_chars=200)}\n"]
+    if notice.strip():
+        parts.append(notice.strip() + "\n")
     parts += ["## Executive Summary\n", summary.strip() + "\n", "## Key Findings\n"]
     parts.append("\n".join(f"- {f.strip()}" for f in findings) + "\n")
     for i, ((heading, _), body) in enumerate(zip(draft.sections, bodies, strict=True), start=1):
@@ -206,11 +218,14 @@ def render_insufficient(
     examined: Sequence[tuple[Source, int | None, str]],
     failures: Sequence[str] = (),
     lessons_markdown: str = "",
+    examined_limit: int = 30,
 ) -> str:
     """An honest short report for a run whose sources cannot support an answer.
 
     Every outside string is inert: titles and reasons as plain text, addresses as
-    autolinks or plain paths, the sub-queries as code spans (shown verbatim).
+    autolinks or plain paths, the sub-queries as code spans (shown verbatim). The first
+    ``examined_limit`` sources examined are listed (pass them best first); the rest are
+    counted in a last line that points to the run record, which has them all.
     """
     verdict = "Not enough data" if meta.gate_decision == "insufficient_data" else "No relevant findings"
     parts = [
@@ -227,11 +242,13 @@ def render_insufficient(
     ]
     if examined:
         lines = []
-        for source, score, why in examined:
+        for source, score, why in examined[:examined_limit]:
             shown = "unscored" if score is None else f"relevance {score}/5"
             title = plain_text(source.title, max_chars=160) or "Untitled source"
             why_text = plain_text(why, max_chars=300)
             lines.append(f"- {title} \u2014 {location_markdown(source.location)} ({shown}: {why_text})")
+        if len(examined) > examined_limit:
+            lines.append(f"- and {len(examined) - examined_limit} more (see the run record)")
         parts.append("\n".join(lines) + "\n")
     else:
         parts.append("- None could be read.\n")

@@ -57,7 +57,7 @@ class _Pass:
 
     plan: Plan
     gate: Gate
-    viability: int | None
+    viability: int | None  # the skeptic's own score: what decides a replan
 
     def record(self, run: Run, review: Review, revision: int, decision: str, reason: str) -> None:
         run.ledger.add_iteration(
@@ -68,7 +68,7 @@ class _Pass:
                 gate=self.gate.decision,
                 scored_count=len(run.ledger.scored),
                 kept_count=len(self.gate.kept),
-                viability=self.viability,
+                viability=review.viability,  # as shown: capped while critical lint issues are open
                 critical_count=review.critical_count,
                 warning_count=review.warning_count,
                 decision=decision,

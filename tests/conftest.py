@@ -31,6 +31,15 @@ class Invalid:
 INVALID = Invalid()
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_state_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The user state folder (keys, trusted hashes) of every test run lives in a temporary
+    folder, never in the real home. A test that needs its own passes ``state_dir``."""
+    import os
+
+    os.environ.setdefault("RESEARCH_AGENT_STATE_DIR", str(tmp_path_factory.mktemp("state")))
+
+
 class ScriptedModel:
     """A ChatModel that answers from per-stage queues and fails loudly.
 
@@ -40,8 +49,9 @@ class ScriptedModel:
     like the real implementation does (upper bounds cut, with notes), so a script cannot
     drift from the prompts. Each queued answer is one *attempt*: an :data:`INVALID` one
     is an answer that did not validate, and the request takes the next queued answer,
-    up to ``STRUCTURED_ATTEMPTS``; then it raises InvalidModelOutput carrying the usage
-    of every attempt, like the real model does.
+    up to ``STRUCTURED_ATTEMPTS``; so is one that the request's ``check`` finds unusable.
+    Then it raises InvalidModelOutput carrying the usage of every attempt, like the real
+    model does.
     """
 
     def __init__(self, *, validate: bool = True) -> None:
@@ -75,7 +85,12 @@ class ScriptedModel:
             if isinstance(answer, Invalid):
                 reason = answer.reason
                 continue
-            return self._respond(request, copy.deepcopy(answer), spent)
+            response = self._respond(request, copy.deepcopy(answer), spent)
+            problem = request.check(response.data) if request.check is not None and self.validate else None
+            if problem:  # unusable though it fits the schema: asked again, like the real model does
+                reason = problem
+                continue
+            return response
         error = InvalidModelOutput(
             f"the {request.stage} stage got invalid output from model scripted after {STRUCTURED_ATTEMPTS} "
             f"attempts: {reason}",

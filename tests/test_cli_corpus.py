@@ -46,6 +46,7 @@ def test_index_prints_summary_and_uses_cache_dir(runner: CliRunner, env, corpus:
     assert result.exit_code == 0, result.output
     assert "documents" in result.stdout and "1 binary" in result.stdout
     assert index_path_for(corpus, tmp_path / "cache").is_file()
+    assert str(corpus.resolve()) in result.stdout.splitlines(), "the folder on one line, never wrapped at 22"
 
     again = runner.invoke(cli_corpus.app, ["index", str(corpus), "--show-skipped"], env=env)
     assert again.exit_code == 0
@@ -124,3 +125,21 @@ def test_search_missing_corpus_is_one_line_error(runner: CliRunner, env, tmp_pat
     result = runner.invoke(cli_corpus.app, ["search", "vacuum", "--corpus", str(missing)], env=env)
     assert result.exit_code == 2
     assert result.stderr.strip() == f"error: corpus folder {missing} does not exist"
+
+
+def test_index_exclude_counts_what_it_kept_out_and_search_can_filter(
+    runner: CliRunner, env, corpus: Path, tmp_path: Path
+) -> None:
+    (corpus / "drafts").mkdir()
+    (corpus / "drafts" / "wip.md").write_text("# Draft\n\nVACUUM drafts and more VACUUM.\n", encoding="utf-8")
+    result = runner.invoke(cli_corpus.app, ["index", str(corpus), "--exclude", "drafts/"], env=env)
+    assert result.exit_code == 0, result.output
+    assert "1 binary, 1 excluded" in " ".join(result.stdout.split())
+    found = runner.invoke(cli_corpus.app, ["search", "vacuum", "--corpus", str(corpus), "--json"], env=env)
+    assert not any("drafts" in hit["path"] for hit in json.loads(found.output)), "the index remembers --exclude"
+    runner.invoke(cli_corpus.app, ["index", str(corpus)], env=env)  # without --exclude: back in the index
+    found = runner.invoke(cli_corpus.app, ["search", "drafts", "--corpus", str(corpus), "--json"], env=env)
+    assert any("drafts" in hit["path"] for hit in json.loads(found.output))
+    filtered = runner.invoke(cli_corpus.app, ["search", "drafts", "--corpus", str(corpus), "--json",
+                                              "--exclude", "drafts/"], env=env)  # fmt: skip
+    assert not any("drafts" in hit["path"] for hit in json.loads(filtered.output))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 import yaml
@@ -27,7 +28,9 @@ def test_run_over_a_corpus_writes_a_report_whose_citations_resolve_to_corpus_fil
     assert citations(report) == set(entries)
     for entry in entries.values():
         location = entry.split(" — ")[-1]
-        assert Path(location).parent == corpus.resolve() or Path(location).parent == corpus
+        assert location.startswith("<file:///") and location.endswith(">"), "every local source is a link"
+        path = Path(unquote(location[len("<file://") : -1]))
+        assert path.parent == corpus.resolve() and path.is_file()
     record = yaml.safe_load((reports / "meta" / f"run-{report_path.stem}.yaml").read_text())
     assert record["gate_decision"] == "full_report"
     assert record["corpus"][0]["skipped"] == {"binary": 1}, "the binary file is skipped and counted"
@@ -55,11 +58,13 @@ def test_run_json_prints_one_object_with_what_the_run_did(tmp_path, corpus, serv
     [
         (["run", "   "], {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, 2, "query is empty"),
         (["run", "x" * 2001], {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, 2, "limit is 2000"),
-        (["run", "q"], {}, 2, "OPENAI_API_KEY"),
-        (["run", "q", "--corpus", "/nonexistent/folder"], {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, 2,
+        (["run", "?"], {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, 2, "error: the question '?' is too short"),
+        (["run", "ok"], {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, 2, "is too short to research"),
+        (["run", "q??"], {}, 2, "OPENAI_API_KEY"),
+        (["run", "q??", "--corpus", "/nonexistent/folder"], {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, 2,
          "does not exist"),
-        (["run", "q", "--quick", "--deep"], {}, 2, "choose one of"),
-        (["run", "q", "--min-viability", "300"], {}, 2, "min_viability"),
+        (["run", "q??", "--quick", "--deep"], {}, 2, "choose one of"),
+        (["run", "q??", "--min-viability", "300"], {}, 2, "min_viability"),
     ],
 )
 def test_bad_input_is_one_line_and_non_zero(tmp_path, args, env, code, message):
@@ -100,7 +105,7 @@ def test_a_local_model_costs_unknown_not_zero_on_the_done_line_and_in_json(tmp_p
     args = ("run", QUERY, "--corpus", str(corpus), "--no-critique", "--model", "llama3.2:1b")
     proc = cli(tmp_path, *args, base_url=server.base_url)
     assert proc.returncode == 0, proc.stderr
-    done = [line for line in proc.stderr.splitlines() if line.startswith("done:")]
+    done = [line for line in proc.stderr.splitlines() if line.startswith("done (")]
     assert len(done) == 1 and done[0].endswith(" tokens, cost unknown") and "$" not in done[0], proc.stderr
     proc = cli(tmp_path, *args, "--json", base_url=server.base_url)
     data = json.loads(proc.stdout)

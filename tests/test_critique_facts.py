@@ -26,6 +26,7 @@ from research_agent.memory.critique.facts import compute_facts
 from research_agent.memory.critique.judgement import critique_run
 from research_agent.memory.lessons.select import LessonSelection
 from research_agent.memory.store.files import load_critique
+from research_agent.memory.store.names import corpus_id
 from research_agent.pipeline import research
 from research_agent.record import read_run_record
 from research_agent.sources import SearchHit
@@ -42,6 +43,9 @@ CORPUS = {
     "recipes/bread.md": "# Sourdough\n\nSourdough bread needs a lively starter and a long, cool proof.\n",
 }
 SUB_QUERIES = ["vacuum storage", "multiversion row version", "sourdough starter"]
+# The scripted drafts here are a few sentences: a target they meet keeps the length check out of
+# these runs (a draft far under the mode's target would be revised).
+QUICK = replace(MODES["quick"], target_words=60)
 UNSUPPORTED = "Autovacuum thresholds in Norway were lowered to 50 percent during 2021 by Oracle"
 
 
@@ -63,6 +67,18 @@ def _draft(request) -> dict:
         "sections": [{"heading": "Tuning", "body": f"{UNSUPPORTED} [{n['mvcc.md']}]."}],
         "limitations": [],
     }
+
+
+_WINTER = (
+    "Heat pump efficiency falls as outdoor air gets colder",
+    "Defrost cycles cost some energy on humid freezing days",
+    "Cold climate models keep most of their output well below zero",
+    "Backup resistance heat covers the coldest hours",
+    "Installers size units for the design temperature of the region",
+    "Insulation decides how much heat a home needs in January",
+    "Ground source systems see steadier temperatures than air source ones",
+    "Owners notice higher bills during long cold snaps",
+)
 
 
 def _relevance(request) -> dict:
@@ -87,7 +103,7 @@ async def _corpus_run(tmp_path: Path):
     model.enqueue("relevance", _relevance, times=5)
     model.enqueue("draft", _draft)
     settings = Settings(
-        mode=MODES["quick"], reports_dir=tmp_path / "reports", cache_dir=tmp_path / "cache", context_path=None,
+        mode=QUICK, reports_dir=tmp_path / "reports", cache_dir=tmp_path / "cache", context_path=None,
         corpus_dirs=(root,), search_providers=("local",),
     )  # fmt: skip
     result = await research(QUERY, settings=settings, model=model, lessons=LessonSelection.none, now=NOW)
@@ -102,21 +118,23 @@ async def test_facts_of_a_scripted_corpus_run(tmp_path: Path) -> None:
 
     facts = critique.facts
     assert facts.sources == SourceCounts(found=5, fetched=5, kept=3, dropped=2, unscored=0, cited=3)
+    corpus = corpus_id(tmp_path / "corpus")  # a site is the first folder below the root, under the corpus's id
+    assert facts.corpora == (corpus,)
     assert facts.sites == SiteFacts(
         distinct=2,
-        top="guides/vacuum",
+        top=f"{corpus}/guides",
         top_share=0.67,
         per_site=(
-            SiteCounts("guides/vacuum", kept=2, dropped=0, cited=2),
-            SiteCounts("internals", kept=1, dropped=0, cited=1),
-            SiteCounts("corpus", kept=0, dropped=1, cited=0),  # a file at the top: the corpus folder's name
-            SiteCounts("recipes", kept=0, dropped=1, cited=0),
+            SiteCounts(f"{corpus}/guides", kept=2, dropped=0, cited=2),
+            SiteCounts(f"{corpus}/internals", kept=1, dropped=0, cited=1),
+            SiteCounts(f"{corpus}/corpus", kept=0, dropped=1, cited=0),  # a file at the top: the corpus's name
+            SiteCounts(f"{corpus}/recipes", kept=0, dropped=1, cited=0),
         ),
     )
     assert facts.sub_queries == (
-        SubQueryFacts(1, "vacuum storage", found=2, kept=2, cited=2),
-        SubQueryFacts(2, "multiversion row version", found=2, kept=1, cited=1),
-        SubQueryFacts(3, "sourdough starter", found=1, kept=0, cited=0),
+        SubQueryFacts(1, "vacuum storage", found=2, kept=2, cited=2, fetched=2),
+        SubQueryFacts(2, "multiversion row version", found=2, kept=1, cited=1, fetched=2),
+        SubQueryFacts(3, "sourdough starter", found=1, kept=0, cited=0, fetched=1),
     )
     assert facts.unanswered == 1
     # sentences: summary 1, findings 2 and 3, the tuning section 4 (cites the MVCC page: weak)
@@ -124,7 +142,7 @@ async def test_facts_of_a_scripted_corpus_run(tmp_path: Path) -> None:
     assert facts.citations == CitationFacts(4, 1, 0.25, (WeakPair(4, mvcc),))
     assert facts.recency == RecencyFacts()  # corpus files carry no date
     text = (result.run_record_path.parent / f"critique-{result.id}.yaml").read_text()
-    assert "  unanswered: 1\n" in text and "- site: guides/vacuum\n" in text
+    assert "  unanswered: 1\n" in text and f"- site: {corpus}/guides\n" in text
     assert load_critique(result.run_record_path.parent / f"critique-{result.id}.yaml") == critique
 
 
@@ -161,13 +179,13 @@ async def _web_run(tmp_path: Path, max_sources: int | None):
 
     def draft(request) -> dict:
         numbers = sorted(_sources_in(request.user).values())
-        body = " ".join(f"Heat pump efficiency in winter is covered here [{n}]." for n in numbers)
+        body = " ".join(f"{_WINTER[i % len(_WINTER)]} [{n}]." for i, n in enumerate(numbers))
         return {"title": "Heat pumps", "executive_summary": body, "key_findings": ["Efficiency drops in winter [1]."],
                 "sections": [{"heading": "Notes", "body": "Winter efficiency matters [1]."}], "limitations": []}  # fmt: skip
 
     model.enqueue("draft", draft)
     settings = Settings(
-        mode=MODES["quick"], reports_dir=tmp_path / "reports", cache_dir=tmp_path / "cache", context_path=None,
+        mode=QUICK, reports_dir=tmp_path / "reports", cache_dir=tmp_path / "cache", context_path=None,
         max_sources=max_sources,
     )  # fmt: skip
     result = await research(
@@ -239,7 +257,7 @@ async def test_a_record_from_before_the_new_fields_still_reads_and_critiques(tmp
     assert facts.sources == SourceCounts(found=5, fetched=5, kept=3, dropped=2, unscored=0, cited=3)
     assert (facts.sub_queries, facts.unanswered) == ((), 0)
     assert facts.citations == CitationFacts(4, 0, 0.0, ())  # counted, but the writer's texts are gone
-    assert facts.sites.top == "guides/vacuum"
+    assert facts.sites.top == f"{corpus_id(tmp_path / 'corpus')}/guides"
 
 
 @pytest.mark.parametrize(

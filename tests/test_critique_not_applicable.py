@@ -74,7 +74,7 @@ async def test_the_header_explains_scale_pass_rule_and_null_and_the_file_still_l
     critique = await critique_run(path, model, settings=Settings(), now=NOW)
     text = (path.parent / f"critique-{RUN_ID}.yaml").read_text()
     header = text.split("schema_version:", 1)[0]
-    assert header.startswith(f"# research-agent critique of {RUN_ID} (schema 2)\n")
+    assert header.startswith(f"# research-agent critique of {RUN_ID} (schema 3)\n")
     assert all(line.startswith("#") for line in header.splitlines())
     assert "1 (poor) through 3 (adequate) to 5 (excellent)" in header
     assert "null: the dimension does not apply" in header

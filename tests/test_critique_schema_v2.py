@@ -17,7 +17,7 @@ from research_agent.measures import (
     SubQueryFacts,
     WeakPair,
 )
-from research_agent.memory.store.critique_types import Critique, LessonUse, Scores
+from research_agent.memory.store.critique_types import Critique, LessonUse, Scores, WithheldLesson
 from research_agent.memory.store.files import load_critique
 from research_agent.memory.store.names import valid_folder, valid_hostname
 from research_agent.memory.store.schema import LESSON_KEY, SCHEMA_VERSION, is_pass, mean_of, validate_critique
@@ -57,13 +57,14 @@ def test_a_null_score_is_not_applicable_and_left_out_of_mean_and_pass() -> None:
 
 
 def test_version_2_round_trips_with_null_geography_keyed_lessons_and_facts(tmp_path: Path) -> None:
-    critique = _v2(lessons_withheld=("site:kept:docs.python.org",))
+    critique = _v2(lessons_withheld=(WithheldLesson("site:kept:docs.python.org", "control"),), schema_version=2)
     path = put(tmp_path, critique)
     text = path.read_text()
     assert "geographic_balance: null" in text and "schema_version: 2" in text
     assert "facts:" in text and "capped_by_user: true" in text
+    assert "- site:kept:docs.python.org" in text  # version 2 kept bare keys; they load as control runs
     loaded = load_critique(path)
-    assert loaded == critique and loaded.schema_version == SCHEMA_VERSION == 2
+    assert loaded == critique and loaded.schema_version == 2 and SCHEMA_VERSION == 3
     assert loaded.scores.get("geographic_balance") is None and loaded.mean_score == 3.0
     assert loaded.facts == FACTS
     assert loaded.lessons_applied[0].key == "coverage:low_score"

@@ -64,7 +64,8 @@ async def test_an_unreadable_revision_keeps_the_previous_draft_and_stops_revisin
     assert result.final_decision == "proceed" and result.report_path.is_file()
     assert "Plain VACUUM marks the space as reusable" in result.report_markdown  # the draft, unrevised
     assert progress.notes[-1].endswith("; the previous draft is kept")
-    assert record_of(result)["warnings"] == [progress.notes[-1]]
+    kept, rejected = record_of(result)["warnings"]  # the critical finding stays open: the review rejects it
+    assert kept == progress.notes[-1] and rejected.startswith("the tool's own review rejected this report: 1 ")
     assert record_of(result)["usage"]["revise"]["calls"] == 3
 
 
@@ -98,7 +99,7 @@ async def test_sources_that_cannot_be_scored_are_announced_once_and_recorded(tmp
     progress = Recorded()
     result = await run(tmp_path, scripted_model, progress)
 
-    expected = "2 source(s) could not be scored and are left out (unscored: model call for stage relevance"
+    expected = "2 source(s) could not be scored and are left out (model call for stage relevance"
     assert [n for n in progress.notes if "could not be scored" in n] == [progress.notes[0]]
     assert progress.notes[0].startswith(expected)
     assert any(w.startswith(expected) for w in record_of(result)["warnings"])

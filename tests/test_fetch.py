@@ -549,10 +549,15 @@ def test_cli_cache_clear(tmp_path: Path) -> None:
     env = {"RESEARCH_AGENT_CACHE_DIR": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
     result = CliRunner().invoke(cache_app, ["clear"], env=env)
     assert result.exit_code == 0, result.output
-    assert "removed 3 cache entries" in result.output
+    assert "removed 3 cached web pages" in result.output
     assert len(cache) == 0
     result = CliRunner().invoke(cache_app, ["clear", "--expired"], env=env)
-    assert "removed 0 expired cache entries" in result.output
+    assert "removed 0 expired cached web pages" in result.output
+    assert "corpus" not in result.output, "no corpus index to mention"
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "corpus" / "0123456789abcdef.sqlite").write_bytes(b"")
+    result = CliRunner().invoke(cache_app, ["clear"], env=env)
+    assert result.output.splitlines()[-1].startswith(f"kept 1 corpus index in {tmp_path / 'corpus'} ")
 
 
 # --------------------------------------------------------------------------- read_source and stats

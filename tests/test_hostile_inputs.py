@@ -126,7 +126,7 @@ def test_a_bad_config_file_is_one_line_and_exit_2(tmp_path: Path, config: str, m
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-1", "1e400"])
 def test_a_timeout_that_is_not_a_number_is_refused(tmp_path: Path, corpus, value: str) -> None:
-    proc = cli(tmp_path, "run", "q", "--corpus", str(corpus), "--timeout", value, env=NO_MODEL)
+    proc = cli(tmp_path, "run", "why q?", "--corpus", str(corpus), "--timeout", value, env=NO_MODEL)
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
     assert "run_timeout" in one_line(proc.stderr)
 
@@ -179,7 +179,7 @@ def test_a_context_file_linked_to_outside_its_folder_is_refused(tmp_path: Path, 
     link.symlink_to("/etc/passwd")
     with pytest.raises(InputError, match="leads outside"):
         load_context(link)
-    proc = cli(tmp_path, "run", "q", "--corpus", str(corpus), env=NO_MODEL)
+    proc = cli(tmp_path, "run", "why q?", "--corpus", str(corpus), env=NO_MODEL)
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
     assert one_line(proc.stderr) == f"error: context file research_context.md: leads outside {tmp_path}"
     (tmp_path / "notes").mkdir()
@@ -206,6 +206,6 @@ def test_runs_and_critiques_refuse_a_meta_folder_leading_outside(tmp_path: Path,
     (reports / "meta").symlink_to(tmp_path / "elsewhere")
     proc = cli(tmp_path, "critique", "--run", str(record), env=NO_MODEL)
     assert proc.returncode == 2 and "leads outside" in one_line(proc.stderr), proc.stderr
-    proc = cli(tmp_path, "run", "q", "--corpus", str(corpus), "--reports-dir", str(reports), env=NO_MODEL)
+    proc = cli(tmp_path, "run", "why q?", "--corpus", str(corpus), "--reports-dir", str(reports), env=NO_MODEL)
     assert proc.returncode == 2 and "leads outside" in one_line(proc.stderr), proc.stderr
     assert not list((tmp_path / "elsewhere").glob(f"critique-{RUN_ID}*"))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime
 
-from research_agent.memory.effects.lesson_effects import lesson_effects
+from research_agent.memory.lessons.effects_view import lesson_effects
 from research_agent.memory.lessons.select import select_lessons
 from research_agent.record import read_run_record
 from tests.support.ab import QUESTIONS, questions_file, run_ab_command, saved_ab
@@ -76,7 +76,7 @@ def test_memory_effects_reports_the_followed_lesson_as_helping(tmp_path):
     seeded_ab(tmp_path)
     effect = _counter_effect(tmp_path / "reports" / "meta")
     assert (effect.applied_runs, effect.baseline_runs) == (2, 2)  # the A/B's adaptive and baseline arms
-    assert effect.target == "scores.coverage" and effect.delta == 1 and effect.status == "trial"
+    assert effect.target == "scores.coverage" and effect.delta == 1 and effect.status == "measuring"
 
 
 def test_a_lesson_that_makes_its_target_worse_is_retired_and_no_longer_given(tmp_path):

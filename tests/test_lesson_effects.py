@@ -1,5 +1,5 @@
 """Each lesson's effect: its target with and without it, the signed delta and its 90% interval,
-trial / active / retired, and what retirement does to later runs."""
+measuring / active / no-effect / retired, and what retirement does to later runs."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from research_agent.memory.effects.intervals import unpaired_difference
-from research_agent.memory.effects.lesson_effects import lesson_effects
+from research_agent.memory.lessons.effects_view import lesson_effects
 from research_agent.memory.lessons.select import select_lessons
+from research_agent.memory.store.critique_types import WithheldLesson
 from tests.support.memory import NOW, make_critique, make_facts, put, put_raw
 
 UNANSWERED = "coverage:unanswered"  # target facts.unanswered: lower is better
@@ -46,8 +47,12 @@ def test_a_lower_is_better_fact_is_flipped_so_that_positive_means_better(tmp_pat
     assert found.mean_with == pytest.approx(1 / 3) and found.mean_without == pytest.approx(2.0)
     assert found.delta == pytest.approx(5 / 3) and found.delta == pytest.approx(expected.delta)
     assert found.interval == pytest.approx(expected.interval)
-    assert found.status == "trial"
-    assert found.text == f"Lesson text for {UNANSWERED}."
+    assert found.status == "measuring"
+    # the text is the lesson's as built now from the runs not given it, never the stored one
+    assert found.text == (
+        "Sub-queries that found nothing worth keeping: 8 of 16 across 4 of the last 4 reports. Phrase each one "
+        "as a question a single page can answer directly."
+    )
 
 
 def test_a_higher_is_better_score_keeps_its_sign(tmp_path: Path) -> None:
@@ -67,7 +72,7 @@ def test_no_interval_while_an_arm_has_fewer_than_two_runs(tmp_path: Path) -> Non
         put(tmp_path, with_coverage(10 + i, 3, withheld=(COUNTER,)))
     found = effect(tmp_path, COUNTER)
     assert (found.applied_runs, found.baseline_runs, found.delta, found.interval) == (1, 3, 1.0, None)
-    assert found.as_dict()["interval"] is None and found.status == "trial"
+    assert found.as_dict()["interval"] is None and found.status == "measuring"
 
 
 def _seed_worse(meta: Path, applied: int = 5, withheld: int = 5) -> None:
@@ -90,7 +95,7 @@ def test_trial_until_five_runs_of_each_kind_then_retired_when_the_interval_lies_
     tmp_path: Path,
 ) -> None:
     _seed_worse(tmp_path, applied=4)
-    assert effect(tmp_path, COUNTER).status == "trial"
+    assert effect(tmp_path, COUNTER).status == "measuring"
     put(tmp_path, with_coverage(4, 2, applied=(COUNTER,), tags=("missing_counterarguments",)))
     found = effect(tmp_path, COUNTER)
     assert (found.applied_runs, found.baseline_runs) == (5, 5)
@@ -134,7 +139,7 @@ def test_the_domain_wide_suspension_stays_as_a_second_guard(tmp_path: Path) -> N
     _seed_worse(tmp_path)  # the only adaptive runs are the worse ones: the whole domain is suspended
     selection = select(tmp_path)
     assert selection.lessons == () and selection.reason.startswith("lessons suspended for technology")
-    assert COUNTER in selection.withheld  # a suspended run is a baseline too
+    assert COUNTER in selection.withheld_keys  # a suspended run is a baseline too
 
 
 def test_a_retired_lesson_is_not_given_is_listed_with_its_numbers_and_comes_back(tmp_path: Path) -> None:
@@ -148,13 +153,15 @@ def test_a_retired_lesson_is_not_given_is_listed_with_its_numbers_and_comes_back
     reason = dict(selection.excluded)[COUNTER]
     assert reason == (
         "retired: coverage 2.2 with it over 5 run(s), 3.8 without over 5; delta -1.6 "
-        f"(90% interval [{lo:+.3g}, {hi:+.3g}]; positive means better)"
+        f"(90% interval [{lo:+.3g}, {hi:+.3g}], welch; positive means better)"
     )
     assert {"file": COUNTER, "reason": reason} in selection.as_record()["excluded"]
     # a baseline run still holds it back, so that new evidence can bring it back
     baseline = select(tmp_path, force_control=True)
     assert (
-        baseline.lessons == () and COUNTER in baseline.withheld and "coverage:low-score" in baseline.withheld
+        baseline.lessons == ()
+        and WithheldLesson(COUNTER, "retired") in baseline.withheld
+        and WithheldLesson("coverage:low-score", "no_lessons") in baseline.withheld
     )
     # new baseline runs that covered the question no better lift the interval
     for i in range(8):
@@ -168,6 +175,6 @@ def test_effects_as_json_fields(tmp_path: Path) -> None:
     data = effect(tmp_path, COUNTER).as_dict()
     assert list(data) == [
         "key", "stage", "target", "text", "domain", "applied_runs", "baseline_runs",
-        "mean_with", "mean_without", "delta", "interval", "status",
+        "mean_with", "mean_without", "delta", "interval", "method", "paired_questions", "confounded_with", "status",
     ]  # fmt: skip
     assert data["mean_with"] == 4.0 and data["mean_without"] is None and data["delta"] is None

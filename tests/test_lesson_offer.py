@@ -70,7 +70,7 @@ def test_a_run_is_a_control_run_for_every_domain_or_for_none(tmp_path):
             put(meta, make_critique(n, domain=domain, query=f"{domain} {n}", tags=("missing_counterarguments",)))
     kinds = set()
     for seed in range(12):
-        lessons = MemoryLessons(meta, now=NOW, control_fraction=0.5, rng=random.Random(seed))
+        lessons = MemoryLessons(meta, now=NOW, control_fraction=0.5, rng=random.Random(seed), trial_probability=0.0)
         offered = lessons.offer().by_domain
         given = {d: lessons.given(d) for d in ("technology", "health", "science")}
         controls = {g.reason.startswith("control run") for g in given.values()}
@@ -87,7 +87,7 @@ def test_only_domains_with_enough_critiques_are_selected_before_the_plan_and_the
     for domain, count in (("technology", 2), ("health", 5), ("science", 3)):
         for n in range(count):
             put(meta, make_critique(n, domain=domain, query=f"{domain} {n}", tags=("missing_counterarguments",)))
-    lessons = MemoryLessons(meta, now=NOW, control_fraction=0.0, rng=random.Random(1))
+    lessons = MemoryLessons(meta, now=NOW, control_fraction=0.0, rng=random.Random(1), trial_probability=0.0)
     assert list(lessons.offer().by_domain) == ["health", "science"], "best-evidenced first"
     assert set(lessons._selected) == {"health", "science"}
     technology = lessons.given("technology")

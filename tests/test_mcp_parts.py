@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from research_agent.errors import InputError
-from research_agent.mcp_server.progress import NotifyingProgress
+from research_agent.mcp_server.progress import STEPS, TOTAL, NotifyingProgress
 from research_agent.mcp_server.running import unwound_on_cancel
 from research_agent.mcp_server.service import Busy, RunSlots, ServerOptions, Service, check_corpus_dirs
 
@@ -63,11 +63,11 @@ async def test_an_uncancelled_call_returns_what_its_run_returns_or_raises() -> N
         await unwound_on_cancel(fail())
 
 
-async def test_progress_from_a_worker_thread_is_sent_in_order_with_growing_numbers() -> None:
-    sent: list[tuple[float, str]] = []
+async def test_progress_from_a_worker_thread_is_sent_in_order_with_growing_numbers_and_a_total() -> None:
+    sent: list[tuple[float, float, str]] = []
 
-    async def send(number: float, message: str) -> None:
-        sent.append((number, message))
+    async def send(number: float, total: float, message: str) -> None:
+        sent.append((number, total, message))
 
     progress = NotifyingProgress(asyncio.get_running_loop())
     with anyio.fail_after(HANG_GUARD):
@@ -79,19 +79,37 @@ async def test_progress_from_a_worker_thread_is_sent_in_order_with_growing_numbe
             await asyncio.to_thread(worker.join)
             progress.counts(waiting=3)
             progress.note("corpus docs: skipped 1 binary")
+            for stage in ("decompose", "search", "fetch", "relevance", "draft", "skeptic", "revise", "skeptic",
+                          "decompose", "write"):  # a revision and a replan go back; the number does not
+                progress.stage(stage)
+            progress.note("after the last stage")
+    messages = [message for _, _, message in sent]
+    assert messages[:5] == ["index: preparing sources", "index: docs: 1/3 files read", "index: docs: 2/3 files read",
+                            "index: docs: 3/3 files read", "note: corpus docs: skipped 1 binary"]  # fmt: skip
+    assert messages[-3:] == ["write", "note: after the last stage", "done"]
+    numbers = [number for number, _, _ in sent]
+    assert all(total == TOTAL == len(STEPS) + 1 for _, total, _ in sent), "every notification carries the total"
+    assert all(a < b for a, b in zip(numbers, numbers[1:], strict=False)), numbers
+    assert numbers[0] == 1 and numbers[messages.index("decompose")] == 2 and numbers[-1] == TOTAL
+    assert numbers[-2] < TOTAL and numbers[messages.index("write")] == TOTAL - 1
+
+
+async def test_a_failed_run_sends_no_done() -> None:
+    sent: list[str] = []
+
+    async def send(number: float, total: float, message: str) -> None:
+        sent.append(message)
+
+    progress = NotifyingProgress(asyncio.get_running_loop())
+    with pytest.raises(InputError), anyio.fail_after(HANG_GUARD):
+        async with progress.forwarding(send):
             progress.stage("decompose")
-    assert sent == [
-        (1, "index: preparing sources"),
-        (2, "index: docs: 1/3 files read"),
-        (3, "index: docs: 2/3 files read"),
-        (4, "index: docs: 3/3 files read"),
-        (5, "note: corpus docs: skipped 1 binary"),
-        (6, "decompose"),
-    ]
+            raise InputError("bad")
+    assert sent == ["decompose"]
 
 
 async def test_a_failing_send_never_stops_the_run() -> None:
-    async def send(number: float, message: str) -> None:
+    async def send(number: float, total: float, message: str) -> None:
         raise ConnectionResetError("the client went away")
 
     progress = NotifyingProgress(asyncio.get_running_loop())

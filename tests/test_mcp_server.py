@@ -13,13 +13,14 @@ import pytest
 import yaml
 from mcp.shared.exceptions import MCPError
 
+from research_agent.run_refs import short_id
 from tests.support.cli import cli
 from tests.support.fake_openai_server import FakeOpenAIServer
 from tests.support.mcp import HANG_GUARD, HoldingResponder, mcp_client, server_env, text_of
 from tests.support.memory import make_critique, put
 from tests.support.pipeline import QUERY
 from tests.support.research_responder import ResearchResponder
-from tests.support.review_reports import CLEAN_BODY, report
+from tests.support.review_reports import long_body, report
 
 TOOLS = {"research", "review_report", "memory_lessons", "memory_list", "memory_show", "memory_effects"}
 # The corpus is indexed while the first model call runs, so "index" only has to come before "search".
@@ -39,7 +40,10 @@ async def test_the_server_lists_its_tools_with_schemas_and_its_resource_template
             "cost_usd"} <= set(research.output_schema["properties"])
     assert "call to the fast model" in " ".join(tools["memory_lessons"].description.split())
     assert research.annotations.read_only_hint is False and tools["memory_list"].annotations.read_only_hint
-    assert {t.uri_template for t in templates} == {"report://{run_id}", "critique://{run_id}"}
+    assert {(t.uri_template, t.mime_type) for t in templates} == {
+        ("report://{run_id}", "text/markdown"), ("report://{run_id}?format=html", "text/html"),
+        ("critique://{run_id}", "application/yaml"),
+    }
 
 
 async def test_research_over_a_corpus_reports_each_stage_and_returns_the_report(tmp_path: Path, corpus: Path) -> None:
@@ -47,12 +51,14 @@ async def test_research_over_a_corpus_reports_each_stage_and_returns_the_report(
     config.write_text("wait_critique = true\n")  # the critique runs before the call returns, as with the CLI flag
     messages: list[str] = []
     numbers: list[float] = []
+    totals: set[float | None] = set()
     wrote = anyio.Event()
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         numbers.append(progress)
+        totals.add(total)
         messages.append(message or "")
-        if (message or "").startswith("write"):
+        if (message or "") == "done":
             wrote.set()
 
     with FakeOpenAIServer(ResearchResponder()) as server:
@@ -62,8 +68,9 @@ async def test_research_over_a_corpus_reports_each_stage_and_returns_the_report(
                                             progress_callback=on_progress)
             assert not result.is_error, text_of(result)
             data = result.structured_content
-            report_resource = await client.read_resource(f"report://{data['id']}")
-            critique_resource = await client.read_resource(f"critique://{data['id']}")
+            report_resource = await client.read_resource(f"report://{data['short_id']}")
+            html_resource = await client.read_resource("report://latest?format=html")
+            critique_resource = await client.read_resource("critique://latest")
             with anyio.fail_after(HANG_GUARD):
                 await wrote.wait()  # progress callbacks run in tasks of their own
 
@@ -79,6 +86,9 @@ async def test_research_over_a_corpus_reports_each_stage_and_returns_the_report(
     assert data["lessons_applied"] == [] and data["adaptive"] is False
     assert data["critique"]["state"] == "done" and Path(data["critique"]["path"]).is_file()
     assert report_resource.contents[0].text == data["report_markdown"]
+    (page,) = html_resource.contents
+    assert page.mime_type == "text/html" and page.text.startswith("<!DOCTYPE html>")
+    assert 'id="src-1"' in page.text and 'href="#src-1"' in page.text and 'role="tooltip"' in page.text
     critique = yaml.safe_load(critique_resource.contents[0].text)
     assert critique["id"] == data["id"] and critique["query"] == QUERY
     stages = [m.split(":")[0] for m in messages if not m.startswith("note")]
@@ -86,6 +96,11 @@ async def test_research_over_a_corpus_reports_each_stage_and_returns_the_report(
     assert first == sorted(first), stages
     assert stages.index("index") < stages.index("search"), stages
     assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers), "progress only grows"
+    assert len(totals) == 1 and None not in totals and numbers[-1] == totals.pop(), "a total, reached when done"
+    text = text_of(result)
+    assert text.startswith(f"Report {data['short_id']} written to {data['report_path']} (full_report, ")
+    assert f"report://{data['id']}" in text and "{" not in text, "a short summary, not the JSON again"
+    assert len(text) < 600
     assert "note: corpus" in " ".join(messages) and "skipped 1 binary" in " ".join(messages)
 
 
@@ -107,7 +122,7 @@ async def test_corpus_folders_outside_allow_dir_are_refused_even_through_a_symli
             f"error: corpus folder {folder!r} refused: it is not below an allowed folder ({allowed.resolve()}); "
             "start the server with --allow-dir to allow one"
         )
-    assert not alive.is_error and alive.structured_content == {"critiques": [], "invalid": []}
+    assert not alive.is_error and alive.structured_content == {"critiques": [], "failed": [], "invalid": []}
     assert not (tmp_path / "reports").exists()
 
 
@@ -131,7 +146,7 @@ async def test_cancelling_a_call_mid_run_stops_the_run_and_leaves_no_file(tmp_pa
                 # The server reads its messages in order: once this answers, it has taken the
                 # cancellation in. Only then is the held draft answered (a run still going would
                 # go on to its skeptic); released any earlier, the answer could beat the cancellation.
-                alive = await client.call_tool("review_report", {"markdown": report(CLEAN_BODY)})
+                alive = await client.call_tool("review_report", {"markdown": report(long_body(400))})
                 responder.release.set()
             # the client has closed the server's stdin and the server has exited: its files are final
         finally:
@@ -148,8 +163,8 @@ async def test_review_report_approves_a_good_report_and_rejects_a_bad_one(tmp_pa
     allowed = tmp_path / "docs"
     allowed.mkdir()
     good = allowed / "good.md"
-    good.write_text(report(CLEAN_BODY), encoding="utf-8")
-    bad = report(CLEAN_BODY + "\n## Extra\nSales rose 40%.\n")
+    good.write_text(report(long_body(400)), encoding="utf-8")  # a third of the target: a length warning only
+    bad = report(long_body(400) + "\n## Extra\nSales rose 40%.\n")
     outside = tmp_path / "outside.md"
     outside.write_text(bad, encoding="utf-8")
     async with mcp_client(tmp_path, "--allow-dir", str(allowed)) as client:
@@ -239,13 +254,18 @@ async def test_memory_tools_and_resources_read_what_the_cli_wrote(tmp_path: Path
             listed = await client.call_tool("memory_list", {})
             only_health = await client.call_tool("memory_list", {"domain": "health", "limit": 5})
             shown = await client.call_tool("memory_show", {"id": f"critique-{tech[0].id}.yaml"})
+            by_short = await client.call_tool("memory_show", {"id": short_id(tech[1].id)[:5]})
+            by_latest = await client.call_tool("memory_show", {"id": "latest~1"})
+            ambiguous = await client.call_tool("memory_show", {"id": "question-number-1"})
+            resources = (await client.list_resources()).resources
+            by_prefix = await client.read_resource(f"critique://{short_id(tech[1].id)}")
             effects = await client.call_tool("memory_effects", {"domain": "technology"})
             no_domain = await client.call_tool("memory_effects", {"domain": "astrology"})
             not_an_id = await client.call_tool("memory_show", {"id": "../../etc/passwd"})
             critique_yaml = await client.read_resource(f"critique://{tech[1].id}")
-            with pytest.raises(MCPError, match="no critique"):
+            with pytest.raises(MCPError, match="no critique matches"):
                 await client.read_resource("critique://nothing-here_20260101T000000000000Z")
-            with pytest.raises(MCPError, match="no report"):
+            with pytest.raises(MCPError, match="no report matches"):
                 await client.read_resource(f"report://{tech[0].id}")
         assert [r.stage for r in server.requests] == ["classify"], "only memory_lessons without a domain asks"
     lessons = given.structured_content
@@ -255,19 +275,35 @@ async def test_memory_tools_and_resources_read_what_the_cli_wrote(tmp_path: Path
     assert geography["text"].startswith("Geographic balance was weak in 3 of the")
     assert set(geography["critique_ids"]) == {c.id for c in tech}
     assert {"file": f"critique-{health.id}.yaml", "reason": "other domain (health)"} in lessons["excluded"]
-    assert lessons["note"] == "20% of eligible runs are control runs and get no lessons"
+    assert lessons["note"] == (
+        "20% of eligible runs are control runs and get no lessons; "
+        "each lesson is withheld from 25% of the other runs for its trial"
+    )
     assert classified.structured_content == lessons
     assert [c["id"] for c in listed.structured_content["critiques"]] == [c.id for c in (*tech, health, *tried)]
     (effect,) = effects.structured_content["effects"]
-    assert (effect["key"], effect["domain"], effect["status"]) == ("geography:regions", "technology", "trial")
+    assert (effect["key"], effect["domain"], effect["status"]) == ("geography:regions", "technology", "measuring")
     assert (effect["applied_runs"], effect["baseline_runs"]) == (2, 2)
     assert set(effect) == {"key", "stage", "target", "text", "domain", "applied_runs", "baseline_runs",
-                           "mean_with", "mean_without", "delta", "interval", "status"}  # fmt: skip
+                           "mean_with", "mean_without", "delta", "interval", "method", "paired_questions",
+                           "confounded_with", "status"}  # fmt: skip
     assert no_domain.is_error and "astrology" in text_of(no_domain)
     assert [c["id"] for c in only_health.structured_content["critiques"]] == [health.id]
     assert shown.structured_content["critique"] == tech[0].as_dict()
-    assert not_an_id.is_error and text_of(not_an_id) == "error: not a run id: '../../etc/passwd'"
+    assert not_an_id.is_error and text_of(not_an_id).startswith("error: no critique matches '../../etc/passwd'")
     assert yaml.safe_load(critique_yaml.contents[0].text) == tech[1].as_dict()
+    assert yaml.safe_load(by_prefix.contents[0].text) == tech[1].as_dict()
+    assert by_short.structured_content["critique"]["id"] == tech[1].id == by_latest.structured_content["critique"]["id"]
+    assert by_short.structured_content["short_id"] == short_id(tech[1].id)
+    assert text_of(by_short).startswith(f"critique of {short_id(tech[1].id)} (question number 1): mean 3.60/5 (pass)")
+    assert ambiguous.is_error and "'question-number-1' is ambiguous: it names 5 critiques" in text_of(ambiguous)
+    newest_first = [c.id for c in sorted((*tech, health, *tried), key=lambda c: c.id.rsplit("_")[-1], reverse=True)]
+    assert [str(r.uri) for r in resources] == [f"critique://{i}" for i in newest_first]
+    assert resources[0].name == f"critique {short_id(newest_first[0])}" and resources[0].mime_type == "application/yaml"
+    listed_text = text_of(listed)
+    assert listed_text.startswith("8 critique(s), newest first:") and short_id(tech[0].id) in listed_text
+    assert "{" not in listed_text
+    assert [c["short_id"] for c in listed.structured_content["critiques"]][:1] == [short_id(tech[0].id)]
 
 
 def test_without_the_mcp_extra_the_command_says_how_to_install_it(tmp_path: Path) -> None:
@@ -278,7 +314,7 @@ def test_without_the_mcp_extra_the_command_says_how_to_install_it(tmp_path: Path
     proc = subprocess.run([sys.executable, "-c", without_sdk], capture_output=True, text=True,
                           env=server_env(tmp_path, None), cwd=tmp_path, timeout=HANG_GUARD)
     assert proc.returncode == 2
-    assert proc.stderr == "error: the MCP server needs the mcp extra: pip install 'research-agent[mcp]'\n"
+    assert proc.stderr == "error: the MCP server needs the mcp extra: pip install 'cited-research-agent[mcp]'\n"
     assert proc.stdout == ""
 
 

@@ -15,6 +15,7 @@ from research_agent.config import Settings
 from research_agent.errors import ConfigError
 from research_agent.memory.critique.schedule import after_report
 from research_agent.memory.store.files import LOG_NAME
+from research_agent.run_refs import Runs, short_id
 from tests.conftest import ScriptedModel
 from tests.support.critique import ANSWER, RUN_ID, make_record
 from tests.support.memory import FakeAxes, FakeFigure, make_critique, put, put_raw
@@ -64,9 +65,9 @@ def test_show_prints_yaml_and_rejects_bad_ids(reports: Path) -> None:
     assert f"id: {critique.id}" in result.output and "scores:\n  source_diversity: 4" in result.output
     assert invoke(app, ["show", f"critique-{critique.id}.yaml", "--json"], deps_for(reports)).exit_code == 0
     missing = invoke(app, ["show", "nothing_20260101T000000000000Z"], deps_for(reports))
-    assert missing.exit_code == 2 and "error: no critique nothing_20260101T000000000000Z" in missing.output
+    assert missing.exit_code == 2 and "error: no critique matches 'nothing_20260101T000000000000Z'" in missing.output
     bad = invoke(app, ["show", "../../etc/passwd"], deps_for(reports))
-    assert bad.exit_code == 2 and "error: not a critique id" in bad.output
+    assert bad.exit_code == 2 and "error: no critique matches '../../etc/passwd'" in bad.output
     broken = make_critique(1)
     put_raw(reports / "meta", broken, mean_score=1.0)
     result = invoke(app, ["show", broken.id], deps_for(reports))
@@ -105,7 +106,7 @@ def test_lessons_with_domain_and_with_the_classifier(reports: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "1. Geographic balance was weak in 3 of the 3 recent reports where it applied" in result.output
     assert "geography:regions (decompose; target scores.geographic_balance)" in result.output
-    assert f"critiques: {make_critique(0).id}" in result.output
+    assert f"critiques: {Runs.scan(reports).short(make_critique(0).id)}, " in result.output
     assert f"critique-{make_critique(5).id}.yaml: other domain (health)" in result.output
     assert "20% of eligible runs are control runs" in result.output
 
@@ -153,7 +154,7 @@ def test_critique_command_prints_a_summary_or_json(tmp_path: Path) -> None:
     deps = deps_for(tmp_path / "reports", make_model=lambda settings: model)
     result = invoke(root_app(), ["critique", "--run", str(path)], deps)
     assert result.exit_code == 0, result.output
-    assert result.output.startswith(f"critique of {RUN_ID}: mean 3.00/5 (pass)")
+    assert result.output.startswith(f"critique of {short_id(RUN_ID)}: mean 3.00/5 (pass)")
     assert f"saved to {path.parent / f'critique-{RUN_ID}.yaml'}" in result.output
     data = json.loads(invoke(root_app(), ["critique", "--run", str(path), "--json"], deps).output)
     assert data["id"] == RUN_ID and data["path"].endswith(f"critique-{RUN_ID}.yaml")
@@ -201,4 +202,4 @@ def test_wait_critique_critiques_now_and_prints_the_summary(tmp_path: Path) -> N
     print_scheduled(scheduled, console)
     critique = scheduled.critique
     assert critique.id == RUN_ID and closed == [True]
-    assert console.export_text().startswith(f"critique of {RUN_ID}: mean 3.00/5 (pass)")
+    assert console.export_text().startswith(f"critique of {short_id(RUN_ID)}: mean 3.00/5 (pass)")

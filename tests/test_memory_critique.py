@@ -24,6 +24,7 @@ from research_agent.memory.store.critique_types import LessonUse
 from research_agent.memory.store.files import LOG_NAME, load_all, load_critique
 from research_agent.memory.store.schema import TAGS
 from research_agent.record import read_run_record
+from research_agent.run_refs import short_id
 from research_agent.text.sanitize import DATA_CLOSE, DATA_OPEN
 from tests.support.critique import ANSWER, REPORT, RUN_ID, make_record
 from tests.support.memory import NOW, make_critique, put
@@ -104,7 +105,7 @@ async def test_critique_run_writes_a_clean_valid_critique(tmp_path: Path, script
     log = (path.parent / LOG_NAME).read_text().splitlines()
     assert len(log) == 1 and f" ok critique-{RUN_ID}.yaml: mean 3.00, pass" in log[0]
     summary = summarize(critique, path=stored)
-    assert summary.startswith(f"critique of {RUN_ID}: mean 3.00/5 (pass)")
+    assert summary.startswith(f"critique of {short_id(RUN_ID)}: mean 3.00/5 (pass)")
 
 
 @pytest.mark.parametrize(

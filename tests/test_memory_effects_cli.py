@@ -52,13 +52,14 @@ def test_effects_json_is_pure_json_with_the_documented_fields(reports: Path) -> 
     for item in data:
         assert list(item) == [
             "key", "stage", "target", "text", "domain", "applied_runs", "baseline_runs",
-            "mean_with", "mean_without", "delta", "interval", "status",
+            "mean_with", "mean_without", "delta", "interval", "method", "paired_questions", "confounded_with",
+            "status",
         ]  # fmt: skip
     counter = data[1]
     assert (counter["stage"], counter["target"], counter["status"]) == (
         "decompose",
         "scores.coverage",
-        "trial",
+        "measuring",
     )
     assert (counter["applied_runs"], counter["baseline_runs"]) == (3, 2)
     assert counter["mean_with"] == pytest.approx(13 / 3, abs=1e-4) and counter["mean_without"] == 3.0
@@ -79,12 +80,14 @@ def test_effects_table_and_bad_domain(reports: Path) -> None:
     result = invoke(["effects"], deps_for(reports))
     assert result.exit_code == 0, result.output
     for text in ("lesson effects in health", "lesson effects in technology", COUNTER, "site:kept:docs.python.org",
-                 "trial", "scores.coverage", "4.33 (n=3)", "3 (n=2)", "+1.33"):  # fmt: skip
+                 "measuring", "target coverage (higher is better)",
+                 "with it 4.33 over 3 run(s); without it 3.00 over 2 run(s)", "delta +1.33", "Welch (unpaired)",
+                 "delta: with minus without"):  # fmt: skip
         assert text in result.stdout, text
     bad = invoke(["effects", "--domain", "cooking"], deps_for(reports))
     assert bad.exit_code == 2 and "error: unknown domain 'cooking'" in bad.stderr
     empty = invoke(["effects", "--domain", "business"], deps_for(reports))
-    assert empty.exit_code == 0 and "no lesson has been applied or held back yet in business" in empty.stdout
+    assert empty.exit_code == 0 and "no lesson has been given or withheld yet in business" in empty.stdout
     assert json.loads(invoke(["effects", "--json", "--domain", "business"], deps_for(reports)).stdout) == []
 
 
@@ -104,13 +107,15 @@ def _hand_edits() -> dict[str, tuple[dict, str]]:
         "wrong stage": ({"lessons_applied": [{**LESSON, "key": "site:kept:docs.python.org"}]},
                         "lessons_applied[0].stage: 'decompose' is the wrong stage for 'site:kept:docs.python.org' "
                         "(its lessons are for relevance)"),
-        "unknown withheld key": ({"lessons_withheld": ["tone:friendly"]},
-                                 "lessons_withheld[0]: 'tone:friendly' has the wrong format"),
+        "unknown withheld key": ({"lessons_withheld": [{"key": "tone:friendly", "reason": "trial"}]},
+                                 "lessons_withheld[0].key: 'tone:friendly' has the wrong format"),
         "negative count": ({"facts": {**FACTS, "sources": {**FACTS["sources"], "kept": -3}}},
                            "facts.sources.kept: -3 is below the minimum of 0"),
         "host outside the pattern": ({"facts": port_host}, "facts.sites.top: 'evil.com:8080' has the wrong format"),
         "folder leading out": ({"facts": bad_host},
-                               "facts.sites.per_site[0].site: 'guides/../../etc' is not a host name or corpus folder"),
+                               "facts.sites.per_site[0].site: 'guides/../../etc' is not a host name or corpus folder; "
+                               "facts.sites.per_site: kept counts add up to 3, not to sources.kept (6), and truncated "
+                               "is not set"),
     }  # fmt: skip
 
 

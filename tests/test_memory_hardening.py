@@ -244,7 +244,7 @@ async def test_the_critique_stores_what_it_cost(tmp_path: Path) -> None:
         "retries": 2,
         "cost_usd": 0.00036,
     }
-    assert stored["schema_version"] == SCHEMA_VERSION == 2
+    assert stored["schema_version"] == SCHEMA_VERSION == 3
     assert load_critique(path.parent / f"critique-{RUN_ID}.yaml") == critique
 
 

@@ -19,6 +19,7 @@ from research_agent.memory.lessons.render import lessons_markdown, lessons_promp
 from research_agent.memory.lessons.select import LessonSelection, select_lessons
 from research_agent.memory.store.files import load_all
 from research_agent.memory.store.names import valid_hostname
+from research_agent.run_refs import short_id
 from tests.support.memory import (
     NOW,
     FakeAxes,
@@ -81,7 +82,9 @@ def test_a_lesson_its_record_markdown_and_prompt_line(tmp_path: Path) -> None:
         "withheld": [],
     }
     markdown = lessons_markdown(selection)
-    assert f"1. planning (decompose): {lesson.text} (critiques: `{make_critique(0).id}`" in markdown
+    short = short_id(make_critique(0).id, selection.considered)
+    assert f"1. planning (decompose): {lesson.text} (critiques: `{short}`" in markdown
+    assert len(short) == 7 and make_critique(0).id not in markdown, "people read short ids, not 70 characters"
     block = lessons_prompt_block(selection, "decompose")
     assert block.splitlines()[1] == f"- {lesson.text}"
     assert lessons_prompt_block(selection, "relevance") == ""
@@ -95,7 +98,7 @@ def test_newest_ten_eligible_are_used(tmp_path: Path) -> None:
     assert selection.lessons[0].text == GEO_LESSON.format(k=10, n=10)
     older = {name: why for name, why in selection.excluded}
     assert older == {
-        f"critique-{make_critique(i).id}.yaml": "older than the newest 10 eligible critiques"
+        f"critique-{make_critique(i).id}.yaml": "older than the newest 10 eligible critiques (each lesson's, without it)"
         for i in range(10, 14)
     }
 
@@ -285,7 +288,7 @@ def test_plot_without_matplotlib_says_how_to_install(tmp_path: Path) -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        with pytest.raises(ConfigError, match=r"pip install 'research-agent\[plot\]'"):
+        with pytest.raises(ConfigError, match=r"pip install 'cited-research-agent\[plot\]'"):
             plot_history([], tmp_path / "x.png")
     else:
         pytest.skip("matplotlib is installed")

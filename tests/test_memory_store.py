@@ -29,6 +29,7 @@ from research_agent.memory.store.files import (
 from research_agent.memory.store.schema import (
     FIELD_ORDER,
     OPTIONAL_FIELDS,
+    SCHEMA_VERSION,
     TAGS,
     InvalidCritique,
     _fast_check,
@@ -90,7 +91,7 @@ def test_write_validates_first_and_writes_nothing_when_invalid(tmp_path: Path) -
         ({"suggestions": ["a", "b", "c", "d", "e", "f"]}, "suggestions: 6 items; the limit is 5"),
         ({"tags": ["lazy"]}, "tags[0]: 'lazy' is not one of:"),
         ({"query_domain": "cooking"}, "query_domain: 'cooking' is not one of:"),
-        ({"schema_version": 3}, "schema_version: 3 must be 2"),
+        ({"schema_version": 4}, "schema_version: 4 must be 3"),
         ({"id": "../../etc/passwd"}, "id: '../../etc/passwd' has the wrong format"),
         ({"mean_score": 2.0}, "mean_score: 2.0 does not match the scores (mean 4.0)"),
         ({"overall_pass": False}, "overall_pass: False does not match the scores (should be True)"),
@@ -167,7 +168,7 @@ def test_fast_path_agrees_with_jsonschema_on_mutations() -> None:
             else:
                 target[key] = copy.deepcopy(rng.choice(values))
         schema_ok = validator.is_valid(data)
-        assert _fast_check(2)(data) == schema_ok, data
+        assert _fast_check(SCHEMA_VERSION)(data) == schema_ok, data
 
 
 # --- hostile and broken files ------------------------------------------------------------

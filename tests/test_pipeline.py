@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -33,10 +35,10 @@ async def test_standard_run_writes_a_cited_report_and_run_record(tmp_path, scrip
     for heading in ("## Executive Summary", "## Key Findings", "## Adversarial Analysis",
                     "## Limitations & Gaps", "## Sources"):
         assert heading in report
-    assert report.startswith("---\nquery: ")
+    assert report.startswith(f"---\nid: {result.id}\nquery: ")  # a copied report still finds its run
     cited, entries = citations(report), source_entries(report)
     assert cited and cited == set(entries), "every [n] resolves and no entry is unused"
-    corpus_files = {str(p) for p, _, _ in provider.paths.values()}
+    corpus_files = {f"<{Path(p).as_uri()}>" for p, _, _ in provider.paths.values()}  # every source a link
     assert all(any(entry.endswith(f) for f in corpus_files) for entry in entries.values())
     record = yaml.safe_load(result.run_record_path.read_text())
     assert record["id"] == result.id and record["gate_decision"] == "full_report"

@@ -6,17 +6,28 @@ import random
 
 import yaml
 
+from research_agent.memory.store.names import corpus_id, local_site
 from research_agent.pipeline import research
+from research_agent.run_refs import short_id
+from research_agent.text.mdsafe import plain_text
 from tests.support.memory import NOW, make_critique, make_facts, put
 from tests.support.pipeline import DOCS, QUERY, DocsProvider, script, settings_for
 from tests.support.research_responder import ResearchResponder
 
 
+def sites_of(root):
+    """The run's corpus sites (the corpus is ``root``): its top, where the docs lie, and its reports folder."""
+    corpus = corpus_id(root)
+    return local_site(corpus, root.name), local_site(corpus, "reports")
+
+
 def seed_memory(meta, count=4, domain="technology"):
-    """Critiques showing a planning weakness (missing counterarguments) and a site track record
-    (docs.python.org kept, example.com dropped), with free text that must never reach a prompt."""
+    """Critiques showing a planning weakness (missing counterarguments) and site track records of
+    the run's own corpus (its top kept; its reports folder dropped, which no run finds a source in;
+    a web site, which a corpus run cannot draw from), with free text that must never reach a prompt."""
     ids = []
-    facts = make_facts(sites=(("docs.python.org", 3, 0, 2), ("example.com", 0, 2, 0), ("other.org", 2, 3, 1)))
+    here, reports = sites_of(meta.parent.parent)
+    facts = make_facts(sites=((here, 3, 0, 2), (reports, 0, 2, 0), ("docs.python.org", 3, 0, 2)))
     for n in range(count):
         critique = make_critique(n, domain=domain, scores=(4, 4, 4, None, 4),
                                  tags=("missing_counterarguments", "geographic_bias"), facts=facts,
@@ -27,7 +38,7 @@ def seed_memory(meta, count=4, domain="technology"):
 
 
 async def test_each_prompt_gets_only_its_stage_lessons_and_the_report_names_them(tmp_path, scripted_model):
-    settings = settings_for(tmp_path, control_fraction=0.0)
+    settings = settings_for(tmp_path, control_fraction=0.0, trial_probability=0.0)
     ids = seed_memory(settings.meta_dir)
     script(scripted_model, ResearchResponder())
     result = await research(QUERY, settings=settings, model=scripted_model, providers=[DocsProvider(tmp_path)],
@@ -37,8 +48,14 @@ async def test_each_prompt_gets_only_its_stage_lessons_and_the_report_names_them
     applied = record["lessons"]["applied"]
     planning = [a for a in applied if a["stage"] == "decompose"]
     judging = [a for a in applied if a["stage"] == "relevance"]
+    here, reports = sites_of(tmp_path)
     assert [a["key"] for a in planning] == ["counterarguments:missing"]
-    assert [a["key"] for a in judging] == ["site:kept:docs.python.org", "site:dropped:example.com"]
+    # a site lesson only for a site of the run's own sources: a web site never (a corpus run), the
+    # reports folder not either (no source came from it)
+    assert [a["key"] for a in judging] == [f"site:kept:{here}"]
+    excluded = {e["file"]: e["reason"] for e in record["lessons"]["excluded"]}
+    assert excluded[f"site:dropped:{reports}"] == "its site was not among this run's sources"
+    assert "one this run can draw from" in excluded["site:kept:docs.python.org"]
     assert all(set(a) == {"key", "stage", "target", "text", "critique_ids"} for a in applied)
     assert all(a["critique_ids"] == ids for a in applied)
     decompose_prompts = [r.user for r in scripted_model.calls("decompose")]
@@ -56,13 +73,13 @@ async def test_each_prompt_gets_only_its_stage_lessons_and_the_report_names_them
     tail = result.report_markdown.rsplit("## Lessons Applied", 1)
     assert len(tail) == 2 and "## " not in tail[1], "Lessons Applied is the last section"
     assert "1. planning (decompose): Counterarguments were missing in 4 of the last 4 reports" in tail[1]
-    assert "2. judging (relevance): docs.python.org: kept 12 of 12 pages" in tail[1]
-    assert all(f"`{cid}`" in tail[1] for cid in ids)
+    assert f"2. judging (relevance): {plain_text(here)}: kept 12 of 12 pages" in tail[1]
+    assert all(f"`{short_id(cid)}`" in tail[1] and cid not in tail[1] for cid in ids), "short ids, not 70 characters"
     assert record["lessons"]["adaptive"] is True and record["lessons"]["withheld"] == []
 
 
 async def test_no_lessons_until_three_critiques_and_no_empty_heading(tmp_path, scripted_model):
-    settings = settings_for(tmp_path, control_fraction=0.0)
+    settings = settings_for(tmp_path, control_fraction=0.0, trial_probability=0.0)
     seed_memory(settings.meta_dir, count=2)
     script(scripted_model, ResearchResponder())
     result = await research(QUERY, settings=settings, model=scripted_model, providers=[DocsProvider(tmp_path)],
@@ -71,7 +88,7 @@ async def test_no_lessons_until_three_critiques_and_no_empty_heading(tmp_path, s
 
 
 async def test_no_lessons_flag_makes_a_baseline_run(tmp_path, scripted_model):
-    settings = settings_for(tmp_path, control_fraction=0.0, lessons=False)
+    settings = settings_for(tmp_path, control_fraction=0.0, lessons=False, trial_probability=0.0)
     seed_memory(settings.meta_dir)
     script(scripted_model, ResearchResponder())
     result = await research(QUERY, settings=settings, model=scripted_model, providers=[DocsProvider(tmp_path)],
@@ -80,8 +97,9 @@ async def test_no_lessons_flag_makes_a_baseline_run(tmp_path, scripted_model):
     record = yaml.safe_load(result.run_record_path.read_text())
     assert "control" in record["lessons"]["reason"] or "baseline" in record["lessons"]["reason"]
     assert record["lessons"]["applied"] == []
+    here, _ = sites_of(tmp_path)
     assert record["lessons"]["withheld"] == [
-        "counterarguments:missing", "site:kept:docs.python.org", "site:dropped:example.com"
+        {"key": key, "reason": "no_lessons"} for key in ("counterarguments:missing", f"site:kept:{here}")
     ]
     assert not any("Counterarguments were missing" in r.user for r in scripted_model.requests)
 
@@ -95,7 +113,7 @@ def seed_health(meta, count=3):
 
 
 async def test_the_first_plan_names_the_domain_and_only_that_domains_lessons_are_applied(tmp_path, scripted_model):
-    settings = settings_for(tmp_path, control_fraction=0.0)
+    settings = settings_for(tmp_path, control_fraction=0.0, trial_probability=0.0)
     seed_memory(settings.meta_dir)  # technology: counterarguments, site records
     seed_health(settings.meta_dir)  # health: recency
     script(scripted_model, ResearchResponder(domain="health"))
@@ -113,12 +131,13 @@ async def test_the_first_plan_names_the_domain_and_only_that_domains_lessons_are
     assert result.domain == record["domain"] == "health" and result.adaptive
     assert [a["key"] for a in record["lessons"]["applied"]] == ["recency:old-sources"]
     lessons = result.report_markdown.rsplit("## Lessons Applied", 1)[1]
-    assert "earlier health reports" in lessons and "Counterarguments" not in lessons and "docs.python.org" not in lessons
-    assert not any("docs.python.org" in r.user for r in scripted_model.calls("relevance")), "technology's judging lessons stay out"
+    here, _ = sites_of(tmp_path)
+    assert "earlier health reports" in lessons and "Counterarguments" not in lessons and here not in lessons
+    assert not any(here in r.user for r in scripted_model.calls("relevance")), "technology's judging lessons stay out"
 
 
 async def test_a_replan_is_given_only_the_chosen_domains_planning_lessons(tmp_path, scripted_model):
-    settings = settings_for(tmp_path, control_fraction=0.0)
+    settings = settings_for(tmp_path, control_fraction=0.0, trial_probability=0.0)
     seed_memory(settings.meta_dir)
     seed_health(settings.meta_dir)
     responder = ResearchResponder(domain="technology")

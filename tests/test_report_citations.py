@@ -120,7 +120,7 @@ async def test_invented_and_skeptic_citations_are_renumbered_or_removed_through_
     assert set(cited_numbers(report)) == set(listed) == set(range(1, 8))
     expected_docs = ["doc01", "doc02", "doc03", "doc04", "doc05", "doc06", "doc09"]
     for n, doc in enumerate(expected_docs, start=1):
-        assert listed[n].endswith(str(tmp_path / "docs" / f"{doc}.md")), (n, listed[n])
+        assert listed[n].endswith(f"<{(tmp_path / 'docs' / f'{doc}.md').as_uri()}>"), (n, listed[n])
     assert "[99]" not in report and "99" not in report.split("\n---\n", 1)[1]
 
     # the skeptic's numbers went through the same map
@@ -145,7 +145,8 @@ async def test_invented_and_skeptic_citations_are_renumbered_or_removed_through_
     cli = CliRunner().invoke(review_app, [str(result.report_path), "--json"])
     issues = json.loads(cli.stdout)["issues"]
     assert not [i for i in issues if i["type"] in CITATION_ISSUES], issues
-    assert cli.exit_code == 0, cli.stdout  # nothing critical left: only a length warning
+    # nothing critical left but the length of this short scripted draft
+    assert [i["type"] for i in issues if i["severity"] == "critical"] == ["length"], issues
 
 
 class HostileDocs:

@@ -30,7 +30,7 @@ def draft(body: str = "Heat pumps work in the cold [1].", **changes) -> ReportDr
     data = dict(
         title="Heat pumps",
         executive_summary="They work [1].",
-        key_findings=("They work [1].",),
+        key_findings=("They keep working below freezing [1].",),
         sections=(("Evidence", body),),
         limitations=(),
     )
@@ -75,21 +75,25 @@ def test_sources_strip_tags_and_links_from_titles_and_write_addresses_as_safe_au
         source(4, location=str(hostile_dir / "notes.md")),
         source(5, location="/home/me/docs/survey_2024.md"),
         source(6, location="javascript:alert(1)"),
+        source(7, location="/usr/share/doc/python3.11/html/library/os.html"),
+        source(8, location="/home/me/docs/a b#c?.md"),
     ]
-    body = "Claims [1]. More [2]. Others [3][4]. Local [5]. Odd [6]."
+    body = "Claims [1]. More [2]. Others [3][4]. Local [5]. Odd [6]. Plain [7]. Spaced [8]."
     md = render(draft(body), sources, meta=meta(), skeptic=None)
     listed = section(md, "Sources")
     assert_inert(listed)
     lines = listed.strip().splitlines()
-    assert len(lines) == 6 and all(re.match(rf"{n}\. .+ \u2014 .+", line) for n, line in enumerate(lines, 1))
+    assert len(lines) == 8 and all(re.match(rf"{n}\. .+ \u2014 .+", line) for n, line in enumerate(lines, 1))
     assert lines[0].startswith("1. click Heat pumps \u2014 <https://example.com/1>")
     assert lines[1].endswith("\u2014 <https://evil.example/a)](javascript%3Aalert(1))>")
     assert "(address not shown" in lines[2] and "Title \\`with\\` \\*stars\\* and \\[3\\]" in lines[2]
     assert lines[3].endswith("notes.md>") and "<file:///" in lines[3] and "%3Cimg%20src%3Dx" in lines[3]
-    assert lines[4] == "5. Source 5 \u2014 /home/me/docs/survey_2024.md"  # a plain path stays as itself
+    assert lines[4] == "5. Source 5 \u2014 <file:///home/me/docs/survey_2024.md>"  # every path is a link alike
     assert "(address not shown" in lines[5]
+    assert lines[6] == "7. Source 7 \u2014 <file:///usr/share/doc/python3.11/html/library/os.html>"
+    assert lines[7] == "8. Source 8 \u2014 <file:///home/me/docs/a%20b%23c%3F.md>"
     # the lint still reads every entry, and every citation resolves
-    assert [e.number for e in parse_report(md).sources] == [1, 2, 3, 4, 5, 6]
+    assert [e.number for e in parse_report(md).sources] == [1, 2, 3, 4, 5, 6, 7, 8]
     assert not [i for i in lint_report(md, target_words=None) if i.type in CITATION_ISSUES]
 
 
@@ -123,10 +127,10 @@ def test_writer_markdown_keeps_http_links_but_loses_html_images_and_other_scheme
 
 
 def test_headings_are_inert_hold_no_citations_and_never_pose_as_sources() -> None:
-    d = draft(title="<b>Heat</b> pumps [1] [99]", sections=(("Sources", "Pumps work [1]."), ("# <i>x</i>", "Ok [1].")))
+    d = draft(title="<b>Heat</b> pumps [1] [99]", sections=(("Sources", "Pumps work [1]."), ("# <i>xylophones</i>", "They hum along [1].")))
     md = render(d, [source(1)], meta=meta(), skeptic=None)
     assert "\n# Heat pumps\n" in md
-    assert "\n## Sources (notes)\n" in md and "\n## \\# x\n" in md
+    assert "\n## Sources (notes)\n" in md and "\n## \\# xylophones\n" in md
     assert [h.text for h in parse_report(md).headings].count("Sources") == 1
     assert review_draft(md, target_words=None).approved
 

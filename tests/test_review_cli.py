@@ -9,29 +9,9 @@ from typer.testing import CliRunner
 
 from research_agent.cli.review import app, review_file
 from research_agent.config import MODES
-from tests.support.review_reports import CLEAN_BODY, FRONT, report
+from tests.support.review_reports import CLEAN_BODY, FRONT, long_body, report
 
 runner = CliRunner()
-
-_WORDS = ("sizing", "noise", "defrost", "tariffs", "ducts", "insulation", "refrigerant", "controls")
-
-
-def long_body(words: int) -> str:
-    """Distinct cited paragraphs adding up to about ``words`` words of prose."""
-    paragraphs = []
-    count = 0
-    i = 0
-    while count < words:
-        a, b = _WORDS[i % len(_WORDS)], _WORDS[(i // len(_WORDS)) % len(_WORDS)]
-        text = (
-            f"Paragraph {'x' * (i + 1)} explains how {a} interacts with {b} in real homes, "
-            f"why installers care about {a}, and what owners notice about {b} over a winter [1]."
-        )
-        paragraphs.append(text)
-        count += len(text.split()) - 1
-        i += 1
-    return CLEAN_BODY + "\n## Details\n" + "\n\n".join(paragraphs) + "\n"
-
 
 def write(tmp_path: Path, text: str | bytes, name: str = "report.md") -> Path:
     path = tmp_path / name
@@ -55,7 +35,7 @@ def test_rejected_report_exits_1_with_feedback(tmp_path: Path) -> None:
     result = runner.invoke(app, [str(path)])
     assert result.exit_code == 1
     assert result.stdout.startswith("REJECTED - Issues Found:\n\nX Unsupported claims (1 issue):")
-    assert "! Length (" in result.stdout  # standard mode from the front matter: far too short
+    assert "X Length (" in result.stdout  # standard mode from the front matter: under a quarter, critical
 
 
 def test_json_output(tmp_path: Path) -> None:
@@ -63,7 +43,7 @@ def test_json_output(tmp_path: Path) -> None:
     result = runner.invoke(app, [str(path), "--json"])
     assert result.exit_code == 1
     data = json.loads(result.stdout)
-    assert data["approved"] is False and data["critical"] == 1 and data["warnings"] == 1
+    assert data["approved"] is False and data["critical"] == 2 and data["warnings"] == 0
     assert [i["type"] for i in data["issues"]] == ["unsupported_claim", "length"]
     assert set(data["issues"][0]) == {
         "type",
@@ -78,10 +58,11 @@ def test_json_output(tmp_path: Path) -> None:
 
 
 def test_mode_flag_overrides_front_matter_and_no_mode_means_no_length_check(tmp_path: Path) -> None:
-    text = report(CLEAN_BODY)
+    text = report(long_body(200))  # about 250 words: under a quarter of standard's target, over quick's
     path = write(tmp_path, text)
-    assert runner.invoke(app, [str(path)]).exit_code == 0  # only a length warning: approved
-    assert "target 600" in runner.invoke(app, [str(path), "--mode", "quick"]).stdout
+    assert "X Length (" in runner.invoke(app, [str(path)]).stdout  # standard, from the front matter
+    quick = runner.invoke(app, [str(path), "--mode", "quick"])
+    assert quick.exit_code == 0 and "! Length (" in quick.stdout and "target 600" in quick.stdout
     bare = write(tmp_path, report(CLEAN_BODY, front=""), "bare.md")
     assert "Length" not in runner.invoke(app, [str(bare)]).stdout
     unknown = write(tmp_path, report(CLEAN_BODY, front=FRONT.replace("standard", "turbo")), "turbo.md")

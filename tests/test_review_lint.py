@@ -284,27 +284,41 @@ def test_leak_near_misses_are_not_flagged(text: str) -> None:
 PARA = "Installers say that careful sizing and good insulation matter more than the brand of the unit [3]."
 
 
-def test_exact_duplicate_paragraph_is_a_warning_at_the_second_copy() -> None:
-    md = report(CLEAN_BODY + f"\n## Extra\n{PARA}\n\n## More\n{PARA.replace('[3]', '[2]')}\n")
+def test_exact_duplicate_paragraph_is_critical_at_the_second_copy() -> None:
+    other = "Installers add that cold snaps expose undersized units within a single winter season [3]."
+    md = report(CLEAN_BODY + f"\n## Extra\n{PARA}\n\n## More\n{other}\n\n{PARA.replace('[3]', '[2]')}\n")
     issues = lint_report(md, target_words=None)
     first, second = (n for n, line in enumerate(md.split("\n"), 1) if line.startswith("Installers say"))
-    assert kinds(issues) == [("duplicate_paragraph", "warning", second)]
+    assert kinds(issues) == [("duplicate_paragraph", "critical", second)]
     assert issues[0].reason == f"repeats the paragraph at line {first}"
 
 
-def test_near_duplicate_paragraph_is_flagged() -> None:
+def test_near_duplicate_paragraph_is_a_warning() -> None:
     near = PARA.replace("careful", "correct")
     md = report(CLEAN_BODY + f"\n## Extra\n{PARA}\n\n{near}\n")
     issues = lint_report(md, target_words=None)
-    assert [(i.type, i.reason.split(" the")[0]) for i in issues] == [
-        ("duplicate_paragraph", "nearly repeats")
+    assert [(i.type, i.severity, i.reason.split(" the")[0]) for i in issues] == [
+        ("duplicate_paragraph", "warning", "nearly repeats")
     ]
 
 
-def test_short_repeats_and_related_paragraphs_are_not_duplicates() -> None:
+def test_short_repeats_are_critical_but_related_paragraphs_and_table_cells_are_not() -> None:
     other = "Installers add that cold snaps expose undersized units within a single winter season [3]."
-    md = report(CLEAN_BODY + f"\n## Extra\n- Sizing [3].\n- Sizing [3].\n\n{PARA}\n\n{other}\n")
-    assert lint_report(md, target_words=None) == []
+    table = "| Unit | Works [1] |\n|---|---|\n| A | yes |\n| B | yes |\n"
+    md = report(CLEAN_BODY + f"\n## Extra\n- Sizing [3].\n- Sizing [2].\n\n{PARA}\n\n{other}\n\n{table}")
+    assert kinds(lint_report(md, target_words=None)) == [("duplicate_paragraph", "critical", line_of(md, "- Sizing [2]"))]
+
+
+def test_a_repeated_section_is_one_critical_issue_at_its_heading() -> None:
+    body = f"{PARA}\n\nA second paragraph on sizing and insulation [2]."
+    md = report(CLEAN_BODY + f"\n## Sizing\n{body}\n\n## Sizing again\n{body}\n\n## Sizing once more\n{body}\n")
+    issues = lint_report(md, target_words=None)
+    first = line_of(md, "## Sizing")
+    assert kinds(issues) == [
+        ("duplicate_section", "critical", line_of(md, "## Sizing again")),
+        ("duplicate_section", "critical", line_of(md, "## Sizing once more")),
+    ]
+    assert {i.reason for i in issues} == {f"repeats the section at line {first} word for word"}
 
 
 # --- length ----------------------------------------------------------------------------------------------
@@ -419,7 +433,7 @@ def test_an_empty_or_unstructured_file_is_no_report(markdown: str, reasons: list
 
 def test_a_structured_report_or_a_draft_with_given_sources_has_no_structure_issue() -> None:
     assert lint_report(report(CLEAN_BODY), target_words=None) == []
-    draft = "# T\n\n## Findings\nHeat pumps work well in most homes [1].\n"
+    draft = "# Pumps\n\n## Findings\nHeat pumps work well in most homes [1].\n"
     assert lint_report(draft, target_words=None, sources=[1]) == []
     # citations without a Sources list are one issue, not two
     assert [i.type for i in lint_report(draft, target_words=None)] == ["missing_source"]
@@ -439,7 +453,8 @@ def test_the_reports_own_viability_scores_are_not_uncited_numbers() -> None:
 
 def test_sources_examined_is_a_sources_section_not_prose() -> None:
     examined = "## Sources Examined\n- Sales rose 40% \\[3\\] — https://x.org (relevance 2/5)\n"
-    md = report("## Summary\nNothing relevant was found.\n", sources=examined)
+    front = FRONT.replace("full_report", "no_new_findings")
+    md = report("## Summary\nNothing relevant was found.\n", sources=examined, front=front)
     doc = parse_report(md)
     assert doc.sources_heading is not None and doc.sources_heading.text == "Sources Examined"
     assert lint_report(md, target_words=None) == []

@@ -96,6 +96,13 @@ async def test_ddgs_respects_max_results() -> None:
         (type("RatelimitException", (Exception,), {})("202 Ratelimit"), "rate limited"),
         (type("TimeoutException", (Exception,), {})("timed out"), "timed out"),
         (RuntimeError("boom"), "RuntimeError: boom"),
+        # offline: ddgs nests every engine's whole error (about 400 characters); one short line says why
+        (type("DDGSException", (Exception,), {})(
+            "DNSError: DNSError('error sending request for url (https://html.duckduckgo.com/html/) > error "
+            "resolving DNS > no connections available'); ConnectError: ConnectError('error sending request for "
+            "url (https://lite.duckduckgo.com/lite/) > client error (Connect) > dns error > failed to lookup "
+            "address information: Temporary failure in name resolution') " * 2),
+         "cannot reach the search engine (offline, or no DNS): DNSError"),
     ],
 )
 async def test_ddgs_errors_become_provider_errors(error: Exception, reason: str) -> None:

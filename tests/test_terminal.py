@@ -265,7 +265,7 @@ def test_cache_clear_shows_a_hostile_cache_folder(tmp_path: Path) -> None:
     env = {"RESEARCH_AGENT_CACHE_DIR": str(cache), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
     result = CliRunner().invoke(cli_cache.app, ["clear"], env=env)
     assert result.exit_code == 0, result.output
-    assert result.output == f"removed 0 cache entries from {tmp_path}/cache {SHOWN_ANSI}/pages\n"
+    assert result.output == f"removed 0 cached web pages from {tmp_path}/cache {SHOWN_ANSI}/pages\n"
 
 
 def test_doctor_shows_a_hostile_model_name_in_its_table(tmp_path: Path) -> None:
@@ -275,7 +275,7 @@ def test_doctor_shows_a_hostile_model_name_in_its_table(tmp_path: Path) -> None:
         proc = subprocess.run([str(CLI), "doctor"], capture_output=True, text=True, env=env, cwd=tmp_path,
                               timeout=120)
     assert proc.returncode == 1, proc.stderr  # the model is not listed: a failed check, not a crash
-    assert "does not list model(s)" in proc.stdout
+    assert "does not serve" in proc.stdout and "it lists: llama3" in proc.stdout
     assert_shown_not_obeyed(proc.stdout + proc.stderr)
 
 

@@ -5,7 +5,8 @@
   (:mod:`.run_options`: the options themselves, shared with ``memory ab``)
 * :mod:`.critique`  ``critique``, and how a run's critique is told
 * :mod:`.review`    ``review``: lint any markdown report
-* :mod:`.memory`    ``memory list|show|lessons|validate|prune|stats``; :mod:`.memory_ab` ``memory ab``
+* :mod:`.export`    ``export``: a report as one HTML page or PDF (and ``run --format``'s step after the run)
+* :mod:`.memory`    ``memory list|show|lessons|effects|validate|prune|stats|ab``: a package, one module per family
 * :mod:`.mcp`       ``mcp``: the MCP server's options (the server is :mod:`research_agent.mcp_server`)
 * :mod:`.corpus`    ``corpus index|search``;  :mod:`.cache`  ``cache clear``;  :mod:`.doctor`  ``doctor``
 * :mod:`.boundary`  the one error boundary every command runs in;  :mod:`.signals`  SIGTERM as Ctrl-C

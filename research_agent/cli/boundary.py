@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import typer
@@ -21,9 +22,9 @@ from rich.console import Console
 
 from ..errors import ResearchError, error_message
 from .signals import interrupt_exit_code, interrupt_word
-from .terminal import markup, one_line
+from .terminal import dumps_json, markup, one_line
 
-__all__ = ["guarded", "exit_for", "print_error", "run_async", "set_verbose"]
+__all__ = ["guarded", "exit_for", "print_error", "run_async", "set_verbose", "json_error", "json_failures"]
 
 Command = TypeVar("Command", bound=Callable[..., Any])
 
@@ -48,6 +49,29 @@ def stderr_console() -> Console:
 def print_error(message: object) -> None:
     """``error: <message>`` on one line of stderr, the message shown literally."""
     stderr_console().print(f"[red]error:[/red] {markup(one_line(message))}", markup=True, soft_wrap=True)
+
+
+def json_error(message: str, exit_code: int) -> None:
+    """The one JSON object a ``--json`` command prints on stdout when it fails."""
+    typer.echo(dumps_json({"error": one_line(message), "exit_code": exit_code}))
+
+
+@contextmanager
+def json_failures(enabled: bool) -> Iterator[None]:
+    """With ``--json``, a failure inside the block also prints :func:`json_error` on stdout (stderr
+    keeps its one line), so that stdout always holds exactly one JSON object."""
+    if not enabled:
+        yield
+        return
+    try:
+        yield
+    except typer.Exit as exc:
+        if exc.exit_code:
+            json_error("interrupted" if exc.exit_code == 130 else "failed (see stderr)", exc.exit_code)
+        raise
+    except Exception as exc:
+        json_error(error_message(exc), exc.exit_code if isinstance(exc, ResearchError) else 1)
+        raise
 
 
 def exit_for(exc: BaseException) -> typer.Exit:

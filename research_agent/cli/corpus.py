@@ -36,7 +36,8 @@ app = typer.Typer(
 
 CacheDirOption = Annotated[
     Path | None,
-    typer.Option("--cache-dir", help="Where indexes are kept (default: RESEARCH_AGENT_CACHE_DIR or the XDG cache)."),
+    typer.Option("--cache-dir", metavar="DIR",
+                 help="Where indexes are kept (default: RESEARCH_AGENT_CACHE_DIR or the XDG cache)."),
 ]
 
 
@@ -53,8 +54,9 @@ def _skipped_text(stats: IndexStats) -> str:
 
 
 def _summary(stats: IndexStats) -> Table:
-    """One folder's refresh as a two-column table, readable at any terminal width."""
-    table = Table(title=markup(str(stats.root)), title_justify="left", show_header=False, box=None, padding=(0, 2))
+    """One folder's refresh as a two-column table, readable at any terminal width (the folder is
+    printed above it, whole: a title would wrap at the table's width)."""
+    table = Table(show_header=False, box=None, padding=(0, 2))
     table.add_column("what", style="bold")
     table.add_column("value", overflow="fold")
     for what, value in (
@@ -97,15 +99,25 @@ def _prepare_with_a_bar(provider: LocalSearchProvider) -> list[IndexStats]:
 @app.command("index")
 @guarded
 def index_command(
-    dirs: Annotated[list[Path], typer.Argument(help="Corpus folders to index (or refresh).")],
+    dirs: Annotated[list[Path], typer.Argument(metavar="DIR...", help="Corpus folders to index (or refresh).")],
     cache_dir: CacheDirOption = None,
     show_skipped: Annotated[bool, typer.Option("--show-skipped", help="List every skipped file and why.")] = False,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option("--exclude", metavar="GLOB", help="Keep files matching this gitignore-style pattern out of "
+                     "the index (repeatable; the index remembers them until the next `corpus index`)."),
+    ] = None,
 ) -> None:
-    """Build or refresh the index of each folder and print what changed."""
+    """Build or refresh the index of each folder and print what changed.
+
+    Sphinx build files (_sources/, _static/, genindex*, search.html, py-modindex.html) and the
+    patterns of a .research-ignore file in the folder (gitignore syntax) are skipped too.
+    """
     out = Console(highlight=False)
-    provider = LocalSearchProvider(dirs, _cache_dir(cache_dir), token_budget=1)
+    provider = LocalSearchProvider(dirs, _cache_dir(cache_dir), token_budget=1, index_exclude=list(exclude or ()))
     all_stats = _prepare_with_a_bar(provider)
     for stats in all_stats:
+        out.print(f"[bold]{markup(stats.root)}[/bold]", soft_wrap=True)
         out.print(_summary(stats))
     if show_skipped:
         for stats in all_stats:
@@ -123,6 +135,10 @@ def search_command(
     limit: Annotated[int, typer.Option("--limit", min=1, max=200, help="How many files to show.")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list instead of text.")] = False,
     cache_dir: CacheDirOption = None,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option("--exclude", metavar="GLOB", help="Leave out files matching this pattern (repeatable)."),
+    ] = None,
 ) -> None:
     """Search corpus folders: one result per file, best first."""
     out = Console(highlight=False)
@@ -130,7 +146,7 @@ def search_command(
         raise InputError("the search query is empty")
     settings = load_settings()
     folder = cache_dir.expanduser() if cache_dir is not None else settings.cache_dir
-    provider = LocalSearchProvider(corpus, folder, token_budget=settings.mode.source_tokens)
+    provider = LocalSearchProvider(corpus, folder, token_budget=settings.mode.source_tokens, query_exclude=exclude or ())
     provider.prepare()
     hits = asyncio.run(provider.search(query, max_results=limit))
     if as_json:

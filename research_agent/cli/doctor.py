@@ -1,21 +1,30 @@
 """``research-agent doctor``: check the setup before a long run finds out the hard way.
 
+Each check is ``(what, ok, detail)``: ``ok`` is True (ok), False (fail: exit 1) or None (an
+optional extra that is missing: shown as "missing", never a failure). Doctor changes nothing:
+it creates no folder (a folder that does not exist yet is checked through its nearest existing
+parent). A model the server does not list is tried with a one-token completion, since some
+servers (llama.cpp's) list a file path and serve any name.
+
 httpx is imported when the command runs, not with the CLI (it costs start-up for every command).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from ..config import Settings, default_config_path, load_settings
+from ..version import extra_hint
 from .boundary import guarded
+from .run_options import ReportsDir
 from .terminal import markup
 
 if TYPE_CHECKING:
@@ -23,7 +32,52 @@ if TYPE_CHECKING:
 
 __all__ = ["doctor_command", "run_checks", "Check"]
 
-Check = tuple[str, bool, str]  # (what, ok, detail)
+Check = tuple[str, bool | None, str]  # (what, ok / fail / None: an optional extra is missing, detail)
+
+# module: (what it is for, the optional extra that installs it, or None when it is required)
+_MODULES: dict[str, tuple[str, str | None]] = {
+    "trafilatura": ("page and HTML extraction", None),
+    "ddgs": ("DuckDuckGo search", None),
+    "pypdf": ("PDF files in a corpus", "pdf"),
+    "matplotlib": ("memory stats --plot", "plot"),
+    "mcp": ("research-agent mcp (the MCP server)", "mcp"),
+}
+_SHOWN_NAMES = 5
+
+
+def _listed(response: Any) -> list[str]:
+    try:
+        return [str(m.get("id")) for m in response.json().get("data", []) if isinstance(m, dict)]
+    except (ValueError, AttributeError):
+        return []
+
+
+def _answers(client: httpx.Client, base: str, headers: dict[str, str], model: str) -> str | None:
+    """None when ``model`` answers a one-token completion, else why not."""
+    import httpx
+
+    body = {"model": model, "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 1}
+    try:
+        response = client.post(f"{base}/chat/completions", json=body, headers=headers)
+    except httpx.HTTPError as exc:
+        return f"the completion failed ({exc.__class__.__name__})"
+    if response.status_code >= 400:
+        return f"a one-token completion got HTTP {response.status_code}"
+    return None
+
+
+def _models(client: httpx.Client, base: str, headers: dict[str, str], settings: Settings, names: list[str]) -> Check:
+    """The configured models against the server's list; one it does not list is tried."""
+    wanted = sorted({settings.model, settings.fast_model_name})
+    listed = ", ".join(names[:_SHOWN_NAMES]) + (f" and {len(names) - _SHOWN_NAMES} more" if len(names) > _SHOWN_NAMES else "")
+    unlisted = [m for m in wanted if names and m not in names]
+    problems = [f"{m}: {why}" for m in unlisted if (why := _answers(client, base, headers, m)) is not None]
+    if problems:
+        return ("model endpoint", False, f"{base} does not serve {'; '.join(problems)}; it lists: {listed}")
+    detail = f"{base}, model {settings.model}, fast model {settings.fast_model_name}"
+    if unlisted:
+        detail += f" (not in its list, which names {listed}, but it answered a one-token completion)"
+    return ("model endpoint", True, detail)
 
 
 def _endpoint(settings: Settings, client: httpx.Client) -> Check:
@@ -41,24 +95,35 @@ def _endpoint(settings: Settings, client: httpx.Client) -> Check:
         return ("model endpoint", False, f"{base} refused the key (HTTP {response.status_code})")
     if response.status_code >= 400:
         return ("model endpoint", True, f"{base} answers (HTTP {response.status_code} for /models)")
-    try:
-        names = {m.get("id") for m in response.json().get("data", [])}
-    except ValueError:
-        names = set()
-    missing = [m for m in {settings.model, settings.fast_model_name} if names and m not in names]
-    if missing:
-        return ("model endpoint", False, f"{base} does not list model(s): {', '.join(sorted(missing))}")
-    return ("model endpoint", True, f"{base}, model {settings.model}, fast model {settings.fast_model_name}")
+    return _models(client, base, headers, settings, _listed(response))
 
 
 def _writable(folder: Path) -> Check:
+    """Whether research-agent could write in ``folder``, without creating it."""
+    what = f"writable {folder}"
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing != folder:
+        if existing.is_dir() and os.access(existing, os.W_OK | os.X_OK):
+            return (what, True, f"does not exist yet; it will be created in {existing}")
+        return (what, False, f"does not exist, and {existing} is not a writable folder")
+    if not folder.is_dir():
+        return (what, False, "not a folder")
     try:
-        folder.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".doctor-", delete=True):
             pass
     except OSError as exc:
-        return (f"writable {folder}", False, exc.strerror or str(exc))
-    return (f"writable {folder}", True, "ok")
+        return (what, False, exc.strerror or str(exc))
+    return (what, True, "ok")
+
+
+def _module(module: str, why: str, extra: str | None) -> Check:
+    if importlib.util.find_spec(module) is not None:
+        return (module, True, why if extra is None else f"{why} (extra '{extra}')")
+    if extra is None:
+        return (module, False, f"missing: {why}; reinstall research-agent")
+    return (module, None, f"optional extra '{extra}' not installed: {why}; {extra_hint(extra)}")
 
 
 def run_checks(settings: Settings, *, client: httpx.Client) -> list[Check]:
@@ -67,36 +132,37 @@ def run_checks(settings: Settings, *, client: httpx.Client) -> list[Check]:
     config = default_config_path()
     checks.append(("config file", True, str(config) if config.is_file() else f"none (looked at {config})"))
     checks.append(_endpoint(settings, client))
-    checks.append(_writable(settings.reports_dir))
-    checks.append(_writable(settings.cache_dir))
+    checks.append(_writable(Path(settings.reports_dir)))
+    checks.append(_writable(Path(settings.cache_dir)))
     for folder in settings.corpus_dirs:
         ok = folder.is_dir()
         checks.append((f"corpus {folder}", ok, "ok" if ok else "does not exist or is not a folder"))
     checks.append(("search providers", True, ", ".join(settings.providers)))
-    for module, why in (("trafilatura", "page and HTML extraction"), ("ddgs", "DuckDuckGo search"),
-                        ("pypdf", "PDF files (optional extra 'pdf')"), ("matplotlib", "memory stats --plot (optional)")):
-        found = importlib.util.find_spec(module) is not None
-        optional = "optional" in why
-        checks.append((module, found or optional, why if found else f"missing: {why}"))
+    checks += [_module(module, why, extra) for module, (why, extra) in _MODULES.items()]
     return checks
+
+
+_STATUS = {True: "[green]ok[/green]", False: "[red]fail[/red]", None: "[yellow]missing[/yellow]"}
 
 
 @guarded
 def doctor_command(
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait for the endpoint.")] = 5.0,
+    timeout: Annotated[
+        float, typer.Option("--timeout", metavar="SECONDS", help="How long to wait for the endpoint.")
+    ] = 5.0,
+    reports_dir: ReportsDir = None,
 ) -> None:
     """Check settings, the model endpoint, folders and optional extras; exit 1 if something is wrong."""
     import httpx
 
     console = Console(stderr=False, highlight=False)
-    settings = load_settings()
+    settings = load_settings({"reports_dir": reports_dir})
     with httpx.Client(timeout=timeout) as client:
         checks = run_checks(settings, client=client)
     table = Table(show_header=True, header_style="bold")
-    table.add_column("check")
-    table.add_column("")
-    table.add_column("detail")
+    for column in ("check", "status", "detail"):
+        table.add_column(column)
     for what, ok, detail in checks:
-        table.add_row(markup(what), "[green]ok[/green]" if ok else "[red]fail[/red]", markup(detail))
+        table.add_row(markup(what), _STATUS[ok], markup(detail))
     console.print(table)
-    raise typer.Exit(0 if all(ok for _, ok, _ in checks) else 1)
+    raise typer.Exit(1 if any(ok is False for _, ok, _ in checks) else 0)

@@ -21,6 +21,7 @@ import typer
 from ..config import load_settings, mcp_token
 from ..errors import ConfigError, InputError
 from ..files.safefile import UnsafeFile, read_text_capped
+from ..version import extra_hint
 from .boundary import guarded, stderr_console
 from .run import (
     Context,
@@ -135,7 +136,7 @@ def _server_package() -> ModuleType:
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] != "mcp":
             raise
-        raise ConfigError("the MCP server needs the mcp extra: pip install 'research-agent[mcp]'") from None
+        raise ConfigError(f"the MCP server needs the mcp extra: {extra_hint('mcp')}") from None
     return mcp_server
 
 

@@ -71,11 +71,15 @@ class RichProgress:
         self.console.print(f"[yellow]![/yellow] {markup(message)}", soft_wrap=True, markup=True, highlight=False)
 
     def interrupted(self) -> str:
-        """What Ctrl-C leaves behind, by the stage it came in."""
+        """What Ctrl-C leaves behind, by the stage it came in. The spinner is stopped first, so
+        that the message gets a line of its own."""
+        self.stop()
         if self.current.startswith("write"):
             return "interrupted while writing: any report in the reports folder is complete"
         return "interrupted: stopped before writing anything"
 
     def stop(self) -> None:
+        """Stop the spinner (its line is cleared); safe to call more than once."""
         if self.status is not None:
             self.status.stop()
+            self.status = None

@@ -13,16 +13,22 @@ from pathlib import Path
 import typer
 
 from ..config import Settings, load_settings
+from ..errors import ResearchError
+from ..export import Exported
+from ..files.output import check_output_path
 from ..memory.critique.schedule import after_report
 from ..results import ResearchResult
-from .boundary import guarded, run_async, stderr_console
+from ..run_refs import Runs, short_id
+from .boundary import guarded, json_failures, run_async, stderr_console
 from .critique import print_scheduled
+from .export import Browser, Format, export_after_run, plan_export, print_note
 from .progress import RichProgress, cost_text
 from .run_options import (
     AllowPrivate,
     Context,
     Corpus,
     Deep,
+    Exclude,
     FastModel,
     IgnoreRobots,
     JsonOutput,
@@ -44,13 +50,14 @@ from .run_options import (
     Search,
     SearxngUrl,
     Standard,
+    Strict,
     Timeout,
     WaitCritique,
     settings_overrides,
 )
 from .signals import interrupt_exit_code, interrupt_word
 from .startup import importing
-from .terminal import dumps_json, echo
+from .terminal import dumps_json, echo, markup
 
 __all__ = ["run", "settings_overrides", "print_result"]  # settings_overrides lives in run_options
 
@@ -63,6 +70,7 @@ def run(
     standard: Standard = False,
     deep: Deep = False,
     corpus: Corpus = None,
+    exclude: Exclude = None,
     search: Search = None,
     searxng_url: SearxngUrl = None,
     max_sources: MaxSources = None,
@@ -85,12 +93,41 @@ def run(
     no_critique: NoCritique = False,
     wait_critique: WaitCritique = False,
     no_lessons: NoLessons = False,
+    fmt: Format = "md",
+    browser: Browser = None,
+    strict: Strict = False,
 ) -> None:
-    """Research QUERY and write reports/<id>.md plus a run record in reports/meta/."""
-    settings = load_settings(settings_overrides(ctx.params))  # every option above, by name
-    result = _research(query, settings)
-    print_result(result, json_output=json_output)
+    """Research QUERY and write reports/<id>.md plus a run record in reports/meta/
+    (and, with --format html|pdf, reports/<id>.html or .pdf, or --output in that format).
+
+    A report the tool's own review rejected is written all the same, marked as such;
+    ``--strict`` then makes the command exit 1.
+    """
+    with json_failures(json_output):
+        settings = load_settings(settings_overrides(ctx.params))  # every option above, by name
+        if output is not None:  # in whatever format: never onto a file another run owns
+            check_output_path(output, reports_dir=settings.reports_dir, cache_dir=settings.cache_dir)
+        plan = plan_export(fmt, output, browser)  # before the run: never after the user has paid for it
+        if plan.format != "md":
+            settings = settings.replace(output=None)  # --output gets the chosen format, not the markdown
+        result = _research(query, settings)
+        exported, failure = None, None
+        if plan.format != "md":
+            try:
+                exported = export_after_run(plan, result.report_path, settings.reports_dir)
+            except ResearchError as exc:
+                failure = exc
+        print_result(result, json_output=json_output, exported=exported)
     _critique_afterwards(result.run_record_path, settings)
+    if failure is not None:
+        raise failure
+    if strict and _rejected(result):
+        raise typer.Exit(1)
+
+
+def _rejected(result: ResearchResult) -> bool:
+    review = result.run_record.review
+    return review is not None and review.rejected
 
 
 def _research(query: str, settings: Settings) -> ResearchResult:
@@ -108,16 +145,30 @@ def _research(query: str, settings: Settings) -> ResearchResult:
         progress.stop()
 
 
-def print_result(result: ResearchResult, *, json_output: bool) -> None:
-    """The report's path on stdout and a one-line summary on stderr, or one JSON object on stdout."""
+def print_result(result: ResearchResult, *, json_output: bool, exported: Exported | None = None) -> None:
+    """The report's path (and the exported file's) on stdout and a one-line summary (with the run's
+    short id) on stderr, or one JSON object on stdout; a warning line on stderr when the tool's own
+    review rejected it."""
+    if _rejected(result):  # the same line is in the record's warnings, hence in --json's
+        line = next(w for w in result.warnings if w.startswith("the tool's own review rejected"))
+        stderr_console().print(f"[yellow]warning[/yellow]: {markup(line)}", markup=True, soft_wrap=True)
+    short = short_id(result.id, Runs.scan(Path(result.report_path).parent).ids())
     if json_output:
-        typer.echo(dumps_json(result.summary()))
+        summary = {**result.summary(), "short_id": short}
+        if exported is not None:
+            summary["export"] = {
+                "format": exported.format, "path": str(exported.path), "previews": exported.previews,
+            }  # fmt: skip
+        typer.echo(dumps_json(summary))
         return
     echo(result.report_path)
+    if exported is not None:
+        echo(exported.path)
+        print_note(exported)
     usage = result.total_usage
     cited = sum(1 for source in result.sources if source.n)
     stderr_console().print(
-        f"[green]done[/green]: {result.gate_decision}, {cited} sources cited, "
+        f"[green]done[/green] ({short}): {result.gate_decision}, {cited} sources cited, "
         f"{usage.prompt_tokens + usage.completion_tokens:,} tokens, {cost_text(result.cost_usd)}",
         markup=True,
     )

@@ -7,14 +7,23 @@ option means the same thing everywhere and becomes the same setting.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import fields
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from ..config import MODES, Settings
 from ..errors import InputError
 
 __all__ = ["settings_overrides"]
+
+
+def _default(name: str) -> str:
+    """A setting's built-in default, as help shows it ("1800", "gpt-4o-mini")."""
+    value = next(f.default for f in fields(Settings) if f.name == name)
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
 
 Query = Annotated[str, typer.Argument(help="The question to research (at most 2,000 characters).")]
 Quick = Annotated[bool, typer.Option("--quick", help="Fewer sources, no skeptic, no critique.")]
@@ -22,44 +31,61 @@ Standard = Annotated[bool, typer.Option("--standard", help="The default mode.")]
 Deep = Annotated[bool, typer.Option("--deep", help="More sub-queries and sources, a deeper skeptic.")]
 Corpus = Annotated[
     list[Path] | None,
-    typer.Option("--corpus", help="A folder of your documents (repeatable). Alone, it means local only."),
+    typer.Option("--corpus", metavar="DIR", help="A folder of your documents (repeatable). Alone, it means local only."),
+]
+Exclude = Annotated[
+    list[str] | None,
+    typer.Option("--exclude", metavar="GLOB", help="Leave out corpus files matching this gitignore-style pattern "
+                 "(repeatable; filters the index as it is, without re-indexing)."),
 ]
 Search = Annotated[
-    str | None, typer.Option("--search", help="Search providers, comma-separated: ddgs, searxng, tavily, local.")
+    str | None, typer.Option("--search", metavar="LIST", help="Search providers, comma-separated: ddgs, searxng, tavily, local.",
+                 show_default="local with --corpus, else ddgs")
 ]
-SearxngUrl = Annotated[str | None, typer.Option("--searxng-url", help="Base URL of a SearXNG instance.")]
+SearxngUrl = Annotated[str | None, typer.Option("--searxng-url", metavar="URL", help="Base URL of a SearXNG instance.")]
 MaxSources = Annotated[
-    int | None, typer.Option("--max-sources", help="At most this many sources fetched and scored per plan.")
+    int | None, typer.Option("--max-sources", metavar="N", help="At most this many sources fetched and scored per plan.",
+                 show_default=", ".join(f"{m.name} {m.sources_scored}" for m in MODES.values()))
 ]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the page cache.")]
 AllowPrivate = Annotated[
     bool, typer.Option("--allow-private", help="Allow fetching loopback and private-network addresses.")
 ]
 IgnoreRobots = Annotated[bool, typer.Option("--ignore-robots", help="Do not check robots.txt.")]
-Model = Annotated[str | None, typer.Option("--model", help="Main model (RESEARCH_AGENT_MODEL).")]
-FastModel = Annotated[str | None, typer.Option("--fast-model", help="Cheaper model for relevance and critique.")]
+Model = Annotated[str | None, typer.Option("--model", metavar="NAME", help="Main model (RESEARCH_AGENT_MODEL).", show_default=_default("model"))]
+FastModel = Annotated[str | None, typer.Option("--fast-model", metavar="NAME", help="Cheaper model for relevance and critique.",
+                 show_default="the main model")]
 ReportsDir = Annotated[
-    Path | None, typer.Option("--reports-dir", help="Where reports go (RESEARCH_AGENT_REPORTS_DIR).")
+    Path | None, typer.Option("--reports-dir", metavar="DIR", help="Where reports go (RESEARCH_AGENT_REPORTS_DIR).",
+                 show_default=_default("reports_dir"))
 ]
-Output = Annotated[Path | None, typer.Option("--output", "-o", help="Also write the report here.")]
+Output = Annotated[Path | None, typer.Option("--output", "-o", metavar="FILE", help="Also write the report here.")]
 Context = Annotated[
-    str | None, typer.Option("--context", help="Business context file, or 'none' (default: ./research_context.md).")
+    str | None, typer.Option("--context", metavar="FILE|none", help="Business context file, or 'none'.",
+                 show_default="./research_context.md")
 ]
 JsonOutput = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
-Timeout = Annotated[float | None, typer.Option("--timeout", help="Overall deadline in seconds.")]
+Timeout = Annotated[float | None, typer.Option("--timeout", metavar="SECONDS", help="Overall deadline of the run.",
+                                    show_default=_default("run_timeout"))]
 LlmTimeout = Annotated[
     float | None,
-    typer.Option("--llm-timeout", help="Seconds one model call may take (RESEARCH_AGENT_LLM_TIMEOUT; default 180)."),
+    typer.Option("--llm-timeout", metavar="SECONDS", help="How long one model call may take (RESEARCH_AGENT_LLM_TIMEOUT).",
+                 show_default=_default("llm_timeout")),
 ]
 NoRetry = Annotated[bool, typer.Option("--no-retry", help="No replanning and no revision loop.")]
 MinViability = Annotated[
-    int | None, typer.Option("--min-viability", help="Replan below this skeptic viability (0-100).")
+    int | None, typer.Option("--min-viability", metavar="0-100", help="Replan below this skeptic viability.",
+                 show_default=_default("min_viability"))
 ]
-MaxPlans = Annotated[int | None, typer.Option("--max-plans", help="At most this many plans.")]
-MaxRevisions = Annotated[int | None, typer.Option("--max-revisions", help="At most this many revisions.")]
-Rules = Annotated[Path | None, typer.Option("--rules", help="Custom lint rules (YAML).")]
+MaxPlans = Annotated[int | None, typer.Option("--max-plans", metavar="N", help="At most this many plans.", show_default=_default("max_plans"))]
+MaxRevisions = Annotated[int | None, typer.Option("--max-revisions", metavar="N", help="At most this many revisions.",
+                                          show_default=_default("max_revisions"))]
+Rules = Annotated[Path | None, typer.Option("--rules", metavar="FILE", help="Custom lint rules (YAML).", show_default="rules.yaml beside the context file")]
 NoCritique = Annotated[bool, typer.Option("--no-critique", help="Do not critique the report afterwards.")]
 WaitCritique = Annotated[bool, typer.Option("--wait-critique", help="Wait for the critique and print its summary.")]
+Strict = Annotated[
+    bool, typer.Option("--strict", help="Exit 1 when the tool's own review rejects the report (it is still written).")
+]
 NoLessons = Annotated[
     bool, typer.Option("--no-lessons", help="Run without lessons from past critiques (a baseline run).")
 ]
@@ -101,10 +127,11 @@ def settings_overrides(options: Mapping[str, Any]) -> dict[str, Any]:
     quick, standard, deep = (bool(options.get(name)) for name in ("quick", "standard", "deep"))
     if quick + standard + deep > 1:
         raise InputError("choose one of --quick, --standard, --deep")
-    corpus = options.get("corpus")
+    corpus, exclude = options.get("corpus"), options.get("exclude")
     overrides: dict[str, Any] = {
         "mode": "quick" if quick else "deep" if deep else "standard" if standard else None,
         "corpus_dirs": tuple(corpus) if corpus else None,
+        "corpus_exclude": tuple(exclude) if exclude else None,
     }
     overrides.update({field: options.get(option) for option, field in _SAME_VALUE.items()})
     for option, (field, value) in _FLAG_VALUE.items():

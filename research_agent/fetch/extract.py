@@ -209,7 +209,9 @@ def _pdf_document(
 ) -> Document | Unreadable:  # pragma: no cover - optional extra
     pypdf = _pypdf()
     if pypdf is None:
-        return Unreadable(PDF_UNSUPPORTED, "pip install 'research-agent[pdf]'")
+        from ..version import extra_hint  # only on this path: workers import extraction alone
+
+        return Unreadable(PDF_UNSUPPORTED, extra_hint("pdf"))
     try:
         reader = pypdf.PdfReader(io.BytesIO(data))
         pages = reader.pages if max_pages is None else reader.pages[:max_pages]

@@ -10,6 +10,7 @@ replaced, as the user asked.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import InputError
@@ -42,11 +43,16 @@ def _owner(real: Path, reports_dir: Path, cache_dir: Path | None) -> str | None:
     return None
 
 
-def check_output_path(output: Path, *, reports_dir: Path, cache_dir: Path | None = None) -> Path:
+def check_output_path(
+    output: Path, *, reports_dir: Path, cache_dir: Path | None = None, own: Iterable[Path] = ()
+) -> Path:
     """``output`` resolved, or InputError (exit 2, one line) when writing there would replace
     a file another run owns: a report in ``reports_dir``, anything in its ``meta`` folder, or
-    anything in ``cache_dir``. Call it before the run (or the export) starts."""
+    anything in ``cache_dir``. ``own`` are the caller's own files, which it may replace (an
+    export's default path beside its report). Call it before the run (or the export) starts."""
     real = _real(output)
+    if any(real == _real(path) for path in own):
+        return real
     reason = _owner(real, reports_dir, cache_dir)
     if reason is not None:
         shown = str(output) if real == Path(output) else f"{output} (that is {real})"

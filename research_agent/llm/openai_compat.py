@@ -185,7 +185,7 @@ class OpenAIChatModel:
                 raw = await self._call_structured(request, model, schema, repair, tally)
             tally.answered(raw)
             try:
-                data, text, notes = interpret(raw, schema)
+                data, text, notes = interpret(raw, schema, request.check)
             except InvalidAnswer as exc:
                 reason = str(exc)
                 log.info("stage %s: invalid answer %d from %s (%s)", request.stage, attempt + 1, model, reason)

@@ -7,7 +7,7 @@ Tests pass a scripted ChatModel; the product builds
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -26,6 +26,9 @@ class ChatRequest:
     name); ``None`` asks for plain text. ``tier`` picks the main or the cheaper fast model.
     The schema's upper bounds (``maxLength``, ``maxItems``) are the real ones: an answer
     that passes them is cut to them (:func:`research_agent.llm.schema_bounds.clamp`), not refused.
+    ``check`` reads an answer that fits the schema and says why it is still unusable
+    (None: usable); such an answer is asked again with that reason, like an invalid one,
+    within the same :data:`STRUCTURED_ATTEMPTS`.
     """
 
     stage: str
@@ -35,6 +38,7 @@ class ChatRequest:
     temperature: float = 0.2
     tier: Literal["main", "fast"] = "main"
     max_tokens: int | None = None
+    check: Callable[[Any], str | None] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -55,7 +59,8 @@ class ChatResponse:
 class ChatModel(Protocol):
     """Anything that can answer a ChatRequest.
 
-    An answer's ``data`` satisfies the request's schema (upper bounds applied by cutting).
+    An answer's ``data`` satisfies the request's schema (upper bounds applied by cutting)
+    and the request's ``check``.
     When no valid answer came after :data:`STRUCTURED_ATTEMPTS` attempts, raise
     :class:`~research_agent.errors.InvalidModelOutput`; any LLMError may carry the
     ``usage`` spent before it, which :class:`~research_agent.llm.usage.UsageRecorder`

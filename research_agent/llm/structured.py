@@ -250,10 +250,13 @@ def _import_jsonschema() -> None:
         log.debug("loading jsonschema ahead failed", exc_info=True)
 
 
-def interpret(raw: RawAnswer, schema: dict[str, Any] | None) -> tuple[Any, str, tuple[str, ...]]:
+def interpret(
+    raw: RawAnswer, schema: dict[str, Any] | None, check: Callable[[Any], str | None] | None = None
+) -> tuple[Any, str, tuple[str, ...]]:
     """(data, text, notes) from a raw answer, or InvalidAnswer with a short reason.
 
-    The answer is checked against the schema without its upper bounds, then cut to them.
+    The answer is checked against the schema without its upper bounds, then cut to them,
+    then read by ``check`` (which returns why it is unusable, or None).
     """
     if raw.finish_reason == "missing":
         raise InvalidAnswer("the endpoint returned no answer (no choices)")
@@ -278,6 +281,9 @@ def interpret(raw: RawAnswer, schema: dict[str, Any] | None) -> tuple[Any, str, 
         detail = error.message if len(error.message) <= 200 else error.message[:197] + "..."
         raise InvalidAnswer(f"at /{where}: {detail}" if where else detail)
     data, notes = clamp(data, schema)
+    problem = check(data) if check is not None else None
+    if problem:
+        raise InvalidAnswer(problem)
     return data, text, notes
 
 

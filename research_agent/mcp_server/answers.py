@@ -1,7 +1,7 @@
 """The one error boundary of the MCP server: every tool body runs inside :func:`answered`.
 
-A tool body returns plain data (its TypedDict); the caller gets it as structured content
-with the same data as JSON text. A :class:`~research_agent.errors.ResearchError` (a bad
+A tool body returns plain data (its TypedDict); the caller gets it as structured content,
+and as text a short summary for a person (the tool's ``summary``, see :mod:`.summaries`). A :class:`~research_agent.errors.ResearchError` (a bad
 argument, a missing endpoint, a provider failure, busy) becomes a tool error
 (``isError``) whose text is the one line the CLI prints for it; anything else becomes
 the CLI's "unexpected" line, its traceback only in the server's log (``-v``). The server
@@ -12,7 +12,6 @@ it passes through.
 from __future__ import annotations
 
 import functools
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, ParamSpec
@@ -38,27 +37,32 @@ def error_result(exc: BaseException) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=error_text(exc))], is_error=True)
 
 
-def data_result(data: Any) -> CallToolResult:
-    """A tool's answer: ``data`` as structured content, and the same as JSON text."""
-    text = json.dumps(data, ensure_ascii=False)
+def data_result(data: Any, text: str) -> CallToolResult:
+    """A tool's answer: ``data`` as structured content, ``text`` (its summary) as text content."""
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
 
-def answered(body: Callable[P, Awaitable[Any]]) -> Callable[P, Awaitable[CallToolResult]]:
-    """Wrap a tool body in the boundary. The wrapper keeps the body's signature (arguments,
-    Context parameter and return TypedDict), which is what the SDK reads for the schemas."""
+def answered(
+    *, summary: Callable[[Any], str]
+) -> Callable[[Callable[P, Awaitable[Any]]], Callable[P, Awaitable[CallToolResult]]]:
+    """Wrap a tool body in the boundary; ``summary(data)`` is its answer's text content. The wrapper
+    keeps the body's signature (arguments, Context parameter and return TypedDict), which is what
+    the SDK reads for the schemas."""
 
-    @functools.wraps(body)
-    async def tool(*args: P.args, **kwargs: P.kwargs) -> CallToolResult:
-        try:
-            data = await body(*args, **kwargs)
-        except ResearchError as exc:
-            log.info("tool %s: %s", body.__name__, error_text(exc))
-            return error_result(exc)
-        except Exception as exc:
-            log.error("tool %s: %s", body.__name__, error_text(exc))
-            log.debug("tool %s failed", body.__name__, exc_info=exc)
-            return error_result(exc)
-        return data_result(data)
+    def wrap(body: Callable[P, Awaitable[Any]]) -> Callable[P, Awaitable[CallToolResult]]:
+        @functools.wraps(body)
+        async def tool(*args: P.args, **kwargs: P.kwargs) -> CallToolResult:
+            try:
+                data = await body(*args, **kwargs)
+            except ResearchError as exc:
+                log.info("tool %s: %s", body.__name__, error_text(exc))
+                return error_result(exc)
+            except Exception as exc:
+                log.error("tool %s: %s", body.__name__, error_text(exc))
+                log.debug("tool %s failed", body.__name__, exc_info=exc)
+                return error_result(exc)
+            return data_result(data, summary(data))
 
-    return tool
+        return tool
+
+    return wrap

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
@@ -20,9 +19,11 @@ from ..config import Settings
 from ..domains import DOMAINS, parse_domain
 from ..errors import InputError, ResearchError
 from ..llm import OpenAIChatModel
-from ..memory.effects.lesson_effects import lesson_effects
+from ..memory.lessons.effects_view import lesson_effects
 from ..memory.lessons.select import preview_lessons
-from ..memory.store.files import critique_path, load_all, load_critique, run_id_from
+from ..memory.store.failures import load_failures
+from ..memory.store.files import critique_path, load_all, load_critique
+from ..run_refs import Runs
 from ..stages.classify import classify_domain
 from .answers import answered
 from .service import service_of
@@ -34,14 +35,11 @@ from .shapes import (
     critique_summary,
     lessons_output,
 )
+from .summaries import effects_text, lessons_text, list_text, show_text
 
-__all__ = ["memory_lessons", "memory_list", "memory_show", "memory_effects", "run_id_of", "load_by_id", "NotFound", "MAX_LIST"]
+__all__ = ["memory_lessons", "memory_list", "memory_show", "memory_effects", "load_by_id", "MAX_LIST"]
 
 MAX_LIST = 500
-
-
-class NotFound(InputError):
-    """The id is well formed, but there is no such file."""
 
 DomainName = Annotated[
     str | None,
@@ -49,7 +47,7 @@ DomainName = Annotated[
 ]
 
 
-@answered
+@answered(summary=lessons_text)
 async def memory_lessons(
     question: Annotated[str, Field(description="The question a run would research.")],
     ctx: Context,
@@ -71,6 +69,7 @@ async def memory_lessons(
         now=datetime.now(UTC),
         ttl_days=settings.lesson_ttl_days,
         control_fraction=settings.control_fraction,
+        trial_probability=settings.trial_probability,
     )
     return lessons_output(selection, note)
 
@@ -87,62 +86,66 @@ async def _classify(settings: Settings, question: str) -> str:
     return chosen
 
 
-@answered
+@answered(summary=list_text)
 async def memory_list(
     ctx: Context,
     domain: DomainName = None,
     limit: Annotated[int, Field(description="At most this many critiques, newest first.")] = 20,
 ) -> MemoryListOutput:
-    """Stored critiques of past reports, newest first (optionally of one domain), and the
-    critique files that failed validation with the reason."""
+    """Stored critiques of past reports, newest first (optionally of one domain), with each run's
+    short id; the runs whose critique failed, with the reason; and the critique files that failed
+    validation with the reason."""
     if not 1 <= limit <= MAX_LIST:
         raise InputError(f"limit must be from 1 to {MAX_LIST}, not {limit}")
     wanted = parse_domain(domain) if domain is not None else None
     settings = service_of(ctx).settings()
     loaded = await asyncio.to_thread(load_all, settings.meta_dir, now=datetime.now(UTC))
+    failed = await asyncio.to_thread(load_failures, settings.meta_dir)
+    shorts = (await asyncio.to_thread(Runs.scan, settings.reports_dir)).shorts()
     good = [item.critique for item in loaded if item.critique is not None]
     chosen = [c for c in good if wanted is None or c.query_domain == wanted][:limit]
     return {
-        "critiques": [critique_summary(c) for c in chosen],
+        "critiques": [critique_summary(c, shorts.get(c.id, "")) for c in chosen],
+        "failed": [{**f.as_dict(), "short_id": shorts.get(f.run_id, "")} for f in failed[:limit]],
         "invalid": [{"file": item.name, "reason": item.error or ""} for item in loaded if item.critique is None],
     }
 
 
-@answered
+@answered(summary=show_text)
 async def memory_show(
-    ctx: Context, id: Annotated[str, Field(description="A run id, or critique-<id>.yaml.")]
+    ctx: Context,
+    id: Annotated[
+        str, Field(description="A run's id, short id, a unique prefix of either, latest or latest~N.")
+    ],
 ) -> MemoryShowOutput:
     """One stored critique: scores, pass or fail, weaknesses, suggestions, tags, usage."""
     settings = service_of(ctx).settings()
-    critique = await asyncio.to_thread(load_by_id, settings.meta_dir, id)
-    return {"critique": critique.as_dict()}
+    runs = await asyncio.to_thread(Runs.scan, settings.reports_dir)
+    critique = await asyncio.to_thread(load_by_id, runs, id)
+    return {"critique": critique.as_dict(), "short_id": runs.short(critique.id)}
 
 
-@answered
+@answered(summary=effects_text)
 async def memory_effects(ctx: Context, domain: DomainName = None) -> EffectsOutput:
-    """Each lesson's measured effect: runs with it and baseline runs where it was eligible,
-    the mean of its target with and without it, the difference (positive means better) with
-    a 90% interval, and its status (trial, active, or retired: no longer given to runs)."""
+    """Each lesson's measured effect: runs given it and runs eligible but withheld (its own
+    random trial, or a whole-run control), the mean of its target with and without it, the
+    difference (positive means better) with a 90% interval (paired over questions asked in both
+    arms, else Welch's), the keys it was never apart from (confounded_with), and its status
+    (measuring, active, no-effect: ranked last, or retired: no longer given to runs)."""
     wanted = parse_domain(domain) if domain is not None else None
     settings = service_of(ctx).settings()
-    found = await asyncio.to_thread(lesson_effects, settings.meta_dir, now=datetime.now(UTC), domain=wanted)
+    found = await asyncio.to_thread(
+        lesson_effects, settings.meta_dir, now=datetime.now(UTC), domain=wanted, ttl_days=settings.lesson_ttl_days
+    )
     return {"effects": [effect.as_dict() for effect in found]}  # type: ignore[misc]
 
 
-def run_id_of(value: str) -> str:
-    """The run id in ``value`` (an id, or ``critique-<id>.yaml``); InputError when there is none."""
-    run_id = run_id_from(value)
-    if run_id is None:
-        raise InputError(f"not a run id: {value[:80]!r}")
-    return run_id
-
-
-def load_by_id(meta_dir: Path, value: str) -> Any:
-    """The critique of run ``value`` in ``meta_dir``; InputError when missing or invalid."""
-    run_id = run_id_of(value)
+def load_by_id(runs: Runs, ref: str) -> Any:
+    """The critique ``ref`` names among ``runs``; UnknownRun when there is none, InputError when it
+    is ambiguous or invalid."""
+    run_id = runs.resolve(ref, "critique")
+    meta_dir = runs.reports_dir / "meta"
     path = critique_path(meta_dir, run_id)
-    if not path.exists() and not path.is_symlink():
-        raise NotFound(f"no critique {run_id} in {meta_dir}")
     try:
         return load_critique(path, meta_dir=meta_dir)
     except ResearchError as exc:

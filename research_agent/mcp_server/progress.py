@@ -1,10 +1,16 @@
-"""A run's progress as MCP progress notifications, one per stage and note.
+"""A run's progress as MCP progress notifications, one per stage and note, each with a total.
 
 The pipeline reports through a plain, synchronous :class:`~research_agent.progress.Progress`,
 sometimes from a worker thread (corpus indexing). :class:`NotifyingProgress` only queues
 each line, thread-safely, on the server's event loop; one forwarder task sends them in
-order with increasing progress numbers. A client that asked for no progress gets none
-(the SDK drops them), and a failure to send never touches the run.
+order. A client that asked for no progress gets none (the SDK drops them), and a failure to
+send never touches the run.
+
+The progress number is the stage's place in a run (:data:`STEPS`: indexing, decompose,
+search, fetch, relevance, draft, skeptic, revise, report, write) out of ``TOTAL``; a note, a
+repeated stage, a replan or a revision (which go back to an earlier stage) only creep towards
+the next step's place: the number always grows and never passes ``TOTAL``, which the last
+notification ("done") reaches once the run has finished.
 """
 
 from __future__ import annotations
@@ -14,11 +20,14 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
-__all__ = ["NotifyingProgress", "Send"]
+__all__ = ["NotifyingProgress", "Send", "STEPS", "TOTAL"]
 
 log = logging.getLogger(__name__)
 
-Send = Callable[[float, str], Awaitable[None]]  # (progress number, message) -> sent
+Send = Callable[[float, float, str], Awaitable[None]]  # (progress, total, message) -> sent
+
+STEPS = ("index", "decompose", "search", "fetch", "relevance", "draft", "skeptic", "revise", "report", "write")
+TOTAL = float(len(STEPS) + 1)  # the last step is "done"
 
 _DONE = None
 
@@ -28,28 +37,45 @@ class NotifyingProgress:
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
-        self._queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[str, str] | None] = asyncio.Queue()
         self.counts_seen: dict[str, int] = {}
+        self._step = 0
+        self._repeats = 0
 
     def stage(self, name: str, detail: str = "") -> None:
-        self._push(f"{name}: {detail}" if detail else name)
+        self._push((name, f"{name}: {detail}" if detail else name))
 
     def counts(self, **values: int) -> None:
         self.counts_seen.update(values)  # a tick every second while the model works: not worth a message
 
     def note(self, message: str) -> None:
-        self._push(f"note: {message}")
+        self._push(("", f"note: {message}"))
 
-    def _push(self, message: str | None) -> None:
-        self._loop.call_soon_threadsafe(self._queue.put_nowait, message)
+    def _push(self, item: tuple[str, str] | None) -> None:
+        self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
+
+    def _advance(self, stage: str) -> float:
+        """The next progress number: the stage's place when that is further on, else a little more,
+        never reaching the next step's place."""
+        place = STEPS.index(stage) + 1 if stage in STEPS else 0
+        if place > self._step:
+            self._step, self._repeats = place, 0
+        else:
+            self._repeats += 1  # n/(n+1) grows with every repeat and stays below 1
+        return self._step + self._repeats / (self._repeats + 1)
 
     @asynccontextmanager
     async def forwarding(self, send: Send) -> AsyncIterator[NotifyingProgress]:
-        """Send what the block reports, in order; what is queued when it ends is still sent."""
+        """Send what the block reports, in order; what is queued when it ends is still sent, and
+        when the block finished without an error, a last "done" at the total."""
         forwarder = asyncio.ensure_future(self._forward(send))
+        finished = False
         try:
             yield self
+            finished = True
         finally:
+            if finished:
+                self._push(("", "done"))
             self._push(_DONE)
             try:
                 await forwarder
@@ -58,10 +84,10 @@ class NotifyingProgress:
                 raise
 
     async def _forward(self, send: Send) -> None:
-        number = 0
-        while (message := await self._queue.get()) is not _DONE:
-            number += 1
+        while (item := await self._queue.get()) is not _DONE:
+            stage, message = item
+            number = TOTAL if message == "done" and not stage else self._advance(stage)
             try:
-                await send(number, message)
+                await send(number, TOTAL, message)
             except Exception as exc:  # the client went away, or its stream closed: the run goes on
                 log.debug("progress notification not sent: %s", exc)

@@ -1,9 +1,15 @@
-"""The resources: ``report://{id}`` (a report's markdown) and ``critique://{id}`` (its critique, YAML).
+"""The resources: ``report://{id}`` (a report's markdown), ``report://{id}?format=html`` (the same
+report as one self-contained HTML page whose citations preview their passage, as ``research-agent
+export`` writes it) and ``critique://{id}`` (its critique, YAML).
 
-An id must be a run id (``<slug>_<UTC timestamp>``); anything else is refused before
-any file is touched, so a URI cannot name a path. A report is read size-capped from the
-reports folder, never through a symlink; a critique is loaded and validated as
-``memory show`` does, and given back as the YAML of its file.
+An id is any reference :mod:`research_agent.run_refs` resolves (the full id, the short id, a
+unique prefix of either, ``latest``, ``latest~N``), resolved against the folder's listing, so
+a URI can never name a path. A report is read size-capped from the reports folder, never
+through a symlink; a critique is loaded and validated as ``memory show`` does, and given back
+as the YAML of its file. Rendering the page is a plain function of the reports folder and the
+id (:func:`report_html_text`), run in one of the server's CPU worker processes
+(:mod:`.cpu`), never on the event loop. :func:`listed_resources` lists the
+reports and critiques that exist, newest first, at most :data:`MAX_LISTED`.
 """
 
 from __future__ import annotations
@@ -11,25 +17,32 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import ParamSpec
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp.types import Resource
 
 from ..errors import ResearchError, error_message
+from ..export import report_page
 from ..files.safeyaml import dump_yaml
 from ..memory.critique.evidence import read_report_file
-from .memory_tools import NotFound, load_by_id, run_id_of
+from ..run_refs import Runs, UnknownRun, run_file
+from .memory_tools import load_by_id
 from .service import service_of
 
-__all__ = ["add_resources", "report", "critique"]
+__all__ = ["add_resources", "report", "report_html", "report_html_text", "critique", "listed_resources",
+           "MAX_LISTED"]  # fmt: skip
 
 P = ParamSpec("P")
+MAX_LISTED = 100
+_SCHEMES = {"report": ("report", "text/markdown"), "critique": ("critique", "application/yaml")}
 
 
 def _resource_errors(read: Callable[P, Awaitable[str]]) -> Callable[P, Awaitable[str]]:
     """A ResearchError becomes the resource error the SDK sends, with the CLI's message:
-    not found for a missing file, else a plain resource error (never a traceback)."""
+    not found for a reference that names nothing, else a plain resource error (never a traceback)."""
 
     @functools.wraps(read)
     async def resource(*args: P.args, **kwargs: P.kwargs) -> str:
@@ -37,30 +50,68 @@ def _resource_errors(read: Callable[P, Awaitable[str]]) -> Callable[P, Awaitable
             return await read(*args, **kwargs)
         except ResearchError as exc:
             message = " ".join(error_message(exc).split())
-            raise (ResourceNotFoundError if isinstance(exc, NotFound) else ResourceError)(message) from None
+            raise (ResourceNotFoundError if isinstance(exc, UnknownRun) else ResourceError)(message) from None
 
     return resource
 
 
+def _report_path(reports_dir: Path, ref: str) -> Path:
+    """The report a reference names in ``reports_dir``; UnknownRun when there is none."""
+    return run_file(reports_dir, "report", Runs.scan(reports_dir).resolve(ref, "report"))
+
+
 @_resource_errors
 async def report(run_id: str, ctx: Context) -> str:
-    """The markdown of report <id> in the reports folder."""
+    """The markdown of a report in the reports folder."""
     reports_dir = service_of(ctx).settings().reports_dir
-    path = reports_dir / f"{run_id_of(run_id)}.md"
-    if not path.exists() and not path.is_symlink():
-        raise NotFound(f"no report {path.stem} in {reports_dir}")
+    path = await asyncio.to_thread(_report_path, reports_dir, run_id)
     return await asyncio.to_thread(read_report_file, path, reports_dir)
+
+
+def report_html_text(reports_dir: Path, run_id: str) -> str:
+    """A report of ``reports_dir`` as one self-contained HTML page (a plain function: it can run
+    in a thread or a worker process)."""
+    path = _report_path(reports_dir, run_id)
+    page, _ = report_page(path, read_report_file(path, reports_dir), reports_dir)
+    return page.html
+
+
+@_resource_errors
+async def report_html(run_id: str, ctx: Context) -> str:
+    """A report as one self-contained HTML page whose citations preview the passage they cite."""
+    service = service_of(ctx)
+    # In a worker process, as review: rendering holds the GIL, a thread would stall every session.
+    return await service.cpu.run(report_html_text, service.settings().reports_dir, run_id)
 
 
 @_resource_errors
 async def critique(run_id: str, ctx: Context) -> str:
-    """The critique of run <id>, as the YAML of its file."""
-    meta_dir = service_of(ctx).settings().meta_dir
-    loaded = await asyncio.to_thread(load_by_id, meta_dir, run_id)
+    """The critique of a run, as the YAML of its file."""
+    runs = await asyncio.to_thread(Runs.scan, service_of(ctx).settings().reports_dir)
+    loaded = await asyncio.to_thread(load_by_id, runs, run_id)
     return dump_yaml(loaded.as_dict())
 
 
+def listed_resources(reports_dir: Path, limit: int = MAX_LISTED) -> list[Resource]:
+    """The reports and critiques in ``reports_dir``, newest run first, at most ``limit``."""
+    runs = Runs.scan(reports_dir)
+    shorts = runs.shorts()
+    found = [(run_id, kind) for kind in _SCHEMES for run_id in runs.ids(kind)]
+    found.sort(key=lambda item: (item[0].rsplit("_", 1)[-1], item[0], item[1] == "report"), reverse=True)
+    listed = []
+    for run_id, kind in found[:limit]:
+        scheme, mime = _SCHEMES[kind]
+        slug, stamp = run_id.rsplit("_", 1)
+        when = f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:8]} {stamp[9:11]}:{stamp[11:13]} UTC"
+        listed.append(Resource(
+            uri=f"{scheme}://{run_id}", name=f"{kind} {shorts[run_id]}", mime_type=mime,
+            title=f"{kind} {shorts[run_id]}: {slug.replace('-', ' ')} ({when})",
+        ))  # fmt: skip
+    return listed
+
+
 def add_resources(server: MCPServer) -> None:
-    """Register the report and critique resource templates on ``server``."""
+    """Register the report (markdown and HTML) and critique resource templates on ``server``."""
     server.resource("report://{run_id}", name="report", mime_type="text/markdown")(report)
+    server.resource("report://{run_id}?format=html", name="report_html", mime_type="text/html")(report_html)
     server.resource("critique://{run_id}", name="critique", mime_type="application/yaml")(critique)

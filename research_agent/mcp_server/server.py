@@ -9,6 +9,7 @@ checked on every bind, a bearer token required off loopback).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -16,13 +17,14 @@ from typing import Any
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import Resource
 from pydantic import ValidationError
 
 from ..errors import InputError
 from ..version import __version__
 from .answers import error_result
 from .http import HttpBind, listen, serve_http
-from .resources import add_resources
+from .resources import add_resources, listed_resources
 from .service import ServerOptions, Service
 from .tools import TOOLS
 
@@ -32,16 +34,22 @@ INSTRUCTIONS = (
     "research-agent researches a question over the web or local documents and writes a cited "
     "markdown report. Call `research` for a report (it takes minutes; progress is reported per "
     "stage), `review_report` to lint a report, and the memory tools to see past critiques and the "
-    "lessons a run would get. Reports are resources at report://<id>, critiques at critique://<id>."
+    "lessons a run would get. Reports are resources at report://<id> (markdown) and "
+    "report://<id>?format=html (one HTML page), critiques at critique://<id>."
 )
 
 
 class _Server(MCPServer[Service]):
     """The SDK's server, except that arguments that do not fit a tool's input schema get one
-    line naming each field and what was wrong (the SDK's own text spans several lines).
+    line naming each field and what was wrong (the SDK's own text spans several lines), and
+    that the resources listed are the reports and critiques that exist (newest first, capped).
     ``service`` is the one its tools share."""
 
     service: Service
+
+    async def list_resources(self) -> list[Resource]:
+        settings = self.service.settings()
+        return [*await super().list_resources(), *await asyncio.to_thread(listed_resources, settings.reports_dir)]
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Service, Any] | None = None

@@ -62,6 +62,7 @@ class ResearchOutput(TypedDict):
     """A finished research run: the report, where it was written, and what the run did."""
 
     id: str
+    short_id: str
     report_markdown: str
     report_path: str
     run_record_path: str
@@ -118,6 +119,7 @@ class LessonsOutput(TypedDict):
 
 class CritiqueSummary(TypedDict):
     id: str
+    short_id: str
     timestamp: str
     query: str
     domain: str
@@ -127,17 +129,28 @@ class CritiqueSummary(TypedDict):
     adaptive: bool
 
 
+class FailedOut(TypedDict):
+    """A run whose critique failed: why and when (``memory retry`` completes it)."""
+
+    id: str
+    short_id: str
+    reason: str
+    failed_at: str
+
+
 class MemoryListOutput(TypedDict):
-    """Stored critiques, newest first, and the files that failed validation."""
+    """Stored critiques, newest first; runs whose critique failed; files that failed validation."""
 
     critiques: list[CritiqueSummary]
+    failed: list[FailedOut]
     invalid: list[ExcludedOut]
 
 
 class MemoryShowOutput(TypedDict):
-    """One stored critique, as its file holds it."""
+    """One stored critique, as its file holds it, and its run's short id."""
 
     critique: dict[str, Any]
+    short_id: str
 
 
 class EffectOut(TypedDict):
@@ -154,7 +167,10 @@ class EffectOut(TypedDict):
     mean_without: float | None
     delta: float | None
     interval: list[float] | None
-    status: str
+    method: str  # paired | welch
+    paired_questions: int
+    confounded_with: list[str]
+    status: str  # measuring | active | no-effect | retired
 
 
 class EffectsOutput(TypedDict):
@@ -172,12 +188,13 @@ def _scheduled(scheduled: Scheduled) -> CritiqueState:
     }
 
 
-def research_output(result: ResearchResult, scheduled: Scheduled) -> ResearchOutput:
+def research_output(result: ResearchResult, scheduled: Scheduled, short_id: str) -> ResearchOutput:
     """The research tool's answer (the CLI's ``--json`` summary, plus the report itself)."""
     summary = result.summary()
     total = result.total_usage
     return {
         "id": result.id,
+        "short_id": short_id,
         "report_markdown": result.report_markdown,
         "report_path": summary["report_path"],
         "run_record_path": summary["run_record_path"],
@@ -223,10 +240,11 @@ def lessons_output(selection: LessonSelection, note: str) -> LessonsOutput:
     }
 
 
-def critique_summary(critique: Critique) -> CritiqueSummary:
+def critique_summary(critique: Critique, short_id: str) -> CritiqueSummary:
     """One line of ``memory list``."""
     return {
         "id": critique.id,
+        "short_id": short_id,
         "timestamp": critique.timestamp,
         "query": critique.query,
         "domain": critique.query_domain,

@@ -23,6 +23,7 @@ from ..config import MODES
 from ..errors import InputError
 from ..review.report_file import check_report_size, read_report
 from ..review.rules import load_rules
+from ..run_refs import Runs, short_id
 from ..search.registry import KNOWN_PROVIDERS
 from .answers import answered
 from .memory_tools import memory_effects, memory_lessons, memory_list, memory_show
@@ -30,6 +31,7 @@ from .progress import NotifyingProgress
 from .running import research_and_schedule, unwound_on_cancel
 from .service import Service, inside_any, service_of
 from .shapes import ResearchOutput, ReviewOutput, research_output, review_output
+from .summaries import research_text, review_text
 
 __all__ = ["ToolSpec", "TOOLS", "research", "review_report"]
 
@@ -55,7 +57,7 @@ Providers = Annotated[
 MaxSources = Annotated[int | None, Field(description="At most this many sources fetched and scored per plan.")]
 
 
-@answered
+@answered(summary=research_text)
 async def research(
     question: Question,
     ctx: Context,
@@ -83,9 +85,13 @@ async def research(
     )
     with service.slots.take():
         progress = NotifyingProgress(asyncio.get_running_loop())
-        async with progress.forwarding(lambda number, message: ctx.report_progress(number, None, message)):
+        async with progress.forwarding(ctx.report_progress):
             result, scheduled = await unwound_on_cancel(research_and_schedule(question, settings, progress))
-    return research_output(result, scheduled)
+    return research_output(result, scheduled, short_id(result.id, await asyncio.to_thread(_known_ids, settings)))
+
+
+def _known_ids(settings: Any) -> tuple[str, ...]:
+    return Runs.scan(settings.reports_dir).ids()
 
 
 ReportPath = Annotated[
@@ -100,7 +106,7 @@ ReviewMode = Annotated[
 ]
 
 
-@answered
+@answered(summary=review_text)
 async def review_report(
     ctx: Context, path: ReportPath = None, markdown: ReportText = None, mode: ReviewMode = None
 ) -> ReviewOutput:

@@ -6,9 +6,12 @@ same types, checked against ``record.schema.json``. Memory reads runs only this 
 
 * ``types``  the frozen record and its parts; the counts and what each one means
 * ``io``     the write/read pair, the schema, and reading records of ``schema_version`` 1
+* ``passages`` per cited source, the text its writer was given (``passages-<id>.json``),
+  and a citation's passage in it
 """
 
 from .io import MAX_RUN_RECORD_BYTES, read_run_record, record_yaml, run_record_schema, write_run_record
+from .passages import PassageStore, StoredSource, build_passage_store, read_passage_store
 from .types import (
     RUN_RECORD_VERSION,
     AppliedLesson,
@@ -19,6 +22,7 @@ from .types import (
     RunRecord,
     SourceSummary,
     SubQueryCount,
+    WithheldLesson,
 )
 
 __all__ = [
@@ -30,10 +34,15 @@ __all__ = [
     "Iteration",
     "AppliedLesson",
     "LessonsRecord",
+    "WithheldLesson",
     "CorpusRecord",
     "FetchFailure",
     "write_run_record",
     "read_run_record",
     "record_yaml",
     "run_record_schema",
+    "PassageStore",
+    "StoredSource",
+    "build_passage_store",
+    "read_passage_store",
 ]

@@ -26,12 +26,15 @@ from ..ids import is_run_id
 from ..llm import Usage
 from ..measures import CitationFacts, WeakPair
 from ..stages.skeptic import SkepticFinding, SkepticReport
+from .passages import PassageStore, passages_path
 from .types import (
     GATE_DECISIONS,
     CorpusRecord,
+    DroppedSubQuery,
     FetchFailure,
     Iteration,
     LessonsRecord,
+    ReviewOutcome,
     RunRecord,
     SourceSummary,
     SubQueryCount,
@@ -57,11 +60,16 @@ def record_yaml(record: RunRecord) -> str:
     return yaml.safe_dump(record.as_dict(), sort_keys=False, allow_unicode=True, default_flow_style=False, width=100)
 
 
-def write_run_record(path: Path, record: RunRecord, *, report: str, output: Path | None = None) -> None:
-    """Write the report (at ``record.report_path``) and the record (at ``path``): both or
-    neither. The ``output`` copy of the report comes last, as it may replace a file."""
+def write_run_record(
+    path: Path, record: RunRecord, *, report: str, passages: PassageStore | None = None, output: Path | None = None
+) -> None:
+    """Write the report (at ``record.report_path``), the record (at ``path``) and its
+    ``passages`` (beside the record): all or none. The ``output`` copy of the report comes
+    last, as it may replace a file."""
     body = report.encode("utf-8")
     files = [(Path(record.report_path), body), (Path(path), record_yaml(record).encode("utf-8"))]
+    if passages is not None:
+        files.append((passages_path(Path(path).parent, record.id), passages.to_json()))
     if output is not None:
         files.append((Path(output), body))
     atomic_write_all(files)
@@ -79,7 +87,7 @@ def read_run_record(path: Path, *, allow_symlink: bool = True) -> RunRecord:
             path, max_bytes=MAX_RUN_RECORD_BYTES, within=path.absolute().parent, allow_symlink=allow_symlink
         )
     except UnsafeYaml as exc:
-        raise InputError(f"run record {path}: {exc}") from None
+        raise InputError(f"run record {path}: {str(exc).removeprefix(f'{path}: ')}") from None
     if not isinstance(data, dict):
         raise InputError(f"run record {path}: expected a mapping of fields")
     problem = _core_problem(data)
@@ -174,6 +182,9 @@ def _record(data: Mapping[str, Any]) -> RunRecord:
         gate_decision=data["gate_decision"],
         **{k: v if isinstance(v, str) else "" for k, v in text.items()},
         sub_queries=tuple(str(q) for q in data.get("sub_queries") or ()),
+        dropped_sub_queries=tuple(
+            DroppedSubQuery(d["plan"], d["query"], d["reason"]) for d in data.get("dropped_sub_queries") or ()
+        ),
         sub_query_counts=_sub_query_counts(data.get("sub_query_counts")),
         sources=tuple(_source(s) for s in data.get("sources") or ()),
         found_count=data.get("found_count"),
@@ -182,6 +193,7 @@ def _record(data: Mapping[str, Any]) -> RunRecord:
         citation_support=_citation_support(data.get("citation_support")),
         skeptic=_skeptic(data.get("skeptic", {})),
         iterations=tuple(_iteration(i) for i in data.get("iterations") or ()),
+        review=_review(data.get("review")),
         lessons=LessonsRecord.from_dict(data.get("lessons", {})),
         provider_failures=tuple(data.get("provider_failures", ())),
         fetch_failures=tuple(
@@ -264,6 +276,12 @@ def _skeptic(data: Mapping[str, Any]) -> SkepticReport:
         viability_note=data.get("viability_note", ""),
         unavailable=data.get("unavailable", ""),
     )
+
+
+def _review(data: Mapping[str, Any] | None) -> ReviewOutcome | None:
+    if data is None:
+        return None
+    return ReviewOutcome(data["status"], data.get("open_critical", 0), tuple(data.get("reasons", ())))
 
 
 def _corpus(data: Mapping[str, Any]) -> CorpusRecord:

@@ -13,8 +13,9 @@ The counts are written into the file for its readers, and recomputed on reading.
 cannot be recomputed is recorded as the run saw it: ``found_count`` (distinct sources the
 searches found), ``capped_by_user`` (the user's own source limit cut that list),
 ``sub_query_counts`` (per sub-query: sources found and read), each source's sub-queries
-and date, and ``citation_support`` (measured against the text the writer received). A
-record written before these existed reads them as None, False or empty.
+and date, ``citation_support`` (measured against the text the writer received), the sub-queries
+dropped as no search queries, and how the report stands with the tool's own ``review``.
+A record written before these existed reads them as None, False or empty.
 """
 
 from __future__ import annotations
@@ -36,8 +37,11 @@ __all__ = [
     "Iteration",
     "AppliedLesson",
     "LessonsRecord",
+    "WithheldLesson",
     "CorpusRecord",
     "FetchFailure",
+    "DroppedSubQuery",
+    "ReviewOutcome",
     "RunRecord",
 ]
 
@@ -133,6 +137,31 @@ class AppliedLesson:
 
 
 @dataclass(frozen=True)
+class WithheldLesson:
+    """A lesson a run was eligible for and did not get, and why (see
+    ``research_agent.memory.store.schema.WITHHELD_REASONS``: trial, control, no_lessons,
+    suspended, retired)."""
+
+    key: str
+    reason: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"key": self.key, "reason": self.reason}
+
+    @classmethod
+    def from_item(cls, item: Any, *, default_reason: str = "control") -> WithheldLesson:
+        """From a record or critique item: ``{key, reason}``, or a bare key as written before
+        reasons were kept (then a whole-run control: the only way a lesson was withheld)."""
+        if isinstance(item, Mapping):
+            return cls(str(item.get("key", "")), str(item.get("reason", default_reason)))
+        return cls(str(item), default_reason)
+
+
+def _seed(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True)
 class LessonsRecord:
     """The run record's ``lessons:`` block (the shape ``LessonSelection.as_record`` gives)."""
 
@@ -140,7 +169,9 @@ class LessonsRecord:
     reason: str = ""
     applied: tuple[AppliedLesson, ...] = ()
     excluded: tuple[tuple[str, str], ...] = ()  # (critique file or lesson key, why it was not used)
-    withheld: tuple[str, ...] = ()  # a baseline run: keys of the lessons it would have been given
+    withheld: tuple[WithheldLesson, ...] = ()  # lessons it was eligible for and did not get, and why
+    available: bool = True  # False: the run could not read its memory and went without lessons
+    trial_seed: int | None = None  # the seed of the run's per-lesson trial draw
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> LessonsRecord:
@@ -158,7 +189,9 @@ class LessonsRecord:
                 for a in data.get("applied", ())
             ),
             excluded=tuple((str(e.get("file", "")), str(e.get("reason", ""))) for e in data.get("excluded", ())),
-            withheld=tuple(str(k) for k in data.get("withheld", ())),
+            withheld=tuple(WithheldLesson.from_item(k) for k in data.get("withheld", ())),
+            available=bool(data.get("available", True)),
+            trial_seed=_seed(data.get("trial_seed")),
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -170,7 +203,9 @@ class LessonsRecord:
                 for a in self.applied
             ],
             "excluded": [{"file": name, "reason": why} for name, why in self.excluded],
-            "withheld": list(self.withheld),
+            "withheld": [w.as_dict() for w in self.withheld],
+            **({} if self.available else {"available": False}),
+            **({} if self.trial_seed is None else {"trial_seed": self.trial_seed}),
         }
 
 
@@ -196,6 +231,36 @@ class FetchFailure:
 
 
 @dataclass(frozen=True)
+class DroppedSubQuery:
+    """A sub-query of plan ``plan`` that was not searched: it was no search query (``reason``)."""
+
+    plan: int
+    query: str
+    reason: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"plan": self.plan, "query": self.query, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class ReviewOutcome:
+    """How the published report stands with the tool's own review: ``approved`` or
+    ``rejected`` (critical issues still open after the last revision, ``open_critical``
+    of them, claims marked [Disputed] not counted), and the first of their reasons."""
+
+    status: str
+    open_critical: int = 0
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def rejected(self) -> bool:
+        return self.status == "rejected"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "open_critical": self.open_critical, "reasons": list(self.reasons)}
+
+
+@dataclass(frozen=True)
 class RunRecord:
     """Everything one run did, as stored in its run record (see the module docstring)."""
 
@@ -211,6 +276,7 @@ class RunRecord:
     fast_model: str = ""
     gate_reason: str = ""
     sub_queries: tuple[str, ...] = ()
+    dropped_sub_queries: tuple[DroppedSubQuery, ...] = ()
     sub_query_counts: tuple[SubQueryCount, ...] | None = None  # None: not recorded (an older record)
     sources: tuple[SourceSummary, ...] = ()
     found_count: int | None = None  # None: not recorded (an older record)
@@ -221,6 +287,7 @@ class RunRecord:
     iterations: tuple[Iteration, ...] = ()
     final_decision: str = ""
     stop_reason: str = ""
+    review: ReviewOutcome | None = None  # None: no draft was reviewed (the run gave up), or an older record
     lessons: LessonsRecord = LessonsRecord()
     provider_failures: tuple[str, ...] = ()
     fetch_failures: tuple[FetchFailure, ...] = ()
@@ -267,6 +334,7 @@ class RunRecord:
             "schema_version": RUN_RECORD_VERSION,
             **{k: getattr(self, k) for k in _HEAD},
             "sub_queries": list(self.sub_queries),
+            "dropped_sub_queries": [d.as_dict() for d in self.dropped_sub_queries],
             "sub_query_counts": None if self.sub_query_counts is None else [c.as_dict() for c in self.sub_query_counts],
             "sources": [s.as_dict() for s in self.sources],
             **{k: getattr(self, k) for k in _COUNTS},
@@ -278,6 +346,7 @@ class RunRecord:
             "iterations": [i.as_dict() for i in self.iterations],
             "final_decision": self.final_decision,
             "stop_reason": self.stop_reason,
+            "review": None if self.review is None else self.review.as_dict(),
             "lessons": self.lessons.as_dict(),
             "provider_failures": list(self.provider_failures),
             "fetch_failures": [{"location": f.location, "reason": f.reason} for f in self.fetch_failures],

@@ -102,13 +102,25 @@ _NUMERIC_KINDS: tuple[_NumericKind, ...] = tuple(
 # The tool's own scores are not claims about the world: "Viability of the answer from these
 # sources: 82/100." and "The skeptic rated viability 30/100, below the threshold of 51".
 # The same goes for the gate's own counts ("12 source(s) scored but only 0 reached relevance 3;
-# at least 1 needed"), which the short report quotes as its reason.
+# at least 1 needed"), which the short report quotes as its reason, and the review's own counts
+# ("3 critical issue(s) ... after 2 revision(s)") in the note of a report its review rejected, and
+# the length it quotes ("250 words, target 1200") among the issues left open.
 _OWN_SCORE = re.compile(
     r"\bviability\b[^.\d\n]{0,60}?\b\d{1,3}/100\b(?:,\s*below the threshold of \d{1,3}\b)?"
     r"|\b\d{1,4} (?:relevant )?(?:source|site)\(s\)|\breached relevance \d\b|\bat least \d{1,4} needed\b"
-    r"|\bneeds \d{1,4} from \d{1,4}\b",
+    r"|\bneeds \d{1,4} from \d{1,4}\b|\b\d{1,4} (?:critical )?issue\(s\)|\b\d{1,4} revision\(s\)"
+    r"|\b\d{1,6} words(?:, target \d{1,6}\b| of prose\b)|\btarget of \d{1,6}\b",
     re.I,
 )
+
+# A sentence marked disputed is no longer asserted: it is not an unsupported claim.
+_DISPUTED = re.compile(r"\[disputed\]", re.I)
+_DISPUTED_AFTER = re.compile(r"\s*\[disputed\]", re.I)
+
+
+def _disputed(text: str, start: int, end: int) -> bool:
+    """True when the sentence at ``text[start:end]`` holds the mark, or is followed by it."""
+    return bool(_DISPUTED.search(text, start, end) or _DISPUTED_AFTER.match(text, end))
 
 # Numbers after these words are references into the document, not claims.
 _REFERENCE_WORD = re.compile(
@@ -147,7 +159,7 @@ def check_numeric_claims(doc: ParsedReport) -> list[Issue]:
     Percentages, money, large quantities and multipliers are critical; years, dates and
     other numbers are warnings. Single-digit counts, ordinals, numbers glued to words
     (COVID-19, CO2, GPT-4), references like "Section 12", citations, list markers,
-    headings, URLs and code are not claims.
+    headings, URLs and code are not claims, and neither is a sentence marked "[Disputed]".
     """
     issues: list[Issue] = []
     for block in doc.blocks:
@@ -158,8 +170,8 @@ def check_numeric_claims(doc: ParsedReport) -> list[Issue]:
         for start, end in sentence_spans(masked):
             while index < len(cites) and cites[index][0] < start:
                 index += 1
-            if index < len(cites) and cites[index][0] < end:
-                continue  # a cited sentence
+            if (index < len(cites) and cites[index][0] < end) or _disputed(masked, start, end):
+                continue  # a cited sentence, or one the writer marked as disputed
             found = _numeric_match(masked[start:end])
             if found is None:
                 continue

@@ -1,26 +1,26 @@
 """Lint checks of the text as a whole: structure, empty sections, placeholder text,
-leaked prompt text, duplicated paragraphs, and length against the mode's target."""
+leaked prompt text, and length against the mode's target."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from difflib import SequenceMatcher
 
 from ..text.citations import CITATION, blank, mask_code_and_urls
 from .checks_citations import block_citations
 from .checks_common import claim_context, lint_issue, prose_lines
 from .issues import Issue
-from .markdown import Block, ParsedReport, is_reserved_heading
+from .markdown import ParsedReport, is_reserved_heading
 
 __all__ = [
-    "check_duplicates",
     "check_empty_sections",
     "check_leaks",
     "check_length",
     "check_placeholders",
     "check_structure",
     "prose_word_count",
+    "says_why_short",
+    "LENGTH_NOTES",
 ]
 
 _RULE_LINE = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
@@ -166,89 +166,6 @@ def check_leaks(doc: ParsedReport) -> list[Issue]:
 
 
 # ---------------------------------------------------------------------------------------
-# Check: duplicated paragraphs
-# ---------------------------------------------------------------------------------------
-
-_MIN_DUPLICATE_WORDS = 8
-_NEAR_DUPLICATE = 0.9
-
-
-def _words(block: Block) -> tuple[str, ...]:
-    text = blank(mask_code_and_urls(block.text), CITATION).lower()
-    return tuple(re.findall(r"[^\W_]+", text))
-
-
-_SHINGLE = 3
-_COMMON_SHINGLE = 200  # a word triple in this many paragraphs says nothing about duplication
-
-
-def _shingles(words: tuple[str, ...]) -> set[tuple[str, ...]]:
-    return {words[i : i + _SHINGLE] for i in range(len(words) - _SHINGLE + 1)}
-
-
-def _near_duplicate_of(
-    words: tuple[str, ...],
-    shingles: set[tuple[str, ...]],
-    index: dict[tuple[str, ...], list[int]],
-    seen: list[tuple[Block, tuple[str, ...], int]],
-) -> int | None:
-    """Index into ``seen`` of an earlier paragraph with >= 90% of the words in order, if any.
-
-    Candidates come from shared word triples (an inverted index), so the cost grows with
-    the overlap between paragraphs, not with the square of their number.
-    """
-    shared: dict[int, int] = {}
-    for shingle in shingles:
-        postings = index.get(shingle, ())
-        if len(postings) > _COMMON_SHINGLE:
-            continue
-        for position in postings:
-            shared[position] = shared.get(position, 0) + 1
-    for position in sorted(shared):
-        _, earlier_words, earlier_shingles = seen[position]
-        if shared[position] < 0.5 * min(len(shingles), earlier_shingles):
-            continue
-        if min(len(words), len(earlier_words)) / max(len(words), len(earlier_words)) < _NEAR_DUPLICATE:
-            continue
-        if SequenceMatcher(None, words, earlier_words, autojunk=False).ratio() >= _NEAR_DUPLICATE:
-            return position
-    return None
-
-
-def check_duplicates(doc: ParsedReport) -> list[Issue]:
-    """A paragraph equal or nearly equal (90% of words in order) to an earlier one (warning)."""
-    seen: list[tuple[Block, tuple[str, ...], int]] = []
-    exact: dict[tuple[str, ...], int] = {}
-    index: dict[tuple[str, ...], list[int]] = {}
-    issues: list[Issue] = []
-    for block in doc.blocks:
-        words = _words(block)
-        if len(words) < _MIN_DUPLICATE_WORDS:
-            continue
-        shingles = _shingles(words)
-        how, position = "repeats", exact.get(words)
-        if position is None:
-            how, position = "nearly repeats", _near_duplicate_of(words, shingles, index, seen)
-        if position is not None:
-            issues.append(
-                lint_issue(
-                    "duplicate_paragraph",
-                    "warning",
-                    block.line,
-                    " ".join(block.text.split()[:12]),
-                    f"{how} the paragraph at line {seen[position][0].line}",
-                    "remove the repetition, or merge the two into one paragraph",
-                )
-            )
-            continue  # compare later paragraphs with the first copy only
-        exact[words] = len(seen)
-        for shingle in shingles:
-            index.setdefault(shingle, []).append(len(seen))
-        seen.append((block, words, len(shingles)))
-    return issues
-
-
-# ---------------------------------------------------------------------------------------
 # Check: length against the mode's target
 # ---------------------------------------------------------------------------------------
 
@@ -261,20 +178,40 @@ def prose_word_count(doc: ParsedReport) -> int:
     return sum(len(_WORD.findall(blank(mask_code_and_urls(b.text), CITATION))) for b in doc.blocks)
 
 
-def check_length(doc: ParsedReport, target_words: int | None) -> list[Issue]:
-    """Prose under 50% or over 200% of the target length (warning)."""
+# The notes a report carries when it is short on purpose or was cut short: the gate's
+# short-report note. The writer's cut note joins these when drafts are streamed.
+LENGTH_NOTES: tuple[str, ...] = ("Short report:",)
+_FAR_TOO_SHORT = 0.25
+
+
+def says_why_short(doc: ParsedReport, reason: str = "") -> bool:
+    """True when the report says why it is short: a ``reason`` given by the program (a
+    cut draft), a front matter that names no full report, or one of :data:`LENGTH_NOTES`."""
+    if reason.strip():
+        return True
+    decision = str(doc.front_matter.get("gate_decision", "")).strip()
+    if decision and decision != "full_report":
+        return True  # a short report, or the honest report of a run that found too little
+    return any(block.text.startswith(LENGTH_NOTES) for block in doc.blocks)
+
+
+def check_length(doc: ParsedReport, target_words: int | None, *, short_reason: str = "") -> list[Issue]:
+    """Prose under 50% or over 200% of the target length (warning); under 25% is critical
+    unless the report says why (:func:`says_why_short`; ``short_reason`` is the program's)."""
     if target_words is None or target_words <= 0:
         return []
     words = prose_word_count(doc)
     matched = f"{words} words, target {target_words}"
     if words < target_words * 0.5:
+        far = words < target_words * _FAR_TOO_SHORT and not says_why_short(doc, short_reason)
+        share = "under a quarter of" if far else "under half"
         return [
             lint_issue(
                 "length",
-                "warning",
+                "critical" if far else "warning",
                 None,
                 matched,
-                f"the report has {words} words of prose, under half the target of {target_words}",
+                f"the report has {words} words of prose, {share} the target of {target_words}",
                 f"expand toward {target_words} words with more evidence and analysis from the sources, not padding",
             )
         ]

@@ -37,6 +37,10 @@ ISSUE_TITLES: dict[str, str] = {
     "empty_section": "Empty sections",
     "placeholder": "Placeholder text",
     "prompt_leak": "Leaked prompt text",
+    "debris": "Text without words",
+    "url_heading": "Headings that are web addresses",
+    "no_citation": "No citations",
+    "duplicate_section": "Repeated sections",
     "duplicate_paragraph": "Duplicated paragraphs",
     "length": "Length",
 }

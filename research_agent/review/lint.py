@@ -7,8 +7,10 @@ matter included):
 
 - :mod:`.checks_citations`: citations to sources that do not exist, the Sources list;
 - :mod:`.checks_claims`: numeric claims without a citation;
-- :mod:`.checks_text`: structure, empty sections, placeholders, leaked prompt text,
-  duplicated paragraphs, length;
+- :mod:`.checks_text`: structure, empty sections, placeholders, leaked prompt text, length;
+- :mod:`.checks_debris`: debris (headings that are web addresses, text with no real
+  word) and a report written from sources that cites none;
+- :mod:`.checks_repeats`: repeated sections and paragraphs;
 - :mod:`.checks_rules`: the user's custom rules, under their time budget.
 
 Front matter, the Sources list and the "Lessons Applied" section are not prose: they
@@ -22,9 +24,10 @@ from collections.abc import Collection, Sequence
 
 from .checks_citations import check_citations, check_sources_list
 from .checks_claims import check_numeric_claims
+from .checks_debris import check_debris, check_no_citation
+from .checks_repeats import check_repeats
 from .checks_rules import check_rules
 from .checks_text import (
-    check_duplicates,
     check_empty_sections,
     check_leaks,
     check_length,
@@ -45,6 +48,10 @@ CHECKS = (
     "empty_section",
     "placeholder",
     "prompt_leak",
+    "debris",
+    "url_heading",
+    "no_citation",
+    "duplicate_section",
     "duplicate_paragraph",
     "length",
 )
@@ -66,10 +73,13 @@ def lint_report(
     rules: Sequence[Rule] = (),
     sources: Collection[int] | None = None,
     rule_limits: RuleLimits | None = None,
+    short_reason: str = "",
 ) -> list[Issue]:
     """Lint ``markdown``; issues ordered critical first, then warnings, each by line.
 
-    ``target_words`` (None or 0: no length check) is the mode's target length.
+    ``target_words`` (None or 0: no length check) is the mode's target length;
+    ``short_reason`` is the program's own reason for a short draft (it was cut short),
+    which spares it the critical length issue.
     ``sources`` gives the valid citation numbers for a draft that has no Sources list
     of its own (the pipeline's draft before rendering); a Sources section in the
     markdown always takes precedence. ``rule_limits`` bounds the time of custom rules
@@ -84,8 +94,10 @@ def lint_report(
         *check_empty_sections(doc),
         *check_placeholders(doc),
         *check_leaks(doc),
-        *check_duplicates(doc),
-        *check_length(doc, target_words),
+        *check_debris(doc),
+        *check_no_citation(doc),
+        *check_repeats(doc),
+        *check_length(doc, target_words, short_reason=short_reason),
         *check_rules(doc, rules, limits=rule_limits),
     ]
     return sorted(issues, key=_order)

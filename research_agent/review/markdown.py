@@ -41,6 +41,7 @@ __all__ = [
     "heading_key",
     "is_reserved_heading",
     "parse_front_matter",
+    "split_front_matter",
     "parse_report",
     "SOURCES_TITLES",
     "LESSONS_TITLES",
@@ -74,12 +75,14 @@ class Block:
 
     ``text`` is the block's lines joined with single spaces (markers stripped);
     ``starts`` holds the offset in ``text`` where each line begins, ``lines`` their numbers.
+    ``kind``: ``paragraph`` (list items and quotes too), ``row`` (a table row) or ``html``.
     """
 
     text: str
     starts: tuple[int, ...]
     lines: tuple[int, ...]
     section: str
+    kind: str = "paragraph"
 
     @property
     def line(self) -> int:
@@ -131,6 +134,13 @@ def is_reserved_heading(text: str) -> bool:
 def parse_front_matter(markdown: str) -> dict[str, Any]:
     """The YAML front matter as a dict; {} when absent or not a valid YAML mapping."""
     return _split_front_matter(markdown.replace("\r\n", "\n").split("\n"))[0]
+
+
+def split_front_matter(markdown: str) -> tuple[dict[str, Any], str]:
+    """(the YAML front matter as a dict, the text after it); ({}, the whole text) without one."""
+    lines = markdown.replace("\r\n", "\n").split("\n")
+    front, start = _split_front_matter(lines)
+    return front, "\n".join(lines[start:])
 
 
 def _split_front_matter(lines: list[str]) -> tuple[dict[str, Any], int]:
@@ -220,9 +230,9 @@ class _BodyReader:
                 run_start = run_start if run else number
                 run.append(part)
             else:
-                self._add_block(run, run_start)
+                self._add_block(run, run_start, "html")
                 run = []
-        self._add_block(run, run_start)
+        self._add_block(run, run_start, "html")
 
     def _table_row(self, tokens: Sequence[Token], index: int, first: int) -> None:
         cells: list[str] = []
@@ -231,9 +241,9 @@ class _BodyReader:
                 break
             if token.type == "inline":
                 cells.append(token.content.strip())
-        self._add_block([" | ".join(cells)], first)
+        self._add_block([" | ".join(cells)], first, "row")
 
-    def _add_block(self, parts: list[str], first: int) -> None:
+    def _add_block(self, parts: list[str], first: int, kind: str = "paragraph") -> None:
         """A block from consecutive lines starting at line ``first``; blank lines are left out."""
         texts: list[str] = []
         starts: list[int] = []
@@ -248,7 +258,7 @@ class _BodyReader:
             numbers.append(number)
             offset += len(text) + 1
         if texts:
-            self.blocks.append(Block(" ".join(texts), tuple(starts), tuple(numbers), self.section))
+            self.blocks.append(Block(" ".join(texts), tuple(starts), tuple(numbers), self.section, kind))
 
 
 # ---------------------------------------------------------------------------------------

@@ -28,6 +28,8 @@ __all__ = [
     "review_draft",
     "needs_revision",
     "clamp_viability",
+    "cap_viability",
+    "open_critical_issues",
     "open_issue_lines",
     "order_issues",
 ]
@@ -36,6 +38,7 @@ log = logging.getLogger(__name__)
 
 _SEVERITY = {"critical": "critical", "concern": "warning"}
 _TEXT_CAP = 300
+VIABILITY_CAP = 50  # the most a draft with open critical lint issues is shown with
 
 
 class SkepticFindingLike(Protocol):
@@ -246,20 +249,27 @@ def review_draft(
     rules: Sequence[Rule] = (),
     sources: Collection[int] | None = None,
     rule_limits: RuleLimits | None = None,
+    short_reason: str = "",
 ) -> Review:
     """Lint ``markdown``, add the skeptic's findings, and decide.
 
     Approved means no critical issue and a viability that is unscored or at least
-    ``min_viability``. ``sources`` is passed to :func:`lint_report` (valid citation
-    numbers for a draft without its own Sources list).
+    ``min_viability``. The viability shown is capped by open critical lint issues
+    (:func:`cap_viability`); the skeptic's own score stays the caller's to act on. ``sources`` is passed to :func:`lint_report` (valid citation
+    numbers for a draft without its own Sources list), and so is ``short_reason`` (the
+    program's reason for a short draft).
     """
     issues = order_issues(
         [
-            *lint_report(markdown, target_words=target_words, rules=rules, sources=sources, rule_limits=rule_limits),
+            *lint_report(
+                markdown, target_words=target_words, rules=rules, sources=sources, rule_limits=rule_limits,
+                short_reason=short_reason,
+            ),
             *issues_from_findings(markdown, findings),
         ]
     )
     score, note = clamp_viability(viability)
+    score, note = cap_viability(score, note, issues)
     critical = sum(1 for i in issues if i.severity == "critical")
     approved = critical == 0 and (score is None or score >= min_viability)
     return Review(
@@ -283,17 +293,41 @@ def needs_revision(review: Review, *, min_confidence: float = 0.7) -> bool:
 _SETTLED_BY_THE_FINAL_REPORT = {"missing_source", "sources_list"}
 
 
-def open_issue_lines(review: Review, *, limit: int = 10) -> tuple[str, ...]:
-    """One line per critical issue left open, for the report's Limitations & Gaps.
+def _open_critical(issues: Iterable[Issue]) -> list[Issue]:
+    return [i for i in issues if i.severity == "critical" and i.type not in _SETTLED_BY_THE_FINAL_REPORT]
 
-    Citation issues are left out: the final report settles them (and says so itself).
+
+def cap_viability(score: int | None, note: str, issues: Iterable[Issue]) -> tuple[int | None, str]:
+    """(score, note) with the score held to at most 50 while a critical lint issue is open.
+
+    Debris is the writer's fault whatever the skeptic made of it: a draft the lint
+    rejects is never shown as viable. Citation issues the final report settles do not cap.
     """
+    lint = [i for i in _open_critical(issues) if i.origin == "lint"]
+    if score is None or score <= VIABILITY_CAP or not lint:
+        return score, note
+    capped = f"viability capped at {VIABILITY_CAP} (the skeptic said {score}): {len(lint)} critical lint issue(s) open"
+    return VIABILITY_CAP, f"{note}; {capped}" if note else capped
+
+
+def open_critical_issues(review: Review, *, min_confidence: float = 0.7) -> tuple[Issue, ...]:
+    """The critical issues that stand in the final report and that revision would act on
+    (confidence at least ``min_confidence``, as :func:`needs_revision`): what rejects it.
+
+    Citation issues are left out (the final report settles them), and so are claims
+    marked "[Disputed]": the skeptic's findings on them are no longer passed to review,
+    and the lint does not read a disputed sentence as a claim.
+    """
+    return tuple(i for i in _open_critical(review.issues) if i.confidence >= min_confidence)
+
+
+def open_issue_lines(review: Review, *, limit: int = 10) -> tuple[str, ...]:
+    """One line per critical issue left open (whatever its confidence), for the report's
+    Limitations & Gaps. Citation issues are left out: the final report settles them."""
     lines: list[str] = []
-    for issue in review.issues:
-        if issue.severity != "critical" or issue.type in _SETTLED_BY_THE_FINAL_REPORT:
-            continue
+    for issue in _open_critical(review.issues)[:limit]:
         subject = f'"{issue.matched}"' if issue.matched else "the report"
-        lines.append(f"Unresolved after review: {subject}: {issue.reason}.")
-        if len(lines) >= limit:
-            break
+        line = f"Unresolved after review: {subject}: {issue.reason}."
+        if line not in lines:  # two copies of one line would be a repeat the lint rejects
+            lines.append(line)
     return tuple(lines)

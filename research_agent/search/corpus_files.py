@@ -36,6 +36,7 @@ from ..fetch.extract import (
 )
 from ..fetch.pool import CRASHED, EXTRACT_TIMEOUT, RAISED, TIMED_OUT, ExtractionPool, Failed, worth_a_pool
 from ..sources import Document
+from .corpus_rules import CorpusRules, stem_copies
 
 __all__ = [
     "Scan",
@@ -114,12 +115,15 @@ def _add_file(root: Path, path: Path, scan: Scan) -> None:
         scan.files[rel] = (path, info)
 
 
-def scan_corpus(root: Path, exclude: frozenset[Path] = frozenset()) -> Scan:
+def scan_corpus(root: Path, exclude: frozenset[Path] = frozenset(), rules: CorpusRules | None = None) -> Scan:
     """Every indexable file under ``root`` (resolved), with its stat, and the skips found on the way.
 
-    Folders in ``exclude`` (resolved paths) are not entered.
+    Folders in ``exclude`` (resolved paths) are not entered. Files the ``rules`` skip are
+    counted as ``generated`` or ``excluded``, and a plain-text copy of an HTML page beside it
+    as ``duplicate_copy`` (:mod:`.corpus_rules`).
     """
     scan = Scan()
+    rules = rules or CorpusRules()
 
     def on_error(exc: OSError) -> None:
         where = Path(exc.filename) if exc.filename else root
@@ -131,7 +135,15 @@ def scan_corpus(root: Path, exclude: frozenset[Path] = frozenset()) -> Scan:
         dirnames[:] = _kept_dirs(root, folder, dirnames, exclude, scan)
         for name in sorted(filenames):
             if not name.startswith(".") and Path(name).suffix.lower() in INDEXABLE_SUFFIXES:
-                _add_file(root, folder / name, scan)
+                rel = (folder / name).relative_to(root).as_posix()
+                reason = rules.reason(rel)
+                if reason is None:
+                    _add_file(root, folder / name, scan)
+                else:
+                    scan.skips.append((rel, reason))
+    for rel in sorted(stem_copies(scan.files)):
+        del scan.files[rel]
+        scan.skips.append((rel, "duplicate_copy"))
     return scan
 
 

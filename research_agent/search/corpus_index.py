@@ -17,7 +17,7 @@ Skip reasons (keys of :attr:`IndexStats.skipped`): ``binary``, ``too_large``,
 ``changed_during_read``, ``symlink_outside`` (a link leading out of the corpus),
 ``symlink_duplicate`` (a link to a file inside the corpus, which is indexed under its
 own name), ``pdf_unsupported`` (``pypdf`` is not installed: ``pip install
-'research-agent[pdf]'``), ``bad_pdf``, and for a file the extractor could not get
+'cited-research-agent[pdf]'``), ``bad_pdf``, and for a file the extractor could not get
 through: ``extract_crashed`` (its worker process died), ``extract_timeout`` (longer
 than ``extract_timeout`` seconds; its worker is killed), ``extract_error``.
 
@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import json
 import logging
 import os
 import sqlite3
@@ -45,6 +46,7 @@ from ..sources import Document, SearchHit
 from .corpus_files import scan_corpus
 from .corpus_query import RankedHit, fts_query, ranked_hits
 from .corpus_refresh import IndexStats, Refresh, storage_error
+from .corpus_rules import CorpusRules
 
 __all__ = ["CorpusIndex", "IndexStats", "index_path_for", "SCHEMA_VERSION"]
 
@@ -61,7 +63,8 @@ CREATE TABLE IF NOT EXISTS files (
     mtime_ns INTEGER NOT NULL,
     size INTEGER NOT NULL,
     title TEXT NOT NULL DEFAULT '',
-    skip_reason TEXT
+    skip_reason TEXT,
+    text_sha TEXT
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS passages USING fts5(
     body, file_id UNINDEXED, seq UNINDEXED, tokenize = 'porter unicode61 remove_diacritics 2'
@@ -137,6 +140,9 @@ class CorpusIndex:
                 )
             elif version[0] != SCHEMA_VERSION:
                 raise sqlite3.DatabaseError(f"index schema {version[0]}, expected {SCHEMA_VERSION}")
+            if "text_sha" not in {row[1] for row in conn.execute("PRAGMA table_info(files)")}:
+                conn.execute("ALTER TABLE files ADD COLUMN text_sha TEXT")  # an index built before copies were found
+            conn.execute("CREATE INDEX IF NOT EXISTS files_text_sha ON files (text_sha)")
             # Touch the full-text index so a damaged FTS structure shows up here, not mid-refresh.
             conn.execute("SELECT count(*) FROM passages WHERE passages MATCH '\"x\"'").fetchone()
         except BaseException:
@@ -176,12 +182,16 @@ class CorpusIndex:
         if not self.root.is_dir():
             raise InputError(f"corpus folder {self.root} is not a folder")
 
-    def refresh(self, *, progress: Callable[[int, int], None] | None = None) -> IndexStats:
+    def refresh(
+        self, *, progress: Callable[[int, int], None] | None = None, exclude: Sequence[str] | None = None
+    ) -> IndexStats:
         """Bring the index up to date with the corpus folder and say what changed.
 
         Only files whose mtime or size changed are read. ``progress(done, total)`` is
-        called while changed files are read. Raises InputError when the folder is
-        missing or not a folder, StorageError when the index cannot be written.
+        called while changed files are read. ``exclude``: gitignore patterns kept out of the
+        index, remembered by it (None: those it was last given). Raises InputError when the
+        folder is missing or not a folder, or an exclusion is not a valid pattern, StorageError
+        when the index cannot be written.
         """
         self._check_root()
         started = time.perf_counter()
@@ -197,7 +207,7 @@ class CorpusIndex:
                 raise storage_error(self.db_path, exc) from None
             try:
                 try:
-                    refresh = self._refresh_with(conn, progress)
+                    refresh = self._refresh_with(conn, progress, exclude)
                 except sqlite3.DatabaseError as exc:
                     if _is_disk_problem(exc):
                         raise
@@ -207,7 +217,7 @@ class CorpusIndex:
                     conn.close()
                     conn = self._rebuild()
                     rebuilt = True
-                    refresh = self._refresh_with(conn, progress)
+                    refresh = self._refresh_with(conn, progress, exclude)
             except sqlite3.Error as exc:
                 raise storage_error(self.db_path, exc) from None
             finally:
@@ -221,10 +231,16 @@ class CorpusIndex:
         except sqlite3.Error as exc:
             raise storage_error(self.db_path, exc) from None
 
-    def _refresh_with(self, conn: sqlite3.Connection, progress: Callable[[int, int], None] | None) -> Refresh:
+    def _refresh_with(
+        self, conn: sqlite3.Connection, progress: Callable[[int, int], None] | None, exclude: Sequence[str] | None
+    ) -> Refresh:
+        stored = conn.execute("SELECT value FROM meta WHERE key = 'exclude'").fetchone()
+        patterns = list(exclude) if exclude is not None else (json.loads(stored[0]) if stored else [])
+        rules = CorpusRules.for_root(self.root, patterns)
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('exclude', ?)", (json.dumps(patterns),))
         refresh = Refresh(
             conn,
-            scan_corpus(self.root, self.exclude),
+            scan_corpus(self.root, self.exclude, rules),
             max_file_bytes=self.max_file_bytes,
             extractor=self.extractor,
             extract_timeout=self.extract_timeout,
@@ -240,14 +256,18 @@ class CorpusIndex:
         """Whether an index file has been built for this corpus."""
         return self.db_path.is_file()
 
-    def ranked(self, query: str, *, limit_files: int = 10, token_budget: int = 450) -> list[RankedHit]:
-        """Like :meth:`search`, with each hit's BM25 score (higher is better)."""
+    def ranked(
+        self, query: str, *, limit_files: int = 10, token_budget: int = 450, skip: Callable[[str], bool] | None = None
+    ) -> list[RankedHit]:
+        """Like :meth:`search`, with each hit's BM25 score (higher is better); files whose
+        corpus-relative path ``skip`` accepts are left out (``--exclude`` on a cached index)."""
         if not fts_query(query) or limit_files <= 0 or not self.exists():
             return []
         try:
             conn = self._connect()
             try:
-                return ranked_hits(conn, self.root, query, limit_files=limit_files, token_budget=token_budget)
+                return ranked_hits(conn, self.root, query, limit_files=limit_files, token_budget=token_budget,
+                                   skip=skip)  # fmt: skip
             finally:
                 conn.close()
         except sqlite3.Error as exc:

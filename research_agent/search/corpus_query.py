@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,16 +82,23 @@ def _fit_budget(passages: list[tuple[float, int, str]], token_budget: int) -> st
     return "\n\n".join(body for _seq, body in sorted(chosen))
 
 
-def _best_files(conn: sqlite3.Connection, match: str, limit_files: int) -> dict[int, float]:
-    """file id -> BM25 rank of its best passage (lower is better), best first, at most ``limit_files``."""
+def _best_files(
+    conn: sqlite3.Connection, match: str, limit_files: int, skip: Callable[[str], bool] | None = None
+) -> dict[int, float]:
+    """file id -> BM25 rank of its best passage (lower is better), best first, at most ``limit_files``;
+    files whose path ``skip`` accepts are left out."""
     rows = conn.execute(
         "SELECT file_id, bm25(passages) AS rank FROM passages WHERE passages MATCH ? ORDER BY rank LIMIT ?",
-        (match, max(200, limit_files * 50)),
+        (match, max(200, limit_files * 50) * (4 if skip else 1)),
     ).fetchall()
     best: dict[int, float] = {}
     for file_id, rank in rows:
         if file_id not in best:
             best[file_id] = rank
+    if skip is not None and best:
+        marks = ",".join("?" * len(best))
+        paths = dict(conn.execute(f"SELECT id, path FROM files WHERE id IN ({marks})", list(best)).fetchall())
+        best = {file_id: rank for file_id, rank in best.items() if not skip(paths.get(file_id, ""))}
     return dict(list(best.items())[:limit_files])
 
 
@@ -116,16 +123,23 @@ def _matching_passages(
 
 
 def ranked_hits(
-    conn: sqlite3.Connection, root: Path, query: str, *, limit_files: int, token_budget: int
+    conn: sqlite3.Connection,
+    root: Path,
+    query: str,
+    *,
+    limit_files: int,
+    token_budget: int,
+    skip: Callable[[str], bool] | None = None,
 ) -> list[RankedHit]:
-    """The files under ``root`` best matching ``query``, one hit each, best first.
+    """The files under ``root`` best matching ``query``, one hit each, best first; files whose
+    corpus-relative path ``skip`` accepts are left out.
 
     Raises sqlite3.Error when the index cannot be read.
     """
     match = fts_query(query)
     if not match or limit_files <= 0:
         return []
-    best = _best_files(conn, match, limit_files)
+    best = _best_files(conn, match, limit_files, skip)
     if not best:
         return []
     files, per_file = _matching_passages(conn, match, list(best))

@@ -6,11 +6,17 @@ table differs from :data:`EXTRACTION_RULES`). Skips decided by a file's content 
 remembered (by mtime and size) so that an unchanged file is not read again; other
 skips are re-checked on every refresh. Work is committed every 100 files, so an
 interrupted refresh keeps what it did.
+
+Each indexed file keeps a digest of its passages (``text_sha``); after reading, files whose
+text another indexed file already holds are demoted to ``duplicate_copy`` (the HTML copy is
+kept, :func:`~research_agent.search.corpus_rules.preferred_copy`), and a remembered duplicate
+is read again once the copy it duplicated is gone.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import sqlite3
 from collections import Counter
 from collections.abc import Callable
@@ -24,16 +30,25 @@ from ..fetch.pool import EXTRACT_TIMEOUT
 from ..sources import Document
 from ..text.passages import split_passages
 from .corpus_files import Scan, read_documents
+from .corpus_rules import preferred_copy
 
-__all__ = ["IndexStats", "Refresh", "storage_error", "EXTRACTION_RULES"]
+__all__ = ["IndexStats", "Refresh", "storage_error", "EXTRACTION_RULES", "passages_digest"]
 
 # Bump when research_agent.fetch.extract gives different text for the same bytes.
 # 2: web pages and corpus files share one set of rules.
 EXTRACTION_RULES = "2"
 # A file that crashed or hung the extractor would do it again: it waits for a change too.
 _STICKY_REASONS = frozenset(
-    {"binary", "bad_encoding", "empty", "bad_pdf", "extract_crashed", "extract_timeout", "extract_error"}
+    {"binary", "bad_encoding", "empty", "bad_pdf", "extract_crashed", "extract_timeout", "extract_error",
+     "duplicate_copy"}
 )
+_DUPLICATE = "duplicate_copy"
+Known = dict[str, tuple[int, int, int, str | None, str | None]]  # path -> (id, mtime_ns, size, skip, text_sha)
+
+
+def passages_digest(passages: list[str]) -> str:
+    """What two files with the same text share: a digest of their passages."""
+    return hashlib.sha256("\x1e".join(passages).encode("utf-8")).hexdigest()[:32]
 _SKIPPED_FILES_CAP = 200
 _COMMIT_EVERY = 100
 
@@ -92,17 +107,17 @@ class Refresh:
 
     def run(self, progress: Callable[[int, int], None] | None = None) -> None:
         """Bring the index up to date; ``progress(done, total)`` while changed files are read."""
-        known = {
-            path: (file_id, mtime_ns, size, reason)
-            for file_id, path, mtime_ns, size, reason in self.conn.execute(
-                "SELECT id, path, mtime_ns, size, skip_reason FROM files"
-            )
+        self._backfill_digests()
+        known: Known = {
+            row[1]: (row[0], row[2], row[3], row[4], row[5])
+            for row in self.conn.execute("SELECT id, path, mtime_ns, size, skip_reason, text_sha FROM files")
         }
         for rel, reason in self.scan.skips:
             self._skip(rel, reason)
-        todo = self._plan(known)
         self._remove_gone(known)
+        todo = self._plan(known)
         self._read_changed(known, todo, progress)
+        self._demote_copies(set(todo))
         self.conn.execute(
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('extraction_rules', ?)", (EXTRACTION_RULES,)
         )
@@ -130,15 +145,18 @@ class Refresh:
         self.skipped[reason] += 1
         self.skipped_files.append((rel, reason))
 
-    def _plan(self, known: dict[str, tuple[int, int, int, str | None]]) -> list[str]:
-        """The files to read; counts the unchanged ones and the remembered skips."""
+    def _plan(self, known: Known) -> list[str]:
+        """The files to read; counts the unchanged ones and the remembered skips. A remembered
+        duplicate whose indexed twin is gone is read again."""
         rules = self.conn.execute("SELECT value FROM meta WHERE key = 'extraction_rules'").fetchone()
         current = rules is not None and rules[0] == EXTRACTION_RULES
         todo: list[str] = []
         for rel, (_path, info) in self.scan.files.items():
             old = known.get(rel)
             if current and old is not None and old[1] == info.st_mtime_ns and old[2] == info.st_size:
-                if old[3]:
+                if old[3] == _DUPLICATE and not self._twin_indexed(rel, old[4]):
+                    todo.append(rel)
+                elif old[3]:
                     self._skip(rel, old[3])
                 else:
                     self.unchanged += 1
@@ -146,7 +164,50 @@ class Refresh:
                 todo.append(rel)
         return todo
 
-    def _remove_gone(self, known: dict[str, tuple[int, int, int, str | None]]) -> None:
+    def _twin_indexed(self, rel: str, digest: str | None) -> bool:
+        return digest is not None and self.conn.execute(
+            "SELECT 1 FROM files WHERE text_sha = ? AND skip_reason IS NULL AND path != ? LIMIT 1", (digest, rel)
+        ).fetchone() is not None
+
+    def _backfill_digests(self) -> None:
+        """Digests for files indexed before the index kept them (from their stored passages)."""
+        missing = self.conn.execute("SELECT id FROM files WHERE skip_reason IS NULL AND text_sha IS NULL").fetchall()
+        if not missing:
+            return
+        self.conn.execute("BEGIN IMMEDIATE")
+        for (file_id,) in missing:
+            bodies = [b for (b,) in self.conn.execute(
+                "SELECT body FROM passages WHERE file_id = ? ORDER BY CAST(seq AS INTEGER)", (file_id,))]  # fmt: skip
+            self.conn.execute("UPDATE files SET text_sha = ? WHERE id = ?", (passages_digest(bodies), file_id))
+        self.conn.execute("COMMIT")
+
+    def _demote_copies(self, read_now: set[str]) -> None:
+        """Keep one indexed file per text: the others become ``duplicate_copy`` (their passages go)."""
+        shared = self.conn.execute(
+            "SELECT text_sha FROM files WHERE skip_reason IS NULL AND text_sha IS NOT NULL "
+            "GROUP BY text_sha HAVING count(*) > 1"
+        ).fetchall()
+        if not shared:
+            return
+        self.conn.execute("BEGIN IMMEDIATE")
+        for (digest,) in shared:
+            rows = self.conn.execute(
+                "SELECT id, path FROM files WHERE text_sha = ? AND skip_reason IS NULL", (digest,)
+            ).fetchall()
+            keep = preferred_copy([path for _, path in rows])
+            for file_id, path in rows:
+                if path == keep:
+                    continue
+                self.conn.execute("DELETE FROM passages WHERE file_id = ?", (file_id,))
+                self.conn.execute("UPDATE files SET skip_reason = ? WHERE id = ?", (_DUPLICATE, file_id))
+                if path in read_now:
+                    self.indexed -= 1
+                else:
+                    self.unchanged -= 1
+                self._skip(path, _DUPLICATE)
+        self.conn.execute("COMMIT")
+
+    def _remove_gone(self, known: Known) -> None:
         self.conn.execute("BEGIN IMMEDIATE")
         for rel, (file_id, *_rest) in known.items():
             if rel not in self.scan.files:
@@ -156,7 +217,7 @@ class Refresh:
 
     def _read_changed(
         self,
-        known: dict[str, tuple[int, int, int, str | None]],
+        known: Known,
         todo: list[str],
         progress: Callable[[int, int], None] | None,
     ) -> None:
@@ -181,9 +242,7 @@ class Refresh:
                 conn.execute("ROLLBACK")
             raise
 
-    def _store_one(
-        self, known: dict[str, tuple[int, int, int, str | None]], rel: str, info: Any, result: Document | str
-    ) -> None:
+    def _store_one(self, known: Known, rel: str, info: Any, result: Document | str) -> None:
         old = known.get(rel)
         if old is not None:
             _drop(self.conn, old[0])
@@ -199,13 +258,14 @@ class Refresh:
                     (rel, mtime_ns, size, result),
                 )
             return
+        passages = split_passages(result.text)
         cur = self.conn.execute(
-            "INSERT INTO files (path, mtime_ns, size, title) VALUES (?, ?, ?, ?)",
-            (rel, mtime_ns, size, result.title),
+            "INSERT INTO files (path, mtime_ns, size, title, text_sha) VALUES (?, ?, ?, ?, ?)",
+            (rel, mtime_ns, size, result.title, passages_digest(passages)),
         )
         self.conn.executemany(
             "INSERT INTO passages (body, file_id, seq) VALUES (?, ?, ?)",
-            ((body, cur.lastrowid, seq) for seq, body in enumerate(split_passages(result.text))),
+            ((body, cur.lastrowid, seq) for seq, body in enumerate(passages)),
         )
         self.indexed += 1
 

@@ -19,6 +19,7 @@ from ..sources import SearchHit
 from .corpus_files import indexable_kinds
 from .corpus_index import CorpusIndex, IndexStats
 from .corpus_query import RankedHit
+from .corpus_rules import CorpusRules
 
 __all__ = ["LocalSearchProvider"]
 
@@ -43,7 +44,12 @@ class LocalSearchProvider:
         token_budget: int,
         max_file_bytes: int = 20_000_000,
         exclude: Sequence[Path] = (),
+        index_exclude: Sequence[str] | None = None,
+        query_exclude: Sequence[str] = (),
     ) -> None:
+        """``exclude``: folders never indexed (the reports folder). ``index_exclude``: gitignore
+        patterns the indexes keep out and remember (None: those they were last given).
+        ``query_exclude``: patterns that filter the indexes as they are, at query time."""
         if not corpus_dirs:
             raise InputError("the local search provider needs at least one corpus folder")
         self.token_budget = token_budget
@@ -55,6 +61,8 @@ class LocalSearchProvider:
                 self.indexes.append(index)
                 self._given.append(Path(folder))
         self._prepared = False
+        self._index_exclude = index_exclude
+        self._skip = CorpusRules(tuple(query_exclude)).user_excludes if query_exclude else None
 
     def prepare(self, *, progress: Callable[[Path, int, int], None] | None = None) -> list[IndexStats]:
         """Validate every corpus folder, then refresh each index; return their stats.
@@ -70,7 +78,7 @@ class LocalSearchProvider:
         all_stats = []
         for given, index in zip(self._given, self.indexes, strict=True):
             report = None if progress is None else (lambda d, t, _r=index.root: progress(_r, d, t))
-            stats = index.refresh(progress=report)
+            stats = index.refresh(progress=report, exclude=self._index_exclude)
             if stats.documents == 0:
                 kinds = indexable_kinds()
                 detail = ""
@@ -84,10 +92,10 @@ class LocalSearchProvider:
     def _ranked_one(self, index: CorpusIndex, query: str, max_results: int) -> list[RankedHit]:
         try:
             if not self._prepared and not index.exists() and index.root.is_dir():
-                index.refresh()
+                index.refresh(exclude=self._index_exclude)
             if not index.root.is_dir():
                 log.warning("corpus folder %s is gone; answering from its index as last built", index.root)
-            return index.ranked(query, limit_files=max_results, token_budget=self.token_budget)
+            return index.ranked(query, limit_files=max_results, token_budget=self.token_budget, skip=self._skip)
         except (sqlite3.Error, OSError, InputError, SearchError, StorageError) as exc:
             log.warning("local search in %s failed: %s", index.root, exc)
             return []

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -123,13 +124,22 @@ class DdgsProvider:
         )
 
 
+_OFFLINE = re.compile(r"dns|resolv|error sending request|connect|network is unreachable|no route", re.I)
+_ERROR_NAME = re.compile(r"\b([A-Z][A-Za-z]*(?:Error|Exception))\b")
+
+
 def _ddgs_reason(exc: Exception) -> str:
-    kind = type(exc).__name__
+    """Why ddgs failed, in a few words: its exceptions nest every engine's whole error text."""
+    kind, text = type(exc).__name__, " ".join(str(exc).split())
     if "Ratelimit" in kind:
         return "rate limited"
-    if "Timeout" in kind:
+    if "Timeout" in kind or "timed out" in text.lower():
         return "timed out"
-    return f"{kind}: {exc}"[:200]
+    if _OFFLINE.search(text):
+        inner = _ERROR_NAME.search(text)
+        return "cannot reach the search engine (offline, or no DNS)" + (f": {inner.group(1)}" if inner else "")
+    first = text.split(" > ")[0].split("; ")[0]
+    return f"{kind}: {first}"[:120]
 
 
 def _ddgs_text(query: str, max_results: int) -> list[dict[str, Any]]:

@@ -14,6 +14,7 @@ from ..domains import DEFAULT_DOMAIN, DOMAINS, normalize_domain
 from ..llm import ChatModel, ChatRequest
 from ._fallback import Notify, or_fallback
 from ._schema import array, enum, obj, string
+from ._sub_queries import DroppedQuery, Screened, answer_problem, screen
 
 __all__ = ["Plan", "decompose", "schema_for"]
 
@@ -24,13 +25,14 @@ MAX_ANSWER_TOKENS = 2000
 
 @dataclass(frozen=True)
 class Plan:
-    """The sub-queries of one plan, in the order the model gave them, and the domain it
-    named (empty when it was not asked)."""
+    """The sub-queries of one plan, in the order the model gave them, the domain it
+    named (empty when it was not asked), and the sub-queries dropped as debris."""
 
     number: int
     sub_queries: tuple[str, ...]
     guidance: str = ""
     domain: str = ""
+    dropped: tuple[DroppedQuery, ...] = ()
 
 
 def schema_for(count: int, *, pick_domain: bool = False) -> dict:
@@ -52,15 +54,50 @@ async def decompose(
     pick_domain: bool = False,
     notify: Notify | None = None,
 ) -> Plan:
-    """Ask for ``count`` sub-queries; duplicates are dropped and the list is capped at ``count``.
+    """Ask for ``count`` sub-queries; duplicates and debris are dropped, the list is capped at ``count``.
 
     ``guidance`` carries what an earlier plan lacked (replanning); ``lessons_block``
     carries lessons from past critiques. Both are already sanitized text. With
     ``pick_domain`` the model also names the question's domain from the fixed taxonomy.
-    When the model's answers cannot be read, the plan is the question itself and the
-    domain is ``other`` (announced through ``notify``).
+    A sub-query that is no search query (:mod:`._sub_queries`) is dropped and kept in
+    ``Plan.dropped``; an answer of which fewer than half survive is asked again with the
+    reason, within the model's attempts. When the model's answers cannot be read or
+    used, the plan is the question itself and the domain is ``other`` (announced
+    through ``notify``).
     """
-    prompt = prompts.render(
+    prompt = _prompt(query, count, context_block, lessons_block, guidance, pick_domain)
+    checked: list[Screened] = []  # every answer the model layer checked, the last one last
+
+    def check(data: dict) -> str | None:
+        checked.append(screen(_distinct(data.get("sub_queries") or [])))
+        return answer_problem(checked[-1])
+
+    request = ChatRequest(
+        stage="decompose", system=prompt.system, user=prompt.user,
+        schema=schema_for(count, pick_domain=pick_domain), temperature=0.3, max_tokens=MAX_ANSWER_TOKENS,
+        check=check,
+    )  # fmt: skip
+
+    async def ask() -> dict:
+        return (await model.complete(request)).data
+
+    fallback = "searching for the question itself" + (
+        f", the domain is {DEFAULT_DOMAIN!r}" if pick_domain else ""
+    )
+    answered = await or_fallback(ask(), dict, outcome=fallback, notify=notify)
+    screened = screen(_distinct(answered.get("sub_queries") or []))
+    if screened.usable:
+        domain = normalize_domain(answered.get("domain")) if pick_domain else ""
+        return Plan(number, screened.kept[:count], guidance=guidance, domain=domain, dropped=screened.dropped)
+    if answered and notify is not None:  # a model that does not honour ChatRequest.check
+        notify(f"the decompose stage got no usable sub-queries: {answer_problem(screened)}; {fallback}")
+    dropped = screened.dropped or (checked[-1].dropped if checked else ())
+    domain = DEFAULT_DOMAIN if pick_domain else ""
+    return Plan(number, (query[:200],), guidance=guidance, domain=domain, dropped=dropped)
+
+
+def _prompt(query: str, count: int, context_block: str, lessons_block: str, guidance: str, pick_domain: bool) -> prompts.Prompt:
+    return prompts.render(
         "decompose",
         query=query,
         count=count,
@@ -73,21 +110,6 @@ async def decompose(
         if guidance
         else "",
     )
-    request = ChatRequest(
-        stage="decompose", system=prompt.system, user=prompt.user,
-        schema=schema_for(count, pick_domain=pick_domain), temperature=0.3, max_tokens=MAX_ANSWER_TOKENS,
-    )  # fmt: skip
-
-    async def ask() -> dict:
-        return (await model.complete(request)).data
-
-    fallback = "searching for the question itself" + (
-        f", the domain is {DEFAULT_DOMAIN!r}" if pick_domain else ""
-    )
-    answered = await or_fallback(ask(), dict, outcome=fallback, notify=notify)
-    queries = _distinct(answered.get("sub_queries") or []) or [query[:200]]
-    domain = normalize_domain(answered.get("domain")) if pick_domain else ""
-    return Plan(number=number, sub_queries=tuple(queries[:count]), guidance=guidance, domain=domain)
 
 
 def _distinct(answered: list) -> list[str]:

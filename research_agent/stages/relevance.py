@@ -57,7 +57,7 @@ async def _score_one(
     except LLMError as exc:
         # One unscorable source must not sink the run: it is kept out, visibly.
         log.info("could not score %s: %s", source.location, exc)  # the pipeline tells the user once
-        return ScoredSource(source, None, f"unscored: {exc}"[:200])
+        return ScoredSource(source, None, str(exc)[:200])  # the status says "unscored"; the reason says why
     score = int(response.data["score"])
     reason = " ".join(str(response.data["reason"]).split())[:300]
     if source.snippet_only and score > SNIPPET_SCORE_CAP:

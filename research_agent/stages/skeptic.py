@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -78,6 +79,18 @@ class SkepticReport:
         return tuple(f for f in self.findings if f.severity == "critical")
 
 
+def _distinct(findings: Iterable[SkepticFinding]) -> tuple[SkepticFinding, ...]:
+    """The findings without repeats: a model that loops says the same thing once."""
+    seen: set[tuple[str, ...]] = set()
+    kept = []
+    for finding in findings:
+        key = tuple(" ".join(part.split()).lower() for part in (finding.severity, finding.claim, finding.reason))
+        if key not in seen:
+            seen.add(key)
+            kept.append(finding)
+    return tuple(kept)
+
+
 def _clean(text: object, limit: int = 600) -> str:
     return sanitize(str(text), max_chars=limit, single_line=True)
 
@@ -93,7 +106,8 @@ async def run_skeptic(
     cited_tokens: int,
     notify: Notify | None = None,
 ) -> SkepticReport:
-    """Attack the draft through ``lenses`` in one call; clamp and normalise what comes back.
+    """Attack the draft through ``lenses`` in one call; clamp and normalise what comes back
+    (repeated findings are kept once).
 
     The skeptic reads what the writer wrote (:func:`draft_for_review`) and, of the
     sources, only the passages the draft cites, within ``cited_tokens``
@@ -117,7 +131,7 @@ async def run_skeptic(
     except InvalidModelOutput as exc:
         message = degraded_message(exc, "the report goes out without adversarial findings", notify)
         return SkepticReport((), None, unavailable=message)
-    findings = tuple(
+    findings = _distinct(
         SkepticFinding(
             lens=f["lens"],
             severity=f["severity"],

@@ -10,9 +10,9 @@ reasons, provider errors. Three treatments:
 - :func:`defang_markdown` for the writer's markdown (summary, findings, bodies): its
   emphasis, lists and http(s) links stay; raw HTML is escaped, images become their alt
   text, links to any other scheme become their text.
-- :func:`location_markdown` for a Sources address: an autolink ``<https://...>`` or
-  ``<file:///...>`` with every unsafe character percent-encoded, or a plain absolute
-  path when it holds only characters markdown leaves alone.
+- :func:`location_markdown` for a Sources address: always a link, an autolink
+  ``<https://...>`` or, for a local file, ``<file:///...>`` (its absolute path as a URI),
+  with every unsafe character percent-encoded.
 """
 
 from __future__ import annotations
@@ -124,8 +124,6 @@ def _unnest(text: str) -> str:
 # ---------------------------------------------------------------------------------------
 
 _URL_SAFE = ":/?#[]@!$&'()*+,;=%-._~"
-_PLAIN_PATH = re.compile(r"/[\w/.\-+,@=%' ]*")
-_LOOSE_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")  # "_" not between letters or digits
 
 
 def _quote_url(url: str) -> str:
@@ -135,13 +133,12 @@ def _quote_url(url: str) -> str:
 
 
 def location_markdown(location: str) -> str:
-    """A source's address as inert markdown: an http(s)/file autolink or an absolute path."""
+    """A source's address as inert markdown, always a link: an http(s) autolink, or a file's
+    ``file://`` URI (every path, whatever characters it holds, in the same style)."""
     location = (location or "").strip()
     if re.match(r"(?i)(?:https?|file)://", location):
         return f"<{_quote_url(location)}>"
     if location.startswith("/"):
-        if _PLAIN_PATH.fullmatch(location) and not _LOOSE_UNDERSCORE.search(location):
-            return location
         return f"<{_quote_url(PurePosixPath(location).as_uri())}>"
     if re.match(r"[A-Za-z]:[\\/]", location):
         return f"<{_quote_url(PureWindowsPath(location).as_uri())}>"

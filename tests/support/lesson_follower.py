@@ -26,7 +26,15 @@ from pathlib import Path
 from tests.support.pipeline import DOCS
 from tests.support.research_responder import ResearchResponder, _question, _words
 
-__all__ = ["LessonFollower", "COUNTER_LESSON", "COUNTER_QUERY", "OBJECTIONS", "write_debate_corpus"]
+__all__ = [
+    "LessonFollower",
+    "TwoLessonFollower",
+    "COUNTER_LESSON",
+    "COUNTER_QUERY",
+    "OBJECTIONS",
+    "write_debate_corpus",
+    "write_trial_corpus",
+]
 
 COUNTER_LESSON = re.compile(r"counter-?argument|opposing view", re.I)
 COUNTER_QUERY = "{first} counterarguments objections"
@@ -91,3 +99,51 @@ class LessonFollower(ResearchResponder):
             "suggestions": [],
             "tags": [] if covered else ["missing_counterarguments"],
         }
+
+
+PRIMARY_LESSON = re.compile(r"primary evidence was thin", re.I)
+BROCHURE_QUERY = "{first} brochure pamphlet"
+BROCHURE = (
+    "Vendor brochure",
+    "Our brochure promises effortless results with the bundled appliance and its premium pamphlet. "
+    "Every pamphlet reader enjoys effortless upkeep, according to the brochure itself.",
+)
+
+
+def write_trial_corpus(folder: Path) -> Path:
+    """:func:`write_debate_corpus` plus ``marketing/brochure.md``, which only a brochure sub-query finds."""
+    write_debate_corpus(folder)
+    (folder / "marketing").mkdir(exist_ok=True)
+    title, text = BROCHURE
+    (folder / "marketing" / "brochure.md").write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
+    return folder
+
+
+class TwoLessonFollower(LessonFollower):
+    """Follows two lessons: the counterarguments lesson helps (coverage 4 instead of 3); the
+    primary-evidence lesson harms: following it, the plan looks for a vendor brochure, the
+    report cites it, and the critic scores claim support 2 instead of 4. A report without the
+    brochure is tagged ``weak_primary_sources`` and one without counterarguments
+    ``missing_counterarguments``, so the runs not given a lesson keep showing its weakness."""
+
+    def _decompose(self, system: str, user: str) -> dict:
+        plan = super()._decompose(system, user)
+        if PRIMARY_LESSON.search(user.split("\n", 1)[-1]):
+            first = (_words(_question(user)) or ["topic"])[0]
+            plan["sub_queries"][0] = BROCHURE_QUERY.format(first=first)
+        return plan
+
+    def _relevance(self, system: str, user: str) -> dict:
+        if "brochure" in user.split("<<<DATA", 1)[-1].lower():
+            return {"score": 4, "reason": "promises results"}
+        return super()._relevance(system, user)
+
+    def _critique(self, system: str, user: str) -> dict:
+        answer = super()._critique(system, user)
+        match = _REPORT.search(user)
+        brochure = bool(match) and "brochure" in match.group(1).lower()
+        answer["scores"].update(source_diversity=4, claim_support=2 if brochure else 4, geographic_balance=None,
+                                actionability=4)  # fmt: skip
+        if not brochure:
+            answer["tags"] = [*answer["tags"], "weak_primary_sources"]
+        return answer

@@ -21,7 +21,13 @@ from research_agent.measures import (
     SourceCounts,
     SubQueryFacts,
 )
-from research_agent.memory.store.critique_types import Critique, LessonUse, Scores, SkepticFlag
+from research_agent.memory.store.critique_types import (
+    Critique,
+    LessonUse,
+    Scores,
+    SkepticFlag,
+    WithheldLesson,
+)
 from research_agent.memory.store.files import critique_path, write_critique
 from research_agent.memory.store.schema import DIMENSIONS
 from research_agent.memory.store.targets import stage_of
@@ -56,7 +62,7 @@ def stamp(when: datetime) -> str:
 def make_facts(
     *,
     found: int = 12,
-    kept: int = 6,
+    kept: int | None = None,
     dropped: int = 8,
     cited: int = 5,
     capped: bool = False,
@@ -68,12 +74,14 @@ def make_facts(
     oldest_year: int | None = None,
 ) -> CritiqueFacts:
     """A facts block: ``sites`` as (site, kept, dropped, cited), ``sub_queries`` as (found, kept, cited).
+    ``kept`` defaults to the sites' kept pages added up (version 3 requires it to be).
 
     The defaults show no weakness: no lesson is built from them alone.
     """
     kept_sites = [s for s in sites if s[1] > 0]
     top = max(kept_sites, key=lambda s: s[1]) if kept_sites else None
     total_kept = sum(s[1] for s in sites)
+    kept = total_kept if kept is None else kept
     return CritiqueFacts(
         sources=SourceCounts(found, found, kept, dropped, 0, cited, capped_by_user=capped),
         sites=SiteFacts(
@@ -110,11 +118,15 @@ def make_critique(
     facts: CritiqueFacts | None = None,
     applied: tuple[str, ...] = (),
     withheld: tuple[str, ...] = (),
+    reason: str = "control",
+    suspect: str | None = None,
+    available: bool = True,
 ) -> Critique:
     """A valid critique of run number ``n`` made ``n`` hours before NOW (unless ``when``).
 
     ``applied``: keys of lessons its run was given (makes it adaptive); ``withheld``: keys
-    a baseline run held back.
+    its run held back, for ``reason`` (a whole-run control by default; ``trial`` for a
+    lesson's own trial).
     """
     when = when or NOW - timedelta(hours=n, minutes=1)
     values = dict(zip(DIMENSIONS, scores, strict=True)) if isinstance(scores, tuple) else dict(scores)
@@ -140,8 +152,10 @@ def make_critique(
         dropped_count=3,
         adaptive=adaptive or bool(applied),
         lessons_applied=_uses(applied, adaptive),
-        lessons_withheld=withheld,
+        lessons_withheld=tuple(WithheldLesson(key, reason) for key in withheld),
         facts=facts if facts is not None else make_facts(),  # version 2 requires the block
+        suspect=suspect,
+        lessons_available=available,
     )
 
 

@@ -18,25 +18,33 @@ DOCS = {
         "VACUUM in PostgreSQL",
         "PostgreSQL VACUUM reclaims storage occupied by dead tuples left behind by updates and deletes. "
         "Plain VACUUM marks the space as reusable within the table file without returning it to the operating system. "
-        "VACUUM FULL rewrites the whole table into a new file and returns the freed space to the operating system.",
+        "VACUUM FULL rewrites the whole table into a new file and returns the freed space to the operating system. "
+        "Because VACUUM FULL holds an exclusive lock on the table, it blocks reads and writes until the rewrite ends. "
+        "Plain VACUUM can run alongside normal reads and writes, which is why routine maintenance relies on it.",
     ),
     "autovacuum.md": (
         "The autovacuum daemon",
         "The autovacuum daemon runs VACUUM automatically when enough dead tuples accumulate in a table. "
         "Autovacuum thresholds are set per table and control how quickly PostgreSQL reclaims space from dead rows. "
-        "Tuning autovacuum keeps table bloat low on busy PostgreSQL servers with frequent updates.",
+        "Tuning autovacuum keeps table bloat low on busy PostgreSQL servers with frequent updates. "
+        "The daemon starts worker processes that visit tables in turn, so a large table can wait behind smaller ones. "
+        "Disabling autovacuum on a busy table lets dead tuples pile up and slows every query that scans it.",
     ),
     "mvcc.md": (
         "MVCC and dead tuples",
         "PostgreSQL uses multiversion concurrency control, so an update writes a new row version and leaves a dead tuple. "
         "Dead tuples are invisible to new transactions but still occupy space until VACUUM reclaims them. "
-        "Long running transactions can prevent VACUUM from reclaiming space because old row versions stay visible.",
+        "Long running transactions can prevent VACUUM from reclaiming space because old row versions stay visible. "
+        "Each row version records the transactions that created and expired it, which decides who can still see it. "
+        "Once no open transaction can see an expired version, VACUUM may mark its space as free for new rows.",
     ),
     "bloat.md": (
         "Table bloat",
         "Table bloat is space in PostgreSQL tables taken by dead tuples that VACUUM has not yet reclaimed. "
         "Monitoring bloat helps decide when VACUUM FULL or pg_repack is needed to reclaim space for the operating system. "
-        "Regular VACUUM prevents bloat from growing on tables with steady update traffic.",
+        "Regular VACUUM prevents bloat from growing on tables with steady update traffic. "
+        "Indexes bloat as well, because their entries keep pointing at dead tuples until VACUUM removes those entries. "
+        "Rebuilding a bloated index with REINDEX gives back its space when routine VACUUM has fallen far behind.",
     ),
 }
 
@@ -149,12 +157,12 @@ def queue(model, responder: ResearchResponder, **answers) -> None:
             model.enqueue(stage, item)
 
 
-async def run(tmp_path, model, progress=None):
+async def run(tmp_path, model, progress=None, *, provider=None, **changes):
     return await research(
         QUERY,
-        settings=settings_for(tmp_path),
+        settings=settings_for(tmp_path, **changes),
         model=model,
-        providers=[DocsProvider(tmp_path)],
+        providers=[provider or DocsProvider(tmp_path)],
         lessons=lambda domain: LessonSelection.none(domain),
         progress=progress,
     )

@@ -41,7 +41,8 @@ def _sources(user: str) -> list[tuple[int, str, str]]:
 
 
 def _sentences(text: str, limit: int) -> list[str]:
-    text = re.sub(r"^#+ .*$", "", text, flags=re.M)  # headings are not sentences
+    text = re.sub(r"^#+ [^\n]*\n", "", text, flags=re.M)  # headings are not sentences
+    text = re.sub(r"^#+\s*", "", text, flags=re.M)  # a heading run into its text (a flattened file)
     parts = re.split(r"(?<=[.!?])\s+", " ".join(text.split()))
     good = [p for p in parts if 40 <= len(p) <= 300 and not re.search(r"\d", p)]
     return good[:limit]
@@ -113,15 +114,22 @@ class ResearchResponder:
             raise ValueError("draft prompt without sources")
         findings = []
         sections = []
+        said: set[str] = set()  # a writer does not repeat itself: sources that say the same are cited once
         per_section = max(1, len(sources) // 3)
         for i in range(0, len(sources), per_section):
             group = sources[i : i + per_section]
             paragraphs = []
             for n, title, text in group:
                 sentences = _sentences(text, max(4, target // (12 * len(sources)))) or [f"{title} discusses {question.rstrip('?')}."]
-                paragraphs.append(" ".join(f"{s.rstrip('.')} [{n}]." for s in sentences))
-                findings.append(f"{title} bears directly on the question [{n}].")
-            sections.append({"heading": f"What the sources say ({len(sections) + 1})", "body": "\n\n".join(paragraphs)})
+                sentences = [s for s in sentences if s not in said]
+                said.update(sentences)
+                if sentences:
+                    paragraphs.append(" ".join(f"{s.rstrip('.')} [{n}]." for s in sentences))
+                if title not in said:
+                    said.add(title)
+                    findings.append(f"{title} bears directly on the question [{n}].")
+            if paragraphs:
+                sections.append({"heading": f"What the sources say ({len(sections) + 1})", "body": "\n\n".join(paragraphs)})
         cited = ", ".join(str(n) for n, _, _ in sources[:3])
         return {
             "title": question.rstrip("?")[:150],

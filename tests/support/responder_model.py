@@ -14,6 +14,7 @@ from typing import Any
 
 import jsonschema
 
+from research_agent.errors import InvalidModelOutput
 from research_agent.llm import ChatRequest, ChatResponse, Usage
 from research_agent.llm.schema_bounds import answer_schema, clamp
 
@@ -47,6 +48,9 @@ class ResponderModel:
         if request.schema is not None:
             jsonschema.validate(data, answer_schema(dict(request.schema)))
             data, notes = clamp(data, request.schema)
+            problem = request.check(data) if request.check is not None else None
+            if problem:  # a responder answers the same every time: no attempt would do better
+                raise InvalidModelOutput(f"the {request.stage} stage got an unusable answer: {problem}")
         usage = Usage(
             prompt_tokens=(len(request.system) + len(request.user)) // 4,
             completion_tokens=50,

@@ -45,3 +45,23 @@ def line_of(markdown: str, needle: str) -> int:
         if needle in line:
             return number
     raise AssertionError(f"{needle!r} not in report")
+
+
+_WORDS = ("sizing", "noise", "defrost", "tariffs", "ducts", "insulation", "refrigerant", "controls")
+
+
+def long_body(words: int) -> str:
+    """Distinct cited paragraphs adding up to about ``words`` words of prose."""
+    paragraphs = []
+    count = 0
+    i = 0
+    while count < words:
+        a, b = _WORDS[i % len(_WORDS)], _WORDS[(i // len(_WORDS)) % len(_WORDS)]
+        text = (
+            f"Paragraph {'x' * (i + 1)} explains how {a} interacts with {b} in real homes, "
+            f"why installers care about {a}, and what owners notice about {b} over a winter [1]."
+        )
+        paragraphs.append(text)
+        count += len(text.split()) - 1
+        i += 1
+    return CLEAN_BODY + "\n## Details\n" + "\n\n".join(paragraphs) + "\n"

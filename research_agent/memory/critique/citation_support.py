@@ -1,21 +1,16 @@
 """Whether a report's citations point at text that states what the sentence says.
 
 The rule, computed by the program alone: a citation ``[n]`` in a sentence is *weakly
-supported* when fewer than half of the sentence's key terms occur in the text the writer
-received for source ``n``. Key terms are
-
-* numbers (``2.5``, ``1,000`` = ``1000``, ``2019``), the citation markers themselves left out;
-* names: capitalised words after a sentence's first word, and words with an inner capital
-  or in capitals throughout (``PostgreSQL``, ``VACUUM``, ``NRCan``) anywhere;
-* rare content words: words of at least 7 letters that are not common English.
-
-Words are compared by a light stem (a plural ``s`` dropped, then the first 6 letters), so
-``reclaims`` matches ``reclaimed``. A sentence without key terms is not judged. A cited
-sentence counts once as weakly supported however many of its citations are weak.
+supported* when the text the writer received for source ``n`` does not state the sentence
+by the lexical check of :mod:`research_agent.text.support` (a number or a name of the
+sentence missing from the text, its negation differing from the sentences that match it,
+or fewer than half of its content words there). A sentence with no key terms is not judged.
+A cited sentence counts once as weakly supported however many of its citations are weak.
 
 :func:`citation_support` is pure (report text and ``{source number: text}`` in, counts
 out) and fast: a 3,000-word report over 15 sources takes a few milliseconds (see
-``bench/bench_memory.py``).
+``bench/bench_memory.py``); ``bench/bench_citations.py`` measures how well the rule judges.
+:func:`key_terms` and :func:`term_set` are the rule it replaced, kept for that comparison.
 """
 
 from __future__ import annotations
@@ -26,6 +21,7 @@ from collections.abc import Mapping
 from ...measures import CitationFacts, WeakPair
 from ...text.citations import CITATION, find_citations, mask_code_and_urls
 from ...text.report_body import body_sentences
+from ...text.support import Passage, lexical_support, prepare
 
 __all__ = ["MAX_WEAK_PAIRS", "citation_support", "cited_sentence_count", "key_terms", "term_set"]
 
@@ -97,7 +93,7 @@ def citation_support(report: str, texts: Mapping[int, str]) -> CitationFacts:
     pairs; sentences are numbered 1, 2, ... through the report body (see
     :func:`research_agent.text.report_body.body_sentences`).
     """
-    known: dict[int, frozenset[str]] = {}
+    known: dict[int, Passage] = {}
     cited = weak = 0
     pairs: list[WeakPair] = []
     for number, sentence in enumerate(body_sentences(report), start=1):
@@ -105,14 +101,13 @@ def citation_support(report: str, texts: Mapping[int, str]) -> CitationFacts:
         if not sources:
             continue
         cited += 1
-        terms = key_terms(sentence)
         weak_here = False
         for n in sources:
-            if not terms or n not in texts:
+            if n not in texts:
                 continue
             if n not in known:
-                known[n] = term_set(texts[n])
-            if 2 * len(terms & known[n]) < len(terms):
+                known[n] = prepare(texts[n])
+            if lexical_support(sentence, known[n]).weak:
                 weak_here = True
                 if len(pairs) < MAX_WEAK_PAIRS:
                     pairs.append(WeakPair(number, n))

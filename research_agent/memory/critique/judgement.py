@@ -23,9 +23,11 @@ from ...errors import InvalidModelOutput
 from ...files.safefile import check_folder_inside
 from ...llm import ChatModel, ChatRequest, UsageRecorder
 from ...prompts import render
-from ...record import RunRecord, read_run_record
+from ...record import RunRecord, WithheldLesson, read_run_record
+from ...run_refs import named_run_id, short_id
 from ...text.sanitize import sanitize, wrap_data
 from ..store.critique_types import Critique, CritiqueUsage, LessonUse, Scores, SkepticFlag
+from ..store.failures import clear_failure, log_failure
 from ..store.files import append_log, critique_file_name, prune_critiques, write_critique
 from ..store.schema import (
     DIMENSION_LABELS,
@@ -36,8 +38,10 @@ from ..store.schema import (
     MAX_TEXT,
     STAGES,
     TAGS,
+    WITHHELD_REASONS,
     is_pass,
     mean_of,
+    ramp_reason,
 )
 from .evidence import MAX_REPORT_BYTES, locate_report, read_report_file
 from .facts import RunFacts, compute_facts
@@ -178,8 +182,14 @@ def _tag_applies(tag: str, scores: dict[str, int | None]) -> bool:
     return not (tag == "geographic_bias" and scores["geographic_balance"] is None)
 
 
-def _withheld(record: RunRecord) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(k for k in record.lessons.withheld if LESSON_KEY.match(k)))[:20]
+def _withheld(record: RunRecord) -> tuple[WithheldLesson, ...]:
+    """The record's withheld lessons that the critique file can hold: a valid key and reason,
+    each key once."""
+    first: dict[str, WithheldLesson] = {}
+    for lesson in record.lessons.withheld:
+        if LESSON_KEY.match(lesson.key) and lesson.reason in WITHHELD_REASONS:
+            first.setdefault(lesson.key, lesson)
+    return tuple(first.values())[:20]
 
 
 def critique_from_answer(
@@ -227,8 +237,10 @@ def critique_from_answer(
         adaptive=adaptive,
         lessons_applied=applied,
         lessons_withheld=_withheld(record),
+        lessons_available=record.lessons.available,
         facts=facts.measured,
         usage=usage,
+        suspect=ramp_reason(scores),
     )
 
 
@@ -248,12 +260,12 @@ async def critique_run(
     """
     run_record_path = Path(run_record_path)
     folder = Path(meta_dir) if meta_dir is not None else run_record_path.absolute().parent
-    subject = run_record_path.name
+    subject, run_id = run_record_path.name, named_run_id(run_record_path.name)
     when = (now or datetime.now(UTC)).astimezone(UTC)
     try:
         check_folder_inside(folder, folder.parent)
         record = read_run_record(run_record_path)
-        subject = critique_file_name(record.id)
+        subject, run_id = critique_file_name(record.id), record.id
         _, report = read_report(run_record_path, record)
         facts = compute_facts(record, report, now=when)
         recorder = UsageRecorder(model)
@@ -271,15 +283,17 @@ async def critique_run(
     except Exception as exc:
         message = str(exc) or type(exc).__name__
         try:
-            append_log(folder, "FAIL", subject, message)
+            log_failure(folder, subject, run_id, message, now=when)
         except Exception as log_exc:  # the original error matters more than the log line
-            exc.add_note(f"critique.log could not be written either: {log_exc}")
+            exc.add_note(f"the failure could not be recorded either: {log_exc}")
         raise
+    clear_failure(folder, critique.id)
     append_log(
         folder,
         "ok",
         subject,
-        f"mean {critique.mean_score:.2f}, {'pass' if critique.overall_pass else 'fail'}",
+        f"mean {critique.mean_score:.2f}, {'pass' if critique.overall_pass else 'fail'}"
+        + (f", suspect: {critique.suspect}" if critique.suspect else ""),
     )
     return critique
 
@@ -289,7 +303,9 @@ def summarize(critique: Critique, *, path: Path | None = None) -> str:
     verdict = "pass" if critique.overall_pass else "fail"
     shown = {d: critique.scores.get(d) for d in DIMENSIONS}
     scores = ", ".join(f"{DIMENSION_LABELS[d]} {'n/a' if v is None else v}" for d, v in shown.items())
-    lines = [f"critique of {critique.id}: mean {critique.mean_score:.2f}/5 ({verdict})", f"  {scores}"]
+    lines = [f"critique of {short_id(critique.id)}: mean {critique.mean_score:.2f}/5 ({verdict})", f"  {scores}"]
+    if critique.suspect_reason:
+        lines.append(f"  suspect: {critique.suspect_reason}; it makes and feeds no lesson")
     if critique.tags:
         lines.append(f"  tags: {', '.join(critique.tags)}")
     lines += [f"  weakness: {w}" for w in critique.weaknesses[:3]]

@@ -24,17 +24,19 @@ from ...measures import (
     SiteFacts,
     SourceCounts,
     SubQueryFacts,
+    is_unanswered,
 )
 from ...record import RunRecord, SourceSummary
 from ...text.sanitize import sanitize
 from .citation_support import MAX_WEAK_PAIRS, cited_sentence_count
-from .site_names import site_name
+from .site_names import corpus_ids, site_name
 
 __all__ = ["measure_run", "MAX_COUNT", "MAX_SITES", "MAX_SUB_QUERIES"]
 
 MAX_COUNT = 100_000
 MAX_SITES = 50
 MAX_SUB_QUERIES = 30
+MAX_CORPORA = 20
 _MAX_QUERY = 300
 
 
@@ -52,9 +54,10 @@ def measure_run(record: RunRecord, report: str, *, now: datetime) -> CritiqueFac
         sources=_sources(record),
         sites=_sites(record),
         sub_queries=sub_queries,
-        unanswered=sum(1 for q in sub_queries if q.kept == 0),
+        unanswered=sum(1 for q in sub_queries if is_unanswered(q, capped=record.capped_by_user)),
         citations=_citations(record, report),
         recency=_recency(record.kept_sources, parse_zoned_time(record.started) or now),
+        corpora=corpus_ids([c.root for c in record.corpus])[:MAX_CORPORA],
     )
 
 
@@ -99,6 +102,7 @@ def _sites(record: RunRecord) -> SiteFacts:
         top=top,
         top_share=round(kept[top] / total, 2) if top is not None else 0.0,
         per_site=tuple(SiteCounts(s, _n(kept[s]), _n(dropped[s]), _n(cited[s])) for s in order[:MAX_SITES]),
+        truncated=len(order) > MAX_SITES,  # else the kept counts add up to sources.kept
     )
 
 
@@ -117,6 +121,7 @@ def _sub_queries(record: RunRecord) -> tuple[SubQueryFacts, ...]:
         return ()
     index = {query: i for i, query in enumerate(record.sub_queries, start=1)}
     found = {c.index: c.found for c in record.sub_query_counts}
+    fetched = {c.index: c.fetched for c in record.sub_query_counts}
     kept = record.kept_sources
     out = []
     for position, query in enumerate(_final_plan(record)[:MAX_SUB_QUERIES], start=1):
@@ -129,6 +134,7 @@ def _sub_queries(record: RunRecord) -> tuple[SubQueryFacts, ...]:
                 found=_n(found.get(i, 0) if i is not None else 0),
                 kept=_n(len(mine)),
                 cited=_n(sum(1 for s in mine if s.n is not None)),
+                fetched=_n(fetched.get(i, 0) if i is not None else 0),
             )
         )
     return tuple(out)

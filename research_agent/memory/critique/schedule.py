@@ -5,7 +5,8 @@
 call it. :func:`after_report` is what a front end calls once the user has the report:
 it does what the settings say (nothing, wait, or start the detached worker) and returns
 a :class:`Scheduled` that says what became of the critique, for the front end to tell.
-Nothing here prints; every failure is logged to ``critique.log`` next to the record.
+Nothing here prints; every failure is logged to ``critique.log`` next to the record and
+leaves a failure record there (:mod:`research_agent.memory.store.failures`) until a retry succeeds.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from typing import Any, Literal
 from ...config import Settings
 from ...errors import ResearchError
 from ...llm import ChatModel, OpenAIChatModel
+from ...run_refs import named_run_id
 from ..store.critique_types import Critique
-from ..store.files import append_log, check_log_file, critique_path
+from ..store.failures import log_failure
+from ..store.files import check_log_file, critique_path
 from .judgement import critique_run
 from .spawn import spawn_critique
 
@@ -73,6 +76,7 @@ def after_report(
     try:
         pid = spawn(run_record_path, reports_dir=settings.reports_dir, settings=settings)
     except (OSError, ResearchError) as exc:
+        _log_failure(run_record_path, exc)
         return Scheduled("not_started", error=str(exc))
     return Scheduled("started", pid=pid)
 
@@ -94,7 +98,7 @@ def critique_now(
     """
     record = Path(run_record_path)
     check_log_file(record.parent)
-    with _failures_logged(record):
+    with _failures_logged(record, now):
         chosen = settings() if callable(settings) else settings
         if model is None:
             model = (make_model or OpenAIChatModel.from_settings)(chosen)
@@ -102,23 +106,23 @@ def critique_now(
 
 
 @contextlib.contextmanager
-def _failures_logged(run_record_path: Path) -> Iterator[None]:
+def _failures_logged(run_record_path: Path, now: datetime | None = None) -> Iterator[None]:
     """Log a ResearchError raised inside the block to ``critique.log``, then let it go on."""
     try:
         yield
     except ResearchError as exc:
-        _log_failure(run_record_path, exc)
+        _log_failure(run_record_path, exc, now=now)
         raise
 
 
-def _log_failure(run_record_path: Path, exc: Exception) -> None:
-    """A ``FAIL`` line for the record in its folder's ``critique.log``; a log that cannot
-    be written becomes a note on ``exc`` instead of hiding it."""
+def _log_failure(run_record_path: Path, exc: Exception, *, now: datetime | None = None) -> None:
+    """A ``FAIL`` line for the record in its folder's ``critique.log`` and the run's failure
+    record; one that cannot be written becomes a note on ``exc`` instead of hiding it."""
     record = Path(run_record_path)
     try:
-        append_log(record.parent, "FAIL", record.name, str(exc))
+        log_failure(record.parent, record.name, named_run_id(record.name), str(exc), now=now)
     except ResearchError as log_exc:
-        exc.add_note(f"critique.log could not be written either: {log_exc}")
+        exc.add_note(f"the failure could not be recorded either: {log_exc}")
 
 
 async def _critique_and_close(record: Path, model: Any, settings: Settings, now: datetime | None) -> Critique:

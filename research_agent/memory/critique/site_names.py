@@ -1,8 +1,11 @@
 """The site a source counts under in the facts, always a name that passes validation.
 
 A web page counts under its registrable host (``docs.python.org`` and ``www.python.org``
-are ``python.org``); a local file under its folder relative to the corpus it came from
-(``guides/vacuum``), or the corpus folder's own name for a file at its top. A name that
+are ``python.org``); a local file under the first folder below the root of the corpus it
+came from, lower-cased and named with the corpus's id (``pg-1a2b3c4d/tutorial``; see
+:func:`~research_agent.memory.store.names.local_site`), or under the corpus folder's own name
+for a file at its top, so a corpus with one level is one site. A file whose corpus root the
+record does not know counts under its folder's name, which names no corpus. A name that
 would not pass :func:`~research_agent.memory.store.names.valid_site` (a host such as
 ``[::1]``, a folder with spaces or non-ASCII letters, a path over 60 characters) is
 turned into a safe form: characters outside ``A-Za-z0-9._-`` become ``-`` and the path is
@@ -13,13 +16,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import PurePath
+from typing import Any
 
 from ...record import SourceSummary
-from ..store.names import valid_hostname, valid_site
+from ..store.names import corpus_id, local_site, valid_hostname, valid_site
 
-__all__ = ["site_name", "safe_site"]
+__all__ = ["site_name", "safe_site", "corpus_ids", "source_sites"]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _MAX_FOLDER = 60
@@ -52,21 +56,36 @@ def _is_local(source: SourceSummary) -> bool:
     return source.provider == "local" or bool(source.location and "://" not in source.location)
 
 
-def _folder(location: str, roots: Sequence[str]) -> str:
-    """The file's folder relative to the corpus root holding it (the longest match), or
-    the corpus folder's name for a file at its top; without a known root, its folder's name."""
+def _local_site(location: str, roots: Sequence[str]) -> str:
+    """The site of a local file: ``<corpus id>/<first-level folder>`` under the corpus root holding
+    it (the longest match), the corpus's own name for a file at its top; without a known root,
+    its folder's name (which names no corpus)."""
     path = PurePath(location)
     for root in sorted(roots, key=len, reverse=True):
         base = PurePath(root)
         if root and path.is_relative_to(base) and path != base:
-            relative = path.parent.relative_to(base).as_posix()
-            return base.name if relative in ("", ".") else relative
-    return path.parent.name
+            parts = path.relative_to(base).parts
+            return local_site(corpus_id(root), parts[0] if len(parts) > 1 else base.name)
+    return safe_site(path.parent.name)
+
+
+def corpus_ids(roots: Sequence[str]) -> tuple[str, ...]:
+    """The ids of the corpora at ``roots``, each once, in order."""
+    return tuple(dict.fromkeys(corpus_id(root) for root in roots if root))
 
 
 def site_name(source: SourceSummary, corpus_roots: Sequence[str] = ()) -> str:
     """The site ``source`` counts under (see the module docstring); always a valid site name."""
     if _is_local(source):
-        return safe_site(_folder(source.location, corpus_roots))
+        return _local_site(source.location, corpus_roots)
     host = source.site_key
     return host if valid_hostname(host) else safe_site(host)
+
+
+def source_sites(sources: Iterable[Any], corpus_roots: Sequence[str] = ()) -> set[str]:
+    """The sites of ``sources`` (anything with a provider, location and site, as a search
+    :class:`~research_agent.sources.Source`), named as the facts name them."""
+    return {
+        site_name(SourceSummary(None, "", s.location, s.site, s.provider, None, "", "kept", False), corpus_roots)
+        for s in sources
+    }

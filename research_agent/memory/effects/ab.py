@@ -105,12 +105,12 @@ class AbLedger:
 
 def arm_settings(settings: Settings, arm: str) -> Settings:
     """The settings of one arm: ``baseline`` has lessons off (as ``--no-lessons``);
-    ``adaptive`` has lessons on and a control fraction of 0, so it is never a control
-    run. Neither writes ``--output``."""
+    ``adaptive`` has lessons on, a control fraction of 0 and no trials, so it is never a
+    control run and is given every lesson it is selected. Neither writes ``--output``."""
     if arm == "baseline":
         return settings.replace(lessons=False, output=None)
     if arm == "adaptive":
-        return settings.replace(lessons=True, control_fraction=0.0, output=None)
+        return settings.replace(lessons=True, control_fraction=0.0, trial_probability=0.0, output=None)
     raise ValueError(f"unknown arm {arm!r}")
 
 
@@ -193,6 +193,7 @@ async def _critique_arm(result: Any, settings: Settings, model: ChatModel, now: 
         mean_score=critique.mean_score,
         facts=critique.facts,
         usage=usage,
+        suspect=critique.suspect_reason,
     )
 
 
@@ -205,8 +206,11 @@ def ab_result(
     settings: Settings,
     complete: bool,
 ) -> AbResult:
-    """Measure the pairs in ``ledger``: the frozen result the CLI prints and the file holds."""
+    """Measure the pairs in ``ledger``: the frozen result the CLI prints and the file holds.
+
+    A pair with a suspect critique on either arm is kept and shown, but not measured."""
     pairs = tuple(ledger.pairs)
+    measured = tuple(pair for pair in pairs if pair.measurable)
     return AbResult(
         id=ab_id,
         started=started.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
@@ -217,9 +221,9 @@ def ab_result(
         complete=complete,
         pairs=pairs,
         failed=tuple(ledger.failed),
-        overall=overall_measure(pairs),
-        dimensions=dimension_measures(pairs),
-        facts=fact_measures(pairs),
+        overall=overall_measure(measured),
+        dimensions=dimension_measures(measured),
+        facts=fact_measures(measured),
         baseline_usage=arm_usage(pairs, "baseline"),
         adaptive_usage=arm_usage(pairs, "adaptive"),
     )

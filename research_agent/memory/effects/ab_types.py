@@ -96,12 +96,13 @@ class ArmResult:
     mean_score: float
     facts: CritiqueFacts | None
     usage: ArmUsage
+    suspect: str | None = None  # why its critique looks degenerate: the pair is left out of the measures
 
     def as_dict(self) -> dict[str, Any]:
         facts = (
             None if self.facts is None else {p: _round(fact_value(self.facts, p)) for p, _ in FACT_MEASURES}
         )
-        return {
+        data = {
             "run_id": self.run_id,
             "lessons": list(self.lessons),
             "lessons_reason": self.lessons_reason,
@@ -110,6 +111,9 @@ class ArmResult:
             "facts": facts,
             "usage": self.usage.as_dict(),
         }
+        if self.suspect:
+            data["suspect"] = self.suspect
+        return data
 
 
 @dataclass(frozen=True)
@@ -122,6 +126,11 @@ class AbPair:
     first: str
     baseline: ArmResult
     adaptive: ArmResult
+
+    @property
+    def measurable(self) -> bool:
+        """Neither arm's critique is suspect: only such pairs enter the measures."""
+        return not (self.baseline.suspect or self.adaptive.suspect)
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -87,8 +87,13 @@ class Moments:
 
     @classmethod
     def of(cls, values: Sequence[float]) -> Moments:
+        """From the values (sums in floating point: selection measures thousands of runs)."""
         n = len(values)
-        return cls(n, statistics.fmean(values) if n else None, statistics.variance(values) if n >= 2 else None)
+        if n == 0:
+            return cls(0, None, None)
+        mean = math.fsum(values) / n
+        variance = math.fsum((v - mean) ** 2 for v in values) / (n - 1) if n >= 2 else None
+        return cls(n, mean, variance)
 
     @classmethod
     def from_sums(cls, n: int, total: float, squares: float) -> Moments:

@@ -1,42 +1,60 @@
-"""Each lesson's effect: its target with the lesson against baseline runs that held it back.
+"""Each lesson's effect: its target in the runs given it against the runs eligible and withheld.
 
-For every lesson key (per domain) the runs *with* it are the critiques whose run was
-given it (``lessons_applied``); the runs *without* it are baseline runs (``--no-lessons``,
-control runs, a suspended domain) in which it would have been given (their
-``lessons_withheld``). The lesson's target (:mod:`.targets`) is averaged in each arm
-(a critique where the target does not apply is left out), and the difference comes with
-a 90% Welch interval (:func:`~research_agent.memory.effects.intervals.unpaired_difference`),
-signed so that positive always means better. ``interval`` is None while an arm has
-fewer than 2 runs.
+For every lesson key (per domain) the runs *with* it are the critiques whose run was given it
+(``lessons_applied``); the runs *without* it are the runs that were eligible for it and did
+not get it (``lessons_withheld``), whatever the reason: its own trial (withheld at random on
+its own), a whole-run control, ``--no-lessons``, a suspended domain, or its retirement.
+Because trials withhold each lesson independently, the two arms differ, on average, only in
+that lesson, whatever else was given beside it. Runs that are suspect, or whose memory could
+not be read, are in neither arm (the index has no use rows for them).
 
-Status: ``trial`` while either arm has fewer than :data:`MIN_RUNS` runs; ``retired``
-when both have at least that many and the whole interval lies below zero; else
-``active``. A retired lesson is not given to later runs (see :mod:`.lessons`); baseline
-runs keep holding it back, so new evidence can lift its interval and bring it back.
+The estimate: when at least :data:`MIN_PAIRED_QUESTIONS` normalized questions ran in both
+arms, the difference is *paired* over those questions (each question's mean with, minus its
+mean without, with a paired t interval); otherwise it is Welch's over all runs
+(``method`` says which). The target (:mod:`..store.targets`) is averaged in each arm (a run
+where it does not apply is left out), the interval is 90%, and the sign is turned so that
+positive always means better. ``interval`` is None while there are too few values.
 
-Measured over every valid critique not dated in the future, through the summary index
-(:mod:`..store.index`). :func:`lesson_effects` is the one entry point for the CLI and the MCP server.
+``confounded_with``: the other keys that were never apart from this one in its evidence (in
+every one of its runs, given when it was given and withheld when it was withheld). Their
+effects cannot be told apart from its own; it is empty once trials have separated them.
+
+Status: ``measuring`` while either arm has fewer than :data:`MIN_RUNS` runs; ``retired`` when
+both have at least that many and the whole interval lies below zero; ``no-effect`` when at
+least :data:`NO_EFFECT_RUNS` runs (both arms together) leave an interval that contains zero
+(it is kept, but ranks after every ``active`` lesson for a slot); else ``active``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
-from ...text.sanitize import sanitize
 from ..store.files import FUTURE_SLACK, stamp_of
-from ..store.index import CritiqueIndex, open_index
+from ..store.index import CritiqueIndex
 from ..store.schema import LESSON_KEY, STAGES
 from ..store.targets import TARGETS, stage_of, target_of
-from .intervals import Difference, Moments, welch_difference
+from .intervals import Difference, Moments, paired_difference, welch_difference
 
-__all__ = ["MIN_RUNS", "STATUSES", "LessonEffect", "effect_of", "effects_in", "lesson_effects"]
+__all__ = [
+    "MIN_RUNS",
+    "NO_EFFECT_RUNS",
+    "MIN_PAIRED_QUESTIONS",
+    "STATUSES",
+    "LessonEffect",
+    "Arms",
+    "effect_of",
+    "effects_in",
+]
 
 MIN_RUNS = 5
-STATUSES = ("trial", "active", "retired")
+NO_EFFECT_RUNS = 30
+MIN_PAIRED_QUESTIONS = 5
+STATUSES = ("measuring", "active", "no-effect", "retired")
 
 
 @dataclass(frozen=True)
@@ -55,6 +73,9 @@ class LessonEffect:
     delta: float | None
     interval: tuple[float, float] | None
     status: str
+    method: str = "welch"  # paired | welch
+    paired_questions: int = 0
+    confounded_with: tuple[str, ...] = ()
 
     @property
     def retired(self) -> bool:
@@ -75,6 +96,9 @@ class LessonEffect:
             "mean_without": diff["mean_without"],
             "delta": diff["delta"],
             "interval": diff["interval"],
+            "method": self.method,
+            "paired_questions": self.paired_questions,
+            "confounded_with": list(self.confounded_with),
             "status": self.status,
         }
 
@@ -85,7 +109,7 @@ class LessonEffect:
         return (
             f"{label} {_num(self.mean_with)} with it over {self.applied_runs} run(s), {_num(self.mean_without)} "
             f"without over {self.baseline_runs}; delta {_num(self.delta, signed=True)} "
-            f"(90% interval {interval}; positive means better)"
+            f"(90% interval {interval}, {self.method}; positive means better)"
         )
 
 
@@ -95,30 +119,83 @@ def _num(value: float | None, *, signed: bool = False) -> str:
     return f"{value:+.3g}" if signed else f"{value:.3g}"
 
 
-def _moments(values: Moments | list[float]) -> Moments:
-    return values if isinstance(values, Moments) else Moments.of(values)
+@dataclass
+class Arms:
+    """One key's measured values, per arm and per normalized question."""
+
+    with_: dict[str, list[float]]
+    without: dict[str, list[float]]
+
+    @classmethod
+    def empty(cls) -> Arms:
+        return cls(defaultdict(list), defaultdict(list))
+
+    @classmethod
+    def of(cls, with_: Sequence[float], without: Sequence[float]) -> Arms:
+        """Values with no question known: each run its own question (never paired)."""
+        arms = cls.empty()
+        for i, value in enumerate(with_):
+            arms.with_[f"w{i}"].append(value)
+        for i, value in enumerate(without):
+            arms.without[f"o{i}"].append(value)
+        return arms
+
+    def add(self, arm: str, question: str, value: float) -> None:
+        (self.with_ if arm == "applied" else self.without)[question].append(value)
+
+    def difference(self) -> tuple[Difference, str, int]:
+        """The difference (with - without), the method, and the questions paired."""
+        both = [q for q in self.with_ if q in self.without]
+        n_with = sum(len(v) for v in self.with_.values())
+        n_without = sum(len(v) for v in self.without.values())
+        if len(both) >= MIN_PAIRED_QUESTIONS:
+            pairs = [(statistics.fmean(self.with_[q]), statistics.fmean(self.without[q])) for q in both]
+            paired = paired_difference(pairs)
+            diff = Difference(paired.mean_with, paired.mean_without, paired.delta, paired.interval, n_with, n_without)
+            return diff, "paired", len(both)
+        values_with = [v for vs in self.with_.values() for v in vs]
+        values_without = [v for vs in self.without.values() for v in vs]
+        return welch_difference(Moments.of(values_with), Moments.of(values_without)), "welch", 0
 
 
 def _status(diff: Difference) -> str:
     if diff.n_with < MIN_RUNS or diff.n_without < MIN_RUNS:
-        return "trial"
+        return "measuring"
     if diff.interval is not None and diff.interval[1] < 0:
         return "retired"
+    enough = diff.n_with + diff.n_without >= NO_EFFECT_RUNS
+    if enough and diff.interval is not None and diff.interval[0] <= 0 <= diff.interval[1]:
+        return "no-effect"
     return "active"
 
 
 def effect_of(
-    key: str, domain: str, with_: Moments | list[float], without: Moments | list[float], text: str = ""
+    key: str, domain: str, arms: Arms, *, text: str = "", confounded_with: Sequence[str] = ()
 ) -> LessonEffect:
-    """The effect of ``key`` from its target's values (or their moments) with and without it."""
+    """The effect of ``key`` from its target's values with and without it."""
     target = target_of(key)
-    diff = welch_difference(_moments(with_), _moments(without))
+    diff, method, questions = arms.difference()
     if TARGETS[target].lower_is_better:
         diff = diff.flipped()
     return LessonEffect(
         key, stage_of(key), target, text, domain, diff.n_with, diff.n_without,
         diff.mean_with, diff.mean_without, diff.delta, diff.interval, _status(diff),
+        method, questions, tuple(confounded_with),
     )  # fmt: skip
+
+
+Row = tuple[str, str, str, str, str, "float | None"]  # domain, key, file, arm, question, value
+
+
+def _confounded(key: str, runs: Mapping[str, str], arms_by_run: Mapping[str, Mapping[str, str]]) -> list[str]:
+    """The other keys in the same arm as ``key`` in every one of its ``runs`` (file -> arm)."""
+    together: set[str] | None = None
+    for name, arm in runs.items():
+        same = {other for other, other_arm in arms_by_run[name].items() if other_arm == arm and other != key}
+        together = same if together is None else together & same
+        if not together:
+            return []
+    return sorted(together or ())
 
 
 def effects_in(
@@ -127,40 +204,39 @@ def effects_in(
     now: datetime,
     domain: str | None = None,
     keys: Iterable[str] | None = None,
-    with_text: bool = True,
+    detail: bool = False,
+    texts: Mapping[tuple[str, str], str] | None = None,
 ) -> tuple[LessonEffect, ...]:
     """The effect of every lesson key (or of ``keys``) in ``domain`` (or every domain).
 
-    ``with_text``: fill in each lesson's newest applied text (selection does not need it).
+    ``detail``: also find ``confounded_with`` (reads every key's uses, not only ``keys``'s).
+    ``texts``: ``(domain, key) -> text`` to show with each effect (the text the lesson has when
+    it is built now; never text read from a critique).
     """
     latest = now + FUTURE_SLACK
-    wanted = sorted(k for k in set(index.keys() if keys is None else keys) if LESSON_KEY.match(k))
     window = {"domain": domain, "future": stamp_of(latest), "latest": latest.timestamp()}
-    arms: dict[tuple[str, str], dict[str, Moments]] = {}
-    for row_domain, key, arm, count, total, squares in index.arm_sums(wanted, **window):  # type: ignore[arg-type]
-        arms.setdefault((row_domain, key), {})[arm] = Moments.from_sums(
-            int(count), float(total), float(squares)
-        )
-    texts = index.newest_texts(wanted, **window) if with_text else {}  # type: ignore[arg-type]
-    none = Moments(0, None, None)
+    wanted = None if keys is None else sorted(k for k in set(keys) if LESSON_KEY.match(k))
+    rows: list[Row] = index.uses(None if detail else wanted, **window)  # type: ignore[arg-type]
+    arms: dict[tuple[str, str], Arms] = {}
+    runs: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
+    arms_by_run: dict[str, dict[str, str]] = defaultdict(dict)
+    chosen = None if wanted is None else set(wanted)
+    for row_domain, key, name, arm, question, value in rows:
+        if detail:
+            arms_by_run[name][key] = arm
+        if value is None or not LESSON_KEY.match(key) or (chosen is not None and key not in chosen):
+            continue
+        found = arms.get((row_domain, key))
+        if found is None:
+            found = arms[(row_domain, key)] = Arms.empty()
+        found.add(arm, question, float(value))
+        runs[(row_domain, key)][name] = arm
     effects = [
         effect_of(
-            key,
-            where,
-            moments.get("applied", none),
-            moments.get("withheld", none),
-            _shown(texts.get((where, key), "")),
-        )
-        for (where, key), moments in arms.items()
+            key, where, measured,
+            text=(texts or {}).get((where, key), ""),
+            confounded_with=_confounded(key, runs[(where, key)], arms_by_run) if detail else (),
+        )  # fmt: skip
+        for (where, key), measured in arms.items()
     ]
     return tuple(sorted(effects, key=lambda e: (e.domain, STAGES.index(e.stage), e.key)))
-
-
-def _shown(text: str) -> str:
-    return sanitize(text, single_line=True, max_chars=300) if text else ""
-
-
-def lesson_effects(meta_dir: Path, *, now: datetime, domain: str | None = None) -> tuple[LessonEffect, ...]:
-    """The effect of every lesson key in ``meta_dir`` (of ``domain``, or of every domain) at ``now``."""
-    with open_index(Path(meta_dir)) as index:
-        return effects_in(index, now=now, domain=domain)

@@ -5,8 +5,11 @@
 * Comparison: each critique's mean score becomes a z-score *within its
   model_version* (so a model change does not read as learning), then adaptive runs
   (lessons used) are compared with baseline runs (no lessons).
-* Suspension: over at least ``min_runs`` runs of each kind in a domain, adaptive runs
-  score lower than baseline runs: lessons are suspended for that domain.
+* Suspension: over at least ``min_runs`` runs of each kind in a domain, the 90% interval of
+  (adaptive - baseline) mean z lies wholly below zero: lessons are suspended for that domain.
+  A difference the interval cannot tell from zero never suspends. Suspect critiques (a
+  degenerate critic) and runs that could not read their memory are left out of this
+  comparison; suspect ones are listed.
 * Collapse: the standard deviation of the recent mean scores falls under 0.3, a sign
   the critic stopped telling reports apart.
 * Cost: the tokens and dollars the critiques themselves spent, per domain, from the
@@ -17,6 +20,7 @@
 from __future__ import annotations
 
 import io
+import math
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -27,9 +31,11 @@ from typing import Any
 from ...errors import ConfigError
 from ...files.atomic import atomic_write_bytes
 from ...ids import id_timestamp
+from ...version import extra_hint
 from ..store.critique_types import Critique
 from ..store.files import LoadedCritique
 from ..store.schema import DIMENSIONS
+from .intervals import unpaired_difference
 
 __all__ = [
     "MIN_RUNS",
@@ -156,6 +162,7 @@ class DomainStats:
     comparison: Comparison
     collapse: Collapse
     cost: CritiqueCost = CritiqueCost()
+    suspect: tuple[tuple[str, str], ...] = ()  # (critique id, why): left out of the comparison
 
 
 @dataclass(frozen=True)
@@ -170,6 +177,12 @@ class MemoryStats:
     def warnings(self) -> tuple[str, ...]:
         out = [d.comparison.reason for d in self.domains if d.comparison.suspended]
         out += [d.collapse.warning for d in self.domains if d.collapse.collapsed]
+        out += [
+            f"suspect critique ({d.domain}) {run_id}: {why}; it makes and feeds no lesson and is left out "
+            "of effects, suspension and A/B statistics"
+            for d in self.domains
+            for run_id, why in d.suspect
+        ]
         return tuple(out)
 
     def as_dict(self) -> dict[str, Any]:
@@ -200,6 +213,7 @@ class MemoryStats:
                     "recent_std": d.collapse.std,
                     "collapse": d.collapse.collapsed,
                     "critique_usage": d.cost.as_dict(),
+                    "suspect": [{"id": run_id, "reason": why} for run_id, why in d.suspect],
                 }
                 for d in self.domains
             ],
@@ -218,15 +232,16 @@ def z_scores(critiques: Iterable[Critique]) -> dict[str, float]:
     out: dict[str, float] = {}
     for group in groups.values():
         values = [c.mean_score for c in group]
-        mu = statistics.fmean(values)
-        sd = statistics.pstdev(values) if len(values) > 1 else 0.0
+        mu = math.fsum(values) / len(values)
+        sd = math.sqrt(math.fsum((v - mu) ** 2 for v in values) / len(values)) if len(values) > 1 else 0.0
         for critique in group:
             out[critique.id] = 0.0 if sd == 0 else (critique.mean_score - mu) / sd
     return out
 
 
 def compare_adaptive(domain: str, critiques: Sequence[Critique], *, min_runs: int = MIN_RUNS) -> Comparison:
-    """Compare adaptive and baseline runs of one domain; suspend when adaptive does worse."""
+    """Compare adaptive and baseline runs of one domain; suspend when adaptive does worse beyond doubt
+    (the 90% interval of the difference lies below zero)."""
     z = z_scores(critiques)
     adaptive = [z[c.id] for c in critiques if c.adaptive]
     baseline = [z[c.id] for c in critiques if not c.adaptive]
@@ -243,13 +258,18 @@ def compare_adaptive(domain: str, critiques: Sequence[Critique], *, min_runs: in
             f"not enough runs to compare ({counts}; {min_runs} of each needed)",
         )
     assert az is not None and bz is not None
-    if az < bz:
+    interval = unpaired_difference(adaptive, baseline).interval
+    shown = "none" if interval is None else f"[{interval[0]:+.2f}, {interval[1]:+.2f}]"
+    if interval is not None and interval[1] < 0:
         reason = (
             f"lessons suspended for {domain}: adaptive runs score lower than baseline runs "
-            f"(mean z {az:+.2f} vs {bz:+.2f} over {counts})"
+            f"(mean z {az:+.2f} vs {bz:+.2f} over {counts}; 90% interval of the difference {shown})"
         )
         return Comparison(len(adaptive), len(baseline), az, bz, True, reason)
-    reason = f"adaptive runs score at least as well as baseline (mean z {az:+.2f} vs {bz:+.2f} over {counts})"
+    reason = (
+        f"adaptive runs score no worse than baseline, as far as can be told (mean z {az:+.2f} vs {bz:+.2f} "
+        f"over {counts}; 90% interval of the difference {shown})"
+    )
     return Comparison(len(adaptive), len(baseline), az, bz, False, reason)
 
 
@@ -295,9 +315,10 @@ def domain_stats(domain: str, critiques: Sequence[Critique]) -> DomainStats:
         passed=sum(1 for c in ordered if c.overall_pass),
         mean=_mean([c.mean_score for c in ordered]) or 0.0,
         trends=tuple(trends),
-        comparison=compare_adaptive(domain, ordered),
+        comparison=compare_adaptive(domain, [c for c in ordered if c.measurable]),
         collapse=collapse_check(domain, ordered),
         cost=critique_cost(ordered),
+        suspect=tuple((c.id, c.suspect_reason) for c in ordered if c.suspect_reason),  # type: ignore[misc]
     )
 
 
@@ -326,7 +347,7 @@ def _import_pyplot() -> Any:
         import matplotlib.pyplot as plt
     except ImportError:
         raise ConfigError(
-            "--plot needs matplotlib, which is not installed: pip install 'research-agent[plot]'"
+            f"--plot needs matplotlib, which is not installed: {extra_hint('plot')}"
         ) from None
     return plt
 

@@ -10,12 +10,12 @@ the text. Slots hold only counts, shares and years (integers) and site names tha
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..store.critique_types import Critique
 
-__all__ = ["Evidence", "need", "shown", "stamp_of_id"]
+__all__ = ["Evidence", "Need", "need", "shown", "stamp_of_id"]
 
 Slot = tuple[str, int | str]
 
@@ -49,9 +49,13 @@ class Evidence:
         return max(stamp_of_id(i) for i in self.ids)
 
 
-def shown(key: str, hits: Sequence[Critique], n: int, **slots: int | str) -> list[Evidence]:
-    """One piece of evidence for ``key`` when at least :func:`need` of ``n`` critiques show it."""
-    if n == 0 or len(hits) < need(n):
+Need = Callable[[int], int]  # n critiques counted -> how many must show a weakness
+
+
+def shown(key: str, hits: Sequence[Critique], n: int, threshold: Need | None = None, **slots: int | str) -> list[Evidence]:
+    """One piece of evidence for ``key`` when at least ``threshold(n)`` (default :func:`need`)
+    of ``n`` critiques show it."""
+    if n == 0 or len(hits) < (need if threshold is None else threshold)(n):
         return []
     ordered = sorted(hits, key=lambda c: stamp_of_id(c.id), reverse=True)
     values = tuple(sorted({**slots, "n": n}.items()))

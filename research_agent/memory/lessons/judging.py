@@ -1,43 +1,53 @@
 """Judging lessons for relevance, built from the facts of eligible critiques.
 
-* Site track records (``site:kept:<site>``, ``site:dropped:<site>``). In each critique a
-  site either earned its place (at least one page kept, no more dropped than kept) or was
-  turned away (pages dropped, none kept). A site that earned its place in at least 2
-  reports with at least 3 pages kept gets a ``site:kept`` lesson; one turned away in at
-  least 2 reports with at least 3 pages dropped gets a ``site:dropped`` lesson. Both can
-  appear for one site: :mod:`.settle` keeps the one with the newer evidence.
+* Site track records (``site:kept:<site>``, ``site:dropped:<site>``): a site's kept, dropped
+  and cited pages summed over *every* critique in the lesson's window that saw the site
+  (none is skipped for being mixed). A site seen in at least 2 reports with at least 3 pages
+  whose kept share is at least 0.7 gets a ``site:kept`` lesson; one whose share is at most
+  0.2 gets a ``site:dropped`` lesson; anything in between gets none. The numbers in the text
+  are those totals. A local site names its corpus (``<corpus id>/<folder>``), so two corpora
+  with a folder of the same name keep separate lessons.
 * Source kinds that went with weakly supported citations: snippet-only pages and press
   releases, where the critic tagged them and the facts counted weakly supported citations.
 
-Only names that pass :func:`~research_agent.memory.store.names.valid_site` (strict host names,
-corpus folders) and fit a lesson key ever reach a lesson.
+Each key is counted over its own window of the pool (:mod:`.pool`). Only names that pass
+:func:`~research_agent.memory.store.names.valid_site` and fit a lesson key reach a lesson, and
+a site name reaches a prompt only when it names a site of the run's own sources
+(:mod:`.setting`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..store.critique_types import Critique
 from ..store.names import valid_site
 from ..store.schema import LESSON_KEY
-from .evidence import Evidence, shown, stamp_of_id
+from .evidence import Evidence, Need, shown, stamp_of_id
+from .pool import EvidencePool
 
-__all__ = ["judging_evidence", "usable_site", "MAX_SITE_CHARS", "MIN_REPORTS", "MIN_PAGES"]
+__all__ = ["judging_evidence", "usable_site", "MAX_SITE_CHARS", "MIN_REPORTS", "MIN_PAGES", "KEPT_SHARE", "DROPPED_SHARE"]
 
 MAX_SITE_CHARS = 60
 MIN_REPORTS = 2  # reports a site's track record must span
-MIN_PAGES = 3  # pages kept (or dropped) across them
+MIN_PAGES = 3  # pages (kept and dropped) across them
+KEPT_SHARE = 0.7  # a kept share at least this gives a site:kept lesson
+DROPPED_SHARE = 0.2  # a kept share at most this gives a site:dropped lesson
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Track:
-    """One site's pages in the reports where it went one way: kept or dropped."""
+    """One site's pages summed over the critiques that saw it."""
 
-    kept: int = 0
-    dropped: int = 0
-    cited: int = 0
-    ids: list[str] = field(default_factory=list)
+    kept: int
+    dropped: int
+    cited: int
+    ids: tuple[str, ...]
+
+    @property
+    def pages(self) -> int:
+        return self.kept + self.dropped
 
 
 def usable_site(site: str) -> bool:
@@ -45,57 +55,55 @@ def usable_site(site: str) -> bool:
     return len(site) <= MAX_SITE_CHARS and valid_site(site) and bool(LESSON_KEY.match(f"site:kept:{site}"))
 
 
-def _tracks(critiques: Sequence[Critique]) -> tuple[dict[str, _Track], dict[str, _Track]]:
-    """Per site: the reports where it earned its place, and those where it was turned away."""
-    earned: dict[str, _Track] = {}
-    turned: dict[str, _Track] = {}
+def _track(site: str, critiques: Sequence[Critique]) -> _Track:
+    """``site``'s totals over every one of ``critiques`` that saw it."""
+    kept = dropped = cited = 0
+    ids = []
     for critique in critiques:
-        if critique.facts is None:
-            continue
-        for counts in critique.facts.sites.per_site:
-            if not usable_site(counts.site):
-                continue
-            if counts.kept >= 1 and counts.kept >= counts.dropped:
-                track = earned.setdefault(counts.site, _Track())
-            elif counts.kept == 0 and counts.dropped >= 1:
-                track = turned.setdefault(counts.site, _Track())
-            else:
-                continue  # mixed: no clear verdict
-            track.kept += counts.kept
-            track.dropped += counts.dropped
-            track.cited += counts.cited
-            track.ids.append(critique.id)
-    return earned, turned
+        counts = next((p for p in critique.facts.sites.per_site if p.site == site), None) if critique.facts else None
+        if counts is not None:
+            kept, dropped, cited = kept + counts.kept, dropped + counts.dropped, cited + counts.cited
+            ids.append(critique.id)
+    return _Track(kept, dropped, cited, tuple(sorted(ids, key=stamp_of_id, reverse=True)))
 
 
 def _site_evidence(kind: str, site: str, track: _Track, n: int) -> Evidence:
-    ids = tuple(sorted(dict.fromkeys(track.ids), key=stamp_of_id, reverse=True))
     slots = {
         "site": site,
         "kept": track.kept,
         "dropped": track.dropped,
-        "pages": track.kept + track.dropped,
+        "pages": track.pages,
         "cited": track.cited,
-        "reports": len(ids),
+        "reports": len(track.ids),
     }
     pages = track.kept if kind == "site:kept" else track.dropped
-    weight = len(ids) / max(n, 1) + pages / 1000  # more reports first, then more pages
-    return Evidence(f"{kind}:{site}", ids, tuple(sorted(slots.items())), weight)
+    weight = len(track.ids) / max(n, 1) + pages / 1000  # more reports first, then more pages
+    return Evidence(f"{kind}:{site}", track.ids, tuple(sorted(slots.items())), weight)
 
 
-def _sites(critiques: Sequence[Critique]) -> list[Evidence]:
-    earned, turned = _tracks(critiques)
+def _verdict(track: _Track) -> str | None:
+    """``site:kept``, ``site:dropped`` or None for a site's totals."""
+    if len(track.ids) < MIN_REPORTS or track.pages < MIN_PAGES:
+        return None
+    share = track.kept / track.pages
+    return "site:kept" if share >= KEPT_SHARE else "site:dropped" if share <= DROPPED_SHARE else None
+
+
+def _sites(pool: EvidencePool) -> list[Evidence]:
+    seen = sorted(
+        {p.site for c in pool.critiques if c.facts is not None for p in c.facts.sites.per_site if usable_site(p.site)}
+    )
     out = []
-    for site, track in sorted(earned.items()):
-        if len(set(track.ids)) >= MIN_REPORTS and track.kept >= MIN_PAGES:
-            out.append(_site_evidence("site:kept", site, track, len(critiques)))
-    for site, track in sorted(turned.items()):
-        if len(set(track.ids)) >= MIN_REPORTS and track.dropped >= MIN_PAGES:
-            out.append(_site_evidence("site:dropped", site, track, len(critiques)))
+    for site in seen:
+        for kind in ("site:kept", "site:dropped"):
+            window = pool.for_key(f"{kind}:{site}")
+            track = _track(site, window)
+            if _verdict(track) == kind:
+                out.append(_site_evidence(kind, site, track, len(window)))
     return out
 
 
-def _source_kind(key: str, tag: str, critiques: Sequence[Critique]) -> list[Evidence]:
+def _source_kind(key: str, tag: str, critiques: Sequence[Critique], threshold: Need) -> list[Evidence]:
     measured = [c for c in critiques if c.facts is not None]
     hits = [
         c
@@ -104,13 +112,15 @@ def _source_kind(key: str, tag: str, critiques: Sequence[Critique]) -> list[Evid
     ]
     weak = sum(c.facts.citations.weakly_supported for c in hits if c.facts is not None)
     sentences = sum(c.facts.citations.sentences for c in hits if c.facts is not None)
-    return shown(key, hits, len(measured), weak=weak, sentences=max(sentences, weak))
+    return shown(key, hits, len(measured), threshold, weak=weak, sentences=max(sentences, weak))
 
 
-def judging_evidence(critiques: Sequence[Critique]) -> list[Evidence]:
-    """Evidence for every judging lesson the eligible ``critiques`` (newest first) show."""
-    return [
-        *_sites(critiques),
-        *_source_kind("source-kind:snippet-only", "snippet_only_sources", critiques),
-        *_source_kind("source-kind:press-release", "press_release_heavy", critiques),
-    ]
+_SOURCE_KINDS = {"source-kind:snippet-only": "snippet_only_sources", "source-kind:press-release": "press_release_heavy"}
+
+
+def judging_evidence(pool: EvidencePool) -> list[Evidence]:
+    """Evidence for every judging lesson the ``pool`` shows, each key over its own window."""
+    out = _sites(pool)
+    for key, tag in _SOURCE_KINDS.items():
+        out += _source_kind(key, tag, pool.for_key(key), lambda n, key=key: pool.need(key, n))
+    return out

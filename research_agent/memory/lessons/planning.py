@@ -1,6 +1,10 @@
 """Planning lessons for decompose, built from the facts and applicable scores of eligible critiques.
 
-* ``coverage:unanswered``: sub-queries that found nothing kept, and how often;
+Each lesson is counted over its own window of the pool (:mod:`.pool`): the newest critiques
+whose run was not given it, with its threshold (hysteresis included).
+
+* ``coverage:unanswered``: sub-queries that found nothing kept, and how often (a sub-query the
+  user's cap left unread is not unanswered);
 * ``coverage:low-score``: coverage scored 2, or the critic tagged parts as uncovered;
 * ``counterarguments:missing``: the critic tagged missing counterarguments;
 * ``recency:old-sources``: the kept sources ran old (median over a year) where the critic
@@ -9,8 +13,9 @@
   (named when the same site dominated at least two reports), counted only over runs the
   user did not cap (``facts.sources.capped_by_user``): the cap suppresses breadth lessons
   and nothing else;
-* ``geography:regions``: only over critiques where geographic balance applies; a
-  ``geographic_bias`` tag in a critique whose score is null is ignored;
+* ``geography:regions``: only from a geographic balance score of 2 or less where it applies;
+  a ``geographic_bias`` tag alone never makes one (and one beside a score of 3 or more is
+  dropped when the file loads);
 * ``primary:evidence`` / ``primary:practical``: weak claim support or actionability.
 """
 
@@ -22,8 +27,9 @@ from collections.abc import Callable, Sequence
 
 from ...config import MODES
 from ..store.critique_types import Critique
-from .evidence import Evidence, shown
+from .evidence import Evidence, Need, shown
 from .judging import usable_site
+from .pool import EvidencePool
 
 __all__ = ["planning_evidence", "OLD_DAYS", "NARROW_SHARE"]
 
@@ -37,30 +43,33 @@ def _low(critique: Critique, dimension: str) -> bool:
     return value is not None and value <= LOW
 
 
-def _unanswered(critiques: Sequence[Critique]) -> list[Evidence]:
+Builder = Callable[[Sequence[Critique], "Need | None"], list[Evidence]]
+
+
+def _unanswered(critiques: Sequence[Critique], threshold: Need | None) -> list[Evidence]:
     measured = [c for c in critiques if c.facts is not None]
-    hits = [c for c in measured if c.facts is not None and c.facts.unanswered > 0]
-    unanswered = sum(c.facts.unanswered for c in hits if c.facts is not None)
-    asked = sum(len(c.facts.sub_queries) for c in hits if c.facts is not None)
+    hits = [c for c in measured if c.facts is not None and c.facts.open_sub_queries > 0]
+    unanswered = sum(c.facts.open_sub_queries for c in hits if c.facts is not None)
+    asked = sum(c.facts.asked_sub_queries for c in hits if c.facts is not None)
     return shown(
-        "coverage:unanswered", hits, len(measured), unanswered=unanswered, asked=max(asked, unanswered)
+        "coverage:unanswered", hits, len(measured), threshold, unanswered=unanswered, asked=max(asked, unanswered)
     )
 
 
-def _tagged_or_low(key: str, tag: str, dimension: str) -> Callable[[Sequence[Critique]], list[Evidence]]:
-    def build(critiques: Sequence[Critique]) -> list[Evidence]:
+def _tagged_or_low(key: str, tag: str, dimension: str) -> Builder:
+    def build(critiques: Sequence[Critique], threshold: Need | None) -> list[Evidence]:
         hits = [c for c in critiques if tag in c.tags or _low(c, dimension)]
-        return shown(key, hits, len(critiques))
+        return shown(key, hits, len(critiques), threshold)
 
     return build
 
 
-def _counterarguments(critiques: Sequence[Critique]) -> list[Evidence]:
+def _counterarguments(critiques: Sequence[Critique], threshold: Need | None) -> list[Evidence]:
     hits = [c for c in critiques if "missing_counterarguments" in c.tags]
-    return shown("counterarguments:missing", hits, len(critiques))
+    return shown("counterarguments:missing", hits, len(critiques), threshold)
 
 
-def _recency(critiques: Sequence[Critique]) -> list[Evidence]:
+def _recency(critiques: Sequence[Critique], threshold: Need | None) -> list[Evidence]:
     hits = [
         c
         for c in critiques
@@ -77,6 +86,7 @@ def _recency(critiques: Sequence[Critique]) -> list[Evidence]:
         "recency:old-sources",
         hits,
         len(critiques),
+        threshold,
         age=int(statistics.median(ages)),
         year=min(years) if years else 0,
     )
@@ -87,7 +97,7 @@ def _uncapped(critiques: Sequence[Critique]) -> list[Critique]:
     return [c for c in critiques if c.facts is not None and not c.facts.sources.capped_by_user]
 
 
-def _few_sources(critiques: Sequence[Critique]) -> list[Evidence]:
+def _few_sources(critiques: Sequence[Critique], threshold: Need | None) -> list[Evidence]:
     uncapped = _uncapped(critiques)
 
     def few(c: Critique) -> bool:
@@ -100,7 +110,7 @@ def _few_sources(critiques: Sequence[Critique]) -> list[Evidence]:
         return []
     kept = int(statistics.median(c.facts.sources.kept for c in hits if c.facts is not None))
     found = int(statistics.median(c.facts.sources.found for c in hits if c.facts is not None))
-    return shown("breadth:few-sources", hits, len(uncapped), kept=kept, found=max(found, kept))
+    return shown("breadth:few-sources", hits, len(uncapped), threshold, kept=kept, found=max(found, kept))
 
 
 def _dominant(hits: Sequence[Critique]) -> tuple[str, int]:
@@ -116,7 +126,7 @@ def _dominant(hits: Sequence[Critique]) -> tuple[str, int]:
     return "", 0
 
 
-def _narrow(critiques: Sequence[Critique]) -> list[Evidence]:
+def _narrow(critiques: Sequence[Critique], threshold: Need | None) -> list[Evidence]:
     uncapped = _uncapped(critiques)
 
     def narrow(c: Critique) -> bool:
@@ -126,28 +136,33 @@ def _narrow(critiques: Sequence[Critique]) -> list[Evidence]:
 
     hits = [c for c in uncapped if narrow(c)]
     top, times = _dominant(hits)
-    return shown("breadth:sites", hits, len(uncapped), top=top, top_reports=times)
+    return shown("breadth:sites", hits, len(uncapped), threshold, top=top, top_reports=times)
 
 
-def _geography(critiques: Sequence[Critique]) -> list[Evidence]:
+def _geography(critiques: Sequence[Critique], threshold: Need | None) -> list[Evidence]:
     applies = [c for c in critiques if c.scores.applies("geographic_balance")]
-    hits = [c for c in applies if _low(c, "geographic_balance") or "geographic_bias" in c.tags]
-    return shown("geography:regions", hits, len(applies))
+    hits = [c for c in applies if _low(c, "geographic_balance")]
+    return shown("geography:regions", hits, len(applies), threshold)
 
 
-_BUILDERS: tuple[Callable[[Sequence[Critique]], list[Evidence]], ...] = (
-    _unanswered,
-    _tagged_or_low("coverage:low-score", "low_coverage", "coverage"),
-    _counterarguments,
-    _recency,
-    _few_sources,
-    _narrow,
-    _geography,
-    _tagged_or_low("primary:evidence", "weak_primary_sources", "claim_support"),
-    _tagged_or_low("primary:practical", "vague_recommendations", "actionability"),
-)
+_BUILDERS: dict[str, Builder] = {
+    "coverage:unanswered": _unanswered,
+    "coverage:low-score": _tagged_or_low("coverage:low-score", "low_coverage", "coverage"),
+    "counterarguments:missing": _counterarguments,
+    "recency:old-sources": _recency,
+    "breadth:few-sources": _few_sources,
+    "breadth:sites": _narrow,
+    "geography:regions": _geography,
+    "primary:evidence": _tagged_or_low("primary:evidence", "weak_primary_sources", "claim_support"),
+    "primary:practical": _tagged_or_low("primary:practical", "vague_recommendations", "actionability"),
+}
 
 
-def planning_evidence(critiques: Sequence[Critique]) -> list[Evidence]:
-    """Evidence for every planning lesson the eligible ``critiques`` (newest first) show."""
-    return [evidence for build in _BUILDERS for evidence in build(critiques)]
+def planning_evidence(pool: EvidencePool) -> list[Evidence]:
+    """Evidence for every planning lesson the ``pool`` shows, each key over its own window."""
+    out: list[Evidence] = []
+    for key, build in _BUILDERS.items():
+        critiques = pool.for_key(key)
+        out += build(critiques, lambda n, key=key: pool.need(key, n))
+    return out
+

@@ -2,11 +2,13 @@
 "Lessons Applied" section.
 
 A prompt receives only its own stage's lessons, each text verbatim on its own line. The
-report lists every lesson with its stage and the critiques behind it.
+report lists every lesson with its stage and the critiques behind it, by short id
+(:mod:`research_agent.run_refs`: 7 hex digits, unique among the critiques the run considered).
 """
 
 from __future__ import annotations
 
+from ...run_refs import short_ids
 from ...text.mdsafe import code_span, plain_text
 from .types import LessonSelection
 
@@ -56,7 +58,8 @@ def lessons_markdown(selection: LessonSelection) -> str:
         f"This run used lessons drawn from critiques of earlier {domain_label(selection.domain)} reports:",
         "",
     ]
+    shown = short_ids({*selection.considered, *(i for lesson in selection.lessons for i in lesson.critique_ids)})
     for number, lesson in enumerate(selection.lessons, start=1):
-        ids = ", ".join(code_span(i) for i in lesson.critique_ids)
+        ids = ", ".join(code_span(shown[i]) for i in lesson.critique_ids)
         lines.append(f"{number}. {_STAGE_NAMES[lesson.stage]}: {plain_text(lesson.text)} (critiques: {ids})")
     return "\n".join(lines) + "\n"

@@ -8,7 +8,9 @@ that call, gives the planning lessons of the domains that have some (:mod:`.offe
 :class:`MemoryLessons` reads ``reports/meta``. It selects only the domains that have enough
 eligible critiques, best-evidenced first, and stops once the planning prompt is full; the
 named domain is selected afterwards if it was not among them. One random draw decides
-whether the run is a control run, for every domain: a baseline run is offered nothing.
+whether the run is a control run, for every domain: a baseline run is offered nothing; one
+trial seed (recorded) decides which selected lessons are withheld for their trials, in every
+domain alike (:mod:`.trials`).
 :class:`FixedLessons` serves a caller's own ``domain -> selection`` function.
 """
 
@@ -24,6 +26,8 @@ from ...domains import DOMAINS
 from ..store.index import CritiqueIndex, open_index
 from .offer import LessonOffer, offer_lessons
 from .select import SelectionRules, candidate_domains, check_ttl, select_in
+from .setting import RunSetting
+from .trials import DEFAULT_TRIAL_PROBABILITY, new_seed
 from .types import MAX_LESSONS, LessonSelection
 
 __all__ = ["RunLessons", "MemoryLessons", "FixedLessons", "LessonsFn"]
@@ -59,11 +63,17 @@ class MemoryLessons:
         limit: int = 10,
         min_critiques: int = 3,
         max_lessons: int = MAX_LESSONS,
+        trial_probability: float = DEFAULT_TRIAL_PROBABILITY,
+        setting: RunSetting | None = None,
     ) -> None:
         check_ttl(ttl_days)
         self.meta_dir = Path(meta_dir)
-        self.rules = SelectionRules(now, ttl_days, limit, min_critiques, control_fraction, force_control, max_lessons)
+        self.rules = SelectionRules(
+            now, ttl_days, limit, min_critiques, control_fraction, force_control, max_lessons,
+            trial_probability, setting,
+        )  # fmt: skip
         self._seed = rng.random()  # the one draw: every domain's selection sees the same
+        self.trial_seed = new_seed(rng)
         self._selected: dict[str, LessonSelection] = {}
         self._offer = LessonOffer({})
 
@@ -90,7 +100,7 @@ class MemoryLessons:
         return self._offer.settle(self._selected[domain])
 
     def _select(self, index: CritiqueIndex, domain: str) -> LessonSelection:
-        self._selected[domain] = select_in(index, domain, self.rules, self._rng())
+        self._selected[domain] = select_in(index, domain, self.rules, self._rng(), seed=self.trial_seed)
         return self._selected[domain]
 
 

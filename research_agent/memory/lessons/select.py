@@ -1,45 +1,55 @@
 """Lessons for a new run, drawn from the critiques of earlier runs in the same domain.
 
-Selection (:func:`select_lessons`) takes the newest ``limit`` critiques that validate,
-pass, match the domain and are younger than the TTL; with fewer than ``min_critiques``
-there are no lessons at all. The files are found through the summary index
-(:mod:`..store.index`, refreshed from the YAML on every call); the critiques lessons are drawn
-from are then read again with the loader, so the YAML stays the truth. Every other file
-is listed in ``excluded`` with its reason (expired, dated in the future, invalid, other
-domain, failing, older than the newest ``limit``).
+Selection (:func:`select_lessons`) reads the summary index (:mod:`..store.index`, refreshed
+from the YAML on every call): the critiques that may feed lessons are those that validate,
+pass, match the domain, are not suspect and are younger than the TTL; with fewer than
+``min_critiques`` there are no lessons at all. Each lesson is counted over its own window:
+the newest ``limit`` of those critiques whose run was *not* given it (:mod:`.pool`), so a
+lesson's own successes or failures never build it or write its numbers. The newest files
+left out are listed in ``excluded`` with their reason (expired, dated in the future, invalid,
+other domain, suspect, failing, older than the critiques drawn from); the rest are counted.
 
 Lessons are built from those critiques' facts and applicable scores, one kind per stage
-(:mod:`.planning` for decompose, :mod:`.judging` for relevance), written
-only from templates with validated slots (:mod:`.text`), merged and settled
-(:mod:`.settle`), then checked against their measured effect (:mod:`..effects.lesson_effects`):
-a retired lesson is not given, and is listed in ``excluded`` with its numbers. At most
-``max_lessons`` per stage. Critique free text never reaches a lesson, so never a prompt.
+(:mod:`.planning` for decompose, :mod:`.judging` for relevance), written only from templates
+with validated slots (:mod:`.text`), fitted to the run's setting (:mod:`.setting`: no lesson
+whose target cannot move there), settled (:mod:`.settle`), then checked against their
+measured effect (:mod:`..effects.lesson_effects`): a retired lesson is not given (and is
+recorded as withheld, so that new evidence can bring it back), a ``no-effect`` lesson ranks
+after every active one. At most ``max_lessons`` per stage; then each selected lesson is
+withheld on its own with the trial probability (:mod:`.trials`), its slot left empty.
+Critique free text never reaches a lesson, so never a prompt.
 
-Safeguards: a control fraction of eligible runs goes without lessons (the baseline),
-lessons are suspended for a domain whose adaptive runs score worse than its baseline
-runs (see :mod:`..effects.stats`), and a mode-collapse warning is raised when recent scores stop
-spreading. A baseline run (control, ``--no-lessons``, suspension) lists the keys it held
-back in ``withheld``, so that effects can compare.
+Safeguards: a control fraction of eligible runs goes without lessons (the baseline), lessons
+are suspended for a domain whose adaptive runs score worse than its baseline runs beyond the
+interval (see :mod:`..effects.stats`), and a mode-collapse warning is raised when recent
+scores stop spreading. A baseline run (control, ``--no-lessons``, suspension) lists the keys
+it held back in ``withheld``, so that effects can compare.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import NamedTuple
 
 from ...domains import DOMAINS
 from ...errors import ConfigError, InputError
+from ...record.types import WithheldLesson
 from ..effects.lesson_effects import LessonEffect, effects_in
 from ..effects.stats import collapse_check, compare_adaptive
 from ..store.critique_types import Critique
-from ..store.files import FUTURE_SLACK, load_entry, stamp_of
+from ..store.files import FUTURE_SLACK, stamp_of
 from ..store.index import CritiqueIndex, open_index
+from ..store.schema import STAGES
 from .judging import judging_evidence
 from .planning import planning_evidence
+from .pool import POOL_FACTOR, EvidencePool
+from .setting import RunSetting
 from .settle import cap_per_stage, settle
+from .trials import draw_trials, new_seed
 from .types import MAX_LESSONS, Lesson, LessonSelection
 
 __all__ = [
@@ -52,12 +62,16 @@ __all__ = [
     "check_ttl",
     "preview_lessons",
     "build_lessons",
+    "file_exclusions",
+    "evidence_pool",
     "MAX_LESSONS",
     "MAX_WITHHELD",
+    "MAX_LISTED",
 ]
 
 MAX_TTL_DAYS = 36_500
 MAX_WITHHELD = 20  # the critique file holds at most this many withheld keys
+MAX_LISTED = 100  # files left out that are listed one by one; the rest are counted
 
 
 class _Run(NamedTuple):
@@ -67,15 +81,6 @@ class _Run(NamedTuple):
     model_version: str
     adaptive: bool
     mean_score: float
-
-
-@dataclass
-class _Scan:
-    """What the critique files offer a run: eligible critiques, all runs in its domain, the rest."""
-
-    eligible: list[Critique] = field(default_factory=list)
-    in_domain: list[_Run] = field(default_factory=list)
-    excluded: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -98,89 +103,10 @@ def check_ttl(ttl_days: float) -> None:
         )
 
 
-def _reread(index: CritiqueIndex, name: str, domain: str, now: datetime) -> Critique | str:
-    """The critique in file ``name`` as the loader reads it now (the YAML is the truth), or why not."""
-    loaded = load_entry(index.meta_dir / name, meta_dir=index.meta_dir, now=now)
-    critique = loaded.critique
-    if critique is None:
-        return (
-            f"invalid: {loaded.error}" if not (loaded.error or "").startswith("dated") else str(loaded.error)
-        )
-    if critique.query_domain != domain:
-        return f"other domain ({critique.query_domain})"
-    if not critique.overall_pass:
-        return f"failing (mean {critique.mean_score:.2f})"
-    return critique
-
-
-def _window(now: datetime, ttl_days: float) -> dict[str, str | float]:
-    """The index's filter for critiques a run at ``now`` may draw from: not expired, not in the future."""
-    latest = now + FUTURE_SLACK
-    return {"cutoff": stamp_of(now - timedelta(days=ttl_days)), "future": stamp_of(latest), "latest": latest.timestamp()}
-
-
-def _scan(index: CritiqueIndex, domain: str, *, now: datetime, ttl_days: float, limit: int) -> _Scan:
-    """Walk the files newest first: each is eligible, in the domain, or excluded with its reason."""
-    scan = _Scan(
-        excluded=[(p.name, "invalid: file name is not critique-<run id>.yaml") for p in index.last.misnamed]
-    )
-    standings = index.standings(domain, **_window(now, ttl_days), expired=f"expired (older than {ttl_days:g} days)")
-    for name, reason, run_id, model, adaptive, mean, passed in standings:
-        if reason is not None:
-            scan.excluded.append((name, reason))
-            continue
-        scan.in_domain.append(_Run(run_id, model, bool(adaptive), float(mean or 0.0)))
-        if not passed:
-            scan.excluded.append((name, f"failing (mean {float(mean or 0.0):.2f})"))
-        elif len(scan.eligible) >= limit:
-            scan.excluded.append((name, f"older than the newest {limit} eligible critiques"))
-        else:
-            found = _reread(index, name, domain, now)
-            if isinstance(found, str):
-                scan.excluded.append((name, found))
-            else:
-                scan.eligible.append(found)
-    return scan
-
-
-def build_lessons(
-    critiques: list[Critique] | tuple[Critique, ...],
-) -> tuple[tuple[Lesson, ...], tuple[tuple[str, str], ...]]:
-    """Every lesson the eligible ``critiques`` (newest first) show, settled and ranked within
-    each stage (no limit, no effects yet), and ``(key, reason)`` for evidence left out."""
-    settled = settle([*planning_evidence(critiques), *judging_evidence(critiques)])
-    return settled.lessons, settled.excluded
-
-
-def _build(
-    index: CritiqueIndex, eligible: list[Critique], domain: str, now: datetime, max_lessons: int
-) -> _Built:
-    """Build, drop retired lessons (with their numbers), and keep ``max_lessons`` per stage."""
-    lessons, left_out = build_lessons(eligible)
-    if not lessons:
-        return _Built(excluded=left_out)
-    effects: dict[str, LessonEffect] = {
-        e.key: e
-        for e in effects_in(
-            index, now=now, domain=domain, keys=[lesson.key for lesson in lessons], with_text=False
-        )
-    }
-    retired = [lesson for lesson in lessons if lesson.key in effects and effects[lesson.key].retired]
-    live = [lesson for lesson in lessons if lesson not in retired]
-    chosen, over = cap_per_stage(live, max_lessons)
-    excluded = (*left_out, *((r.key, f"retired: {effects[r.key].numbers()}") for r in retired), *over)
-    return _Built(chosen, tuple(r.key for r in retired), excluded)
-
-
-def _withheld(built: _Built) -> tuple[str, ...]:
-    """The keys a baseline run holds back: what it would have been given, and the retired ones
-    (so that new baseline evidence can bring them back)."""
-    return tuple(dict.fromkeys([lesson.key for lesson in built.lessons] + list(built.retired)))[:MAX_WITHHELD]
-
-
 @dataclass(frozen=True)
 class SelectionRules:
-    """How lessons are selected: the critiques that count, and how many lessons a stage gets."""
+    """How lessons are selected: the critiques that count, how many lessons a stage gets, how
+    often each is withheld for its trial, and the run's setting (None: any setting)."""
 
     now: datetime
     ttl_days: float
@@ -189,6 +115,95 @@ class SelectionRules:
     control_fraction: float
     force_control: bool
     max_lessons: int
+    trial_probability: float = 0.0
+    setting: RunSetting | None = field(default=None, compare=False)
+
+
+def _window(rules: SelectionRules) -> dict[str, str | float]:
+    """The index's filter for critiques a run at ``now`` may draw from: not expired, not in the future."""
+    latest = rules.now + FUTURE_SLACK
+    return {
+        "cutoff": stamp_of(rules.now - timedelta(days=rules.ttl_days)),
+        "future": stamp_of(latest),
+        "latest": latest.timestamp(),
+    }
+
+
+def evidence_pool(index: CritiqueIndex, domain: str, rules: SelectionRules) -> tuple[EvidencePool, dict[str, str]]:
+    """The critiques lessons may come from (with the keys that were on), and their file names by id."""
+    window = _window(rules)
+    found = index.pool(domain, **window, limit=rules.limit * POOL_FACTOR)  # type: ignore[arg-type]
+    on = index.last_keys(domain, future=window["future"], latest=window["latest"])  # type: ignore[arg-type]
+    pool = EvidencePool.of((c for _, c in found), limit=rules.limit, on=on)
+    return pool, {c.id: name for name, c in found}
+
+
+def file_exclusions(
+    index: CritiqueIndex, domain: str, rules: SelectionRules, drawn: set[str]
+) -> tuple[tuple[str, str], ...]:
+    """Every file not drawn from (``drawn``: file names), the newest :data:`MAX_LISTED` with their
+    reason, the others counted."""
+    window = _window(rules)
+    expired = f"expired (older than {rules.ttl_days:g} days)"
+    out = [(p.name, "invalid: file name is not critique-<run id>.yaml") for p in index.last.misnamed]
+    rows = index.standings(domain, **window, expired=expired, cap=MAX_LISTED)  # type: ignore[arg-type]
+    for name, reason, _run_id, _model, _adaptive, mean, passed in rows:
+        if name in drawn:
+            continue
+        if reason is None:
+            reason = (
+                f"failing (mean {float(mean or 0.0):.2f})"
+                if not passed
+                else f"older than the newest {rules.limit} eligible critiques (each lesson's, without it)"
+            )
+        out.append((name, reason))
+    listed_drawn = sum(1 for row in rows if row[0] in drawn)
+    rest = index.last.files - len(rows) - (len(drawn) - listed_drawn)
+    if rest > 0:
+        out.append((f"{rest} older file(s)", "not listed one by one (lessons come from the newest eligible critiques)"))
+    return tuple(out)
+
+
+def build_lessons(
+    pool: EvidencePool | Sequence[Critique], setting: RunSetting | None = None
+) -> tuple[tuple[Lesson, ...], tuple[tuple[str, str], ...]]:
+    """Every lesson the ``pool`` (or these critiques, newest first, all in each lesson's window
+    but those given it) shows, fitted to ``setting`` (None: any), settled and ranked within
+    each stage (no limit, no effects yet), and ``(key, reason)`` for evidence left out."""
+    if not isinstance(pool, EvidencePool):
+        pool = EvidencePool.of(pool, limit=len(pool))
+    evidence = [*planning_evidence(pool), *judging_evidence(pool)]
+    unfit: list[tuple[str, str]] = []
+    if setting is not None:
+        evidence, unfit = setting.fit(evidence)
+    settled = settle(evidence)
+    return settled.lessons, (*unfit, *settled.excluded)
+
+
+def _build(index: CritiqueIndex, pool: EvidencePool, domain: str, rules: SelectionRules) -> _Built:
+    """Build, drop retired lessons (with their numbers), rank no-effect ones last, keep
+    ``max_lessons`` per stage."""
+    lessons, left_out = build_lessons(pool, rules.setting)
+    if not lessons:
+        return _Built(excluded=left_out)
+    keys = [lesson.key for lesson in lessons]
+    effects: dict[str, LessonEffect] = {e.key: e for e in effects_in(index, now=rules.now, domain=domain, keys=keys)}
+    retired = [lesson for lesson in lessons if lesson.key in effects and effects[lesson.key].retired]
+    live = [lesson for lesson in lessons if lesson not in retired]
+    idle = {key for key, e in effects.items() if e.status == "no-effect"}
+    live.sort(key=lambda lesson: (STAGES.index(lesson.stage), lesson.key in idle))  # stable: rank kept
+    chosen, over = cap_per_stage(live, rules.max_lessons)
+    excluded = (*left_out, *((r.key, f"retired: {effects[r.key].numbers()}") for r in retired), *over)
+    return _Built(chosen, tuple(r.key for r in retired), excluded)
+
+
+def _withheld(held: list[WithheldLesson], built: _Built) -> tuple[WithheldLesson, ...]:
+    """``held`` and the retired lessons (withheld in every run, so that new evidence can bring
+    them back), each key once, at most :data:`MAX_WITHHELD`."""
+    first: dict[str, WithheldLesson] = {}
+    for lesson in [*held, *(WithheldLesson(key, "retired") for key in built.retired)]:
+        first.setdefault(lesson.key, lesson)
+    return tuple(first.values())[:MAX_WITHHELD]
 
 
 def select_lessons(
@@ -203,6 +218,8 @@ def select_lessons(
     rng: random.Random,
     force_control: bool = False,
     max_lessons: int = MAX_LESSONS,
+    trial_probability: float = 0.0,
+    setting: RunSetting | None = None,
 ) -> LessonSelection:
     """Choose the lessons for a run in ``domain`` at ``now`` (see the module docstring).
 
@@ -212,7 +229,9 @@ def select_lessons(
     if domain not in DOMAINS:
         raise InputError(f"unknown domain {domain!r}: choose one of {', '.join(DOMAINS)}")
     check_ttl(ttl_days)
-    rules = SelectionRules(now, ttl_days, limit, min_critiques, control_fraction, force_control, max_lessons)
+    rules = SelectionRules(
+        now, ttl_days, limit, min_critiques, control_fraction, force_control, max_lessons, trial_probability, setting
+    )
     with open_index(Path(meta_dir)) as index:
         return select_in(index, domain, rules, rng)
 
@@ -220,60 +239,94 @@ def select_lessons(
 def candidate_domains(index: CritiqueIndex, rules: SelectionRules) -> list[str]:
     """The domains with enough eligible critiques to give lessons, the best-evidenced first
     (counted up to ``rules.limit``; ties keep the taxonomy's order). From the index alone."""
-    counts = index.passing_by_domain(**_window(rules.now, rules.ttl_days))  # type: ignore[arg-type]
+    counts = index.passing_by_domain(**_window(rules))  # type: ignore[arg-type]
     enough = [d for d in DOMAINS if min(counts.get(d, 0), rules.limit) >= rules.min_critiques]
     return sorted(enough, key=lambda d: -min(counts[d], rules.limit))
 
 
-def select_in(index: CritiqueIndex, domain: str, rules: SelectionRules, rng: random.Random) -> LessonSelection:
-    """:func:`select_lessons` in an open ``index`` (``rules`` already checked)."""
-    scan = _scan(index, domain, now=rules.now, ttl_days=rules.ttl_days, limit=rules.limit)
-    enough = len(scan.eligible) >= rules.min_critiques
-    built = _build(index, scan.eligible, domain, rules.now, rules.max_lessons) if enough else _Built()
-    collapse = collapse_check(domain, scan.in_domain)  # type: ignore[arg-type]
-    warnings = (collapse.warning,) if collapse.collapsed else ()
-    considered = tuple(c.id for c in scan.eligible)
-    excluded = tuple(scan.excluded) + built.excluded
+def select_in(
+    index: CritiqueIndex,
+    domain: str,
+    rules: SelectionRules,
+    rng: random.Random,
+    *,
+    seed: int | None = None,
+    explain: bool = True,
+) -> LessonSelection:
+    """:func:`select_lessons` in an open ``index`` (``rules`` already checked). ``seed``: the
+    run's trial seed (drawn from ``rng`` when None). ``explain``: list the files left out."""
+    pool, names = evidence_pool(index, domain, rules)
+    runs = [_Run(*row) for row in index.runs(domain, **_window(rules))]  # type: ignore[arg-type]
+    enough = len(pool.critiques) >= rules.min_critiques
+    built = _build(index, pool, domain, rules) if enough else _Built()
+    collapse = collapse_check(domain, runs)  # type: ignore[arg-type]
+    considered = pool.ids
+    files = file_exclusions(index, domain, rules, {names[i] for i in considered}) if explain else ()
+    base = LessonSelection(
+        domain, (), False, "", considered, (*files, *built.excluded),
+        (collapse.warning,) if collapse.collapsed else (),
+    )  # fmt: skip
 
-    def outcome(reason: str, *, given: bool = False) -> LessonSelection:
-        lessons = built.lessons if given else ()
-        withheld = () if given else _withheld(built)
-        return LessonSelection(
-            domain, lessons, bool(lessons), reason, considered, excluded, warnings, withheld
-        )
+    def baseline(reason: str, why: str = "control") -> LessonSelection:
+        held = [WithheldLesson(lesson.key, why) for lesson in built.lessons]
+        return replace(base, reason=reason, withheld=_withheld(held, built))
 
     if rules.force_control:
-        return outcome("control run (baseline): lessons turned off (--no-lessons)")
+        return baseline("control run (baseline): lessons turned off (--no-lessons)", "no_lessons")
     if not enough:
-        return outcome(
-            f"no lessons: {len(scan.eligible)} eligible {domain} critique(s); {rules.min_critiques} are needed"
-        )
-    comparison = compare_adaptive(domain, scan.in_domain)  # type: ignore[arg-type]
+        return baseline(f"no lessons: {len(pool.critiques)} eligible {domain} critique(s); {rules.min_critiques} are needed")
+    comparison = compare_adaptive(domain, runs)  # type: ignore[arg-type]
     if comparison.suspended:
-        return outcome(comparison.reason)
+        return baseline(comparison.reason, "suspended")
     if rules.control_fraction > 0 and rng.random() < rules.control_fraction:
-        return outcome(
-            f"control run (baseline): chosen at random (control fraction {rules.control_fraction:g})"
-        )
+        return baseline(f"control run (baseline): chosen at random (control fraction {rules.control_fraction:g})")
     if not built.lessons:
         what = "every lesson is retired" if built.retired else "no recurring weakness"
-        return outcome(f"no lessons: {what} in the {len(scan.eligible)} eligible {domain} critiques")
-    return outcome(
-        f"{len(built.lessons)} lesson(s) from {len(scan.eligible)} eligible {domain} critiques", given=True
-    )
+        return baseline(f"no lessons: {what} in the {len(pool.critiques)} eligible {domain} critiques")
+    if seed is None and rules.trial_probability > 0:
+        seed = new_seed(rng)
+    return _trial(base, built, rules, seed, len(pool.critiques))
+
+
+def _trial(
+    base: LessonSelection, built: _Built, rules: SelectionRules, seed: int | None, eligible: int
+) -> LessonSelection:
+    """An adaptive run: each selected lesson withheld on its own for its trial, the rest given
+    (``seed`` None: no trials)."""
+    draw = draw_trials(built.lessons, seed=seed or 0, probability=rules.trial_probability if seed is not None else 0)
+    trial = f"; {len(draw.withheld)} withheld for their trial" if draw.withheld else ""
+    reason = f"{len(draw.given)} lesson(s) from {eligible} eligible {base.domain} critiques{trial}"
+    if not draw.given:
+        reason = f"no lessons: every selected lesson was withheld for its trial ({len(draw.withheld)})"
+    return replace(
+        base, lessons=draw.given, adaptive=bool(draw.given), reason=reason,
+        withheld=_withheld(list(draw.withheld), built), trial_seed=seed,
+    )  # fmt: skip
 
 
 def preview_lessons(
-    meta_dir: Path, domain: str, *, now: datetime, ttl_days: float, control_fraction: float
+    meta_dir: Path,
+    domain: str,
+    *,
+    now: datetime,
+    ttl_days: float,
+    control_fraction: float,
+    trial_probability: float = 0.0,
 ) -> tuple[LessonSelection, str]:
-    """The lessons a run in ``domain`` would get now, as if it were not a control run, and a
-    note on how often runs are control runs (what ``memory lessons`` and the MCP tool show)."""
+    """The lessons a run in ``domain`` would get now, as if it were neither a control run nor
+    drew any lesson for its trial, and a note on how often those happen (what ``memory
+    lessons`` and the MCP tool show)."""
     selection = select_lessons(
         meta_dir, domain, now=now, ttl_days=ttl_days, control_fraction=0.0, rng=random.Random(0)
     )
-    note = (
+    control = (
         f"{control_fraction:.0%} of eligible runs are control runs and get no lessons"
         if control_fraction
         else "control runs are off"
     )
-    return selection, note
+    trial = (
+        f"each lesson is withheld from {trial_probability:.0%} of the other runs for its trial"
+        if trial_probability
+        else "trials are off"
+    )
+    return replace(selection, trial_seed=None), f"{control}; {trial}"

@@ -3,10 +3,12 @@ settling and rendering."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, replace
 from typing import Any
 
-from ..store.schema import STAGES
+from ...record.types import WithheldLesson
+from ..store.schema import STAGES, key_kind
 
 __all__ = ["Lesson", "LessonSelection", "MAX_LESSONS"]
 
@@ -40,8 +42,11 @@ class LessonSelection:
     """What memory gives one run, and why.
 
     ``lessons``: the lessons the run is given (none for a baseline run).
-    ``withheld``: a baseline run (``--no-lessons``, a control run, a suspended domain):
-    the keys of the lessons it held back, so that effects can compare.
+    ``withheld``: the lessons it was eligible for and did not get, each with why (``trial``:
+    withheld on its own at random; a baseline run: ``--no-lessons``, a control run, a
+    suspended domain; retired lessons), so that effects can compare.
+    ``trial_seed``: the seed of the run's trial draw (:mod:`.trials`), recorded.
+    ``available``: False when the run could not read its memory and went without lessons.
     ``considered``: ids of the eligible critiques the lessons were drawn from.
     ``excluded``: ``(critique file or lesson key, reason)`` for every critique file not
     drawn from and every lesson not given (contradicted, retired, over the cap).
@@ -54,18 +59,45 @@ class LessonSelection:
     considered: tuple[str, ...] = ()
     excluded: tuple[tuple[str, str], ...] = ()
     warnings: tuple[str, ...] = ()
-    withheld: tuple[str, ...] = ()
+    withheld: tuple[WithheldLesson, ...] = ()
+    available: bool = True
+    trial_seed: int | None = None
 
     @classmethod
     def none(cls, domain: str = "", reason: str = "lessons disabled") -> LessonSelection:
         """A selection with no lessons, for runs that use no memory."""
         return cls(domain=domain, lessons=(), adaptive=False, reason=reason)
 
+    @property
+    def withheld_keys(self) -> tuple[str, ...]:
+        """The keys of the lessons the run was eligible for and did not get."""
+        return tuple(w.key for w in self.withheld)
+
     def for_stage(self, stage: str) -> tuple[Lesson, ...]:
         """The lessons meant for ``stage`` (decompose or relevance)."""
         if stage not in STAGES:
             raise ValueError(f"unknown stage {stage!r}")
         return tuple(lesson for lesson in self.lessons if lesson.stage == stage)
+
+    def for_sites(self, sites: Collection[str]) -> LessonSelection:
+        """This selection where only ``sites`` (those of the sources being judged) may be named: a
+        site lesson about any other site is neither given nor withheld (it could not have been
+        given), and is listed in ``excluded``."""
+        def off(key: str) -> bool:
+            return key_kind(key) in ("site:kept", "site:dropped") and key.split(":", 2)[2] not in sites
+
+        dropped = [lesson.key for lesson in self.lessons if off(lesson.key)]
+        dropped += [w.key for w in self.withheld if off(w.key)]
+        if not dropped:
+            return self
+        lessons = tuple(lesson for lesson in self.lessons if not off(lesson.key))
+        return replace(
+            self,
+            lessons=lessons,
+            adaptive=self.adaptive and bool(lessons),
+            withheld=tuple(w for w in self.withheld if not off(w.key)),
+            excluded=(*self.excluded, *((key, "its site was not among this run's sources") for key in dropped)),
+        )
 
     def as_record(self) -> dict[str, Any]:
         """The run record's ``lessons:`` block."""
@@ -74,5 +106,7 @@ class LessonSelection:
             "reason": self.reason,
             "applied": [lesson.as_dict() for lesson in self.lessons],
             "excluded": [{"file": name, "reason": why} for name, why in self.excluded],
-            "withheld": list(self.withheld),
+            "withheld": [w.as_dict() for w in self.withheld],
+            **({} if self.available else {"available": False}),
+            **({} if self.trial_seed is None else {"trial_seed": self.trial_seed}),
         }

@@ -4,10 +4,12 @@
   ``critique-<n>.schema.json``), its vocabulary, precise validation messages
   (``fastschema``: the compiled fast path of that validation)
 * ``critique_types`` the critique as the program holds it: frozen dataclasses
-* ``names``          the strict patterns a site or folder name must match to reach a prompt
+* ``names``          the strict patterns a site or folder name must match, corpus ids and the
+  site of a local file (``<corpus id>/<first folder>``)
 * ``targets``        what each lesson should move, read off one critique
 * ``files``          critique files on disk: listing, safe loading with reasons, atomic writes,
   retention, ``critique.log``
 * ``index``          the summary index ``meta/index.sqlite``, rebuilt from the YAML as files
-  change (``index_db`` opens it safely, ``index_rows`` summarises one file)
+  change (``index_db`` opens it safely, ``index_rows`` summarises one file: its evidence
+  without free text, the lessons it was given or withheld and why)
 """

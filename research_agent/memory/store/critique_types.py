@@ -15,6 +15,7 @@ from typing import Any
 
 from ...ids import format_utc, parse_zoned_time
 from ...measures import CritiqueFacts
+from ...record.types import WithheldLesson
 from .schema import (
     DIMENSIONS,
     FIELD_ORDER,
@@ -24,11 +25,12 @@ from .schema import (
     InvalidCritique,
     is_pass,
     mean_of,
+    ramp_reason,
     shown_value,
     validate_critique,
 )
 
-__all__ = ["Scores", "CritiqueUsage", "SkepticFlag", "LessonUse", "Critique"]
+__all__ = ["Scores", "CritiqueUsage", "SkepticFlag", "LessonUse", "ProposedLesson", "WithheldLesson", "Critique"]
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,17 @@ class LessonUse:
 
 
 @dataclass(frozen=True)
+class ProposedLesson:
+    """A lesson the critic proposed: quarantined, it reaches no prompt unless a person approves it."""
+
+    stage: str
+    text: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"stage": self.stage, "text": self.text}
+
+
+@dataclass(frozen=True)
 class Critique:
     """One critique of one report; field order is the file's order."""
 
@@ -143,10 +156,38 @@ class Critique:
     dropped_count: int = 0
     adaptive: bool = False
     lessons_applied: tuple[LessonUse, ...] = ()
-    lessons_withheld: tuple[str, ...] = ()  # a baseline run: the keys it held back
+    lessons_withheld: tuple[WithheldLesson, ...] = ()  # eligible lessons it did not get, and why
     facts: CritiqueFacts | None = None  # None only in files written before facts existed
     usage: CritiqueUsage | None = None
     schema_version: int = field(default=SCHEMA_VERSION)
+    lessons_available: bool = True  # False: the run went without lessons because its memory was unreadable
+    suspect: str | None = None  # why the critic's answer looks degenerate; such a critique teaches nothing
+    proposed_lessons: tuple[ProposedLesson, ...] = ()
+    # What loading left out of a file written by an earlier version (``memory validate`` shows it).
+    load_notes: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def teaches(self) -> bool:
+        """Whether the critique may make or feed a lesson and count in effects and suspension:
+        not suspect (:attr:`suspect_reason`; the one condition every use of a critique as
+        evidence goes through)."""
+        return self.suspect_reason is None
+
+    @property
+    def measurable(self) -> bool:
+        """Whether the run counts in a lesson's effect: it teaches, and its run could read its
+        memory (a run whose lessons were unavailable is in neither arm of any effect)."""
+        return self.teaches and self.lessons_available
+
+    def given_keys(self) -> frozenset[str]:
+        """The keys of the lessons the run was given."""
+        return frozenset(lesson.key for lesson in self.lessons_applied if lesson.key)
+
+    @property
+    def suspect_reason(self) -> str | None:
+        """Why this critique teaches nothing: its ``suspect`` mark, or, in a file written
+        before the mark existed, scores that are a ramp (:func:`.schema.ramp_reason`)."""
+        return self.suspect or ramp_reason(self.scores.as_dict())
 
     @property
     def created_at(self) -> datetime:
@@ -179,7 +220,10 @@ class Critique:
             "dropped_count": self.dropped_count,
             "adaptive": self.adaptive,
             "lessons_applied": self._lessons_as_written(),
-            "lessons_withheld": list(self.lessons_withheld),
+            "lessons_withheld": self._withheld_as_written(),
+            "lessons": None if self.lessons_available else "unavailable",
+            "suspect": self.suspect,
+            "proposed_lessons": [p.as_dict() for p in self.proposed_lessons],
             "facts": None if self.facts is None else self.facts.as_dict(),
         }
         if self.usage is not None:
@@ -187,6 +231,11 @@ class Critique:
         data = {k: values[k] for k in FIELD_ORDER}
         data.update((k, values[k]) for k in OPTIONAL_FIELDS if values.get(k))  # written only when present
         return data
+
+    def _withheld_as_written(self) -> list[Any]:
+        if self.schema_version < 3:  # version 2 held bare keys
+            return [w.key for w in self.lessons_withheld]
+        return [w.as_dict() for w in self.lessons_withheld]
 
     def _lessons_as_written(self) -> list[Any]:
         if self.schema_version == 1:
@@ -203,7 +252,11 @@ class Critique:
 
     @classmethod
     def _from_valid(cls, data: Mapping[str, Any]) -> Critique:
-        """Build from content that already passed :func:`validate_critique`."""
+        """Build from content that already passed :func:`validate_critique`; what an earlier
+        version wrote and this one no longer trusts is left out and noted (:func:`_settled`)."""
+        facts = None if data.get("facts") is None else CritiqueFacts.from_valid(data["facts"])
+        scores = Scores(**{d: _score(data["scores"][d]) for d in DIMENSIONS})
+        facts, tags, notes = _settled(facts, scores, tuple(data["tags"]))
         return cls(
             id=data["id"],
             query=data["query"],
@@ -212,23 +265,48 @@ class Critique:
             timestamp=format_utc(parse_zoned_time(data["timestamp"])),  # type: ignore[arg-type]
             model_version=data["model_version"],
             report_path=data["report_path"],
-            scores=Scores(**{d: _score(data["scores"][d]) for d in DIMENSIONS}),
+            scores=scores,
             mean_score=float(data["mean_score"]),
             overall_pass=bool(data["overall_pass"]),
             weaknesses=tuple(data["weaknesses"]),
             suggestions=tuple(data["suggestions"]),
-            tags=tuple(data["tags"]),
+            tags=tags,
             skeptic_flags=tuple(SkepticFlag(f["type"], f["detail"]) for f in data["skeptic_flags"]),
             gate_decision=data["gate_decision"],
             source_count=int(data["source_count"]),
             dropped_count=int(data["dropped_count"]),
             adaptive=bool(data["adaptive"]),
             lessons_applied=tuple(_lesson_use(item) for item in data["lessons_applied"]),
-            lessons_withheld=tuple(data.get("lessons_withheld", ())),
-            facts=None if data.get("facts") is None else CritiqueFacts.from_valid(data["facts"]),
+            lessons_withheld=tuple(WithheldLesson.from_item(w) for w in data.get("lessons_withheld", ())),
+            facts=facts,
             usage=_usage_from(data.get("usage")),
             schema_version=int(data["schema_version"]),
+            lessons_available=data.get("lessons") != "unavailable",
+            suspect=data.get("suspect"),
+            proposed_lessons=tuple(ProposedLesson(p["stage"], p["text"]) for p in data.get("proposed_lessons", ())),
+            load_notes=notes,
         )
+
+
+GEOGRAPHY_TAG = "geographic_bias"
+
+
+def _settled(
+    facts: CritiqueFacts | None, scores: Scores, tags: tuple[str, ...]
+) -> tuple[CritiqueFacts | None, tuple[str, ...], tuple[str, ...]]:
+    """What of a valid file is kept: ``per_site`` counts that do not add up (only an earlier
+    version can have written them: version 3 refuses them) are ignored, and a geography tag
+    beside a geographic balance of 3 or more is dropped (the score, not the tag, says it)."""
+    notes = []
+    problem = facts.per_site_problem() if facts is not None else None
+    if facts is not None and problem is not None:
+        facts = facts.without_per_site()
+        notes.append(f"facts.sites.per_site ignored: {problem}")
+    geography = scores.geographic_balance
+    if GEOGRAPHY_TAG in tags and geography is not None and geography >= 3:
+        tags = tuple(t for t in tags if t != GEOGRAPHY_TAG)
+        notes.append(f"tag {GEOGRAPHY_TAG} dropped: geographic balance scored {geography}")
+    return facts, tags, tuple(notes)
 
 
 def _score(value: Any) -> int | None:

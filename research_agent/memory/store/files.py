@@ -253,6 +253,11 @@ _HEADER = """\
 # mean_score: the mean of the applicable (non-null) scores.
 # overall_pass: true when that mean is at least 3.0 and no applicable score is below 2.
 # facts: measured exactly by the program from the run record and the report, never by a model.
+# lessons_withheld: lessons the run could have had and did not, and why (trial: held back at
+#   random, on its own, so that its effect can be measured).
+# suspect (when present): the program found the critic's answer degenerate; it teaches nothing.
+# proposed_lessons (when present): the critic's ideas, quarantined: none reaches a prompt until
+#   a person approves it (research-agent memory approve).
 """
 
 

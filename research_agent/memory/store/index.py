@@ -9,9 +9,11 @@ the YAML stays the truth:
   ctime, mode) differs from its row; rows of files that are gone are deleted. A hand
   edit, a file swapped for a symlink or a pruned file is therefore picked up at once,
   and a file the loader refuses is stored as refused, with its reason.
-* Nothing from the index reaches a prompt by itself: selection re-reads the few
-  critiques lessons are drawn from with the loader (see :mod:`.lessons`), and values
-  read back are checked again (keys, finite numbers).
+* The index holds no free text: a file's *evidence* is the critique without its query,
+  weaknesses, suggestions, flags, sub-query wording or lesson texts (see :mod:`.index_rows`),
+  and lessons are built from it. Site names in it reach a prompt only when they name a site of
+  the run's own sources (:mod:`research_agent.memory.lessons.setting`); values read back
+  are checked again (keys, finite numbers).
 * Writes are SQLite transactions in WAL mode (atomic; readers never see half a
   refresh; concurrent runs queue for the write lock). Files are parsed before the lock
   is taken.
@@ -30,32 +32,48 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from ...errors import StorageError
+from ...errors import ResearchError, StorageError
 from ...files.safefile import check_folder_inside
+from .critique_types import Critique
 from .files import entry_for_name, is_critique_name
 from .index_db import FILE_COLUMNS, connect_file, connect_memory
-from .index_rows import MAX_VALUE, FileRow, UseRow, rows_for, signature
+from .index_rows import MAX_VALUE, FileRow, UseRow, critique_from_evidence, rows_for, signature
 
 __all__ = ["INDEX_NAME", "CritiqueIndex", "Listing", "Refresh", "Standing", "list_files", "open_index"]
 
 INDEX_NAME = "index.sqlite"
 
+_WINDOW = "stamp >= :cutoff AND stamp <= :future AND created <= :latest"
 _STANDINGS = """
 SELECT name,
     CASE
         WHEN stamp < :cutoff THEN :expired
         WHEN stamp > :future THEN 'dated in the future'
         WHEN ok = 0 THEN 'invalid: ' || reason
+        WHEN suspect != '' THEN suspect
         WHEN created > :latest THEN 'dated in the future (' || strftime('%Y-%m-%dT%H:%M:%SZ', created, 'unixepoch') || ')'
         WHEN domain != :domain THEN 'other domain (' || domain || ')'
     END,
     run_id, model, adaptive, mean, passed
-FROM files ORDER BY stamp DESC, name DESC
+FROM files ORDER BY stamp DESC, name DESC LIMIT :cap
 """
-_PASSING = """
-SELECT domain, COUNT(*) FROM files
-WHERE stamp >= :cutoff AND stamp <= :future AND ok = 1 AND created <= :latest AND passed = 1
-GROUP BY domain
+_PASSING = f"""
+SELECT domain, COUNT(*) FROM files WHERE {_WINDOW} AND ok = 1 AND passed = 1 AND suspect = '' GROUP BY domain
+"""
+_POOL = f"""
+SELECT name, run_id, evidence FROM files
+WHERE domain = :domain AND ok = 1 AND passed = 1 AND suspect = '' AND {_WINDOW}
+ORDER BY stamp DESC, name DESC LIMIT :limit
+"""
+_RUNS = f"""
+SELECT run_id, model, adaptive, mean FROM files
+WHERE domain = :domain AND ok = 1 AND suspect = '' AND available = 1 AND {_WINDOW}
+"""
+_LAST_KEYS = """
+SELECT key FROM uses WHERE domain = :domain AND name = (
+    SELECT name FROM uses WHERE domain = :domain AND stamp <= :future AND created <= :latest
+    ORDER BY stamp DESC, name DESC LIMIT 1
+)
 """
 # A file as a run in some domain sees it: (name, why it cannot serve the run or None,
 # run id, model, adaptive 0/1, mean, passed 0/1).
@@ -174,11 +192,12 @@ class CritiqueIndex:
             conn.executemany("DELETE FROM uses WHERE name = ?", names)
             conn.executemany("DELETE FROM files WHERE name = ?", names)
             conn.executemany(
-                f"INSERT INTO files ({FILE_COLUMNS}) VALUES ({', '.join('?' * 12)})",
+                f"INSERT INTO files ({FILE_COLUMNS}) VALUES ({', '.join('?' * len(FileRow._fields))})",
                 [row for row, _ in parsed],
             )
             conn.executemany(
-                f"INSERT INTO uses VALUES ({', '.join('?' * 9)})", [use for _, uses in parsed for use in uses]
+                f"INSERT INTO uses VALUES ({', '.join('?' * len(UseRow._fields))})",
+                [use for _, uses in parsed for use in uses],
             )
             conn.execute("COMMIT")
         except BaseException:
@@ -187,64 +206,80 @@ class CritiqueIndex:
             raise
 
     def standings(
-        self, domain: str, *, cutoff: str, future: str, latest: float, expired: str
+        self, domain: str, *, cutoff: str, future: str, latest: float, expired: str, cap: int = -1
     ) -> list[Standing]:
-        """Every file newest first, with why it cannot serve a run in ``domain``, checked in
-        this order: run time (from its name) before ``cutoff`` (``expired`` is the reason),
-        run time after ``future``, refused by the loader, own timestamp after ``latest``
-        (seconds), another domain. The reason is None for a valid file of ``domain``."""
+        """The newest ``cap`` files (every file for -1), newest first, each with why it cannot
+        serve a run in ``domain``, checked in this order: run time (from its name) before
+        ``cutoff`` (``expired`` is the reason), run time after ``future``, refused by the
+        loader, suspect, own timestamp after ``latest`` (seconds), another domain. The reason
+        is None for a valid file of ``domain``."""
         values = {"cutoff": cutoff, "future": future, "latest": latest, "expired": expired, "domain": domain}
-        return self._conn.execute(_STANDINGS, values).fetchall()
+        return self._conn.execute(_STANDINGS, {**values, "cap": cap}).fetchall()
 
     def passing_by_domain(self, *, cutoff: str, future: str, latest: float) -> dict[str, int]:
-        """How many valid, passing critiques each domain has from ``cutoff`` to ``future``
-        (run times) and not timed after ``latest``: what :meth:`standings` would leave eligible."""
+        """How many valid, passing, not suspect critiques each domain has from ``cutoff`` to
+        ``future`` (run times) and not timed after ``latest``: what could serve a run."""
         values = {"cutoff": cutoff, "future": future, "latest": latest}
         return dict(self._conn.execute(_PASSING, values).fetchall())
+
+    def pool(
+        self, domain: str, *, cutoff: str, future: str, latest: float, limit: int
+    ) -> list[tuple[str, Critique]]:
+        """The newest ``limit`` critiques of ``domain`` that may feed lessons (valid, passing, not
+        suspect, in the window), newest first, as ``(file name, critique without free text)``."""
+        values = {"domain": domain, "cutoff": cutoff, "future": future, "latest": latest, "limit": limit}
+        out = []
+        for name, run_id, text in self._conn.execute(_POOL, values):
+            critique = _evidence(text)
+            if critique is not None and critique.id == run_id and critique.query_domain == domain:
+                out.append((name, critique))
+        return out
+
+    def runs(self, domain: str, *, cutoff: str, future: str, latest: float) -> list[tuple[str, str, int, float]]:
+        """``(run id, model, adaptive 0/1, mean)`` of every valid run of ``domain`` in the window that
+        counts in suspension and collapse (not suspect, its memory was readable)."""
+        values = {"domain": domain, "cutoff": cutoff, "future": future, "latest": latest}
+        return self._conn.execute(_RUNS, values).fetchall()
+
+    def last_keys(self, domain: str, *, future: str, latest: float) -> set[str]:
+        """The keys the newest run of ``domain`` with any lesson recorded was eligible for
+        (given or withheld): the lessons that were on before this run."""
+        values = {"domain": domain, "future": future, "latest": latest}
+        return {key for (key,) in self._conn.execute(_LAST_KEYS, values)}
 
     def keys(self) -> list[str]:
         """Every lesson key some critique applied or withheld."""
         return [key for (key,) in self._conn.execute("SELECT DISTINCT key FROM uses")]
 
-    def _where(
-        self, keys: list[str], domain: str | None, future: str, latest: float
-    ) -> tuple[str, list[object]]:
-        """The filter of the effects queries: ``keys``, runs not after ``future``, critiques
-        not timed after ``latest``, ``domain`` when given."""
-        clause = f"key IN ({', '.join('?' * len(keys))}) AND stamp <= ? AND created <= ?"
-        params: list[object] = [*keys, future, latest]
+    def uses(
+        self, keys: list[str] | None, *, domain: str | None, future: str, latest: float
+    ) -> list[tuple[str, str, str, str, str, float | None]]:
+        """``(domain, key, file name, arm, question, value)`` of every use of ``keys`` (every key
+        for None) by a run not after ``future`` whose critique is not timed after ``latest``, in
+        ``domain`` when given; a value beyond any measurement reads as None."""
+        if keys is not None and not keys:
+            return []
+        clause, params = "stamp <= ? AND created <= ?", [future, latest]
+        if keys is not None:
+            clause += f" AND key IN ({', '.join('?' * len(keys))})"
+            params += keys
         if domain is not None:
             clause += " AND domain = ?"
             params.append(domain)
-        return clause, params
-
-    def arm_sums(
-        self, keys: list[str], *, domain: str | None, future: str, latest: float
-    ) -> list[tuple[str, str, str, int, float, float]]:
-        """``(domain, key, arm, count, sum, sum of squares)`` of each key's target over the
-        critiques that applied (or withheld) it, leaving out those where it does not apply."""
-        if not keys:
-            return []
-        where, params = self._where(keys, domain, future, latest)
         query = (
-            "SELECT domain, key, arm, COUNT(value), TOTAL(value), TOTAL(value * value) FROM uses "
-            f"WHERE {where} AND arm IN ('applied', 'withheld') AND (value IS NULL OR abs(value) <= {MAX_VALUE}) "
-            "GROUP BY domain, key, arm"
+            f"SELECT domain, key, name, arm, question, CASE WHEN abs(value) <= {MAX_VALUE} THEN value END "
+            f"FROM uses WHERE {clause}"
         )
         return self._conn.execute(query, params).fetchall()
 
-    def newest_texts(
-        self, keys: list[str], *, domain: str | None, future: str, latest: float
-    ) -> dict[tuple[str, str], str]:
-        """``(domain, key) -> text`` of the newest critique that applied each key (same filter)."""
-        if not keys:
-            return {}
-        where, params = self._where(keys, domain, future, latest)
-        query = (
-            f"SELECT domain, key, text, MAX(stamp) FROM uses WHERE {where} AND arm = 'applied' AND text != '' "
-            "GROUP BY domain, key"
-        )
-        return {(row_domain, key): text for row_domain, key, text, _ in self._conn.execute(query, params)}
+
+def _evidence(text: str) -> Critique | None:
+    """The critique a row's evidence holds; None for a row that does not hold what the loader made
+    (rows are only ever written by the loader: one that does not parse was not)."""
+    try:
+        return critique_from_evidence(text)
+    except (ValueError, TypeError, KeyError, AttributeError, ResearchError):
+        return None
 
 
 def open_index(meta_dir: Path, *, on_disk: bool = True) -> CritiqueIndex:

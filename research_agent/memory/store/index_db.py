@@ -22,26 +22,32 @@ from .targets import TARGET_MAP
 
 __all__ = ["FILE_COLUMNS", "connect_file", "connect_memory"]
 
-INDEX_VERSION = 1
+INDEX_VERSION = 3  # 2: a suspect critique has no use rows; 3: suspect, availability and evidence per file, reason and question per use
 _COMPANIONS = ("-wal", "-shm", "-journal")
 _TIMEOUT = 30.0  # seconds a writer waits for another process's write to finish
 
-FILE_COLUMNS = "name, sig, ok, reason, run_id, stamp, created, domain, model, mean, passed, adaptive"
+FILE_COLUMNS = (
+    "name, sig, ok, reason, run_id, stamp, created, domain, model, mean, passed, adaptive, suspect, available, evidence"
+)
 _SCHEMA = """
 CREATE TABLE layout (value TEXT NOT NULL);
 CREATE TABLE files (
     name TEXT PRIMARY KEY, sig TEXT NOT NULL, ok INTEGER NOT NULL, reason TEXT NOT NULL,
     run_id TEXT NOT NULL, stamp TEXT NOT NULL, created REAL, domain TEXT NOT NULL, model TEXT NOT NULL,
-    mean REAL, passed INTEGER NOT NULL, adaptive INTEGER NOT NULL
+    mean REAL, passed INTEGER NOT NULL, adaptive INTEGER NOT NULL, suspect TEXT NOT NULL,
+    available INTEGER NOT NULL, evidence TEXT NOT NULL
 );
 CREATE TABLE uses (
-    name TEXT NOT NULL, key TEXT NOT NULL, arm TEXT NOT NULL, stage TEXT NOT NULL, text TEXT NOT NULL,
+    name TEXT NOT NULL, key TEXT NOT NULL, arm TEXT NOT NULL, stage TEXT NOT NULL,
     domain TEXT NOT NULL, stamp TEXT NOT NULL, created REAL NOT NULL, value REAL,
-    PRIMARY KEY (name, key, arm)
+    reason TEXT NOT NULL, question TEXT NOT NULL,
+    PRIMARY KEY (name, key)
 );
-CREATE INDEX uses_key ON uses (domain, key, arm, stamp, created, value);
+CREATE INDEX uses_key ON uses (domain, key, stamp, created, arm, value, question, name);
+CREATE INDEX uses_recent ON uses (domain, stamp, name);
 CREATE INDEX files_sig ON files (name, sig);
-CREATE INDEX files_standing ON files (stamp, name, ok, created, domain, reason, run_id, model, adaptive, mean, passed)
+CREATE INDEX files_standing ON files (stamp, name, ok, created, domain, reason, run_id, model, adaptive, mean, passed);
+CREATE INDEX files_domain ON files (domain, stamp, ok, passed, suspect, created)
 """
 # The index is rebuilt whenever its tables or the targets the keys read change.
 _LAYOUT = f"{INDEX_VERSION}:" + hashlib.sha256((_SCHEMA + TARGET_MAP).encode()).hexdigest()[:16]

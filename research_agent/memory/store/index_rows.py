@@ -3,17 +3,26 @@
 A :class:`FileRow` is the outcome of :func:`~research_agent.memory.store.files.load_entry` for
 one file, keyed by the file's *signature* (inode, size, mtime, ctime and mode, from
 ``lstat``): a valid file gives its id, domain, run time, model, mean, pass and whether
-it was adaptive; a refused file gives the loader's reason. A :class:`UseRow` records a
-lesson key the critique applied or withheld, with the value of that key's target in
-the critique (:mod:`.targets`; None where it does not apply), so that effects are sums
-over one table. Checks that depend on the time of asking (expiry, a date in the future)
-are made when the index is read, never stored.
+it was adaptive, why it is suspect (:attr:`~.critique_types.Critique.suspect_reason`: it then
+feeds no lesson, no effect and no suspension), whether its run could read its memory, and its
+*evidence*: the critique as JSON with every piece of free text left out (query,
+weaknesses, suggestions, flags, sub-query wording, lesson texts), which is all that
+building lessons reads (:func:`evidence_json`, :func:`critique_from_evidence`). A refused
+file gives the loader's reason. A :class:`UseRow` records a lesson key the critique applied
+or withheld (and why), with the value of that key's target in the critique
+(:mod:`.targets`; None where it does not apply) and its normalized question, so that
+effects are read from one table; a critique that is not
+:attr:`~.critique_types.Critique.measurable` has none. Checks that depend on the time of
+asking (expiry, a date in the future) are made when the index is read, never stored.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
+import re
 from pathlib import Path
 from typing import NamedTuple
 
@@ -22,14 +31,25 @@ from .files import CritiqueEntry, load_entry
 from .schema import LESSON_KEY
 from .targets import measure, target_of
 
-__all__ = ["FileRow", "UseRow", "signature", "rows_for", "ARMS", "MAX_VALUE"]
+__all__ = [
+    "FileRow",
+    "UseRow",
+    "signature",
+    "rows_for",
+    "ARMS",
+    "MAX_VALUE",
+    "question_key",
+    "evidence_json",
+    "critique_from_evidence",
+]
 
 ARMS = ("applied", "withheld")
 MAX_VALUE = 10_000_000  # no target reaches this; anything beyond is not a measurement
 
 
 class FileRow(NamedTuple):
-    """One critique file as the index holds it (``ok`` False: refused, with ``reason``)."""
+    """One critique file as the index holds it (``ok`` False: refused, with ``reason``;
+    ``ok`` True with a ``reason``: valid but suspect)."""
 
     name: str
     sig: str
@@ -43,21 +63,57 @@ class FileRow(NamedTuple):
     mean: float | None
     passed: bool
     adaptive: bool
+    suspect: str  # why the critique is suspect ('' when it is not): it then teaches nothing
+    available: bool  # False: its run could not read its memory
+    evidence: str  # the critique without free text, as JSON ('' for a refused file)
 
 
 class UseRow(NamedTuple):
-    """A lesson ``key`` one critique ``applied`` (its run was given it) or ``withheld`` (a
-    baseline run held it back), and the value of the key's target in that critique."""
+    """A lesson ``key`` one critique ``applied`` (its run was given it) or ``withheld`` (its run
+    was eligible and did not get it, for ``reason``: trial, control, no_lessons, suspended,
+    retired), the value of the key's target in that critique, and the run's question
+    (:func:`question_key`), so that runs of one question can be paired."""
 
     name: str
     key: str
     arm: str
     stage: str
-    text: str
     domain: str
     stamp: str
     created: float
     value: float | None
+    reason: str  # why it was withheld ('' for applied)
+    question: str
+
+
+_WORD = re.compile(r"\w+")
+
+
+def question_key(query: str) -> str:
+    """The normalized question: its words, case-folded, hashed short (punctuation, spacing and
+    case do not make two questions different)."""
+    words = " ".join(_WORD.findall(query.casefold()))
+    return hashlib.sha256(words.encode("utf-8")).hexdigest()[:16]
+
+
+def evidence_json(critique: Critique) -> str:
+    """``critique`` as JSON with no free text: what lessons are built from (see the module docstring)."""
+    data = critique.as_dict()
+    data.update(query="", report_path="", weaknesses=[], suggestions=[], skeptic_flags=[], proposed_lessons=[])
+    data.pop("suspect", None)
+    data["lessons_applied"] = [
+        {"key": lesson.key, "stage": lesson.stage or "", "text": ""} for lesson in critique.lessons_applied if lesson.key
+    ]
+    facts = data.get("facts")
+    if facts is not None:
+        facts["sub_queries"] = [{**q, "query": ""} for q in facts["sub_queries"]]
+        facts["citations"]["weak_pairs"] = []
+    return json.dumps(data, separators=(",", ":"))
+
+
+def critique_from_evidence(text: str) -> Critique:
+    """The critique :func:`evidence_json` stored (free text empty)."""
+    return Critique._from_valid(json.loads(text))
 
 
 def signature(info: os.stat_result) -> str:
@@ -71,21 +127,26 @@ def _value(critique: Critique, key: str) -> float | None:
 
 
 def _uses(name: str, critique: Critique) -> list[UseRow]:
-    """Each key the critique applied or withheld, once per arm."""
+    """Each key the critique applied or withheld, once (applied wins); none for a critique that
+    does not count in effects (suspect, or its run's lessons were unavailable)."""
+    if not critique.measurable:
+        return []
     created = critique.created_at.timestamp()
     stamp = name.removesuffix(".yaml").rsplit("_", 1)[-1]
-    found: dict[tuple[str, str], UseRow] = {}
+    question = question_key(critique.query)
+    found: dict[str, UseRow] = {}
     for lesson in critique.lessons_applied:
-        if lesson.key and LESSON_KEY.match(lesson.key) and (lesson.key, "applied") not in found:
-            found[(lesson.key, "applied")] = UseRow(
-                name, lesson.key, "applied", lesson.stage or "", lesson.text,
-                critique.query_domain, stamp, created, _value(critique, lesson.key),
+        if lesson.key and LESSON_KEY.match(lesson.key) and lesson.key not in found:
+            found[lesson.key] = UseRow(
+                name, lesson.key, "applied", lesson.stage or "", critique.query_domain, stamp, created,
+                _value(critique, lesson.key), "", question,
             )  # fmt: skip
-    for key in critique.lessons_withheld:
-        if LESSON_KEY.match(key) and (key, "withheld") not in found:
-            found[(key, "withheld")] = UseRow(
-                name, key, "withheld", "", "", critique.query_domain, stamp, created, _value(critique, key)
-            )
+    for withheld in critique.lessons_withheld:
+        if LESSON_KEY.match(withheld.key) and withheld.key not in found:
+            found[withheld.key] = UseRow(
+                name, withheld.key, "withheld", "", critique.query_domain, stamp, created,
+                _value(critique, withheld.key), withheld.reason, question,
+            )  # fmt: skip
     return list(found.values())
 
 
@@ -96,13 +157,14 @@ def rows_for(entry: CritiqueEntry, sig: str, meta_dir: Path) -> tuple[FileRow, l
     if critique is None:
         reason = loaded.error or "invalid"
         return FileRow(
-            entry.name, sig, False, reason, entry.run_id, entry.stamp, None, "", "", None, False, False
+            entry.name, sig, False, reason, entry.run_id, entry.stamp, None, "", "", None, False, False, "", True, ""
         ), []
+    suspect = critique.suspect_reason
     row = FileRow(
         entry.name,
         sig,
         True,
-        "",
+        f"suspect: {suspect}" if suspect else "",  # valid, but it teaches nothing
         critique.id,
         entry.stamp,
         critique.created_at.timestamp(),
@@ -111,5 +173,8 @@ def rows_for(entry: CritiqueEntry, sig: str, meta_dir: Path) -> tuple[FileRow, l
         critique.mean_score,
         critique.overall_pass,
         critique.adaptive,
+        "" if critique.teaches else f"suspect: {critique.suspect_reason}",
+        critique.lessons_available,
+        evidence_json(critique),
     )
-    return row, _uses(entry.name, critique)
+    return row, [] if suspect else _uses(entry.name, critique)

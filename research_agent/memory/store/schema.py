@@ -1,6 +1,8 @@
 """The critique file: its JSON Schema, its vocabulary, and precise validation messages.
 
-The schema ships with the package as ``critique.schema.json`` (``schema_version: 2``; version 1 as ``critique-1.schema.json``).
+The schema ships with the package as ``critique.schema.json`` (``schema_version: 3``); the
+versions before it as ``critique-1.schema.json`` and ``critique-2.schema.json``, and files of
+every version load. Later changes add optional fields to version 3, never a new version.
 :func:`validate_critique` returns every problem as ``"<path>: <problem>"`` so that a
 person who broke a file by hand learns exactly where, e.g.
 ``scores.coverage: 7 is above the maximum of 5``. The typed critique those files
@@ -37,10 +39,13 @@ __all__ = [
     "STAGES",
     "KEY_KINDS",
     "KIND_STAGES",
+    "PERSON_KINDS",
+    "WITHHELD_REASONS",
     "LESSON_KEY",
     "key_kind",
     "MAX_LESSON_TEXT",
     "applicable",
+    "ramp_reason",
     "GATE_DECISIONS",
     "FIELD_ORDER",
     "OPTIONAL_FIELDS",
@@ -53,8 +58,8 @@ __all__ = [
     "mean_of",
 ]
 
-SCHEMA_VERSION = 2
-SCHEMA_VERSIONS: tuple[int, ...] = (1, 2)  # versions this program reads
+SCHEMA_VERSION = 3
+SCHEMA_VERSIONS: tuple[int, ...] = (1, 2, 3)  # versions this program reads
 MAX_TEXT = 200
 MAX_ITEMS = 5
 
@@ -107,9 +112,10 @@ FIELD_ORDER: tuple[str, ...] = (
     "adaptive",
     "lessons_applied",
 )
-# Fields written only when present: ``lessons_withheld`` and ``usage`` may be left out;
-# ``facts`` is required in version 2 and absent from version-1 files (which still load).
-OPTIONAL_FIELDS: tuple[str, ...] = ("lessons_withheld", "facts", "usage")
+# Fields written only when present: ``lessons_withheld``, ``usage`` and the version-3
+# additions may be left out; ``facts`` is required since version 2 and absent from version-1
+# files (which still load).
+OPTIONAL_FIELDS: tuple[str, ...] = ("lessons_withheld", "lessons", "suspect", "proposed_lessons", "facts", "usage")
 STAGES: tuple[str, ...] = ("decompose", "relevance")  # the stages a lesson can be written for
 # A lesson's stable key is a fixed kind, then what it is about (``coverage:unanswered``,
 # ``site:kept:docs.python.org``; the critique schema holds the same pattern). Each kind is
@@ -119,8 +125,16 @@ KIND_STAGES: dict[str, str] = {
     **{kind: "decompose" for kind in ("coverage", "breadth", "geography", "counterarguments", "recency", "primary")},
     **{kind: "relevance" for kind in ("site:kept", "site:dropped", "source-kind")},
 }
-KEY_KINDS: tuple[str, ...] = tuple(KIND_STAGES)
+# Lessons a person wrote (``user:``) or approved from a critic's proposal (``approved:``): their
+# stage and target come from the person's entry, not from the kind (version 3).
+PERSON_KINDS: tuple[str, ...] = ("user", "approved")
+KEY_KINDS: tuple[str, ...] = (*KIND_STAGES, *PERSON_KINDS)
 LESSON_KEY = re.compile(rf"^(?:{'|'.join(KEY_KINDS)}):[A-Za-z0-9._/-]{{1,100}}$")
+# Why a run did not get a lesson it was eligible for (``lessons_withheld``, version 3): trial,
+# withheld at random on its own to measure it; control, a whole-run control; no_lessons, the
+# user's --no-lessons; suspended, the domain's lessons are suspended; retired, held back so
+# that new evidence can bring it back.
+WITHHELD_REASONS: tuple[str, ...] = ("trial", "control", "no_lessons", "suspended", "retired")
 MAX_LESSON_TEXT = 300
 
 
@@ -137,7 +151,7 @@ class InvalidCritique(InputError):
 
 @cache
 def critique_schema(version: int = SCHEMA_VERSION) -> dict[str, Any]:
-    """The JSON Schema of a critique file of ``version`` (1 or 2), loaded from the package."""
+    """The JSON Schema of a critique file of ``version`` (1, 2 or 3), loaded from the package."""
     name = "critique.schema.json" if version == SCHEMA_VERSION else f"critique-{version}.schema.json"
     text = resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
     return json.loads(text)
@@ -182,6 +196,18 @@ def mean_of(values: Mapping[str, int | None]) -> float:
 def is_pass(values: Mapping[str, int | None]) -> bool:
     """``overall_pass``: a mean of at least 3.0 and no applicable dimension below 2."""
     return mean_of(values) >= 3.0 and min(applicable(values).values()) >= 2
+
+
+def ramp_reason(values: Mapping[str, int | None]) -> str | None:
+    """Why scores look degenerate, or None: an exact ramp in the schema's dimension order
+    (1, 2, 3, 4, 5 or the reverse) is a critic counting, not judging. The same vector
+    repeated across critiques is no sign on its own (honest critics repeat too)."""
+    scores = tuple(values.get(d) for d in DIMENSIONS)
+    ramp = tuple(range(1, len(DIMENSIONS) + 1))
+    if scores == ramp or scores == ramp[::-1]:
+        shown = ", ".join(str(v) for v in scores)
+        return f"the scores are {shown} in the schema's dimension order, a ramp rather than a judgement"
+    return None
 
 
 def _path(error: jsonschema.ValidationError) -> str:
@@ -241,6 +267,9 @@ def _texts(data: Mapping[str, Any]) -> list[tuple[str, str]]:
     for i, lesson in enumerate(data["lessons_applied"]):  # version 1: plain text; version 2: {key, stage, text}
         out.append((f"lessons_applied[{i}]", lesson) if isinstance(lesson, str) else (f"lessons_applied[{i}].text", lesson["text"]))
     out += [(f"skeptic_flags[{i}].detail", flag["detail"]) for i, flag in enumerate(data["skeptic_flags"])]
+    out += [(f"proposed_lessons[{i}].text", p["text"]) for i, p in enumerate(data.get("proposed_lessons", ()))]
+    if "suspect" in data:
+        out.append(("suspect", data["suspect"]))
     facts = data.get("facts") or {}
     out += [(f"facts.sub_queries[{i}].query", q["query"]) for i, q in enumerate(facts.get("sub_queries", ()))]
     return out
@@ -254,6 +283,19 @@ def _site_problems(data: Mapping[str, Any]) -> list[str]:
     named = [("facts.sites.top", sites["top"])] if sites["top"] is not None else []
     named += [(f"facts.sites.per_site[{i}].site", p["site"]) for i, p in enumerate(sites["per_site"])]
     return [f"{where}: {shown_value(site)} is not a host name or corpus folder" for where, site in named if not valid_site(site)]
+
+
+def _per_site_problems(data: Mapping[str, Any], version: int) -> list[str]:
+    """Version 3: ``per_site`` kept counts add up to ``sources.kept`` unless ``truncated`` says the
+    list was cut. (An earlier version's file that fails this loads with its per_site ignored.)"""
+    facts = data.get("facts") or {}
+    per_site = (facts.get("sites") or {}).get("per_site") or []
+    if version < 3 or not per_site:
+        return []
+    total, kept = sum(int(p["kept"]) for p in per_site), int(facts["sources"]["kept"])
+    if total == kept or (facts["sites"].get("truncated") and total <= kept):
+        return []
+    return [f"facts.sites.per_site: kept counts add up to {total}, not to sources.kept ({kept}), and truncated is not set"]
 
 
 def _stage_problems(data: Mapping[str, Any]) -> list[str]:
@@ -314,6 +356,7 @@ def validate_critique(data: Any) -> list[str]:
         return [f"{_path(e)}: {_describe(e)}" for e in errors]
     problems += _text_problems(data)
     problems += _site_problems(data)
+    problems += _per_site_problems(data, version)
     problems += _stage_problems(data)
     if parse_zoned_time(data["timestamp"]) is None:
         problems.append(f"timestamp: {shown_value(data['timestamp'])} {NOT_A_TIME}")

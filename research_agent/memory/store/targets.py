@@ -52,7 +52,7 @@ def _fact(pick: Callable[[CritiqueFacts], float | int | None]) -> Callable[[Crit
 
 
 _FACTS = (
-    Target("facts.unanswered", "unanswered sub-queries", True, _fact(lambda f: f.unanswered)),
+    Target("facts.unanswered", "unanswered sub-queries", True, _fact(lambda f: f.open_sub_queries)),
     Target(
         "facts.citations.weakly_supported_share",
         "weakly supported share",

@@ -7,7 +7,7 @@ printed and saved to ``reports/meta/ab-<stamp>.yaml`` (the work is
 stderr and prints). The options are ``run``'s, turned into settings the same way.
 Ctrl-C keeps the pairs already finished: they are saved, summarised, and the exit code
 is 130. Collaborators (settings, model, clock) come from the memory commands'
-:class:`~research_agent.cli.memory.MemoryDeps`.
+:class:`~research_agent.cli.memory.group.MemoryDeps`; the command registers itself on the memory group.
 """
 
 from __future__ import annotations
@@ -24,21 +24,21 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ..config import Settings
-from ..errors import ResearchError
-from ..files.atomic import ensure_writable_dir
-from ..files.safefile import check_folder_inside
-from ..llm import ChatModel
-from ..memory.effects.ab import AbLedger, ab_path, ab_result, run_ab, save_ab
-from ..memory.effects.ab_questions import read_questions
-from ..memory.effects.ab_types import AbFailure, AbPair, AbResult, ArmUsage, Measure
-from ..memory.store.schema import DIMENSION_LABELS
-from ..progress import Progress
-from . import run_options
-from .boundary import guarded, stderr_console
-from .memory import MemoryDeps, echo_json, memory_deps
-from .progress import RichProgress, cost_text
-from .terminal import markup, one_line
+from ...config import Settings
+from ...errors import ResearchError
+from ...files.atomic import ensure_writable_dir
+from ...files.safefile import check_folder_inside
+from ...llm import ChatModel
+from ...memory.effects.ab import AbLedger, ab_path, ab_result, run_ab, save_ab
+from ...memory.effects.ab_questions import read_questions
+from ...memory.effects.ab_types import AbFailure, AbPair, AbResult, ArmUsage, Measure
+from ...memory.store.schema import DIMENSION_LABELS
+from ...progress import Progress
+from .. import run_options
+from ..boundary import guarded, stderr_console
+from ..progress import RichProgress, cost_text
+from ..terminal import markup, one_line
+from .group import MemoryDeps, app, chosen_reports_dir, echo_json, memory_deps
 
 __all__ = ["ab_command"]
 
@@ -59,8 +59,6 @@ Quick = Annotated[
     bool, typer.Option("--quick", help="Fewer sources, no skeptic (both runs are still critiqued).")
 ]
 
-_META_KEY = "research_agent.memory.reports_dir"  # the memory group's --reports-dir (cli/memory.py)
-
 FACT_LABELS = {
     "citations.weakly_supported_share": "weakly supported citations (share; lower is better)",
     "unanswered": "unanswered sub-queries (lower is better)",
@@ -68,6 +66,7 @@ FACT_LABELS = {
 }
 
 
+@app.command("ab")
 @guarded
 def ab_command(
     ctx: typer.Context,
@@ -76,6 +75,7 @@ def ab_command(
     standard: run_options.Standard = False,
     deep: run_options.Deep = False,
     corpus: run_options.Corpus = None,
+    exclude: run_options.Exclude = None,
     search: run_options.Search = None,
     searxng_url: run_options.SearxngUrl = None,
     max_sources: run_options.MaxSources = None,
@@ -99,7 +99,7 @@ def ab_command(
 
     Prints, per critique dimension and per measured fact, the paired difference (adaptive - baseline, signed so that + is better) with a 90% interval, and the tokens and cost of each arm; saves it all to reports/meta/ab-<stamp>.yaml. Both runs are critiqued in every mode, --quick included.
     """
-    from ..assembly import MAX_QUERY_CHARS
+    from ...assembly import MAX_QUERY_CHARS
 
     deps = memory_deps(ctx)
     questions = read_questions(questions_file, max_chars=MAX_QUERY_CHARS)  # before anything else
@@ -126,8 +126,7 @@ def ab_command(
 def _settings(ctx: typer.Context, deps: MemoryDeps) -> Settings:
     """``run``'s options as settings; ``--reports-dir`` here, else ``memory --reports-dir``."""
     overrides = run_options.settings_overrides(ctx.params)
-    if overrides.get("reports_dir") is None:
-        overrides["reports_dir"] = ctx.meta.get(_META_KEY)
+    overrides["reports_dir"] = chosen_reports_dir(ctx, overrides.get("reports_dir"))
     return deps.load_settings({key: value for key, value in overrides.items() if value is not None})
 
 
@@ -150,7 +149,7 @@ async def _ab(
     deps: MemoryDeps,
     watcher: Any,
 ) -> None:
-    from ..pipeline import research
+    from ...pipeline import research
 
     try:
         await run_ab(

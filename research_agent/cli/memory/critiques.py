@@ -1,0 +1,228 @@
+"""``memory list|show|retry|validate|prune``: the stored critique files themselves.
+
+Runs are shown by short id and accepted by any reference :mod:`research_agent.run_refs`
+resolves (full id, short id, a unique prefix of either, ``latest``, ``latest~N``). ``list``
+also shows the runs whose critique failed, with the reason; ``retry`` completes them. What
+is listed comes from :mod:`research_agent.memory.store` (the critiques and the failure
+records); this module only chooses and draws.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from ...errors import InputError, ResearchError, error_message
+from ...memory.critique.judgement import summarize
+from ...memory.critique.schedule import critique_now
+from ...memory.store.critique_types import Critique
+from ...memory.store.failures import FailedCritique, load_failures
+from ...memory.store.files import LoadedCritique, critique_path, load_all, load_critique, prune_critiques
+from ...record.passages import prune_passage_stores
+from ...run_refs import Runs, UnknownRun, run_file
+from ..boundary import guarded, print_error
+from ..critique_view import describe_critique
+from ..terminal import echo, markup, one_line
+from .group import ReportsDirOption, app, console, echo_json, memory_deps, memory_settings
+
+__all__ = ["list_command", "show_command", "retry_command", "validate_command", "prune_command"]
+
+
+def _critique_table(critiques: Sequence[Critique], shorts: dict[str, str], meta_dir: Path) -> Table:
+    table = Table(title=f"critiques in {markup(meta_dir)}")
+    table.add_column("id", no_wrap=True)
+    table.add_column("date", no_wrap=True)
+    table.add_column("query", overflow="fold", ratio=1)
+    for column in ("domain", "mean", "pass", "adaptive"):
+        table.add_column(column, no_wrap=True)
+    for c in critiques:
+        table.add_row(
+            shorts.get(c.id, c.id), markup(c.timestamp[:16].replace("T", " ")), markup(c.query[:80]),
+            markup(c.query_domain), f"{c.mean_score:.2f}", "yes" if c.overall_pass else "no",
+            "yes" if c.adaptive else "no",
+        )  # fmt: skip
+    return table
+
+
+def _failed_table(failed: Sequence[FailedCritique], shorts: dict[str, str]) -> Table:
+    table = Table(title="failed critiques (research-agent memory retry ID completes one)")
+    table.add_column("id", no_wrap=True)
+    table.add_column("failed", no_wrap=True)
+    table.add_column("run", overflow="fold", ratio=1)
+    table.add_column("reason", overflow="fold", ratio=2)
+    for f in failed:
+        table.add_row(
+            shorts.get(f.run_id, f.run_id), markup(f.failed_at[:16].replace("T", " ")),
+            markup(f.run_id.rsplit("_", 1)[0]), markup(one_line(f.reason)),
+        )  # fmt: skip
+    return table
+
+
+def _print_list(loaded: list[LoadedCritique], failed: list[FailedCritique], shorts: dict[str, str],
+                meta_dir: Path) -> None:  # fmt: skip
+    good = [item.critique for item in loaded if item.critique is not None]
+    bad = len(loaded) - len(good)
+    if not loaded and not failed:
+        echo(f"no critiques in {meta_dir}")
+        return
+    if good:
+        console().print(_critique_table(good, shorts, meta_dir))
+    if failed:
+        console().print(_failed_table(failed, shorts))
+    if bad:
+        echo(f"{bad} invalid critique file(s) skipped; run `research-agent memory validate`")
+
+
+@app.command("list")
+@guarded
+def list_command(
+    ctx: typer.Context,
+    json_output: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    reports_dir: ReportsDirOption = None,
+) -> None:
+    """List stored critiques newest first, and the runs whose critique failed (with the reason)."""
+    settings = memory_settings(ctx, reports_dir)
+    loaded = load_all(settings.meta_dir, now=memory_deps(ctx).clock())
+    failed = load_failures(settings.meta_dir)
+    shorts = Runs.scan(settings.reports_dir).shorts()
+    if json_output:
+        echo_json(
+            {
+                "critiques": [
+                    {**item.critique.as_dict(), "short_id": shorts.get(item.critique.id)}
+                    for item in loaded
+                    if item.critique is not None
+                ],
+                "failed": [{**f.as_dict(), "short_id": shorts.get(f.run_id)} for f in failed],
+                "invalid": [{"file": b.name, "reason": b.error} for b in loaded if b.critique is None],
+            }
+        )
+        return
+    _print_list(loaded, failed, shorts, settings.meta_dir)
+
+
+@app.command("show")
+@guarded
+def show_command(
+    ctx: typer.Context,
+    critique_id: str = typer.Argument(
+        ..., metavar="ID", help="A run's id, short id or a unique prefix of either, latest or latest~N."
+    ),
+    json_output: bool = typer.Option(False, "--json", help="Print JSON instead of YAML."),
+    reports_dir: ReportsDirOption = None,
+) -> None:
+    """Show one critique."""
+    settings = memory_settings(ctx, reports_dir)
+    runs = Runs.scan(settings.reports_dir)
+    run_id = runs.resolve(critique_id, "critique")
+    path = critique_path(settings.meta_dir, run_id)
+    try:
+        critique = load_critique(path, meta_dir=settings.meta_dir)
+    except ResearchError as exc:
+        raise InputError(f"{path.name}: {exc}") from None
+    if json_output:
+        echo_json({**critique.as_dict(), "short_id": runs.short(run_id)})
+    else:
+        echo(f"# {path} (short id {runs.short(run_id)})")
+        echo(describe_critique(critique))
+
+
+def _retry_one(ctx: typer.Context, runs: Runs, run_id: str) -> None:
+    """Critique the run ``run_id`` again (its failure record goes when it succeeds) and say how it went."""
+    deps = memory_deps(ctx)
+    settings = memory_settings(ctx, runs.reports_dir)
+    record = run_file(runs.reports_dir, "record", run_id)
+    if not record.is_file():
+        raise InputError(f"cannot retry {runs.short(run_id)}: its run record {record} is gone")
+    critique = critique_now(record, settings, make_model=deps.make_model, now=deps.clock())
+    echo(f"{runs.short(run_id)}: " + summarize(critique, path=critique_path(settings.meta_dir, critique.id)))
+
+
+@app.command("retry")
+@guarded
+def retry_command(
+    ctx: typer.Context,
+    refs: list[str] = typer.Argument(
+        None, metavar="[ID]...", help="Runs whose critique failed (id, short id, prefix, latest, latest~N)."
+    ),
+    every: bool = typer.Option(False, "--all", help="Retry every failed critique."),
+    reports_dir: ReportsDirOption = None,
+) -> None:
+    """Critique again the runs whose background critique failed (memory list shows them)."""
+    settings = memory_settings(ctx, reports_dir)
+    runs = Runs.scan(settings.reports_dir)
+    if every == bool(refs):
+        raise InputError("name the runs to retry (memory list shows the failed ones), or give --all")
+    try:
+        chosen = runs.ids("failed") if every else [runs.resolve(ref, "failed") for ref in refs]
+    except UnknownRun as exc:
+        raise InputError(f"{exc} (a run that never failed is critiqued with: research-agent critique --run ID)") from None
+    if not chosen:
+        echo(f"no failed critiques in {settings.meta_dir}")
+        return
+    failures = 0
+    for run_id in chosen:
+        try:
+            _retry_one(ctx, runs, run_id)
+        except Exception as exc:  # one failed retry does not stop the others; each says why
+            if len(chosen) == 1:
+                raise
+            failures += 1
+            print_error(f"{runs.short(run_id)}: {error_message(exc)}")
+    if failures:
+        raise typer.Exit(1)
+
+
+@app.command("validate")
+@guarded
+def validate_command(ctx: typer.Context, reports_dir: ReportsDirOption = None) -> None:
+    """Check every critique file; exit 1 listing each invalid one with the reason (suspect ones are named too)."""
+    settings = memory_settings(ctx, reports_dir)
+    loaded = load_all(settings.meta_dir, now=memory_deps(ctx).clock())
+    if not loaded:
+        echo(f"no critique files in {settings.meta_dir}")
+        return
+    bad = suspect = 0
+    for item in loaded:
+        if item.critique is None:
+            bad += 1
+            echo(f"invalid  {item.name}: {item.error}")
+        elif item.critique.suspect_reason:
+            suspect += 1
+            echo(f"suspect  {item.name}: {item.critique.suspect_reason}")
+        else:
+            echo(f"ok       {item.name}")
+        for note in item.critique.load_notes if item.critique is not None else ():
+            echo(f"warning  {item.name}: {note} (written by an earlier version; the rest still counts)")
+    valid = f"{len(loaded) - bad} valid" + (f" ({suspect} suspect: valid, but they feed no lesson)" if suspect else "")
+    echo(f"{valid}, {bad} invalid" + (" (skipped: an invalid file never feeds a lesson)" if bad else ""))
+    if bad:
+        raise typer.Exit(1)
+
+
+@app.command("prune")
+@guarded
+def prune_command(
+    ctx: typer.Context,
+    keep: int | None = typer.Option(
+        None, "--keep", min=0, metavar="N",
+        help="Critiques (and runs' passage stores) to keep (default: max_critiques, 50).",
+    ),
+    reports_dir: ReportsDirOption = None,
+) -> None:
+    """Delete the oldest critique files and passage stores beyond the retention limit (invalid and
+    future-dated files go first)."""
+    settings = memory_settings(ctx, reports_dir)
+    limit = settings.max_critiques if keep is None else keep
+    if limit == 0:
+        typer.echo("retention is off (keep 0): nothing pruned")
+        return
+    now = memory_deps(ctx).clock()
+    removed = prune_critiques(settings.meta_dir, limit, now=now)
+    removed += prune_passage_stores(settings.meta_dir, limit, now=now)
+    for path in removed:
+        echo(f"removed {path.name}")
+    echo(f"pruned {len(removed)} file(s); keeping at most {limit}")

@@ -1,0 +1,129 @@
+"""``memory effects``: each lesson's measured effect, as short lines a person can read, or JSON.
+
+The numbers come from :func:`research_agent.memory.lessons.effects_view.lesson_effects` (the
+same function the MCP server calls); this module only draws them: per domain, per lesson, its
+status, its target in words, the means with and without it, the delta with its interval and
+how it was estimated, the keys it cannot be told apart from, its current text; then a legend.
+Lines, not a table: they stay readable at any terminal width. With ``--json`` stdout carries
+nothing but the JSON list.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import typer
+
+from ...domains import DOMAINS, parse_domain
+from ...memory.effects.lesson_effects import MIN_RUNS, NO_EFFECT_RUNS, LessonEffect
+from ...memory.lessons.effects_view import lesson_effects
+from ...memory.store.targets import TARGETS
+from ..boundary import guarded
+from ..terminal import dumps_json, echo
+from .group import ReportsDirOption, app, memory_deps, memory_settings
+
+__all__ = ["effects_command", "show_effects"]
+
+_STATUS_WORDS = {
+    "measuring": "measuring",
+    "active": "active",
+    "no-effect": "no effect (ranked last)",
+    "retired": "retired (not given)",
+}
+LEGEND = (
+    "with it / without it: the mean of the lesson's target over the runs given it, and over the runs that "
+    "were eligible and withheld it (its own random trial, or a whole-run control).",
+    "delta: with minus without, turned so that + always means better; 90% interval: where the true "
+    "difference lies, 9 times in 10.",
+    "estimate: paired over the questions asked in both arms (at least 5), else Welch's over all runs.",
+    f"measuring: fewer than {MIN_RUNS} runs in an arm; retired: after {MIN_RUNS} in each, the whole "
+    f"interval lies below zero (no longer given until new runs without it lift it); no effect: after "
+    f"{NO_EFFECT_RUNS} runs the interval still contains zero.",
+    "never apart from: keys given and withheld together in every one of this lesson's runs, so their "
+    "effects cannot be told apart (trials separate them over time).",
+)
+
+
+def _number(value: float | None, *, signed: bool = False) -> str:
+    if value is None:
+        return "-"
+    return f"{value:+.2f}" if signed else f"{value:.2f}"
+
+
+def _interval(effect: LessonEffect) -> str:
+    if effect.interval is None:
+        return "-"
+    lo, hi = effect.interval
+    return f"[{lo:+.2f}, {hi:+.2f}]"
+
+
+def _estimate(effect: LessonEffect) -> str:
+    if effect.method == "paired":
+        return f"paired over {effect.paired_questions} questions"
+    return "Welch (unpaired)"
+
+
+_STAGE_WORDS = {"decompose": "planning", "relevance": "judging"}
+
+
+def _lesson_lines(effect: LessonEffect) -> list[str]:
+    """One lesson as a few short lines: what it is, its numbers, its text, what it is tied to."""
+    target = TARGETS[effect.target]
+    better = "lower is better" if target.lower_is_better else "higher is better"
+    stage = _STAGE_WORDS.get(effect.stage, effect.stage)
+    lines = [
+        f"  {effect.key}: {_STATUS_WORDS.get(effect.status, effect.status)}",
+        f"    {stage} lesson; target {target.label} ({better})",
+        f"    with it {_number(effect.mean_with)} over {effect.applied_runs} run(s); without it "
+        f"{_number(effect.mean_without)} over {effect.baseline_runs} run(s)",
+        f"    delta {_number(effect.delta, signed=True)}, 90% interval {_interval(effect)}; {_estimate(effect)}",
+    ]
+    if effect.confounded_with:
+        lines.append(f"    never apart from: {', '.join(effect.confounded_with)}")
+    if effect.text:
+        lines.append(f"    text now: {effect.text}")
+    return lines
+
+
+def show_effects(
+    meta_dir: Path, *, now: datetime, domain: str | None, json_output: bool, ttl_days: float = 30
+) -> None:
+    """Print the effects of the lessons in ``meta_dir`` (of ``domain``, or of every domain)."""
+    chosen = parse_domain(domain) if domain is not None else None
+    effects = lesson_effects(meta_dir, now=now, domain=chosen, ttl_days=ttl_days)
+    if json_output:
+        typer.echo(dumps_json([e.as_dict() for e in effects], indent=2))
+        return
+    if not effects:
+        where = f" in {chosen}" if chosen else ""
+        echo(f"no lesson has been given or withheld yet{where} ({meta_dir})")
+        return
+    for where in dict.fromkeys(e.domain for e in effects):
+        echo(f"lesson effects in {where}")
+        for effect in (e for e in effects if e.domain == where):
+            for line in _lesson_lines(effect):
+                echo(line)
+        echo("")
+    for line in LEGEND:
+        echo(line)
+
+
+@app.command("effects")
+@guarded
+def effects_command(
+    ctx: typer.Context,
+    domain: str | None = typer.Option(None, "--domain", help=f"Only this domain: one of {', '.join(DOMAINS)}."),
+    json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
+    reports_dir: ReportsDirOption = None,
+) -> None:
+    """Each lesson's effect: its target with and without it, the difference with a 90% interval,
+    the keys it was never apart from, and its status."""
+    settings = memory_settings(ctx, reports_dir)
+    show_effects(
+        settings.meta_dir,
+        now=memory_deps(ctx).clock(),
+        domain=domain,
+        json_output=json_output,
+        ttl_days=settings.lesson_ttl_days,
+    )

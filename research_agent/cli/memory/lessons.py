@@ -1,0 +1,81 @@
+"""``memory lessons QUERY``: the lessons a run of a question would get now."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from typing import Any
+
+import typer
+
+from ...config import Settings
+from ...domains import DOMAINS, parse_domain
+from ...errors import InputError
+from ...memory.lessons.select import preview_lessons
+from ...run_refs import Runs
+from ..boundary import guarded
+from ..terminal import echo
+from .group import MemoryDeps, ReportsDirOption, app, echo_json, memory_deps, memory_settings
+
+__all__ = ["lessons_command"]
+
+
+def _classify(deps: MemoryDeps, settings: Settings, query: str) -> str:
+    result = deps.classify(deps.make_model(settings), query)
+    if inspect.isawaitable(result):
+        result = asyncio.run(_await(result))
+    return str(result)
+
+
+async def _await(awaitable: Any) -> Any:
+    return await awaitable
+
+
+@app.command("lessons")
+@guarded
+def lessons_command(
+    ctx: typer.Context,
+    query: str = typer.Argument(..., help="The question a run would research."),
+    domain: str | None = typer.Option(
+        None, "--domain", help=f"Skip classification: one of {', '.join(DOMAINS)}."
+    ),
+    json_output: bool = typer.Option(False, "--json", help="Print JSON."),
+    reports_dir: ReportsDirOption = None,
+) -> None:
+    """Show the lessons a run of QUERY would get now, and every file left out with its reason."""
+    deps = memory_deps(ctx)
+    settings = memory_settings(ctx, reports_dir)
+    if domain is not None:
+        chosen = parse_domain(domain)
+    else:
+        chosen = _classify(deps, settings, query)
+        if chosen not in DOMAINS:
+            raise InputError(f"the classifier returned an unknown domain {chosen[:40]!r}")
+    selection, note = preview_lessons(
+        settings.meta_dir,
+        chosen,
+        now=deps.clock(),
+        ttl_days=settings.lesson_ttl_days,
+        control_fraction=settings.control_fraction,
+        trial_probability=settings.trial_probability,
+    )
+    if json_output:
+        echo_json(
+            {"domain": chosen, **selection.as_record(), "warnings": list(selection.warnings), "note": note}
+        )
+        return
+    echo(f"domain: {chosen}")
+    echo(f"{selection.reason}")
+    shorts = Runs.scan(settings.reports_dir).shorts()
+    for number, lesson in enumerate(selection.lessons, start=1):
+        critiques = ", ".join(shorts.get(i, i) for i in lesson.critique_ids)
+        echo(f"{number}. {lesson.text}")
+        echo(f"   {lesson.key} ({lesson.stage}; target {lesson.target}); critiques: {critiques}")
+    if selection.lessons:
+        echo(f"({note})")
+    if selection.excluded:
+        typer.echo("excluded:")
+        for name, reason in selection.excluded:
+            echo(f"  {name}: {reason}")
+    for warning in selection.warnings:
+        echo(f"warning: {warning}")

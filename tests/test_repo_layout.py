@@ -1,0 +1,44 @@
+"""The layout the project was designed with: reports/ and reports/meta/ in the repository, their
+generated contents ignored by git; README install lines that name only our package."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+
+
+def _ignored(path: str) -> bool:
+    proc = subprocess.run(["git", "check-ignore", "-q", "--no-index", path], cwd=ROOT, timeout=30)
+    return proc.returncode == 0
+
+
+def test_reports_and_meta_exist_with_a_readme_and_their_generated_files_are_ignored() -> None:
+    readme = (ROOT / "reports" / "README.md").read_text(encoding="utf-8")
+    for name in ("run-<id>.yaml", "critique-<id>.yaml", "failed-critique-<id>.yaml", "<id>.md"):
+        assert name in readme
+    assert (ROOT / "reports" / "meta" / ".gitkeep").is_file()
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    assert not _ignored("reports/README.md") and not _ignored("reports/meta/.gitkeep")
+    for generated in ("reports/how-x_20260101T000000000000Z.md", "reports/meta/run-x.yaml",
+                      "reports/meta/index.sqlite", "reports/meta/critique.log"):
+        assert _ignored(generated), generated
+
+
+def test_the_readme_installs_only_from_a_checkout_and_names_only_our_package() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    installs = re.findall(r"pip install[^\n`]*", readme)
+    assert installs
+    for line in installs:
+        assert re.search(r"pip install (-q )?-e '?\.(\[[a-z,]+\])?'?", line), line
+    assert "pip install 'research-agent" not in readme and "pip install research-agent" not in readme
+    commands = re.findall(r"```bash\n(.*?)\n```", readme, re.S)
+    assert commands[1] == "python3.11 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/python -m pytest"
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert commands[1] in ci, ".ci/run runs exactly the README's test command"

@@ -1,0 +1,51 @@
+"""The user state folder: outside reports/, private, its secret key made once and never trusted loosely."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from research_agent.config import default_state_dir, load_settings
+from research_agent.errors import StorageError
+from research_agent.files.state import KEY_BYTES, KEY_FILE, secret_key, state_folder
+
+
+def test_the_state_folder_follows_the_environment_and_xdg(tmp_path: Path) -> None:
+    assert default_state_dir({"RESEARCH_AGENT_STATE_DIR": str(tmp_path / "s")}) == tmp_path / "s"
+    assert default_state_dir({"XDG_STATE_HOME": str(tmp_path)}) == tmp_path / "research-agent"
+    settings = load_settings(env={"RESEARCH_AGENT_STATE_DIR": str(tmp_path / "x")}, config_file=tmp_path / "none.toml")
+    assert settings.state_dir == tmp_path / "x"
+
+
+def test_the_key_is_made_once_private_and_kept(tmp_path: Path) -> None:
+    key = secret_key(tmp_path / "state")
+    assert len(key) == KEY_BYTES and secret_key(tmp_path / "state") == key
+    assert stat.S_IMODE(os.stat(tmp_path / "state").st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(tmp_path / "state" / KEY_FILE).st_mode) == 0o600
+    assert secret_key(tmp_path / "other") != key
+
+
+def test_a_loose_or_odd_key_file_is_refused_not_trusted(tmp_path: Path) -> None:
+    folder = state_folder(tmp_path / "state")
+    (folder / KEY_FILE).write_bytes(b"x" * KEY_BYTES)
+    os.chmod(folder / KEY_FILE, 0o644)
+    with pytest.raises(StorageError, match="may be read by others"):
+        secret_key(folder)
+    os.chmod(folder / KEY_FILE, 0o600)
+    (folder / KEY_FILE).write_bytes(b"short")
+    with pytest.raises(StorageError, match="regular file"):
+        secret_key(folder)
+    (folder / KEY_FILE).unlink()
+    (folder / KEY_FILE).symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(StorageError, match="regular file"):
+        secret_key(folder)
+
+
+def test_a_state_folder_that_is_a_symlink_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    with pytest.raises(StorageError, match="not a folder"):
+        state_folder(tmp_path / "link")
