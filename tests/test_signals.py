@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -59,25 +60,23 @@ def test_sigterm_stops_a_stalled_run_as_ctrl_c_does_and_exits_143(tmp_path: Path
 
 @pytest.mark.parametrize(("sent", "code", "word"), [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")])
 def test_a_signal_in_the_middle_of_start_up_is_one_line(tmp_path: Path, sent: int, code: int, word: str) -> None:
-    arrived, go = tmp_path / "arrived", tmp_path / "go"
+    arrived = tmp_path / "arrived"
     os.mkfifo(arrived)
-    os.mkfifo(go)
+    reader = os.open(arrived, os.O_RDONLY | os.O_NONBLOCK)  # open first: the CLI's write never blocks
     env = {**cli_env(tmp_path / "home", "http://127.0.0.1:9/v1"), "PYTHONPATH": str(HOLD),
-           "HOLD_ARRIVED": str(arrived), "HOLD_GO": str(go)}
+           "HOLD_ARRIVED": str(arrived)}
     proc = subprocess.Popen(with_default_sigint([str(CLI), "--version"]), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
     try:
-        reader = os.open(arrived, os.O_RDONLY)  # returns once the CLI holds inside its start-up
-        assert os.read(reader, 1) == b"1"
-        os.close(reader)
+        assert select.select([reader], [], [], HANG_GUARD)[0], "the CLI never reached its start-up hold"
+        assert os.read(reader, 1) == b"1"  # it is now inside the import of its command line
         proc.send_signal(sent)
-        writer = os.open(go, os.O_WRONLY)
-        os.write(writer, b"1")
-        os.close(writer)
         out, err = proc.communicate(timeout=HANG_GUARD)
     finally:
+        os.close(reader)
         if proc.poll() is None:
             proc.kill()
+            proc.communicate()
     assert (proc.returncode, err) == (code, f"{word}\n"), err
     assert out == ""
 
