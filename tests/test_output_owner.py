@@ -80,3 +80,18 @@ def test_an_ordinary_file_outside_the_reports_folder_is_still_replaced(tmp_path:
                    "--output", str(mine), "--no-critique", base_url=llm.base_url)
     assert proc.returncode == 0, proc.stderr
     assert mine.read_text().startswith("---\n") and "MY EARLIER NOTES" not in mine.read_text()
+
+
+def test_export_refuses_another_runs_file_and_may_replace_its_own_page(tmp_path: Path) -> None:
+    reports = reports_with_an_earlier_run(tmp_path)
+    mine = reports / "mine_20260202T000000000000Z.md"
+    mine.write_text("# Mine\n\nHeat pumps work in the cold.\n")
+    refused = cli(tmp_path, "export", str(mine), "--output", str(reports / f"{EARLIER}.html"),
+                  "--reports-dir", str(reports))
+    assert refused.returncode == 2 and "it is a report in the reports folder" in refused.stderr, refused.stderr
+    assert (reports / f"{EARLIER}.html").read_text() == "<h1>Earlier</h1>\n"
+    own = mine.with_suffix(".html")
+    own.write_text("an older export of this report\n")
+    again = cli(tmp_path, "export", str(mine), "--output", str(own), "--reports-dir", str(reports))
+    assert again.returncode == 0, again.stderr
+    assert "Heat pumps work in the cold." in own.read_text()

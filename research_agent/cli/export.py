@@ -66,7 +66,7 @@ def export_command(
     """Export a report as one self-contained HTML page whose citations preview their passage, or as PDF."""
     settings = load_settings({"reports_dir": reports_dir})
     path = find_report(settings.reports_dir, report)
-    if output is not None:  # never onto another run's file; this report's own export may be replaced
+    if output is not None and output.resolve() != path.resolve():  # (onto the report itself: export says so)
         check_output_path(output, reports_dir=settings.reports_dir, cache_dir=settings.cache_dir,
                           own=[export_path(path, fmt.lower())])  # fmt: skip
     exported = export_report(

@@ -45,6 +45,7 @@ def _review(text: str) -> Any:
 
 
 def _review_cap() -> int:
+    """The most ``review`` and ``export`` read of a report."""
     from research_agent.config import Settings
 
     return Settings().review_max_bytes
@@ -80,6 +81,24 @@ def _extract(kind: str) -> Callable[[str], Any]:
         return extract(text.encode("utf-8"), kind)
 
     return run
+
+
+def _export(text: str) -> Any:
+    from research_agent.export import render_page
+
+    return render_page(text, None)
+
+
+def _support(text: str) -> Any:
+    from research_agent.text.support import lexical_support, prepare
+
+    return lexical_support(text[:20_000], prepare(text))
+
+
+def _window(text: str) -> Any:
+    from research_agent.text.passage_window import best_window
+
+    return best_window(text[:2000], text)
 
 
 def _get(module: str, name: str, **kwargs: Any) -> Callable[[str], Any]:
@@ -143,6 +162,13 @@ FUNCTIONS: dict[str, tuple[Callable[[str], Any], tuple[str, ...], tuple[tuple[st
     "nesting_problem_toml": (_get("research_agent.files.nesting", "nesting_problem", kind="toml"),
                              ("[", "{", "a.", "[a.b]\n"), (), None),
     "load_context": (_context, ("<!--",), (("<!--", "a"),), None),
+    "export_page": (_export, ("# a\n", "\n## Sources\n1. a \u2014 /", " \u2014 /", "|a|\n"), (), -1),
+    "without_urls": (_get("research_agent.text.debris", "without_urls"), ("www.", "a://"), (("](", "a"),), None),
+    "real_words": (_get("research_agent.text.debris", "real_words"), ('"a":', "'", "\u4e00"), (), None),
+    "is_url": (_get("research_agent.text.debris", "is_url"), ("a.", "a-.", "a.b/"), (("a.", "a"), ("[", "a")), None),
+    "is_bare_number": (_get("research_agent.text.debris", "is_bare_number"), ("1.", "1,", "-1"), (), None),
+    "lexical_support": (_support, ("a.", "1.1", "a.b", "not "), (), None),
+    "best_window": (_window, ("a. ", "heat pumps "), (), None),
 }
 
 
