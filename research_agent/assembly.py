@@ -143,8 +143,6 @@ async def assemble(
     owned: list[Any] = []
     indexing: Indexing | None = None
     try:
-        if settings.output is not None:  # before anything else: a refused --output costs nothing
-            check_output_path(settings.output, reports_dir=settings.reports_dir, cache_dir=settings.cache_dir)
         model = model if model is not None else _owned(owned, _default_model(settings))
         context_block, rules = _read_inputs(settings)
         async with _deadline(settings, clock) as deadline:
@@ -262,7 +260,10 @@ def _provider_names(settings: Settings) -> tuple[str, ...]:
 
 def _read_inputs(settings: Settings) -> tuple[str, tuple[Rule, ...]]:
     """The context block and the custom rules (a bad file fails before any work); the
-    report folders checked and cleared of temp files that crashed runs left behind."""
+    report folders checked and cleared of temp files that crashed runs left behind; an
+    ``--output`` that another run owns refused first."""
+    if settings.output is not None:
+        check_output_path(settings.output, reports_dir=settings.reports_dir, cache_dir=settings.cache_dir)
     context_block = load_context(
         settings.context_path,
         required=settings.context_path is not None and settings.context_path != Path("research_context.md"),
