@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -72,6 +73,7 @@ class CliRun:
     before_first: float = 0.0  # seconds from spawning the CLI to its first chat call
     between: float = 0.0  # seconds between rounds, in all (each round ends with its last answer)
     after_last: float = 0.0  # seconds from the last answer to the CLI's exit
+    writer_rates: tuple[str, ...] = ()  # the writer's "N tokens, R tok/s" as the progress line printed them
 
     @property
     def overhead(self) -> float:
@@ -102,21 +104,31 @@ def cli_env(home: Path, cache_dir: Path, base_url: str | None) -> dict[str, str]
     return env
 
 
+_RATE = re.compile(r"^… (?:draft|revise)\b.*?: (\d+ tokens, [\d.]+ tok/s)$", re.M)
+
+
 def run_cli(
-    query: str, corpus: Path, cache_dir: Path, responder: ResearchResponder, *, latency: float, mode: str
+    query: str, corpus: Path, cache_dir: Path, responder: ResearchResponder, *, latency: float, mode: str,
+    token_delay: float = 0.0, concurrency: int | None = None, src: Path | None = None,
 ) -> CliRun:
-    """Run ``python -m research_agent run`` once against a fresh server answering after ``latency``."""
+    """Run ``python -m research_agent run`` once against a fresh server answering after ``latency``
+    (plus ``token_delay`` per completion token), with ``concurrency`` calls at once if given, from
+    the checkout ``src`` (default: this one; another one measures an earlier version)."""
     recorder = Recorder(responder)
-    with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(recorder, delay=latency) as server:
+    with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(recorder, delay=latency, token_delay=token_delay) as server:
         home = Path(tmp)
         command = [
             sys.executable, "-m", "research_agent", "run", query, f"--{mode}", "--corpus", str(corpus),
             "--reports-dir", str(home / "reports"), "--context", "none", "--no-critique",
         ]  # fmt: skip
+        env = cli_env(home, cache_dir, server.base_url)
+        if concurrency is not None:
+            env["RESEARCH_AGENT_LLM_CONCURRENCY"] = str(concurrency)
+        if src is not None:
+            env["PYTHONPATH"] = str(src)
         start, clock = time.perf_counter(), time.monotonic()  # the server stamps requests with monotonic()
         done = subprocess.run(
-            command, cwd=REPO, env=cli_env(home, cache_dir, server.base_url), capture_output=True, text=True,
-            timeout=600,
+            command, cwd=src or REPO, env=env, capture_output=True, text=True, timeout=1800,
         )  # fmt: skip
         wall = time.perf_counter() - start
         if done.returncode != 0:
@@ -128,6 +140,7 @@ def run_cli(
         before_first=spans[0][0] - clock if spans else wall,
         between=sum(later[0] - earlier[1] for earlier, later in zip(spans, spans[1:], strict=False)),
         after_last=clock + wall - spans[-1][1] if spans else 0.0,
+        writer_rates=tuple(_RATE.findall(done.stderr)),
     )  # fmt: skip
 
 

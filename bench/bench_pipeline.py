@@ -12,8 +12,16 @@ and the source tokens the writer received; and what one replan and one revision 
 Goals (standard mode, 12 sources scored, no replan, no critique): at most 14,000 prompt
 tokens; overhead at most 1.2 s, so that at 1 s per call wall <= 1.3 x rounds x latency.
 
+The one-slot case (``--one-slot``; alone with ``--only-one-slot``): a server that answers one
+call at a time (``RESEARCH_AGENT_LLM_CONCURRENCY=1``), 2 s per call plus 5 ms per completion
+token (the draft streams as it is written): rounds, calls, wall time and the writer's
+tokens/s as the progress line printed them, for this version and (``--before DIR``, another
+checkout such as /work/main) the version before; then relevance alone for 12 sources at
+concurrency 1, 4 and 16, one source per call against batched, the numbers behind batching.
+
     python bench/bench_pipeline.py [--latencies 0.1,0.5,1,2] [--repeat 3] [--corpus DIR]
                                    [--cache-dir DIR] [--no-loops] [--mode standard]
+                                   [--one-slot | --only-one-slot] [--before DIR]
 
 The corpus index lives in ``--cache-dir`` (default: a folder in the temp dir that later
 runs reuse), so only the first run pays for a cold index of python3.11-doc.
@@ -32,6 +40,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._cli_run import CliRun, run_cli, startup_seconds  # noqa: E402
+from bench._one_slot import print_batching, print_one_slot  # noqa: E402
 from bench._util import generated_corpus, peak_rss_mb  # noqa: E402
 from research_agent.config import MODES  # noqa: E402
 from research_agent.search.local import LocalSearchProvider  # noqa: E402
@@ -123,6 +132,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--corpus", type=Path)
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE, help="kept between bench runs")
     parser.add_argument("--no-loops", action="store_true", help="skip the replan and revision runs")
+    parser.add_argument("--one-slot", action="store_true", help="also run the one-slot case and the batching table")
+    parser.add_argument("--only-one-slot", action="store_true", help="run only the one-slot case and the batching table")
+    parser.add_argument("--before", type=Path, help="another checkout to measure in the one-slot case (e.g. /work/main)")
+    parser.add_argument("--slot-latency", type=float, default=2.0, help="seconds per call in the one-slot case")
+    parser.add_argument("--token-delay", type=float, default=0.005, help="seconds per completion token (one-slot case)")
     return parser.parse_args()
 
 
@@ -132,6 +146,12 @@ async def main() -> None:
     cache_dir = args.cache_dir / "cache"
     corpus = args.corpus or (DOCS if DOCS.exists() else asyncio_corpus(args.cache_dir / "corpus"))
     await prepare_corpus(corpus, cache_dir, mode.source_tokens)
+    if args.one_slot or args.only_one_slot:
+        print_one_slot(QUERY, corpus, cache_dir, mode=args.mode, latency=args.slot_latency,
+                       token_delay=args.token_delay, before=args.before)  # fmt: skip
+        await print_batching(latency=0.5, token_delay=args.token_delay * 4)
+        if args.only_one_slot:
+            return
     startup = statistics.median(startup_seconds(cache_dir))
 
     def once(latency: float, responder: ResearchResponder) -> CliRun:

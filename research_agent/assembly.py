@@ -5,9 +5,10 @@ given) into a frozen :class:`Run`: the model (wrapped to count usage), the searc
 providers (the local corpus indexed in a worker thread that Ctrl-C and the deadline
 stop, while the first model call runs: :mod:`research_agent.indexing`), the page
 reader, the context and custom rules, the lessons source, the run id. It owns what it
-built and closes it, and it keeps the deadline: a run that passes
-``settings.run_timeout`` ends in :class:`~research_agent.errors.RunTimeout` naming the
-stage it was in. Everything that can be refused (the query, the context and rules
+built and closes it, and it sets the deadline; :func:`within_deadline` keeps it over the
+story's steps: passing ``settings.run_timeout`` there is a
+:class:`~research_agent.errors.RunTimeout` naming the stage it was in (the story then
+publishes the best draft it has, if it has one). Everything that can be refused (the query, the context and rules
 files, the report folders, ``--output``, the search settings, a missing corpus folder)
 is refused before any model call; a corpus folder with nothing indexable is found
 while the first call runs.
@@ -39,13 +40,23 @@ from .llm import ChatModel, UsageRecorder
 from .llm.waiting import SystemTicker, Ticker, waits_reported
 from .memory.lessons.run import FixedLessons, LessonsFn, MemoryLessons, RunLessons
 from .memory.lessons.setting import RunSetting
+from .memory.store.index import TimeLeft
 from .progress import NoProgress, Progress, StageClock
 from .record import CorpusRecord
 from .report import ReportMeta
 from .review.rules import Rule, RuleDeadline, RuleLimits, load_rules
 from .search.base import SearchProvider
 
-__all__ = ["Run", "LessonsFn", "RunLessons", "assemble", "default_lessons", "validate_query", "MAX_QUERY_CHARS"]
+__all__ = [
+    "Run",
+    "LessonsFn",
+    "RunLessons",
+    "assemble",
+    "within_deadline",
+    "default_lessons",
+    "validate_query",
+    "MAX_QUERY_CHARS",
+]
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +82,8 @@ class Run:
     lessons: RunLessons
     context_block: str
     rules: tuple[Rule, ...]
-    deadline: float | None  # the run's deadline on the event loop's clock
+    deadline: float  # the run's deadline on the event loop's clock
+    ticker: Ticker  # the clock (and pace) of waits, idle limits and token rates
 
     @property
     def providers(self) -> tuple[SearchProvider, ...]:
@@ -143,38 +155,37 @@ async def assemble(
     owned: list[Any] = []
     indexing: Indexing | None = None
     try:
-        model = model if model is not None else _owned(owned, _default_model(settings))
+        deadline = asyncio.get_running_loop().time() + settings.run_timeout
+        model = model if model is not None else _owned(owned, _default_model(settings, ticker))
         context_block, rules = _read_inputs(settings)
-        async with _deadline(settings, clock) as deadline:
-            if providers is None:
-                indexing = start_indexing(settings, progress, owned)
-            else:
-                indexing = Indexing.ready_with(providers)
-            if reader is None and _reads_web_pages(settings, providers):
-                reader = _owned(owned, _default_reader(settings))
-            _check_outputs(settings)
-            ledger = RunLedger(progress)
-            run = Run(
-                id=_unique_id(settings, query, started),
-                query=query,
-                started=started,
-                settings=settings,
-                model=UsageRecorder(model, on_note=ledger.record_warning, clock=ticker.now),
-                indexing=indexing,
-                reader=reader,
-                progress=progress,
-                clock=clock,
-                ledger=ledger,
-                lessons=_lessons(lessons, settings, started, rng),
-                context_block=context_block,
-                rules=rules,
-                deadline=deadline.when(),
-            )
-            log.debug("run %s: %s mode, model %s (fast %s) at %s, search %s", run.id, settings.mode.name,
-                      settings.model, settings.fast_model_name, settings.base_url or "the OpenAI API",
-                      ", ".join(settings.providers))  # fmt: skip
-            async with waits_reported(run.model, progress, ticker):
-                yield run
+        if providers is None:
+            indexing = start_indexing(settings, progress, owned)
+        else:
+            indexing = Indexing.ready_with(providers)
+        if reader is None and _reads_web_pages(settings, providers):
+            reader = _owned(owned, _default_reader(settings))
+        _check_outputs(settings)
+        ledger = RunLedger(progress)
+        run = Run(
+            id=_unique_id(settings, query, started),
+            query=query,
+            started=started,
+            settings=settings,
+            model=UsageRecorder(model, on_note=ledger.record_warning, on_quirk=ledger.warn, clock=ticker.now),
+            indexing=indexing,
+            reader=reader,
+            progress=progress,
+            clock=clock,
+            ledger=ledger,
+            lessons=_lessons(lessons, settings, started, rng, _time_left(deadline)),
+            context_block=context_block,
+            rules=rules,
+            deadline=deadline,
+            ticker=ticker,
+        )
+        _log_start(run)
+        async with waits_reported(run.model, progress, ticker):
+            yield run
     finally:
         if indexing is not None:
             await indexing.stop()
@@ -182,12 +193,13 @@ async def assemble(
 
 
 @asynccontextmanager
-async def _deadline(settings: Settings, clock: StageClock) -> AsyncIterator[asyncio.Timeout]:
-    """``settings.run_timeout`` over the block; passing it is a RunTimeout naming the stage."""
-    deadline = asyncio.timeout(settings.run_timeout)
+async def within_deadline(run: Run) -> AsyncIterator[None]:
+    """The run's deadline over the block; passing it is a RunTimeout naming the stage."""
+    settings, clock = run.settings, run.clock
+    deadline = asyncio.timeout_at(run.deadline)
     try:
         async with deadline:
-            yield deadline
+            yield
     except RuleDeadline as exc:  # lint is not awaited: the deadline reaches it through its time budget
         raise RunTimeout(
             f"the run passed its {settings.run_timeout:g}s deadline during the review stage, in custom rule "
@@ -204,11 +216,21 @@ async def _deadline(settings: Settings, clock: StageClock) -> AsyncIterator[asyn
         ) from None
 
 
+def _log_start(run: Run) -> None:
+    settings = run.settings
+    log.debug("run %s: %s mode, model %s (fast %s) at %s, search %s", run.id, settings.mode.name,
+              settings.model, settings.fast_model_name, settings.base_url or "the OpenAI API",
+              ", ".join(settings.providers))  # fmt: skip
+
+
 # --- what a run is given when the caller gives nothing ------------------------------------
 
 
-def default_lessons(settings: Settings, *, now: datetime, rng: random.Random) -> RunLessons:
-    """Lessons from ``settings.meta_dir`` (a baseline run when lessons are off)."""
+def default_lessons(
+    settings: Settings, *, now: datetime, rng: random.Random, time_left: TimeLeft | None = None
+) -> RunLessons:
+    """Lessons from ``settings.meta_dir`` (a baseline run when lessons are off), read through
+    the index the user's key signs, waiting at most ``time_left()`` seconds for it."""
     return MemoryLessons(
         settings.meta_dir,
         now=now,
@@ -218,22 +240,34 @@ def default_lessons(settings: Settings, *, now: datetime, rng: random.Random) ->
         force_control=not settings.lessons,
         trial_probability=settings.trial_probability,
         setting=RunSetting.of(settings.corpus_dirs, web=any(name != "local" for name in _provider_names(settings))),
+        state_dir=settings.state_dir,
+        time_left=time_left,
     )
 
 
+def _time_left(deadline: float) -> TimeLeft:
+    """Seconds until ``deadline`` on the running loop's clock."""
+    loop = asyncio.get_running_loop()
+    return lambda: deadline - loop.time()
+
+
 def _lessons(
-    lessons: LessonsFn | RunLessons | None, settings: Settings, now: datetime, rng: random.Random | None
+    lessons: LessonsFn | RunLessons | None,
+    settings: Settings,
+    now: datetime,
+    rng: random.Random | None,
+    time_left: TimeLeft | None,
 ) -> RunLessons:
     """The run's lessons: from memory unless the caller gives a source or a ``domain -> selection`` function."""
     if lessons is None:
-        return default_lessons(settings, now=now, rng=rng or random.Random())
+        return default_lessons(settings, now=now, rng=rng or random.Random(), time_left=time_left)
     return lessons if isinstance(lessons, RunLessons) else FixedLessons(lessons)
 
 
-def _default_model(settings: Settings) -> ChatModel:
+def _default_model(settings: Settings, ticker: Ticker) -> ChatModel:
     from .llm import OpenAIChatModel
 
-    return OpenAIChatModel.from_settings(settings)
+    return OpenAIChatModel.from_settings(settings, ticker=ticker)
 
 
 def _default_reader(settings: Settings) -> SourceReader:

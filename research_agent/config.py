@@ -75,9 +75,11 @@ class Settings:
     fast_model: str = ""  # empty: same as model
     api_key: str = ""
     base_url: str = ""
-    llm_timeout: float = 180.0  # per model call: a slow CPU server still finishes a long draft
+    llm_timeout: float = 180.0  # per structured call in all; for a streamed draft, idle time (no token)
     llm_max_retries: int = 4
     llm_concurrency: int = 16
+    llm_max_answer_bytes: int = 4 * 1024 * 1024  # one answer's decompressed body; past it: unreadable
+    relevance_batch_tokens: int = 800  # source tokens per relevance call: 12 sources in 3 calls on one slot
     price_table: Path | None = None
 
     # the run
@@ -162,6 +164,8 @@ NUMBER_RANGES: dict[str, tuple[float, float, bool]] = {
     "llm_timeout": (0, 24 * 3600, False),
     "llm_max_retries": (0, 20, True),
     "llm_concurrency": (1, 256, True),
+    "llm_max_answer_bytes": (64 * 1024, 1 << 30, True),
+    "relevance_batch_tokens": (50, 100_000, True),
     "run_timeout": (0, 7 * 24 * 3600, False),
     "max_sources": (1, 200, True),
     "cache_ttl": (0, 10 * 365 * 24 * 3600, True),

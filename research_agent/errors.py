@@ -10,6 +10,7 @@ code; library users catch :class:`ResearchError` (or a subclass) instead.
     │   ├── LLMUnavailable     cannot connect, or still failing after retries
     │   ├── LLMTimeout         a call took longer than the configured timeout
     │   ├── ModelNotFound      the endpoint does not know the model (HTTP 404)
+    │   ├── UnreadableAnswer   HTTP 200, but not a chat completion that can be read
     │   └── InvalidModelOutput no answer validated, after all of a request's attempts
     ├── SearchError            every search provider failed, or the corpus is unusable
     ├── StorageError           a report, record or critique could not be written
@@ -28,6 +29,7 @@ __all__ = [
     "LLMUnavailable",
     "LLMTimeout",
     "ModelNotFound",
+    "UnreadableAnswer",
     "InvalidModelOutput",
     "SearchError",
     "StorageError",
@@ -70,6 +72,12 @@ class LLMTimeout(LLMError):
 
 class ModelNotFound(LLMError):
     pass
+
+
+class UnreadableAnswer(LLMError):
+    """The endpoint answered (HTTP 200), but with a body that is not a chat completion that can
+    be read: empty, not JSON or not UTF-8, no choices, null content, another vendor's shape, or
+    larger than the answer size cap. Retried like a 5xx; then the stage degrades."""
 
 
 class InvalidModelOutput(LLMError):

@@ -34,10 +34,12 @@ from .record.passages import prune_passage_stores
 from .record.types import ReviewOutcome
 from .report import compose_report, render_insufficient
 from .results import Briefing, Outcome, ResearchResult, summarize_sources
+from .review.checks_text import CUT_SHORT_NOTE
 from .review.feedback import issue_title
 from .review.review import open_critical_issues, open_issue_lines
 from .sources import ScoredSource, Source
-from .stages.skeptic import SkepticReport
+from .stages.draft_text import CUT_NOTES
+from .stages.skeptic import DEADLINE_BEFORE_SKEPTIC, SkepticReport
 from .stages.synthesize import writer_text
 from .writing import Written
 
@@ -171,9 +173,17 @@ def _limitations(run: Run, outcome: Outcome, written: Written) -> list[str]:
     """What the run itself knows its report lacks, for the Limitations & Gaps section."""
     skeptic, gate, min_viability = written.skeptic, outcome.gate, run.settings.min_viability
     limitations = list(open_issue_lines(written.review))
-    if skeptic is not None and skeptic.unavailable:
+    if written.draft.cut:
         limitations.append(
-            "The skeptic's answers could not be read, so this report has no adversarial findings: "
+            f"{CUT_SHORT_NOTE} ({CUT_NOTES.get(written.draft.cut, written.draft.cut)}): "
+            "it ends at its last complete paragraph, and parts of the answer may be missing."
+        )
+    if outcome.stop_reason == "deadline":
+        limitations.append(_deadline_note(run, outcome, written))
+    if skeptic is not None and skeptic.unavailable and skeptic.unavailable != DEADLINE_BEFORE_SKEPTIC:
+        why = skeptic.unavailable.rsplit("; ", 1)[0]  # the error, without the outcome the warning adds
+        limitations.append(
+            f"The skeptic's answers could not be used ({why}), so this report has no adversarial findings: "
             "its claims were not independently challenged."
         )
     if skeptic is not None and skeptic.viability is not None and skeptic.viability < min_viability:
@@ -189,6 +199,18 @@ def _limitations(run: Run, outcome: Outcome, written: Written) -> list[str]:
         names = sorted({f.provider for f in run.ledger.provider_failures})
         limitations.append(f"Search provider(s) failed during the run: {', '.join(names)}.")
     return limitations
+
+
+def _deadline_note(run: Run, outcome: Outcome, written: Written) -> str:
+    """The Limitations line of a report published at the run's deadline."""
+    if written.skeptic is not None and written.skeptic.unavailable == DEADLINE_BEFORE_SKEPTIC:
+        missing = "before the skeptic challenged it"
+    else:
+        missing = "before the run could finish revising it or planning again"
+    return (
+        f"The run reached its {run.settings.run_timeout:g}s deadline during the {outcome.deadline_stage or 'last'} "
+        f"stage: this is the latest draft as it stood, published {missing}."
+    )
 
 
 def run_record(
@@ -228,6 +250,8 @@ def run_record(
         iterations=ledger.iterations,
         final_decision=report.decision,
         stop_reason=outcome.stop_reason,
+        draft_cut=outcome.written.draft.cut if outcome.written is not None else "",
+        cut_answers=ledger.cut_answers,
         review=report.review,
         lessons=LessonsRecord.from_dict(briefing.lessons.as_record()),
         provider_failures=tuple(f"{f.provider}: {f.query}: {f.reason}" for f in ledger.provider_failures)[

@@ -3,12 +3,16 @@
 Every step of the story returns a frozen result; only these things grow across steps:
 the sources scored so far (a later plan adds to them), the sub-queries asked and what
 their searches found (and whether the user's source limit cut that), the iterations of the plan/write/review loop, the warnings, the search and fetch failures,
-and the custom lint rules skipped for overrunning their time budget.
+the custom lint rules skipped for overrunning their time budget, the latest draft (what a
+run whose deadline passes publishes), the first draft while it streams (published in its
+place when the deadline comes first) and how many writer answers were cut short.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .progress import Progress
 from .record import Iteration
@@ -18,7 +22,40 @@ from .search.base import ProviderFailure
 from .sources import ScoredSource
 from .stages.decompose import Plan
 
-__all__ = ["RunLedger"]
+if TYPE_CHECKING:
+    from .stages.gate import Gate
+    from .writing import Written
+
+__all__ = ["RunLedger", "KeptDraft", "DraftInProgress"]
+
+
+@dataclass(frozen=True)
+class KeptDraft:
+    """The latest draft of the run, with the plan and gate it was written from."""
+
+    plan: int
+    gate: Gate
+    written: Written
+
+
+class DraftInProgress:
+    """The text of the draft the writer is streaming, as it arrives (a TokenCallback)."""
+
+    def __init__(self, plan: int, gate: Gate) -> None:
+        self.plan = plan
+        self.gate = gate
+        self._pieces: list[str] = []
+        self._tokens = 0
+
+    def __call__(self, tokens: int, piece: str) -> None:
+        if tokens < self._tokens:  # the writer was asked again: a new answer
+            self._pieces.clear()
+        self._tokens = tokens
+        self._pieces.append(piece)
+
+    @property
+    def text(self) -> str:
+        return "".join(self._pieces)
 
 
 class RunLedger:
@@ -36,6 +73,9 @@ class RunLedger:
         self._provider_failures: list[ProviderFailure] = []
         self._fetch_failures: list[tuple[str, str]] = []
         self._skipped_rules: set[str] = set()
+        self._latest_draft: KeptDraft | None = None
+        self._draft_in_progress: DraftInProgress | None = None
+        self._cut_answers = 0
 
     # --- sources and sub-queries --------------------------------------------------------
 
@@ -91,6 +131,32 @@ class RunLedger:
     @property
     def iterations(self) -> tuple[Iteration, ...]:
         return tuple(self._iterations)
+
+    def keep_draft(self, plan: int, gate: Gate, written: Written) -> None:
+        """The run's latest draft so far (with what is known of it: skeptic, review, revisions)."""
+        self._latest_draft = KeptDraft(plan, gate, written)
+
+    @property
+    def latest_draft(self) -> KeptDraft | None:
+        return self._latest_draft
+
+    def drafting(self, plan: int, gate: Gate) -> DraftInProgress:
+        """A first draft is being streamed: keep its text as it comes (until a draft is kept)."""
+        self._draft_in_progress = DraftInProgress(plan, gate)
+        return self._draft_in_progress
+
+    @property
+    def draft_in_progress(self) -> DraftInProgress | None:
+        """The draft being streamed when no draft of the run is finished yet."""
+        return self._draft_in_progress if self._latest_draft is None else None
+
+    def count_cut(self) -> None:
+        """A writer's answer (draft or revision) was cut short."""
+        self._cut_answers += 1
+
+    @property
+    def cut_answers(self) -> int:
+        return self._cut_answers
 
     # --- what went wrong ----------------------------------------------------------------
 

@@ -5,8 +5,12 @@ providers, what the run owns, the deadline) and tells its story here. Each step 
 into the module that owns it: ``stages`` (decompose, relevance and the gate),
 ``search`` and ``gather`` (finding and reading sources), ``writing`` (draft, skeptic,
 review, revise) and ``finish`` (the final report and the run record). Steps return frozen
-results; what grows across steps (sources scored, iterations, warnings, failures) is kept
-in the run's ledger (:mod:`research_agent.ledger`).
+results; what grows across steps (sources scored, iterations, warnings, failures, the
+latest draft) is kept in the run's ledger (:mod:`research_agent.ledger`).
+
+The deadline (``--timeout``) is an error before a draft exists; after, the best draft so
+far is published with ``stop_reason: deadline``. A run in which no model answer at all
+could be read is an endpoint failure (exit 3), never a report that blames the sources.
 """
 
 from __future__ import annotations
@@ -17,10 +21,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from .assembly import LessonsFn, Run, RunLessons, assemble
+from .assembly import LessonsFn, Run, RunLessons, assemble, within_deadline
 from .config import Settings
+from .errors import LLMUnavailable, RunTimeout
 from .fetch.gather import SourceReader, gather_sources, source_key
 from .finish import finish_run
+from .ledger import KeptDraft
 from .llm import ChatModel
 from .llm.waiting import Ticker
 from .memory.critique.site_names import source_sites
@@ -32,10 +38,12 @@ from .search.base import SearchProvider
 from .search.registry import search_all
 from .sources import Source
 from .stages.decompose import Plan, decompose
-from .stages.relevance import Gate, decide_gate, score_sources
+from .stages.draft_text import complete_part, read_draft, usable
+from .stages.gate import Gate, decide_gate
+from .stages.relevance import score_sources
 from .stages.skeptic import SkepticReport
 from .text.sanitize import sanitize
-from .writing import Written, write_and_review
+from .writing import Written, as_it_stood, write_and_review
 
 __all__ = ["research", "research_sync", "ResearchResult", "SourceSummary", "Iteration", "Progress"]
 
@@ -65,14 +73,47 @@ async def research(
         query, settings=settings, model=model, providers=providers, reader=reader, lessons=lessons,
         progress=progress, now=now, rng=rng, ticker=ticker,
     ) as run:  # fmt: skip
-        first, briefing = await _first_plan(run)
-        outcome = await _plan_until_written(run, briefing, first)
+        try:
+            async with within_deadline(run):
+                first, briefing = await _first_plan(run)
+                outcome = await _plan_until_written(run, briefing, first)
+        except RunTimeout as exc:
+            outcome = _at_deadline(run, exc)
         return finish_run(run, briefing, outcome)
 
 
 def research_sync(query: str, **kwargs: Any) -> ResearchResult:
     """Blocking wrapper around :func:`research` for scripts and notebooks without a loop."""
     return asyncio.run(research(query, **kwargs))
+
+
+def _at_deadline(run: Run, timeout: RunTimeout) -> Outcome:
+    """The best draft so far, when the deadline passed after one was written (or while the first
+    was streaming, once it had a usable paragraph); else the error."""
+    kept = run.ledger.latest_draft or _streamed_so_far(run)
+    if kept is None:
+        raise timeout
+    run.ledger.warn(f"{timeout}; the latest draft is published as it stood")
+    return Outcome(kept.gate, as_it_stood(run, kept.gate, kept.written), kept.plan, "deadline",
+                   deadline_stage=timeout.stage)  # fmt: skip
+
+
+def _streamed_so_far(run: Run) -> KeptDraft | None:
+    """The complete paragraphs of the first draft as far as it had streamed, when they make a draft."""
+    arriving = run.ledger.draft_in_progress
+    if arriving is None:
+        return None
+    draft = read_draft(complete_part(arriving.text), cut="deadline")
+    if not usable(draft):
+        return None
+    run.ledger.count_cut()
+    return KeptDraft(arriving.plan, arriving.gate, Written("proceed", draft, None, None, 0))
+
+
+def _check_something_was_read(run: Run) -> None:
+    """A run that has read no model answer at all failed at the endpoint (exit 3, no report)."""
+    if run.model.answers_read == 0 and run.model.last_failure:
+        raise LLMUnavailable(f"no answer of the model endpoint could be read in this run: {run.model.last_failure}")
 
 
 # --- plan --------------------------------------------------------------------------------
@@ -118,6 +159,7 @@ async def _plan_until_written(run: Run, briefing: Briefing, first: Plan) -> Outc
         can_replan = plan.number < max_plans
         gate = await _judge(run, briefing, await _gather(run, plan.sub_queries))
         if not gate.can_write:
+            _check_something_was_read(run)  # another plan cannot help an endpoint that answers nothing readable
             _record_gate(run, plan, gate, "replan" if can_replan else "give_up")
             if not can_replan:
                 return Outcome(
@@ -214,7 +256,8 @@ async def _judge(run: Run, briefing: Briefing, sources: tuple[Source, ...]) -> G
     with run.clock.stage("relevance", f"scoring {len(sources)} sources"):
         scored = await score_sources(
             run.model, run.query, sources, token_budget=run.settings.mode.relevance_tokens,
-            lessons_block=_relevance_lessons(run, briefing, sources),
+            lessons_block=_relevance_lessons(run, briefing, sources), batch_tokens=run.settings.relevance_batch_tokens,
+            slots=run.settings.llm_concurrency, notify=run.ledger.warn,
         )
         run.ledger.add_scored(scored)
         unscored = [item for item in scored if item.score is None]

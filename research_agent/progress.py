@@ -1,20 +1,27 @@
-"""Where a run says what it is doing: the Progress protocol, and the clock of its stages."""
+"""Where a run says what it is doing: the Progress protocol, the clock of its stages, and
+the token count of a streamed answer (:class:`TokenMeter`, shown by :func:`stream_text`)."""
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Protocol
 
-__all__ = ["Progress", "NoProgress", "StageClock"]
+__all__ = ["Progress", "NoProgress", "StageClock", "TokenMeter", "stream_text"]
 
 log = logging.getLogger(__name__)
 
 
 class Progress(Protocol):
-    """Where a run reports what it is doing. The CLI draws it with rich."""
+    """Where a run reports what it is doing. The CLI draws it with rich.
+
+    ``counts`` carries running numbers by name: ``sub_queries``, ``found``, ``scored``,
+    ``kept``, ``tokens``, ``waiting`` (seconds the oldest model call has waited), and while
+    the writer streams, ``streamed`` (tokens so far; 0 when the stream ended) with
+    ``streamed_ms`` (milliseconds since its first token).
+    """
 
     def stage(self, name: str, detail: str = "") -> None: ...
 
@@ -56,3 +63,42 @@ class StageClock:
             spent = time.perf_counter() - start
             self.timings[name] = self.timings.get(name, 0.0) + spent
             log.debug("stage %s took %.2f s", name, spent)
+
+
+def stream_text(tokens: int, milliseconds: int) -> str:
+    """A streamed answer's progress, e.g. ``812 tokens, 9.6 tok/s`` (no rate before a second has passed)."""
+    if tokens <= 0:
+        return ""
+    if milliseconds < 1000:
+        return f"{tokens} tokens"
+    return f"{tokens} tokens, {tokens * 1000 / milliseconds:.1f} tok/s"
+
+
+class TokenMeter:
+    """Hears a stream's running token count and puts it on ``progress`` as ``streamed`` and
+    ``streamed_ms`` (time from the first token, on the clock ``now``). :meth:`finish` puts
+    ``streamed`` back to 0; :attr:`rate` is the last rate seen (tokens per second)."""
+
+    def __init__(self, progress: Progress, now: Callable[[], float]) -> None:
+        self._progress = progress
+        self._now = now
+        self._first: float | None = None
+        self.tokens = 0
+        self.milliseconds = 0
+
+    def __call__(self, tokens: int, piece: str = "") -> None:
+        now = self._now()
+        if self._first is None or tokens < self.tokens:  # a new stream (the writer asked again)
+            self._first = now
+        self.tokens, self.milliseconds = tokens, int((now - self._first) * 1000)
+        self._progress.counts(streamed=tokens, streamed_ms=self.milliseconds)
+
+    @property
+    def rate(self) -> float | None:
+        return self.tokens * 1000 / self.milliseconds if self.milliseconds > 0 else None
+
+    def finish(self) -> None:
+        """The stream is over (a retry starts counting afresh)."""
+        if self._first is not None:
+            self._progress.counts(streamed=0, streamed_ms=self.milliseconds)
+        self._first = None

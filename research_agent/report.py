@@ -92,7 +92,7 @@ def _adversarial_lines(skeptic: SkepticReport | None, mode: str) -> list[str]:
     if skeptic is None:
         return [f"The skeptic pass is skipped in {mode} mode; claims were not independently challenged."]
     if skeptic.unavailable:
-        return ["The skeptic's answers could not be read; claims were not independently challenged."]
+        return ["The skeptic gave no usable answer; claims were not independently challenged."]
     lines = []
     if skeptic.viability is not None:
         lines.append(f"Viability of the answer from these sources: {skeptic.viability}/100.")
@@ -122,6 +122,11 @@ def _heading(text: str, fallback: str, *, max_chars: int = 150) -> str:
     return f"{shown} (notes)" if is_reserved_heading(text) else shown
 
 
+def _title(query: str) -> str:
+    """The report's H1: the question as asked, on one line and inert (never the writer's own title)."""
+    return plain_text(_one_line(query), max_chars=200) or "Research report"
+
+
 def _split(texts: Sequence[str], sizes: Sequence[int]) -> list[list[str]]:
     groups, start = [], 0
     for size in sizes:
@@ -141,7 +146,7 @@ def compose_report(
     final: bool = True,
     notice: str = "",
 ) -> RenderedReport:
-    """Render ``draft`` to markdown with every outside string made inert.
+    """Render ``draft`` to markdown with every outside string made inert; its H1 is the question.
 
     ``notice`` is the program's own markdown, shown first under the title.
 
@@ -172,7 +177,7 @@ def compose_report(
     if removed:
         limits.append(_REMOVED_NOTE)
 
-    parts = [meta.front_matter(), f"# {_heading(draft.title, 'Research report', max_chars=200)}\n"]
+    parts = [meta.front_matter(), f"# {_title(meta.query)}\n"]
     if notice.strip():
         parts.append(notice.strip() + "\n")
     parts += ["## Executive Summary\n", summary.strip() + "\n", "## Key Findings\n"]

@@ -15,7 +15,7 @@ from .text.sanitize import sanitize
 
 if TYPE_CHECKING:
     from .memory.lessons.select import LessonSelection
-    from .stages.relevance import Gate
+    from .stages.gate import Gate
     from .writing import Written
 
 __all__ = ["SourceSummary", "Iteration", "ResearchResult", "Briefing", "Outcome", "summarize_sources"]
@@ -35,12 +35,14 @@ class Briefing:
 @dataclass(frozen=True)
 class Outcome:
     """Where the plan/write/review loop ended: the last gate, the last written draft
-    (None when no plan found enough to write from), the plans made, and why it stopped."""
+    (None when no plan found enough to write from), the plans made, and why it stopped
+    (``deadline``: the run's deadline passed in ``deadline_stage`` after a draft existed)."""
 
     gate: Gate
     written: Written | None
     plans: int
     stop_reason: str
+    deadline_stage: str = ""
 
 
 @dataclass(frozen=True)

@@ -4,16 +4,20 @@
 either in ``replan`` (the skeptic rated the answer's viability below the bar and another
 plan is allowed) or in ``proceed`` with the last draft, after at most
 ``settings.max_revisions`` revisions for high-confidence critical issues. Each decision
-is kept as an :class:`~research_agent.record.Iteration` in the run's ledger.
+is kept as an :class:`~research_agent.record.Iteration` in the run's ledger, and so is
+the latest draft at every step (:meth:`~research_agent.ledger.RunLedger.keep_draft`):
+a run whose deadline passes after a draft exists publishes the best draft it has.
+While the writer streams, its tokens and rate go to the progress line (:class:`TokenMeter`).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .assembly import Run
+from .progress import TokenMeter
 from .record import Iteration
 from .report import ReportMeta, render_report
 from .review.checks_rules import RULE_TIMEOUT
@@ -21,23 +25,27 @@ from .review.feedback import format_feedback
 from .review.review import Review, needs_revision, review_draft
 from .sources import Source
 from .stages.decompose import Plan
-from .stages.relevance import Gate
-from .stages.skeptic import SkepticFinding, SkepticReport, run_skeptic
+from .stages.draft_text import CUT_NOTES
+from .stages.gate import Gate
+from .stages.skeptic import DEADLINE_BEFORE_SKEPTIC, SkepticFinding, SkepticReport, run_skeptic
 from .stages.synthesize import ReportDraft, draft_report, revise_report
 
-__all__ = ["Written", "write_and_review"]
+__all__ = ["Written", "write_and_review", "as_it_stood"]
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class Written:
-    """What one pass of writing and review produced. ``decision``: replan | proceed."""
+    """What one pass of writing and review produced. ``decision``: replan | proceed.
+
+    ``review`` is None while the draft is not yet reviewed (a draft the run's deadline caught
+    is reviewed by :func:`as_it_stood`); ``draft.cut`` says when the writer's answer was cut short."""
 
     decision: str
     draft: ReportDraft
-    skeptic: SkepticReport | None  # None when the mode skips the skeptic
-    review: Review
+    skeptic: SkepticReport | None  # None when the mode skips the skeptic (or did not get to it)
+    review: Review | None
     revisions: int
 
 
@@ -83,12 +91,15 @@ async def write_and_review(run: Run, plan: Plan, gate: Gate, *, can_replan: bool
     min_viability = run.settings.min_viability
     meta = run.report_meta(gate.decision)
     kept = tuple(s.source for s in gate.kept)
-    draft = await _draft(run, kept, short=gate.decision == "short_report")
+    draft = await _draft(run, plan, gate, kept)
+    run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, None, None, 0))
     markdown, _ = render_report(draft, kept, meta=meta, skeptic=None, final=False)
     skeptic = await _attack(run, kept, markdown)
+    run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, skeptic, None, 0))
     findings = skeptic.findings if skeptic else ()
     this = _Pass(plan, gate, skeptic.viability if skeptic else None)
-    review = _review(run, markdown, findings, this.viability)
+    review = _review(run, markdown, findings, this.viability, draft)
+    run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, skeptic, review, 0))
     if this.viability is not None and this.viability < min_viability:
         if can_replan:
             this.record(run, review, 0, "replan", f"viability {this.viability} < {min_viability}")
@@ -96,7 +107,7 @@ async def write_and_review(run: Run, plan: Plan, gate: Gate, *, can_replan: bool
         run.ledger.record_warning(
             f"viability {this.viability} stayed below {min_viability} after {plan.number} plan(s)"
         )
-    revised = await _revise(run, this, kept, meta, _Revised(draft, review, findings, 0))
+    revised = await _revise(run, this, kept, meta, _Revised(draft, review, findings, 0), skeptic)
     review = revised.review
     if needs_revision(review):
         reason = f"{review.critical_count} critical issue(s) left after {revised.revisions} revision(s)"
@@ -106,18 +117,27 @@ async def write_and_review(run: Run, plan: Plan, gate: Gate, *, can_replan: bool
     return Written("proceed", revised.draft, skeptic, review, revised.revisions)
 
 
-async def _draft(run: Run, kept: tuple[Source, ...], *, short: bool) -> ReportDraft:
+async def _draft(run: Run, plan: Plan, gate: Gate, kept: tuple[Source, ...]) -> ReportDraft:
     mode = run.settings.mode
+    meter = TokenMeter(run.progress, run.ticker.now)
+    arriving = run.ledger.drafting(plan.number, gate)
+
+    def heard(tokens: int, piece: str) -> None:
+        meter(tokens, piece)
+        arriving(tokens, piece)
+
     with run.clock.stage("draft", f"{len(kept)} sources"):
-        return await draft_report(
-            run.model,
-            run.query,
-            kept,
-            target_words=mode.target_words,
-            source_tokens=mode.source_tokens,
-            context_block=run.context_block,
-            short=short,
-        )
+        try:
+            draft = await draft_report(
+                run.model, run.query, kept, target_words=mode.target_words, source_tokens=mode.source_tokens,
+                context_block=run.context_block, short=gate.decision == "short_report", on_tokens=heard,
+                idle=run.settings.llm_timeout,
+            )  # fmt: skip
+        finally:
+            meter.finish()
+    if draft.cut:
+        run.ledger.count_cut()
+    return draft
 
 
 async def _attack(run: Run, kept: tuple[Source, ...], markdown: str) -> SkepticReport | None:
@@ -135,8 +155,27 @@ async def _attack(run: Run, kept: tuple[Source, ...], markdown: str) -> SkepticR
     return skeptic
 
 
-def _review(run: Run, markdown: str, findings: Sequence[SkepticFinding], viability: int | None) -> Review:
-    """Lint plus the skeptic's findings; a custom rule that overran its budget is skipped from now on."""
+def as_it_stood(run: Run, gate: Gate, written: Written) -> Written:
+    """A draft the run's deadline caught, made ready to publish: a skeptic the mode asks for but
+    the run did not reach says so, and a draft not yet reviewed gets the lint now (no custom
+    rules: their time budget ended with the deadline; no skeptic findings)."""
+    if written.skeptic is None and run.settings.mode.skeptic:
+        written = replace(written, skeptic=SkepticReport((), None, unavailable=DEADLINE_BEFORE_SKEPTIC))
+    if written.review is None:
+        kept = tuple(s.source for s in gate.kept)
+        markdown, _ = render_report(written.draft, kept, meta=run.report_meta(gate.decision), skeptic=None, final=False)
+        review = review_draft(markdown, target_words=run.settings.mode.target_words, findings=(), viability=None,
+                              min_viability=run.settings.min_viability,
+                              short_reason=CUT_NOTES.get(written.draft.cut, written.draft.cut))  # fmt: skip
+        written = replace(written, review=review)
+    return written
+
+
+def _review(
+    run: Run, markdown: str, findings: Sequence[SkepticFinding], viability: int | None, draft: ReportDraft
+) -> Review:
+    """Lint plus the skeptic's findings; a custom rule that overran its budget is skipped from now on.
+    A draft cut short is short for a reason the report states (its Limitations say so)."""
     review = review_draft(
         markdown,
         target_words=run.settings.mode.target_words,
@@ -145,14 +184,17 @@ def _review(run: Run, markdown: str, findings: Sequence[SkepticFinding], viabili
         min_viability=run.settings.min_viability,
         rules=run.ledger.active_rules(run.rules),
         rule_limits=run.rule_limits(),
+        short_reason=CUT_NOTES.get(draft.cut, draft.cut),
     )
     run.ledger.skip_slow_rules(i.matched for i in review.issues if i.type == RULE_TIMEOUT)
     return review
 
 
-async def _revise(run: Run, this: _Pass, kept: tuple[Source, ...], meta: ReportMeta, state: _Revised) -> _Revised:
+async def _revise(
+    run: Run, this: _Pass, kept: tuple[Source, ...], meta: ReportMeta, state: _Revised, skeptic: SkepticReport | None
+) -> _Revised:
     """Revise while high-confidence critical issues stand, at most ``max_revisions`` times
-    (once without retries); stop when a revision cannot be read."""
+    (once without retries); stop when a revision cannot be read or was cut short."""
     settings = run.settings
     allowed = settings.max_revisions if settings.retry else min(1, settings.max_revisions)
     while state.revisions < allowed and needs_revision(state.review):
@@ -161,17 +203,26 @@ async def _revise(run: Run, this: _Pass, kept: tuple[Source, ...], meta: ReportM
         log.debug("review feedback:\n%s", feedback)
         label = f"{state.revisions + 1}/{allowed}"
         run.progress.note(f"revising ({label}): {state.review.critical_count} critical issue(s)")
+        meter = TokenMeter(run.progress, run.ticker.now)
         with run.clock.stage("revise", label):
-            revised = await revise_report(
-                run.model, run.query, state.draft, feedback, kept, target_words=settings.mode.target_words,
-                source_tokens=settings.mode.source_tokens, notify=run.ledger.warn,
-            )
-        if revised is state.draft:  # the revision could not be read: keep the draft, stop revising
+            try:
+                revised = await revise_report(
+                    run.model, run.query, state.draft, feedback, kept, target_words=settings.mode.target_words,
+                    source_tokens=settings.mode.source_tokens, notify=run.ledger.warn, on_tokens=meter,
+                    idle=settings.llm_timeout, on_cut=lambda _: run.ledger.count_cut(),
+                )  # fmt: skip
+            finally:
+                meter.finish()
+        if revised is state.draft:  # the revision could not be used: keep the draft, stop revising
             break
         markdown, _ = render_report(revised, kept, meta=meta, skeptic=None, final=False)
         findings = _still_open(state.findings, markdown)
-        state = _Revised(revised, _review(run, markdown, findings, this.viability), findings, state.revisions + 1)
+        review = _review(run, markdown, findings, this.viability, revised)
+        state = _Revised(revised, review, findings, state.revisions + 1)
+        run.ledger.keep_draft(this.plan.number, this.gate, Written("proceed", revised, skeptic, state.review,
+                                                                   state.revisions))  # fmt: skip
     return state
+
 
 
 def _still_open(findings: Sequence[SkepticFinding], markdown: str) -> tuple[SkepticFinding, ...]:

@@ -128,8 +128,15 @@ def test_llm_timeout_flag_bounds_each_call_and_a_timeout_is_retried_once(tmp_pat
         proc = cli(tmp_path, "run", QUERY, "--corpus", str(corpus), "--no-critique", "--llm-timeout", "1",
                    base_url=srv.base_url)
     assert proc.returncode == 3, proc.stderr
-    assert "error: model call for stage decompose timed out after 1s (2 attempts)" in proc.stderr
-    assert asked == ["decompose", "decompose"]  # the default llm_max_retries is 4: a timeout gets one retry
+    # A stage that times out degrades (the plan is the question itself); a run in which no answer
+    # at all could be read is the endpoint's failure: exit 3, one error line, no report.
+    assert "! model call for stage decompose timed out after 1s (2 attempts); searching for the question" in proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert errors == ["error: no answer of the model endpoint could be read in this run: "
+                      "model call for stage relevance timed out after 1s (2 attempts)"], proc.stderr
+    # the default llm_max_retries is 4: a timeout gets one retry; one call per source with 16 slots
+    assert asked == ["decompose"] * 2 + ["relevance"] * 8
+    assert not list((tmp_path / "reports").glob("*.md"))
 
 
 def test_help_explains_itself(tmp_path):

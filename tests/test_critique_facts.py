@@ -31,6 +31,7 @@ from research_agent.pipeline import research
 from research_agent.record import read_run_record
 from research_agent.sources import SearchHit
 from tests.conftest import ScriptedModel
+from tests.support.answers import as_markdown, scored_each
 from tests.support.critique import ANSWER
 from tests.support.memory import NOW
 
@@ -81,8 +82,9 @@ _WINTER = (
 )
 
 
-def _relevance(request) -> dict:
-    score = 1 if "Sourdough" in request.user else 2 if "chapter explains" in request.user else 4
+@scored_each
+def _relevance(block: str) -> dict:
+    score = 1 if "Sourdough" in block else 2 if "chapter explains" in block else 4
     return {"score": score, "reason": "scripted"}
 
 
@@ -101,7 +103,7 @@ async def _corpus_run(tmp_path: Path):
     model = ScriptedModel()
     model.enqueue("decompose", {"domain": "technology", "sub_queries": SUB_QUERIES})
     model.enqueue("relevance", _relevance, times=5)
-    model.enqueue("draft", _draft)
+    model.enqueue("draft", as_markdown(_draft))
     settings = Settings(
         mode=QUICK, reports_dir=tmp_path / "reports", cache_dir=tmp_path / "cache", context_path=None,
         corpus_dirs=(root,), search_providers=("local",),
@@ -174,7 +176,8 @@ async def _web_run(tmp_path: Path, max_sources: int | None):
     model.enqueue("decompose", {"domain": "technology", "sub_queries": sub_queries})
     scored = 6 if max_sources is None else min(max_sources, 8)
     model.enqueue(
-        "relevance", lambda r: {"score": 1 if "forum" in r.user else 3, "reason": "scripted"}, times=scored
+        "relevance", scored_each(lambda block: {"score": 1 if "forum" in block else 3, "reason": "scripted"}),
+        times=scored,
     )
 
     def draft(request) -> dict:
@@ -183,7 +186,7 @@ async def _web_run(tmp_path: Path, max_sources: int | None):
         return {"title": "Heat pumps", "executive_summary": body, "key_findings": ["Efficiency drops in winter [1]."],
                 "sections": [{"heading": "Notes", "body": "Winter efficiency matters [1]."}], "limitations": []}  # fmt: skip
 
-    model.enqueue("draft", draft)
+    model.enqueue("draft", as_markdown(draft))
     settings = Settings(
         mode=QUICK, reports_dir=tmp_path / "reports", cache_dir=tmp_path / "cache", context_path=None,
         max_sources=max_sources,

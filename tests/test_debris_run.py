@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from research_agent.cli.review import app as review_app
 from research_agent.report import ReportMeta, compose_report
 from research_agent.review.markdown import parse_front_matter
-from research_agent.stages.synthesize import ReportDraft
+from research_agent.stages.draft_text import read_draft
 from tests.support.cli import cli
 from tests.support.debris import ISSUE_DEBRIS, OTHER_DEBRIS, Debris, DebrisResponder
 from tests.support.fake_openai_server import FakeOpenAIServer
@@ -53,7 +53,7 @@ async def test_debris_is_revised_twice_then_published_as_rejected(tmp_path, scri
 
 @BOTH
 def test_the_published_debris_is_rejected_by_the_review_command(tmp_path: Path, debris: Debris) -> None:
-    draft = ReportDraft.from_data(debris.draft())
+    draft = read_draft(debris.answer())
     meta = ReportMeta("How does PostgreSQL VACUUM reclaim space?", "standard", "2026-01-01", "smollm2", "full_report")
     path = tmp_path / "report.md"
     path.write_text(compose_report(draft, [], meta=meta, skeptic=None).markdown, encoding="utf-8")

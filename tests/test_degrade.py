@@ -32,10 +32,12 @@ async def test_an_unreadable_skeptic_gives_the_report_without_findings_and_says_
     assert result.final_decision == "proceed" and result.report_path.is_file()
     assert len(scripted_model.calls("decompose")) == 1 and not scripted_model.calls("revise")  # no replan, no revision
     report = result.report_markdown
-    assert "## Adversarial Analysis\n\nThe skeptic's answers could not be read;" in report
+    assert "## Adversarial Analysis\n\nThe skeptic gave no usable answer;" in report
     assert "found no problems" not in report
     limitations = report.split("## Limitations & Gaps", 1)[1]
-    assert "The skeptic's answers could not be read, so this report has no adversarial findings" in limitations
+    assert ("The skeptic's answers could not be used (the skeptic stage got invalid output from model scripted "
+            "after 3 attempts: not JSON (no JSON object or array found in the answer)), so this report has no "
+            "adversarial findings") in " ".join(limitations.split())
     expected = ("the skeptic stage got invalid output from model scripted after 3 attempts: not JSON "
                 "(no JSON object or array found in the answer); the report goes out without adversarial findings")
     assert progress.notes == [expected]

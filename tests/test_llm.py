@@ -552,7 +552,7 @@ def test_price_table_bad_file_names_the_file(tmp_path: Path, name: str, text: st
 
 
 async def test_strict_schema_sent_without_string_lengths_and_an_overlong_answer_is_cut_not_refused() -> None:
-    from research_agent.stages.synthesize import SCHEMA as DRAFT
+    from tests.test_schema_bounds import DRAFT_SCHEMA as DRAFT  # the JSON draft of 0.2: big bounds to cut to
 
     too_long = {"title": "x" * 500, "executive_summary": "s", "key_findings": ["f"] * 14,
                 "sections": [{"heading": "h", "body": "b"}], "limitations": []}

@@ -108,6 +108,27 @@ async def test_a_failed_run_sends_no_done() -> None:
     assert sent == ["decompose"]
 
 
+async def test_a_streamed_answer_is_notified_every_hundred_tokens_and_at_its_end() -> None:
+    sent: list[tuple[float, str]] = []
+
+    async def send(number: float, total: float, message: str) -> None:
+        sent.append((number, message))
+
+    progress = NotifyingProgress(asyncio.get_running_loop())
+    with anyio.fail_after(HANG_GUARD):
+        async with progress.forwarding(send):
+            progress.stage("draft", "6 sources")
+            for tokens in range(1, 251):
+                progress.counts(streamed=tokens, streamed_ms=tokens * 100)
+            progress.counts(waiting=30)
+            progress.counts(streamed=0, streamed_ms=25_000)
+    assert [message for _, message in sent] == [
+        "draft: 6 sources", "draft: 100 tokens, 10.0 tok/s", "draft: 200 tokens, 10.0 tok/s",
+        "draft: 250 tokens, 10.0 tok/s", "done"]  # fmt: skip
+    numbers = [number for number, _ in sent]
+    assert numbers == sorted(numbers) and numbers[0] == 6 and numbers[-2] < 7  # the stream creeps within draft
+
+
 async def test_a_failing_send_never_stops_the_run() -> None:
     async def send(number: float, total: float, message: str) -> None:
         raise ConnectionResetError("the client went away")

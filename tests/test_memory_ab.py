@@ -162,7 +162,8 @@ def test_an_error_that_stops_the_ab_keeps_the_finished_pairs_and_exits_with_its_
     def endpoint_gone():
         raise LLMUnavailable("cannot reach the model endpoint")
 
-    model = ResponderModel(ResearchResponder(), before=on_call("decompose", 3, endpoint_gone))
+    # a stage that degrades (decompose, the skeptic) goes on without the endpoint; the draft cannot
+    model = ResponderModel(ResearchResponder(), before=on_call("draft", 3, endpoint_gone))
     result = ab(tmp_path, corpus, model)
     assert result.exit_code == 3, result.output
     assert "stopped after 1 finished pair(s) of 2" in result.stderr

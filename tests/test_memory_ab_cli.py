@@ -8,6 +8,7 @@ import subprocess
 import threading
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.support.ab import QUESTIONS
@@ -43,8 +44,12 @@ def test_a_binary_questions_file_fails_before_the_endpoint_is_asked_anything(tmp
     assert server.requests == [] and proc.stdout == ""
 
 
-def test_ctrl_c_keeps_the_finished_pair_saves_it_and_exits_130(tmp_path, corpus):
-    """A real SIGINT, sent while question 2's first model call waits for its answer."""
+@pytest.mark.parametrize(
+    ("sent", "code", "said"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],  # Ctrl-C; timeout, docker stop, CI
+)
+def test_a_signal_keeps_the_finished_pair_saves_it_and_exits_with_its_code(tmp_path, corpus, sent, code, said):
+    """A real signal, sent while question 2's first model call waits for its answer."""
     responder = ResearchResponder()
     reached, release = threading.Event(), threading.Event()
     first_plans: list[int] = []
@@ -67,17 +72,17 @@ def test_ctrl_c_keeps_the_finished_pair_saves_it_and_exits_130(tmp_path, corpus)
                                 env=cli_env(tmp_path, server.base_url), cwd=tmp_path)
         try:
             assert reached.wait(60), "question 2 never started"
-            proc.send_signal(signal.SIGINT)
+            proc.send_signal(sent)
             out, err = proc.communicate(timeout=60)
         finally:
             release.set()
             if proc.poll() is None:
                 proc.kill()
                 proc.communicate()
-    assert proc.returncode == 130, err
-    assert "interrupted: kept 1 finished pair(s); saved to" in err and "Traceback" not in err
+    assert proc.returncode == code, err
+    assert f"{said}: kept 1 finished pair(s); saved to" in err and "Traceback" not in err
     [path] = (reports / "meta").glob("ab-*.yaml")
     data = yaml.safe_load(path.read_text())
     assert data["complete"] is False and [p["question"] for p in data["pairs"]] == [QUESTIONS[0]]
-    assert "mean score" in out and "saved to" in out
+    assert "mean score" in out and "saved to" in out and "1 of 2 pairs complete" in out
     assert not [p for p in (reports / "meta").iterdir() if p.name.startswith(".")], "no temp file left behind"

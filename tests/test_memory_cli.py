@@ -105,7 +105,7 @@ def test_lessons_with_domain_and_with_the_classifier(reports: Path) -> None:
     result = invoke(app, ["lessons", "heat pumps", "--domain", "technology"], deps_for(reports))
     assert result.exit_code == 0, result.output
     assert "1. Geographic balance was weak in 3 of the 3 recent reports where it applied" in result.output
-    assert "geography:regions (decompose; target scores.geographic_balance)" in result.output
+    assert "geography:regions (built; decompose; target scores.geographic_balance)" in result.output
     assert f"critiques: {Runs.scan(reports).short(make_critique(0).id)}, " in result.output
     assert f"critique-{make_critique(5).id}.yaml: other domain (health)" in result.output
     assert "20% of eligible runs are control runs" in result.output

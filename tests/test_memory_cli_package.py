@@ -10,7 +10,10 @@ import typer
 
 from research_agent.cli.memory import app
 
-COMMANDS = ["ab", "effects", "lessons", "list", "prune", "retry", "show", "stats", "validate"]
+COMMANDS = [
+    "ab", "add-lesson", "approve", "effects", "lessons", "list", "proposals", "prune", "reject", "retry", "show",
+    "stats", "trust-lessons", "validate",
+]
 
 _PROBE = """
 import json, sys, typer

@@ -15,7 +15,7 @@ from research_agent.memory.lessons.effects_view import lesson_effects
 from research_agent.memory.lessons.select import select_lessons
 from research_agent.memory.store.files import prune_critiques
 from research_agent.memory.store.index import INDEX_NAME, open_index
-from tests.support.memory import NOW, make_critique, make_facts, put, put_raw
+from tests.support.memory import NOW, make_critique, make_facts, put, put_raw, state_in, trust_in
 
 WEAK_GEO = (4, 4, 4, 2, 4)
 COUNTER = "counterarguments:missing"
@@ -23,7 +23,7 @@ COUNTER = "counterarguments:missing"
 
 def select(meta: Path, **kw):
     kw.setdefault("control_fraction", 0.0)
-    return select_lessons(meta, "technology", now=NOW, rng=random.Random(0), **kw)
+    return select_lessons(meta, "technology", now=NOW, rng=random.Random(0), state_dir=state_in(meta), **kw)
 
 
 def rows(meta: Path) -> dict[str, tuple]:
@@ -43,14 +43,14 @@ def test_no_critiques_no_index(tmp_path: Path) -> None:
 
 def test_built_on_first_use_refreshed_file_by_file_and_rebuilt_when_missing(tmp_path: Path) -> None:
     paths = [put(tmp_path, make_critique(i, scores=WEAK_GEO)) for i in range(3)]
-    with open_index(tmp_path) as index:
+    with open_index(tmp_path, trust=trust_in(tmp_path)) as index:
         assert (index.last.files, index.last.read, index.on_disk) == (3, 3, True)
     assert (tmp_path / INDEX_NAME).is_file()
     put(tmp_path, make_critique(3, scores=WEAK_GEO))
     paths[0].unlink()
-    with open_index(tmp_path) as index:
+    with open_index(tmp_path, trust=trust_in(tmp_path)) as index:
         assert (index.last.files, index.last.read, index.last.removed) == (3, 1, 1)
-    with open_index(tmp_path) as index:
+    with open_index(tmp_path, trust=trust_in(tmp_path)) as index:
         assert (index.last.read, index.last.removed) == (0, 0)  # nothing changed
     (tmp_path / INDEX_NAME).unlink()
     selection = select(tmp_path)
@@ -76,7 +76,7 @@ def test_a_hand_edit_is_picked_up_even_with_the_mtime_put_back(tmp_path: Path, k
     paths = [put(tmp_path, make_critique(i, tags=("few_sources",), facts=make_facts(), applied=(COUNTER,)))
              for i in range(3)]  # fmt: skip
     assert [lesson.key for lesson in select(tmp_path).lessons] == ["breadth:few-sources"]
-    assert [e.applied_runs for e in lesson_effects(tmp_path, now=NOW)] == [3]
+    assert [e.applied_runs for e in lesson_effects(tmp_path, now=NOW, state_dir=state_in(tmp_path))] == [3]
     for path in paths:  # the critic's tag, changed by hand to another of the same length
         _edit(path, "- few_sources", "- single_site", keep_times=keep_times)
     assert [lesson.key for lesson in select(tmp_path).lessons] == ["breadth:sites"]
@@ -87,7 +87,7 @@ def test_a_hand_edit_is_picked_up_even_with_the_mtime_put_back(tmp_path: Path, k
     )
     assert make_critique(0).id not in selection.considered
     assert rows(tmp_path)[paths[0].name][0] == 0  # the index itself knows
-    assert [e.applied_runs for e in lesson_effects(tmp_path, now=NOW)] == [2]
+    assert [e.applied_runs for e in lesson_effects(tmp_path, now=NOW, state_dir=state_in(tmp_path))] == [2]
 
 
 def test_a_file_swapped_for_a_symlink_leaves_the_index(tmp_path: Path) -> None:
@@ -117,7 +117,7 @@ def test_a_forged_row_never_admits_a_file_the_loader_refuses(tmp_path: Path) -> 
             (bad.name,),
         )
         conn.execute(
-            "INSERT INTO uses VALUES (?, ?, 'applied', 'decompose', 'technology', '0', 0, 99999, '', 'q')",
+            "INSERT INTO uses VALUES (?, ?, 'applied', 'decompose', 'technology', '0', 0, 99999, '', 'q', x'00')",
             (bad.name, COUNTER),
         )
     selection = select(tmp_path)
@@ -138,11 +138,11 @@ def test_a_planted_index_file_is_left_alone(tmp_path: Path) -> None:
     assert (tmp_path / INDEX_NAME).is_symlink() and target.read_bytes() == b""
     (tmp_path / INDEX_NAME).unlink()
     os.mkfifo(tmp_path / INDEX_NAME)
-    with open_index(tmp_path) as index:
+    with open_index(tmp_path, trust=trust_in(tmp_path)) as index:
         assert not index.on_disk and index.last.files == 3
     (tmp_path / INDEX_NAME).unlink()
     (tmp_path / f"{INDEX_NAME}-wal").symlink_to(target)
-    with open_index(tmp_path) as index:
+    with open_index(tmp_path, trust=trust_in(tmp_path)) as index:
         assert not index.on_disk
     assert target.read_bytes() == b""
 
@@ -151,20 +151,20 @@ def test_a_damaged_or_outdated_index_is_rebuilt(tmp_path: Path) -> None:
     for i in range(3):
         put(tmp_path, make_critique(i, scores=WEAK_GEO))
     (tmp_path / INDEX_NAME).write_bytes(b"this is not a database" * 100)
-    with open_index(tmp_path) as index:
+    with open_index(tmp_path, trust=trust_in(tmp_path)) as index:
         assert index.on_disk and index.last.read == 3
     with sqlite3.connect(tmp_path / INDEX_NAME) as conn:
         conn.execute("UPDATE layout SET value = 'an older layout'")
-    with open_index(tmp_path) as index:
+    with open_index(tmp_path, trust=trust_in(tmp_path)) as index:
         assert index.on_disk and index.last.read == 3
 
 
 def test_pruned_files_leave_the_effects(tmp_path: Path) -> None:
     for i in range(4):
         put(tmp_path, make_critique(i, applied=(COUNTER,)))
-    assert [e.applied_runs for e in lesson_effects(tmp_path, now=NOW)] == [4]
+    assert [e.applied_runs for e in lesson_effects(tmp_path, now=NOW, state_dir=state_in(tmp_path))] == [4]
     prune_critiques(tmp_path, 2, now=NOW)
-    assert [e.applied_runs for e in lesson_effects(tmp_path, now=NOW)] == [2]
+    assert [e.applied_runs for e in lesson_effects(tmp_path, now=NOW, state_dir=state_in(tmp_path))] == [2]
 
 
 def test_concurrent_runs_share_the_index_without_harm(tmp_path: Path) -> None:
@@ -189,7 +189,7 @@ def test_concurrent_runs_share_the_index_without_harm(tmp_path: Path) -> None:
         thread.join(timeout=60)
     assert errors == [] and len(results) == 4
     assert all(result.lessons for result in results)
-    with open_index(tmp_path) as index:
+    with open_index(tmp_path, trust=trust_in(tmp_path)) as index:
         assert index.on_disk and index.last.files == 10
     assert set(rows(tmp_path)) == {p.name for p in tmp_path.glob("critique-*.yaml")}
     with sqlite3.connect(tmp_path / INDEX_NAME) as conn:

@@ -6,7 +6,9 @@ OpenAI-compatible server on 127.0.0.1, so the command line the parent spawns is 
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +18,10 @@ from research_agent.memory.critique.schedule import after_report
 from research_agent.memory.critique.spawn import critique_argv
 from research_agent.memory.store.files import LOG_NAME
 from tests.conftest import ScriptedModel
+from tests.support.cli import CLI
 from tests.support.critique import ANSWER, RUN_ID, make_record
 from tests.support.fake_openai_server import FakeOpenAIServer
-from tests.support.reliability import cli_env
+from tests.support.reliability import cli_env, write_docs
 from tests.support.research_responder import ResearchResponder
 
 HANG_GUARD = 60.0
@@ -104,3 +107,47 @@ def test_the_detached_worker_logs_a_failure_and_exits_with_its_code(tmp_path: Pa
     (line,) = (record.parent / LOG_NAME).read_text(encoding="utf-8").splitlines()
     assert f" FAIL run-{RUN_ID}.yaml: no model endpoint configured" in line
     assert not (record.parent / f"critique-{RUN_ID}.yaml").exists()
+
+
+class StalledCritic:
+    """A model whose critique never answers: only a deadline ends the wait."""
+
+    async def complete(self, request: Any) -> Any:
+        await asyncio.Event().wait()
+
+
+def test_a_waited_for_critique_ends_when_the_time_left_runs_out(tmp_path: Path) -> None:
+    record = make_record(tmp_path)
+    settings = Settings(reports_dir=tmp_path / "reports", wait_critique=True)
+    failed = after_report(record, settings, model=StalledCritic(), time_left=0.05)
+    assert failed.state == "failed" and failed.critique is None
+    assert failed.error.startswith("the critique did not finish within the 0.05s left of the deadline")
+    assert "FAIL" in (record.parent / LOG_NAME).read_text(encoding="utf-8").splitlines()[-1]
+    assert not (record.parent / f"critique-{RUN_ID}.yaml").exists()
+
+
+def test_run_timeout_covers_a_waited_for_critique_whose_critic_stalls(tmp_path: Path) -> None:
+    """``run --timeout N --wait-critique`` against a server whose critic never answers: the
+    command ends by its deadline with the report written and the critique named as failed."""
+    corpus = write_docs(tmp_path / "corpus")
+    responder, release = ResearchResponder(), threading.Event()
+
+    def answer(body: dict, stage: str) -> str:
+        if stage == "critique":
+            release.wait(HANG_GUARD)
+        return responder(body, stage)
+
+    reports = tmp_path / "reports"
+    with FakeOpenAIServer(answer) as server:
+        args = ["run", "How does PostgreSQL VACUUM reclaim space?", "--corpus", str(corpus), "--reports-dir",
+                str(reports), "--wait-critique", "--timeout", "15"]  # fmt: skip
+        try:
+            proc = subprocess.run([str(CLI), *args], capture_output=True, text=True, timeout=HANG_GUARD,
+                                  env=cli_env(tmp_path / "home", server.base_url), cwd=tmp_path)  # fmt: skip
+        finally:
+            release.set()
+    assert proc.returncode == 0, proc.stderr
+    assert Path(proc.stdout.strip()).is_file(), "the report is the user's whatever became of its critique"
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("critique failed: the critique did not finish within the"), proc.stderr
+    assert not list((reports / "meta").glob("critique-*.yaml"))

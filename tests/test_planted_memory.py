@@ -54,3 +54,8 @@ def test_planted_names_and_text_reach_no_request(tmp_path, corpus) -> None:
     (counter,) = [e for e in json.loads(effects.stdout) if e["key"] == "counterarguments:missing"]
     assert counter["applied_runs"] >= 2 and "plantedlesson" not in effects.stdout.lower()
     assert counter["text"].startswith("Counterarguments were missing in"), "the text is regenerated, not read back"
+    for ref in ("latest~4", "latest~5"):  # memory show (and MCP memory_show, the same function) hides it too
+        shown = cli(tmp_path, "memory", "show", ref, "--json", "--reports-dir", str(tmp_path / "reports"), env=env)
+        assert shown.returncode == 0, shown.stderr
+        (lesson,) = json.loads(shown.stdout)["lessons_applied"]
+        assert lesson["key"] == "counterarguments:missing" and lesson["text"] == "", "planted text is blanked"

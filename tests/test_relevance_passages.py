@@ -5,6 +5,7 @@ from __future__ import annotations
 from research_agent.sources import Source
 from research_agent.stages.relevance import relevance_excerpt, score_sources
 from research_agent.text.passages import estimate_tokens
+from tests.support.answers import scored_each
 
 FILLER = ("The {topic} chapter describes {topic} at length for the patient reader, one detail after another. ") * 4
 
@@ -37,7 +38,7 @@ def test_without_sub_queries_the_question_picks_the_passage():
 
 
 async def test_relevance_is_sent_the_best_passages_not_the_whole_page(scripted_model):
-    scripted_model.enqueue("relevance", {"score": 5, "reason": "on point"})
+    scripted_model.enqueue("relevance", scored_each({"score": 5, "reason": "on point"}))
     (scored,) = await score_sources(
         scripted_model, "How does VACUUM reclaim space?", [source(LONG_PAGE, ("vacuum dead tuples",))],
         token_budget=150,
@@ -46,4 +47,4 @@ async def test_relevance_is_sent_the_best_passages_not_the_whole_page(scripted_m
     prompt = scripted_model.calls("relevance")[0].user
     assert "vacuum reclaims dead tuples chapter" in prompt
     assert "licensing" not in prompt and "glossary" not in prompt
-    assert "Source title: The manual" in prompt and "source: https://example.org/manual" in prompt
+    assert "[1] Source title: The manual" in prompt and "source 1: https://example.org/manual" in prompt

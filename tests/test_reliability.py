@@ -123,7 +123,14 @@ def test_a_hung_endpoint_ends_in_a_timeout_error_within_its_bound(tmp_path, corp
                    "--no-critique", cwd=tmp_path, timeout=HANG_GUARD)
     assert proc.returncode == 3, proc.stderr
     lines = message_lines(proc.stderr)
-    assert lines == ["error: model call for stage decompose timed out after 1s (2 attempts)"], proc.stderr
+    assert lines == [
+        "! model call for stage decompose timed out after 1s (2 attempts); searching for the question itself, "
+        "the domain is 'other'",
+        "! 4 source(s) could not be scored and are left out (model call for stage relevance timed out after 1s "
+        "(2 attempts))",
+        "error: no answer of the model endpoint could be read in this run: model call for stage relevance "
+        "timed out after 1s (2 attempts)",
+    ], proc.stderr
     assert not (tmp_path / "reports").exists() or not check_folder(tmp_path / "reports")["reports"]
 
 

@@ -14,6 +14,7 @@ from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
 from research_agent.review.review import review_draft
 from research_agent.sources import SearchHit
+from tests.support.answers import as_markdown, scored_each
 from tests.support.pipeline import QUERY, settings_for
 from tests.support.research_responder import ResearchResponder
 
@@ -53,7 +54,7 @@ DRAFT = {
     ],
     "limitations": ["Only documentation was read [99]."],
 }
-INVENTED_IN_DRAFT = 8  # every "99" above but the title's (a heading holds no citation)
+INVENTED_IN_DRAFT = 8  # every "99" above but the title's (the writer's title is not the report's)
 FINDINGS = [
     {  # quotes the draft's numbers [3]-[6] and mentions "source 9": valid sources the body never cites
         "lens": "evidence",
@@ -103,10 +104,10 @@ async def test_invented_and_skeptic_citations_are_renumbered_or_removed_through_
         return responder.answer(request.stage, request.system, request.user)
 
     scripted_model.enqueue("decompose", use)
-    scripted_model.enqueue("relevance", {"score": 5, "reason": "on topic"}, times=12)
-    scripted_model.enqueue("draft", DRAFT)
+    scripted_model.enqueue("relevance", scored_each({"score": 5, "reason": "on topic"}), times=12)
+    scripted_model.enqueue("draft", as_markdown(DRAFT))
     scripted_model.enqueue("skeptic", {"findings": FINDINGS, "viability": 80})
-    scripted_model.enqueue("revise", DRAFT, times=2)  # the model never stops inventing [99]
+    scripted_model.enqueue("revise", as_markdown(DRAFT), times=2)  # the model never stops inventing [99]
     provider = TwelveDocs(tmp_path / "docs")
     result = await research(
         QUERY, settings=settings_for(tmp_path), model=scripted_model, providers=[provider],
@@ -134,7 +135,7 @@ async def test_invented_and_skeptic_citations_are_renumbered_or_removed_through_
     # invented numbers: removed, the sentence marked only when nothing else supports it
     assert "Dead tuples are reclaimed by vacuum [1]. Autovacuum runs it in the background (citation removed)." in report
     assert "Vacuum marks space reusable [2]." in report and "Full vacuum rewrites the table [2]." in report
-    assert "# Vacuum and dead tuples\n" in report
+    assert f"\n# {QUERY}\n" in report and "Vacuum and dead tuples" not in report  # the H1 is the question
     record = yaml.safe_load(result.run_record_path.read_text())
     assert record["citations_removed"] == INVENTED_IN_DRAFT + INVENTED_IN_SKEPTIC
     assert [s["n"] for s in record["sources"] if s["n"]] == list(range(1, 8))
@@ -176,7 +177,7 @@ async def test_the_short_report_of_a_failed_run_passes_its_own_review(tmp_path, 
         return responder.answer(request.stage, request.system, request.user)
 
     scripted_model.enqueue("decompose", use, times=3)
-    scripted_model.enqueue("relevance", {"score": 1, "reason": "about <i>gardening</i> [2]"}, times=3)
+    scripted_model.enqueue("relevance", scored_each({"score": 1, "reason": "about <i>gardening</i> [2]"}), times=3)
     result = await research(
         QUERY, settings=settings_for(tmp_path), model=scripted_model, providers=[HostileDocs(tmp_path / "docs")],
         lessons=lambda domain: LessonSelection.none(domain),

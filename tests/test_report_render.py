@@ -28,7 +28,6 @@ def source(n: int, *, title: str = "", location: str = "") -> Source:
 
 def draft(body: str = "Heat pumps work in the cold [1].", **changes) -> ReportDraft:
     data = dict(
-        title="Heat pumps",
         executive_summary="They work [1].",
         key_findings=("They keep working below freezing [1].",),
         sections=(("Evidence", body),),
@@ -127,9 +126,9 @@ def test_writer_markdown_keeps_http_links_but_loses_html_images_and_other_scheme
 
 
 def test_headings_are_inert_hold_no_citations_and_never_pose_as_sources() -> None:
-    d = draft(title="<b>Heat</b> pumps [1] [99]", sections=(("Sources", "Pumps work [1]."), ("# <i>xylophones</i>", "They hum along [1].")))
-    md = render(d, [source(1)], meta=meta(), skeptic=None)
-    assert "\n# Heat pumps\n" in md
+    d = draft(sections=(("Sources", "Pumps work [1]."), ("# <i>xylophones</i>", "They hum along [1].")))
+    md = render(d, [source(1)], meta=meta(query="Do <b>heat</b> pumps\nwork [1]?"), skeptic=None)
+    assert "\n# Do heat pumps work \\[1\\]?\n" in md  # the H1 is the question: one line, inert, no citation
     assert "\n## Sources (notes)\n" in md and "\n## \\# xylophones\n" in md
     assert [h.text for h in parse_report(md).headings].count("Sources") == 1
     assert review_draft(md, target_words=None).approved

@@ -16,7 +16,6 @@ import yaml
 from typer.testing import CliRunner
 
 from research_agent.cli.review import app as review_app
-from research_agent.errors import RunTimeout
 from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
 from research_agent.review.checks_rules import RULE_TIMEOUT, check_rules
@@ -116,7 +115,7 @@ class JumpingLoop(asyncio.SelectorEventLoop):
         return super().time() + self.offset
 
 
-def test_the_run_deadline_reaches_a_custom_rule_and_the_error_names_it(tmp_path: Path, scripted_model) -> None:
+def test_the_run_deadline_reaches_a_custom_rule_and_the_draft_is_published(tmp_path: Path, scripted_model) -> None:
     loop = JumpingLoop()
     responder = ResearchResponder()
     script(scripted_model, responder, skeptics=0)
@@ -135,17 +134,19 @@ def test_the_run_deadline_reaches_a_custom_rule_and_the_error_names_it(tmp_path:
     rules.write_text(yaml.safe_dump({"rules": [SLOW_RULE]}), encoding="utf-8")
     settings = settings_for(tmp_path, rules_path=rules, run_timeout=3600.0)
     try:
-        with pytest.raises(RunTimeout) as caught:
-            loop.run_until_complete(research(QUERY, settings=settings, model=scripted_model,
-                                             providers=[DocsProvider(tmp_path)], lessons=LessonSelection.none))
+        result = loop.run_until_complete(research(QUERY, settings=settings, model=scripted_model,
+                                                  providers=[DocsProvider(tmp_path)], lessons=LessonSelection.none))
     finally:
         loop.close()
-    assert str(caught.value) == (
-        "the run passed its 3600s deadline during the review stage, in custom rule 'slow-rule' "
-        "(raise it with --timeout, or simplify the rule)"
-    )
-    assert caught.value.stage == "review"
-    assert list((tmp_path / "reports").glob("*.md")) == []
+    # A draft existed when the deadline passed: it is published as it stood, and the record says why.
+    error = ("the run passed its 3600s deadline during the review stage, in custom rule 'slow-rule' "
+             "(raise it with --timeout, or simplify the rule)")
+    assert result.warnings == (f"{error}; the latest draft is published as it stood",)
+    assert result.stop_reason == "deadline" and result.record["stop_reason"] == "deadline"
+    limits = result.report_markdown.split("## Limitations & Gaps", 1)[1]
+    assert "The run reached its 3600s deadline during the review stage: this is the latest draft as it stood, " \
+           "published before the run could finish revising it or planning again." in " ".join(limits.split())
+    assert [p.name for p in (tmp_path / "reports").glob("*.md")] == [result.report_path.name]
 
 
 def test_cli_run_with_a_never_ending_rule_finishes_and_names_it(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
+import yaml
 
 import research_agent.stages as stages_package
 from research_agent.config import MODES
@@ -22,20 +23,30 @@ from research_agent.llm.schema_bounds import WIRE_BOUND_LIMIT, answer_schema, bo
 from research_agent.memory.critique.judgement import ANSWER_SCHEMA as CRITIQUE_SCHEMA
 from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
-from research_agent.stages.synthesize import SCHEMA as DRAFT_SCHEMA
+from research_agent.stages._schema import array, obj, string
 from tests.support.fake_openai_server import FakeOpenAIServer, Faults, minimal_instance
 from tests.support.llm import Endpoint, completion, make_model
 from tests.support.pipeline import QUERY, DocsProvider, settings_for
 from tests.support.research_responder import ResearchResponder
 
 FORMS = ("json_schema", "json_object", "instructions")
+# The JSON draft of research-agent 0.2 (the writer answers in markdown now): big bounds to cut to.
+DRAFT_SCHEMA = obj(
+    title=string(200),
+    executive_summary=string(3000),
+    key_findings=array(string(1000), min_items=1, max_items=10),
+    sections=array(obj(heading=string(150), body=string(12000)), min_items=1, max_items=12),
+    limitations=array(string(1000), max_items=10),
+)
+# Stage modules that ask for no JSON: the writer answers in markdown; the gate decides locally.
+PLAIN_TEXT = {"synthesize", "writer", "draft_text", "gate"}
 
 
 def shipped_schemas() -> dict[str, dict[str, Any]]:
     """Every schema the package sends: each stage module's SCHEMA or schema_for(count), and the critique's."""
     found: dict[str, dict[str, Any]] = {"critique": CRITIQUE_SCHEMA}
     for info in pkgutil.iter_modules(stages_package.__path__):
-        if info.name.startswith("_"):
+        if info.name.startswith("_") or info.name in PLAIN_TEXT:
             continue
         module = importlib.import_module(f"research_agent.stages.{info.name}")
         if hasattr(module, "schema_for"):
@@ -44,7 +55,7 @@ def shipped_schemas() -> dict[str, dict[str, Any]]:
                 found[f"{info.name}({mode.sub_queries}, domain)"] = module.schema_for(mode.sub_queries, pick_domain=True)
         else:  # a stage without a schema would escape this walk: every stage must ship one
             found[info.name] = module.SCHEMA
-    assert {"classify", "relevance", "skeptic", "synthesize", "critique"} <= set(found)
+    assert {"classify", "relevance", "skeptic", "critique"} <= set(found)
     return found
 
 
@@ -101,7 +112,8 @@ def test_small_integer_scales_are_enums(name: str) -> None:
 
 
 def test_relevance_scores_are_the_enum_one_to_five() -> None:
-    assert SCHEMAS["relevance"]["properties"]["score"] == {"type": "integer", "enum": [1, 2, 3, 4, 5]}
+    entry = SCHEMAS["relevance"]["properties"]["scores"]["items"]
+    assert entry["properties"]["score"] == {"type": "integer", "enum": [1, 2, 3, 4, 5]}
 
 
 def test_wire_forms_drop_big_bounds_and_strict_drops_string_lengths() -> None:
@@ -189,24 +201,28 @@ async def test_a_whole_run_against_a_llama_cpp_like_server_writes_its_report(tmp
             await model.aclose()
         assert not server.crashed
     assert result.report_path.is_file() and result.final_decision == "proceed"
-    assert {b["response_format"]["type"] for b in capture.bodies} == {"json_object"}
+    structured = [b for b in capture.bodies if not b.get("stream")]
+    assert {b["response_format"]["type"] for b in structured} == {"json_object"}
+    (draft,) = [b for b in capture.bodies if b.get("stream")]  # the writer streams markdown: no schema at all
+    assert "response_format" not in draft and draft["stream_options"] == {"include_usage": True}
     assert all(bounds_over(s, 2000) == [] for b in capture.bodies for s in sent_schemas(b))
     assert result.record["cost_usd"] is None  # a local model's price is unknown, never $0
 
 
 async def test_a_field_cut_to_its_bound_is_a_warning_in_the_run_record(tmp_path, scripted_model) -> None:
-    from tests.support.pipeline import queue, record_of, run
+    from tests.support.pipeline import queue, record_of, run, use
 
     responder = ResearchResponder()
 
-    def long_title(request: ChatRequest) -> dict:
+    def long_reason(request: ChatRequest) -> dict:
         answer = responder.answer(request.stage, request.system, request.user)
-        return {**answer, "title": "T" * 250}
+        answer["scores"][0]["reason"] = "R" * 350
+        return answer
 
-    queue(scripted_model, responder, draft=[long_title])
+    queue(scripted_model, responder, relevance=[long_reason] + [use(responder)] * 3)
     result = await run(tmp_path, scripted_model)
-    assert "# " + "T" * 200 + "\n" in result.report_markdown
-    assert record_of(result)["warnings"] == ["draft answer /title: cut from 250 to 200 characters"]
+    assert "R" * 300 + "R" not in yaml.safe_dump(record_of(result))
+    assert record_of(result)["warnings"] == ["relevance answer /scores/0/reason: cut from 350 to 300 characters"]
 
 
 async def test_every_structured_call_bounds_its_answer_length(tmp_path, scripted_model) -> None:

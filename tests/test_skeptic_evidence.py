@@ -31,7 +31,6 @@ SOURCES = (
 )
 
 DRAFT = ReportDraft(
-    title="Maintenance",
     executive_summary="Freezing detail keeps old rows readable [1].",
     key_findings=("Replication detail needs care for careful readers [3].",),
     sections=(("What the sources say", "The autovacuum passage explains autovacuum detail [1]. Plain prose."),),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from research_agent.errors import InvalidModelOutput
 from research_agent.sources import SearchHit
+from tests.support.answers import relevance_blocks
 from tests.support.pipeline import record_of, run
 from tests.support.research_responder import ResearchResponder
 from tests.support.responder_model import ResponderModel
@@ -31,12 +32,15 @@ class ManyDocs:
 
 
 class OneRelevant(ResearchResponder):
-    """Every source scores 1 but the last one found, which scores 4; one source cannot be scored."""
+    """Every source scores 1 but the last one found, which scores 4; one source cannot be scored
+    (its batch leaves it out, and asked about it alone the model fails)."""
 
     def _relevance(self, system: str, user: str) -> dict:
-        if "doc00.md" in user:
+        blocks = [(n, block.split("\n", 1)[0].rsplit(" ", 1)[-1]) for n, block in relevance_blocks(user)]  # titles
+        if [n for n, title in blocks if title != "doc00"] == []:
             raise InvalidModelOutput("the relevance stage got invalid output from model m after 3 attempts: x")
-        return {"score": 4 if f"{BEST}.md" in user else 1, "reason": "scripted"}
+        return {"scores": [{"id": n, "score": 4 if title == BEST else 1, "reason": "scripted"}
+                           for n, title in blocks if title != "doc00"]}  # fmt: skip
 
 
 async def test_sources_examined_ends_with_how_many_more_and_shows_the_best_first(tmp_path) -> None:

@@ -21,9 +21,11 @@ from research_agent.llm.usage import Usage, UsageRecorder, total_cost
 from research_agent.llm.waiting import report_waits
 from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
+from research_agent.progress import TokenMeter, stream_text
 from tests.support.fake_openai_server import FakeOpenAIServer, Faults
 from tests.support.pipeline import QUERY, DocsProvider, Recorded, queue, settings_for
 from tests.support.research_responder import ResearchResponder
+from tests.support.streams import ManualTicker
 
 HANG_GUARD = 30.0
 
@@ -130,23 +132,6 @@ async def test_a_known_main_model_with_an_unknown_fast_model_has_an_unknown_tota
 # --- how long the run has waited ----------------------------------------------------------------------
 
 
-class ManualTicker:
-    """A Ticker driven by the test: ``time`` is the clock, ``step()`` releases one tick."""
-
-    def __init__(self) -> None:
-        self.time = 1000.0
-        self._ticks: asyncio.Queue[None] = asyncio.Queue()
-
-    def now(self) -> float:
-        return self.time
-
-    async def tick(self) -> None:
-        await self._ticks.get()
-
-    def step(self) -> None:
-        self._ticks.put_nowait(None)
-
-
 class Held:
     """Wraps a ChatModel; a call of ``stage`` waits (after ``entered`` is set) until ``release``."""
 
@@ -196,8 +181,40 @@ def test_without_a_terminal_a_long_wait_is_printed_every_thirty_seconds() -> Non
                      "… draft: waiting for the model, 30 s"]
 
 
+def test_while_the_writer_streams_the_line_shows_its_tokens_and_rate() -> None:
+    assert stream_text(812, 84_583) == "812 tokens, 9.6 tok/s" and stream_text(3, 200) == "3 tokens"
+    terminal = RichProgress(Console(file=io.StringIO(), force_terminal=True))
+    terminal.stage("draft", "6 sources")
+    terminal.counts(waiting=45, streamed=812, streamed_ms=84_583)
+    assert terminal._line() == "draft: 6 sources · 812 tokens, 9.6 tok/s"
+    terminal.counts(streamed=0)
+    assert terminal._line() == "draft: 6 sources · waiting for the model, 45 s"
+    terminal.stop()
+    out = io.StringIO()
+    plain = RichProgress(Console(file=out, force_terminal=False, width=200))
+    plain.stage("draft")
+    for tokens in (1, 50, 400):
+        plain.counts(streamed=tokens, streamed_ms=tokens * 100)
+    plain.counts(waiting=30)  # the thirty-second line shows the stream, not the wait
+    plain.counts(streamed=0, streamed_ms=40_000)
+    assert out.getvalue().splitlines() == ["… draft", "… draft: 400 tokens, 10.0 tok/s", "… draft: 400 tokens, 10.0 tok/s"]
+
+
+def test_the_token_meter_rates_from_the_first_token_and_starts_again_on_a_new_stream() -> None:
+    progress, clock = Recorded(), {"now": 100.0}
+    meter = TokenMeter(progress, lambda: clock["now"])
+    meter(1)
+    clock["now"] = 110.0
+    meter(96)
+    assert progress.values[-1] == {"streamed": 96, "streamed_ms": 10_000} and meter.rate == 9.6
+    meter(1)  # the writer asked again: a new stream
+    assert progress.values[-1] == {"streamed": 1, "streamed_ms": 0}
+    meter.finish()
+    assert progress.values[-1] == {"streamed": 0, "streamed_ms": 0}
+
+
 async def test_report_waits_shows_the_oldest_call_in_flight_at_each_tick() -> None:
-    ticker = ManualTicker()
+    ticker = ManualTicker(1000.0)
     held = Held(_Answer(), "draft")
     recorder = UsageRecorder(held, clock=ticker.now)
     progress = Watching(want=45)
@@ -219,7 +236,7 @@ async def test_report_waits_shows_the_oldest_call_in_flight_at_each_tick() -> No
 
 async def test_a_run_reports_its_wait_for_a_slow_draft_through_progress(tmp_path, scripted_model) -> None:
     queue(scripted_model, ResearchResponder())
-    ticker = ManualTicker()
+    ticker = ManualTicker(1000.0)
     held = Held(scripted_model, "draft")
     progress = Watching(want=125)
     task = asyncio.create_task(research(

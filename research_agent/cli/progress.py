@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
+from ..progress import stream_text
 from .terminal import markup
 
 __all__ = ["RichProgress", "waiting_text", "cost_text"]
@@ -22,8 +23,10 @@ def cost_text(cost_usd: float | None) -> str:
 class RichProgress:
     """Live progress on stderr: a spinner on a terminal, plain lines otherwise.
 
+    While the writer streams, the line shows its tokens and rate instead of the wait.
     Without a terminal a long wait for the model is printed once every
-    ``WAIT_LINE_EVERY`` seconds, so logs show a slow model is not a hang.
+    ``WAIT_LINE_EVERY`` seconds (with the tokens so far when it streams), and a finished
+    stream's tokens and rate once, so logs show a slow model is not a hang.
     """
 
     WAIT_LINE_EVERY = 30
@@ -47,8 +50,15 @@ class RichProgress:
             bits.append(f"kept {v.get('kept', 0)}/{v['scored']}")
         if "tokens" in v:
             bits.append(f"tokens {v['tokens']:,}")
-        bits.append(waiting_text(v.get("waiting", 0)))
+        bits.append(self._model_text())
         return markup(" · ".join(b for b in bits if b))
+
+    def _model_text(self) -> str:
+        """What the model is doing: streaming (tokens and rate), or keeping us waiting."""
+        streamed = self.values.get("streamed", 0)
+        if streamed > 0:
+            return stream_text(streamed, self.values.get("streamed_ms", 0))
+        return waiting_text(self.values.get("waiting", 0))
 
     def stage(self, name: str, detail: str = "") -> None:
         self.current = f"{name}: {detail}" if detail else name
@@ -59,13 +69,17 @@ class RichProgress:
 
     def counts(self, **values: int) -> None:
         before = self.values.get("waiting", 0)
+        streamed_before = self.values.get("streamed", 0)
         self.values.update(values)
         if self.status is not None:
             self.status.update(self._line())
             return
         waited = self.values.get("waiting", 0)
         if waited // self.WAIT_LINE_EVERY > before // self.WAIT_LINE_EVERY:
-            self.console.print(f"… {self.current}: {waiting_text(waited)}", soft_wrap=True, highlight=False)
+            self.console.print(f"… {markup(self.current)}: {self._model_text()}", soft_wrap=True, highlight=False)
+        if streamed_before > 0 and values.get("streamed") == 0:  # a stream ended: its tokens and rate, once
+            shown = stream_text(streamed_before, self.values.get("streamed_ms", 0))
+            self.console.print(f"… {markup(self.current)}: {shown}", soft_wrap=True, highlight=False)
 
     def note(self, message: str) -> None:
         self.console.print(f"[yellow]![/yellow] {markup(message)}", soft_wrap=True, markup=True, highlight=False)

@@ -8,6 +8,7 @@ is asked to critique the run (:func:`research_agent.memory.critique.schedule.aft
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import typer
@@ -110,6 +111,7 @@ def run(
         plan = plan_export(fmt, output, browser)  # before the run: never after the user has paid for it
         if plan.format != "md":
             settings = settings.replace(output=None)  # --output gets the chosen format, not the markdown
+        started = time.monotonic()  # --timeout covers what the command waits for: the critique too
         result = _research(query, settings)
         exported, failure = None, None
         if plan.format != "md":
@@ -118,7 +120,7 @@ def run(
             except ResearchError as exc:
                 failure = exc
         print_result(result, json_output=json_output, exported=exported)
-    _critique_afterwards(result.run_record_path, settings)
+    _critique_afterwards(result.run_record_path, settings, settings.run_timeout - (time.monotonic() - started))
     if failure is not None:
         raise failure
     if strict and _rejected(result):
@@ -174,11 +176,12 @@ def print_result(result: ResearchResult, *, json_output: bool, exported: Exporte
     )
 
 
-def _critique_afterwards(run_record_path: Path, settings: Settings) -> None:
-    """Ask memory to critique the run (skipped, waited for or detached, as settings say) and tell how it went."""
+def _critique_afterwards(run_record_path: Path, settings: Settings, time_left: float) -> None:
+    """Ask memory to critique the run (skipped, waited for within ``time_left`` seconds, or
+    detached, as settings say) and tell how it went."""
     console = stderr_console()
     try:
-        scheduled = after_report(run_record_path, settings)
+        scheduled = after_report(run_record_path, settings, time_left=time_left)
     except KeyboardInterrupt:  # typer would turn it into a silent exit 130
         console.print(f"{interrupt_word()}: the report is written; its critique was not", soft_wrap=True)
         raise typer.Exit(interrupt_exit_code()) from None

@@ -65,11 +65,13 @@ Context = Annotated[
                  show_default="./research_context.md")
 ]
 JsonOutput = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
-Timeout = Annotated[float | None, typer.Option("--timeout", metavar="SECONDS", help="Overall deadline of the run.",
+Timeout = Annotated[float | None, typer.Option("--timeout", metavar="SECONDS",
+                                    help="Overall deadline of the run; a draft that exists by then is published.",
                                     show_default=_default("run_timeout"))]
 LlmTimeout = Annotated[
     float | None,
-    typer.Option("--llm-timeout", metavar="SECONDS", help="How long one model call may take (RESEARCH_AGENT_LLM_TIMEOUT).",
+    typer.Option("--llm-timeout", metavar="SECONDS", help="How long one structured model call may take, and how "
+                 "long the streamed draft may go without a token (RESEARCH_AGENT_LLM_TIMEOUT).",
                  show_default=_default("llm_timeout")),
 ]
 NoRetry = Annotated[bool, typer.Option("--no-retry", help="No replanning and no revision loop.")]

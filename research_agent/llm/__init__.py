@@ -1,7 +1,9 @@
 """The model layer: one protocol, the OpenAI-compatible implementation, and what it counts.
 
 * :mod:`.protocol` - :class:`ChatRequest`, :class:`ChatResponse`, :class:`ChatModel`;
-* :mod:`.openai_compat` - :class:`OpenAIChatModel` and its retry loop (:mod:`.retry`);
+* :mod:`.openai_compat` - :class:`OpenAIChatModel` and its retry loop (:mod:`.retry`); the
+  answer read off the wire with a bound (:mod:`.answers`), streamed (:mod:`.streaming`)
+  under an idle limit (:mod:`.idle`); what refusals mean (:mod:`.refusals`);
 * :mod:`.structured` - the structured-output cascade, JSON extraction and validation;
 * :mod:`.schema_bounds` - the bounds a server is sent and the ones kept locally;
 * :mod:`.usage`, :mod:`.prices` - tokens and cost per stage; :mod:`.waiting` - how long
@@ -13,7 +15,15 @@ is imported only when an :class:`OpenAIChatModel` is built (it is slow to import
 
 from .openai_compat import DEFAULT_TIMEOUT, NO_ENDPOINT_MESSAGE, OpenAIChatModel
 from .prices import Price, PriceTable
-from .protocol import STRUCTURED_ATTEMPTS, ChatModel, ChatRequest, ChatResponse
+from .protocol import (
+    STRUCTURED_ATTEMPTS,
+    ChatModel,
+    ChatRequest,
+    ChatResponse,
+    StreamingChatModel,
+    TokenCallback,
+    stream_or_complete,
+)
 from .retry import parse_retry_after
 from .schema_bounds import wire_schema
 from .structured import OutputForm, extract_json, strip_think
@@ -23,6 +33,9 @@ __all__ = [
     "ChatRequest",
     "ChatResponse",
     "ChatModel",
+    "StreamingChatModel",
+    "TokenCallback",
+    "stream_or_complete",
     "Usage",
     "UsageRecorder",
     "OpenAIChatModel",

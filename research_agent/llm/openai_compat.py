@@ -15,11 +15,20 @@ import random
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError, InvalidModelOutput, LLMError, LLMTimeout, LLMUnavailable, ModelNotFound
-from ..text.passages import estimate_tokens
+from ..errors import ConfigError, InvalidModelOutput, LLMError, ModelNotFound
+from .answers import (
+    ACCEPT_ENCODING,
+    MAX_ANSWER_BYTES,
+    ConnectionLost,
+    Unreadable,
+    completion_answer,
+    read_body,
+)
 from .prices import PriceTable
-from .protocol import STRUCTURED_ATTEMPTS, ChatRequest, ChatResponse
+from .protocol import STRUCTURED_ATTEMPTS, ChatRequest, ChatResponse, TokenCallback
+from .refusals import describe, error_text, final_error, is_rejection, unsupported_param
 from .retry import RETRYABLE_STATUS, RequestTally, backoff_delay, parse_retry_after
+from .streaming import StreamReader
 from .structured import (
     FormMemory,
     InvalidAnswer,
@@ -32,6 +41,7 @@ from .structured import (
     plain_schema,
     repair_messages,
 )
+from .waiting import SystemTicker, Ticker
 
 if TYPE_CHECKING:
     import openai
@@ -69,8 +79,6 @@ NO_ENDPOINT_MESSAGE = (
     "(e.g. http://localhost:11434/v1 for a local Ollama)"
 )
 
-_REJECTION_WORDS = ("response_format", "json_schema", "schema", "grammar")
-
 
 class OpenAIChatModel:
     """A :class:`ChatModel` for any OpenAI-compatible chat-completions endpoint.
@@ -83,9 +91,15 @@ class OpenAIChatModel:
     showing the model its error, up to :data:`STRUCTURED_ATTEMPTS` answers in all.
     Transient failures (429, 5xx, connection errors) are retried up to ``max_retries``
     times with exponential backoff and jitter, honouring ``Retry-After``, sleeping through
-    the injected ``sleep``; a timeout is retried once per request. ``Usage.calls`` counts
-    every answer received, ``Usage.retries`` the transient retries plus repair attempts;
-    an LLMError raised carries the usage spent before it as ``.usage``.
+    the injected ``sleep``; a timeout is retried once per request. An answer that cannot
+    be read (:mod:`.answers`: not JSON, no choices, null content, over ``max_answer_bytes``)
+    is retried like a 5xx, then raised as UnreadableAnswer. ``Usage.calls`` counts every
+    answer received, ``Usage.retries`` the transient retries plus repair attempts; an
+    LLMError raised carries the usage spent before it as ``.usage``.
+
+    :meth:`stream` asks for plain text, streamed (:mod:`.streaming`): ``timeout`` is then an
+    idle limit (no token for that long, on ``ticker``'s clock), and whatever arrived before
+    a stall or the token limit is returned with its ``finish_reason``.
     """
 
     def __init__(
@@ -104,6 +118,8 @@ class OpenAIChatModel:
         rng: random.Random | None = None,
         form_cache: dict[tuple[str, str], OutputForm] | None = None,
         limiter: asyncio.Semaphore | None = None,
+        ticker: Ticker | None = None,
+        max_answer_bytes: int = MAX_ANSWER_BYTES,
     ) -> None:
         if not model:
             raise ConfigError("no model name configured: set RESEARCH_AGENT_MODEL or pass --model")
@@ -115,6 +131,8 @@ class OpenAIChatModel:
         self.timeout = float(timeout)
         self.max_retries = max(0, int(max_retries))
         self.prices = prices if prices is not None else PriceTable.default()
+        self.max_answer_bytes = max(1, int(max_answer_bytes))
+        self._ticker = ticker if ticker is not None else SystemTicker()
         self._sleep = sleep
         self._rng = rng if rng is not None else random.Random()
         self._forms = FormMemory(form_cache)
@@ -131,7 +149,9 @@ class OpenAIChatModel:
         )
 
     @classmethod
-    def from_settings(cls, settings: Settings, *, http_client: Any = None) -> OpenAIChatModel:
+    def from_settings(
+        cls, settings: Settings, *, http_client: Any = None, ticker: Ticker | None = None
+    ) -> OpenAIChatModel:
         """Build from Settings; ConfigError when neither an API key nor a base URL is set."""
         if not settings.api_key and not settings.base_url:
             raise ConfigError(NO_ENDPOINT_MESSAGE)
@@ -146,6 +166,8 @@ class OpenAIChatModel:
             concurrency=settings.llm_concurrency,
             prices=prices,
             http_client=http_client,
+            ticker=ticker,
+            max_answer_bytes=settings.llm_max_answer_bytes,
         )
 
     async def aclose(self) -> None:
@@ -171,6 +193,24 @@ class OpenAIChatModel:
         except LLMError as exc:
             exc.usage = tally.usage(self.prices, model)
             raise
+
+    async def stream(self, request: ChatRequest, on_tokens: TokenCallback | None = None) -> ChatResponse:
+        """Answer a plain-text request as a stream; ``on_tokens(n, piece)`` hears each piece as it comes.
+
+        Never raises for an answer that stalled or was cut: its ``finish_reason`` says so
+        (``stalled``, ``length``, ``unfinished``) and ``text`` holds what arrived.
+        """
+        model = self.fast_model if request.tier == "fast" else self.model
+        tally = RequestTally()
+        reader = StreamReader(self._client, idle=self.timeout, ticker=self._ticker,
+                              max_bytes=self.max_answer_bytes, on_tokens=on_tokens)  # fmt: skip
+        try:
+            raw = await self._call(request, model, build_messages(request, None), None, tally, read=reader.read)
+        except LLMError as exc:
+            exc.usage = tally.usage(self.prices, model)
+            raise
+        tally.answered(raw)
+        return reader.response(raw, model, tally.usage(self.prices, model))
 
     async def _answer(self, request: ChatRequest, model: str, tally: RequestTally) -> ChatResponse:
         """Up to STRUCTURED_ATTEMPTS answers; each retry shows the model what was wrong."""
@@ -227,18 +267,20 @@ class OpenAIChatModel:
         messages: list[dict[str, str]],
         response_format: dict[str, Any] | None,
         tally: RequestTally,
+        *,
+        read: Callable[[dict[str, Any], list[dict[str, str]]], Awaitable[RawAnswer]] | None = None,
     ) -> RawAnswer:
-        """One logical HTTP call with the retry loop; retries are added to ``tally``."""
+        """One logical call (``read``: one attempt, streamed; by default a whole completion)
+        with the retry loop; retries are added to ``tally``."""
         attempt = 0
         while True:
-            kwargs = self._kwargs(request, model, messages, response_format)
+            kwargs = self._kwargs(request, model, messages, response_format, stream=read is not None)
             try:
-                async with self._semaphore, asyncio.timeout(self.timeout):
-                    completion = await self._client.chat.completions.create(**kwargs)
-                return _raw_from(completion, messages)
+                async with self._semaphore:
+                    return await (read or self._read_completion)(kwargs, messages)
             except (TimeoutError, openai.APITimeoutError):
                 failure: BaseException = TimeoutError()
-            except openai.APIConnectionError as exc:
+            except (openai.APIConnectionError, ConnectionLost, Unreadable) as exc:
                 failure = exc
             except openai.APIStatusError as exc:
                 if not self._retryable_status(exc, request, model, response_format):
@@ -251,25 +293,26 @@ class OpenAIChatModel:
             delay = self._delay(attempt, failure)
             attempt += 1
             tally.retries += 1
-            log.info(
-                "stage %s: %s; retry %d/%d in %.1fs",
-                request.stage,
-                _describe(failure),
-                attempt,
-                self.max_retries,
-                delay,
-            )
+            log.info("stage %s: %s; retry %d/%d in %.1fs", request.stage, _describe(failure), attempt,
+                     self.max_retries, delay)  # fmt: skip
             await self._sleep(delay)
+
+    async def _read_completion(self, kwargs: dict[str, Any], messages: list[dict[str, str]]) -> RawAnswer:
+        """One whole answer, read under the total-time limit and the size cap."""
+        async with asyncio.timeout(self.timeout):
+            async with self._client.chat.completions.with_streaming_response.create(**kwargs) as response:
+                body = await read_body(response.http_response, self.max_answer_bytes)
+        return completion_answer(body, messages)
 
     def _retryable_status(
         self, exc: openai.APIStatusError, request: ChatRequest, model: str, response_format: dict[str, Any] | None
     ) -> bool:
         """True for a transient status; False when a refused parameter was dropped; raises otherwise."""
         key = (self.base_url, model)
-        text = _error_text(exc)
-        if response_format is not None and _is_rejection(exc.status_code, text):
+        text = error_text(exc)
+        if response_format is not None and is_rejection(exc.status_code, text):
             raise SchemaRejected(f"{self.base_url} for {model}: HTTP {exc.status_code} {text[:200]}") from None
-        dropped = _unsupported_param(exc.status_code, text, self._dropped_params.get(key, set()))
+        dropped = unsupported_param(exc.status_code, text, self._dropped_params.get(key, set()))
         if dropped is not None:
             log.info("model %s does not accept %s; sending without it", model, dropped)
             self._dropped_params.setdefault(key, set()).add(dropped)
@@ -295,12 +338,14 @@ class OpenAIChatModel:
         model: str,
         messages: list[dict[str, str]],
         response_format: dict[str, Any] | None,
+        *,
+        stream: bool = False,
     ) -> dict[str, Any]:
         dropped = self._dropped_params.get((self.base_url, model), set())
         kwargs: dict[str, Any] = {
             "model": model,
             "messages": messages,
-            "extra_headers": {"X-Research-Agent-Stage": request.stage},
+            "extra_headers": {"X-Research-Agent-Stage": request.stage, **ACCEPT_ENCODING},
             "timeout": self.timeout,
         }
         if "temperature" not in dropped:
@@ -310,6 +355,10 @@ class OpenAIChatModel:
             kwargs[name] = request.max_tokens
         if response_format is not None:
             kwargs["response_format"] = response_format
+        if stream:
+            kwargs["stream"] = True
+            if "stream_options" not in dropped:  # the usage, in the stream's last event
+                kwargs["stream_options"] = {"include_usage": True}
         return kwargs
 
     def _delay(self, attempt: int, failure: BaseException) -> float:
@@ -319,73 +368,9 @@ class OpenAIChatModel:
         return backoff_delay(attempt, self._rng, asked)
 
     def _final_error(self, request: ChatRequest, failure: BaseException, attempts: int) -> LLMError:
-        tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
-        if isinstance(failure, TimeoutError):
-            return LLMTimeout(
-                f"model call for stage {request.stage} timed out after {self.timeout:g}s ({tries})"
-            )
-        if isinstance(failure, openai.APIConnectionError):
-            cause = failure.__cause__
-            if cause is not None and type(cause).__name__ == "ConnectError":
-                return LLMUnavailable(
-                    f"cannot reach the model endpoint at {self.base_url}: {cause} ({tries})"
-                )
-            return LLMUnavailable(
-                f"model endpoint {self.base_url} kept failing: {_describe(failure)} ({tries})"
-            )
-        return LLMUnavailable(f"model endpoint {self.base_url} kept failing: {_describe(failure)} ({tries})")
-
-
-def _raw_from(completion: Any, messages: list[dict[str, str]]) -> RawAnswer:
-    choices = getattr(completion, "choices", None) or []
-    content, finish = "", "missing"
-    if choices:
-        message = getattr(choices[0], "message", None)
-        content = (getattr(message, "content", None) or "") if message is not None else ""
-        finish = getattr(choices[0], "finish_reason", None) or "stop"
-    usage = getattr(completion, "usage", None)
-    prompt = getattr(usage, "prompt_tokens", None) if usage is not None else None
-    done = getattr(usage, "completion_tokens", None) if usage is not None else None
-    if not isinstance(prompt, int):
-        prompt = sum(estimate_tokens(m["content"]) for m in messages)
-    if not isinstance(done, int):
-        done = estimate_tokens(content)
-    return RawAnswer(content=content, finish_reason=finish, prompt_tokens=prompt, completion_tokens=done)
-
-
-def _error_text(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        message = body.get("message") or body.get("error") or body
-        return str(message)
-    return str(body if body is not None else exc.message)
-
-
-def _is_rejection(status: int, text: str) -> bool:
-    """A response_format/schema rejection (400/422, or llama.cpp's HTTP 500)."""
-    lowered = text.lower()
-    return status in (400, 422, 500) and any(word in lowered for word in _REJECTION_WORDS)
-
-
-def _unsupported_param(status: int, text: str, already: set[str]) -> str | None:
-    """Reasoning models refuse ``temperature`` and ``max_tokens``; name the one to drop."""
-    if status != 400:
-        return None
-    lowered = text.lower()
-    if "unsupported" not in lowered and "not supported" not in lowered and "does not support" not in lowered:
-        return None
-    for param in ("temperature", "max_tokens"):
-        if f"'{param}'" in lowered and param not in already:
-            return param
-    return None
+        return final_error(failure, stage=request.stage, base_url=self.base_url, timeout=self.timeout, attempts=attempts,
+                           status_error=openai.APIStatusError, connection_error=openai.APIConnectionError)  # fmt: skip
 
 
 def _describe(failure: BaseException) -> str:
-    if isinstance(failure, TimeoutError):
-        return "timed out"
-    if isinstance(failure, openai.APIStatusError):
-        return f"HTTP {failure.status_code} {_error_text(failure)[:200]}"
-    cause = failure.__cause__
-    if cause is not None:
-        return f"{type(cause).__name__}: {cause}"
-    return f"{type(failure).__name__}: {failure}"
+    return describe(failure, openai.APIStatusError)

@@ -1,8 +1,10 @@
 """The model seam: what a stage asks (:class:`ChatRequest`), what it gets back
 (:class:`ChatResponse`), and who answers (:class:`ChatModel`).
 
-Tests pass a scripted ChatModel; the product builds
-:class:`~research_agent.llm.openai_compat.OpenAIChatModel` from Settings.
+Streaming is an optional extension (:class:`StreamingChatModel`): a model with only
+``complete()`` still serves every stage, the writer included, just without token
+progress (:func:`stream_or_complete` picks). Tests pass a scripted ChatModel; the product
+builds :class:`~research_agent.llm.openai_compat.OpenAIChatModel` from Settings.
 """
 
 from __future__ import annotations
@@ -13,9 +15,22 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from .usage import Usage
 
-__all__ = ["ChatRequest", "ChatResponse", "ChatModel", "STRUCTURED_ATTEMPTS"]
+__all__ = [
+    "ChatRequest",
+    "ChatResponse",
+    "ChatModel",
+    "StreamingChatModel",
+    "TokenCallback",
+    "stream_or_complete",
+    "STRUCTURED_ATTEMPTS",
+    "FINISHED",
+]
 
 STRUCTURED_ATTEMPTS = 3  # answers asked for per request; each retry shows the model its error
+FINISHED = "stop"  # the finish reason of an answer that ended as the model meant it to
+
+# Hears a stream as it arrives: the count of tokens so far, and the text that just came.
+TokenCallback = Callable[[int, str], None]
 
 
 @dataclass(frozen=True)
@@ -46,6 +61,11 @@ class ChatResponse:
     """A validated answer. ``data`` is the parsed JSON (None for plain text).
 
     ``notes`` says what was changed locally, e.g. a field cut to its schema bound.
+    ``finish_reason`` is ``stop`` for a whole answer; a streamed one may instead end
+    ``length`` (the token limit), ``stalled`` (no token for the idle limit) or
+    ``unfinished`` (the stream broke off), with ``text`` holding what arrived.
+    ``quirks`` names server behaviour worth one warning per run (see
+    :data:`research_agent.llm.usage.QUIRKS`).
     """
 
     data: Any
@@ -53,6 +73,8 @@ class ChatResponse:
     model: str
     usage: Usage = field(default_factory=Usage)
     notes: tuple[str, ...] = ()
+    finish_reason: str = FINISHED
+    quirks: tuple[str, ...] = ()
 
 
 @runtime_checkable
@@ -68,3 +90,25 @@ class ChatModel(Protocol):
     """
 
     async def complete(self, request: ChatRequest) -> ChatResponse: ...
+
+
+@runtime_checkable
+class StreamingChatModel(ChatModel, Protocol):
+    """A ChatModel that can also stream a plain-text answer (``request.schema`` is None).
+
+    ``stream`` never raises for an answer that was cut or stalled: it returns what arrived,
+    with its ``finish_reason``. ``on_tokens(count, piece)`` hears the running token count and
+    each piece of text as it arrives.
+    """
+
+    async def stream(self, request: ChatRequest, on_tokens: TokenCallback | None = None) -> ChatResponse: ...
+
+
+async def stream_or_complete(
+    model: ChatModel, request: ChatRequest, on_tokens: TokenCallback | None = None
+) -> ChatResponse:
+    """``model.stream(request)`` when the model streams, else ``model.complete(request)``."""
+    stream = getattr(model, "stream", None)
+    if stream is None:
+        return await model.complete(request)
+    return await stream(request, on_tokens)

@@ -4,24 +4,36 @@ A :class:`Usage` adds up; its ``cost_usd`` is None when the price of a model it
 covers is unknown, and stays None in any sum (an unknown price is never $0).
 :class:`UsageRecorder` wraps any ChatModel: it adds up the usage of answers, and of
 failed calls too (an :class:`~research_agent.errors.LLMError` carries the usage spent
-before it was raised), collects the notes answers carry (bounds cut locally), and knows
-how long the oldest call in flight has been waiting.
+before it was raised), collects the notes answers carry (bounds cut locally), names
+each kind of server quirk once, knows how long the oldest call in flight has been
+waiting, and whether any answer at all could be read (a run with none is an endpoint
+failure, not a run that found nothing).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from .protocol import ChatModel, ChatRequest, ChatResponse
+from ..errors import InvalidModelOutput
 
-__all__ = ["Usage", "UsageRecorder", "usage_of", "usage_record", "total_cost"]
+if TYPE_CHECKING:
+    from .protocol import ChatModel, ChatRequest, ChatResponse, TokenCallback
+
+__all__ = ["Usage", "UsageRecorder", "usage_of", "usage_record", "total_cost", "QUIRKS"]
 
 log = logging.getLogger(__name__)
+
+# Server behaviour a streamed answer may show (``ChatResponse.quirks``), named once per run
+# (on the progress line and in the run record's warnings) by :class:`UsageRecorder`.
+QUIRKS = {
+    "no_finish": "the model server ended a stream without a finish reason: the answer may be cut short",
+    "ignored_stream": "the model server ignored stream=true and sent each answer whole: no token progress is shown",
+    "think": "the model streamed <think> reasoning before its answer: the reasoning was left out",
+}
 
 
 @dataclass(frozen=True)
@@ -87,9 +99,12 @@ def total_cost(by_stage: dict[str, Usage]) -> float | None:
 class UsageRecorder:
     """Wraps a ChatModel and adds up usage per stage, failed calls included.
 
-    ``on_note`` receives each note an answer carries, e.g. ``"draft answer /title: cut
-    from 250 to 200 characters"``. ``clock`` (monotonic seconds) times the calls in flight
-    for :meth:`waited`. Safe under asyncio concurrency: the bookkeeping never awaits.
+    ``on_note`` receives each note an answer carries, e.g. ``"relevance answer /scores/0/reason:
+    cut from 350 to 300 characters"``; ``on_quirk`` receives the message of each kind of
+    server quirk (:data:`QUIRKS`) the first time it is seen.
+    ``clock`` (monotonic seconds) times the calls in flight for :meth:`waited`. It streams
+    (:meth:`stream`) whether or not the model it wraps does. Safe under asyncio
+    concurrency: the bookkeeping never awaits.
     """
 
     def __init__(
@@ -97,34 +112,66 @@ class UsageRecorder:
         inner: ChatModel,
         *,
         on_note: Callable[[str], None] | None = None,
+        on_quirk: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.inner = inner
         self.by_stage: dict[str, Usage] = {}
         self.models: set[str] = set()
         self.notes: list[str] = []
+        self.answers_read = 0  # answers that could be read (valid or not)
+        self.last_failure = ""  # the last error of a call that read no answer
+        self._quirks: set[str] = set()
         self._on_note = on_note
+        self._on_quirk = on_quirk
         self._clock = clock
         self._in_flight: dict[object, float] = {}
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
+        return await self._tracked(request, self.inner.complete(request))
+
+    async def stream(self, request: ChatRequest, on_tokens: TokenCallback | None = None) -> ChatResponse:
+        """Stream when the wrapped model can, else answer whole (no token progress)."""
+        stream = getattr(self.inner, "stream", None)
+        call = self.inner.complete(request) if stream is None else stream(request, on_tokens)
+        return await self._tracked(request, call)
+
+    async def _tracked(self, request: ChatRequest, call: Awaitable[ChatResponse]) -> ChatResponse:
         token = object()
         self._in_flight[token] = self._clock()
         try:
-            response = await self.inner.complete(request)
+            response = await call
         except Exception as exc:
-            spent = usage_of(exc)
-            if spent is not None and not spent.empty:
-                self._add(request.stage, spent)
+            self._failed(request, exc)
             raise
         finally:
             del self._in_flight[token]
         self._add(request.stage, response.usage)
+        if response.text or response.data is not None:
+            self.answers_read += 1
         if response.model:
             self.models.add(response.model)
         for note in response.notes:
             self._note(f"{request.stage} answer {note}")
+        for quirk in response.quirks:
+            self._quirk(quirk)
         return response
+
+    def _failed(self, request: ChatRequest, exc: Exception) -> None:
+        spent = usage_of(exc)
+        if spent is not None and not spent.empty:
+            self._add(request.stage, spent)
+        if isinstance(exc, InvalidModelOutput):
+            self.answers_read += 1  # answers came, and were read; they did not validate
+        else:
+            self.last_failure = " ".join(str(exc).split())
+
+    def _quirk(self, kind: str) -> None:
+        if kind in self._quirks:
+            return
+        self._quirks.add(kind)
+        if self._on_quirk is not None:
+            self._on_quirk(QUIRKS.get(kind, kind))
 
     def _add(self, stage: str, usage: Usage) -> None:
         self.by_stage[stage] = self.by_stage.get(stage, Usage()) + usage

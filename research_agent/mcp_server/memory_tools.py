@@ -2,13 +2,16 @@
 
 They read what the CLI's ``memory`` commands read (``reports/meta``), with the same
 selection rules; only ``memory_lessons`` may call a model (the fast one, to classify the
-question's domain, as ``research-agent memory lessons`` does).
+question's domain, as ``research-agent memory lessons`` does). ``memory_proposals`` lists the
+critic's proposed lessons; approving or rejecting one is a person's act in the CLI, and no
+tool does it: an agent must not approve its own lessons.
 """
 
 from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
@@ -19,10 +22,12 @@ from ..config import Settings
 from ..domains import DOMAINS, parse_domain
 from ..errors import InputError, ResearchError
 from ..llm import OpenAIChatModel
-from ..memory.lessons.effects_view import lesson_effects
+from ..memory.lessons.effects_view import lesson_effects, shown_lesson_texts
 from ..memory.lessons.select import preview_lessons
 from ..memory.store.failures import load_failures
 from ..memory.store.files import critique_path, load_all, load_critique
+from ..memory.store.index import list_critiques
+from ..memory.store.proposals import collect_proposals, decided_texts
 from ..run_refs import Runs
 from ..stages.classify import classify_domain
 from .answers import answered
@@ -32,12 +37,15 @@ from .shapes import (
     LessonsOutput,
     MemoryListOutput,
     MemoryShowOutput,
+    ProposalsOutput,
     critique_summary,
     lessons_output,
 )
-from .summaries import effects_text, lessons_text, list_text, show_text
+from .summaries import effects_text, lessons_text, list_text, proposals_text, show_text
 
-__all__ = ["memory_lessons", "memory_list", "memory_show", "memory_effects", "load_by_id", "MAX_LIST"]
+__all__ = [
+    "memory_lessons", "memory_list", "memory_show", "memory_effects", "memory_proposals", "load_by_id", "MAX_LIST",
+]
 
 MAX_LIST = 500
 
@@ -70,6 +78,7 @@ async def memory_lessons(
         ttl_days=settings.lesson_ttl_days,
         control_fraction=settings.control_fraction,
         trial_probability=settings.trial_probability,
+        state_dir=settings.state_dir,
     )
     return lessons_output(selection, note)
 
@@ -99,7 +108,9 @@ async def memory_list(
         raise InputError(f"limit must be from 1 to {MAX_LIST}, not {limit}")
     wanted = parse_domain(domain) if domain is not None else None
     settings = service_of(ctx).settings()
-    loaded = await asyncio.to_thread(load_all, settings.meta_dir, now=datetime.now(UTC))
+    loaded = await asyncio.to_thread(
+        list_critiques, settings.meta_dir, state_dir=settings.state_dir, now=datetime.now(UTC)
+    )
     failed = await asyncio.to_thread(load_failures, settings.meta_dir)
     shorts = (await asyncio.to_thread(Runs.scan, settings.reports_dir)).shorts()
     good = [item.critique for item in loaded if item.critique is not None]
@@ -118,10 +129,16 @@ async def memory_show(
         str, Field(description="A run's id, short id, a unique prefix of either, latest or latest~N.")
     ],
 ) -> MemoryShowOutput:
-    """One stored critique: scores, pass or fail, weaknesses, suggestions, tags, usage."""
+    """One stored critique: scores, pass or fail, weaknesses, suggestions, tags, usage. A lesson
+    it applied shows its text only when that is the lesson's text now (stored text that was
+    edited or planted is blank)."""
     settings = service_of(ctx).settings()
     runs = await asyncio.to_thread(Runs.scan, settings.reports_dir)
     critique = await asyncio.to_thread(load_by_id, runs, id)
+    critique = await asyncio.to_thread(
+        shown_lesson_texts, settings.meta_dir, critique, now=datetime.now(UTC), ttl_days=settings.lesson_ttl_days,
+        state_dir=settings.state_dir,
+    )
     return {"critique": critique.as_dict(), "short_id": runs.short(critique.id)}
 
 
@@ -135,9 +152,32 @@ async def memory_effects(ctx: Context, domain: DomainName = None) -> EffectsOutp
     wanted = parse_domain(domain) if domain is not None else None
     settings = service_of(ctx).settings()
     found = await asyncio.to_thread(
-        lesson_effects, settings.meta_dir, now=datetime.now(UTC), domain=wanted, ttl_days=settings.lesson_ttl_days
+        lesson_effects, settings.meta_dir, now=datetime.now(UTC), domain=wanted, ttl_days=settings.lesson_ttl_days,
+        state_dir=settings.state_dir,
     )
     return {"effects": [effect.as_dict() for effect in found]}  # type: ignore[misc]
+
+
+APPROVAL_NOTE = (
+    "A proposal reaches no prompt. Only the person running research-agent decides one, in the CLI: "
+    "`research-agent memory approve KEY` or `research-agent memory reject KEY`; no tool can."
+)
+
+
+def _undecided_proposals(meta_dir: Path, state_dir: Path) -> list[dict[str, Any]]:
+    loaded = load_all(meta_dir, now=datetime.now(UTC))
+    critiques = [item.critique for item in loaded if item.critique is not None]
+    return [p.as_dict() for p in collect_proposals(critiques, decided_texts(state_dir))]
+
+
+@answered(summary=proposals_text)
+async def memory_proposals(ctx: Context) -> ProposalsOutput:
+    """The lessons critics proposed that no person has decided yet, each with the critiques
+    that proposed it. They are quarantined: none reaches a prompt unless the person running
+    research-agent approves it in the CLI. This server cannot approve or reject them."""
+    settings = service_of(ctx).settings()
+    found = await asyncio.to_thread(_undecided_proposals, settings.meta_dir, settings.state_dir)
+    return {"proposals": found, "note": APPROVAL_NOTE}  # type: ignore[typeddict-item]
 
 
 def load_by_id(runs: Runs, ref: str) -> Any:

@@ -1,4 +1,6 @@
-"""A run's progress as MCP progress notifications, one per stage and note, each with a total.
+"""A run's progress as MCP progress notifications, one per stage and note, each with a total;
+while the writer streams, one per ``STREAM_STEP`` tokens (and one when its stream ends) with the
+token count and rate, as the CLI's progress line shows them.
 
 The pipeline reports through a plain, synchronous :class:`~research_agent.progress.Progress`,
 sometimes from a worker thread (corpus indexing). :class:`NotifyingProgress` only queues
@@ -8,7 +10,7 @@ send never touches the run.
 
 The progress number is the stage's place in a run (:data:`STEPS`: indexing, decompose,
 search, fetch, relevance, draft, skeptic, revise, report, write) out of ``TOTAL``; a note, a
-repeated stage, a replan or a revision (which go back to an earlier stage) only creep towards
+repeated stage, a streamed answer's count, a replan or a revision (which go back to an earlier stage) only creep towards
 the next step's place: the number always grows and never passes ``TOTAL``, which the last
 notification ("done") reaches once the run has finished.
 """
@@ -20,6 +22,8 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
+from ..progress import stream_text
+
 __all__ = ["NotifyingProgress", "Send", "STEPS", "TOTAL"]
 
 log = logging.getLogger(__name__)
@@ -30,6 +34,7 @@ STEPS = ("index", "decompose", "search", "fetch", "relevance", "draft", "skeptic
 TOTAL = float(len(STEPS) + 1)  # the last step is "done"
 
 _DONE = None
+STREAM_STEP = 100  # tokens between two notifications of a streamed answer
 
 
 class NotifyingProgress:
@@ -41,12 +46,24 @@ class NotifyingProgress:
         self.counts_seen: dict[str, int] = {}
         self._step = 0
         self._repeats = 0
+        self._stage = ""
 
     def stage(self, name: str, detail: str = "") -> None:
+        self._stage = name
         self._push((name, f"{name}: {detail}" if detail else name))
 
     def counts(self, **values: int) -> None:
-        self.counts_seen.update(values)  # a tick every second while the model works: not worth a message
+        """Kept; only a streamed answer's progress is sent (every STREAM_STEP tokens, and at its end),
+        not the tick every second while the model works."""
+        before = self.counts_seen.get("streamed", 0)
+        self.counts_seen.update(values)
+        if "streamed" not in values:
+            return
+        now, milliseconds = values["streamed"], self.counts_seen.get("streamed_ms", 0)
+        if now == 0 and before > 0:
+            self._push(("", f"{self._stage}: {stream_text(before, milliseconds)}"))
+        elif now // STREAM_STEP > before // STREAM_STEP:
+            self._push(("", f"{self._stage}: {stream_text(now, milliseconds)}"))
 
     def note(self, message: str) -> None:
         self._push(("", f"note: {message}"))

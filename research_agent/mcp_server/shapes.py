@@ -173,6 +173,23 @@ class EffectOut(TypedDict):
     status: str  # measuring | active | no-effect | retired
 
 
+class ProposalOut(TypedDict):
+    """One lesson a critic proposed, quarantined: it reaches no prompt unless a person approves it."""
+
+    key: str
+    stage: str
+    text: str
+    critique_ids: list[str]
+    domains: list[str]
+
+
+class ProposalsOutput(TypedDict):
+    """The undecided proposals, and how a person decides them (never through a tool)."""
+
+    proposals: list[ProposalOut]
+    note: str
+
+
 class EffectsOutput(TypedDict):
     """Every lesson key's effect: with and without it, the difference (positive is better)."""
 

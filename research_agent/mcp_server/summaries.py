@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["research_text", "review_text", "lessons_text", "list_text", "show_text", "effects_text"]
+__all__ = ["research_text", "review_text", "lessons_text", "list_text", "show_text", "effects_text", "proposals_text"]
 
 _SHOWN = 10
 
@@ -94,3 +94,11 @@ def effects_text(data: Mapping[str, Any]) -> str:
         lines.append(f"- {e['key']} ({e['domain']}): {e['status']}, difference {delta} "
                      f"over {e['applied_runs']} run(s) with it and {e['baseline_runs']} without")  # fmt: skip
     return "\n".join(lines)
+
+
+def proposals_text(data: Mapping[str, Any]) -> str:
+    """memory_proposals: how many proposals wait for the person, the first few, and who decides."""
+    proposals = data["proposals"]
+    lines = [f"{len(proposals)} proposed lesson(s) wait for the person running research-agent."]
+    lines += [f"{p['key']} ({p['stage']}): {p['text']}" for p in proposals[:_SHOWN]]
+    return "\n".join([*lines, data["note"]])

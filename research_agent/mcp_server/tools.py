@@ -26,7 +26,7 @@ from ..review.rules import load_rules
 from ..run_refs import Runs, short_id
 from ..search.registry import KNOWN_PROVIDERS
 from .answers import answered
-from .memory_tools import memory_effects, memory_lessons, memory_list, memory_show
+from .memory_tools import memory_effects, memory_lessons, memory_list, memory_proposals, memory_show
 from .progress import NotifyingProgress
 from .running import research_and_schedule, unwound_on_cancel
 from .service import Service, inside_any, service_of
@@ -169,4 +169,5 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(memory_list, "List stored critiques"),
     ToolSpec(memory_show, "Show one critique"),
     ToolSpec(memory_effects, "Measured effect of each lesson"),
+    ToolSpec(memory_proposals, "Lessons critics proposed (read only)"),
 )

@@ -172,7 +172,7 @@ def _floats(value: Any, where: str) -> Iterable[tuple[str, float]]:
 
 def _record(data: Mapping[str, Any]) -> RunRecord:
     text = {k: data.get(k, "") for k in ("domain", "started", "finished", "fast_model", "gate_reason",
-                                          "final_decision", "stop_reason")}  # fmt: skip
+                                          "final_decision", "stop_reason", "draft_cut")}  # fmt: skip
     return RunRecord(
         id=data["id"],
         query=data["query"],
@@ -190,6 +190,7 @@ def _record(data: Mapping[str, Any]) -> RunRecord:
         found_count=data.get("found_count"),
         capped_by_user=bool(data.get("capped_by_user", False)),
         citations_removed=data.get("citations_removed", 0),
+        cut_answers=data.get("cut_answers", 0),
         citation_support=_citation_support(data.get("citation_support")),
         skeptic=_skeptic(data.get("skeptic", {})),
         iterations=tuple(_iteration(i) for i in data.get("iterations") or ()),

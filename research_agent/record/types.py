@@ -14,8 +14,9 @@ cannot be recomputed is recorded as the run saw it: ``found_count`` (distinct so
 searches found), ``capped_by_user`` (the user's own source limit cut that list),
 ``sub_query_counts`` (per sub-query: sources found and read), each source's sub-queries
 and date, ``citation_support`` (measured against the text the writer received), the sub-queries
-dropped as no search queries, and how the report stands with the tool's own ``review``.
-A record written before these existed reads them as None, False or empty.
+dropped as no search queries, how the report stands with the tool's own ``review``, and
+whether the writer's answers were cut short. A record written before these existed reads
+them as None, False, 0 or empty.
 """
 
 from __future__ import annotations
@@ -286,7 +287,9 @@ class RunRecord:
     skeptic: SkepticReport = SkepticReport((), None)
     iterations: tuple[Iteration, ...] = ()
     final_decision: str = ""
-    stop_reason: str = ""
+    stop_reason: str = ""  # why the loop stopped; "deadline": the best draft was published at --timeout
+    draft_cut: str = ""  # why the published draft was cut short: length | stalled | unfinished | deadline
+    cut_answers: int = 0  # writer answers (drafts and revisions) cut short in the run
     review: ReviewOutcome | None = None  # None: no draft was reviewed (the run gave up), or an older record
     lessons: LessonsRecord = LessonsRecord()
     provider_failures: tuple[str, ...] = ()
@@ -346,6 +349,8 @@ class RunRecord:
             "iterations": [i.as_dict() for i in self.iterations],
             "final_decision": self.final_decision,
             "stop_reason": self.stop_reason,
+            "draft_cut": self.draft_cut,
+            "cut_answers": self.cut_answers,
             "review": None if self.review is None else self.review.as_dict(),
             "lessons": self.lessons.as_dict(),
             "provider_failures": list(self.provider_failures),
@@ -389,9 +394,5 @@ def _support_dict(support: CitationFacts) -> dict[str, Any]:
 
 
 def _skeptic_dict(skeptic: SkepticReport) -> dict[str, Any]:
-    return {
-        "viability": skeptic.viability,
-        "viability_note": skeptic.viability_note,
-        "unavailable": skeptic.unavailable,
-        "findings": [f.as_dict() for f in skeptic.findings],
-    }
+    return {"viability": skeptic.viability, "viability_note": skeptic.viability_note,
+            "unavailable": skeptic.unavailable, "findings": [f.as_dict() for f in skeptic.findings]}  # fmt: skip

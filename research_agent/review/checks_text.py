@@ -21,6 +21,7 @@ __all__ = [
     "prose_word_count",
     "says_why_short",
     "LENGTH_NOTES",
+    "CUT_SHORT_NOTE",
 ]
 
 _RULE_LINE = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
@@ -180,7 +181,8 @@ def prose_word_count(doc: ParsedReport) -> int:
 
 # The notes a report carries when it is short on purpose or was cut short: the gate's
 # short-report note. The writer's cut note joins these when drafts are streamed.
-LENGTH_NOTES: tuple[str, ...] = ("Short report:",)
+CUT_SHORT_NOTE = "The draft was cut short"  # how the report's Limitations say the writer's answer was cut
+LENGTH_NOTES: tuple[str, ...] = ("Short report:", CUT_SHORT_NOTE)
 _FAR_TOO_SHORT = 0.25
 
 

@@ -29,11 +29,9 @@ refresh reads nothing) no process is started.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import logging
-import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -42,6 +40,7 @@ from pathlib import Path
 from ..errors import InputError, SearchError, StorageError
 from ..fetch.extract import Unreadable, extract
 from ..fetch.pool import EXTRACT_TIMEOUT
+from ..files.locks import exclusive_lock
 from ..sources import Document, SearchHit
 from .corpus_files import scan_corpus
 from .corpus_query import RankedHit, fts_query, ranked_hits
@@ -161,18 +160,12 @@ class CorpusIndex:
     def _locked(self) -> Iterator[None]:
         try:
             self.db_path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
             raise StorageError(
                 f"cannot create the corpus index folder {self.db_path.parent}: {exc}"
             ) from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        with exclusive_lock(self.lock_path):
             yield
-        finally:
-            with contextlib.suppress(OSError):  # closing the descriptor releases the lock anyway
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
 
     # ---------------------------------------------------------------- refresh
 

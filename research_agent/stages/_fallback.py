@@ -1,10 +1,13 @@
-"""What a stage does when the model's answers cannot be read: degrade, and say so.
+"""What a stage does when the model gives it nothing it can use: degrade, and say so.
 
 Every structured call already had its attempts (``llm.STRUCTURED_ATTEMPTS``, each
-showing the model its error). A stage that can go on without the answer then falls
-back to a plain default instead of ending a run whose earlier calls were paid for;
-the message goes to the log and to ``notify`` (the pipeline puts it on the progress
-line and in the run record's warnings). Only the draft has no fallback.
+showing the model its error) and its retries (a timeout once, 5xx and unreadable
+answers with backoff). A stage that can go on without the answer then falls back to a
+plain default instead of ending a run whose earlier calls were paid for: after invalid
+output, a timeout, an unreadable answer or an endpoint that kept failing alike. The
+message goes to the log and to ``notify`` (the pipeline puts it on the progress line
+and in the run record's warnings). Only the draft has no fallback, and an unknown model
+(HTTP 404) is never degraded: it is a setting to fix, not a slow stage.
 """
 
 from __future__ import annotations
@@ -13,9 +16,9 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from ..errors import InvalidModelOutput
+from ..errors import LLMError, ModelNotFound
 
-__all__ = ["Notify", "or_fallback", "degraded_message"]
+__all__ = ["Notify", "or_fallback", "degraded_message", "degrades"]
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +26,12 @@ T = TypeVar("T")
 Notify = Callable[[str], None]
 
 
-def degraded_message(exc: InvalidModelOutput, outcome: str, notify: Notify | None) -> str:
+def degrades(exc: BaseException) -> bool:
+    """Whether a stage may go on without the answer that failed with ``exc``."""
+    return isinstance(exc, LLMError) and not isinstance(exc, ModelNotFound)
+
+
+def degraded_message(exc: LLMError, outcome: str, notify: Notify | None) -> str:
     """Log and announce that a stage degraded; return the message."""
     message = f"{exc}; {outcome}"
     if notify is None:
@@ -35,9 +43,11 @@ def degraded_message(exc: InvalidModelOutput, outcome: str, notify: Notify | Non
 
 
 async def or_fallback(call: Awaitable[T], fallback: Callable[[], T], *, outcome: str, notify: Notify | None) -> T:
-    """``await call``; when its answers never validated, ``fallback()`` (announced)."""
+    """``await call``; when the model gave nothing usable (:func:`degrades`), ``fallback()`` (announced)."""
     try:
         return await call
-    except InvalidModelOutput as exc:
+    except LLMError as exc:
+        if not degrades(exc):
+            raise
         degraded_message(exc, outcome, notify)
         return fallback()

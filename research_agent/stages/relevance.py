@@ -1,22 +1,46 @@
-"""Score each source 1-5 against the question, and decide what kind of report the run can write."""
+"""Score each source 1-5 against the question, several sources to a call where that saves rounds.
+
+A server with one slot (``llm_concurrency`` 1) answers one call at a time, so one call per
+source is one round per source: 12 rounds for a standard run. :func:`plan_batches` puts
+several sources in one call, within a budget of source tokens per call
+(``relevance_batch_tokens``; the default gives a standard run's 12 sources 3 calls). With
+as many slots as sources, each source gets its own call again: the calls run side by
+side in one round, and a short answer comes back sooner than a long one
+(``bench/bench_pipeline.py`` shows the numbers behind this choice).
+
+Every source still gets its 1-5 score and reason, or an explicit unscored state. A batch
+answer that leaves sources out is asked again for just those; ids outside the batch and
+repeated ids are ignored and counted in one warning.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from .. import prompts
-from ..config import Mode
 from ..errors import LLMError
 from ..llm import ChatModel, ChatRequest
 from ..sources import ScoredSource, Source
-from ..text.passages import select_passages
+from ..text.passages import estimate_tokens, select_passages
 from ..text.sanitize import sanitize, wrap_data
-from ._schema import obj, scale, string
+from ._fallback import Notify
+from ._schema import array, integer, obj, scale, string
+from .gate import Gate, GateDecision, decide_gate
 
-__all__ = ["score_sources", "relevance_excerpt", "decide_gate", "Gate", "GateDecision", "SNIPPET_SCORE_CAP", "SCHEMA"]
+__all__ = [
+    "score_sources",
+    "plan_batches",
+    "relevance_excerpt",
+    "decide_gate",
+    "Gate",
+    "GateDecision",
+    "SNIPPET_SCORE_CAP",
+    "MAX_BATCH",
+    "SCHEMA",
+]
 
 # A bound on the answer: a grammar-constrained local server can otherwise generate whitespace
 # until its context is full. Generous, so a reasoning model's thinking still fits.
@@ -24,9 +48,10 @@ MAX_ANSWER_TOKENS = 1500
 
 log = logging.getLogger(__name__)
 
-SCHEMA = obj(score=scale(1, 5), reason=string(300))
+MAX_BATCH = 8  # sources in one call at most, whatever the budget
+SCHEMA = obj(scores=array(obj(id=integer(), score=scale(1, 5), reason=string(300)), min_items=1, max_items=MAX_BATCH))
 SNIPPET_SCORE_CAP = 3  # a source read only from its search snippet can never rank as a full read
-GateDecision = Literal["full_report", "short_report", "insufficient_data", "no_new_findings"]
+NO_SCORE = "the model gave no score for it"
 
 
 def relevance_excerpt(source: Source, query: str, *, token_budget: int) -> str:
@@ -37,97 +62,122 @@ def relevance_excerpt(source: Source, query: str, *, token_budget: int) -> str:
     return sanitize(excerpt, max_chars=token_budget * 4)
 
 
-async def _score_one(
-    model: ChatModel, query: str, source: Source, lessons_block: str, token_budget: int
-) -> ScoredSource:
-    label = f"source: {source.location}" + (" (search snippet only)" if source.snippet_only else "")
+def plan_batches(sizes: Sequence[int], budget: int, slots: int) -> list[list[int]]:
+    """The sources (indices into ``sizes``, their excerpt tokens) of each call, in order.
+
+    Filled up to ``budget`` tokens a call (at least one source, at most :data:`MAX_BATCH`);
+    then, while there are fewer calls than ``slots`` (calls that run side by side), the
+    sources are spread over more calls, down to one each.
+    """
+    groups: list[list[int]] = []
+    used = 0
+    for index, size in enumerate(sizes):
+        if not groups or (used + size > budget or len(groups[-1]) >= MAX_BATCH):
+            groups.append([])
+            used = 0
+        groups[-1].append(index)
+        used += size
+    wanted = min(len(sizes), max(len(groups), slots))
+    if wanted > len(groups):
+        per, extra = divmod(len(sizes), wanted)
+        bounds = [i * per + min(i, extra) for i in range(wanted + 1)]
+        groups = [list(range(bounds[i], bounds[i + 1])) for i in range(wanted)]
+    return groups
+
+
+@dataclass
+class _Strays:
+    """Ids a batch answer named that it should not have: outside the batch, or repeated."""
+
+    outside: int = 0
+    repeated: int = 0
+
+
+@dataclass(frozen=True)
+class _Item:
+    source: Source
+    excerpt: str
+
+
+def _entry(n: int, item: _Item) -> str:
+    note = " (search snippet only)" if item.source.snippet_only else ""
+    title = sanitize(item.source.title, max_chars=200, single_line=True)
+    return f"[{n}] Source title: {title}{note}\n" + wrap_data(f"source {n}: {item.source.location}", item.excerpt)
+
+
+async def _ask(model: ChatModel, query: str, items: Sequence[_Item], lessons: str, strays: _Strays) -> dict[int, tuple[int, str]]:
+    """(score, reason) by 0-based position in ``items``, for the sources the answer scored."""
     prompt = prompts.render(
         "relevance",
         query=query,
-        lessons=f"\n{lessons_block}\n" if lessons_block else "",
-        title=sanitize(source.title, max_chars=200, single_line=True),
-        excerpt=wrap_data(label, relevance_excerpt(source, query, token_budget=token_budget)),
+        lessons=f"\n{lessons}\n" if lessons else "",
+        sources="\n\n".join(_entry(n, item) for n, item in enumerate(items, start=1)),
     )
-    request = ChatRequest(
-        stage="relevance", system=prompt.system, user=prompt.user, schema=SCHEMA, temperature=0.0, tier="fast",
-        max_tokens=MAX_ANSWER_TOKENS,
-    )
+    request = ChatRequest(stage="relevance", system=prompt.system, user=prompt.user, schema=SCHEMA, temperature=0.0,
+                          tier="fast", max_tokens=MAX_ANSWER_TOKENS)  # fmt: skip
+    answered: dict[int, tuple[int, str]] = {}
+    for entry in (await model.complete(request)).data["scores"]:
+        position = int(entry["id"]) - 1
+        if not 0 <= position < len(items):
+            strays.outside += 1
+        elif position in answered:
+            strays.repeated += 1
+        else:
+            answered[position] = (int(entry["score"]), " ".join(str(entry["reason"]).split())[:300])
+    return answered
+
+
+def _scored(item: _Item, answer: tuple[int, str] | None, why_not: str) -> ScoredSource:
+    if answer is None:
+        return ScoredSource(item.source, None, why_not[:200])
+    score, reason = answer
+    if item.source.snippet_only and score > SNIPPET_SCORE_CAP:
+        score, reason = SNIPPET_SCORE_CAP, f"{reason} (capped: snippet only)"
+    return ScoredSource(item.source, score, reason)
+
+
+async def _score_batch(model: ChatModel, query: str, items: list[_Item], lessons: str, strays: _Strays) -> list[ScoredSource]:
+    """Score one batch; the sources its answer left out are asked again, once, on their own call."""
     try:
-        response = await model.complete(request)
+        answered = await _ask(model, query, items, lessons, strays)
     except LLMError as exc:
-        # One unscorable source must not sink the run: it is kept out, visibly.
-        log.info("could not score %s: %s", source.location, exc)  # the pipeline tells the user once
-        return ScoredSource(source, None, str(exc)[:200])  # the status says "unscored"; the reason says why
-    score = int(response.data["score"])
-    reason = " ".join(str(response.data["reason"]).split())[:300]
-    if source.snippet_only and score > SNIPPET_SCORE_CAP:
-        score = SNIPPET_SCORE_CAP
-        reason = f"{reason} (capped: snippet only)"
-    return ScoredSource(source, score, reason)
+        # One unscorable batch must not sink the run: its sources are kept out, visibly.
+        log.info("could not score %d source(s): %s", len(items), exc)  # the pipeline tells the user once
+        return [_scored(item, None, str(exc)) for item in items]
+    missing = [i for i in range(len(items)) if i not in answered]
+    why_not = NO_SCORE
+    if missing:
+        try:
+            again = await _ask(model, query, [items[i] for i in missing], lessons, strays)
+        except LLMError as exc:
+            why_not = str(exc)
+        else:
+            answered.update({missing[k]: answer for k, answer in again.items()})
+    return [_scored(item, answered.get(i), why_not) for i, item in enumerate(items)]
 
 
 async def score_sources(
     model: ChatModel,
     query: str,
-    sources: list[Source] | tuple[Source, ...],
+    sources: Sequence[Source],
     *,
     token_budget: int,
     lessons_block: str = "",
+    batch_tokens: int = 800,
+    slots: int = 16,
+    notify: Notify | None = None,
 ) -> tuple[ScoredSource, ...]:
-    """Score every source concurrently (the model bounds its own concurrency) from its
-    best-matching passages within ``token_budget`` (see :func:`relevance_excerpt`)."""
-    results = await asyncio.gather(*(_score_one(model, query, s, lessons_block, token_budget) for s in sources))
-    return tuple(results)
-
-
-@dataclass(frozen=True)
-class Gate:
-    """What the scores allow: the decision, the surviving sources, and why."""
-
-    decision: GateDecision
-    kept: tuple[ScoredSource, ...]
-    dropped: tuple[ScoredSource, ...]
-    unscored: tuple[ScoredSource, ...]
-    sites: int
-    reason: str
-
-    @property
-    def can_write(self) -> bool:
-        return self.decision in ("full_report", "short_report")
-
-
-def decide_gate(scored: tuple[ScoredSource, ...] | list[ScoredSource], mode: Mode) -> Gate:
-    """Apply the mode's thresholds on surviving sources and distinct sites.
-
-    ``insufficient_data``: too few sources were found to judge at all.
-    ``no_new_findings``: enough were found and scored, but too few are relevant.
-    """
-    kept = tuple(
-        sorted(
-            (s for s in scored if s.score is not None and s.score >= mode.keep_score),
-            key=lambda s: (-(s.score or 0), s.source.location),
-        )
+    """Score every source from its best-matching passages within ``token_budget`` (see
+    :func:`relevance_excerpt`), in calls planned by :func:`plan_batches` (``batch_tokens``
+    a call, ``slots`` calls side by side), run concurrently (the model bounds its own
+    concurrency). Ids an answer should not have named are counted in one ``notify``."""
+    items = [_Item(s, relevance_excerpt(s, query, token_budget=token_budget)) for s in sources]
+    batches = plan_batches([estimate_tokens(item.excerpt) for item in items], batch_tokens, slots)
+    strays = _Strays()
+    scored = await asyncio.gather(
+        *(_score_batch(model, query, [items[i] for i in batch], lessons_block, strays) for batch in batches)
     )
-    dropped = tuple(s for s in scored if s.score is not None and s.score < mode.keep_score)
-    unscored = tuple(s for s in scored if s.score is None)
-    sites = len({s.source.site for s in kept})
-    judged = len(kept) + len(dropped)
-    if judged < mode.short_min_sources:
-        decision: GateDecision = "insufficient_data"
-        reason = f"only {judged} source(s) could be found and scored; at least {mode.short_min_sources} needed"
-    elif len(kept) < mode.short_min_sources:
-        decision = "no_new_findings"
-        reason = (
-            f"{judged} source(s) scored but only {len(kept)} reached relevance {mode.keep_score}; "
-            f"at least {mode.short_min_sources} needed"
-        )
-    elif len(kept) < mode.full_min_sources or sites < mode.full_min_sites:
-        decision = "short_report"
-        reason = (
-            f"{len(kept)} relevant source(s) from {sites} site(s); a full report needs "
-            f"{mode.full_min_sources} from {mode.full_min_sites}"
-        )
-    else:
-        decision = "full_report"
-        reason = f"{len(kept)} relevant source(s) from {sites} site(s)"
-    return Gate(decision, kept, dropped, unscored, sites, reason)
+    if (strays.outside or strays.repeated) and notify is not None:
+        notify(f"relevance answers named {strays.outside} source id(s) outside their batch and repeated "
+               f"{strays.repeated}: they were ignored")  # fmt: skip
+    return tuple(item for batch in scored for item in batch)

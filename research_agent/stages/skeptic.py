@@ -7,21 +7,23 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .. import prompts
-from ..errors import InvalidModelOutput
+from ..errors import LLMError
 from ..llm import ChatModel, ChatRequest
 from ..sources import Source
 from ..text.sanitize import sanitize, wrap_data
-from ._fallback import Notify, degraded_message
+from ._fallback import Notify, degraded_message, degrades
 from ._schema import array, enum, integer, nullable, number, obj, string
 from ._skeptic_input import cited_block, draft_for_review
 
-__all__ = ["SkepticFinding", "SkepticReport", "run_skeptic", "SCHEMA", "LENSES"]
+__all__ = ["SkepticFinding", "SkepticReport", "run_skeptic", "SCHEMA", "LENSES", "DEADLINE_BEFORE_SKEPTIC"]
 
 # A bound on the answer: a grammar-constrained local server can otherwise generate whitespace
 # until its context is full. Generous, so a reasoning model's thinking still fits.
 MAX_ANSWER_TOKENS = 4000
 
 LENSES = ("evidence", "counterarguments", "scope", "recency", "bias")
+# Why a report published at the run's deadline has no adversarial analysis (SkepticReport.unavailable).
+DEADLINE_BEFORE_SKEPTIC = "the run reached its deadline before the skeptic answered"
 FindingSeverity = Literal["observation", "concern", "critical"]
 
 SCHEMA = obj(
@@ -112,8 +114,9 @@ async def run_skeptic(
     The skeptic reads what the writer wrote (:func:`draft_for_review`) and, of the
     sources, only the passages the draft cites, within ``cited_tokens``
     (:func:`cited_block`; ``source_tokens`` is what the writer read of each source).
-    When the model's answers cannot be read, the result has no findings and says why in
-    ``unavailable`` (announced through ``notify``)."""
+    When the model gives nothing usable (invalid answers, a timeout, an unreadable or
+    failing endpoint), the result has no findings and says why in ``unavailable``
+    (announced through ``notify``)."""
     review = draft_for_review(draft_markdown)
     evidence = cited_block(review, sources, source_tokens=source_tokens, cited_tokens=cited_tokens)
     prompt = prompts.render(
@@ -128,7 +131,9 @@ async def run_skeptic(
                           max_tokens=MAX_ANSWER_TOKENS)
     try:
         response = await model.complete(request)
-    except InvalidModelOutput as exc:
+    except LLMError as exc:
+        if not degrades(exc):
+            raise
         message = degraded_message(exc, "the report goes out without adversarial findings", notify)
         return SkepticReport((), None, unavailable=message)
     findings = _distinct(

@@ -1,23 +1,21 @@
-"""Write the report draft from the kept sources, and revise it after review."""
+"""Write the report draft from the kept sources, and revise it after review.
+
+The writer answers in markdown (:mod:`.draft_text` reads it), streamed where the model
+can (:mod:`.writer`): ``on_tokens`` hears the running token count for the progress line.
+"""
 
 from __future__ import annotations
 
-import json
-import re
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
 
 from .. import prompts
-from ..llm import ChatModel, ChatRequest
+from ..llm import ChatModel, ChatRequest, TokenCallback
 from ..sources import Source
 from ..text.passages import estimate_tokens
 from ..text.sanitize import sanitize, wrap_data
 from ._fallback import Notify, or_fallback
-from ._schema import array, obj, string
-
-# The heading's words are the rest of the line less its closing "#"s and blanks, stripped in code:
-# a lazy group followed by "[ \t#]*$" rescans the line's tail at every step.
-_HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]++(.*)$", re.MULTILINE)
+from .draft_text import CUT_NOTES, ReportDraft, draft_markdown
+from .writer import ask_writer
 
 __all__ = [
     "ReportDraft",
@@ -27,59 +25,7 @@ __all__ = [
     "source_entry",
     "source_header",
     "writer_text",
-    "SCHEMA",
 ]
-
-SCHEMA = obj(
-    title=string(200),
-    executive_summary=string(3000),
-    key_findings=array(string(1000), min_items=1, max_items=10),
-    sections=array(obj(heading=string(150), body=string(12000)), min_items=1, max_items=12),
-    limitations=array(string(1000), max_items=10),
-)
-
-
-@dataclass(frozen=True)
-class ReportDraft:
-    """The writer's structured answer; report.py renders it to markdown."""
-
-    title: str
-    executive_summary: str
-    key_findings: tuple[str, ...]
-    sections: tuple[tuple[str, str], ...]
-    limitations: tuple[str, ...]
-
-    @classmethod
-    def from_data(cls, data: dict[str, Any]) -> ReportDraft:
-        def clean(text: Any) -> str:
-            # A heading inside a body would split the report's own sections: make it bold text.
-            return _HEADING_LINE.sub(lambda m: "**" + m.group(1).rstrip(" \t#").strip() + "**", str(text)).strip()
-
-        return cls(
-            title=" ".join(clean(data["title"]).split()) or "Research report",
-            executive_summary=clean(data["executive_summary"]),
-            key_findings=tuple(clean(f) for f in data["key_findings"] if clean(f)),
-            sections=tuple(
-                (" ".join(clean(s["heading"]).lstrip("#").split()), clean(s["body"]))
-                for s in data["sections"]
-                if clean(s["heading"]) or clean(s["body"])
-            ),
-            limitations=tuple(clean(x) for x in data["limitations"] if clean(x)),
-        )
-
-    def as_data(self) -> dict[str, Any]:
-        return {
-            "title": self.title,
-            "executive_summary": self.executive_summary,
-            "key_findings": list(self.key_findings),
-            "sections": [{"heading": h, "body": b} for h, b in self.sections],
-            "limitations": list(self.limitations),
-        }
-
-    @property
-    def word_count(self) -> int:
-        parts = [self.executive_summary, *self.key_findings, *(b for _, b in self.sections)]
-        return sum(len(p.split()) for p in parts)
 
 
 def writer_text(source: Source, *, token_budget: int) -> str:
@@ -123,8 +69,11 @@ async def draft_report(
     source_tokens: int,
     context_block: str = "",
     short: bool = False,
+    on_tokens: TokenCallback | None = None,
+    idle: float | None = None,
 ) -> ReportDraft:
-    """Write the first draft; sources are cited by their position (1-based)."""
+    """Write the first draft; sources are cited by their position (1-based). A draft cut
+    short keeps its complete paragraphs (``cut`` says why); only no usable paragraph fails."""
     target = target_words // 2 if short else target_words
     prompt = prompts.render(
         "draft",
@@ -134,7 +83,8 @@ async def draft_report(
         context=f"\n{context_block}\n" if context_block else "",
         sources=sources_block(sources, token_budget=source_tokens),
     )
-    return await _write(model, "draft", prompt, temperature=0.3, max_tokens=max(1500, int(target * 2.2)))
+    request = _request("draft", prompt, temperature=0.3, max_tokens=max(1500, int(target * 2.2)))
+    return await ask_writer(model, request, on_tokens=on_tokens, idle=idle)
 
 
 async def revise_report(
@@ -147,40 +97,43 @@ async def revise_report(
     target_words: int,
     source_tokens: int,
     notify: Notify | None = None,
+    on_tokens: TokenCallback | None = None,
+    idle: float | None = None,
+    on_cut: Callable[[ReportDraft], None] | None = None,
 ) -> ReportDraft:
     """Rewrite ``draft`` so that it fixes every issue in ``feedback``.
 
-    When the model's answers cannot be read, ``draft`` itself is returned (the same
-    object: callers can tell) and ``notify`` is told.
+    When no usable revision comes back, or the revision was cut short (``on_cut`` hears
+    it), ``draft`` itself is returned (the same object: callers can tell) and ``notify`` is told.
     """
-    draft_json = json.dumps(draft.as_data(), ensure_ascii=False, indent=1)
+    current = draft_markdown(draft)
     prompt = prompts.render(
         "revise",
         query=query,
         target_words=target_words,
         feedback=wrap_data("review feedback", sanitize(feedback, max_chars=12000)),
-        draft=wrap_data("draft", draft_json),
+        draft=wrap_data("draft", current),
         sources=sources_block(sources, token_budget=source_tokens),
     )
-    max_tokens = max(1500, int(target_words * 2.2), estimate_tokens(draft_json) + 500)
-    return await or_fallback(
-        _write(model, "revise", prompt, temperature=0.2, max_tokens=max_tokens),
+    max_tokens = max(1500, int(target_words * 2.2), estimate_tokens(current) + 500)
+    request = _request("revise", prompt, temperature=0.2, max_tokens=max_tokens)
+    revised = await or_fallback(
+        ask_writer(model, request, on_tokens=on_tokens, idle=idle),
         lambda: draft,
         outcome="the previous draft is kept",
         notify=notify,
     )
+    if revised.cut:
+        if on_cut is not None:
+            on_cut(revised)
+        message = f"the revision was cut short ({CUT_NOTES.get(revised.cut, revised.cut)}); the previous draft is kept"
+        if notify is not None:
+            notify(message)
+        return draft
+    return revised
 
 
-async def _write(
-    model: ChatModel, stage: str, prompt: prompts.Prompt, *, temperature: float, max_tokens: int
-) -> ReportDraft:
-    """Ask the writer for a report in SCHEMA's shape."""
-    request = ChatRequest(
-        stage=stage,
-        system=prompt.system,
-        user=prompt.user,
-        schema=SCHEMA,
-        temperature=temperature,
-        max_tokens=max_tokens,
-    )
-    return ReportDraft.from_data((await model.complete(request)).data)
+def _request(stage: str, prompt: prompts.Prompt, *, temperature: float, max_tokens: int) -> ChatRequest:
+    """A plain-text request for the writer: the answer is markdown, not JSON."""
+    return ChatRequest(stage=stage, system=prompt.system, user=prompt.user, temperature=temperature,
+                       max_tokens=max_tokens)  # fmt: skip

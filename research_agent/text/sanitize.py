@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["sanitize", "wrap_data", "looks_like_injection", "DATA_OPEN", "DATA_CLOSE"]
+__all__ = ["sanitize", "wrap_data", "looks_like_injection", "why_sanitize_changes", "DATA_OPEN", "DATA_CLOSE"]
 
 DATA_OPEN = "<<<DATA"
 DATA_CLOSE = "<<<END DATA>>>"
@@ -60,6 +60,25 @@ def sanitize(text: str, *, max_chars: int | None = None, single_line: bool = Fal
     if max_chars is not None and len(text) > max_chars:
         text = text[: max(0, max_chars - 1)].rstrip() + "…"
     return text
+
+
+def why_sanitize_changes(text: str) -> str | None:
+    """What :func:`sanitize` (one line) would change in ``text``, in words; None when it would
+    return ``text`` exactly as it is. Text that must reach a prompt as a person wrote it is
+    refused with this reason instead of being cleaned behind their back."""
+    if sanitize(text, single_line=True) == text:
+        return None
+    if _CONTROL.search(text):
+        return "contains control or invisible characters"
+    if _DELIMITERS.search(text):
+        return "contains a data delimiter or chat-template marker (such as <<<DATA or [INST])"
+    if _INJECTION.search(text):
+        return "contains instruction-like text (such as 'ignore previous instructions')"
+    if "\n" in text or "\r" in text:
+        return "spans several lines (it must be one line)"
+    if unicodedata.normalize("NFKC", text) != text:
+        return "contains characters that Unicode normalization (NFKC) would change"
+    return "has tabs, or leading, trailing or repeated spaces"
 
 
 def wrap_data(label: str, text: str) -> str:

@@ -30,7 +30,12 @@ def ticking(start: datetime = NOW):
 
 def ab_deps(tmp_path: Path, model, **base) -> MemoryDeps:
     """Settings as the real loader makes them (no environment, no config file), ``model`` for every call."""
-    defaults = {"reports_dir": tmp_path / "reports", "cache_dir": tmp_path / "cache", "context_path": "none"}
+    defaults = {
+        "reports_dir": tmp_path / "reports",
+        "cache_dir": tmp_path / "cache",
+        "state_dir": tmp_path / "state",  # never the real home's
+        "context_path": "none",
+    }
 
     def settings(overrides):
         return load_settings({**defaults, **base, **overrides}, env={}, config_file=tmp_path / "no-config.toml")

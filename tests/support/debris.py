@@ -2,8 +2,8 @@
 exactly, and a second set of our own in other shapes. The lint and the sub-query check must catch
 both by structure, never by these strings.
 
-Each :class:`Debris` gives the planner's sub-queries, a writer's draft (the writer's JSON answer,
-:meth:`Debris.draft`), a skeptic's answer (:meth:`Debris.skeptic`), and the same content as a
+Each :class:`Debris` gives the planner's sub-queries, a writer's draft (by part,
+:meth:`Debris.draft`; as the writer's markdown answer, :meth:`Debris.answer`), a skeptic's answer (:meth:`Debris.skeptic`), and the same content as a
 published markdown report (:meth:`Debris.markdown`). :class:`DebrisResponder` answers a whole run
 with it, behind the scripted model or the fake OpenAI-compatible server.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tests.support.research_responder import ResearchResponder
+from tests.support.research_responder import ResearchResponder, writer_markdown
 
 __all__ = ["ISSUE_DEBRIS", "OTHER_DEBRIS", "Debris", "DebrisResponder", "REAL_QUERIES"]
 
@@ -31,7 +31,7 @@ class Debris:
     viability: int
 
     def draft(self) -> dict[str, Any]:
-        """The writer's answer, in the writer's schema."""
+        """The writer's answer by part (summary, findings, sections, limitations)."""
         return {
             "title": self.title,
             "executive_summary": self.summary,
@@ -39,6 +39,10 @@ class Debris:
             "sections": [{"heading": h, "body": b} for h, b in self.sections],
             "limitations": [],
         }
+
+    def answer(self) -> str:
+        """The writer's answer as it comes: markdown under the headings it was asked for."""
+        return writer_markdown(self.draft())
 
     def skeptic(self) -> dict[str, Any]:
         """The skeptic's answer: one finding on the debris, repeated, and a confident viability."""
@@ -133,11 +137,11 @@ class DebrisResponder(ResearchResponder):
         super().__init__(**kwargs)
         self.debris = debris
 
-    def _draft(self, system: str, user: str) -> dict:
-        return self.debris.draft()
+    def _draft(self, system: str, user: str) -> str:
+        return self.debris.answer()
 
-    def _revise(self, system: str, user: str) -> dict:
-        return self.debris.draft()
+    def _revise(self, system: str, user: str) -> str:
+        return self.debris.answer()
 
     def _skeptic(self, system: str, user: str) -> dict:
         return self.debris.skeptic()

@@ -19,6 +19,12 @@ Fault kinds (``Faults.first``, ``Faults.mix``, ``Faults.always``):
     "think"       the content is prefixed with a <think>...</think> block
     "badschema"   valid JSON that breaks any strict schema
 
+Unreadable answers (HTTP 200, streamed or not, the same body; ``BODY_KINDS``):
+
+    "empty" "brace" "badutf8" "nochoices" "nullcontent" "html" "vendor"   a body that is not a chat completion
+    "huge"        a 50 MB body (its first bytes look like a completion)
+    "gzipbomb"    ``Content-Encoding: gzip``, 50 KB that expand to 50 MB
+
 ``Faults(reject_json_schema=True)`` answers ``response_format`` ``json_schema`` with HTTP
 500 and llama.cpp's error text. ``Faults(grammar_limit=2000)`` dies like llama.cpp's server
 (a segfault in its schema-to-grammar converter) when a schema in ``response_format`` has a
@@ -41,6 +47,7 @@ import random
 import socket
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -68,7 +75,24 @@ Responder = Callable[[dict[str, Any], str], str]
 
 STATUS_KINDS = frozenset({"500", "502", "503", "504", "429"})
 CONTENT_KINDS = frozenset({"truncate", "length", "think", "badschema"})
-FAULT_KINDS = STATUS_KINDS | CONTENT_KINDS | {"close", "stall"}
+BODY_KINDS = frozenset({"empty", "brace", "badutf8", "nochoices", "nullcontent", "html", "vendor", "huge", "gzipbomb"})
+FAULT_KINDS = STATUS_KINDS | CONTENT_KINDS | BODY_KINDS | {"close", "stall"}
+HUGE_BYTES = 50 * 1024 * 1024
+
+
+def unreadable_body(kind: str) -> bytes:
+    """The body of an unreadable-answer fault (``huge`` and ``gzipbomb`` are sent by ``_send_body``)."""
+    message = {"role": "assistant", "content": None}
+    return {
+        "empty": b"",
+        "brace": b"{",
+        "badutf8": b'{"choices": [{"message": {"content": "' + bytes([0xFF, 0xFE]) + b'"}}]}',
+        "nochoices": json.dumps({"id": "x", "object": "chat.completion", "choices": []}).encode(),
+        "nullcontent": json.dumps({"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}).encode(),
+        "html": b"<!DOCTYPE html><html><body><h1>Sign in to continue</h1></body></html>",
+        "vendor": json.dumps({"type": "message", "content": [{"type": "text", "text": "hi"}],
+                              "stop_reason": "end_turn"}).encode(),
+    }[kind]
 
 # What llama.cpp's server answers (HTTP 500) when asked for response_format json_schema.
 LLAMA_CPP_JSON_SCHEMA_ERROR = (
@@ -364,6 +388,41 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             self._commit()
 
+    def _send_body(self, kind: str) -> None:
+        """Answer 200 with a body that is not a readable chat completion."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html" if kind == "html" else "application/json")
+        if kind in ("huge", "gzipbomb"):
+            self._send_big(kind)
+            return
+        data = unreadable_body(kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self._commit()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def _send_big(self, kind: str) -> None:
+        """50 MB (or 50 KB of gzip that expands to 50 MB), written until the client hangs up."""
+        block = b'{"choices": [{"message": {"content": "' + b"x" * (1024 * 1024 - 40)
+        if kind == "gzipbomb":
+            squeezed = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+            data = squeezed.compress(b"\0" * HUGE_BYTES) + squeezed.flush()
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self._commit()
+            self.wfile.write(data)
+            return
+        self.send_header("Content-Length", str(HUGE_BYTES))
+        self.end_headers()
+        self._commit()
+        sent = 0
+        while sent < HUGE_BYTES:
+            chunk = block[: HUGE_BYTES - sent]
+            self.wfile.write(chunk)
+            sent += len(chunk)
+
     def _note(self, **fields: Any) -> None:
         if self._pending is not None:
             self._pending.update(fields)
@@ -402,6 +461,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._note(status=503)  # shutting down
             self._hang_up()
             return
+        if kind in BODY_KINDS:
+            self._send_body(kind)
+            return
         if kind in STATUS_KINDS:
             status = int(kind)
             self._note(status=status)
@@ -426,8 +488,11 @@ class _Handler(BaseHTTPRequestHandler):
         self._note(usage=usage)
         if stream:
             self._stream(owner, model, content, finish, usage, kind, body)
-        else:
-            self._complete(owner, model, content, finish, usage, kind)
+            return
+        if owner.token_delay and owner._stop.wait(owner.token_delay * usage[1]):  # decoding the whole answer
+            self._hang_up()
+            return
+        self._complete(owner, model, content, finish, usage, kind)
 
     def _completion(self, model: str, content: str, finish: str, usage: tuple[int, int]) -> dict[str, Any]:
         return {
@@ -530,6 +595,12 @@ class _Handler(BaseHTTPRequestHandler):
             events = events[: max(1, len(events) // 2)]
         for event in events:
             self._chunk(f"data: {json.dumps(event)}\n\n".encode())
+            if owner.token_delay:  # decoding, token by token: each piece is sent as it is made
+                self.wfile.flush()
+                piece = "".join(c["delta"].get("content") or "" for c in event.get("choices", []))
+                if owner._stop.wait(owner.token_delay * _tokens(piece)):
+                    self._hang_up()
+                    return
         self.wfile.flush()
         if kind == "close":
             self._hang_up()  # no terminating chunk: the client sees an incomplete body
@@ -554,7 +625,9 @@ class FakeOpenAIServer:
     """An OpenAI-compatible server in a background thread; use as a context manager.
 
     ``responder(body, stage)`` returns the assistant content of a successful answer
-    (default: :func:`default_responder`). ``models`` limits the known models (others get
+    (default: :func:`default_responder`). ``delay`` passes before each answer (reading the
+    prompt); ``token_delay`` more per completion token (writing it: a streamed answer sends
+    each piece as it is written). ``models`` limits the known models (others get
     HTTP 404); None accepts any. ``.requests`` lists what the server saw, in order of
     completion.
     """
@@ -564,6 +637,7 @@ class FakeOpenAIServer:
         responder: Responder | None = None,
         *,
         delay: float = 0.0,
+        token_delay: float = 0.0,
         faults: Faults | None = None,
         models: Iterable[str] | None = None,
         host: str = "127.0.0.1",
@@ -571,6 +645,7 @@ class FakeOpenAIServer:
     ) -> None:
         self.responder: Responder = responder or default_responder
         self.delay = delay
+        self.token_delay = token_delay
         self.models = tuple(models) if models is not None else None
         self._host, self._port = host, port
         self._lock = threading.Lock()

@@ -78,11 +78,10 @@ class LessonFollower(ResearchResponder):
             self.followed += 1
         return plan
 
-    def _relevance(self, system: str, user: str) -> dict:
-        excerpt = user.split("<<<DATA", 1)[-1]
+    def _score(self, question: set[str], excerpt: str) -> dict:
         if "counterargument" in excerpt.lower():
             return {"score": 4, "reason": "argues the other side of the question"}
-        return super()._relevance(system, user)
+        return super()._score(question, excerpt)
 
     def _critique(self, system: str, user: str) -> dict:
         match = _REPORT.search(user)
@@ -133,10 +132,10 @@ class TwoLessonFollower(LessonFollower):
             plan["sub_queries"][0] = BROCHURE_QUERY.format(first=first)
         return plan
 
-    def _relevance(self, system: str, user: str) -> dict:
-        if "brochure" in user.split("<<<DATA", 1)[-1].lower():
+    def _score(self, question: set[str], excerpt: str) -> dict:
+        if "brochure" in excerpt.lower():
             return {"score": 4, "reason": "promises results"}
-        return super()._relevance(system, user)
+        return super()._score(question, excerpt)
 
     def _critique(self, system: str, user: str) -> dict:
         answer = super()._critique(system, user)

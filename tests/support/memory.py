@@ -29,6 +29,7 @@ from research_agent.memory.store.critique_types import (
     WithheldLesson,
 )
 from research_agent.memory.store.files import critique_path, write_critique
+from research_agent.memory.store.index import IndexTrust
 from research_agent.memory.store.schema import DIMENSIONS
 from research_agent.memory.store.targets import stage_of
 
@@ -166,6 +167,16 @@ def _uses(applied: tuple[str, ...], adaptive: bool) -> tuple[LessonUse, ...]:
         text = "In 3 of the last 4 technology reports coverage scored 2 or lower."
         return (LessonUse(text, key="coverage:low_score", stage="decompose"),)
     return ()
+
+
+def state_in(folder: Path) -> Path:
+    """A user state folder for a test: ``folder/state`` (the key that signs the index, its seals)."""
+    return Path(folder) / "state"
+
+
+def trust_in(folder: Path) -> IndexTrust:
+    """The user's trust in the index (key and seals) kept in :func:`state_in` ``folder``."""
+    return IndexTrust(state_in(folder))
 
 
 def put(meta: Path, critique: Critique) -> Path:

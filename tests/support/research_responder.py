@@ -2,8 +2,11 @@
 
 It reads the prompts the stages send and answers in their schemas with content
 derived from them: sub-queries from the question's words, relevance from word
-overlap, a draft that cites the numbered sources it was given. Used behind the fake
-OpenAI-compatible server (CLI end-to-end tests, bench/) and behind ScriptedModel.
+overlap (one score per source of a batch), a markdown draft that cites the numbered
+sources it was given. Used behind the fake OpenAI-compatible server (CLI end-to-end
+tests, bench/) and behind ScriptedModel. It also answers the prompts of research-agent
+0.2 (a JSON draft, one source per relevance call), so the bench can measure that
+version against the same server.
 """
 
 from __future__ import annotations
@@ -38,6 +41,20 @@ def _sources(user: str) -> list[tuple[int, str, str]]:
     for match in pattern.finditer(user):
         found.append((int(match.group(1)), match.group(2), match.group(3)))
     return found
+
+
+_RELEVANCE_SOURCE = re.compile(r"^<<<DATA source (\d+):[^\n]*>>>\n(.*?)\n<<<END DATA>>>", re.S | re.M)
+
+
+def writer_markdown(draft: dict) -> str:
+    """A draft in the shape research-agent 0.2 asked for, written as the markdown the writer answers with."""
+    parts = [f"# {draft.get('title') or 'Report'}", "## Summary", draft["executive_summary"], "## Key Findings"]
+    parts.append("\n".join(f"- {finding}" for finding in draft["key_findings"]))
+    for section in draft["sections"]:
+        parts += [f"## {section['heading']}", section["body"]]
+    if draft.get("limitations"):
+        parts += ["## Limitations", "\n".join(f"- {item}" for item in draft["limitations"])]
+    return "\n\n".join(parts) + "\n"
 
 
 def _sentences(text: str, limit: int) -> list[str]:
@@ -76,7 +93,8 @@ class ResearchResponder:
         messages = body.get("messages", [])
         system = next((m["content"] for m in messages if m["role"] == "system"), "")
         user = "\n".join(m["content"] for m in messages if m["role"] == "user")
-        return json.dumps(self.answer(stage, system, user))
+        answer = self.answer(stage, system, user)
+        return answer if isinstance(answer, str) else json.dumps(answer)
 
     # --- stages -------------------------------------------------------------------
 
@@ -101,12 +119,18 @@ class ResearchResponder:
 
     def _relevance(self, system: str, user: str) -> dict:
         question = set(_words(_question(user)))
-        excerpt = user.split("<<<DATA", 1)[-1]
+        batch = _RELEVANCE_SOURCE.findall(user)
+        if not batch:  # research-agent 0.2: one source per call
+            return self._score(question, user.split("<<<DATA", 1)[-1])
+        return {"scores": [{"id": int(n), **self._score(question, text)} for n, text in batch]}
+
+    def _score(self, question: set[str], excerpt: str) -> dict:
+        """One source's score and reason, from its excerpt's overlap with the question."""
         overlap = len(question & set(_words(excerpt)))
         score = 5 if overlap >= 4 else 4 if overlap >= 2 else 2 if overlap == 1 else 1
         return {"score": score, "reason": f"shares {overlap} key terms with the question"}
 
-    def _draft(self, system: str, user: str) -> dict:
+    def _draft(self, system: str, user: str) -> str | dict:
         sources = _sources(user)
         target = int(re.search(r"about (\d+) words", system).group(1))
         question = _question(user)
@@ -131,26 +155,32 @@ class ResearchResponder:
             if paragraphs:
                 sections.append({"heading": f"What the sources say ({len(sections) + 1})", "body": "\n\n".join(paragraphs)})
         cited = ", ".join(str(n) for n, _, _ in sources[:3])
-        return {
+        draft = {
             "title": question.rstrip("?")[:150],
             "executive_summary": f"The sources address the question from several angles [{cited}].",
             "key_findings": findings[:7],
             "sections": sections[:12],
             "limitations": ["The sources were not checked against independent measurements."],
         }
+        return draft if "Answer with JSON only" in system else writer_markdown(draft)
 
     def _skeptic(self, system: str, user: str) -> dict:
         viability = self.viabilities.pop(0) if len(self.viabilities) > 1 else self.viabilities[0]
         return {"findings": list(self.findings), "viability": viability}
 
-    def _revise(self, system: str, user: str) -> dict:
+    def _revise(self, system: str, user: str) -> str | dict:
         match = re.search(r"<<<DATA draft>>>\n(.*?)\n<<<END DATA>>>", user, re.S)
-        data = json.loads(match.group(1))
-        for finding in self.findings if self.fix_on_revise else ():
-            claim = finding.get("claim", "")
-            for section in data["sections"]:
-                section["body"] = section["body"].replace(claim, "")
-        return data
+        current = match.group(1)
+        claims = [f.get("claim", "") for f in self.findings] if self.fix_on_revise else []
+        if "Answer with JSON only" in system:  # research-agent 0.2
+            data = json.loads(current)
+            for claim in claims:
+                for section in data["sections"]:
+                    section["body"] = section["body"].replace(claim, "")
+            return data
+        for claim in claims:
+            current = current.replace(claim, "")
+        return current
 
     def _critique(self, system: str, user: str) -> dict:
         return {

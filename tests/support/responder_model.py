@@ -57,6 +57,8 @@ class ResponderModel:
             calls=1,
             cost_usd=self.cost_usd,
         )
+        if request.schema is None:  # the writer: markdown
+            return ChatResponse(data=None, text=str(data), model="scripted", usage=usage)
         return ChatResponse(data=data, text="", model="scripted", usage=usage, notes=notes)
 
 

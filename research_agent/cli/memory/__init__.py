@@ -8,13 +8,15 @@ One module per command family, each registering its commands on the group's Type
 * :mod:`.effects`   ``effects``: each lesson's measured effect
 * :mod:`.stats`     ``stats``: score trends, adaptive against baseline
 * :mod:`.ab`        ``ab QUESTIONS.txt``: a learning A/B on the user's endpoint
+* :mod:`.person`    ``add-lesson``, ``trust-lessons``, ``proposals``, ``approve``, ``reject``: the
+  lessons a person writes or approves (``lessons_file`` is what ``validate`` says of their file)
 
 Importing this package registers every command, ``ab`` included, whatever was imported before.
 """
 
 from __future__ import annotations
 
-from . import ab, critiques, effects, lessons, stats
+from . import ab, critiques, effects, lessons, person, stats
 from .group import REPORTS_DIR_KEY, MemoryDeps, app, echo_json, memory_deps, memory_settings
 
 __all__ = [
@@ -28,5 +30,6 @@ __all__ = [
     "critiques",
     "effects",
     "lessons",
+    "person",
     "stats",
 ]

@@ -4,9 +4,11 @@ Every question runs twice through the pipeline, as a baseline (no lessons) and a
 adaptive run (lessons on), both are critiqued here, and the paired differences are
 printed and saved to ``reports/meta/ab-<stamp>.yaml`` (the work is
 :mod:`research_agent.memory.effects.ab`'s; this module reads the options, shows progress on
-stderr and prints). The options are ``run``'s, turned into settings the same way.
-Ctrl-C keeps the pairs already finished: they are saved, summarised, and the exit code
-is 130. Collaborators (settings, model, clock) come from the memory commands'
+stderr and prints). The options are ``run``'s, turned into settings the same way;
+``--timeout`` bounds each question's pair, critiques included. The file is always
+written. Ctrl-C keeps the pairs already finished: they are saved, summarised, and the exit
+code is 130; SIGTERM (``timeout``, ``docker stop``, CI cancellation) does the same with exit
+code 143. Collaborators (settings, model, clock) come from the memory commands'
 :class:`~research_agent.cli.memory.group.MemoryDeps`; the command registers itself on the memory group.
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -110,17 +113,17 @@ def ab_command(
     path = ab_path(settings.meta_dir, started)
     ledger = AbLedger(len(questions))
     try:
-        complete = _run(questions, settings, deps, ledger)
+        stopped_by = _run(questions, settings, deps, ledger)
     except Exception:  # an error stopped it: keep what finished, then let the boundary report the error
         _keep_partial(ledger, path, started, questions_file, settings)
         raise
     result = ab_result(
         ledger, ab_id=path.stem, started=started, questions_file=str(questions_file), settings=settings,
-        complete=complete,
+        complete=stopped_by is None,
     )  # fmt: skip
-    saved = save_ab(path, result) if ledger.pairs or ledger.failed else None
+    saved = save_ab(path, result) if ledger.pairs or ledger.failed else None  # nothing ended: nothing to keep
     _print(result, saved, json_output)
-    _finish(result, saved)
+    _finish(result, saved, stopped_by)
 
 
 def _settings(ctx: typer.Context, deps: MemoryDeps) -> Settings:
@@ -130,13 +133,38 @@ def _settings(ctx: typer.Context, deps: MemoryDeps) -> Settings:
     return deps.load_settings({key: value for key, value in overrides.items() if value is not None})
 
 
-def _run(questions: Sequence[str], settings: Settings, deps: MemoryDeps, ledger: AbLedger) -> bool:
-    """Run the A/B into ``ledger``; False when Ctrl-C stopped it (the finished pairs stay)."""
+_INTERRUPTED, _TERMINATED = 130, 143  # the exit codes of Ctrl-C and SIGTERM
+
+
+def _run(questions: Sequence[str], settings: Settings, deps: MemoryDeps, ledger: AbLedger) -> int | None:
+    """Run the A/B into ``ledger``; the exit code when Ctrl-C (130) or SIGTERM (143) stopped
+    it (the finished pairs stay), None when it ran to the end."""
     model = deps.make_model(settings)
     watcher = _Watcher(stderr_console())
+    previous = signal.getsignal(signal.SIGTERM)
     try:
-        asyncio.run(_ab(questions, settings, model, ledger, deps, watcher))
+        return asyncio.run(_ab(questions, settings, model, ledger, deps, watcher))
     except KeyboardInterrupt:
+        return _INTERRUPTED
+    finally:
+        if previous is not None:  # asyncio leaves SIG_DFL behind; put back what was there
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _stop_on_sigterm(terminated: list[int]) -> bool:
+    """Make SIGTERM cancel the running task (as asyncio makes Ctrl-C do), noting it in
+    ``terminated``; False where the loop cannot take signals (not the main thread, Windows)."""
+    loop, task = asyncio.get_running_loop(), asyncio.current_task()
+    if task is None:
+        return False
+
+    def stop() -> None:
+        terminated.append(signal.SIGTERM)
+        task.cancel()
+
+    try:
+        loop.add_signal_handler(signal.SIGTERM, stop)
+    except (ValueError, RuntimeError, NotImplementedError):
         return False
     return True
 
@@ -148,9 +176,12 @@ async def _ab(
     ledger: AbLedger,
     deps: MemoryDeps,
     watcher: Any,
-) -> None:
+) -> int | None:
+    """The A/B in the event loop; 143 when SIGTERM stopped it."""
     from ...pipeline import research
 
+    terminated: list[int] = []
+    handled = _stop_on_sigterm(terminated)
     try:
         await run_ab(
             questions,
@@ -161,13 +192,20 @@ async def _ab(
             watcher=watcher,
             clock=deps.clock,
         )
+    except asyncio.CancelledError:
+        if not terminated:
+            raise
+        return _TERMINATED
     finally:
+        if handled:
+            asyncio.get_running_loop().remove_signal_handler(signal.SIGTERM)
         close = getattr(model, "aclose", None)
         if close is not None:
             try:
                 await close()
             except Exception as exc:  # closing a client must not hide the A/B's own outcome
                 log.debug("closing the model client failed: %s", exc)
+    return None
 
 
 def _keep_partial(
@@ -187,15 +225,17 @@ def _keep_partial(
     )
 
 
-def _finish(result: AbResult, saved: Path | None) -> None:
-    """Exit as the A/B ended: 130 after Ctrl-C, 1 when no pair finished, else 0."""
+def _finish(result: AbResult, saved: Path | None, stopped_by: int | None) -> None:
+    """Exit as the A/B ended: 130 after Ctrl-C, 143 after SIGTERM, 1 when no pair is
+    complete, else 0."""
     console = stderr_console()
-    if not result.complete:
+    if stopped_by is not None:
+        what = "terminated" if stopped_by == _TERMINATED else "interrupted"
         where = f"; saved to {markup(saved)}" if saved else ""
-        console.print(f"interrupted: kept {len(result.pairs)} finished pair(s){where}", soft_wrap=True)
-        raise typer.Exit(130)
-    if not result.pairs:
-        raise ResearchError(f"no question finished both arms ({len(result.failed)} failed); see {saved}")
+        console.print(f"{what}: kept {len(result.pairs)} finished pair(s){where}", soft_wrap=True)
+        raise typer.Exit(stopped_by)
+    if not result.complete_pairs:
+        raise ResearchError(f"no question has a complete pair ({result.failed_count} failed); see {saved}")
 
 
 class _Watcher:
@@ -218,6 +258,13 @@ class _Watcher:
             progress.stop()
 
     def finished(self, pair: AbPair, total: int) -> None:
+        if pair.incomplete:
+            self.console.print(
+                f"[yellow]question {pair.index}/{total} incomplete[/yellow]: {markup(one_line(pair.incomplete))}",
+                soft_wrap=True,
+                highlight=False,
+            )
+            return
         lessons = len(pair.adaptive.lessons)
         self.console.print(
             f"[green]question {pair.index}/{total} done[/green]: mean score baseline "
@@ -246,6 +293,7 @@ def _print(result: AbResult, saved: Path | None, json_output: bool) -> None:
     console.print(_table(result))
     for arm, usage in (("baseline", result.baseline_usage), ("adaptive", result.adaptive_usage)):
         console.print(f"{arm}: {_usage_text(usage)}", soft_wrap=True)
+    console.print(result.summary(), soft_wrap=True)
     if saved is not None:
         console.print(f"saved to {markup(saved)}", soft_wrap=True)
     for warning in _warnings(result):
@@ -255,7 +303,8 @@ def _print(result: AbResult, saved: Path | None, json_output: bool) -> None:
 def _table(result: AbResult) -> Table:
     table = Table(
         title=(
-            f"learning A/B: {len(result.pairs)} pair(s) of {result.questions} question(s), {result.mode} mode; "
+            f"learning A/B: {result.complete_pairs} complete pair(s) of {result.questions} question(s), "
+            f"{result.mode} mode; "
             "delta = adaptive - baseline, + is better"
         )
     )
@@ -271,7 +320,7 @@ def _table(result: AbResult) -> Table:
 
 def _row(label: str, measure: Measure) -> tuple[str, ...]:
     d = measure.difference
-    interval = "-" if d.interval is None else f"[{d.interval[0]:+.2f}, {d.interval[1]:+.2f}]"
+    interval = "-" if d.interval is None else f"[{_signed(d.interval[0])}, {_signed(d.interval[1])}]"
     return (label, _number(d.mean_without), _number(d.mean_with), _signed(d.delta), interval, str(measure.n))
 
 
@@ -280,7 +329,11 @@ def _number(value: float | None) -> str:
 
 
 def _signed(value: float | None) -> str:
-    return "-" if value is None else f"{value:+.2f}"
+    """``+0.25``, ``-0.25``, and ``0.00`` for anything that rounds to zero (never ``-0.00``)."""
+    if value is None:
+        return "-"
+    shown = f"{value:+.2f}"
+    return "0.00" if float(shown) == 0 else shown
 
 
 def _usage_text(usage: ArmUsage) -> str:
@@ -293,11 +346,12 @@ def _usage_text(usage: ArmUsage) -> str:
 def _warnings(result: AbResult) -> list[str]:
     """What makes the numbers mean less than they seem."""
     warnings = []
-    if result.pairs and not result.adaptive_pairs:
-        reason = result.pairs[-1].adaptive.lessons_reason
+    complete = [pair for pair in result.pairs if pair.complete]
+    if complete and not result.adaptive_pairs:
+        reason = complete[-1].adaptive.lessons_reason
         warnings.append(f"no adaptive run was given lessons ({reason}): both arms ran as baselines")
-    if result.pairs and all(m.n == 0 for m in result.facts):
+    if complete and all(m.n == 0 for m in result.facts):
         warnings.append("no pair of critiques carried measured facts: the fact rows are empty")
-    if result.failed:
-        warnings.append(f"{len(result.failed)} question(s) failed and are left out")
+    if result.failed_count:
+        warnings.append(f"{result.failed_count} question(s) failed or are incomplete, and are left out")
     return warnings

@@ -1,4 +1,5 @@
-"""``memory list|show|retry|validate|prune``: the stored critique files themselves.
+"""``memory list|show|retry|validate|prune``: the stored critique files themselves (``validate``
+also checks the person's ``lessons.yaml``).
 
 Runs are shown by short id and accepted by any reference :mod:`research_agent.run_refs`
 resolves (full id, short id, a unique prefix of either, ``latest``, ``latest~N``). ``list``
@@ -15,20 +16,26 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
+from ...config import Settings
 from ...errors import InputError, ResearchError, error_message
 from ...memory.critique.judgement import summarize
 from ...memory.critique.schedule import critique_now
+from ...memory.lessons.effects_view import shown_lesson_texts
 from ...memory.store.critique_types import Critique
 from ...memory.store.failures import FailedCritique, load_failures
 from ...memory.store.files import LoadedCritique, critique_path, load_all, load_critique, prune_critiques
+from ...memory.store.index import INDEX_NAME, IndexTrust, list_critiques, open_index
 from ...record.passages import prune_passage_stores
 from ...run_refs import Runs, UnknownRun, run_file
 from ..boundary import guarded, print_error
 from ..critique_view import describe_critique
 from ..terminal import echo, markup, one_line
 from .group import ReportsDirOption, app, console, echo_json, memory_deps, memory_settings
+from .lessons_file import validate_lessons_file
 
-__all__ = ["list_command", "show_command", "retry_command", "validate_command", "prune_command"]
+__all__ = ["list_command", "show_command", "retry_command", "validate_command", "prune_command", "LIST_LIMIT"]
+
+LIST_LIMIT = 50  # rows of the memory list table unless --limit says otherwise
 
 
 def _critique_table(critiques: Sequence[Critique], shorts: dict[str, str], meta_dir: Path) -> Table:
@@ -62,14 +69,17 @@ def _failed_table(failed: Sequence[FailedCritique], shorts: dict[str, str]) -> T
 
 
 def _print_list(loaded: list[LoadedCritique], failed: list[FailedCritique], shorts: dict[str, str],
-                meta_dir: Path) -> None:  # fmt: skip
+                meta_dir: Path, limit: int) -> None:  # fmt: skip
     good = [item.critique for item in loaded if item.critique is not None]
     bad = len(loaded) - len(good)
     if not loaded and not failed:
         echo(f"no critiques in {meta_dir}")
         return
+    hidden = max(0, len(good) - limit) if limit else 0  # rich draws about 0.5 ms a row
     if good:
-        console().print(_critique_table(good, shorts, meta_dir))
+        console().print(_critique_table(good[: len(good) - hidden], shorts, meta_dir))
+    if hidden:
+        echo(f"{hidden:,} older critique(s) not shown; --limit 0 shows them all")
     if failed:
         console().print(_failed_table(failed, shorts))
     if bad:
@@ -81,11 +91,18 @@ def _print_list(loaded: list[LoadedCritique], failed: list[FailedCritique], shor
 def list_command(
     ctx: typer.Context,
     json_output: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    limit: int | None = typer.Option(
+        None, "--limit", min=0, help=f"The newest N critiques (0: all; default {LIST_LIMIT} in the table, all in --json)."
+    ),
     reports_dir: ReportsDirOption = None,
 ) -> None:
-    """List stored critiques newest first, and the runs whose critique failed (with the reason)."""
+    """List stored critiques newest first (from the summary index), and the runs whose critique
+    failed (with the reason)."""
     settings = memory_settings(ctx, reports_dir)
-    loaded = load_all(settings.meta_dir, now=memory_deps(ctx).clock())
+    loaded = list_critiques(settings.meta_dir, state_dir=settings.state_dir, now=memory_deps(ctx).clock())
+    if json_output and limit:
+        valid = [item for item in loaded if item.critique is not None][:limit]
+        loaded = valid + [item for item in loaded if item.critique is None]
     failed = load_failures(settings.meta_dir)
     shorts = Runs.scan(settings.reports_dir).shorts()
     if json_output:
@@ -101,7 +118,7 @@ def list_command(
             }
         )
         return
-    _print_list(loaded, failed, shorts, settings.meta_dir)
+    _print_list(loaded, failed, shorts, settings.meta_dir, LIST_LIMIT if limit is None else limit)
 
 
 @app.command("show")
@@ -123,6 +140,10 @@ def show_command(
         critique = load_critique(path, meta_dir=settings.meta_dir)
     except ResearchError as exc:
         raise InputError(f"{path.name}: {exc}") from None
+    critique = shown_lesson_texts(
+        settings.meta_dir, critique, now=memory_deps(ctx).clock(), ttl_days=settings.lesson_ttl_days,
+        state_dir=settings.state_dir,
+    )
     if json_output:
         echo_json({**critique.as_dict(), "short_id": runs.short(run_id)})
     else:
@@ -178,12 +199,24 @@ def retry_command(
 
 @app.command("validate")
 @guarded
-def validate_command(ctx: typer.Context, reports_dir: ReportsDirOption = None) -> None:
-    """Check every critique file; exit 1 listing each invalid one with the reason (suspect ones are named too)."""
+def validate_command(
+    ctx: typer.Context,
+    reports_dir: ReportsDirOption = None,
+    rebuild_index: bool = typer.Option(
+        False, "--rebuild-index", help="Also rebuild the summary index (meta/index.sqlite) from the files."
+    ),
+) -> None:
+    """Check every critique file and lessons.yaml; exit 1 listing each problem with the reason
+    (suspect critiques are named too)."""
     settings = memory_settings(ctx, reports_dir)
+    if rebuild_index:
+        _rebuild_index(settings)
     loaded = load_all(settings.meta_dir, now=memory_deps(ctx).clock())
+    lesson_problems = validate_lessons_file(settings)
     if not loaded:
         echo(f"no critique files in {settings.meta_dir}")
+        if lesson_problems:
+            raise typer.Exit(1)
         return
     bad = suspect = 0
     for item in loaded:
@@ -199,8 +232,15 @@ def validate_command(ctx: typer.Context, reports_dir: ReportsDirOption = None) -
             echo(f"warning  {item.name}: {note} (written by an earlier version; the rest still counts)")
     valid = f"{len(loaded) - bad} valid" + (f" ({suspect} suspect: valid, but they feed no lesson)" if suspect else "")
     echo(f"{valid}, {bad} invalid" + (" (skipped: an invalid file never feeds a lesson)" if bad else ""))
-    if bad:
+    if bad or lesson_problems:
         raise typer.Exit(1)
+
+
+def _rebuild_index(settings: Settings) -> None:
+    """Drop every row of the summary index and read every critique file again."""
+    with open_index(settings.meta_dir, trust=IndexTrust(settings.state_dir), rebuild=True) as index:
+        where = settings.meta_dir / INDEX_NAME if index.on_disk else "memory (no index file is kept here)"
+        echo(f"index rebuilt from {index.last.read} critique file(s) in {where}")
 
 
 @app.command("prune")

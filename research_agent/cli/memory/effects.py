@@ -65,6 +65,7 @@ def _estimate(effect: LessonEffect) -> str:
 
 
 _STAGE_WORDS = {"decompose": "planning", "relevance": "judging"}
+_ORIGIN_WORDS = {"user": " of yours (lessons.yaml)", "approved": " you approved (lessons.yaml)"}
 
 
 def _lesson_lines(effect: LessonEffect) -> list[str]:
@@ -72,9 +73,10 @@ def _lesson_lines(effect: LessonEffect) -> list[str]:
     target = TARGETS[effect.target]
     better = "lower is better" if target.lower_is_better else "higher is better"
     stage = _STAGE_WORDS.get(effect.stage, effect.stage)
+    origin = _ORIGIN_WORDS.get(effect.key.split(":", 1)[0], "")
     lines = [
         f"  {effect.key}: {_STATUS_WORDS.get(effect.status, effect.status)}",
-        f"    {stage} lesson; target {target.label} ({better})",
+        f"    {stage} lesson{origin}; target {target.label} ({better})",
         f"    with it {_number(effect.mean_with)} over {effect.applied_runs} run(s); without it "
         f"{_number(effect.mean_without)} over {effect.baseline_runs} run(s)",
         f"    delta {_number(effect.delta, signed=True)}, 90% interval {_interval(effect)}; {_estimate(effect)}",
@@ -87,11 +89,18 @@ def _lesson_lines(effect: LessonEffect) -> list[str]:
 
 
 def show_effects(
-    meta_dir: Path, *, now: datetime, domain: str | None, json_output: bool, ttl_days: float = 30
+    meta_dir: Path,
+    *,
+    now: datetime,
+    domain: str | None,
+    json_output: bool,
+    ttl_days: float = 30,
+    state_dir: Path | None = None,
 ) -> None:
-    """Print the effects of the lessons in ``meta_dir`` (of ``domain``, or of every domain)."""
+    """Print the effects of the lessons in ``meta_dir`` (of ``domain``, or of every domain);
+    ``state_dir``: the user state folder, where the trust of ``lessons.yaml`` is kept."""
     chosen = parse_domain(domain) if domain is not None else None
-    effects = lesson_effects(meta_dir, now=now, domain=chosen, ttl_days=ttl_days)
+    effects = lesson_effects(meta_dir, now=now, domain=chosen, ttl_days=ttl_days, state_dir=state_dir)
     if json_output:
         typer.echo(dumps_json([e.as_dict() for e in effects], indent=2))
         return
@@ -126,4 +135,5 @@ def effects_command(
         domain=domain,
         json_output=json_output,
         ttl_days=settings.lesson_ttl_days,
+        state_dir=settings.state_dir,
     )

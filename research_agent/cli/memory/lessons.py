@@ -58,6 +58,7 @@ def lessons_command(
         ttl_days=settings.lesson_ttl_days,
         control_fraction=settings.control_fraction,
         trial_probability=settings.trial_probability,
+        state_dir=settings.state_dir,
     )
     if json_output:
         echo_json(
@@ -70,7 +71,8 @@ def lessons_command(
     for number, lesson in enumerate(selection.lessons, start=1):
         critiques = ", ".join(shorts.get(i, i) for i in lesson.critique_ids)
         echo(f"{number}. {lesson.text}")
-        echo(f"   {lesson.key} ({lesson.stage}; target {lesson.target}); critiques: {critiques}")
+        source = f"critiques: {critiques}" if lesson.critique_ids else "lessons.yaml"
+        echo(f"   {lesson.key} ({lesson.origin}; {lesson.stage}; target {lesson.target}); {source}")
     if selection.lessons:
         echo(f"({note})")
     if selection.excluded:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Collection
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from ...text.sanitize import sanitize, wrap_data
 from ..store.critique_types import Critique, CritiqueUsage, LessonUse, Scores, SkepticFlag
 from ..store.failures import clear_failure, log_failure
 from ..store.files import append_log, critique_file_name, prune_critiques, write_critique
+from ..store.proposals import clean_proposals
 from ..store.schema import (
     DIMENSION_LABELS,
     DIMENSIONS,
@@ -45,6 +47,7 @@ from ..store.schema import (
 )
 from .evidence import MAX_REPORT_BYTES, locate_report, read_report_file
 from .facts import RunFacts, compute_facts
+from .proposing import not_to_propose
 
 __all__ = [
     "ANSWER_SCHEMA",
@@ -82,6 +85,16 @@ ANSWER_SCHEMA: dict[str, Any] = {
         "weaknesses": {"type": "array", "items": {"type": "string"}},
         "suggestions": {"type": "array", "items": {"type": "string"}},
         "tags": {"type": "array", "items": {"type": "string", "enum": list(TAGS)}},
+        # optional: lessons no template covers, quarantined until a person approves one
+        "proposed_lessons": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["stage", "text"],
+                "properties": {"stage": {"type": "string", "enum": list(STAGES)}, "text": {"type": "string"}},
+            },
+        },
     },
 }
 
@@ -200,10 +213,13 @@ def critique_from_answer(
     timestamp: datetime,
     report_path: str,
     usage: CritiqueUsage | None = None,
+    skip_proposals: Collection[str] = (),
 ) -> Critique:
     """Turn the model's answer and the run's facts into a clean, valid Critique.
 
     ``usage``: what the critique's own model calls cost, stored in the file.
+    ``skip_proposals``: hashes of texts not to propose again (decided by a person, or already
+    a lesson; see :mod:`..store.proposals`).
     """
     if not isinstance(answer, dict) or not isinstance(answer.get("scores"), dict):
         raise InvalidModelOutput("critique answer has no scores object", stage="critique")
@@ -241,6 +257,7 @@ def critique_from_answer(
         facts=facts.measured,
         usage=usage,
         suspect=ramp_reason(scores),
+        proposed_lessons=clean_proposals(answer.get("proposed_lessons"), skip=skip_proposals),
     )
 
 
@@ -277,6 +294,7 @@ async def critique_run(
             timestamp=when,
             report_path=record.report_path,
             usage=CritiqueUsage.from_usage(recorder.total),
+            skip_proposals=not_to_propose(folder, settings.state_dir),
         )
         write_critique(folder, critique)
         prune_critiques(folder, settings.max_critiques, protect=[critique.id], now=when)

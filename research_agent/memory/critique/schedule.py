@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ...config import Settings
-from ...errors import ResearchError
+from ...errors import ResearchError, RunTimeout
 from ...llm import ChatModel, OpenAIChatModel
 from ...run_refs import named_run_id
 from ..store.critique_types import Critique
@@ -30,7 +30,7 @@ from ..store.files import check_log_file, critique_path
 from .judgement import critique_run
 from .spawn import spawn_critique
 
-__all__ = ["Scheduled", "after_report", "critique_now"]
+__all__ = ["Scheduled", "after_report", "critique_now", "critique_within"]
 
 logger = logging.getLogger(__name__)
 
@@ -57,11 +57,13 @@ def after_report(
     *,
     model: ChatModel | None = None,
     spawn: Callable[..., int] = spawn_critique,
+    time_left: float | None = None,
 ) -> Scheduled:
     """Critique a run whose report the user already has, as ``settings`` say.
 
     Skipped in quick mode or with critiques off; with ``wait_critique`` it runs here
-    (with ``model``, or one built from ``settings``); otherwise a detached process is
+    (with ``model``, or one built from ``settings``), for at most ``time_left`` seconds (what
+    is left of the command's deadline; None: no limit); otherwise a detached process is
     started through ``spawn`` and this returns at once. A failure never raises: the
     report is written, so it is only logged and told (KeyboardInterrupt still stops it).
     """
@@ -69,7 +71,7 @@ def after_report(
         return Scheduled("skipped")
     if settings.wait_critique:
         try:
-            critique = critique_now(run_record_path, settings, model=model)
+            critique = critique_now(run_record_path, settings, model=model, timeout=time_left)
         except Exception as exc:
             return Scheduled("failed", error=str(exc))
         return Scheduled("done", critique=critique, path=critique_path(Path(run_record_path).parent, critique.id))
@@ -88,13 +90,15 @@ def critique_now(
     model: ChatModel | None = None,
     make_model: Callable[[Settings], ChatModel] | None = None,
     now: datetime | None = None,
+    timeout: float | None = None,
 ) -> Critique:
     """Critique the run recorded at ``run_record_path`` here and now; return the critique.
 
     ``critique.log`` is checked before anything else (a FIFO there would block after the
     model call). ``settings`` may be a function, so that a failure to load them is logged
     too. The model is ``model``, else ``make_model(settings)``, else one built from the
-    settings, and it is closed afterwards. Failures are logged to ``critique.log`` and raised.
+    settings, and it is closed afterwards. A critique still running after ``timeout``
+    seconds is stopped (a RunTimeout). Failures are logged to ``critique.log`` and raised.
     """
     record = Path(run_record_path)
     check_log_file(record.parent)
@@ -102,7 +106,25 @@ def critique_now(
         chosen = settings() if callable(settings) else settings
         if model is None:
             model = (make_model or OpenAIChatModel.from_settings)(chosen)
-    return asyncio.run(_critique_and_close(record, model, chosen, now))
+    return asyncio.run(_critique_and_close(record, model, chosen, now, timeout))
+
+
+async def critique_within(
+    run_record_path: Path, model: ChatModel, *, settings: Settings, now: datetime | None, timeout: float | None
+) -> Critique:
+    """:func:`critique_run` stopped after ``timeout`` seconds (None: no limit) with a
+    RunTimeout, logged to ``critique.log`` like any failure."""
+    try:
+        async with asyncio.timeout(None if timeout is None else max(0.0, timeout)):
+            return await critique_run(run_record_path, model, settings=settings, now=now)
+    except TimeoutError:
+        exc = RunTimeout(
+            f"the critique did not finish within the {max(0.0, timeout or 0.0):.3g}s left of the deadline "
+            "(raise it with --timeout)",
+            stage="critique",
+        )
+    _log_failure(Path(run_record_path), exc)
+    raise exc
 
 
 @contextlib.contextmanager
@@ -125,9 +147,11 @@ def _log_failure(run_record_path: Path, exc: Exception, *, now: datetime | None 
         exc.add_note(f"the failure could not be recorded either: {log_exc}")
 
 
-async def _critique_and_close(record: Path, model: Any, settings: Settings, now: datetime | None) -> Critique:
+async def _critique_and_close(
+    record: Path, model: Any, settings: Settings, now: datetime | None, timeout: float | None
+) -> Critique:
     try:
-        return await critique_run(record, model, settings=settings, now=now)
+        return await critique_within(record, model, settings=settings, now=now, timeout=timeout)
     finally:
         close = getattr(model, "aclose", None)
         if close is not None:

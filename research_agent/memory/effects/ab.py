@@ -8,14 +8,20 @@ that runs first alternates from question to question. Both runs of a question fi
 before either is critiqued, so a question's baseline critique never becomes a lesson
 for its own adaptive run. Each critique is made here and now
 (:func:`~research_agent.memory.critique.judgement.critique_run`), and joins memory like any
-run's. Finished pairs go into an :class:`AbLedger` the caller holds, so Ctrl-C keeps
-them; :func:`ab_result` measures them and :func:`save_ab` writes
-``reports/meta/ab-<stamp>.yaml``. Files named ``ab-*`` are never read as critiques.
+run's. ``settings.run_timeout`` bounds each question's pair as a whole, critiques included:
+each run gets what is left of it as its own deadline, and so does each critique. A run
+that fails (a RunTimeout, an InvalidModelOutput, a SearchError) fails its question; a
+critique that fails or runs out of time keeps the pair, marked incomplete with the
+reason (:attr:`~.ab_types.AbPair.incomplete`), and the A/B goes on. Finished pairs go into
+an :class:`AbLedger` the caller holds, so Ctrl-C keeps them; :func:`ab_result` measures
+them and :func:`save_ab` writes ``reports/meta/ab-<stamp>.yaml``. Files named ``ab-*`` are
+never read as critiques.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
@@ -23,12 +29,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ...config import Settings
-from ...errors import InvalidModelOutput, RunTimeout, SearchError
+from ...errors import InvalidModelOutput, ResearchError, RunTimeout, SearchError
 from ...files.atomic import atomic_write_text
 from ...files.safeyaml import dump_yaml
 from ...llm import ChatModel
 from ...progress import NoProgress, Progress
-from ..critique.judgement import critique_run
+from ..critique.schedule import critique_within
 from ..store.files import stamp_of
 from .ab_measure import arm_usage, dimension_measures, fact_measures, overall_measure
 from .ab_types import AbFailure, AbPair, AbResult, ArmResult, ArmUsage
@@ -59,7 +65,10 @@ _HEADER = """\
 # arms' means, delta (signed so that positive means the adaptive arm did better; lower-is-better
 # facts are negated) and its 90% paired interval (null with fewer than 2 pairs). A pair counts
 # for a dimension only when both critiques scored it, for a fact only when both carry facts.
-# complete: false means the A/B stopped early; pairs holds the pairs finished before that.
+# A pair whose critique failed (or whose run could not read its memory) is kept with
+# complete: false and the reason under incomplete, and counts for no measure; failed_count
+# counts those pairs and the questions that failed outright.
+# complete: false at the top means the A/B stopped early; pairs holds the pairs finished before that.
 """
 
 
@@ -123,18 +132,22 @@ async def run_ab(
     ledger: AbLedger,
     watcher: AbWatcher | None = None,
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    monotonic: Callable[[], float] = time.monotonic,
 ) -> None:
     """Run and critique both arms of every question, in order, filling ``ledger``.
 
-    A question that fails with a RunTimeout, an InvalidModelOutput or a SearchError is
-    recorded in ``ledger.failed`` and the A/B goes on; any other error (and Ctrl-C)
+    Each question's pair (both runs and both critiques) has ``settings.run_timeout``
+    seconds, measured on ``monotonic``. A question that fails with a RunTimeout, an
+    InvalidModelOutput or a SearchError is recorded in ``ledger.failed`` and the A/B goes
+    on; a critique that fails keeps its pair, incomplete; any other error (and Ctrl-C)
     stops it, with the pairs finished so far in ``ledger.pairs``.
     """
     watcher = watcher or QuietWatcher()
     total = len(questions)
     for index, question in enumerate(questions, start=1):
+        left = _countdown(monotonic, settings.run_timeout)  # the pair's deadline
         try:
-            pair = await _run_pair(index, total, question, settings, model, research, watcher, clock)
+            pair = await _run_pair(index, total, question, settings, model, research, watcher, clock, left)
         except QUESTION_ERRORS as exc:
             failure = AbFailure(index, question, str(exc) or type(exc).__name__)
             ledger.failed.append(failure)
@@ -142,6 +155,12 @@ async def run_ab(
             continue
         ledger.pairs.append(pair)
         watcher.finished(pair, total)
+
+
+def _countdown(monotonic: Callable[[], float], seconds: float) -> Callable[[], float]:
+    """Seconds left of ``seconds`` from now, read on ``monotonic`` at each call."""
+    ends = monotonic() + seconds
+    return lambda: ends - monotonic()
 
 
 async def _run_pair(
@@ -153,29 +172,54 @@ async def _run_pair(
     research: ResearchFn,
     watcher: AbWatcher,
     clock: Callable[[], datetime],
+    left: Callable[[], float],
 ) -> AbPair:
-    """Both runs of one question (alternating which goes first), then both critiques."""
+    """Both runs of one question (alternating which goes first), then both critiques, all
+    within the ``left()`` seconds the pair has."""
     order = ("baseline", "adaptive") if index % 2 else ("adaptive", "baseline")
     results: dict[str, Any] = {}
     for arm in order:
         with watcher.step(index, total, f"{arm} run", question) as progress:
+            remaining = left()
+            if remaining <= 0:
+                raise RunTimeout(
+                    f"the pair passed its {settings.run_timeout:g}s deadline before the {arm} run "
+                    "(raise it with --timeout)"
+                )
             results[arm] = await research(
-                question, settings=arm_settings(settings, arm), model=model, progress=progress, now=clock()
-            )
+                question, settings=arm_settings(settings, arm).replace(run_timeout=remaining), model=model,
+                progress=progress, now=clock(),
+            )  # fmt: skip
     arms: dict[str, ArmResult] = {}
     with watcher.step(index, total, "critiques", question) as progress:
         for arm in order:
             progress.stage("critique", arm)
-            arms[arm] = await _critique_arm(results[arm], arm_settings(settings, arm), model, clock())
+            arms[arm] = await _critique_arm(results[arm], arm_settings(settings, arm), model, clock(), left())
     return AbPair(index, question, order[0], arms["baseline"], arms["adaptive"])
 
 
-async def _critique_arm(result: Any, settings: Settings, model: ChatModel, now: datetime) -> ArmResult:
-    """Critique one arm's run in this process and keep what the A/B measures."""
-    critique = await critique_run(result.run_record_path, model, settings=settings, now=now)
+async def _critique_arm(
+    result: Any, settings: Settings, model: ChatModel, now: datetime, time_left: float
+) -> ArmResult:
+    """Critique one arm's run in this process, within ``time_left`` seconds, and keep what
+    the A/B measures; a critique that fails or runs out of time leaves the arm uncritiqued."""
+    lessons = result.run_record.lessons
+    arm = {
+        "run_id": result.id,
+        "lessons": tuple(lesson.key or lesson.text for lesson in lessons.applied) if lessons.adaptive else (),
+        "lessons_reason": lessons.reason,
+        "lessons_available": lessons.available,
+    }
+    try:
+        critique = await critique_within(
+            result.run_record_path, model, settings=settings, now=now, timeout=time_left
+        )
+    except ResearchError as exc:
+        usage = ArmUsage(result.total_usage.tokens, 0, result.total_usage.calls, result.total_usage.cost_usd)
+        return ArmResult(**arm, scores=None, mean_score=None, facts=None, usage=usage,
+                         critique_error=str(exc) or type(exc).__name__)  # fmt: skip
     run_usage = result.total_usage
     critique_usage = critique.usage
-    lessons = result.run_record.lessons
     cost = run_usage.cost_usd
     if critique_usage is not None:
         cost = None if cost is None or critique_usage.cost_usd is None else cost + critique_usage.cost_usd
@@ -186,15 +230,9 @@ async def _critique_arm(result: Any, settings: Settings, model: ChatModel, now: 
         cost_usd=cost,
     )
     return ArmResult(
-        run_id=result.id,
-        lessons=tuple(lesson.key or lesson.text for lesson in lessons.applied) if lessons.adaptive else (),
-        lessons_reason=lessons.reason,
-        scores=critique.scores,
-        mean_score=critique.mean_score,
-        facts=critique.facts,
-        usage=usage,
+        **arm, scores=critique.scores, mean_score=critique.mean_score, facts=critique.facts, usage=usage,
         suspect=critique.suspect_reason,
-    )
+    )  # fmt: skip
 
 
 def ab_result(

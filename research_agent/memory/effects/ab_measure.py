@@ -1,7 +1,8 @@
 """Measuring a learning A/B: paired differences per dimension and per measured fact.
 
 Each measure pairs the adaptive arm with the baseline arm of the same question
-(:func:`~research_agent.memory.effects.intervals.paired_difference`). A pair counts for a
+(:func:`~research_agent.memory.effects.intervals.paired_difference`), over the pairs it is
+given (:func:`~.ab.ab_result` gives the measurable ones). A pair counts for a
 dimension only when both critiques scored it (a null ``geographic_balance`` in either
 arm drops that pair for that dimension), and for a fact only when both critiques carry
 a facts block. Lower-is-better facts are flipped, so a positive ``delta`` always means
@@ -21,7 +22,7 @@ __all__ = ["overall_measure", "dimension_measures", "fact_measures", "arm_usage"
 
 def overall_measure(pairs: Sequence[AbPair]) -> Measure:
     """The critiques' mean score (over their applicable dimensions), adaptive vs baseline."""
-    values = [(p.adaptive.mean_score, p.baseline.mean_score) for p in pairs]
+    values = [(float(p.adaptive.mean_score or 0.0), float(p.baseline.mean_score or 0.0)) for p in pairs]
     return Measure("mean_score", "higher", paired_difference(values))
 
 
@@ -31,7 +32,8 @@ def dimension_measures(pairs: Sequence[AbPair]) -> tuple[Measure, ...]:
     for dimension in DIMENSIONS:
         values = []
         for pair in pairs:
-            adaptive, baseline = pair.adaptive.scores.get(dimension), pair.baseline.scores.get(dimension)
+            adaptive = pair.adaptive.scores.get(dimension) if pair.adaptive.scores else None
+            baseline = pair.baseline.scores.get(dimension) if pair.baseline.scores else None
             if adaptive is not None and baseline is not None:
                 values.append((float(adaptive), float(baseline)))
         measures.append(Measure(dimension, "higher", paired_difference(values)))

@@ -6,6 +6,10 @@ measure carries ``baseline``, ``adaptive`` (the arms' means), ``delta`` (signed 
 positive means better: adaptive minus baseline, negated for lower-is-better measures),
 ``interval`` (the 90% paired interval of ``delta``, null with fewer than 2 pairs) and
 ``n`` (the pairs that measure counts).
+
+A pair is *incomplete* when one of its arms has no critique (it failed or ran out of time)
+or ran without being able to read its memory (``lessons: unavailable``): it is kept, with
+the reason, and left out of every measure.
 """
 
 from __future__ import annotations
@@ -87,16 +91,24 @@ class ArmUsage:
 @dataclass(frozen=True)
 class ArmResult:
     """One arm's run of one question and its critique. ``lessons``: the keys of the lessons
-    the run was given (empty: it ran as a baseline), ``lessons_reason``: why."""
+    the run was given (empty: it ran as a baseline), ``lessons_reason``: why. Without a
+    critique (``critique_error`` says why) ``scores`` and ``mean_score`` are None.
+    ``lessons_available``: False when the run could not read its memory."""
 
     run_id: str  # the critique is critique-<run_id>.yaml
     lessons: tuple[str, ...]
     lessons_reason: str
-    scores: Scores
-    mean_score: float
+    scores: Scores | None
+    mean_score: float | None
     facts: CritiqueFacts | None
     usage: ArmUsage
     suspect: str | None = None  # why its critique looks degenerate: the pair is left out of the measures
+    critique_error: str = ""
+    lessons_available: bool = True
+
+    @property
+    def critiqued(self) -> bool:
+        return self.scores is not None and self.mean_score is not None
 
     def as_dict(self) -> dict[str, Any]:
         facts = (
@@ -106,9 +118,11 @@ class ArmResult:
             "run_id": self.run_id,
             "lessons": list(self.lessons),
             "lessons_reason": self.lessons_reason,
-            "scores": self.scores.as_dict(),
+            **({} if self.lessons_available else {"lessons_available": False}),
+            "scores": None if self.scores is None else self.scores.as_dict(),
             "mean_score": _round(self.mean_score),
             "facts": facts,
+            **({"critique_error": self.critique_error} if self.critique_error else {}),
             "usage": self.usage.as_dict(),
         }
         if self.suspect:
@@ -128,15 +142,34 @@ class AbPair:
     adaptive: ArmResult
 
     @property
+    def incomplete(self) -> str:
+        """Why the pair cannot be measured ("" when it can): an arm without a critique, or
+        an arm that could not read its memory (it was not randomly without lessons)."""
+        reasons = []
+        for arm in ARMS:
+            result: ArmResult = getattr(self, arm)
+            if not result.critiqued:
+                reasons.append(f"the {arm} critique failed: {result.critique_error or 'no critique'}")
+            if not result.lessons_available:
+                reasons.append(f"the {arm} run could not read its memory ({result.lessons_reason})")
+        return "; ".join(reasons)
+
+    @property
+    def complete(self) -> bool:
+        return not self.incomplete
+
+    @property
     def measurable(self) -> bool:
-        """Neither arm's critique is suspect: only such pairs enter the measures."""
-        return not (self.baseline.suspect or self.adaptive.suspect)
+        """Complete, and neither arm's critique is suspect: only such pairs enter the measures."""
+        return self.complete and not (self.baseline.suspect or self.adaptive.suspect)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "index": self.index,
             "question": self.question,
             "first": self.first,
+            "complete": self.complete,
+            **({"incomplete": self.incomplete} if self.incomplete else {}),
             "baseline": self.baseline.as_dict(),
             "adaptive": self.adaptive.as_dict(),
         }
@@ -182,8 +215,10 @@ class Measure:
 class AbResult:
     """A whole A/B: its pairs, the questions that failed, and the measures over the pairs.
 
-    ``complete`` is False when the A/B stopped early (Ctrl-C or an error): ``pairs`` then
-    holds the pairs finished before it stopped, out of ``questions`` asked.
+    ``complete`` is False when the A/B stopped early (Ctrl-C, SIGTERM or an error): ``pairs``
+    then holds the pairs finished before it stopped, out of ``questions`` asked. Pairs that
+    finished without being measurable (:attr:`AbPair.incomplete`) and questions that failed
+    are what :attr:`failed_count` counts; the measures are over the complete pairs only.
     """
 
     id: str
@@ -203,8 +238,27 @@ class AbResult:
 
     @property
     def adaptive_pairs(self) -> int:
-        """Pairs whose adaptive arm was actually given lessons."""
-        return sum(1 for pair in self.pairs if pair.adaptive.lessons)
+        """Complete pairs whose adaptive arm was actually given lessons."""
+        return sum(1 for pair in self.pairs if pair.complete and pair.adaptive.lessons)
+
+    @property
+    def complete_pairs(self) -> int:
+        """Pairs with both arms run and critiqued: the pairs the measures count."""
+        return sum(1 for pair in self.pairs if pair.complete)
+
+    @property
+    def failed_count(self) -> int:
+        """Questions without a complete pair: pairs kept as incomplete, and questions that failed."""
+        return len(self.pairs) - self.complete_pairs + len(self.failed)
+
+    def summary(self) -> str:
+        """One line: e.g. "9 of 10 pairs complete; 1 failed"."""
+        line = f"{self.complete_pairs} of {self.questions} pairs complete"
+        if self.failed_count:
+            line += f"; {self.failed_count} failed"
+        if not self.complete:
+            line += f"; stopped early after {len(self.pairs) + len(self.failed)} question(s)"
+        return line
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -215,6 +269,8 @@ class AbResult:
             "model": self.model,
             "questions": self.questions,
             "complete": self.complete,
+            "complete_pairs": self.complete_pairs,
+            "failed_count": self.failed_count,
             "overall": {self.overall.name: self.overall.as_dict()},
             "dimensions": {m.name: m.as_dict() for m in self.dimensions},
             "facts": {m.name: m.as_dict() for m in self.facts},

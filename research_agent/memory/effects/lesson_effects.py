@@ -19,6 +19,10 @@ positive always means better. ``interval`` is None while there are too few value
 every one of its runs, given when it was given and withheld when it was withheld). Their
 effects cannot be told apart from its own; it is empty once trials have separated them.
 
+A person's lesson (``user:``, ``approved:``) is measured only with its entry at hand
+(``person``: its stage and target, from the trusted ``lessons.yaml``); without one it is left
+out, since nothing else may say what it is for.
+
 Status: ``measuring`` while either arm has fewer than :data:`MIN_RUNS` runs; ``retired`` when
 both have at least that many and the whole interval lies below zero; ``no-effect`` when at
 least :data:`NO_EFFECT_RUNS` runs (both arms together) leave an interval that contains zero
@@ -37,7 +41,7 @@ from typing import Any
 from ..store.files import FUTURE_SLACK, stamp_of
 from ..store.index import CritiqueIndex
 from ..store.schema import LESSON_KEY, STAGES
-from ..store.targets import TARGETS, stage_of, target_of
+from ..store.targets import TARGETS, is_person_key, stage_of, target_of
 from .intervals import Difference, Moments, paired_difference, welch_difference
 
 __all__ = [
@@ -170,15 +174,22 @@ def _status(diff: Difference) -> str:
 
 
 def effect_of(
-    key: str, domain: str, arms: Arms, *, text: str = "", confounded_with: Sequence[str] = ()
+    key: str,
+    domain: str,
+    arms: Arms,
+    *,
+    text: str = "",
+    confounded_with: Sequence[str] = (),
+    entry: tuple[str, str] | None = None,
 ) -> LessonEffect:
-    """The effect of ``key`` from its target's values with and without it."""
-    target = target_of(key)
+    """The effect of ``key`` from its target's values with and without it; ``entry``: the
+    ``(stage, target)`` of a person's lesson, from its entry."""
+    stage, target = entry if entry is not None else (stage_of(key), target_of(key))
     diff, method, questions = arms.difference()
     if TARGETS[target].lower_is_better:
         diff = diff.flipped()
     return LessonEffect(
-        key, stage_of(key), target, text, domain, diff.n_with, diff.n_without,
+        key, stage, target, text, domain, diff.n_with, diff.n_without,
         diff.mean_with, diff.mean_without, diff.delta, diff.interval, _status(diff),
         method, questions, tuple(confounded_with),
     )  # fmt: skip
@@ -206,17 +217,21 @@ def effects_in(
     keys: Iterable[str] | None = None,
     detail: bool = False,
     texts: Mapping[tuple[str, str], str] | None = None,
+    person: Mapping[str, tuple[str, str]] | None = None,
 ) -> tuple[LessonEffect, ...]:
     """The effect of every lesson key (or of ``keys``) in ``domain`` (or every domain).
 
     ``detail``: also find ``confounded_with`` (reads every key's uses, not only ``keys``'s).
     ``texts``: ``(domain, key) -> text`` to show with each effect (the text the lesson has when
     it is built now; never text read from a critique).
+    ``person``: ``key -> (stage, target)`` of a person's lessons (see the module docstring).
     """
+    person = person or {}
     latest = now + FUTURE_SLACK
     window = {"domain": domain, "future": stamp_of(latest), "latest": latest.timestamp()}
     wanted = None if keys is None else sorted(k for k in set(keys) if LESSON_KEY.match(k))
-    rows: list[Row] = index.uses(None if detail else wanted, **window)  # type: ignore[arg-type]
+    targets = {key: target for key, (_, target) in person.items()}
+    rows: list[Row] = index.uses(None if detail else wanted, **window, targets=targets)  # type: ignore[arg-type]
     arms: dict[tuple[str, str], Arms] = {}
     runs: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
     arms_by_run: dict[str, dict[str, str]] = defaultdict(dict)
@@ -225,6 +240,8 @@ def effects_in(
         if detail:
             arms_by_run[name][key] = arm
         if value is None or not LESSON_KEY.match(key) or (chosen is not None and key not in chosen):
+            continue
+        if is_person_key(key) and key not in person:
             continue
         found = arms.get((row_domain, key))
         if found is None:
@@ -236,6 +253,7 @@ def effects_in(
             key, where, measured,
             text=(texts or {}).get((where, key), ""),
             confounded_with=_confounded(key, runs[(where, key)], arms_by_run) if detail else (),
+            entry=person.get(key),
         )  # fmt: skip
         for (where, key), measured in arms.items()
     ]

@@ -8,15 +8,21 @@ critiques behind them first), and told to follow only its chosen domain's. After
 really given: its planning lessons that the prompt listed, and its judging lessons (which
 reach relevance after the domain is known). Only those count as applied and appear in
 the report; a planning lesson the prompt had no room for is excluded, with that reason.
+
+A person's lessons are listed apart, first, as guidance from the person running the tool
+(see :func:`.render.person_block`). Those written for every domain (``any``) that every
+domain's selection gives are listed once, under "every domain" (``everywhere``); the caller
+then passes ``any_keys`` and a selection of every domain, so that whatever domain the call
+names, it was given them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from ... import prompts
-from .render import domain_label
+from .render import domain_label, person_block
 from .types import MAX_LESSONS, Lesson, LessonSelection
 
 __all__ = ["LessonOffer", "offer_lessons", "MAX_OFFERED", "MAX_PER_DOMAIN"]
@@ -28,25 +34,40 @@ NOT_OFFERED = f"not in the planning prompt (it lists at most {MAX_OFFERED} lesso
 
 @dataclass(frozen=True)
 class LessonOffer:
-    """The planning lessons listed in the first decompose prompt, per domain, in prompt order."""
+    """The planning lessons listed in the first decompose prompt, per domain, in prompt order,
+    and a person's lessons listed once for every domain (``everywhere``)."""
 
     by_domain: Mapping[str, tuple[Lesson, ...]]
+    everywhere: tuple[Lesson, ...] = ()
+
+    def _groups(self, person: bool) -> list[str]:
+        lines = []
+        for domain, lessons in self.by_domain.items():
+            chosen = [lesson for lesson in lessons if (lesson.origin != "built") is person]
+            if chosen:
+                label = domain_label(domain)
+                lines.append(f"{domain}:" if label == domain else f"{domain} ({label}):")
+                lines += [f"- {lesson.text}" for lesson in chosen]
+        return lines
 
     def prompt_block(self) -> str:
         """The decompose prompt's lessons block; empty when no domain has planning lessons."""
-        if not self.by_domain:
-            return ""
-        lines = [prompts.fragment("offered_lessons")]
-        for domain, lessons in self.by_domain.items():
-            label = domain_label(domain)
-            lines.append(f"{domain}:" if label == domain else f"{domain} ({label}):")
-            lines += [f"- {lesson.text}" for lesson in lessons]
-        return "\n".join(lines)
+        blocks = []
+        person = self._groups(person=True)
+        if self.everywhere or person:
+            lines = person_block(self.everywhere, "decompose").split("\n")
+            if person:
+                lines += [prompts.fragment("offered_person_lessons"), *person]
+            blocks.append("\n".join(lines))
+        built = self._groups(person=False)
+        if built:
+            blocks.append("\n".join([prompts.fragment("offered_lessons"), *built]))
+        return "\n\n".join(blocks)
 
     def settle(self, selection: LessonSelection) -> LessonSelection:
         """``selection`` (the chosen domain's) as the run was given it: its planning lessons
         the prompt did not list move to ``excluded``."""
-        offered = {lesson.key for lesson in self.by_domain.get(selection.domain, ())}
+        offered = {lesson.key for lesson in (*self.everywhere, *self.by_domain.get(selection.domain, ()))}
         left_out = [lesson for lesson in selection.for_stage("decompose") if lesson.key not in offered]
         if not left_out:
             return selection
@@ -60,19 +81,42 @@ class LessonOffer:
         )  # fmt: skip
 
 
+def _shared(selections: list[LessonSelection], any_keys: Collection[str]) -> tuple[Lesson, ...]:
+    """The planning lessons of ``any_keys`` that every one of ``selections`` gives, in the first's order."""
+    given = [
+        {lesson.key for lesson in s.for_stage("decompose")} if s.adaptive else set() for s in selections
+    ]
+    first = selections[0].for_stage("decompose") if selections else ()
+    return tuple(lesson for lesson in first if lesson.key in any_keys and all(lesson.key in g for g in given))
+
+
 def offer_lessons(
-    selections: Iterable[LessonSelection], *, per_domain: int = MAX_PER_DOMAIN, total: int = MAX_OFFERED
+    selections: Iterable[LessonSelection],
+    *,
+    per_domain: int = MAX_PER_DOMAIN,
+    total: int = MAX_OFFERED,
+    any_keys: Collection[str] = (),
 ) -> LessonOffer:
     """The planning lessons to list from ``selections`` (in priority order: the best-evidenced
     domain first), ``per_domain`` each and ``total`` in all. Stops reading ``selections``
-    once the prompt is full, so a lazy iterable selects no more domains than it needs."""
+    once the prompt is full, so a lazy iterable selects no more domains than it needs.
+
+    ``any_keys``: a person's lessons for every domain. Then ``selections`` must hold every
+    domain's; those lessons that all of them give are listed once (``everywhere``)."""
+    everywhere: tuple[Lesson, ...] = ()
+    if any_keys:
+        selections = list(selections)
+        everywhere = _shared(selections, any_keys)[: min(per_domain, total)]
+    shared = {lesson.key for lesson in everywhere}
     by_domain: dict[str, tuple[Lesson, ...]] = {}
-    room = total
-    for selection in selections:
-        lessons = selection.for_stage("decompose")[: min(per_domain, room)] if selection.adaptive else ()
+    room = total - len(everywhere)
+    for selection in selections if room > 0 else ():
+        planning = selection.for_stage("decompose") if selection.adaptive else ()
+        own = tuple(lesson for lesson in planning if lesson.key not in shared)
+        lessons = own[: min(per_domain - (len(planning) - len(own)), room)]
         if lessons:
             by_domain[selection.domain] = lessons
             room -= len(lessons)
         if room <= 0:
             break
-    return LessonOffer(by_domain)
+    return LessonOffer(by_domain, everywhere)

@@ -1,18 +1,24 @@
 """Lessons as prompts and readers see them: one block per stage, and the report's
 "Lessons Applied" section.
 
-A prompt receives only its own stage's lessons, each text verbatim on its own line. The
-report lists every lesson with its stage and the critiques behind it, by short id
-(:mod:`research_agent.run_refs`: 7 hex digits, unique among the critiques the run considered).
+A prompt receives only its own stage's lessons, each text verbatim on its own line. A
+person's lessons (``user:``, ``approved:``) come first, under their own header: guidance from
+the person running the tool, not data and not the tool's own findings. The report lists
+every lesson with its stage, and either the critiques behind it, by short id
+(:mod:`research_agent.run_refs`: 7 hex digits, unique among the critiques the run considered),
+or that it is the user's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
+from ... import prompts
 from ...run_refs import short_ids
 from ...text.mdsafe import code_span, plain_text
-from .types import LessonSelection
+from .types import Lesson, LessonSelection
 
-__all__ = ["DOMAIN_LABELS", "domain_label", "lessons_prompt_block", "lessons_markdown"]
+__all__ = ["DOMAIN_LABELS", "domain_label", "lessons_prompt_block", "person_block", "lessons_markdown"]
 
 DOMAIN_LABELS = {
     "policy_law": "policy and law",
@@ -31,6 +37,11 @@ _HEADERS = {
     ),
 }
 _STAGE_NAMES = {"decompose": "planning (decompose)", "relevance": "judging (relevance)"}
+_STAGE_USES = {"decompose": "when choosing sub-queries", "relevance": "when judging each source"}
+_ORIGIN_WORDS = {
+    "user": "your own lesson",
+    "approved": "a critic's proposal you approved",
+}
 
 
 def domain_label(domain: str) -> str:
@@ -38,28 +49,46 @@ def domain_label(domain: str) -> str:
     return DOMAIN_LABELS.get(domain, domain.replace("_", " "))
 
 
+def person_block(lessons: Sequence[Lesson], stage: str) -> str:
+    """A person's lessons for ``stage``, under the header that names them as the person's
+    guidance (the header alone when ``lessons`` is empty)."""
+    lines = [prompts.fragment("person_lessons", use=_STAGE_USES[stage])]
+    return "\n".join([*lines, *(f"- {lesson.text}" for lesson in lessons)])
+
+
 def lessons_prompt_block(selection: LessonSelection, stage: str) -> str:
     """The lessons for ``stage``'s prompt (decompose or relevance); empty when it has none."""
     lessons = selection.for_stage(stage)
-    if not lessons:
-        return ""
-    lines = [_HEADERS[stage].format(label=domain_label(selection.domain))]
-    lines += [f"- {lesson.text}" for lesson in lessons]
-    return "\n".join(lines)
+    person = [lesson for lesson in lessons if lesson.origin != "built"]
+    built = [lesson for lesson in lessons if lesson.origin == "built"]
+    blocks = [person_block(person, stage)] if person else []
+    if built:
+        lines = [_HEADERS[stage].format(label=domain_label(selection.domain))]
+        blocks.append("\n".join([*lines, *(f"- {lesson.text}" for lesson in built)]))
+    return "\n\n".join(blocks)
+
+
+def _source(lesson: Lesson, shown: Mapping[str, str]) -> str:
+    """Where a lesson came from: the person (and its key), or the critiques behind it by short id."""
+    if lesson.origin != "built":
+        return f"{_ORIGIN_WORDS[lesson.origin]}, {code_span(lesson.key)}"
+    return "critiques: " + ", ".join(code_span(shown[i]) for i in lesson.critique_ids)
 
 
 def lessons_markdown(selection: LessonSelection) -> str:
     """The report's closing "## Lessons Applied" section; empty when no lessons."""
     if not selection.lessons:
         return ""
-    lines = [
-        "## Lessons Applied",
-        "",
-        f"This run used lessons drawn from critiques of earlier {domain_label(selection.domain)} reports:",
-        "",
-    ]
+    label = domain_label(selection.domain)
+    origins = {lesson.origin for lesson in selection.lessons}
+    if origins == {"built"}:
+        intro = f"This run used lessons drawn from critiques of earlier {label} reports:"
+    elif "built" in origins:
+        intro = f"This run used your own lessons and lessons drawn from critiques of earlier {label} reports:"
+    else:
+        intro = "This run used your own lessons:"
+    lines = ["## Lessons Applied", "", intro, ""]
     shown = short_ids({*selection.considered, *(i for lesson in selection.lessons for i in lesson.critique_ids)})
     for number, lesson in enumerate(selection.lessons, start=1):
-        ids = ", ".join(code_span(shown[i]) for i in lesson.critique_ids)
-        lines.append(f"{number}. {_STAGE_NAMES[lesson.stage]}: {plain_text(lesson.text)} (critiques: {ids})")
+        lines.append(f"{number}. {_STAGE_NAMES[lesson.stage]}: {plain_text(lesson.text)} ({_source(lesson, shown)})")
     return "\n".join(lines) + "\n"

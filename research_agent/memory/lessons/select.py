@@ -19,6 +19,11 @@ after every active one. At most ``max_lessons`` per stage; then each selected le
 withheld on its own with the trial probability (:mod:`.trials`), its slot left empty.
 Critique free text never reaches a lesson, so never a prompt.
 
+A person's lessons (:mod:`.person`: from the trusted ``lessons.yaml``) are eligible in their
+domain and stage without waiting for critiques, take the stage's slots before the built ones
+(an active one before every built one; a ``no-effect`` one after the active ones), and are
+retired, held back and trialled exactly like them.
+
 Safeguards: a control fraction of eligible runs goes without lessons (the baseline), lessons
 are suspended for a domain whose adaptive runs score worse than its baseline runs beyond the
 interval (see :mod:`..effects.stats`), and a mode-collapse warning is raised when recent
@@ -42,9 +47,10 @@ from ..effects.lesson_effects import LessonEffect, effects_in
 from ..effects.stats import collapse_check, compare_adaptive
 from ..store.critique_types import Critique
 from ..store.files import FUTURE_SLACK, stamp_of
-from ..store.index import CritiqueIndex, open_index
+from ..store.index import CritiqueIndex, IndexTrust, open_index
 from ..store.schema import STAGES
 from .judging import judging_evidence
+from .person import PersonLessons
 from .planning import planning_evidence
 from .pool import POOL_FACTOR, EvidencePool
 from .setting import RunSetting
@@ -72,6 +78,7 @@ __all__ = [
 MAX_TTL_DAYS = 36_500
 MAX_WITHHELD = 20  # the critique file holds at most this many withheld keys
 MAX_LISTED = 100  # files left out that are listed one by one; the rest are counted
+_NO_PERSON = PersonLessons()
 
 
 class _Run(NamedTuple):
@@ -180,14 +187,19 @@ def build_lessons(
     return settled.lessons, (*unfit, *settled.excluded)
 
 
-def _build(index: CritiqueIndex, pool: EvidencePool, domain: str, rules: SelectionRules) -> _Built:
-    """Build, drop retired lessons (with their numbers), rank no-effect ones last, keep
+def _build(
+    index: CritiqueIndex, pool: EvidencePool | None, domain: str, rules: SelectionRules, person: PersonLessons
+) -> _Built:
+    """Build (the person's lessons first, then those ``pool`` shows; None: too few critiques
+    for those), drop retired lessons (with their numbers), rank no-effect ones last, keep
     ``max_lessons`` per stage."""
-    lessons, left_out = build_lessons(pool, rules.setting)
+    built, left_out = build_lessons(pool, rules.setting) if pool is not None else ((), ())
+    lessons = (*person.for_domain(domain), *built)
     if not lessons:
         return _Built(excluded=left_out)
     keys = [lesson.key for lesson in lessons]
-    effects: dict[str, LessonEffect] = {e.key: e for e in effects_in(index, now=rules.now, domain=domain, keys=keys)}
+    found = effects_in(index, now=rules.now, domain=domain, keys=keys, person=person.stages_and_targets())
+    effects: dict[str, LessonEffect] = {e.key: e for e in found}
     retired = [lesson for lesson in lessons if lesson.key in effects and effects[lesson.key].retired]
     live = [lesson for lesson in lessons if lesson not in retired]
     idle = {key for key, e in effects.items() if e.status == "no-effect"}
@@ -220,11 +232,14 @@ def select_lessons(
     max_lessons: int = MAX_LESSONS,
     trial_probability: float = 0.0,
     setting: RunSetting | None = None,
+    state_dir: Path | None = None,
 ) -> LessonSelection:
     """Choose the lessons for a run in ``domain`` at ``now`` (see the module docstring).
 
-    Never raises for a bad file; a meta folder that is a symlink leading out of its
-    reports folder, or a ``ttl_days`` out of range, raises.
+    ``state_dir``: the user state folder, where the trust of the person's ``lessons.yaml`` and
+    the key that signs the index are kept; without it the person's lessons are not read and
+    the index is built in memory. Never raises for a bad file; a meta folder that is a
+    symlink leading out of its reports folder, or a ``ttl_days`` out of range, raises.
     """
     if domain not in DOMAINS:
         raise InputError(f"unknown domain {domain!r}: choose one of {', '.join(DOMAINS)}")
@@ -232,8 +247,10 @@ def select_lessons(
     rules = SelectionRules(
         now, ttl_days, limit, min_critiques, control_fraction, force_control, max_lessons, trial_probability, setting
     )
-    with open_index(Path(meta_dir)) as index:
-        return select_in(index, domain, rules, rng)
+    person = PersonLessons.read(Path(meta_dir), state_dir) if state_dir is not None else _NO_PERSON
+    trust = IndexTrust(state_dir) if state_dir is not None else None
+    with open_index(Path(meta_dir), trust=trust) as index:
+        return select_in(index, domain, rules, rng, person=person)
 
 
 def candidate_domains(index: CritiqueIndex, rules: SelectionRules) -> list[str]:
@@ -252,19 +269,21 @@ def select_in(
     *,
     seed: int | None = None,
     explain: bool = True,
+    person: PersonLessons = _NO_PERSON,
 ) -> LessonSelection:
     """:func:`select_lessons` in an open ``index`` (``rules`` already checked). ``seed``: the
-    run's trial seed (drawn from ``rng`` when None). ``explain``: list the files left out."""
+    run's trial seed (drawn from ``rng`` when None). ``explain``: list the files left out.
+    ``person``: the lessons of the person's trusted file, eligible without waiting for critiques."""
     pool, names = evidence_pool(index, domain, rules)
     runs = [_Run(*row) for row in index.runs(domain, **_window(rules))]  # type: ignore[arg-type]
     enough = len(pool.critiques) >= rules.min_critiques
-    built = _build(index, pool, domain, rules) if enough else _Built()
+    built = _build(index, pool if enough else None, domain, rules, person)
     collapse = collapse_check(domain, runs)  # type: ignore[arg-type]
     considered = pool.ids
     files = file_exclusions(index, domain, rules, {names[i] for i in considered}) if explain else ()
     base = LessonSelection(
         domain, (), False, "", considered, (*files, *built.excluded),
-        (collapse.warning,) if collapse.collapsed else (),
+        (*person.warnings, *((collapse.warning,) if collapse.collapsed else ())),
     )  # fmt: skip
 
     def baseline(reason: str, why: str = "control") -> LessonSelection:
@@ -273,7 +292,7 @@ def select_in(
 
     if rules.force_control:
         return baseline("control run (baseline): lessons turned off (--no-lessons)", "no_lessons")
-    if not enough:
+    if not enough and not built.lessons:
         return baseline(f"no lessons: {len(pool.critiques)} eligible {domain} critique(s); {rules.min_critiques} are needed")
     comparison = compare_adaptive(domain, runs)  # type: ignore[arg-type]
     if comparison.suspended:
@@ -295,13 +314,22 @@ def _trial(
     (``seed`` None: no trials)."""
     draw = draw_trials(built.lessons, seed=seed or 0, probability=rules.trial_probability if seed is not None else 0)
     trial = f"; {len(draw.withheld)} withheld for their trial" if draw.withheld else ""
-    reason = f"{len(draw.given)} lesson(s) from {eligible} eligible {base.domain} critiques{trial}"
+    reason = _given_reason(draw.given, eligible, base.domain) + trial
     if not draw.given:
         reason = f"no lessons: every selected lesson was withheld for its trial ({len(draw.withheld)})"
     return replace(
         base, lessons=draw.given, adaptive=bool(draw.given), reason=reason,
         withheld=_withheld(list(draw.withheld), built), trial_seed=seed,
     )  # fmt: skip
+
+
+def _given_reason(lessons: tuple[Lesson, ...], eligible: int, domain: str) -> str:
+    """How many lessons a run was given, and from where: the person's own, built from critiques."""
+    built = sum(1 for lesson in lessons if lesson.origin == "built")
+    if built == len(lessons):
+        return f"{built} lesson(s) from {eligible} eligible {domain} critiques"
+    mine = f"{len(lessons) - built} lesson(s) of the person's own (lessons.yaml)"
+    return mine if not built else f"{mine} and {built} from {eligible} eligible {domain} critiques"
 
 
 def preview_lessons(
@@ -312,13 +340,15 @@ def preview_lessons(
     ttl_days: float,
     control_fraction: float,
     trial_probability: float = 0.0,
+    state_dir: Path | None = None,
 ) -> tuple[LessonSelection, str]:
     """The lessons a run in ``domain`` would get now, as if it were neither a control run nor
     drew any lesson for its trial, and a note on how often those happen (what ``memory
     lessons`` and the MCP tool show)."""
     selection = select_lessons(
-        meta_dir, domain, now=now, ttl_days=ttl_days, control_fraction=0.0, rng=random.Random(0)
-    )
+        meta_dir, domain, now=now, ttl_days=ttl_days, control_fraction=0.0, rng=random.Random(0),
+        state_dir=state_dir,
+    )  # fmt: skip
     control = (
         f"{control_fraction:.0%} of eligible runs are control runs and get no lessons"
         if control_fraction

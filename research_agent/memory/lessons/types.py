@@ -8,24 +8,34 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ...record.types import WithheldLesson
-from ..store.schema import STAGES, key_kind
+from ..store.schema import PERSON_KINDS, STAGES, key_kind
 
-__all__ = ["Lesson", "LessonSelection", "MAX_LESSONS"]
+__all__ = ["Lesson", "LessonSelection", "MAX_LESSONS", "ORIGINS"]
 
 MAX_LESSONS = 5  # per stage
+ORIGINS = ("built", *PERSON_KINDS)  # research-agent built it; a person wrote it (user) or approved it
 
 
 @dataclass(frozen=True)
 class Lesson:
-    """One templated lesson: its stable ``key``, the ``stage`` it is written for, the
-    ``target`` (fact or dimension) it should move, its text, and the critiques behind it
-    (newest first)."""
+    """One lesson: its stable ``key``, the ``stage`` it is written for, the ``target`` (fact
+    or dimension) it should move, its text, and the critiques behind it (newest first).
+
+    A built lesson's text comes from a template; a person's (``user:``, ``approved:``) is
+    their own words from the trusted ``lessons.yaml``, with no critiques behind it.
+    """
 
     key: str
     stage: str
     target: str
     text: str
     critique_ids: tuple[str, ...]
+
+    @property
+    def origin(self) -> str:
+        """``built`` (research-agent wrote it from critiques), ``user`` or ``approved``."""
+        kind = key_kind(self.key)
+        return kind if kind in PERSON_KINDS else "built"  # type: ignore[return-value]
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -63,6 +63,46 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+def _every(checks: list[Check]) -> Check:
+    """One check that passes when all of ``checks`` do (a loop: no generator per value)."""
+    if len(checks) == 1:
+        return checks[0]
+
+    def check(x: Any) -> bool:
+        for each in checks:  # noqa: SIM110 - all() would make a generator per value checked
+            if not each(x):
+                return False
+        return True
+
+    return check
+
+
+def _items(item: Check) -> Check:
+    def check(x: Any) -> bool:
+        if isinstance(x, list):
+            for value in x:
+                if not item(value):
+                    return False
+        return True
+
+    return check
+
+
+def _properties(props: dict[str, Check], closed: bool) -> Check:
+    def check(x: Any) -> bool:
+        if isinstance(x, dict):
+            for key, value in x.items():
+                prop = props.get(key)
+                if prop is None:
+                    if closed:
+                        return False
+                elif not prop(value):
+                    return False
+        return True
+
+    return check
+
+
 def compile_schema(schema: Mapping[str, Any]) -> Check:
     """Plain checks for ``schema``; raise ValueError for a keyword the fast path does not know."""
     unknown = set(schema) - _FAST_KEYWORDS
@@ -72,7 +112,7 @@ def compile_schema(schema: Mapping[str, Any]) -> Check:
     if "type" in schema:
         kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
         tests = [_TYPES[kind] for kind in kinds]
-        checks.append(lambda x: any(test(x) for test in tests))
+        checks.append(tests[0] if len(tests) == 1 else lambda x: any(test(x) for test in tests))
     if "const" in schema:
         const = schema["const"]
         checks.append(lambda x: _same(x, const))
@@ -104,18 +144,13 @@ def compile_schema(schema: Mapping[str, Any]) -> Check:
             )
         )
     if "items" in schema:
-        item = compile_schema(schema["items"])
-        checks.append(lambda x: not isinstance(x, list) or all(item(v) for v in x))
+        checks.append(_items(compile_schema(schema["items"])))
     if "required" in schema:
         required = tuple(schema["required"])
         checks.append(lambda x: not isinstance(x, dict) or all(k in x for k in required))
     if "properties" in schema:
         props = {k: compile_schema(v) for k, v in schema["properties"].items()}
-        checks.append(
-            lambda x: not isinstance(x, dict) or all(props[k](v) for k, v in x.items() if k in props)
-        )
-        if schema.get("additionalProperties") is False:
-            checks.append(lambda x: not isinstance(x, dict) or all(k in props for k in x))
+        checks.append(_properties(props, closed=schema.get("additionalProperties") is False))
     elif "additionalProperties" in schema:
         raise ValueError("additionalProperties without properties is not supported by the fast path")
-    return lambda x: all(check(x) for check in checks)
+    return _every(checks) if checks else (lambda x: True)

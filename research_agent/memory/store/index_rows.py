@@ -14,6 +14,16 @@ or withheld (and why), with the value of that key's target in the critique
 effects are read from one table; a critique that is not
 :attr:`~.critique_types.Critique.measurable` has none. Checks that depend on the time of
 asking (expiry, a date in the future) are made when the index is read, never stored.
+
+A person's lesson (``user:``, ``approved:``) takes its target from its entry in
+``lessons.yaml``, which the critique does not hold: its use rows carry the default target's
+value, and a critique with such a use also gives a :class:`MeasureRow` per target, so that
+the lesson can be measured on whichever target its entry names.
+
+The whole critique is kept too, as JSON (:class:`Rows` ``body``), for ``memory list``.
+``stored()`` gives each row's values as SQLite hands them back (0/1 for booleans, floats
+for REAL columns); a row's MAC (:mod:`.index_sign`) covers its ``stored()`` values (a use
+row's, its ``signed()`` ones; a file's evidence has a MAC of its own).
 """
 
 from __future__ import annotations
@@ -29,11 +39,13 @@ from typing import NamedTuple
 from .critique_types import Critique
 from .files import CritiqueEntry, load_entry
 from .schema import LESSON_KEY
-from .targets import measure, target_of
+from .targets import TARGETS, is_person_key, measure, target_of
 
 __all__ = [
     "FileRow",
     "UseRow",
+    "MeasureRow",
+    "Rows",
     "signature",
     "rows_for",
     "ARMS",
@@ -66,6 +78,21 @@ class FileRow(NamedTuple):
     suspect: str  # why the critique is suspect ('' when it is not): it then teaches nothing
     available: bool  # False: its run could not read its memory
     evidence: str  # the critique without free text, as JSON ('' for a refused file)
+    nuses: int = 0  # how many use rows the file has (a use row added or deleted shows here)
+    nmeasures: int = 0  # how many measure rows
+
+    def stored(self) -> tuple[object, ...]:
+        """The row as SQLite hands it back, without its evidence (what its MAC covers)."""
+        return (
+            self.name, self.sig, int(self.ok), self.reason, self.run_id, self.stamp, _real(self.created),
+            self.domain, self.model, _real(self.mean), int(self.passed), int(self.adaptive), self.suspect,
+            int(self.available), int(self.nuses), int(self.nmeasures),
+        )  # fmt: skip
+
+
+def _real(value: float | None) -> float | None:
+    """A REAL column's value as read back (an int becomes a float; -0.0 is stored as 0)."""
+    return None if value is None else float(value) + 0.0
 
 
 class UseRow(NamedTuple):
@@ -84,6 +111,16 @@ class UseRow(NamedTuple):
     value: float | None
     reason: str  # why it was withheld ('' for applied)
     question: str
+
+    def stored(self) -> tuple[object, ...]:
+        """The row as SQLite hands it back."""
+        return (*self[:6], _real(self.created), _real(self.value), self.reason, self.question)
+
+    def signed(self) -> tuple[object, ...]:
+        """What the row's MAC covers: its own values. Its domain and times are its file's,
+        whose row is signed; a use row moved to another domain or time changes its file's
+        count of rows there, which is checked (see :mod:`.index_store`)."""
+        return (self.name, self.key, self.arm, self.stage, _real(self.value), self.reason, self.question)
 
 
 _WORD = re.compile(r"\w+")
@@ -116,14 +153,44 @@ def critique_from_evidence(text: str) -> Critique:
     return Critique._from_valid(json.loads(text))
 
 
+class MeasureRow(NamedTuple):
+    """The value of one ``target`` in one critique (None where it does not apply)."""
+
+    name: str
+    target: str
+    value: float | None
+
+    def stored(self) -> tuple[object, ...]:
+        return (self.name, self.target, _real(self.value))
+
+
+class Rows(NamedTuple):
+    """What the index keeps of one file (``body``: the critique as JSON, None for a refused file)."""
+
+    file: FileRow
+    uses: list[UseRow]
+    measures: list[MeasureRow]
+    body: str | None = None
+
+
 def signature(info: os.stat_result) -> str:
     """What changes whenever a file is replaced, edited (even with its mtime put back) or swapped for a link."""
     return f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_mode}"
 
 
-def _value(critique: Critique, key: str) -> float | None:
-    value = measure(critique, target_of(key))
+def _checked(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) and abs(value) <= MAX_VALUE else None
+
+
+def _value(critique: Critique, key: str) -> float | None:
+    return _checked(measure(critique, target_of(key)))
+
+
+def _measures(name: str, critique: Critique, uses: list[UseRow]) -> list[MeasureRow]:
+    """Every target's value, for a critique that applied or withheld a person's lesson."""
+    if not any(is_person_key(use.key) for use in uses):
+        return []
+    return [MeasureRow(name, target, _checked(measure(critique, target))) for target in TARGETS]
 
 
 def _uses(name: str, critique: Critique) -> list[UseRow]:
@@ -150,15 +217,16 @@ def _uses(name: str, critique: Critique) -> list[UseRow]:
     return list(found.values())
 
 
-def rows_for(entry: CritiqueEntry, sig: str, meta_dir: Path) -> tuple[FileRow, list[UseRow]]:
+def rows_for(entry: CritiqueEntry, sig: str, meta_dir: Path) -> Rows:
     """Load ``entry`` with the real loader and summarise it (or record why it was refused)."""
     loaded = load_entry(entry, meta_dir=meta_dir)
     critique = loaded.critique
     if critique is None:
         reason = loaded.error or "invalid"
-        return FileRow(
+        refused = FileRow(
             entry.name, sig, False, reason, entry.run_id, entry.stamp, None, "", "", None, False, False, "", True, ""
-        ), []
+        )
+        return Rows(refused, [], [], None)
     suspect = critique.suspect_reason
     row = FileRow(
         entry.name,
@@ -177,4 +245,7 @@ def rows_for(entry: CritiqueEntry, sig: str, meta_dir: Path) -> tuple[FileRow, l
         critique.lessons_available,
         evidence_json(critique),
     )
-    return row, [] if suspect else _uses(entry.name, critique)
+    uses = [] if suspect else _uses(entry.name, critique)
+    measures = _measures(entry.name, critique, uses)
+    row = row._replace(nuses=len(uses), nmeasures=len(measures))
+    return Rows(row, uses, measures, json.dumps(critique.as_dict(), separators=(",", ":")))

@@ -327,8 +327,25 @@ def _text_problems(data: Mapping[str, Any]) -> list[str]:
 NOT_A_TIME = "is not an ISO 8601 time with a zone (e.g. 2026-11-22T09:58:36Z)"
 
 
+def _has_non_finite(data: Any) -> bool:
+    """Whether any number in ``data`` is a NaN or an infinity (one pass, no paths built)."""
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                return True
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return False
+
+
 def _non_finite(data: Any) -> list[str]:
     """``<path>: ... is not a finite number`` for every NaN or infinity (YAML's .nan, .inf)."""
+    if not _has_non_finite(data):
+        return []
     problems: list[str] = []
     stack: list[tuple[str, Any]] = [("", data)]
     while stack:

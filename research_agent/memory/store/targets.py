@@ -1,14 +1,18 @@
 """What each lesson should move (its *target*), and how a target is read off one critique.
 
-A target is a dimension score (``scores.coverage``) or a measured fact
-(``facts.unanswered``, ``facts.citations.weakly_supported_share``). Each has a
+A target is a dimension score (``scores.coverage``), the mean of the applicable scores
+(``mean_score``), or a measured fact (``facts.unanswered``,
+``facts.citations.weakly_supported_share``). Each has a
 direction: for a fact such as unanswered sub-queries lower is better, and effects flip
 its difference so that a positive delta always means the lesson helped. A target that
 does not apply to a critique (a null ``geographic_balance``, a version-1 file without
 facts, a run whose sources carried no date) reads as None and is left out of the means.
 
-Every lesson key maps to exactly one target, from its kind (``site:kept:...``) or the
-whole key (``coverage:unanswered``), so a critique need not store it.
+Every built lesson key maps to exactly one target, from its kind (``site:kept:...``) or the
+whole key (``coverage:unanswered``), so a critique need not store it. A lesson a person
+wrote or approved (``user:``, ``approved:``) takes its stage and target from its entry in
+``lessons.yaml``; :data:`PERSON_TARGET` (``mean_score``) is the target when the entry names
+none, or when the entry is not at hand.
 """
 
 from __future__ import annotations
@@ -18,9 +22,9 @@ from dataclasses import dataclass
 
 from ...measures import CritiqueFacts
 from .critique_types import Critique
-from .schema import DIMENSION_LABELS, DIMENSIONS, KIND_STAGES, key_kind
+from .schema import DIMENSION_LABELS, DIMENSIONS, KIND_STAGES, PERSON_KINDS, key_kind
 
-__all__ = ["Target", "TARGETS", "target_of", "stage_of", "measure", "TARGET_MAP"]
+__all__ = ["Target", "TARGETS", "PERSON_TARGET", "target_of", "stage_of", "is_person_key", "measure", "TARGET_MAP"]
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,9 @@ _FACTS = (
         _fact(lambda f: f.recency.median_age_days),
     ),
 )
+PERSON_TARGET = "mean_score"
 TARGETS: dict[str, Target] = {
+    PERSON_TARGET: Target(PERSON_TARGET, "mean score", False, lambda critique: critique.scores.mean),
     **{f"scores.{d}": Target(f"scores.{d}", DIMENSION_LABELS[d], False, _score(d)) for d in DIMENSIONS},
     **{t.name: t for t in _FACTS},
 }
@@ -94,22 +100,33 @@ _KIND_TARGETS = {
 
 
 # Which target each key reads, as text: the summary index is rebuilt when this changes.
-TARGET_MAP = repr(sorted(_KEY_TARGETS.items())) + repr(sorted(_KIND_TARGETS.items()))
+TARGET_MAP = repr(sorted(_KEY_TARGETS.items())) + repr(sorted(_KIND_TARGETS.items())) + PERSON_TARGET
+
+
+def is_person_key(key: str) -> bool:
+    """Whether ``key`` names a lesson a person wrote or approved (``user:``, ``approved:``)."""
+    return key_kind(key) in PERSON_KINDS
 
 
 def target_of(key: str) -> str:
-    """The target of lesson ``key`` (ValueError when ``key`` is not a lesson key)."""
+    """The target of lesson ``key`` (ValueError when ``key`` is not a lesson key); for a
+    person's lesson, :data:`PERSON_TARGET` (its entry may name another)."""
     kind = key_kind(key)
     if kind is None:
         raise ValueError(f"not a lesson key: {key[:120]!r}")
+    if kind in PERSON_KINDS:
+        return PERSON_TARGET
     return _KEY_TARGETS.get(key, _KIND_TARGETS[kind])
 
 
 def stage_of(key: str) -> str:
-    """The stage lesson ``key`` is written for (ValueError when ``key`` is not a lesson key)."""
+    """The stage built lesson ``key`` is written for (ValueError when ``key`` is not a lesson
+    key, or is a person's lesson, whose stage only its entry knows)."""
     kind = key_kind(key)
     if kind is None:
         raise ValueError(f"not a lesson key: {key[:120]!r}")
+    if kind in PERSON_KINDS:
+        raise ValueError(f"the stage of {key[:120]!r} comes from its entry in lessons.yaml")
     return KIND_STAGES[kind]
 
 

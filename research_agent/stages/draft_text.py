@@ -1,0 +1,214 @@
+"""The writer's answer: markdown read into a :class:`ReportDraft`, and a draft written back.
+
+The writer (draft and revise) answers in markdown with named headings: a summary, key
+findings, body sections of its own, limitations. :func:`read_draft` reads the structure
+with markdown-it-py: headings are matched by name, case-insensitively (``## Key
+findings:`` is Key Findings); text before the first heading is the summary; the writer's
+own H1 is ignored (the report's H1 is the question); a Sources or References list is
+dropped (the program writes Sources from the citations). Headings below the section
+level become bold lines of their section.
+
+An answer cut short (the token limit, a stall, a broken stream) keeps what is complete:
+:func:`complete_part` ends it at the last complete paragraph or list item. A draft is
+:func:`usable` when it holds at least one real paragraph.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING
+
+from ..review.markdown import LESSONS_TITLES, SOURCES_TITLES, heading_key
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+
+__all__ = ["ReportDraft", "read_draft", "complete_part", "usable", "draft_markdown", "CUT_NOTES", "MIN_PARAGRAPH_WORDS"]
+
+MIN_PARAGRAPH_WORDS = 5  # a usable draft has a paragraph (or finding) of at least this many words
+
+_SUMMARY = frozenset({"summary", "executive summary", "overview", "abstract", "tl;dr", "tldr", "in brief", "answer"})
+_FINDINGS = frozenset({"key findings", "findings", "main findings", "key points", "key takeaways", "highlights"})
+_LIMITATIONS = frozenset({"limitations", "limitations & gaps", "limitations and gaps", "limitations & caveats",
+                          "limitations and caveats", "gaps", "caveats", "gaps in the evidence"})  # fmt: skip
+_DROPPED = SOURCES_TITLES | LESSONS_TITLES | {"adversarial analysis", "citations", "sources used"}
+
+# A line that starts a new block: a blank line, a list item, a heading (or its beginning).
+_BLOCK_START = re.compile(r"^[ \t]{0,3}(?:[-*+][ \t]|\d{1,9}[.)][ \t]|#{1,6}(?:[ \t]|$))")
+_FENCE_OPEN = re.compile(r"^```[ \t]*(?:markdown|md)?[ \t]*$", re.IGNORECASE)
+
+# Why a draft was cut short, as the report's Limitations say it (keys: finish reasons).
+CUT_NOTES = {
+    "length": "the model stopped at its token limit",
+    "stalled": "the model stopped sending tokens",
+    "unfinished": "the model's stream broke off",
+    "deadline": "the run reached its deadline while the model was writing",
+}
+
+
+@dataclass(frozen=True)
+class ReportDraft:
+    """The writer's answer, by part; report.py renders it (its H1 is the question).
+
+    ``cut`` is empty for a whole answer; otherwise why it was cut short (a key of
+    :data:`CUT_NOTES`): the draft then ends at its last complete paragraph or list item.
+    """
+
+    executive_summary: str
+    key_findings: tuple[str, ...]
+    sections: tuple[tuple[str, str], ...]
+    limitations: tuple[str, ...]
+    cut: str = ""
+
+    @property
+    def word_count(self) -> int:
+        parts = [self.executive_summary, *self.key_findings, *(b for _, b in self.sections)]
+        return sum(len(p.split()) for p in parts)
+
+
+def complete_part(text: str) -> str:
+    """``text`` up to its last complete paragraph or list item (for an answer cut short).
+
+    A block is complete once the next one has begun: after a blank line, or where a list
+    item or a heading starts (even if only its first characters arrived).
+    """
+    lines = text.replace("\r\n", "\n").split("\n")
+    for i in range(len(lines) - 1, 0, -1):
+        last = i == len(lines) - 1  # the line still arriving: blank only means a line ended there
+        if (not last and not lines[i].strip()) or _BLOCK_START.match(lines[i]):
+            return "\n".join(lines[:i]).rstrip()
+    return ""
+
+
+def usable(draft: ReportDraft) -> bool:
+    """Whether the draft holds a real paragraph: a summary, finding or section body of
+    at least :data:`MIN_PARAGRAPH_WORDS` words."""
+    parts = [draft.executive_summary, *draft.key_findings, *(body for _, body in draft.sections)]
+    return any(len(block.split()) >= MIN_PARAGRAPH_WORDS for part in parts for block in part.split("\n\n"))
+
+
+@cache
+def _parser() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table").disable("inline")
+
+
+@dataclass(frozen=True)
+class _Heading:
+    first: int  # 0-based line of the heading
+    end: int  # 0-based line after it (a setext heading has two lines)
+    level: int
+    text: str
+
+    @property
+    def kind(self) -> str:
+        key = heading_key(self.text)
+        for kind, names in (("summary", _SUMMARY), ("findings", _FINDINGS), ("limitations", _LIMITATIONS),
+                            ("dropped", _DROPPED)):  # fmt: skip
+            if key in names:
+                return kind
+        return ""
+
+
+def _unfenced(text: str) -> str:
+    """The answer without a code fence wrapped around all of it (```markdown ... ```)."""
+    lines = text.strip("\n").split("\n")
+    if lines and _FENCE_OPEN.match(lines[0].strip()):
+        lines = lines[1:]
+        if lines and lines[-1].strip() == "```":
+            lines = lines[:-1]
+    return "\n".join(lines)
+
+
+def _headings(tokens: Sequence[Token]) -> list[_Heading]:
+    found = []
+    for index, token in enumerate(tokens):
+        if token.type == "heading_open" and token.level == 0 and token.map is not None:
+            text = " ".join(part.strip() for part in tokens[index + 1].content.split("\n"))
+            found.append(_Heading(token.map[0], token.map[1], int(token.tag[1:]), text))
+    return found
+
+
+def _section_level(headings: Sequence[_Heading]) -> int:
+    """The level of the headings that start sections: the highest below H1, else H1 (when
+    the writer used several), else 2."""
+    below = [h.level for h in headings if h.level > 1]
+    if below:
+        return min(below)
+    return 1 if sum(1 for h in headings if h.level == 1) > 1 else 2
+
+
+def read_draft(text: str, *, cut: str = "") -> ReportDraft:
+    """The writer's markdown answer read into its parts (see the module docstring)."""
+    lines = _unfenced(text.replace("\r\n", "\n")).split("\n")
+    headings = _headings(_parser().parse("\n".join(lines)))
+    level = _section_level(headings)
+    parts: list[tuple[str, str, list[str]]] = [("summary", "", [])]  # (kind, heading, lines)
+    row = 0
+    for number, heading in enumerate(headings):
+        parts[-1][2].extend(lines[row : heading.first])
+        row = heading.end
+        kind = heading.kind
+        if heading.level == 1 and not kind and (level > 1 or number == 0):
+            continue  # the writer's title: the report's H1 is the question
+        if not kind and heading.level > level:
+            parts[-1][2].append(f"**{heading.text}**")  # a sub-heading stays in its section
+            continue
+        parts.append((kind or "section", heading.text, []))
+    parts[-1][2].extend(lines[row:])
+    return _assemble(parts, cut)
+
+
+def _assemble(parts: Sequence[tuple[str, str, list[str]]], cut: str) -> ReportDraft:
+    summary: list[str] = []
+    findings: list[str] = []
+    limitations: list[str] = []
+    sections: list[tuple[str, str]] = []
+    for kind, heading, body_lines in parts:
+        body = "\n".join(body_lines).strip()
+        if kind == "summary" and body:
+            summary.append(body)
+        elif kind == "findings":
+            findings += _items(body)
+        elif kind == "limitations":
+            limitations += _items(body)
+        elif kind == "section" and body:
+            sections.append((" ".join(heading.lstrip("#").split()), body))
+    return ReportDraft("\n\n".join(summary), tuple(findings), tuple(sections), tuple(limitations), cut)
+
+
+def _items(body: str) -> list[str]:
+    """The entries of a findings or limitations section: its list items, else its paragraphs."""
+    if not body:
+        return []
+    items: list[str] = []
+    depth = 0  # list nesting; an item's nested lists belong to the item
+    for token in _parser().parse(body):
+        if token.type == "list_item_open":
+            depth += 1
+            if depth == 1:
+                items.append("")
+        elif token.type == "list_item_close":
+            depth -= 1
+        elif token.type == "inline":
+            text = " ".join(token.content.split())
+            if depth and items:
+                items[-1] = f"{items[-1]} {text}".strip()
+            elif text:
+                items.append(text)
+    return [item for item in items if item]
+
+
+def draft_markdown(draft: ReportDraft) -> str:
+    """The draft in the writer's own format (what revise is shown and answers in)."""
+    parts = ["## Summary", draft.executive_summary.strip(), "## Key Findings"]
+    parts.append("\n".join(f"- {f}" for f in draft.key_findings))
+    for heading, body in draft.sections:
+        parts += [f"## {heading}", body.strip()]
+    parts += ["## Limitations", "\n".join(f"- {x}" for x in draft.limitations)]
+    return "\n\n".join(p for p in parts if p) + "\n"

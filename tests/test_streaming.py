@@ -1,0 +1,169 @@
+"""The writer's answer, streamed: token progress, an idle limit (not a total one), and what a cut
+or stalled stream keeps (issue 19, points 1, 2, 3, 5 and 7). The endpoint is an
+httpx.MockTransport under the real openai client; time moves only when the test moves it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+
+from research_agent.errors import LLMTimeout
+from research_agent.llm import ChatRequest, UsageRecorder
+from research_agent.stages.writer import ask_writer
+from tests.support.llm import completion, make_model
+from tests.support.streams import (
+    DONE,
+    ManualTicker,
+    content_events,
+    event,
+    events_then,
+    sse_response,
+    usage_event,
+)
+
+IDLE = 180.0
+HANG_GUARD = 60.0
+TWO_PARAGRAPHS = (
+    "## Summary\n\nVacuum reclaims the space of dead tuples in place [1].\n\n"
+    "## Key Findings\n\n- Autovacuum runs vacuum when enough rows changed [2].\n\n"
+)
+WRITER = ChatRequest(stage="draft", system="write", user="Question: q")
+
+
+class Streaming:
+    """A MockTransport handler that answers each request with the next streamed body."""
+
+    def __init__(self, *bodies) -> None:
+        self.bodies = list(bodies)
+        self.requests: list[dict] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(json.loads(request.content))
+        body = self.bodies.pop(0)
+        return body if isinstance(body, httpx.Response) else sse_response(body)
+
+
+def streaming_model(handler, ticker):
+    model, _ = make_model(handler, timeout=IDLE, ticker=ticker)
+    return model
+
+
+async def test_progress_hears_rising_token_counts_before_the_last_chunk_is_released() -> None:
+    ticker, heard, release = ManualTicker(), asyncio.Event(), asyncio.Event()
+    events = content_events("Vacuum reclaims space.", size=8)  # three chunks
+    handler = Streaming(lambda: events_then(events, hold=release,
+                                            end=[*map(_sse, [event(None, "stop"), usage_event(40, 7)]), DONE]))
+    model = streaming_model(handler, ticker)
+    counts: list[tuple[int, str]] = []
+
+    def on_tokens(n: int, piece: str) -> None:
+        counts.append((n, piece))
+        if n == 3:
+            heard.set()
+
+    task = asyncio.create_task(model.stream(WRITER, on_tokens))
+    async with asyncio.timeout(HANG_GUARD):  # a guard against a hang, not a timing
+        await asyncio.wait({task, asyncio.ensure_future(heard.wait())}, return_when=asyncio.FIRST_COMPLETED)
+    assert counts == [(1, "Vacuum r"), (2, "eclaims "), (3, "space.")] and not task.done()  # the end is held back
+    release.set()
+    response = await task
+    await model.aclose()
+    assert response.text == "Vacuum reclaims space." and response.finish_reason == "stop"
+    assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (40, 7)  # from the usage-only chunk
+    body = handler.requests[0]
+    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+
+
+async def test_a_stall_after_two_paragraphs_keeps_them_with_no_retry() -> None:
+    ticker, stalled = ManualTicker(), asyncio.Event()
+    arrived = TWO_PARAGRAPHS + "## How it works\n\nThe visibility map lets vacuum skip pa"
+    handler = Streaming(lambda: events_then(content_events(arrived), before_end=stalled, hold=asyncio.Event()))
+    model = streaming_model(handler, ticker)
+    task = asyncio.create_task(ask_writer(model, WRITER, idle=IDLE))
+    await stalled.wait()
+    await ticker.advance(IDLE - 1, checked=True)  # idle, but not for long enough yet
+    assert not task.done()
+    await ticker.advance(1)
+    draft = await task
+    await model.aclose()
+    assert len(handler.requests) == 1  # usable paragraphs had arrived: no retry
+    assert draft.cut == "stalled"
+    assert draft.executive_summary == "Vacuum reclaims the space of dead tuples in place [1]."
+    assert draft.key_findings == ("Autovacuum runs vacuum when enough rows changed [2].",)
+    assert draft.sections == ()  # the paragraph that stalled midway is left out
+
+
+async def test_a_stall_before_anything_usable_is_asked_once_more_then_times_out() -> None:
+    ticker = ManualTicker()
+    stalls = [asyncio.Event(), asyncio.Event()]
+    handler = Streaming(*(lambda s=s: events_then([event("## Summ")], before_end=s, hold=asyncio.Event())
+                          for s in stalls))  # fmt: skip
+    model = streaming_model(handler, ticker)
+    task = asyncio.create_task(ask_writer(model, WRITER, idle=IDLE))
+    for stall in stalls:
+        await stall.wait()
+        await ticker.advance(IDLE)
+    with pytest.raises(LLMTimeout) as caught:
+        await task
+    await model.aclose()
+    assert len(handler.requests) == 2
+    assert str(caught.value) == (
+        "model call for stage draft timed out: no token for 180s before a usable paragraph (2 attempts)"
+    )
+
+
+async def test_a_slow_steady_stream_longer_than_the_idle_limit_in_total_finishes() -> None:
+    ticker = ManualTicker()
+    pieces = content_events(TWO_PARAGRAPHS, size=20)
+
+    async def slow():
+        for piece in pieces:  # each piece comes 100 s after the one before: 100 s idle at most
+            yield _sse(piece)
+            await ticker.advance(100, checked=True)
+        yield _sse(event(None, "stop"))
+        yield DONE
+
+    handler = Streaming(slow)
+    model = streaming_model(handler, ticker)
+    response = await model.stream(WRITER)
+    await model.aclose()
+    assert ticker.time == 100 * len(pieces) > 3 * IDLE  # far longer than the idle limit, in total
+    assert response.finish_reason == "stop" and response.text == TWO_PARAGRAPHS.strip()
+
+
+async def test_a_cut_at_the_token_limit_keeps_the_complete_paragraphs() -> None:
+    arrived = TWO_PARAGRAPHS + "## Limitations\n\n- Only the manual was re"
+    handler = Streaming(lambda: events_then([*content_events(arrived), event(None, "length")]))
+    model = streaming_model(handler, ManualTicker())
+    draft = await ask_writer(model, WRITER, idle=IDLE)
+    await model.aclose()
+    assert draft.cut == "length" and draft.limitations == () and len(draft.key_findings) == 1
+
+
+async def test_server_quirks_are_named_once_per_run() -> None:
+    no_finish = lambda: events_then(content_events(TWO_PARAGRAPHS), end=[])  # noqa: E731 - ends, no finish, no DONE
+    thinking = lambda: events_then([event("<think>plan the report</think>"), *content_events(TWO_PARAGRAPHS),  # noqa: E731
+                                    event(None, "stop")])
+    handler = Streaming(completion(TWO_PARAGRAPHS), completion(TWO_PARAGRAPHS), no_finish, thinking)
+    heard: list[str] = []
+    model = UsageRecorder(streaming_model(handler, ManualTicker()), on_quirk=heard.append)
+    whole = await model.stream(WRITER)
+    await model.stream(WRITER)
+    broken = await model.stream(WRITER)
+    reasoned = await model.stream(WRITER)
+    await model.inner.aclose()
+    assert whole.finish_reason == "stop" and whole.quirks == ("ignored_stream",)
+    assert broken.finish_reason == "unfinished" and broken.quirks == ("no_finish",)
+    assert "<think>" not in reasoned.text and reasoned.text.startswith("## Summary")
+    assert heard == [
+        "the model server ignored stream=true and sent each answer whole: no token progress is shown",
+        "the model server ended a stream without a finish reason: the answer may be cut short",
+        "the model streamed <think> reasoning before its answer: the reasoning was left out",
+    ]
+
+
+def _sse(payload: dict) -> bytes:
+    return f"data: {json.dumps(payload)}\n\n".encode()
