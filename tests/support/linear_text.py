@@ -34,7 +34,7 @@ def _repeat(unit: str, size: int) -> str:
 def inputs(pieces: tuple[str, ...], runs: tuple[tuple[str, str], ...], size: int) -> list[tuple[str, str]]:
     """(name, text) of each input: every piece repeated, every (opener, filler) as one long run."""
     made = [(f"{piece!r} repeated", _repeat(piece, size)) for piece in dict.fromkeys(COMMON + pieces)]
-    made += [(f"{head!r} + {fill!r}*n + 'x'", head + fill * (size - len(head) - 1) + "x") for head, fill in runs]
+    made += [(f"{head!r} + {fill!r}*n + 'x'", head + _repeat(fill, size - len(head) - 1) + "x") for head, fill in runs]
     return made
 
 
@@ -169,6 +169,9 @@ FUNCTIONS: dict[str, tuple[Callable[[str], Any], tuple[str, ...], tuple[tuple[st
     "is_bare_number": (_get("research_agent.text.debris", "is_bare_number"), ("1.", "1,", "-1"), (), None),
     "lexical_support": (_support, ("a.", "1.1", "a.b", "not "), (), None),
     "best_window": (_window, ("a. ", "heat pumps "), (), None),
+    "read_draft": (_get("research_agent.stages.draft_text", "read_draft"), ("## Key Findings\n- a\n", "# a\n", "```\n"),
+                   (("## Key Findings\n\n- a", "\n\n  b"),), 1024 * 1024),
+    "complete_part": (_get("research_agent.stages.draft_text", "complete_part"), ("- a\n", "\n\n", "1. "), (), None),
 }
 
 
