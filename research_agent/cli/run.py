@@ -22,7 +22,7 @@ from ..results import ResearchResult
 from ..run_refs import Runs, short_id
 from .boundary import guarded, json_failures, run_async, stderr_console
 from .critique import print_scheduled
-from .export import Browser, Format, export_after_run, plan_export, print_note
+from .export import Browser, ExportPlan, Format, export_after_run, plan_export, print_note
 from .progress import RichProgress, cost_text
 from .run_options import (
     AllowPrivate,
@@ -106,11 +106,7 @@ def run(
     """
     with json_failures(json_output):
         settings = load_settings(settings_overrides(ctx.params))  # every option above, by name
-        if output is not None:  # in whatever format: never onto a file another run owns
-            check_output_path(output, reports_dir=settings.reports_dir, cache_dir=settings.cache_dir)
-        plan = plan_export(fmt, output, browser)  # before the run: never after the user has paid for it
-        if plan.format != "md":
-            settings = settings.replace(output=None)  # --output gets the chosen format, not the markdown
+        plan, settings = _plan_output(settings, output, fmt, browser)
         started = time.monotonic()  # --timeout covers what the command waits for: the critique too
         result = _research(query, settings)
         exported, failure = None, None
@@ -125,6 +121,19 @@ def run(
         raise failure
     if strict and _rejected(result):
         raise typer.Exit(1)
+
+
+def _plan_output(
+    settings: Settings, output: Path | None, fmt: str, browser: Path | None
+) -> tuple[ExportPlan, Settings]:
+    """Check ``--output`` and ``--format`` before the run (never after the user has paid for it):
+    the export plan, and the settings the run writes its markdown with."""
+    if output is not None:  # in whatever format: never onto a file another run owns
+        check_output_path(output, reports_dir=settings.reports_dir, cache_dir=settings.cache_dir)
+    plan = plan_export(fmt, output, browser)
+    if plan.format != "md":
+        settings = settings.replace(output=None)  # --output gets the chosen format, not the markdown
+    return plan, settings
 
 
 def _rejected(result: ResearchResult) -> bool:
