@@ -2,7 +2,7 @@
 
 Exit codes: 0 when the report would be approved, 1 when it is rejected (an empty or
 unstructured file included: it is no report), 2 when the report (missing, unreadable,
-binary), the rules file or the mode cannot be used (an InputError, through the CLI's one
+binary, or larger than the setting ``review_max_bytes``), the rules file or the mode cannot be used (an InputError, through the CLI's one
 error boundary). Reading the file and the verdict are :mod:`research_agent.review.report_file`'s,
 which the MCP server's ``review_report`` tool uses too. The main app mounts :func:`review_command` as ``review``; ``app`` here
 wraps it alone.
@@ -15,6 +15,7 @@ from typing import Annotated
 
 import typer
 
+from ..config import load_settings
 from ..review.feedback import format_feedback
 from ..review.report_file import review_file
 from .boundary import guarded
@@ -40,7 +41,7 @@ def review_command(
     ] = None,
 ) -> None:
     """Lint a markdown report: exit 0 when it would be approved, 1 when rejected."""
-    review = review_file(report, rules=rules, mode=mode)
+    review = review_file(report, rules=rules, mode=mode, max_bytes=load_settings().review_max_bytes)
     if json_output:
         typer.echo(dumps_json(review.as_dict(), indent=2))
     else:
