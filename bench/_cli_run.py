@@ -94,7 +94,7 @@ def cli_env(home: Path, cache_dir: Path, base_url: str | None) -> dict[str, str]
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(home),
         "RESEARCH_AGENT_CACHE_DIR": str(cache_dir),
-        "RESEARCH_AGENT_CONFIG": str(home / "no-config.toml"),
+        "XDG_CONFIG_HOME": str(home / "xdg"),
         "RESEARCH_AGENT_MODEL": "gpt-4o-mini",
         "OPENAI_API_KEY": "bench",
         "NO_COLOR": "1",

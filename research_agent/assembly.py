@@ -31,6 +31,7 @@ from .context import load_context
 from .errors import InputError, RunTimeout, StorageError
 from .fetch.gather import SourceReader
 from .files.atomic import ensure_writable_dir, existing_file_mode, remove_stale_temps
+from .files.output import check_output_path
 from .files.safefile import check_folder_inside
 from .ids import make_run_id
 from .indexing import Indexing, start_indexing
@@ -293,7 +294,10 @@ def _provider_names(settings: Settings) -> tuple[str, ...]:
 
 def _read_inputs(settings: Settings) -> tuple[str, tuple[Rule, ...]]:
     """The context block and the custom rules (a bad file fails before any work); the
-    report folders checked and cleared of temp files that crashed runs left behind."""
+    report folders checked and cleared of temp files that crashed runs left behind; an
+    ``--output`` that another run owns refused first."""
+    if settings.output is not None:
+        check_output_path(settings.output, reports_dir=settings.reports_dir, cache_dir=settings.cache_dir)
     context_block = load_context(
         settings.context_path,
         required=settings.context_path is not None and settings.context_path != Path("research_context.md"),

@@ -1,11 +1,12 @@
-"""Settings and mode presets.
+"""Settings (the mode presets they pick from are :mod:`research_agent.modes`).
 
 Precedence is flags > environment > config file > defaults. This is the only module
 that reads the environment; everything else receives a :class:`Settings`.
 
 The config file is TOML, at ``$RESEARCH_AGENT_CONFIG`` or
 ``$XDG_CONFIG_HOME/research-agent/config.toml``; its keys are the field names of
-:class:`Settings` (e.g. ``model = "gpt-4o-mini"``, ``min_viability = 60``).
+:class:`Settings` (e.g. ``model = "gpt-4o-mini"``, ``min_viability = 60``). A file named by
+``$RESEARCH_AGENT_CONFIG`` must exist and be a regular file; the default one may be absent.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = [
     "default_cache_dir",
     "default_config_path",
     "default_state_dir",
+    "mcp_token",
 ]
 
 
@@ -104,6 +106,7 @@ class Settings:
     fetch_per_host: int = 2
     fetch_timeout: float = 20.0
     max_page_bytes: int = 5 * 1024 * 1024
+    search_reply_max_bytes: int = 5 * 1024 * 1024  # a SearXNG or Tavily reply, decoded
 
     # review and retry
     min_viability: int = 51
@@ -113,6 +116,7 @@ class Settings:
     rules_path: Path | None = None
     check_claims: bool = True  # check cited sentences against their passages in the skeptic's call
     claim_tokens: int = 1600  # the claim list one skeptic call carries; --standard samples up to it
+    review_max_bytes: int = 1024 * 1024  # `review` and review_report: far above any report, below a stall
 
     # memory
     critique: bool = True
@@ -171,10 +175,12 @@ NUMBER_RANGES: dict[str, tuple[float, float, bool]] = {
     "fetch_per_host": (1, 64, True),
     "fetch_timeout": (0, 3600, False),
     "max_page_bytes": (1024, 1 << 30, True),
+    "search_reply_max_bytes": (1024, 1 << 30, True),
     "min_viability": (0, 100, True),
     "max_plans": (1, 10, True),
     "max_revisions": (0, 10, True),
     "claim_tokens": (200, 100_000, True),
+    "review_max_bytes": (1024, 64 * 1024 * 1024, True),
     "control_fraction": (0, 1, True),
     "trial_probability": (0, 1, True),
     "lesson_ttl_days": (0, 36_500, False),
@@ -305,9 +311,14 @@ def _coerce(name: str, value: Any) -> Any:
 MAX_CONFIG_BYTES = 1024 * 1024
 
 
-def _read_config_file(path: Path) -> dict[str, Any]:
-    """The settings in a TOML config file: size-capped, nesting checked before parsing."""
-    if not path.is_file():
+def _read_config_file(path: Path, *, named: bool) -> dict[str, Any]:
+    """The settings in a TOML config file: size-capped, nesting checked before parsing.
+
+    A file the user ``named`` (``$RESEARCH_AGENT_CONFIG``) must be there and be a readable
+    regular file: a missing one, a folder, a FIFO or a device is a ConfigError rather than
+    settings silently not applied. The default path may be absent.
+    """
+    if not named and not (path.exists() or path.is_symlink()):
         return {}
     try:
         text = read_text_capped(path, max_bytes=MAX_CONFIG_BYTES, follow_symlinks=True)
@@ -336,7 +347,8 @@ def load_settings(
     env = os.environ if env is None else env
     path = config_file if config_file is not None else default_config_path(env)
     values: dict[str, Any] = {}
-    for key, value in _read_config_file(path).items():
+    named = config_file is None and bool(env.get("RESEARCH_AGENT_CONFIG"))
+    for key, value in _read_config_file(path, named=named).items():
         values[key] = _coerce(key, value)
     for var, key in ENV_VARS.items():
         if env.get(var):
@@ -351,3 +363,10 @@ def load_settings(
         if value is not None:
             values[key] = _coerce(key, value)
     return Settings(**values).validate()
+
+
+def mcp_token(env: Mapping[str, str] | None = None) -> str:
+    """The MCP server's bearer token from ``$RESEARCH_AGENT_MCP_TOKEN`` ("" when unset): kept
+    out of Settings, which runs print and pass around."""
+    env = os.environ if env is None else env
+    return env.get("RESEARCH_AGENT_MCP_TOKEN", "").strip()

@@ -11,12 +11,14 @@ from pathlib import Path
 
 from .errors import InputError
 from .files.safefile import UnsafeFile, read_text_capped
+from .text.masking import cut_blocks
 from .text.sanitize import sanitize, wrap_data
 
 __all__ = ["load_context", "MAX_CONTEXT_CHARS"]
 
 MAX_CONTEXT_CHARS = 4000
-_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_COMMENT_OPEN = re.compile("<!--")
+_COMMENT_CLOSE = re.compile("-->")
 
 
 def load_context(path: Path | None, *, required: bool = False) -> str:
@@ -42,7 +44,7 @@ def load_context(path: Path | None, *, required: bool = False) -> str:
         )
     except UnsafeFile as exc:
         raise InputError(f"context file {path}: {exc}") from None
-    text = sanitize(_COMMENT.sub("", raw), max_chars=MAX_CONTEXT_CHARS)
+    text = sanitize(cut_blocks(raw, _COMMENT_OPEN, _COMMENT_CLOSE), max_chars=MAX_CONTEXT_CHARS)
     if not text.strip():
         return ""
     return "Background about the user (use it to choose emphasis, never as evidence):\n" + wrap_data(

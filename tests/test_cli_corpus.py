@@ -37,7 +37,7 @@ def runner(tmp_path: Path) -> CliRunner:
 def env(tmp_path: Path) -> dict[str, str]:
     return {
         "RESEARCH_AGENT_CACHE_DIR": str(tmp_path / "cache"),
-        "RESEARCH_AGENT_CONFIG": str(tmp_path / "no-config.toml"),
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
     }
 
 

@@ -34,7 +34,7 @@ def run_web(tmp_path, *extra: str):
     with server, FakeOpenAIServer(ResearchResponder()) as llm:
         proc = cli(tmp_path, "run", QUERY, "--search", "searxng", "--searxng-url", server.url("/"),
                    "--reports-dir", str(tmp_path / "reports"), "--no-critique", "--ignore-robots", *extra,
-                   base_url=llm.base_url, env={"RESEARCH_AGENT_CONFIG": str(tmp_path / "none.toml")})
+                   base_url=llm.base_url, env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
         return proc, list(server.requests)
 
 
@@ -71,7 +71,7 @@ def test_a_page_cached_under_allow_private_is_refused_to_a_later_run_without_it(
             before = len(server.requests)
             proc = cli(tmp_path, "run", QUERY, "--search", "searxng", "--searxng-url", server.url("/"),
                        "--reports-dir", str(tmp_path / "reports"), "--no-critique", "--ignore-robots", "--json",
-                       *extra, base_url=llm.base_url, env={"RESEARCH_AGENT_CONFIG": str(tmp_path / "none.toml")})
+                       *extra, base_url=llm.base_url, env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
             assert proc.returncode == 0, proc.stderr
             summary = json.loads(proc.stdout)
             record = yaml.safe_load((tmp_path / "reports" / "meta" / f"run-{summary['id']}.yaml").read_text())

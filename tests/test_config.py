@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from research_agent.config import MODES, load_settings
 from research_agent.errors import ConfigError
+from tests.support.cli import cli
 
 
 def test_precedence_flags_over_env_over_file_over_defaults(tmp_path):
@@ -23,7 +25,7 @@ def test_precedence_flags_over_env_over_file_over_defaults(tmp_path):
 
 
 def test_mode_providers_and_paths(tmp_path):
-    env = {"RESEARCH_AGENT_CONFIG": str(tmp_path / "none.toml"), "RESEARCH_AGENT_CACHE_DIR": str(tmp_path / "c")}
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "RESEARCH_AGENT_CACHE_DIR": str(tmp_path / "c")}
     settings = load_settings({"mode": "deep", "corpus_dirs": (str(tmp_path),), "context_path": "none"}, env=env)
     assert settings.mode is MODES["deep"] and settings.providers == ("local",)
     assert settings.context_path is None and settings.cache_dir == tmp_path / "c"
@@ -46,7 +48,7 @@ def test_mode_providers_and_paths(tmp_path):
 )
 def test_bad_values_are_one_clear_error(tmp_path, overrides, message):
     with pytest.raises(ConfigError, match=message):
-        load_settings(overrides, env={"RESEARCH_AGENT_CONFIG": str(tmp_path / "none.toml")})
+        load_settings(overrides, env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
 
 
 def test_a_broken_config_file_is_named(tmp_path):
@@ -60,7 +62,43 @@ def test_a_broken_config_file_is_named(tmp_path):
 
 
 def test_model_call_concurrency_comes_from_the_environment_for_single_slot_servers(tmp_path):
-    env = {"RESEARCH_AGENT_CONFIG": str(tmp_path / "none.toml"), "RESEARCH_AGENT_LLM_CONCURRENCY": "1"}
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "RESEARCH_AGENT_LLM_CONCURRENCY": "1"}
     assert load_settings(env=env).llm_concurrency == 1
     with pytest.raises(ConfigError, match="llm_concurrency"):
         load_settings(env={**env, "RESEARCH_AGENT_LLM_CONCURRENCY": "0"})
+
+
+def _special(tmp_path: Path, kind: str) -> Path:
+    if kind == "missing":
+        return tmp_path / "nowhere.toml"
+    if kind == "folder":
+        (tmp_path / "folder.toml").mkdir()
+        return tmp_path / "folder.toml"
+    if kind == "fifo":
+        os.mkfifo(tmp_path / "fifo.toml")
+        return tmp_path / "fifo.toml"
+    return Path("/dev/zero")
+
+
+@pytest.mark.parametrize(
+    ("kind", "reason"),
+    [("missing", "file not found"), ("folder", "not a regular file"), ("fifo", "not a regular file"),
+     ("device", "not a regular file")],
+)
+def test_a_config_file_the_user_named_must_be_a_readable_file(tmp_path: Path, kind: str, reason: str) -> None:
+    path = _special(tmp_path, kind)
+    with pytest.raises(ConfigError) as info:
+        load_settings(env={"RESEARCH_AGENT_CONFIG": str(path)})
+    assert str(path) in str(info.value) and reason in str(info.value) and "\n" not in str(info.value)
+
+
+def test_the_default_config_path_may_be_absent(tmp_path: Path) -> None:
+    assert load_settings(env={"XDG_CONFIG_HOME": str(tmp_path / "nothing-here")}).model == "gpt-4o-mini"
+
+
+@pytest.mark.parametrize("kind", ["missing", "fifo", "device"])
+def test_the_cli_names_a_config_file_that_is_not_there_in_one_line_and_exits_2(tmp_path: Path, kind: str) -> None:
+    path = _special(tmp_path, kind)
+    proc = cli(tmp_path, "memory", "list", env={"RESEARCH_AGENT_CONFIG": str(path)})
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert proc.stderr.startswith(f"error: config file {path}:") and proc.stderr.count("\n") == 1, proc.stderr

@@ -546,7 +546,7 @@ def test_cli_cache_clear(tmp_path: Path) -> None:
     cache = PageCache(tmp_path / "pages", 3600)
     for i in range(3):
         cache.put(sample_page(f"https://example.com/{i}"))
-    env = {"RESEARCH_AGENT_CACHE_DIR": str(tmp_path), "RESEARCH_AGENT_CONFIG": str(tmp_path / "none.toml")}
+    env = {"RESEARCH_AGENT_CACHE_DIR": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
     result = CliRunner().invoke(cache_app, ["clear"], env=env)
     assert result.exit_code == 0, result.output
     assert "removed 3 cached web pages" in result.output

@@ -140,16 +140,16 @@ def test_every_numeric_setting_has_a_range() -> None:
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf"), 1e300, -1e300, True])
 def test_every_numeric_setting_must_be_finite_and_in_range(tmp_path: Path, name: str, value: object) -> None:
     with pytest.raises(ConfigError, match=name) as caught:
-        load_settings({name: value}, env={"RESEARCH_AGENT_CONFIG": str(tmp_path / "none.toml")})
+        load_settings({name: value}, env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
     assert "\n" not in str(caught.value)
 
 
 @pytest.mark.parametrize("name", sorted(NUMBER_RANGES))
 def test_every_numeric_setting_accepts_its_own_default(tmp_path: Path, name: str) -> None:
-    settings = load_settings({}, env={"RESEARCH_AGENT_CONFIG": str(tmp_path / "none.toml")})
+    settings = load_settings({}, env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
     value = getattr(settings, name)
     if value is not None:
-        assert getattr(load_settings({name: str(value)}, env={"RESEARCH_AGENT_CONFIG": str(tmp_path / "n")}),
+        assert getattr(load_settings({name: str(value)}, env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")}),
                        name) == value
 
 

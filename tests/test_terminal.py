@@ -248,7 +248,7 @@ def test_corpus_search_and_index_show_hostile_titles_and_folders(tmp_path: Path)
     root.mkdir()
     (root / "a.md").write_text(f"# Vacuum {HOSTILE}\n\nVACUUM reclaims storage held by dead tuples.\n",
                                encoding="utf-8")
-    env = {"RESEARCH_AGENT_CACHE_DIR": str(tmp_path / "cache"), "RESEARCH_AGENT_CONFIG": str(tmp_path / "no.toml"),
+    env = {"RESEARCH_AGENT_CACHE_DIR": str(tmp_path / "cache"), "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
            "COLUMNS": "400"}
     indexed = CliRunner().invoke(cli_corpus.app, ["index", str(root)], env=env)
     assert indexed.exit_code == 0, indexed.output
@@ -264,7 +264,7 @@ def test_corpus_search_and_index_show_hostile_titles_and_folders(tmp_path: Path)
 
 def test_cache_clear_shows_a_hostile_cache_folder(tmp_path: Path) -> None:
     cache = tmp_path / f"cache {ANSI}"
-    env = {"RESEARCH_AGENT_CACHE_DIR": str(cache), "RESEARCH_AGENT_CONFIG": str(tmp_path / "no.toml")}
+    env = {"RESEARCH_AGENT_CACHE_DIR": str(cache), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
     result = CliRunner().invoke(cli_cache.app, ["clear"], env=env)
     assert result.exit_code == 0, result.output
     assert result.output == f"removed 0 cached web pages from {tmp_path}/cache {SHOWN_ANSI}/pages\n"
@@ -282,7 +282,7 @@ def test_doctor_shows_a_hostile_model_name_in_its_table(tmp_path: Path) -> None:
 
 
 def test_the_main_app_routes_errors_through_the_one_line_printer(tmp_path: Path) -> None:
-    env = {"RESEARCH_AGENT_CONFIG": str(tmp_path / "no.toml"), "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
            "RESEARCH_AGENT_CACHE_DIR": str(tmp_path / "cache")}
     result = CliRunner().invoke(main_app, ["run", QUERY, "--corpus", str(tmp_path / f"nope {TAGS}"),
                                            "--reports-dir", str(tmp_path / "r")], env=env)

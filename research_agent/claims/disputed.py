@@ -31,10 +31,18 @@ def _key(text: str) -> str:
 
 def similarity(a: str, b: str) -> float:
     """How alike two sentences read, 0 to 1 (difflib's ratio of their folded text)."""
-    left, right = _key(a), _key(b)
-    if not left or not right:
+    return _similarity(_key(a), _matcher(b))
+
+
+def _matcher(claim: str) -> SequenceMatcher:
+    """A matcher holding ``claim``'s key as its second sequence: difflib indexes that one, once."""
+    return SequenceMatcher(None, "", _key(claim), autojunk=False)
+
+
+def _similarity(key: str, matcher: SequenceMatcher) -> float:
+    if not key or not matcher.b:
         return 0.0
-    matcher = SequenceMatcher(None, left, right, autojunk=False)
+    matcher.set_seq1(key)
     if matcher.real_quick_ratio() < SIMILAR or matcher.quick_ratio() < SIMILAR:
         return matcher.quick_ratio()
     return matcher.ratio()
@@ -66,22 +74,30 @@ def _start(line: str, sentence: LineSentence) -> int:
     return at
 
 
-def _mark_line(line: str, claims: Sequence[ClaimVerdict], outcomes: dict[int, str]) -> tuple[str, int]:
-    to_mark: list[LineSentence] = []
+def _mark_line(line: str, claims: Sequence[tuple[ClaimVerdict, SequenceMatcher]], outcomes: dict[int, str]) -> tuple[str, int]:
+    """``line`` with "[Disputed]" before each unmarked sentence like one of ``claims`` (each
+    with a matcher holding its folded key) that still cites its source; how many it marked."""
+    to_mark: dict[int, LineSentence] = {}  # by start: one mark per sentence, however many claims it is like
     for sentence in line_sentences(line, cited_only=False):
-        for claim in claims:
-            if similarity(sentence.text, claim.sentence) < SIMILAR:
+        key = _key(sentence.text)
+        for claim, matcher in claims:
+            if _similarity(key, matcher) < SIMILAR:
                 continue
             if not set(sentence.numbers) & set(claim.sources):
                 outcomes.setdefault(claim.number, "recited")
                 continue
             outcomes[claim.number] = "disputed"
-            if not sentence.disputed and sentence not in to_mark:
-                to_mark.append(sentence)
-    for sentence in reversed(to_mark):  # from the end: earlier offsets stay valid
-        at = _start(line, sentence)
-        line = f"{line[:at]}{DISPUTED} {line[at:]}"
-    return line, len(to_mark)
+            if not sentence.disputed:
+                to_mark.setdefault(sentence.start, sentence)
+    if not to_mark:
+        return line, 0
+    pieces, at = [], 0  # joined once: one insertion per marked sentence would copy the line each time
+    for sentence in sorted(to_mark.values(), key=lambda found: found.start):
+        start = _start(line, sentence)
+        pieces += [line[at:start], DISPUTED, " "]
+        at = start
+    pieces.append(line[at:])
+    return "".join(pieces), len(to_mark)
 
 
 def mark_unsupported(texts: Sequence[str], unsupported: Sequence[ClaimVerdict]) -> Marked:
@@ -89,13 +105,14 @@ def mark_unsupported(texts: Sequence[str], unsupported: Sequence[ClaimVerdict]) 
     claims number them) on every unmarked sentence like an ``unsupported`` claim that still
     cites one of its sources; say what became of each claim."""
     outcomes: dict[int, str] = {}
+    keyed = [(claim, _matcher(claim.sentence)) for claim in unsupported]
     marked = 0
     out = []
     for text in texts:
         lines = []
         for line in text.split("\n"):
-            if unsupported and not line.lstrip().startswith("#"):
-                line, count = _mark_line(line, unsupported, outcomes)
+            if keyed and line.strip() and not line.lstrip().startswith("#"):
+                line, count = _mark_line(line, keyed, outcomes)
                 marked += count
             lines.append(line)
         out.append("\n".join(lines))

@@ -9,7 +9,7 @@
 * :mod:`.memory`    ``memory list|show|lessons|effects|validate|prune|stats|ab``: a package, one module per family
 * :mod:`.mcp`       ``mcp``: the MCP server's options (the server is :mod:`research_agent.mcp_server`)
 * :mod:`.corpus`    ``corpus index|search``;  :mod:`.cache`  ``cache clear``;  :mod:`.doctor`  ``doctor``
-* :mod:`.boundary`  the one error boundary every command runs in
+* :mod:`.boundary`  the one error boundary every command runs in;  :mod:`.signals`  SIGTERM as Ctrl-C
 * :mod:`.progress`  the progress line;  :mod:`.terminal`  printing outside text inertly
 
 The console script is ``research_agent.cli:main``; ``python -m research_agent`` runs it too.
@@ -22,8 +22,10 @@ main``; that must not cost it the whole command line (typer, rich, every command
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
+from . import signals
 from .startup import importing
 
 __all__ = ["app", "main"]
@@ -37,8 +39,19 @@ def _root() -> Any:
 
 
 def main() -> None:
-    """Entry point of the ``research-agent`` script."""
-    _root().main()
+    """Entry point of the ``research-agent`` script.
+
+    Ctrl-C or SIGTERM at any moment, start-up included, ends in one line and exit 130 or 143."""
+    signals.install()
+    try:
+        _root().main()
+    except KeyboardInterrupt:  # before the command line's own boundary was there to catch it
+        sys.stderr.write(f"{signals.interrupt_word()}\n")
+        sys.exit(signals.interrupt_exit_code())
+    except SystemExit as exc:
+        if exc.code == signals.INTERRUPTED and signals.terminated():
+            sys.exit(signals.TERMINATED)  # every "exit 130 on Ctrl-C" of a command is 143 on SIGTERM
+        raise
 
 
 def __getattr__(name: str) -> Any:

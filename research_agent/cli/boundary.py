@@ -3,7 +3,8 @@
 A :class:`~research_agent.errors.ResearchError` becomes ``error: <message>`` on one line
 of stderr and the error's exit code. Any other exception becomes ``error: unexpected
 <Type>: <message> (run with -v for details)`` and exit 1, or its traceback with ``-v``.
-Ctrl-C while a coroutine runs (:func:`run_async`) becomes one line and exit 130. Typer's
+Ctrl-C while a coroutine runs (:func:`run_async`) becomes one line and exit 130 (SIGTERM:
+the same path, exit 143). Typer's
 own exits (``typer.Exit``, usage errors) pass through untouched.
 """
 
@@ -20,6 +21,7 @@ import typer
 from rich.console import Console
 
 from ..errors import ResearchError, error_message
+from .signals import interrupt_exit_code, interrupt_word
 from .terminal import dumps_json, markup, one_line
 
 __all__ = ["guarded", "exit_for", "print_error", "run_async", "set_verbose", "json_error", "json_failures"]
@@ -100,10 +102,13 @@ def guarded(command: Command) -> Command:
 
 
 def run_async(coro: Any, *, interrupted: Callable[[], str] | None = None) -> Any:
-    """Run a coroutine; Ctrl-C becomes a one-line message (``interrupted()``) and exit code 130."""
+    """Run a coroutine; Ctrl-C becomes a one-line message (``interrupted()``) and exit code 130,
+    SIGTERM the same line beginning "terminated" and exit code 143 (see :mod:`.signals`)."""
     try:
         return asyncio.run(coro)
     except KeyboardInterrupt:
         message = interrupted() if interrupted else "interrupted: stopped before writing anything"
+        if message.startswith("interrupted"):
+            message = interrupt_word() + message.removeprefix("interrupted")
         stderr_console().print(markup(message), soft_wrap=True)
-        raise typer.Exit(130) from None
+        raise typer.Exit(interrupt_exit_code()) from None

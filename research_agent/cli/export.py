@@ -19,6 +19,7 @@ import typer
 from ..config import load_settings
 from ..errors import InputError, ResearchError, StorageError, error_message
 from ..export import Exported, check_destination, export_path, export_report, find_browser, find_report
+from ..files.output import check_output_path
 from .boundary import guarded, stderr_console
 from .terminal import echo, markup, one_line
 
@@ -65,6 +66,9 @@ def export_command(
     """Export a report as one self-contained HTML page whose citations preview their passage, or as PDF."""
     settings = load_settings({"reports_dir": reports_dir})
     path = find_report(settings.reports_dir, report)
+    if output is not None and output.resolve() != path.resolve():  # (onto the report itself: export says so)
+        check_output_path(output, reports_dir=settings.reports_dir, cache_dir=settings.cache_dir,
+                          own=[export_path(path, fmt.lower())])  # fmt: skip
     exported = export_report(
         path, fmt=fmt.lower(), reports_dir=settings.reports_dir, output=output, browser=browser
     )

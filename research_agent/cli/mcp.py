@@ -3,8 +3,11 @@
 The options become the server's settings (flags, then the environment, then the config
 file, as for ``run``) and its safety limits: which folders a caller may name as a corpus
 (``--allow-dir``), whether private addresses may be fetched (``--allow-private``), how
-many runs at once (``--max-runs``). The server itself is :mod:`research_agent.mcp_server`,
-imported only here, since the ``mcp`` SDK is an optional extra.
+many runs at once (``--max-runs``). Over HTTP, Host and Origin are checked on every bind
+(``--allow-host`` adds a name), and any bind but loopback (127.0.0.1, ::1, localhost) needs
+a bearer token from ``RESEARCH_AGENT_MCP_TOKEN`` or ``--token-file``: never a command-line
+value, which every user of the machine can read. The server itself is
+:mod:`research_agent.mcp_server`, imported only here, since the ``mcp`` SDK is an optional extra.
 """
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ from typing import Annotated, Any
 
 import typer
 
-from ..config import load_settings
+from ..config import load_settings, mcp_token
 from ..errors import ConfigError, InputError
+from ..files.safefile import UnsafeFile, read_text_capped
 from ..version import extra_hint
 from .boundary import guarded, stderr_console
 from .run import (
@@ -48,7 +52,21 @@ MaxRuns = Annotated[int, typer.Option("--max-runs", min=1, max=64, help="Researc
 HttpPort = Annotated[
     int | None, typer.Option("--http", min=1, max=65535, metavar="PORT", help="Serve streamable HTTP on this port.")
 ]
-Host = Annotated[str | None, typer.Option("--host", help="The address --http listens on (default 127.0.0.1).")]
+Host = Annotated[
+    str | None,
+    typer.Option("--host", help="The address --http listens on (default 127.0.0.1); any other than loopback "
+                                "needs a bearer token."),
+]
+TokenFile = Annotated[
+    Path | None,
+    typer.Option("--token-file", help="A file holding the bearer token HTTP clients must send (else "
+                                      "RESEARCH_AGENT_MCP_TOKEN).", show_default=False),
+]
+AllowHost = Annotated[
+    list[str] | None,
+    typer.Option("--allow-host", help="A Host name clients may reach the HTTP server by, besides the bound "
+                                      "address (repeatable)."),
+]
 
 
 @guarded
@@ -59,6 +77,8 @@ def mcp_command(
     max_runs: MaxRuns = 2,
     http: HttpPort = None,
     host: Host = None,
+    token_file: TokenFile = None,
+    allow_host: AllowHost = None,
     model: Model = None,
     fast_model: FastModel = None,
     reports_dir: ReportsDir = None,
@@ -72,8 +92,9 @@ def mcp_command(
     no_lessons: NoLessons = False,
 ) -> None:
     """Serve research, review and memory as MCP tools over stdio (or --http PORT)."""
-    if host is not None and http is None:
-        raise InputError("--host needs --http PORT (over stdio there is nothing to listen on)")
+    for given, name in ((host, "--host"), (token_file, "--token-file"), (allow_host, "--allow-host")):
+        if given and http is None:
+            raise InputError(f"{name} needs --http PORT (over stdio there is nothing to listen on)")
     server = _server_package()
     overrides = {
         name: value
@@ -87,8 +108,25 @@ def mcp_command(
         allow_private=allow_private,
         max_runs=max_runs,
     )
-    _tell_start(options, http, host or "127.0.0.1")
-    server.serve(options, http_port=http, host=host or "127.0.0.1")
+    bind = None
+    if http is not None:
+        token = _token(token_file)
+        bind = server.HttpBind(host or "127.0.0.1", http, token, tuple(allow_host or ()))
+    server.serve(options, http=bind, on_listening=lambda: _tell_start(options, bind))
+
+
+def _token(token_file: Path | None) -> str:
+    """The bearer token: the first line of ``--token-file``, else ``RESEARCH_AGENT_MCP_TOKEN``, else ""."""
+    if token_file is None:
+        return mcp_token()
+    try:
+        text = read_text_capped(token_file, max_bytes=4096, follow_symlinks=True)
+    except UnsafeFile as exc:
+        raise ConfigError(f"--token-file {token_file}: {exc}") from None
+    token = text.strip().split("\n", 1)[0].strip()
+    if not token:
+        raise ConfigError(f"--token-file {token_file}: the file is empty")
+    return token
 
 
 def _server_package() -> ModuleType:
@@ -102,9 +140,13 @@ def _server_package() -> ModuleType:
     return mcp_server
 
 
-def _tell_start(options: Any, http: int | None, host: str) -> None:
+def _tell_start(options: Any, bind: Any) -> None:
     """One line on stderr: where the server listens and what callers may do."""
-    where = f"streamable HTTP on http://{host}:{http}/mcp" if http is not None else "stdio"
+    where = "stdio"
+    if bind is not None:
+        guard = "bearer token required" if bind.token else "no token (loopback only)"
+        hosts = ", ".join(bind.security().allowed_hosts)
+        where = f"streamable HTTP on {bind.url} ({guard}; Host must be one of {hosts})"
     folders = ", ".join(str(d) for d in options.allow_dirs) or "none (corpus runs are refused)"
     private = "allowed" if options.allow_private else "refused"
     stderr_console().print(

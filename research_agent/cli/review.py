@@ -2,7 +2,7 @@
 
 Exit codes: 0 when the report would be approved, 1 when it is rejected (an empty or
 unstructured file included: it is no report), 2 when the report (missing, unreadable,
-binary), the rules file or the mode cannot be used (an InputError, through the CLI's one
+binary, or larger than the setting ``review_max_bytes``), the rules file or the mode cannot be used (an InputError, through the CLI's one
 error boundary). Reading the file and the verdict are :mod:`research_agent.review.report_file`'s,
 which the MCP server's ``review_report`` tool uses too. The main app mounts :func:`review_command` as ``review``; ``app`` here
 wraps it alone.
@@ -62,8 +62,9 @@ def review_command(
     ] = None,
 ) -> None:
     """Lint a markdown report: exit 0 when it would be approved, 1 when rejected."""
-    review = review_file(report, rules=rules, mode=mode)
-    claims = _check_claims(report, load_settings({"reports_dir": reports_dir})) if check_claims else None
+    settings = load_settings({"reports_dir": reports_dir})
+    review = review_file(report, rules=rules, mode=mode, max_bytes=settings.review_max_bytes)
+    claims = _check_claims(report, settings) if check_claims else None
     approved = review.approved and (claims is None or not claims.open_unsupported)
     if json_output:
         data = review.as_dict()
@@ -86,7 +87,7 @@ def _check_claims(report: Path, settings: Settings):  # -> claim_report.ReportCl
 
     async def check():
         async with model:
-            markdown = read_report(report)
+            markdown = read_report(report, settings.review_max_bytes)
             store, query = report_evidence(report, markdown, settings.reports_dir)
             return await check_report_claims(model, markdown, store, query=query, budget=settings.claim_tokens)
 

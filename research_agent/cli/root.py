@@ -22,6 +22,7 @@ from typer.core import TyperGroup
 from ..version import __version__
 from . import cache, corpus, critique, doctor, export, mcp, memory, review, run
 from .boundary import set_verbose, stderr_console
+from .signals import interrupt_exit_code, interrupt_word
 from .startup import settle
 from .terminal import VisibleFormatter
 from .usage import ClickException, hoist_verbose, tidy_help, usage_error
@@ -124,7 +125,7 @@ def main() -> None:
     try:
         app()
     except KeyboardInterrupt:
-        stderr_console().print("interrupted", soft_wrap=True)
-        sys.exit(130)
+        stderr_console().print(interrupt_word(), soft_wrap=True)
+        sys.exit(interrupt_exit_code())
     finally:
         settle()

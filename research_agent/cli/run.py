@@ -16,12 +16,13 @@ import typer
 from ..config import Settings, load_settings
 from ..errors import ResearchError
 from ..export import Exported
+from ..files.output import check_output_path
 from ..memory.critique.schedule import after_report
 from ..results import ResearchResult
 from ..run_refs import Runs, short_id
 from .boundary import guarded, json_failures, run_async, stderr_console
 from .critique import print_scheduled
-from .export import Browser, Format, export_after_run, plan_export, print_note
+from .export import Browser, ExportPlan, Format, export_after_run, plan_export, print_note
 from .progress import RichProgress, cost_text
 from .run_options import (
     AllowPrivate,
@@ -55,6 +56,7 @@ from .run_options import (
     WaitCritique,
     settings_overrides,
 )
+from .signals import interrupt_exit_code, interrupt_word
 from .startup import importing
 from .terminal import dumps_json, echo, markup
 
@@ -104,9 +106,7 @@ def run(
     """
     with json_failures(json_output):
         settings = load_settings(settings_overrides(ctx.params))  # every option above, by name
-        plan = plan_export(fmt, output, browser)  # before the run: never after the user has paid for it
-        if plan.format != "md":
-            settings = settings.replace(output=None)  # --output gets the chosen format, not the markdown
+        plan, settings = _plan_output(settings, output, fmt, browser)
         started = time.monotonic()  # --timeout covers what the command waits for: the critique too
         result = _research(query, settings)
         exported, failure = None, None
@@ -121,6 +121,19 @@ def run(
         raise failure
     if strict and _rejected(result):
         raise typer.Exit(1)
+
+
+def _plan_output(
+    settings: Settings, output: Path | None, fmt: str, browser: Path | None
+) -> tuple[ExportPlan, Settings]:
+    """Check ``--output`` and ``--format`` before the run (never after the user has paid for it):
+    the export plan, and the settings the run writes its markdown with."""
+    if output is not None:  # in whatever format: never onto a file another run owns
+        check_output_path(output, reports_dir=settings.reports_dir, cache_dir=settings.cache_dir)
+    plan = plan_export(fmt, output, browser)
+    if plan.format != "md":
+        settings = settings.replace(output=None)  # --output gets the chosen format, not the markdown
+    return plan, settings
 
 
 def _rejected(result: ResearchResult) -> bool:
@@ -179,6 +192,6 @@ def _critique_afterwards(run_record_path: Path, settings: Settings, time_left: f
     try:
         scheduled = after_report(run_record_path, settings, time_left=time_left)
     except KeyboardInterrupt:  # typer would turn it into a silent exit 130
-        console.print("interrupted: the report is written; its critique was not", soft_wrap=True)
-        raise typer.Exit(130) from None
+        console.print(f"{interrupt_word()}: the report is written; its critique was not", soft_wrap=True)
+        raise typer.Exit(interrupt_exit_code()) from None
     print_scheduled(scheduled, console)

@@ -23,7 +23,6 @@ import re
 from typing import Any
 
 import typer
-from rich.markup import escape
 
 __all__ = ["visible", "markup", "one_line", "echo", "dumps_json", "VisibleFormatter"]
 
@@ -49,9 +48,18 @@ def one_line(text: object) -> str:
     return " ".join(visible(text).split())
 
 
+# rich's own escape pattern, anchored at the start of a run of backslashes: rich.markup.escape
+# searches from every backslash of a run, which is quadratic in the run's length.
+_RICH_TAG = re.compile(r"(?<!\\)(\\*+)(\[[a-z#/@][^[]*?])")
+
+
 def markup(text: object) -> str:
-    """Outside text for a rich console, table cell or status line: controls shown, markup escaped."""
-    return escape(visible(text))
+    """Outside text for a rich console, table cell or status line: controls shown, markup escaped
+    (as ``rich.markup.escape`` does it)."""
+    escaped = _RICH_TAG.sub(lambda m: f"{m.group(1)}{m.group(1)}\\{m.group(2)}", visible(text))
+    if escaped.endswith("\\") and not escaped.endswith("\\\\"):
+        return escaped + "\\"
+    return escaped
 
 
 def echo(text: object = "", *, err: bool = False) -> None:

@@ -9,7 +9,7 @@ show it.
 from __future__ import annotations
 
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,12 +99,18 @@ async def _once(data: bytes) -> AsyncIterator[bytes]:
 
 
 async def read_body(
-    response: httpx.Response, max_bytes: int, charset: str | None, *, check_binary: bool
+    response: httpx.Response,
+    max_bytes: int,
+    charset: str | None,
+    *,
+    check_binary: bool,
+    on_chunk: Callable[[], None] | None = None,
 ) -> bytes:
     """The decoded body of a streamed ``response``, at most ``max_bytes``.
 
     Raises Refused: ``too_large``, ``bad_encoding``, ``decode_error``, and
     ``binary_content`` when ``check_binary`` and the first bytes are not text.
+    ``on_chunk`` is called after each chunk read (a caller's own deadline check).
     """
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > max_bytes:
@@ -120,6 +126,8 @@ async def read_body(
         chunks = response.aiter_raw()
     async for raw in chunks:
         buf += decoder.feed(raw, max_bytes - len(buf))
+        if on_chunk is not None:
+            on_chunk()
         if not checked and len(buf) >= BINARY_SAMPLE:
             checked = True
             if looks_binary(bytes(buf[:BINARY_SAMPLE]), charset):

@@ -80,12 +80,12 @@ SUFFIX_KINDS: Mapping[str, str] = MappingProxyType({
 })  # fmt: skip
 _MAGIC = (b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"PK\x03\x04", b"\x7fELF", b"\x1f\x8b", b"BZh", b"MZ\x90")
 _CTRL = bytes(b for b in range(32) if b not in (9, 10, 12, 13)) + b"\x7f"
-_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_\-:.]+)""", re.IGNORECASE)
-_XML_ENCODING = re.compile(rb"""<\?xml[^>]+encoding\s*=\s*["']([A-Za-z0-9_.\-]+)""", re.IGNORECASE)
+_META_CHARSET = re.compile(rb"""<meta[^<>]+?charset\s*=\s*["']?\s*([A-Za-z0-9_\-:.]+)""", re.IGNORECASE)
+_XML_ENCODING = re.compile(rb"""<\?xml[^<>]+?encoding\s*=\s*["']([A-Za-z0-9_.\-]+)""", re.IGNORECASE)
 # WHATWG: these labels mean windows-1252 in practice.
 _WINDOWS_1252 = {"latin-1", "latin1", "iso-8859-1", "iso8859-1", "l1", "ascii", "us-ascii", "iso-ir-100"}
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
-_MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
+_MD_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]++(.*\S.*)$", re.MULTILINE)  # closing "#"s cut in code
 _RST_UNDERLINE = re.compile(r"^([=\-~^#*+`'\".:_])\1{2,}\s*$")
 
 
@@ -183,7 +183,7 @@ def _text_title(text: str, kind: str) -> str:
     head = text[:20_000]
     if kind == MARKDOWN:
         match = _MD_HEADING.search(head)
-        return match.group(1) if match else ""
+        return (match.group(1).rstrip().rstrip("#").rstrip() or match.group(1).strip()) if match else ""
     if kind == RST:
         lines = head.splitlines()
         for i in range(len(lines) - 1):

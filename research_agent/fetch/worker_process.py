@@ -71,6 +71,16 @@ class _Memory:
         return rss > self.limit_mb
 
 
+def _send(conn: Any, message: Any) -> bool:
+    """Send ``message`` to the parent; False when it has gone (Ctrl-C or SIGTERM while the pool
+    starts closes its end): the worker then ends quietly, never with a BrokenPipeError traceback."""
+    try:
+        conn.send(message)
+    except (BrokenPipeError, ConnectionResetError, EOFError):
+        return False
+    return True
+
+
 def worker_main(conn: Any, fn: Callable[..., Any], max_worker_mb: float, preload: tuple[str, ...]) -> None:
     """A worker's life: say it is ready, then run jobs until told to stop or too big."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
@@ -78,7 +88,8 @@ def worker_main(conn: Any, fn: Callable[..., Any], max_worker_mb: float, preload
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
     memory = _Memory(max_worker_mb)
-    conn.send(None)
+    if not _send(conn, None):
+        return
     while True:
         try:
             job = conn.recv()
@@ -93,8 +104,8 @@ def worker_main(conn: Any, fn: Callable[..., Any], max_worker_mb: float, preload
             result = Failed(RAISED, f"{type(exc).__name__}: {exc}"[:200])
         retire = memory.too_big_after_job()
         try:
-            conn.send((result, retire))
+            sent = _send(conn, (result, retire))
         except Exception as exc:  # an answer that cannot be pickled
-            conn.send((Failed(RAISED, f"unsendable result: {type(exc).__name__}"), retire))
-        if retire:
+            sent = _send(conn, (Failed(RAISED, f"unsendable result: {type(exc).__name__}"), retire))
+        if retire or not sent:
             return

@@ -338,6 +338,7 @@ def toml_depth(text: str, *, stop: int = sys.maxsize) -> int:
     """
     opened: list[str] = []  # "h" (a table header), "[" or "{" for each open bracket
     dots = [0]  # dots in the key being read, at each level
+    dotted = 0  # sum(dots), kept as it changes: summing at every character would be quadratic
     base = 0  # the depth of the current table, set by its [header]
     in_key, in_header, best, pos = True, False, 0, 0
     while (match := _TOML_SPECIAL.search(text, pos)) is not None:
@@ -347,13 +348,16 @@ def toml_depth(text: str, *, stop: int = sys.maxsize) -> int:
             pos = _toml_skip(text, i)
         elif c == "\n":
             if not opened:
+                dotted -= dots[0]
                 dots[0], in_key = 0, True
         elif c == "=":
             in_key = False
         elif c == "," and opened and opened[-1] == "{":
+            dotted -= dots[-1]
             dots[-1], in_key = 0, True
         elif c == "." and in_key:
             dots[-1] += 1
+            dotted += 1
         elif c in "[{":
             header = c == "[" and in_key and (not opened or opened[-1] == "h")
             if header and not opened:
@@ -363,12 +367,12 @@ def toml_depth(text: str, *, stop: int = sys.maxsize) -> int:
             in_key = header or c == "{"
         elif c in "]}" and opened:
             if opened[-1] == "h" and in_header:
-                base, in_header = len(opened) + sum(dots), False
+                base, in_header = len(opened) + dotted, False
             opened.pop()
-            dots.pop()
+            dotted -= dots.pop()
         else:
             continue
-        depth = base + len(opened) + sum(dots)
+        depth = base + len(opened) + dotted
         if depth > best:
             best = depth
             if best >= stop:

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..text.masking import cut_blocks
 from .protocol import ChatRequest
 from .schema_bounds import answer_schema, clamp, wire_schema
 
@@ -49,10 +50,10 @@ FORMS: tuple[OutputForm, ...] = ("json_schema", "json_object", "instructions")
 _MAX_ECHO_CHARS = 8000  # how much of a bad answer is sent back in the repair message
 _MAX_JSON_STARTS = 500  # bound on the prose scan for an embedded JSON value
 
-_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
-_FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
+# Possessive: backtracking into the language name would rescan the whole answer once per letter.
+_FENCE = re.compile(r"```[A-Za-z0-9_-]*+[ \t]*+\n?(.*?)```", re.DOTALL)
 _SCHEMA_NAME = re.compile(r"[^A-Za-z0-9_-]+")
 
 # Which form worked, per (base_url, model); shared by every model built without its own
@@ -100,7 +101,7 @@ class FormMemory:
 def strip_think(text: str) -> str:
     """Remove reasoning: ``<think>...</think>`` blocks, everything before an orphan
     ``</think>``, and an unterminated leading ``<think>`` with all that follows it."""
-    text = _THINK_BLOCK.sub("", text)
+    text = cut_blocks(text, _THINK_OPEN, _THINK_CLOSE)
     closes = list(_THINK_CLOSE.finditer(text))
     if closes:  # the opening tag was in the prompt template (DeepSeek-R1 style)
         text = text[closes[-1].end() :]

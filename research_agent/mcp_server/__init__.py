@@ -2,6 +2,8 @@
 same API the CLI uses, for agents and IDEs that speak the Model Context Protocol.
 
 * :mod:`.server`        the ``MCPServer`` with every tool and resource; stdio or streamable HTTP
+* :mod:`.http`          the HTTP bind: Host/Origin checks on every bind, a bearer token off loopback
+* :mod:`.cpu`           CPU-heavy calls (review, export) in worker processes, off the event loop
 * :mod:`.service`       what the tools share: the start options, settings per call, run slots,
                         the ``--allow-dir`` check
 * :mod:`.tools`         ``research`` and ``review_report``, and the list of every tool
@@ -15,7 +17,8 @@ same API the CLI uses, for agents and IDEs that speak the Model Context Protocol
 Importing this package needs the ``mcp`` SDK (2.x).
 """
 
+from .http import HttpBind, is_loopback
 from .server import build_server, serve
 from .service import ServerOptions, resolve_allowed_dirs
 
-__all__ = ["build_server", "serve", "ServerOptions", "resolve_allowed_dirs"]
+__all__ = ["build_server", "serve", "ServerOptions", "resolve_allowed_dirs", "HttpBind", "is_loopback"]

@@ -7,7 +7,8 @@ unique prefix of either, ``latest``, ``latest~N``), resolved against the folder'
 a URI can never name a path. A report is read size-capped from the reports folder, never
 through a symlink; a critique is loaded and validated as ``memory show`` does, and given back
 as the YAML of its file. Rendering the page is a plain function of the reports folder and the
-id (:func:`report_html_text`), run off the event loop. :func:`listed_resources` lists the
+id (:func:`report_html_text`), run in one of the server's CPU worker processes
+(:mod:`.cpu`), never on the event loop. :func:`listed_resources` lists the
 reports and critiques that exist, newest first, at most :data:`MAX_LISTED`.
 """
 
@@ -78,7 +79,9 @@ def report_html_text(reports_dir: Path, run_id: str) -> str:
 @_resource_errors
 async def report_html(run_id: str, ctx: Context) -> str:
     """A report as one self-contained HTML page whose citations preview the passage they cite."""
-    return await asyncio.to_thread(report_html_text, service_of(ctx).settings().reports_dir, run_id)
+    service = service_of(ctx)
+    # In a worker process, as review: rendering holds the GIL, a thread would stall every session.
+    return await service.cpu.run(report_html_text, service.settings().reports_dir, run_id)
 
 
 @_resource_errors

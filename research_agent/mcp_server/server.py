@@ -3,14 +3,14 @@
 :func:`build_server` is the whole server for given options (tests can connect a client
 to it in-process); :func:`serve` runs it: over stdio, where stdout carries only the
 protocol (the SDK points file descriptor 1 at stderr while it serves, so nothing else
-can reach the wire), or over streamable HTTP on ``host`` (127.0.0.1 unless told).
+can reach the wire), or over streamable HTTP as :mod:`.http` guards it (Host and Origin
+checked on every bind, a bearer token required off loopback).
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from ..errors import InputError
 from ..version import __version__
 from .answers import error_result
+from .http import HttpBind, listen, serve_http
 from .resources import add_resources, listed_resources
 from .service import ServerOptions, Service
 from .tools import TOOLS
@@ -41,7 +42,8 @@ INSTRUCTIONS = (
 class _Server(MCPServer[Service]):
     """The SDK's server, except that arguments that do not fit a tool's input schema get one
     line naming each field and what was wrong (the SDK's own text spans several lines), and
-    that the resources listed are the reports and critiques that exist (newest first, capped)."""
+    that the resources listed are the reports and critiques that exist (newest first, capped).
+    ``service`` is the one its tools share."""
 
     service: Service
 
@@ -69,7 +71,7 @@ def _problems(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def build_server(options: ServerOptions) -> MCPServer[Service]:
+def build_server(options: ServerOptions) -> _Server:
     """The server for ``options``: one Service shared by every session and call."""
     service = Service(options)
 
@@ -92,11 +94,21 @@ def build_server(options: ServerOptions) -> MCPServer[Service]:
     return server
 
 
-def serve(options: ServerOptions, *, http_port: int | None = None, host: str = "127.0.0.1") -> None:
-    """Serve until the client goes away (stdio) or the process is stopped (HTTP)."""
+def serve(
+    options: ServerOptions, *, http: HttpBind | None = None, on_listening: Callable[[], None] = lambda: None
+) -> None:
+    """Serve until the client goes away (stdio) or the process is stopped (HTTP).
+
+    ``on_listening`` runs once the server can be reached (over HTTP: its socket is bound).
+    """
     server = build_server(options)
-    if http_port is None:
-        anyio.run(server.run_stdio_async)
-        return
-    run: Any = functools.partial(server.run_streamable_http_async, host=host, port=http_port)
-    anyio.run(run)
+    try:
+        if http is None:
+            on_listening()
+            anyio.run(server.run_stdio_async)
+            return
+        sock = listen(http)
+        on_listening()
+        anyio.run(serve_http, server, http, sock)
+    finally:
+        server.service.close()

@@ -7,7 +7,7 @@ file), and what a call produces is what the CLI writes (reports, run records, cr
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +15,8 @@ from typing import Any
 
 from ..config import Settings, load_settings
 from ..errors import InputError, ResearchError
+from ..review.report_file import review_markdown
+from .cpu import CpuWork
 
 __all__ = ["ServerOptions", "Service", "Busy", "RunSlots", "resolve_allowed_dirs", "check_corpus_dirs", "inside_any", "service_of"]
 
@@ -25,13 +27,16 @@ class ServerOptions:
 
     ``overrides`` are settings from its command line (None: not given). ``allow_dirs``
     are the folders a caller may name as a corpus (resolved; below them is allowed too).
-    ``allow_private`` is the only way private-network fetching is turned on.
+    ``allow_private`` is the only way private-network fetching is turned on. ``reviewer``
+    is what ``review_report`` runs in a worker process (a module-level function, so that it
+    pickles; tests pass one that waits for them).
     """
 
     overrides: Mapping[str, Any] = field(default_factory=dict)
     allow_dirs: tuple[Path, ...] = ()
     allow_private: bool = False
     max_runs: int = 2
+    reviewer: Callable[..., Any] = review_markdown
 
 
 class Busy(ResearchError):
@@ -101,11 +106,16 @@ def check_corpus_dirs(folders: Sequence[Path], allowed: Sequence[Path]) -> tuple
 
 
 class Service:
-    """The options and run slots every tool call of one server sees."""
+    """The options, run slots and CPU workers every tool call of one server sees."""
 
     def __init__(self, options: ServerOptions) -> None:
         self.options = options
         self.slots = RunSlots(options.max_runs)
+        self.cpu = CpuWork()  # review (and any other CPU-heavy call) runs here, off the event loop
+
+    def close(self) -> None:
+        """Stop the CPU workers."""
+        self.cpu.close()
 
     def settings(self, **call: Any) -> Settings:
         """Settings for one call: its arguments (None: not given), then the server's flags, the

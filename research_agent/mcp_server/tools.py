@@ -21,7 +21,7 @@ from pydantic import Field
 
 from ..config import MODES
 from ..errors import InputError
-from ..review.report_file import MAX_REPORT_BYTES, read_report, review_markdown
+from ..review.report_file import check_report_size, read_report
 from ..review.rules import load_rules
 from ..run_refs import Runs, short_id
 from ..search.registry import KNOWN_PROVIDERS
@@ -120,12 +120,14 @@ async def review_report(
     if (path is None) == (markdown is None):
         raise InputError("give the report either as path or as markdown (exactly one of them)")
     if markdown is None:
-        markdown = await asyncio.to_thread(read_report, _readable_report(str(path), service, settings.reports_dir))
-    elif len(markdown.encode("utf-8", "replace")) > MAX_REPORT_BYTES:
-        raise InputError(f"the report is larger than {MAX_REPORT_BYTES // (1024 * 1024)} MiB")
+        real = _readable_report(str(path), service, settings.reports_dir)
+        markdown = await asyncio.to_thread(read_report, real, settings.review_max_bytes)
+    else:
+        check_report_size(markdown, settings.review_max_bytes)
     text = markdown.replace("\r\n", "\n").replace("\r", "\n")
     rules = load_rules(settings.rules_path) if settings.rules_path is not None else ()
-    return review_output(await asyncio.to_thread(review_markdown, text, rules=rules, mode=mode))
+    # In a worker process: the review holds the GIL while it runs, a thread would stall every session.
+    return review_output(await service.cpu.run(service.options.reviewer, text, rules=rules, mode=mode))
 
 
 def _readable_report(path: str, service: Service, reports_dir: Path) -> Path:

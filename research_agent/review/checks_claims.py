@@ -167,9 +167,12 @@ def check_numeric_claims(doc: ParsedReport) -> list[Issue]:
         masked = blank(mask_code_and_urls(block.text), _OWN_SCORE)
         cites = [(m.start(), m.end()) for m in CITATION.finditer(masked)]
         masked = blank(masked, CITATION)
+        index = 0
         for start, end in sentence_spans(masked):
-            if any(start <= s < end for s, _ in cites) or _disputed(masked, start, end):
-                continue
+            while index < len(cites) and cites[index][0] < start:
+                index += 1
+            if (index < len(cites) and cites[index][0] < end) or _disputed(masked, start, end):
+                continue  # a cited sentence, or one the writer marked as disputed
             found = _numeric_match(masked[start:end])
             if found is None:
                 continue

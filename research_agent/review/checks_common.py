@@ -6,7 +6,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..text.citations import CITATION, INLINE_CODE, blank, citation_numbers, mask_code_and_urls
+from ..text.citations import CITATION, citation_numbers
+from ..text.masking import blank_code, mask_code_and_urls
 from .issues import Issue
 from .markdown import Block, ParsedReport
 
@@ -29,7 +30,7 @@ def prose_lines(doc: ParsedReport) -> Iterator[tuple[int, str]]:
     for index in range(doc.body_start, len(doc.lines)):
         number = index + 1
         if number not in doc.code_lines:
-            yield number, blank(doc.lines[index], INLINE_CODE)
+            yield number, blank_code(doc.lines[index])
 
 
 def claim_context(text: str, start: int, end: int, floor: int) -> str:

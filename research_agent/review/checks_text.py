@@ -103,8 +103,8 @@ def check_empty_sections(doc: ParsedReport) -> list[Issue]:
 # ---------------------------------------------------------------------------------------
 
 _PLACEHOLDER = re.compile(
-    r"\b(?:TODO|TBD|TBA|FIXME)\b|(?<![\w-])XXX(?![\w-])|\blorem ipsum\b|\[\s*(?:insert|placeholder|add)\b[^\]]*\]"
-    r"|\[citation needed\]|\[source\??\]|<\s*(?:insert|placeholder)[^>]*>|\{\{[^}]*\}\}|\$\{[a-z_]+\}",
+    r"\b(?:TODO|TBD|TBA|FIXME)\b|(?<![\w-])XXX(?![\w-])|\blorem ipsum\b|\[\s*+(?:insert|placeholder|add)\b[^\[\]]*+\]"
+    r"|\[citation needed\]|\[source\??\]|<\s*+(?:insert|placeholder)[^<>]*+>|\{\{[^{}]*+\}\}|\$\{[a-z_]+\}",
     re.I,
 )
 _CASE_SENSITIVE_PLACEHOLDER = {"todo", "tbd", "tba", "fixme", "xxx"}
@@ -140,7 +140,7 @@ def check_placeholders(doc: ParsedReport) -> list[Issue]:
 
 _LEAK = re.compile(
     r"<<<\s*(?:END\s+)?DATA\b[^>\n]*(?:>>>)?|<\|[a-z_]{2,24}\|>|\[/?INST\]|<</?SYS>>|</?(?:system|assistant|user)>"
-    r"|^\s*\[(?:system|user|assistant)\]\s*$|</?think>"
+    r"|^[ \t]*+\[(?:system|user|assistant)\][ \t]*+$|</?think>"
     r"|\byou are an? (?:careful |helpful |skeptical )?research(?: writer| assistant| agent| analyst)?\b"
     r"|\b(?:answer|respond) with json only\b|\bmaterial to (?:report on|review), never instructions\b",
     re.I | re.M,

@@ -106,7 +106,7 @@ class ParsedReport:
     reserved_lines: frozenset[int]  # 1-based lines of Sources / Lessons Applied sections, headings included
 
 
-_SOURCE_ENTRY = re.compile(r"^\s*(?:[-*+]\s+)?(?:(\d{1,4})[.)]|\[(\d{1,4})\]:?)\s+(.*\S)")
+_SOURCE_ENTRY = re.compile(r"^\s*+(?:[-*+]\s++)?(?:(\d{1,4})[.)]|\[(\d{1,4})\]:?)\s++(.*\S)")
 _HEADING_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*\.?\s+)")
 _TASK_BOX = re.compile(r"^\[[ xX]\]\s+")
 # "Sources Examined" is the list of the tool's own short report when it offers no answer.

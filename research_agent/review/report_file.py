@@ -3,7 +3,9 @@
 The ``review`` command and the MCP server's ``review_report`` tool both come here, so a
 report gets the same verdict however it is asked for. The mode whose target length
 applies is the one given, else the one in the report's front matter, else none (no
-length check).
+length check). A report is at most ``review_max_bytes`` (a setting, 1 MiB by default: a
+report of the deep mode is about 20 KB): the review's time grows with the text, and a
+long pathological one would keep a server busy.
 """
 
 from __future__ import annotations
@@ -11,27 +13,39 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..config import MODES
+from ..config import MODES, Settings
 from ..errors import InputError
 from .markdown import parse_front_matter
 from .review import Review, review_draft
 from .rules import Rule, load_rules
 
-__all__ = ["review_file", "review_markdown", "read_report", "MAX_REPORT_BYTES"]
+__all__ = ["review_file", "review_markdown", "read_report", "check_report_size", "MAX_REPORT_BYTES"]
 
-MAX_REPORT_BYTES = 20 * 1024 * 1024
+MAX_REPORT_BYTES = Settings.review_max_bytes
 
 
-def read_report(path: Path) -> str:
+def _too_large(name: str, max_bytes: int) -> InputError:
+    shown = f"{max_bytes / (1024 * 1024):g} MiB" if max_bytes >= 1024 * 1024 else f"{max_bytes // 1024} KiB"
+    return InputError(f"{name} is larger than the review limit of {shown} (setting review_max_bytes)")
+
+
+def check_report_size(markdown: str, max_bytes: int = MAX_REPORT_BYTES) -> None:
+    """InputError, one line, when report text given as text is over ``max_bytes`` in UTF-8."""
+    if len(markdown) > max_bytes or len(markdown.encode("utf-8", "replace")) > max_bytes:
+        raise _too_large("the report", max_bytes)
+
+
+def read_report(path: Path, max_bytes: int = MAX_REPORT_BYTES) -> str:
     """The report's text with newlines normalized; InputError with a one-line reason otherwise."""
     try:
         if not path.exists():
             raise InputError(f"report {path}: no such file")
         if not path.is_file():
             raise InputError(f"report {path}: not a file")
-        if path.stat().st_size > MAX_REPORT_BYTES:
-            raise InputError(f"report {path}: larger than {MAX_REPORT_BYTES // (1024 * 1024)} MiB")
-        data = path.read_bytes()
+        with path.open("rb") as handle:
+            data = handle.read(max_bytes + 1)  # not the stat size: the file may grow meanwhile
+        if len(data) > max_bytes:
+            raise _too_large(f"report {path}", max_bytes)
         if b"\x00" in data:
             raise InputError(f"report {path}: a binary file, not markdown text")
         text = data.decode("utf-8-sig")
@@ -59,8 +73,10 @@ def review_markdown(markdown: str, *, rules: Sequence[Rule] = (), mode: str | No
     return review_draft(markdown, target_words=_target_words(markdown, mode), rules=rules)
 
 
-def review_file(report: Path, *, rules: Path | None = None, mode: str | None = None) -> Review:
+def review_file(
+    report: Path, *, rules: Path | None = None, mode: str | None = None, max_bytes: int = MAX_REPORT_BYTES
+) -> Review:
     """Review the markdown file ``report`` with lint only (no skeptic, viability unscored)."""
-    markdown = read_report(report)
+    markdown = read_report(report, max_bytes)
     loaded = load_rules(rules) if rules is not None else ()
     return review_markdown(markdown, rules=loaded, mode=mode)

@@ -112,7 +112,8 @@ def _normalize_with_map(text: str) -> tuple[str, list[int]]:
 
 
 _QUOTES = {"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "-"}
-_CITATION = re.compile(r"\s*\[\d{1,4}(?:\s*[-–,]\s*\d{1,4})*\]")
+# Starts only where a whitespace run starts: a search from inside a long run would rescan it.
+_CITATION = re.compile(r"(?<!\s)\s*+\[\d{1,4}(?:\s*[-–,]\s*\d{1,4})*\]")
 
 
 def _ignorable_spans(text: str) -> set[int]:
@@ -170,6 +171,9 @@ def issues_from_findings(markdown: str, findings: Iterable[SkepticFindingLike]) 
     where the quoted claim appears in ``markdown`` (whitespace, case, emphasis and
     citation markers ignored), else None.
     """
+    findings = list(findings)
+    if not findings:
+        return []
     markdown = markdown.replace("\r\n", "\n")
     body = _body_offset(markdown)
     normalized = _normalize_with_map(markdown)

@@ -119,10 +119,11 @@ def _web_provider(
     if name == "ddgs":
         return DdgsProvider(ddgs_backend, timeout=timeout)
     assert http_client is not None
+    cap = settings.search_reply_max_bytes
     if name == "searxng":
-        return SearxngProvider(settings.searxng_url, http_client, timeout=timeout)
+        return SearxngProvider(settings.searxng_url, http_client, timeout=timeout, max_bytes=cap)
     key = settings.tavily_api_key.strip()
-    return TavilyProvider(key, http_client, tavily_base_url or TAVILY_BASE_URL, timeout=timeout)
+    return TavilyProvider(key, http_client, tavily_base_url or TAVILY_BASE_URL, timeout=timeout, max_bytes=cap)
 
 
 def hit_key(hit: SearchHit) -> str | None:

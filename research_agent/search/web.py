@@ -5,7 +5,9 @@ Each provider turns a query into :class:`~research_agent.sources.SearchHit` obje
 cannot answer (timeout, HTTP 5xx, rate limit, bad key, malformed JSON) raises
 :class:`ProviderError`; :func:`research_agent.search.registry.search_all` records it as
 a :class:`~research_agent.search.base.ProviderFailure` and goes on with the others.
-Results whose URL is not an absolute http(s) URL are dropped here (and logged).
+Results whose URL is not an absolute http(s) URL are dropped here (and logged). SearXNG
+and Tavily read their replies through :mod:`.reply`: streamed, capped in decoded size,
+and timed as a whole request.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import httpx
 from ..fetch.urls import is_web_url
 from ..sources import SearchHit
 from .base import ProviderError
+from .reply import MAX_REPLY_BYTES, ReplyLimits, request_json
 
 __all__ = [
     "ProviderError",
@@ -84,36 +87,6 @@ def _hits(
     if dropped:
         log.info("%s: dropped %d result(s) without a usable http(s) URL", provider, dropped)
     return hits
-
-
-def _status_reason(response: httpx.Response) -> str | None:
-    code = response.status_code
-    if code == 429:
-        return "rate limited (HTTP 429)"
-    if code in (401, 403):
-        return f"not authorised (HTTP {code})"
-    if code >= 400:
-        return f"HTTP {code}"
-    return None
-
-
-async def _request_json(
-    provider: str, client: httpx.AsyncClient, method: str, url: str, *, timeout: float, **kwargs: Any
-) -> Any:
-    """Send one request and return its JSON body, or raise ProviderError."""
-    try:
-        response = await client.request(method, url, timeout=timeout, **kwargs)
-    except httpx.TimeoutException:
-        raise ProviderError(provider, f"timed out after {timeout:g}s") from None
-    except httpx.HTTPError as exc:
-        raise ProviderError(provider, f"request failed: {type(exc).__name__}: {exc}") from None
-    reason = _status_reason(response)
-    if reason:
-        raise ProviderError(provider, reason)
-    try:
-        return response.json()
-    except ValueError:
-        raise ProviderError(provider, "answered with invalid JSON") from None
 
 
 class DdgsProvider:
@@ -191,19 +164,27 @@ class SearxngProvider:
 
     name = "searxng"
 
-    def __init__(self, url: str, http_client: httpx.AsyncClient, *, timeout: float = 20.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        http_client: httpx.AsyncClient,
+        *,
+        timeout: float = 20.0,
+        max_bytes: int = MAX_REPLY_BYTES,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
         self.url = url.rstrip("/")
         self._client = http_client
-        self._timeout = timeout
+        self._limits = ReplyLimits(timeout, max_bytes, clock)
 
     async def search(self, query: str, *, max_results: int) -> list[SearchHit]:
         try:
-            data = await _request_json(
+            data = await request_json(
                 self.name,
                 self._client,
                 "GET",
                 f"{self.url}/search",
-                timeout=self._timeout,
+                limits=self._limits,
                 params={"q": query, "format": "json", "pageno": 1},
                 headers={"Accept": "application/json"},
             )
@@ -237,11 +218,13 @@ class TavilyProvider:
         base_url: str = TAVILY_BASE_URL,
         *,
         timeout: float = 30.0,
+        max_bytes: int = MAX_REPLY_BYTES,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self._api_key = api_key
         self._client = http_client
         self.base_url = base_url.rstrip("/")
-        self._timeout = timeout
+        self._limits = ReplyLimits(timeout, max_bytes, clock)
 
     def __repr__(self) -> str:  # never show the key
         return f"TavilyProvider(base_url={self.base_url!r})"
@@ -256,12 +239,12 @@ class TavilyProvider:
             "include_images": False,
         }
         try:
-            data = await _request_json(
+            data = await request_json(
                 self.name,
                 self._client,
                 "POST",
                 f"{self.base_url}/search",
-                timeout=self._timeout,
+                limits=self._limits,
                 json=body,
                 headers={"Authorization": f"Bearer {self._api_key}", "Accept": "application/json"},
             )

@@ -11,10 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
+
+from .masking import blank, mask_code_and_urls
 
 __all__ = [
     "CITATION",
-    "INLINE_CODE",
     "REMOVED_MARK",
     "Renumbered",
     "blank",
@@ -27,35 +29,16 @@ __all__ = [
 ]
 
 CITATION = re.compile(r"\[(\d{1,4}(?:\s*[-–,]\s*\d{1,4})*)\](?!\()")
-INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1")
-_LINK_TARGET = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
-_URL = re.compile(r"\b(?:https?://|www\.)\S+|\b[\w.+-]+@[\w-]+\.[\w.-]+")
 _RANGE_CAP = 50
 
 # What replaces a citation that resolves to no source, when nothing else supports the sentence.
 REMOVED_MARK = "(citation removed)"
 
 
-def blank(text: str, pattern: re.Pattern[str], keep_brackets: bool = False) -> str:
-    """``text`` with every match of ``pattern`` turned into spaces (offsets kept)."""
-
-    def repl(m: re.Match[str]) -> str:
-        if keep_brackets:
-            return m.group(0)[:2] + " " * (len(m.group(0)) - 2)  # keep "](" so it is no citation
-        return " " * len(m.group(0))
-
-    return pattern.sub(repl, text)
-
-
-def mask_code_and_urls(text: str) -> str:
-    """``text`` with inline code, link targets and URLs blanked: where citations cannot be."""
-    text = blank(text, INLINE_CODE)
-    text = blank(text, _LINK_TARGET, keep_brackets=True)
-    return blank(text, _URL)
-
-
 def citation_numbers(inner: str) -> list[int]:
     """The numbers of a citation's inside: "2, 5" -> [2, 5]; "3-6" -> [3, 4, 5, 6]."""
+    if inner.isdigit():
+        return [int(inner)]
     numbers: list[int] = []
     for part in inner.split(","):
         bounds = [p.strip() for p in re.split(r"[-–]", part) if p.strip()]
@@ -79,10 +62,13 @@ class FoundCitation:
 
 def find_citations(text: str) -> list[FoundCitation]:
     """The citations in ``text`` (code and URLs excluded), with their offsets."""
-    return [
-        FoundCitation(m.start(), m.end(), tuple(citation_numbers(m.group(1))))
-        for m in CITATION.finditer(mask_code_and_urls(text))
-    ]
+    if "[" not in text:
+        return []
+    return _citations_in(mask_code_and_urls(text))
+
+
+def _citations_in(masked: str) -> list[FoundCitation]:
+    return [FoundCitation(m.start(), m.end(), tuple(citation_numbers(m.group(1)))) for m in CITATION.finditer(masked)]
 
 
 _ABBREVIATIONS = {
@@ -121,6 +107,9 @@ _JOINED_RANGE = re.compile(r"\[(\d{1,4})\]\s*[-–]\s*\[(\d{1,4})\]")
 _MENTION = re.compile(
     r"\b(sources?)\s+#?(\d{1,3}(?:\s*(?:,|-|–|\band\b|&|\bor\b)\s*\d{1,3})*)(?![\w%]|[.,]\d)", re.I
 )
+
+
+_MAYBE_MENTION = re.compile(r"source", re.I)  # most lines have none: they skip the masking
 
 
 @dataclass(frozen=True)
@@ -184,26 +173,53 @@ def _prepare_line(line: str, source_count: int) -> str:
             return None  # not a source number of this report: leave the words alone
         return f"{line[m.start(1) : m.end(1)]} [{inner}]"
 
-    line = _sub_outside_code(line, _JOINED_RANGE, join)
-    return _sub_outside_code(line, _MENTION, mention)
+    if "]" in line:
+        line = _sub_outside_code(line, _JOINED_RANGE, join)
+    return _sub_outside_code(line, _MENTION, mention) if _MAYBE_MENTION.search(line) else line
 
 
-def _first_appearance(texts: Sequence[str], source_count: int) -> list[int]:
+class _Line(NamedTuple):  # a NamedTuple: a report of 2 million lines builds one per line
+    """A line of a report once masked: its kind, text, masked text and citations (none in code)."""
+
+    kind: str
+    text: str
+    masked: str = ""
+    cites: tuple[FoundCitation, ...] = ()
+
+
+def _scan(text: str) -> list[_Line]:
+    """Every line of ``text``, masked and its citations found once for both passes of renumbering."""
+    lines = []
+    for kind, line in _lines(text):
+        if kind == "code" or "[" not in line:
+            lines.append(_Line(kind, line))
+            continue
+        masked = mask_code_and_urls(line)
+        lines.append(_Line(kind, line, masked, tuple(_citations_in(masked))))
+    return lines
+
+
+def _first_appearance(texts: Sequence[list[_Line]], source_count: int) -> list[int]:
     order: list[int] = []
+    seen: set[int] = set()
     for text in texts:
-        for kind, line in _lines(text):
-            if kind != "text":
+        for line in text:
+            if line.kind != "text":
                 continue
-            for cite in find_citations(line):
+            for cite in line.cites:
                 for number in cite.numbers:
-                    if 1 <= number <= source_count and number not in order:
+                    if 1 <= number <= source_count and number not in seen:
+                        seen.add(number)
                         order.append(number)
     return order
 
 
-def _rewrite_line(line: str, new_of: dict[int, int], *, heading: bool) -> tuple[str, int]:
+def _rewrite_line(line: str, new_of: dict[int, int], *, heading: bool, scanned: _Line | None = None) -> tuple[str, int]:
     """The line with every citation renumbered; unresolved ones removed or marked."""
-    cites = find_citations(line)
+    if scanned is None:
+        masked = mask_code_and_urls(line)
+        scanned = _Line("text", line, masked, tuple(_citations_in(masked)))
+    cites = scanned.cites
     if not cites:
         return line, 0
     plans = []
@@ -211,23 +227,41 @@ def _rewrite_line(line: str, new_of: dict[int, int], *, heading: bool) -> tuple[
         new = [] if heading else sorted({new_of[n] for n in cite.numbers if n in new_of})
         bad = sum(1 for n in cite.numbers if n not in new_of)
         plans.append((cite, new, bad))
-    marked: set[int] = set()
-    if not heading:
-        plain = blank(mask_code_and_urls(line), CITATION)
-        for start, end in sentence_spans(plain):
-            inside = [(c, new, bad) for c, new, bad in plans if start <= c.start < end]
-            if any(bad for _, _, bad in inside) and not any(new for _, new, _ in inside):
-                marked.add(max(c.start for c, _, bad in inside if bad))
-    out = line
-    for cite, new, _ in reversed(plans):
+    marked = set() if heading else _marked_citations(scanned.masked, plans)
+    pieces: list[str] = []
+    last = 0
+    for cite, new, _ in plans:
+        begin = cite.start
         if new:
-            replacement, begin = f"[{', '.join(map(str, new))}]", cite.start
+            replacement = f"[{', '.join(map(str, new))}]"
         elif cite.start in marked:
-            replacement, begin = REMOVED_MARK, cite.start
+            replacement = REMOVED_MARK
         else:  # take the space before it too: "claim [99]." -> "claim."
-            replacement, begin = "", len(out[: cite.start].rstrip(" \t"))
-        out = out[:begin] + replacement + out[cite.end :]
+            replacement = ""
+            while begin > last and line[begin - 1] in " \t":
+                begin -= 1
+        pieces += [line[last:begin], replacement]
+        last = cite.end
+    pieces.append(line[last:])
+    out = "".join(pieces)
     return out, sum(bad for _, _, bad in plans)
+
+
+def _marked_citations(masked: str, plans: list[tuple[FoundCitation, list[int], int]]) -> set[int]:
+    """Starts of the citations to mark as removed: in each sentence whose citations are all
+    unresolved, the last one. Citations and sentences are both in order: one walk over each."""
+    marked: set[int] = set()
+    index = 0
+    for start, end in sentence_spans(blank(masked, CITATION)):
+        while index < len(plans) and plans[index][0].start < start:
+            index += 1
+        inside = []
+        while index < len(plans) and plans[index][0].start < end:
+            inside.append(plans[index])
+            index += 1
+        if any(bad for _, _, bad in inside) and not any(new for _, new, _ in inside):
+            marked.add(max(c.start for c, _, bad in inside if bad))
+    return marked
 
 
 def renumber(texts: Sequence[str], source_count: int) -> Renumbered:
@@ -245,17 +279,19 @@ def renumber(texts: Sequence[str], source_count: int) -> Renumbered:
         )
         for text in texts
     ]
-    order = _first_appearance(prepared, source_count)
+    scanned = [_scan(text) for text in prepared]
+    order = _first_appearance(scanned, source_count)
     new_of = {old: i + 1 for i, old in enumerate(order)}
     removed = 0
     rewritten: list[str] = []
-    for text in prepared:
+    for text in scanned:
         lines = []
-        for kind, line in _lines(text):
-            if kind != "code":
-                line, count = _rewrite_line(line, new_of, heading=kind == "heading")
+        for line in text:
+            out = line.text
+            if line.kind != "code":
+                out, count = _rewrite_line(line.text, new_of, heading=line.kind == "heading", scanned=line)
                 removed += count
-            lines.append(line)
+            lines.append(out)
         rewritten.append("\n".join(lines))
     return Renumbered(tuple(rewritten), tuple(order), removed)
 

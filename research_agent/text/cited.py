@@ -14,7 +14,8 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from .citations import CITATION, blank, find_citations, mask_code_and_urls, sentence_spans
+from .citations import CITATION, find_citations, sentence_spans
+from .masking import blank, blank_spans, mask_code_and_urls
 from .passages import estimate_tokens, rank_passages, split_passages, tokenize
 
 __all__ = ["CitedEvidence", "citing_sentences", "cited_passages", "CITED_PASSAGE_WORDS"]
@@ -59,13 +60,17 @@ def citing_sentences(markdown: str) -> Iterator[tuple[str, tuple[int, ...]]]:
         if not cites:
             continue
         plain = blank(mask_code_and_urls(line), CITATION)
-        text = line  # code and URLs kept: they are words of the claim
-        for cite in cites:
-            text = text[: cite.start] + " " * (cite.end - cite.start) + text[cite.end :]
+        text = blank_spans(line, ((c.start, c.end) for c in cites))  # code and URLs kept: words of the claim
+        index = 0
         for start, end in sentence_spans(plain):
-            numbers = tuple(dict.fromkeys(n for c in cites if start <= c.start < end for n in c.numbers))
+            while index < len(cites) and cites[index].start < start:
+                index += 1
+            numbers: dict[int, None] = {}
+            while index < len(cites) and cites[index].start < end:
+                numbers.update(dict.fromkeys(cites[index].numbers))
+                index += 1
             if numbers:
-                yield _LIST_MARK.sub("", " ".join(text[start:end].split())), numbers
+                yield _LIST_MARK.sub("", " ".join(text[start:end].split())), tuple(numbers)
 
 
 def _support(sentence: str, passage: str) -> float:

@@ -53,7 +53,9 @@ _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _NUMBER = re.compile(r"[-+±~≈]?(?:\d+(?:[.,:/]\d+)*)(?:st|nd|rd|th|%|x)?", re.I)
 _SCHEME_URL = re.compile(r"(?:[a-z][a-z0-9+.-]*://|www\.)\S+", re.I)
 _HOST_WITH_PATH = re.compile(r"(?:[a-z0-9-]+\.)+[a-z]{2,}(?::\d+)?/\S*", re.I)
-_ANY_URL = re.compile(r"\]\([^)\s]*[^)]*\)|(?:[a-z][a-z0-9+.-]*://|www\.)\S+", re.I)
+# A link target stops at the next "(" (where another attempt starts): one pass, not one per "](".
+# A scheme starts where its run of letters starts: a search from inside "a.a.a..." would rescan it.
+_ANY_URL = re.compile(r"\]\([^()]*+\)|(?:(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*+://|www\.)\S+", re.I)
 # A bare host: three or more labels, or a generic top-level domain; the top-level domain in lower
 # case, so that a name such as ASP.NET is not read as one.
 _BARE_HOST = re.compile(r"(?:[A-Za-z0-9-]+\.){2,}[a-z]{2,}|[A-Za-z0-9-]+\.(?:com|org|net|edu|gov)")

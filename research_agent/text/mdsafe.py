@@ -26,13 +26,17 @@ from .sanitize import sanitize
 
 __all__ = ["plain_text", "plain_text_with_citations", "defang_markdown", "location_markdown", "code_span"]
 
-_PAREN = r"\((?:[^()\n]|\([^()\n]*\))*\)?"  # a link target, one level of nested parentheses
-_IMAGE = re.compile(r"!\[([^\]\n]*)\](?:" + _PAREN + r"|\[[^\]\n]*\])")
-_LINK = re.compile(r"\[([^\]\n]*)\](?:" + _PAREN + r"|\[[^\]\n]*\])")
-_TAG = re.compile(r"<!--.*?(?:-->|$)|</?[A-Za-z!?][^<>\n]*>?", re.S)
+# Every pattern here reads a character a bounded number of times (they run on model output of
+# any size): a label stops at the next "[" (where the next attempt starts), so only innermost
+# labels match, and a target always matches as far as it goes (possessive, closing paren optional).
+_PAREN = r"\((?:[^()\n]|\([^()\n]*+\))*+\)?"  # a link target, one level of nested parentheses
+_LABEL = r"\[([^\[\]\n]*+)\]"
+_IMAGE = re.compile(r"!" + _LABEL + r"(?:" + _PAREN + r"|\[[^\[\]\n]*+\])")
+_LINK = re.compile(_LABEL + r"(?:" + _PAREN + r"|\[[^\[\]\n]*+\])")
+_TAG = re.compile(r"<!--.*?(?:-->|$)|</?[A-Za-z!?][^<>\n]*+>?", re.S)
 _SCHEME_WORD = re.compile(r"\b(javascript|vbscript|data)(\s*):", re.I)
 _ENTITY = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
-_SPECIAL = re.compile(r"([\\`*_\[\]~|#!])")
+_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]~|#!"})  # each one backslash-escaped
 _LEADING_MARKER = re.compile(r"^(\d{1,9})([.)])|^([-+=])")
 
 
@@ -46,7 +50,7 @@ def _strip_markup(text: str) -> str:
 def _escape(text: str, *, at_start: bool = True) -> str:
     text = _ENTITY.sub("&amp;", text)
     text = text.replace("<", "&lt;").replace(">", "&gt;")
-    text = _SPECIAL.sub(r"\\\1", text)
+    text = text.translate(_SPECIAL)
     if not at_start:
         return text
     return _LEADING_MARKER.sub(
@@ -77,9 +81,11 @@ def plain_text_with_citations(text: str, *, max_chars: int | None = None) -> str
 
 
 _ALLOWED_LINK = re.compile(r"(?i)\s*<?\s*(?:https?|file)://")
-_LINK_OR_IMAGE = re.compile(r"(!?)\[([^\]\n]*)\]\(((?:[^()\n]|\([^()\n]*\))*)\)?")
+_LINK_OR_IMAGE = re.compile(r"(!?)" + _LABEL + r"\(((?:[^()\n]|\([^()\n]*+\))*+)\)?")
+_TARGET = re.compile(r"\]\(((?:[^()\n]|\([^()\n]*+\))*+)")
 _REFERENCE_DEFINITION = re.compile(r"^( {0,3})\[([^\]\n]+)\]:[ \t]*<?(\S*)", re.M)
 _RAW_TAG = re.compile(r"<(?=[A-Za-z/!?])")
+_AUTOLINK = re.compile(r"<(?:https?|file)://[^\s<>]*+>", re.I)
 
 
 def defang_markdown(text: str) -> str:
@@ -101,11 +107,16 @@ def defang_markdown(text: str) -> str:
     text = _LINK_OR_IMAGE.sub(link, text)
     text = _REFERENCE_DEFINITION.sub(definition, text)
     text = _IMAGE.sub(lambda m: m.group(1), text)  # reference-style images: ![alt][ref]
-    return _RAW_TAG.sub(lambda m: "<" if _autolink_allowed(text, m.start()) else "&lt;", text)
+    text = _unnest(text)
+    return _RAW_TAG.sub(lambda m: "<" if _AUTOLINK.match(text, m.start()) else "&lt;", text)
 
 
-def _autolink_allowed(text: str, at: int) -> bool:
-    return bool(re.match(r"<(?:https?|file)://[^\s<>]*>", text[at:], re.I))
+def _unnest(text: str) -> str:
+    """What one pass over innermost links leaves live when links were nested
+    ("[a [b](javascript:x)](javascript:y)"): any other target is made literal
+    ("]\\(") and no image syntax remains ("!\\[")."""
+    text = _TARGET.sub(lambda m: m.group(0) if _ALLOWED_LINK.match(m.group(1)) else "]\\(" + m.group(1), text)
+    return text.replace("![", "!\\[")
 
 
 # ---------------------------------------------------------------------------------------

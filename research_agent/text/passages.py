@@ -39,12 +39,15 @@ def split_passages(text: str, *, target_words: int = 120, max_words: int = 220) 
         words = para.split()
         if not words:
             continue
-        while len(words) > max_words:
+        if len(words) > max_words:
             if current:
                 passages.append(" ".join(current))
                 current, count = [], 0
-            passages.append(" ".join(words[:target_words]))
-            words = words[target_words:]
+            cut = 0  # an index, not words = words[target_words:]: that copies the rest at every cut
+            while len(words) - cut > max_words:
+                passages.append(" ".join(words[cut : cut + target_words]))
+                cut += target_words
+            words = words[cut:]
         if count + len(words) > max_words and current:
             passages.append(" ".join(current))
             current, count = [], 0

@@ -19,7 +19,7 @@ DATA_CLOSE = "<<<END DATA>>>"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
 # Our own delimiters, and the chat-template markers of common model families.
 _DELIMITERS = re.compile(
-    r"<<<\s*(?:END\s+)?DATA[^>]*>>>|<\|[a-z_]{2,20}\|>|\[/?INST\]|<</?SYS>>|</?(?:system|assistant|user)>",
+    r"<<<\s*+(?:END\s+)?DATA[^<>]*+>>>|<\|[a-z_]{2,20}\|>|\[/?INST\]|<</?SYS>>|</?(?:system|assistant|user)>",
     re.IGNORECASE,
 )
 _INJECTION = re.compile(

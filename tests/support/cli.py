@@ -24,7 +24,7 @@ def cli_env(tmp_path: Path, base_url: str | None = None, env: dict | None = None
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(tmp_path / "home"),
         "RESEARCH_AGENT_CACHE_DIR": str(tmp_path / "cache"),
-        "RESEARCH_AGENT_CONFIG": str(tmp_path / "no-config.toml"),
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
         "NO_COLOR": "1",
     }
     if base_url:

@@ -48,7 +48,7 @@ def server_env(tmp_path: Path, base_url: str | None, extra: dict[str, str] | Non
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(tmp_path / "home"),
         "RESEARCH_AGENT_CACHE_DIR": str(tmp_path / "cache"),
-        "RESEARCH_AGENT_CONFIG": str(tmp_path / "no-config.toml"),
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
         "RESEARCH_AGENT_MODEL": "fake-model",  # no price known: cost_usd is null
         "NO_COLOR": "1",
     }

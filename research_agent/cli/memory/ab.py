@@ -37,7 +37,7 @@ from ...memory.effects.ab_questions import read_questions
 from ...memory.effects.ab_types import AbFailure, AbPair, AbResult, ArmUsage, Measure
 from ...memory.store.schema import DIMENSION_LABELS
 from ...progress import Progress
-from .. import run_options
+from .. import run_options, signals
 from ..boundary import guarded, stderr_console
 from ..progress import RichProgress, cost_text
 from ..terminal import markup, one_line
@@ -133,9 +133,6 @@ def _settings(ctx: typer.Context, deps: MemoryDeps) -> Settings:
     return deps.load_settings({key: value for key, value in overrides.items() if value is not None})
 
 
-_INTERRUPTED, _TERMINATED = 130, 143  # the exit codes of Ctrl-C and SIGTERM
-
-
 def _run(questions: Sequence[str], settings: Settings, deps: MemoryDeps, ledger: AbLedger) -> int | None:
     """Run the A/B into ``ledger``; the exit code when Ctrl-C (130) or SIGTERM (143) stopped
     it (the finished pairs stay), None when it ran to the end."""
@@ -145,7 +142,7 @@ def _run(questions: Sequence[str], settings: Settings, deps: MemoryDeps, ledger:
     try:
         return asyncio.run(_ab(questions, settings, model, ledger, deps, watcher))
     except KeyboardInterrupt:
-        return _INTERRUPTED
+        return signals.INTERRUPTED
     finally:
         if previous is not None:  # asyncio leaves SIG_DFL behind; put back what was there
             signal.signal(signal.SIGTERM, previous)
@@ -195,7 +192,7 @@ async def _ab(
     except asyncio.CancelledError:
         if not terminated:
             raise
-        return _TERMINATED
+        return signals.TERMINATED
     finally:
         if handled:
             asyncio.get_running_loop().remove_signal_handler(signal.SIGTERM)
@@ -230,7 +227,7 @@ def _finish(result: AbResult, saved: Path | None, stopped_by: int | None) -> Non
     complete, else 0."""
     console = stderr_console()
     if stopped_by is not None:
-        what = "terminated" if stopped_by == _TERMINATED else "interrupted"
+        what = "terminated" if stopped_by == signals.TERMINATED else "interrupted"
         where = f"; saved to {markup(saved)}" if saved else ""
         console.print(f"{what}: kept {len(result.pairs)} finished pair(s){where}", soft_wrap=True)
         raise typer.Exit(stopped_by)

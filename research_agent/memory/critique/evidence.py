@@ -27,7 +27,7 @@ __all__ = [
 
 MAX_REPORT_BYTES = 2 * 1024 * 1024
 
-_HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
+_HEADING = re.compile(r"^#{1,6}\s++(.*)")  # its words: group 1 less the closing "#"s (see cited_hosts)
 _URL = re.compile(r"https?://[^\s<>()\[\]]+", re.IGNORECASE)
 
 
@@ -71,7 +71,7 @@ def cited_hosts(report: str) -> set[str]:
     for line in report.splitlines():
         heading = _HEADING.match(line)
         if heading:
-            in_sources = heading.group(1).strip().strip("*_").lower() == "sources"
+            in_sources = heading.group(1).rstrip().rstrip("#").strip().strip("*_").lower() == "sources"
             continue
         if in_sources:
             for url in _URL.findall(line):

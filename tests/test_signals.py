@@ -1,0 +1,90 @@
+"""SIGTERM is Ctrl-C: the same cleanup, one line, exit 143; no traceback during start-up or pool start.
+
+(SIGTERM to a run stalled in a stage, with its cleanup checked, is in test_reliability beside Ctrl-C.)"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import select
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from research_agent.fetch.worker_process import worker_main
+from tests.support.cli import CLI
+from tests.support.reliability import (
+    HANG_GUARD,
+    cli_env,
+    with_default_sigint,
+)
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="signals are POSIX")
+
+HOLD = Path(__file__).parent / "support" / "startup_hold"
+
+
+@pytest.mark.parametrize(("sent", "code", "word"), [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")])
+def test_a_signal_in_the_middle_of_start_up_is_one_line(tmp_path: Path, sent: int, code: int, word: str) -> None:
+    arrived = tmp_path / "arrived"
+    os.mkfifo(arrived)
+    reader = os.open(arrived, os.O_RDONLY | os.O_NONBLOCK)  # open first: the CLI's write never blocks
+    env = {**cli_env(tmp_path / "home", "http://127.0.0.1:9/v1"), "PYTHONPATH": str(HOLD),
+           "HOLD_ARRIVED": str(arrived)}
+    proc = subprocess.Popen(with_default_sigint([str(CLI), "--version"]), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    try:
+        assert select.select([reader], [], [], HANG_GUARD)[0], "the CLI never reached its start-up hold"
+        assert os.read(reader, 1) == b"1"  # it is now inside the import of its command line
+        proc.send_signal(sent)
+        out, err = proc.communicate(timeout=HANG_GUARD)
+    finally:
+        os.close(reader)
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert (proc.returncode, err) == (code, f"{word}\n"), err
+    assert out == ""
+
+
+def _ready(x: int) -> int:
+    return x
+
+
+def test_a_worker_whose_parent_has_gone_ends_quietly(capfd: pytest.CaptureFixture[str]) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    ours, theirs = ctx.Pipe(duplex=True)
+    worker = ctx.Process(target=worker_main, args=(theirs, _ready, 200.0, ()), daemon=True)
+    ours.close()  # the parent is gone (Ctrl-C or SIGTERM while the pool starts) before the worker is ready
+    worker.start()
+    theirs.close()
+    worker.join(HANG_GUARD)
+    err = capfd.readouterr().err
+    assert worker.exitcode == 0, err
+    assert "Traceback" not in err and "BrokenPipeError" not in err
+
+
+def test_the_sigterm_handler_takes_the_path_ctrl_c_takes(tmp_path: Path) -> None:
+    """Inside asyncio.run the runner's Ctrl-C handler cancels the main task: its cleanup runs."""
+    script = (
+        "import asyncio, os, signal\n"
+        "from research_agent.cli import signals\n"
+        "signals.install()\n"
+        "async def main():\n"
+        "    try:\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)\n"
+        "        await asyncio.sleep(60)\n"
+        "    except asyncio.CancelledError:\n"
+        "        print('cleaned up', flush=True)\n"
+        "        raise\n"
+        "try:\n"
+        "    asyncio.run(main())\n"
+        "except KeyboardInterrupt:\n"
+        "    print('KeyboardInterrupt', signals.interrupt_exit_code(), flush=True)\n"
+    )
+    proc = subprocess.run(with_default_sigint([sys.executable, "-c", script]), capture_output=True, text=True,
+                          timeout=HANG_GUARD, cwd=Path(__file__).parent.parent)
+    assert proc.stdout.splitlines() == ["cleaned up", "KeyboardInterrupt 143"], proc.stderr
