@@ -110,10 +110,12 @@ _RATE = re.compile(r"^… (?:draft|revise)\b.*?: (\d+ tokens, [\d.]+ tok/s)$", r
 def run_cli(
     query: str, corpus: Path, cache_dir: Path, responder: ResearchResponder, *, latency: float, mode: str,
     token_delay: float = 0.0, concurrency: int | None = None, src: Path | None = None,
+    extra: dict[str, str] | None = None,
 ) -> CliRun:
     """Run ``python -m research_agent run`` once against a fresh server answering after ``latency``
     (plus ``token_delay`` per completion token), with ``concurrency`` calls at once if given, from
-    the checkout ``src`` (default: this one; another one measures an earlier version)."""
+    the checkout ``src`` (default: this one; another one measures an earlier version); ``extra``:
+    more settings for the CLI (e.g. ``RESEARCH_AGENT_CHECK_CLAIMS``)."""
     recorder = Recorder(responder)
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(recorder, delay=latency, token_delay=token_delay) as server:
         home = Path(tmp)
@@ -126,6 +128,7 @@ def run_cli(
             env["RESEARCH_AGENT_LLM_CONCURRENCY"] = str(concurrency)
         if src is not None:
             env["PYTHONPATH"] = str(src)
+        env.update(extra or {})
         start, clock = time.perf_counter(), time.monotonic()  # the server stamps requests with monotonic()
         done = subprocess.run(
             command, cwd=src or REPO, env=env, capture_output=True, text=True, timeout=1800,

@@ -7,7 +7,9 @@ check, the run and writing the report. For each latency (0.1, 0.5, 1 and 2 s per
 by default) it prints the median wall time, the sequential LLM rounds, and the fixed
 overhead = wall - rounds x latency. Then, for a standard run, the chat calls and prompt
 tokens per stage (``len(json.dumps(messages)) // 4`` per call, as issue 13 counts them)
-and the source tokens the writer received; and what one replan and one revision cost.
+and the source tokens the writer received; what one replan and one revision cost; and
+what the claim check costs (issue 22): the same run with it off and on, at concurrency 4
+and 1, rounds and prompt tokens before and after (goal: no extra sequential round).
 
 Goals (standard mode, 12 sources scored, no replan, no critique): at most 14,000 prompt
 tokens; overhead at most 1.2 s, so that at 1 s per call wall <= 1.3 x rounds x latency.
@@ -21,7 +23,7 @@ concurrency 1, 4 and 16, one source per call against batched, the numbers behind
 
     python bench/bench_pipeline.py [--latencies 0.1,0.5,1,2] [--repeat 3] [--corpus DIR]
                                    [--cache-dir DIR] [--no-loops] [--mode standard]
-                                   [--one-slot | --only-one-slot] [--before DIR]
+                                   [--one-slot | --only-one-slot] [--before DIR] [--claims-only]
 
 The corpus index lives in ``--cache-dir`` (default: a folder in the temp dir that later
 runs reuse), so only the first run pays for a cold index of python3.11-doc.
@@ -124,6 +126,22 @@ def print_loop_cost(label: str, loop: CliRun, base: CliRun) -> None:
           f"+{loop.wall - base.wall:.2f} s")
 
 
+def print_claim_check(once) -> None:
+    """The run without and with the claim check, at 4 model slots and at 1: rounds and tokens."""
+    print("\nclaim check (issue 22): the same run without it (before) and with it (after)")
+    for slots in (4, 1):
+        before = once({"RESEARCH_AGENT_CHECK_CLAIMS": "0", "RESEARCH_AGENT_LLM_CONCURRENCY": str(slots)})
+        after = once({"RESEARCH_AGENT_CHECK_CLAIMS": "1", "RESEARCH_AGENT_LLM_CONCURRENCY": str(slots)})
+        for label, run in (("before", before), ("after", after)):
+            stages = ", ".join(f"{stage} {run.tokens[stage]:,}" for stage in ("skeptic", "claims") if stage in run.calls)
+            print(f"    concurrency {slots}, {label:<6}: {run.rounds:>2} sequential rounds, {run.call_count:>2} calls, "
+                  f"prompt tokens {run.prompt_tokens:>6,} ({stages})")
+        extra = after.rounds - before.rounds
+        verdict = "met" if extra <= 0 else "NOT met"
+        print(f"    concurrency {slots}: +{extra} rounds, +{after.call_count - before.call_count} calls, "
+              f"+{after.prompt_tokens - before.prompt_tokens:,} prompt tokens (goal: no extra round: {verdict})")
+
+
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", default="standard", choices=sorted(MODES))
@@ -132,6 +150,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--corpus", type=Path)
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE, help="kept between bench runs")
     parser.add_argument("--no-loops", action="store_true", help="skip the replan and revision runs")
+    parser.add_argument("--claims-only", action="store_true", help="only the claim check's before and after")
     parser.add_argument("--one-slot", action="store_true", help="also run the one-slot case and the batching table")
     parser.add_argument("--only-one-slot", action="store_true", help="run only the one-slot case and the batching table")
     parser.add_argument("--before", type=Path, help="another checkout to measure in the one-slot case (e.g. /work/main)")
@@ -154,9 +173,12 @@ async def main() -> None:
             return
     startup = statistics.median(startup_seconds(cache_dir))
 
-    def once(latency: float, responder: ResearchResponder) -> CliRun:
-        return run_cli(QUERY, corpus, cache_dir, responder, latency=latency, mode=args.mode)
+    def once(latency: float, responder: ResearchResponder, env: dict[str, str] | None = None) -> CliRun:
+        return run_cli(QUERY, corpus, cache_dir, responder, latency=latency, mode=args.mode, extra=env)
 
+    if args.claims_only:
+        print_claim_check(lambda env: once(0.5, ResearchResponder(viability=80), env))
+        return
     latencies = [float(x) for x in args.latencies.split(",") if x.strip()]
     by_latency = {lat: [once(lat, ResearchResponder(viability=80)) for _ in range(args.repeat)] for lat in latencies}
     print_latencies(by_latency, startup)
@@ -167,6 +189,7 @@ async def main() -> None:
     if not args.no_loops:
         print_loop_cost("replan once", once(loop_latency, ResearchResponder(viability=[30, 80])), base)
         print_loop_cost("revise once", once(loop_latency, ResearchResponder(findings=[REVISE_FINDING])), base)
+    print_claim_check(lambda env: once(loop_latency, ResearchResponder(viability=80), env))
     print(f"\npeak RSS: bench {peak_rss_mb():.0f} MB, largest CLI run {peak_rss_mb(children=True):.0f} MB")
 
 

@@ -114,6 +114,8 @@ class Settings:
     max_revisions: int = 2
     retry: bool = True
     rules_path: Path | None = None
+    check_claims: bool = True  # check cited sentences against their passages in the skeptic's call
+    claim_tokens: int = 1600  # the claim list one skeptic call carries; --standard samples up to it
     review_max_bytes: int = 1024 * 1024  # `review` and review_report: far above any report, below a stall
 
     # memory
@@ -177,6 +179,7 @@ NUMBER_RANGES: dict[str, tuple[float, float, bool]] = {
     "min_viability": (0, 100, True),
     "max_plans": (1, 10, True),
     "max_revisions": (0, 10, True),
+    "claim_tokens": (200, 100_000, True),
     "review_max_bytes": (1024, 64 * 1024 * 1024, True),
     "control_fraction": (0, 1, True),
     "trial_probability": (0, 1, True),
@@ -223,6 +226,7 @@ ENV_VARS: dict[str, str] = {
     "MIN_VIABILITY_SCORE": "min_viability",
     "MAX_PLANNING_ITERATIONS": "max_plans",
     "MAX_REVISIONS": "max_revisions",
+    "RESEARCH_AGENT_CHECK_CLAIMS": "check_claims",
 }
 
 _FIELD_TYPES = {f.name: f.type for f in fields(Settings)}

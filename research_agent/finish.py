@@ -17,6 +17,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from .assembly import Run
+from .claim_round import with_claim_findings
+from .claims import ClaimCheck
 from .ids import format_utc
 from .ledger import RunLedger
 from .memory.critique.citation_support import citation_support
@@ -119,7 +121,7 @@ def final_report(run: Run, briefing: Briefing, outcome: Outcome) -> FinalReport:
         written.draft,
         tuple(s.source for s in gate.kept),
         meta=meta,
-        skeptic=shown_skeptic(written),
+        skeptic=with_claim_findings(shown_skeptic(written), written.claims),
         limitations=_limitations(run, outcome, written),
         lessons_markdown=briefing.lessons_markdown,
         final=True,
@@ -198,6 +200,8 @@ def _limitations(run: Run, outcome: Outcome, written: Written) -> list[str]:
     if run.ledger.provider_failures:
         names = sorted({f.provider for f in run.ledger.provider_failures})
         limitations.append(f"Search provider(s) failed during the run: {', '.join(names)}.")
+    if written.claims is not None:
+        limitations.append(written.claims.limitations_line())
     return limitations
 
 
@@ -226,6 +230,7 @@ def run_record(
     cited source (:func:`writer_texts`), which its citations are measured against."""
     settings, ledger, gate = run.settings, run.ledger, outcome.gate
     skeptic = shown_skeptic(outcome.written) if outcome.written is not None else None
+    claims = outcome.written.claims if outcome.written is not None else None
     return RunRecord(
         id=run.id,
         query=run.query,
@@ -247,6 +252,7 @@ def run_record(
         citations_removed=report.citations_removed,
         citation_support=citation_support(report.markdown, dict(enumerate(texts, start=1))),
         skeptic=skeptic if skeptic is not None else SkepticReport((), None),
+        claim_check=_final_numbers(claims, tuple(s.source for s in gate.kept), report.cited),
         iterations=ledger.iterations,
         final_decision=report.decision,
         stop_reason=outcome.stop_reason,
@@ -265,6 +271,21 @@ def run_record(
         timings=dict(run.clock.timings),
         warnings=ledger.warnings,
     )
+
+
+def _final_numbers(check: ClaimCheck | None, kept: Sequence[Source], cited: Sequence[Source]) -> ClaimCheck | None:
+    """The claim check with its sources in the final report's numbering (the draft cites by
+    position in ``kept``; the report numbers ``cited``), and their addresses."""
+    if check is None:
+        return None
+    final = {source.key: n for n, source in enumerate(cited, start=1)}
+
+    def source_of(n: int) -> tuple[int | None, str]:
+        if not 1 <= n <= len(kept):
+            return None, ""
+        return final.get(kept[n - 1].key), kept[n - 1].location
+
+    return check.renumbered(source_of)
 
 
 def _sub_query_counts(ledger: RunLedger) -> tuple[SubQueryCount, ...]:

@@ -24,6 +24,10 @@ class Mode:
     full_min_sources: int  # gate: kept sources for a full report
     full_min_sites: int  # gate: distinct sites for a full report
     short_min_sources: int  # gate: kept sources for a short report
+    # cited sentences checked against their passages in the skeptic's call (research_agent.claims):
+    # "all" of them, "sample" (every lexically weak one plus a seeded sample, up to Settings.claim_tokens)
+    # or "none" (the lexical check only)
+    claim_check: str = "sample"
 
     @property
     def skeptic(self) -> bool:
@@ -45,6 +49,7 @@ MODES: dict[str, Mode] = {
         full_min_sources=3,
         full_min_sites=2,
         short_min_sources=1,
+        claim_check="none",
     ),
     "standard": Mode(
         name="standard",
@@ -75,5 +80,6 @@ MODES: dict[str, Mode] = {
         full_min_sources=6,
         full_min_sites=3,
         short_min_sources=3,
+        claim_check="all",
     ),
 }

@@ -8,15 +8,23 @@ is kept as an :class:`~research_agent.record.Iteration` in the run's ledger, and
 the latest draft at every step (:meth:`~research_agent.ledger.RunLedger.keep_draft`):
 a run whose deadline passes after a draft exists publishes the best draft it has.
 While the writer streams, its tokens and rate go to the progress line (:class:`TokenMeter`).
+
+The skeptic's call also checks the draft's cited sentences against their passages
+(:mod:`research_agent.claim_round`): an unsupported claim is a critical finding for revise,
+and after the last revision (or at the deadline) every sentence still like one, citing its
+source, is marked "[Disputed]" by the program.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from .assembly import Run
+from .claim_round import check_rest, claim_findings, mark_draft, plan_claims, settle
+from .claims import ClaimCheck
 from .progress import TokenMeter
 from .record import Iteration
 from .report import ReportMeta, render_report
@@ -47,6 +55,7 @@ class Written:
     skeptic: SkepticReport | None  # None when the mode skips the skeptic (or did not get to it)
     review: Review | None
     revisions: int
+    claims: ClaimCheck | None = None  # the claim check of the draft the skeptic read
 
 
 @dataclass(frozen=True)
@@ -94,27 +103,28 @@ async def write_and_review(run: Run, plan: Plan, gate: Gate, *, can_replan: bool
     draft = await _draft(run, plan, gate, kept)
     run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, None, None, 0))
     markdown, _ = render_report(draft, kept, meta=meta, skeptic=None, final=False)
-    skeptic = await _attack(run, kept, markdown)
-    run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, skeptic, None, 0))
-    findings = skeptic.findings if skeptic else ()
+    skeptic, claims = await _attack(run, kept, markdown)
+    run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, skeptic, None, 0, claims))
+    findings = (*(skeptic.findings if skeptic else ()), *claim_findings(claims))
     this = _Pass(plan, gate, skeptic.viability if skeptic else None)
     review = _review(run, markdown, findings, this.viability, draft)
-    run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, skeptic, review, 0))
+    run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, skeptic, review, 0, claims))
     if this.viability is not None and this.viability < min_viability:
         if can_replan:
             this.record(run, review, 0, "replan", f"viability {this.viability} < {min_viability}")
-            return Written("replan", draft, skeptic, review, 0)
+            return Written("replan", draft, skeptic, review, 0, claims)
         run.ledger.record_warning(
             f"viability {this.viability} stayed below {min_viability} after {plan.number} plan(s)"
         )
-    revised = await _revise(run, this, kept, meta, _Revised(draft, review, findings, 0), skeptic)
+    revised = await _revise(run, this, kept, meta, _Revised(draft, review, findings, 0), skeptic, claims)
+    revised, claims = _mark_disputed(run, this, kept, meta, revised, claims)
     review = revised.review
     if needs_revision(review):
         reason = f"{review.critical_count} critical issue(s) left after {revised.revisions} revision(s)"
     else:
         reason = "approved" if review.approved else "no high-confidence critical issues"
     this.record(run, review, revised.revisions, "proceed", reason)
-    return Written("proceed", revised.draft, skeptic, review, revised.revisions)
+    return Written("proceed", revised.draft, skeptic, review, revised.revisions, claims)
 
 
 async def _draft(run: Run, plan: Plan, gate: Gate, kept: tuple[Source, ...]) -> ReportDraft:
@@ -140,31 +150,48 @@ async def _draft(run: Run, plan: Plan, gate: Gate, kept: tuple[Source, ...]) -> 
     return draft
 
 
-async def _attack(run: Run, kept: tuple[Source, ...], markdown: str) -> SkepticReport | None:
-    """The skeptic's findings and viability (None when the mode skips the skeptic)."""
+async def _attack(
+    run: Run, kept: tuple[Source, ...], markdown: str
+) -> tuple[SkepticReport | None, ClaimCheck]:
+    """The skeptic's findings and viability (None when the mode skips the skeptic), and the
+    claim check that rides in its call (and, for a long list, in calls beside it)."""
     mode = run.settings.mode
+    plan = plan_claims(run, kept, markdown)
     if not mode.skeptic:
-        return None
+        return None, settle(plan, None, ())
     with run.clock.stage("skeptic", ", ".join(mode.skeptic_lenses)):
-        skeptic = await run_skeptic(
-            run.model, run.query, markdown, kept, lenses=mode.skeptic_lenses, source_tokens=mode.source_tokens,
-            cited_tokens=mode.cited_tokens, notify=run.ledger.warn,
-        )
+        skeptic, answers = await asyncio.gather(
+            run_skeptic(
+                run.model, run.query, markdown, kept, lenses=mode.skeptic_lenses, source_tokens=mode.source_tokens,
+                cited_tokens=mode.cited_tokens, notify=run.ledger.warn, claims=plan.first,
+            ),
+            check_rest(run, plan),
+        )  # fmt: skip
     if skeptic.viability_note:
         run.ledger.record_warning(skeptic.viability_note)
-    return skeptic
+    return skeptic, settle(plan, skeptic, answers)
 
 
 def as_it_stood(run: Run, gate: Gate, written: Written) -> Written:
     """A draft the run's deadline caught, made ready to publish: a skeptic the mode asks for but
-    the run did not reach says so, and a draft not yet reviewed gets the lint now (no custom
-    rules: their time budget ended with the deadline; no skeptic findings)."""
-    if written.skeptic is None and run.settings.mode.skeptic:
+    the run did not reach says so (and so does the claim check), an unsupported claim is marked
+    "[Disputed]" as after a last revision, and a draft not yet reviewed gets the lint now (no
+    custom rules: their time budget ended with the deadline; the skeptic's findings still open)."""
+    mode = run.settings.mode
+    if written.skeptic is None and mode.skeptic:
         written = replace(written, skeptic=SkepticReport((), None, unavailable=DEADLINE_BEFORE_SKEPTIC))
+    if written.claims is None:
+        reason = DEADLINE_BEFORE_SKEPTIC if mode.skeptic else f"the {mode.name} mode checks citations lexically only"
+        written = replace(written, claims=ClaimCheck.not_run(reason))
+    draft, claims, marked = mark_draft(written.draft, written.claims)
+    if marked:
+        written = replace(written, draft=draft, claims=claims, review=None)
     if written.review is None:
         kept = tuple(s.source for s in gate.kept)
         markdown, _ = render_report(written.draft, kept, meta=run.report_meta(gate.decision), skeptic=None, final=False)
-        review = review_draft(markdown, target_words=run.settings.mode.target_words, findings=(), viability=None,
+        found = (*(written.skeptic.findings if written.skeptic else ()), *claim_findings(written.claims))
+        review = review_draft(markdown, target_words=mode.target_words, findings=_still_open(found, markdown),
+                              viability=written.skeptic.viability if written.skeptic else None,
                               min_viability=run.settings.min_viability,
                               short_reason=CUT_NOTES.get(written.draft.cut, written.draft.cut))  # fmt: skip
         written = replace(written, review=review)
@@ -191,7 +218,8 @@ def _review(
 
 
 async def _revise(
-    run: Run, this: _Pass, kept: tuple[Source, ...], meta: ReportMeta, state: _Revised, skeptic: SkepticReport | None
+    run: Run, this: _Pass, kept: tuple[Source, ...], meta: ReportMeta, state: _Revised, skeptic: SkepticReport | None,
+    claims: ClaimCheck | None,
 ) -> _Revised:
     """Revise while high-confidence critical issues stand, at most ``max_revisions`` times
     (once without retries); stop when a revision cannot be read or was cut short."""
@@ -220,9 +248,23 @@ async def _revise(
         review = _review(run, markdown, findings, this.viability, revised)
         state = _Revised(revised, review, findings, state.revisions + 1)
         run.ledger.keep_draft(this.plan.number, this.gate, Written("proceed", revised, skeptic, state.review,
-                                                                   state.revisions))  # fmt: skip
+                                                                   state.revisions, claims))  # fmt: skip
     return state
 
+
+def _mark_disputed(
+    run: Run, this: _Pass, kept: tuple[Source, ...], meta: ReportMeta, state: _Revised, claims: ClaimCheck | None
+) -> tuple[_Revised, ClaimCheck | None]:
+    """After the last revision: every unmarked sentence still like an unsupported claim, and still
+    citing its source, marked "[Disputed]" (and the draft reviewed again); each claim's outcome."""
+    draft, claims, marked = mark_draft(state.draft, claims)
+    if not marked:
+        return state, claims
+    run.progress.note(f"{marked} unsupported claim(s) left in the draft marked [Disputed]")
+    markdown, _ = render_report(draft, kept, meta=meta, skeptic=None, final=False)
+    findings = _still_open(state.findings, markdown)
+    review = _review(run, markdown, findings, this.viability, draft)
+    return _Revised(draft, review, findings, state.revisions), claims
 
 
 def _still_open(findings: Sequence[SkepticFinding], markdown: str) -> tuple[SkepticFinding, ...]:

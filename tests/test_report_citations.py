@@ -15,6 +15,7 @@ from research_agent.pipeline import research
 from research_agent.review.review import review_draft
 from research_agent.sources import SearchHit
 from tests.support.answers import as_markdown, scored_each
+from tests.support.claims import answer_claims
 from tests.support.pipeline import QUERY, settings_for
 from tests.support.research_responder import ResearchResponder
 
@@ -106,7 +107,8 @@ async def test_invented_and_skeptic_citations_are_renumbered_or_removed_through_
     scripted_model.enqueue("decompose", use)
     scripted_model.enqueue("relevance", scored_each({"score": 5, "reason": "on topic"}), times=12)
     scripted_model.enqueue("draft", as_markdown(DRAFT))
-    scripted_model.enqueue("skeptic", {"findings": FINDINGS, "viability": 80})
+    # the claim check rides in the skeptic's call: every cited sentence supported
+    scripted_model.enqueue("skeptic", lambda r: {"findings": FINDINGS, "viability": 80, "claims": answer_claims(r.user)})
     scripted_model.enqueue("revise", as_markdown(DRAFT), times=2)  # the model never stops inventing [99]
     provider = TwelveDocs(tmp_path / "docs")
     result = await research(

@@ -1,4 +1,4 @@
-"""``research-agent review REPORT.md``: lint any markdown report on its own.
+"""``research-agent review REPORT.md``: lint any markdown report on its own, and check its claims.
 
 Exit codes: 0 when the report would be approved, 1 when it is rejected (an empty or
 unstructured file included: it is no report), 2 when the report (missing, unreadable,
@@ -6,18 +6,23 @@ binary, or larger than the setting ``review_max_bytes``), the rules file or the 
 error boundary). Reading the file and the verdict are :mod:`research_agent.review.report_file`'s,
 which the MCP server's ``review_report`` tool uses too. The main app mounts :func:`review_command` as ``review``; ``app`` here
 wraps it alone.
+
+``--check-claims`` also checks every cited sentence against its stored passage with the
+configured model (:mod:`research_agent.claim_report`): without an endpoint it says what to
+set (exit 2); an unsupported claim the report does not mark "[Disputed]" rejects it (exit 1).
 """
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ..config import load_settings
+from ..config import Settings, load_settings
 from ..review.feedback import format_feedback
-from ..review.report_file import review_file
+from ..review.report_file import read_report, review_file
 from .boundary import guarded
 from .terminal import dumps_json, echo
 
@@ -39,14 +44,54 @@ def review_command(
             show_default=False,
         ),
     ] = None,
+    check_claims: Annotated[
+        bool,
+        typer.Option(
+            "--check-claims",
+            help="Also check each cited sentence against its stored passage with the model "
+            "(needs an endpoint); an unmarked unsupported claim rejects the report.",
+        ),
+    ] = False,
+    reports_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--reports-dir",
+            help="Where a copied report's run is looked up (RESEARCH_AGENT_REPORTS_DIR).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Lint a markdown report: exit 0 when it would be approved, 1 when rejected."""
-    review = review_file(report, rules=rules, mode=mode, max_bytes=load_settings().review_max_bytes)
+    settings = load_settings({"reports_dir": reports_dir})
+    review = review_file(report, rules=rules, mode=mode, max_bytes=settings.review_max_bytes)
+    claims = _check_claims(report, settings) if check_claims else None
+    approved = review.approved and (claims is None or not claims.open_unsupported)
     if json_output:
-        typer.echo(dumps_json(review.as_dict(), indent=2))
+        data = review.as_dict()
+        if claims is not None:
+            data["claims"] = claims.as_dict()
+        typer.echo(dumps_json(data, indent=2))
     else:
         echo(format_feedback(review))
-    raise typer.Exit(0 if review.approved else 1)
+        if claims is not None:
+            echo("\n" + "\n".join(claims.lines()))
+    raise typer.Exit(0 if approved else 1)
+
+
+def _check_claims(report: Path, settings: Settings):  # -> claim_report.ReportClaims
+    """The claim check of the report at ``report``; without an endpoint, the usual ConfigError first."""
+    from ..claim_report import check_report_claims, report_evidence  # the model layer loads only when asked
+    from ..llm import OpenAIChatModel
+
+    model = OpenAIChatModel.from_settings(settings)
+
+    async def check():
+        async with model:
+            markdown = read_report(report, settings.review_max_bytes)
+            store, query = report_evidence(report, markdown, settings.reports_dir)
+            return await check_report_claims(model, markdown, store, query=query, budget=settings.claim_tokens)
+
+    return asyncio.run(check())
 
 
 app = typer.Typer(add_completion=False, help="Review a markdown report.")

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from ..claims import ClaimCheck
 from ..config import MODES
 from ..errors import InputError
 from ..files.atomic import atomic_write_all
@@ -193,6 +194,7 @@ def _record(data: Mapping[str, Any]) -> RunRecord:
         cut_answers=data.get("cut_answers", 0),
         citation_support=_citation_support(data.get("citation_support")),
         skeptic=_skeptic(data.get("skeptic", {})),
+        claim_check=None if data.get("claim_check") is None else ClaimCheck.from_dict(data["claim_check"]),
         iterations=tuple(_iteration(i) for i in data.get("iterations") or ()),
         review=_review(data.get("review")),
         lessons=LessonsRecord.from_dict(data.get("lessons", {})),

@@ -14,9 +14,8 @@ cannot be recomputed is recorded as the run saw it: ``found_count`` (distinct so
 searches found), ``capped_by_user`` (the user's own source limit cut that list),
 ``sub_query_counts`` (per sub-query: sources found and read), each source's sub-queries
 and date, ``citation_support`` (measured against the text the writer received), the sub-queries
-dropped as no search queries, how the report stands with the tool's own ``review``, and
-whether the writer's answers were cut short. A record written before these existed reads
-them as None, False, 0 or empty.
+dropped as no search queries, the tool's own ``review`` verdict, the writer's answers cut short,
+and each checked claim's verdict (``claim_check``); older records read them as None, False, 0 or empty.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..claims import ClaimCheck
 from ..fetch.urls import normalize_url, registrable_domain
 from ..llm import Usage
 from ..measures import CitationFacts
@@ -285,6 +285,7 @@ class RunRecord:
     citations_removed: int = 0  # citations to no source, taken out of the final report
     citation_support: CitationFacts | None = None  # None: not measured (an older record)
     skeptic: SkepticReport = SkepticReport((), None)
+    claim_check: ClaimCheck | None = None  # None: the run reached no draft, or an older record
     iterations: tuple[Iteration, ...] = ()
     final_decision: str = ""
     stop_reason: str = ""  # why the loop stopped; "deadline": the best draft was published at --timeout
@@ -346,6 +347,7 @@ class RunRecord:
             "citations_removed": self.citations_removed,
             "citation_support": None if self.citation_support is None else _support_dict(self.citation_support),
             "skeptic": _skeptic_dict(self.skeptic),
+            "claim_check": None if self.claim_check is None else self.claim_check.as_dict(),
             "iterations": [i.as_dict() for i in self.iterations],
             "final_decision": self.final_decision,
             "stop_reason": self.stop_reason,

@@ -109,7 +109,8 @@ _OWN_SCORE = re.compile(
     r"\bviability\b[^.\d\n]{0,60}?\b\d{1,3}/100\b(?:,\s*below the threshold of \d{1,3}\b)?"
     r"|\b\d{1,4} (?:relevant )?(?:source|site)\(s\)|\breached relevance \d\b|\bat least \d{1,4} needed\b"
     r"|\bneeds \d{1,4} from \d{1,4}\b|\b\d{1,4} (?:critical )?issue\(s\)|\b\d{1,4} revision\(s\)"
-    r"|\b\d{1,6} words(?:, target \d{1,6}\b| of prose\b)|\btarget of \d{1,6}\b",
+    r"|\b\d{1,6} words(?:, target \d{1,6}\b| of prose\b)|\btarget of \d{1,6}\b"
+    r"|\bClaims checked against their sources: [^\n]{0,600}",  # the claim check's own counts (one line)
     re.I,
 )
 

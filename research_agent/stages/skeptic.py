@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from .. import prompts
+from ..claims import CitedClaim, ClaimVerdict, read_verdicts
 from ..errors import LLMError
 from ..llm import ChatModel, ChatRequest
 from ..sources import Source
 from ..text.sanitize import sanitize, wrap_data
 from ._fallback import Notify, degraded_message, degrades
 from ._schema import array, enum, integer, nullable, number, obj, string
-from ._skeptic_input import cited_block, draft_for_review
+from ._skeptic_input import SkepticEvidence, cited_block, draft_for_review
+from .claim_check import answer_tokens, claims_prompt, with_claims
 
 __all__ = ["SkepticFinding", "SkepticReport", "run_skeptic", "SCHEMA", "LENSES", "DEADLINE_BEFORE_SKEPTIC"]
 
@@ -68,17 +70,32 @@ class SkepticReport:
 
     ``unavailable`` says why there is no adversarial analysis at all: the skeptic's answers
     could not be read. Such a report has no findings and no viability, so it triggers
-    neither a replan nor a revision.
+    neither a replan nor a revision. ``verdicts``: its verdicts on the cited sentences it
+    was asked to check (:mod:`research_agent.claims`), quotes checked.
     """
 
     findings: tuple[SkepticFinding, ...]
     viability: int | None
     viability_note: str = ""
     unavailable: str = ""
+    verdicts: tuple[ClaimVerdict, ...] = ()
 
     @property
     def critical(self) -> tuple[SkepticFinding, ...]:
         return tuple(f for f in self.findings if f.severity == "critical")
+
+
+_MIN_CITED_TOKENS = 150  # below this, the passages shown with the claims to check are all the skeptic gets
+
+
+def _evidence(
+    review: str, sources: tuple[Source, ...], *, source_tokens: int, cited_tokens: int, claims: Sequence[CitedClaim]
+) -> SkepticEvidence:
+    """The cited passages within what the claims to check leave of ``cited_tokens``."""
+    left = cited_tokens - sum(c.tokens for c in claims)
+    if claims and left < _MIN_CITED_TOKENS:
+        return SkepticEvidence("(see the cited sentences to check, below)", "shown with each cited sentence to check")
+    return cited_block(review, sources, source_tokens=source_tokens, cited_tokens=left)
 
 
 def _distinct(findings: Iterable[SkepticFinding]) -> tuple[SkepticFinding, ...]:
@@ -107,6 +124,7 @@ async def run_skeptic(
     source_tokens: int,
     cited_tokens: int,
     notify: Notify | None = None,
+    claims: Sequence[CitedClaim] = (),
 ) -> SkepticReport:
     """Attack the draft through ``lenses`` in one call; clamp and normalise what comes back
     (repeated findings are kept once).
@@ -116,9 +134,11 @@ async def run_skeptic(
     (:func:`cited_block`; ``source_tokens`` is what the writer read of each source).
     When the model gives nothing usable (invalid answers, a timeout, an unreadable or
     failing endpoint), the result has no findings and says why in ``unavailable``
-    (announced through ``notify``)."""
+    (announced through ``notify``). ``claims``: cited sentences, with their passages, to
+    judge one by one in the same call (:mod:`.claim_check`); their passages are cited
+    passages too, so they share ``cited_tokens`` with the rest."""
     review = draft_for_review(draft_markdown)
-    evidence = cited_block(review, sources, source_tokens=source_tokens, cited_tokens=cited_tokens)
+    evidence = _evidence(review, sources, source_tokens=source_tokens, cited_tokens=cited_tokens, claims=claims)
     prompt = prompts.render(
         "skeptic",
         query=query,
@@ -126,9 +146,11 @@ async def run_skeptic(
         draft=wrap_data("draft", sanitize(review, max_chars=40000)),
         coverage=evidence.coverage,
         sources=evidence.block,
+        claims=claims_prompt(claims),
     )
-    request = ChatRequest(stage="skeptic", system=prompt.system, user=prompt.user, schema=SCHEMA, temperature=0.0,
-                          max_tokens=MAX_ANSWER_TOKENS)
+    schema = with_claims(SCHEMA, len(claims)) if claims else SCHEMA
+    request = ChatRequest(stage="skeptic", system=prompt.system, user=prompt.user, schema=schema, temperature=0.0,
+                          max_tokens=MAX_ANSWER_TOKENS + answer_tokens(len(claims)))
     try:
         response = await model.complete(request)
     except LLMError as exc:
@@ -136,6 +158,11 @@ async def run_skeptic(
             raise
         message = degraded_message(exc, "the report goes out without adversarial findings", notify)
         return SkepticReport((), None, unavailable=message)
+    return _report(response.data, claims)
+
+
+def _report(data: dict, claims: Sequence[CitedClaim]) -> SkepticReport:
+    """The skeptic's answer, clamped and normalised; its verdicts on ``claims``, quotes checked."""
     findings = _distinct(
         SkepticFinding(
             lens=f["lens"],
@@ -145,13 +172,15 @@ async def run_skeptic(
             fix=_clean(f["fix"]),
             confidence=min(1.0, max(0.0, float(f["confidence"]))),
         )
-        for f in response.data["findings"]
+        for f in data["findings"]
     )
-    raw = response.data.get("viability")
+    verdicts = read_verdicts(data.get("claims", ()), claims)
+    raw = data.get("viability")
     if raw is None:
-        return SkepticReport(findings, None, "unscored: the skeptic gave no viability score")
+        return SkepticReport(findings, None, "unscored: the skeptic gave no viability score", verdicts=verdicts)
     viability = int(raw)
     if not 0 <= viability <= 100:
         clamped = min(100, max(0, viability))
-        return SkepticReport(findings, clamped, f"viability {viability} out of range, clamped to {clamped}")
-    return SkepticReport(findings, viability)
+        return SkepticReport(findings, clamped, f"viability {viability} out of range, clamped to {clamped}",
+                             verdicts=verdicts)  # fmt: skip
+    return SkepticReport(findings, viability, verdicts=verdicts)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tests.support.claims import answer_claims, asked_claims
 from tests.support.research_responder import ResearchResponder, writer_markdown
 
 __all__ = ["ISSUE_DEBRIS", "OTHER_DEBRIS", "Debris", "DebrisResponder", "REAL_QUERIES"]
@@ -144,4 +145,7 @@ class DebrisResponder(ResearchResponder):
         return self.debris.answer()
 
     def _skeptic(self, system: str, user: str) -> dict:
-        return self.debris.skeptic()
+        answer = self.debris.skeptic()
+        if asked_claims(user):  # the claim check rides in the skeptic's call: it answers that too
+            answer["claims"] = answer_claims(user, self.claim_verdict)
+        return answer

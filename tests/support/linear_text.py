@@ -101,6 +101,25 @@ def _window(text: str) -> Any:
     return best_window(text[:2000], text)
 
 
+def _claims(text: str) -> Any:
+    from research_agent.claims import cited_claims
+
+    return cited_claims(text, [text[:20_000], "x"])
+
+
+def _mark(text: str) -> Any:
+    from research_agent.claims import ClaimVerdict, mark_unsupported
+
+    claim = ClaimVerdict(1, text[:200], (1,), "unsupported")
+    return mark_unsupported([text], [claim])
+
+
+def _quote(text: str) -> Any:
+    from research_agent.claims import quote_found
+
+    return quote_found(text[: len(text) // 2], text)
+
+
 def _get(module: str, name: str, **kwargs: Any) -> Callable[[str], Any]:
     def run(text: str) -> Any:
         import importlib
@@ -172,6 +191,11 @@ FUNCTIONS: dict[str, tuple[Callable[[str], Any], tuple[str, ...], tuple[tuple[st
     "read_draft": (_get("research_agent.stages.draft_text", "read_draft"), ("## Key Findings\n- a\n", "# a\n", "```\n"),
                    (("## Key Findings\n\n- a", "\n\n  b"),), 1024 * 1024),
     "complete_part": (_get("research_agent.stages.draft_text", "complete_part"), ("- a\n", "\n\n", "1. "), (), None),
+    "text_sentences": (lambda t: list(__import__("research_agent.claims.sentences").claims.sentences.text_sentences(t)),
+                       (". [1]", "[Disputed] ", "- a [1]\n", "1. ", "**"), (("- ", " "),), None),
+    "cited_claims": (_claims, (". [1]", "a. [1] ", "[2]"), (), None),
+    "mark_unsupported": (_mark, ("a. [1] ", "a [1]. ", "- a [1]\n", "[Disputed] a [1]. "), (), None),
+    "quote_found": (_quote, ("a...", "\u2026", "a "), (), None),
 }
 
 

@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from research_agent import prompts
+from tests.support.claims import answer_claims
 
 # How a decompose prompt asks for the domain (a run's first plan): the answer must name one.
 ASKS_DOMAIN = prompts.fragment("decompose_domain", domains="").splitlines()[0]
@@ -75,12 +76,14 @@ class ResearchResponder:
         findings: list[dict] | None = None,
         domain: str = "technology",
         fix_on_revise: bool = True,
+        claim_verdict: Any = None,
     ):
         # a list of viabilities is answered one per skeptic call, the last one repeating
         self.viabilities = list(viability) if isinstance(viability, list) else [viability]
         self.findings = findings or []
         self.domain = domain
         self.fix_on_revise = fix_on_revise
+        self.claim_verdict = claim_verdict  # sentence -> supported | partial | unsupported (None: supported)
 
     def answer(self, stage: str, system: str, user: str) -> Any:
         handler = getattr(self, f"_{stage}", None)
@@ -166,7 +169,13 @@ class ResearchResponder:
 
     def _skeptic(self, system: str, user: str) -> dict:
         viability = self.viabilities.pop(0) if len(self.viabilities) > 1 else self.viabilities[0]
-        return {"findings": list(self.findings), "viability": viability}
+        answer: dict[str, Any] = {"findings": list(self.findings), "viability": viability}
+        if "<<<DATA cited sentences>>>" in user:  # the claim check rides in the skeptic's call
+            answer["claims"] = answer_claims(user, self.claim_verdict)
+        return answer
+
+    def _claims(self, system: str, user: str) -> dict:
+        return {"claims": answer_claims(user, self.claim_verdict)}
 
     def _revise(self, system: str, user: str) -> str | dict:
         match = re.search(r"<<<DATA draft>>>\n(.*?)\n<<<END DATA>>>", user, re.S)

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from ...memory.effects.stats import CritiqueCost, compute_stats, plot_history
+from ...memory.effects.stats import ClaimTrend, CritiqueCost, MemoryStats, compute_stats, plot_history
 from ...memory.store.files import load_all
 from ...memory.store.schema import DIMENSIONS
 from ..boundary import guarded
@@ -35,8 +35,50 @@ def _cost_line(domain: str, cost: CritiqueCost) -> str:
     )
 
 
+def _claims_line(domain: str, trend: ClaimTrend) -> str:
+    """The claim check's unsupported share in ``domain`` over time, as one line."""
+    if not trend.runs:
+        return f"unsupported claims ({domain}): no run checked its claims"
+    line = f"unsupported claims ({domain}): {trend.mean:.0%} of checked claims over {trend.runs} run(s)"
+    if trend.earlier is not None and trend.recent is not None:
+        line += f"; earlier half {trend.earlier:.0%}, recent half {trend.recent:.0%}"
+    return line
+
+
 def _z(value: float | None) -> str:
     return "-" if value is None else f"{value:+.2f}"
+
+
+def _print_tables(stats: MemoryStats) -> None:
+    """The score trends and the adaptive-versus-baseline comparison, one table each."""
+    table = Table(title="critique scores by domain (trend: recent half vs earlier half)")
+    for column in ("domain", "n", "pass", "mean", *(d.replace("_", " ") for d in DIMENSIONS)):
+        table.add_column(column, overflow="fold")
+    for d in stats.domains:
+        trends = [_trend(t.mean, t.delta) for t in d.trends]
+        table.add_row(markup(d.domain), str(d.count), str(d.passed), f"{d.mean:.2f}", *trends)
+    console().print(table)
+    compare = Table(title="adaptive vs baseline (z-scores within model_version)")
+    for column in ("domain", "adaptive n", "adaptive z", "baseline n", "baseline z", "lessons", "spread"):
+        compare.add_column(column, overflow="fold")
+    for d in stats.domains:
+        c = d.comparison
+        state = "suspended" if c.suspended else "active"
+        spread = (
+            "-"
+            if d.collapse.std is None
+            else f"{d.collapse.std:.2f}" + (" collapse" if d.collapse.collapsed else "")
+        )
+        compare.add_row(
+            markup(d.domain),
+            str(c.adaptive_n),
+            _z(c.adaptive_z),
+            str(c.baseline_n),
+            _z(c.baseline_z),
+            state,
+            spread,
+        )
+    console().print(compare)
 
 
 @app.command("stats")
@@ -63,36 +105,10 @@ def stats_command(
     if not stats.domains:
         echo(f"no valid critiques in {settings.meta_dir}")
     else:
-        table = Table(title="critique scores by domain (trend: recent half vs earlier half)")
-        for column in ("domain", "n", "pass", "mean", *(d.replace("_", " ") for d in DIMENSIONS)):
-            table.add_column(column, overflow="fold")
-        for d in stats.domains:
-            trends = [_trend(t.mean, t.delta) for t in d.trends]
-            table.add_row(markup(d.domain), str(d.count), str(d.passed), f"{d.mean:.2f}", *trends)
-        console().print(table)
-        compare = Table(title="adaptive vs baseline (z-scores within model_version)")
-        for column in ("domain", "adaptive n", "adaptive z", "baseline n", "baseline z", "lessons", "spread"):
-            compare.add_column(column, overflow="fold")
-        for d in stats.domains:
-            c = d.comparison
-            state = "suspended" if c.suspended else "active"
-            spread = (
-                "-"
-                if d.collapse.std is None
-                else f"{d.collapse.std:.2f}" + (" collapse" if d.collapse.collapsed else "")
-            )
-            compare.add_row(
-                markup(d.domain),
-                str(c.adaptive_n),
-                _z(c.adaptive_z),
-                str(c.baseline_n),
-                _z(c.baseline_z),
-                state,
-                spread,
-            )
-        console().print(compare)
-        for d in stats.domains:
-            typer.echo(_cost_line(d.domain, d.cost))
+        _print_tables(stats)
+        for line in [*(_cost_line(d.domain, d.cost) for d in stats.domains),
+                     *(_claims_line(d.domain, d.claims) for d in stats.domains)]:  # fmt: skip
+            echo(line)
     for warning in stats.warnings:
         echo(f"warning: {warning}")
     if stats.invalid:

@@ -119,7 +119,20 @@ class RunFacts:
         pairs = ", ".join(f"sentence {p.sentence} citing [{p.source}]" for p in c.weak_pairs) or "none"
         return [
             f"cited sentences: {c.sentences}; weakly supported (most key terms absent from the cited source): "
-            f"{c.weakly_supported} ({round(c.weakly_supported_share * 100)}%); examples: {pairs}"
+            f"{c.weakly_supported} ({round(c.weakly_supported_share * 100)}%); examples: {pairs}",
+            *self._claim_lines(),
+        ]
+
+    def _claim_lines(self) -> list[str]:
+        claims = self.measured.claims
+        if claims is None:
+            return []
+        if not claims.checked:
+            return ["claim check (cited sentences against their passages, by the model): none checked"]
+        return [
+            f"claim check (cited sentences against their passages, by the model): {claims.checked} checked; "
+            f"{claims.supported} supported, {claims.partial} partly, {claims.unsupported} unsupported "
+            "(each unsupported one removed, re-cited or marked [Disputed] before the report went out)"
         ]
 
     def _recency_line(self) -> str:

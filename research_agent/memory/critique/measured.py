@@ -4,7 +4,7 @@
 or one file). What a record written before a measure existed cannot tell is left at its
 most cautious reading: no per-sub-query counts (``sub_queries`` empty, ``unanswered`` 0),
 ``found`` equal to the sources read, ``capped_by_user`` false, and citations counted but
-none judged weak (the text the writer received was not kept). Every value is bounded to
+none judged weak (the text the writer received was not kept), and no claim facts. Every value is bounded to
 what the critique schema allows, so a hand-edited record cannot make the file invalid.
 """
 
@@ -18,6 +18,7 @@ from datetime import date, datetime
 from ...ids import iso_date, parse_zoned_time
 from ...measures import (
     CitationFacts,
+    ClaimFacts,
     CritiqueFacts,
     RecencyFacts,
     SiteCounts,
@@ -58,6 +59,7 @@ def measure_run(record: RunRecord, report: str, *, now: datetime) -> CritiqueFac
         citations=_citations(record, report),
         recency=_recency(record.kept_sources, parse_zoned_time(record.started) or now),
         corpora=corpus_ids([c.root for c in record.corpus])[:MAX_CORPORA],
+        claims=_claims(record),
     )
 
 
@@ -157,6 +159,16 @@ def _citations(record: RunRecord, report: str) -> CitationFacts:
         weakly_supported_share=round(weak / sentences, 2) if sentences else 0.0,
         weak_pairs=pairs[:MAX_WEAK_PAIRS],
     )
+
+
+def _claims(record: RunRecord) -> ClaimFacts | None:
+    """The claim check's counts (``checked`` 0 and no share when it did not run); None for a
+    record from before the check, or of a run that reached no draft."""
+    if record.claim_check is None:
+        return None
+    facts = record.claim_check.facts()
+    counts = {k: _n(getattr(facts, k)) for k in ("checked", "supported", "partial", "unsupported")}
+    return ClaimFacts(**counts, unsupported_share=facts.unsupported_share)
 
 
 def _recency(kept: Sequence[SourceSummary], when: datetime) -> RecencyFacts:

@@ -15,6 +15,10 @@
 * Cost: the tokens and dollars the critiques themselves spent, per domain, from the
   ``usage`` each critique file records (files written before it existed are not counted;
   the cost is unknown as soon as one critique's price was unknown).
+* Claims: the share of checked claims the claim check found unsupported
+  (``facts.claims.unsupported_share``), over time: overall, earlier half and recent half of
+  the runs that checked any (runs that checked none, and files from before the check, are
+  not counted).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from ..store.critique_types import Critique
 from ..store.files import LoadedCritique
 from ..store.schema import DIMENSIONS
 from .intervals import unpaired_difference
+from .measures import ClaimTrend, CritiqueCost, claim_trend, critique_cost
 
 __all__ = [
     "MIN_RUNS",
@@ -45,6 +50,7 @@ __all__ = [
     "Comparison",
     "Collapse",
     "CritiqueCost",
+    "ClaimTrend",
     "DomainStats",
     "MemoryStats",
     "chronological",
@@ -54,6 +60,7 @@ __all__ = [
     "domain_stats",
     "compute_stats",
     "critique_cost",
+    "claim_trend",
     "plot_history",
 ]
 
@@ -110,49 +117,6 @@ class Collapse:
 
 
 @dataclass(frozen=True)
-class CritiqueCost:
-    """What the critiques of one domain spent. ``recorded``: critiques that stored their usage;
-    ``cost_usd`` is None (unknown) when any of them has an unknown cost."""
-
-    recorded: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    calls: int = 0
-    cost_usd: float | None = 0.0
-
-    @property
-    def tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "recorded": self.recorded,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "calls": self.calls,
-            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
-        }
-
-
-def critique_cost(critiques: Iterable[Critique]) -> CritiqueCost:
-    """The summed usage of the critiques that recorded one (see :class:`CritiqueCost`)."""
-    total = CritiqueCost()
-    for critique in critiques:
-        usage = critique.usage
-        if usage is None:
-            continue
-        cost = None if total.cost_usd is None or usage.cost_usd is None else total.cost_usd + usage.cost_usd
-        total = CritiqueCost(
-            total.recorded + 1,
-            total.prompt_tokens + usage.prompt_tokens,
-            total.completion_tokens + usage.completion_tokens,
-            total.calls + usage.calls,
-            cost,
-        )
-    return total
-
-
-@dataclass(frozen=True)
 class DomainStats:
     domain: str
     count: int
@@ -163,6 +127,7 @@ class DomainStats:
     collapse: Collapse
     cost: CritiqueCost = CritiqueCost()
     suspect: tuple[tuple[str, str], ...] = ()  # (critique id, why): left out of the comparison
+    claims: ClaimTrend = ClaimTrend()
 
 
 @dataclass(frozen=True)
@@ -214,6 +179,7 @@ class MemoryStats:
                     "collapse": d.collapse.collapsed,
                     "critique_usage": d.cost.as_dict(),
                     "suspect": [{"id": run_id, "reason": why} for run_id, why in d.suspect],
+                    "unsupported_share": d.claims.as_dict(),
                 }
                 for d in self.domains
             ],
@@ -319,6 +285,7 @@ def domain_stats(domain: str, critiques: Sequence[Critique]) -> DomainStats:
         collapse=collapse_check(domain, ordered),
         cost=critique_cost(ordered),
         suspect=tuple((c.id, c.suspect_reason) for c in ordered if c.suspect_reason),  # type: ignore[misc]
+        claims=claim_trend(ordered),
     )
 
 

@@ -1,0 +1,141 @@
+"""The model's verdict on each checked claim, and the program's check of its quote.
+
+For each cited sentence the model answers ``supported``, ``partial`` or ``unsupported``;
+the first two come with a short quote from the passage. The program looks for the quote
+in the sentence's passages after folding whitespace, quote marks, dashes, emphasis and
+case (as review does when it finds a quoted claim in a draft); an ellipsis in a quote
+stands for words left out, so its pieces must appear in order. A ``supported`` or
+``partial`` verdict whose quote is not there, or that gives none, counts as ``partial``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..text.sanitize import sanitize
+from .select import CitedClaim
+
+__all__ = ["VERDICTS", "OUTCOMES", "ClaimVerdict", "fold", "quote_found", "read_verdicts"]
+
+VERDICTS = ("supported", "partial", "unsupported")
+# What became of an unsupported claim after the last revision: a sentence like it is marked
+# "[Disputed]"; none is left; or one is left that cites other sources (or none).
+OUTCOMES = ("disputed", "removed", "recited")
+QUOTE_NOT_FOUND = "the quote is not in the passage"
+NO_QUOTE = "no quote from the passage was given"
+_TEXT_CHARS = 300
+_FOLD = str.maketrans(
+    {"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"', "\u2018": "'", "\u2019": "'",
+     "\u201a": "'", "`": "'", "\u2013": "-", "\u2014": "-", "\u2212": "-", "*": None, "_": None}
+)  # fmt: skip
+_ELLIPSES = ("\u2026", "...")
+
+
+@dataclass(frozen=True)
+class ClaimVerdict:
+    """The verdict on cited sentence ``number``: ``source`` is the source whose passage holds
+    the quote (else the first it cites), ``location`` that source's address once the run
+    record is written; ``note`` says why the program changed the model's verdict ("" when it
+    did not); ``outcome`` what became of an unsupported claim (:data:`OUTCOMES`; "" otherwise)."""
+
+    number: int
+    sentence: str
+    sources: tuple[int, ...]
+    verdict: str
+    quote: str = ""
+    reason: str = ""
+    source: int | None = None
+    location: str = ""
+    note: str = ""
+    outcome: str = ""
+
+    def with_outcome(self, outcome: str) -> ClaimVerdict:
+        return replace(self, outcome=outcome)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "number": self.number,
+            "sentence": self.sentence,
+            "sources": list(self.sources),
+            "source": self.source,
+            "location": self.location,
+            "verdict": self.verdict,
+            "quote": self.quote,
+            "reason": self.reason,
+            "note": self.note,
+            "outcome": self.outcome,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ClaimVerdict:
+        """From a run record's entry (checked by the record's schema)."""
+        return cls(
+            number=int(data.get("number", 0)),
+            sentence=str(data.get("sentence", "")),
+            sources=tuple(int(n) for n in data.get("sources", ())),
+            verdict=str(data.get("verdict", "")),
+            quote=str(data.get("quote", "")),
+            reason=str(data.get("reason", "")),
+            source=data.get("source"),
+            location=str(data.get("location", "")),
+            note=str(data.get("note", "")),
+            outcome=str(data.get("outcome", "")),
+        )
+
+
+def fold(text: str) -> str:
+    """``text`` for comparison: quote marks and dashes made plain, emphasis dropped, lower case,
+    whitespace runs as one space."""
+    return " ".join(sanitize(text).translate(_FOLD).lower().split())
+
+
+def _pieces(quote: str) -> list[str]:
+    text = fold(quote).strip(" \"'")
+    for mark in _ELLIPSES:
+        text = text.replace(mark, "\n")
+    return [p.strip(" \"'.,;:") for p in text.split("\n") if p.strip(" \"'.,;:")]
+
+
+def quote_found(quote: str, passage: str) -> bool:
+    """Whether ``quote`` is in ``passage`` (folded; the pieces around an ellipsis in order)."""
+    pieces = _pieces(quote)
+    if not pieces or sum(len(p) for p in pieces) < 3:
+        return False
+    haystack, at = fold(passage), 0
+    for piece in pieces:
+        found = haystack.find(piece, at)
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return True
+
+
+def _clean(value: Any) -> str:
+    return sanitize(str(value or ""), max_chars=_TEXT_CHARS, single_line=True)
+
+
+def read_verdicts(items: Iterable[Mapping[str, Any]], claims: Sequence[CitedClaim]) -> tuple[ClaimVerdict, ...]:
+    """The verdicts an answer gives on ``claims`` (items ``{n, verdict, quote, reason}``), quotes
+    checked; an item for a number not asked, a repeated one, or an unknown verdict is ignored."""
+    asked = {c.number: c for c in claims}
+    verdicts: dict[int, ClaimVerdict] = {}
+    for item in items:
+        claim = asked.get(item.get("n")) if isinstance(item.get("n"), int) else None
+        verdict = str(item.get("verdict", "")).strip().lower()
+        if claim is None or claim.number in verdicts or verdict not in VERDICTS:
+            continue
+        verdicts[claim.number] = _checked(claim, verdict, _clean(item.get("quote")), _clean(item.get("reason")))
+    return tuple(verdicts[n] for n in sorted(verdicts))
+
+
+def _checked(claim: CitedClaim, verdict: str, quote: str, reason: str) -> ClaimVerdict:
+    """The verdict with its quote looked up in the claim's passages."""
+    base = ClaimVerdict(claim.number, claim.sentence, claim.sources, verdict, quote, reason, claim.sources[0])
+    if verdict == "unsupported":
+        return base
+    holder = next((n for n, passage in claim.passages if quote_found(quote, passage)), None)
+    if holder is None:
+        return replace(base, verdict="partial", note=NO_QUOTE if not quote else QUOTE_NOT_FOUND)
+    return replace(base, source=holder)
