@@ -17,11 +17,11 @@ from collections.abc import Awaitable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .config import Settings
-from .errors import Cancelled, InputError
-from .progress import Progress
-from .record import CorpusRecord
-from .search.base import SearchProvider
+from ..config import Settings
+from ..errors import Cancelled, InputError
+from ..progress import Progress
+from ..record import CorpusRecord
+from ..search.base import SearchProvider
 
 __all__ = ["Indexing", "start_indexing", "search_client"]
 
@@ -93,8 +93,8 @@ def start_indexing(settings: Settings, progress: Progress, owned: list[Any]) -> 
     Raises ConfigError or InputError (a missing corpus folder) at once. ``owned`` gets
     what must be closed after the run (the web search client).
     """
-    from .search.local import LocalSearchProvider
-    from .search.registry import build_providers, provider_names
+    from ..search.local import LocalSearchProvider
+    from ..search.registry import build_providers, provider_names
 
     local = None
     if "local" in provider_names(settings):
@@ -142,13 +142,13 @@ async def _refresh(providers: tuple[SearchProvider, ...], local: Any, progress: 
 def search_client(settings: Settings, owned: list[Any]) -> Any:
     """The HTTP client of the web search APIs (SearXNG, Tavily), or None when the run uses
     neither: building one costs a TLS context, and a corpus-only run never needs it."""
-    from .search.registry import provider_names
+    from ..search.registry import provider_names
 
     if not {"searxng", "tavily"} & set(provider_names(settings)):
         return None
     import httpx
 
-    from .fetch.fetcher import DEFAULT_USER_AGENT
+    from ..fetch.fetcher import DEFAULT_USER_AGENT
 
     client = httpx.AsyncClient(timeout=settings.fetch_timeout, headers={"User-Agent": DEFAULT_USER_AGENT})
     owned.append(client)

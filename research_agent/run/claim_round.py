@@ -16,13 +16,13 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from ..claims import CitedClaim, ClaimCheck, ClaimVerdict, choose_claims, cited_claims, mark_unsupported, pack
+from ..sources import Source
+from ..stages._skeptic_input import draft_for_review
+from ..stages.claim_check import ClaimAnswer, check_claims
+from ..stages.skeptic import SkepticFinding, SkepticReport
+from ..stages.synthesize import ReportDraft, writer_text
 from .assembly import Run
-from .claims import CitedClaim, ClaimCheck, ClaimVerdict, choose_claims, cited_claims, mark_unsupported, pack
-from .sources import Source
-from .stages._skeptic_input import draft_for_review
-from .stages.claim_check import ClaimAnswer, check_claims
-from .stages.skeptic import SkepticFinding, SkepticReport
-from .stages.synthesize import ReportDraft, writer_text
 
 __all__ = [
     "ClaimPlan",

@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .errors import InputError
-from .files.safefile import UnsafeFile, read_text_capped
-from .text.masking import cut_blocks
-from .text.sanitize import sanitize, wrap_data
+from ..errors import InputError
+from ..files.safefile import UnsafeFile, read_text_capped
+from ..text.masking import cut_blocks
+from ..text.sanitize import sanitize, wrap_data
 
 __all__ = ["load_context", "MAX_CONTEXT_CHARS"]
 

@@ -3,7 +3,7 @@
 :func:`assemble` turns what ``research()`` was given (or Settings, for anything not
 given) into a frozen :class:`Run`: the model (wrapped to count usage), the search
 providers (the local corpus indexed in a worker thread that Ctrl-C and the deadline
-stop, while the first model call runs: :mod:`research_agent.indexing`), the page
+stop, while the first model call runs: :mod:`research_agent.run.indexing`), the page
 reader, the context and custom rules, the lessons source, the run id. It owns what it
 built and closes it, and it sets the deadline; :func:`within_deadline` keeps it over the
 story's steps: passing ``settings.run_timeout`` there is a
@@ -26,26 +26,26 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .config import Settings, load_settings
+from ..config import Settings, load_settings
+from ..errors import InputError, RunTimeout, StorageError
+from ..fetch.gather import SourceReader
+from ..files.atomic import ensure_writable_dir, existing_file_mode, remove_stale_temps
+from ..files.output import check_output_path
+from ..files.safefile import check_folder_inside
+from ..ids import make_run_id
+from ..llm import ChatModel, UsageRecorder
+from ..llm.waiting import SystemTicker, Ticker, waits_reported
+from ..memory.lessons.run import FixedLessons, LessonsFn, MemoryLessons, RunLessons
+from ..memory.lessons.setting import RunSetting
+from ..memory.store.index import TimeLeft
+from ..progress import NoProgress, Progress, StageClock
+from ..record import CorpusRecord
+from ..review.rules import Rule, RuleDeadline, RuleLimits, load_rules
+from ..search.base import SearchProvider
 from .context import load_context
-from .errors import InputError, RunTimeout, StorageError
-from .fetch.gather import SourceReader
-from .files.atomic import ensure_writable_dir, existing_file_mode, remove_stale_temps
-from .files.output import check_output_path
-from .files.safefile import check_folder_inside
-from .ids import make_run_id
 from .indexing import Indexing, start_indexing
 from .ledger import RunLedger
-from .llm import ChatModel, UsageRecorder
-from .llm.waiting import SystemTicker, Ticker, waits_reported
-from .memory.lessons.run import FixedLessons, LessonsFn, MemoryLessons, RunLessons
-from .memory.lessons.setting import RunSetting
-from .memory.store.index import TimeLeft
-from .progress import NoProgress, Progress, StageClock
-from .record import CorpusRecord
 from .report import ReportMeta
-from .review.rules import Rule, RuleDeadline, RuleLimits, load_rules
-from .search.base import SearchProvider
 
 __all__ = [
     "Run",
@@ -265,13 +265,13 @@ def _lessons(
 
 
 def _default_model(settings: Settings, ticker: Ticker) -> ChatModel:
-    from .llm import OpenAIChatModel
+    from ..llm import OpenAIChatModel
 
     return OpenAIChatModel.from_settings(settings, ticker=ticker)
 
 
 def _default_reader(settings: Settings) -> SourceReader:
-    from .fetch import Fetcher
+    from ..fetch import Fetcher
 
     return Fetcher.from_settings(settings)
 
@@ -284,7 +284,7 @@ def _reads_web_pages(settings: Settings, providers: Sequence[SearchProvider] | N
 
 
 def _provider_names(settings: Settings) -> tuple[str, ...]:
-    from .search.registry import provider_names
+    from ..search.registry import provider_names
 
     return tuple(provider_names(settings))
 

@@ -16,15 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from .assembly import Run
-from .claim_round import with_claim_findings
-from .claims import ClaimCheck
-from .ids import format_utc
-from .ledger import RunLedger
-from .memory.critique.citation_support import citation_support
-from .memory.critique.site_names import source_sites
-from .memory.lessons.render import lessons_markdown
-from .record import (
+from ..claims import ClaimCheck
+from ..ids import format_utc
+from ..memory.critique.citation_support import citation_support
+from ..memory.critique.site_names import source_sites
+from ..memory.lessons.render import lessons_markdown
+from ..record import (
     FetchFailure,
     LessonsRecord,
     RunRecord,
@@ -32,17 +29,20 @@ from .record import (
     build_passage_store,
     write_run_record,
 )
-from .record.passages import prune_passage_stores
-from .record.types import ReviewOutcome
+from ..record.passages import prune_passage_stores
+from ..record.types import ReviewOutcome
+from ..results import Briefing, Outcome, ResearchResult, summarize_sources
+from ..review.checks_text import CUT_SHORT_NOTE
+from ..review.feedback import issue_title
+from ..review.review import open_critical_issues, open_issue_lines
+from ..sources import ScoredSource, Source
+from ..stages.draft_text import CUT_NOTES
+from ..stages.skeptic import DEADLINE_BEFORE_SKEPTIC, SkepticReport
+from ..stages.synthesize import writer_text
+from .assembly import Run
+from .claim_round import with_claim_findings
+from .ledger import RunLedger
 from .report import compose_report, render_insufficient
-from .results import Briefing, Outcome, ResearchResult, summarize_sources
-from .review.checks_text import CUT_SHORT_NOTE
-from .review.feedback import issue_title
-from .review.review import open_critical_issues, open_issue_lines
-from .sources import ScoredSource, Source
-from .stages.draft_text import CUT_NOTES
-from .stages.skeptic import DEADLINE_BEFORE_SKEPTIC, SkepticReport
-from .stages.synthesize import writer_text
 from .writing import Written
 
 __all__ = ["FinalReport", "finish_run", "final_report", "run_record", "writer_texts"]

@@ -5,12 +5,12 @@ either in ``replan`` (the skeptic rated the answer's viability below the bar and
 plan is allowed) or in ``proceed`` with the last draft, after at most
 ``settings.max_revisions`` revisions for high-confidence critical issues. Each decision
 is kept as an :class:`~research_agent.record.Iteration` in the run's ledger, and so is
-the latest draft at every step (:meth:`~research_agent.ledger.RunLedger.keep_draft`):
+the latest draft at every step (:meth:`~research_agent.run.ledger.RunLedger.keep_draft`):
 a run whose deadline passes after a draft exists publishes the best draft it has.
 While the writer streams, its tokens and rate go to the progress line (:class:`TokenMeter`).
 
 The skeptic's call also checks the draft's cited sentences against their passages
-(:mod:`research_agent.claim_round`): an unsupported claim is a critical finding for revise,
+(:mod:`research_agent.run.claim_round`): an unsupported claim is a critical finding for revise,
 and after the last revision (or at the deadline) every sentence still like one, citing its
 source, is marked "[Disputed]" by the program.
 """
@@ -22,21 +22,21 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from ..claims import ClaimCheck
+from ..progress import TokenMeter
+from ..record import Iteration
+from ..review.checks_rules import RULE_TIMEOUT
+from ..review.feedback import format_feedback
+from ..review.review import Review, needs_revision, review_draft
+from ..sources import Source
+from ..stages.decompose import Plan
+from ..stages.draft_text import CUT_NOTES
+from ..stages.gate import Gate
+from ..stages.skeptic import DEADLINE_BEFORE_SKEPTIC, SkepticFinding, SkepticReport, run_skeptic
+from ..stages.synthesize import ReportDraft, draft_report, revise_report
 from .assembly import Run
 from .claim_round import check_rest, claim_findings, mark_draft, plan_claims, settle
-from .claims import ClaimCheck
-from .progress import TokenMeter
-from .record import Iteration
 from .report import ReportMeta, render_report
-from .review.checks_rules import RULE_TIMEOUT
-from .review.feedback import format_feedback
-from .review.review import Review, needs_revision, review_draft
-from .sources import Source
-from .stages.decompose import Plan
-from .stages.draft_text import CUT_NOTES
-from .stages.gate import Gate
-from .stages.skeptic import DEADLINE_BEFORE_SKEPTIC, SkepticFinding, SkepticReport, run_skeptic
-from .stages.synthesize import ReportDraft, draft_report, revise_report
 
 __all__ = ["Written", "write_and_review", "as_it_stood"]
 

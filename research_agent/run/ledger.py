@@ -14,16 +14,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .progress import Progress
-from .record import Iteration
-from .record.types import DroppedSubQuery
-from .review.rules import Rule
-from .search.base import ProviderFailure
-from .sources import ScoredSource
-from .stages.decompose import Plan
+from ..progress import Progress
+from ..record import Iteration
+from ..record.types import DroppedSubQuery
+from ..review.rules import Rule
+from ..search.base import ProviderFailure
+from ..sources import ScoredSource
+from ..stages.decompose import Plan
 
 if TYPE_CHECKING:
-    from .stages.gate import Gate
+    from ..stages.gate import Gate
     from .writing import Written
 
 __all__ = ["RunLedger", "KeptDraft", "DraftInProgress"]
