@@ -37,7 +37,7 @@ from ..llm import ChatModel, UsageRecorder
 from ..llm.waiting import SystemTicker, Ticker, waits_reported
 from ..memory.lessons.run import FixedLessons, LessonsFn, MemoryLessons, RunLessons
 from ..memory.lessons.setting import RunSetting
-from ..memory.store.index import TimeLeft
+from ..memory.store.index.summary import TimeLeft
 from ..progress import NoProgress, Progress, StageClock
 from ..record import CorpusRecord
 from ..review.rules import Rule, RuleDeadline, RuleLimits, load_rules

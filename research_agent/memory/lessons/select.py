@@ -1,6 +1,6 @@
 """Lessons for a new run, drawn from the critiques of earlier runs in the same domain.
 
-Selection (:func:`select_lessons`) reads the summary index (:mod:`..store.index`, refreshed
+Selection (:func:`select_lessons`) reads the summary index (:mod:`..store.index.summary`, refreshed
 from the YAML on every call): the critiques that may feed lessons are those that validate,
 pass, match the domain, are not suspect and are younger than the TTL; with fewer than
 ``min_critiques`` there are no lessons at all. Each lesson is counted over its own window:
@@ -47,7 +47,7 @@ from ..effects.lesson_effects import LessonEffect, effects_in
 from ..effects.stats import collapse_check, compare_adaptive
 from ..store.critique_types import Critique
 from ..store.files import FUTURE_SLACK, stamp_of
-from ..store.index import CritiqueIndex, IndexTrust, open_index
+from ..store.index.summary import CritiqueIndex, IndexTrust, open_index
 from ..store.schema import STAGES
 from .judging import judging_evidence
 from .person import PersonLessons

@@ -3,16 +3,16 @@
 A :class:`FileRow` is the outcome of :func:`~research_agent.memory.store.files.load_entry` for
 one file, keyed by the file's *signature* (inode, size, mtime, ctime and mode, from
 ``lstat``): a valid file gives its id, domain, run time, model, mean, pass and whether
-it was adaptive, why it is suspect (:attr:`~.critique_types.Critique.suspect_reason`: it then
+it was adaptive, why it is suspect (:attr:`~..critique_types.Critique.suspect_reason`: it then
 feeds no lesson, no effect and no suspension), whether its run could read its memory, and its
 *evidence*: the critique as JSON with every piece of free text left out (query,
 weaknesses, suggestions, flags, sub-query wording, lesson texts), which is all that
 building lessons reads (:func:`evidence_json`, :func:`critique_from_evidence`). A refused
 file gives the loader's reason. A :class:`UseRow` records a lesson key the critique applied
 or withheld (and why), with the value of that key's target in the critique
-(:mod:`.targets`; None where it does not apply) and its normalized question, so that
+(:mod:`..targets`; None where it does not apply) and its normalized question, so that
 effects are read from one table; a critique that is not
-:attr:`~.critique_types.Critique.measurable` has none. Checks that depend on the time of
+:attr:`~..critique_types.Critique.measurable` has none. Checks that depend on the time of
 asking (expiry, a date in the future) are made when the index is read, never stored.
 
 A person's lesson (``user:``, ``approved:``) takes its target from its entry in
@@ -22,7 +22,7 @@ the lesson can be measured on whichever target its entry names.
 
 The whole critique is kept too, as JSON (:class:`Rows` ``body``), for ``memory list``.
 ``stored()`` gives each row's values as SQLite hands them back (0/1 for booleans, floats
-for REAL columns); a row's MAC (:mod:`.index_sign`) covers its ``stored()`` values (a use
+for REAL columns); a row's MAC (:mod:`.sign`) covers its ``stored()`` values (a use
 row's, its ``signed()`` ones; a file's evidence has a MAC of its own).
 """
 
@@ -36,10 +36,10 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
-from .critique_types import Critique
-from .files import CritiqueEntry, load_entry
-from .schema import LESSON_KEY
-from .targets import TARGETS, is_person_key, measure, target_of
+from ..critique_types import Critique
+from ..files import CritiqueEntry, load_entry
+from ..schema import LESSON_KEY
+from ..targets import TARGETS, is_person_key, measure, target_of
 
 __all__ = [
     "FileRow",
@@ -119,7 +119,7 @@ class UseRow(NamedTuple):
     def signed(self) -> tuple[object, ...]:
         """What the row's MAC covers: its own values. Its domain and times are its file's,
         whose row is signed; a use row moved to another domain or time changes its file's
-        count of rows there, which is checked (see :mod:`.index_store`)."""
+        count of rows there, which is checked (see :mod:`.store`)."""
         return (self.name, self.key, self.arm, self.stage, _real(self.value), self.reason, self.question)
 
 

@@ -21,11 +21,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...domains import DOMAINS
-from ...files.safeyaml import UnsafeYaml, dump_yaml, load_yaml_text
-from ...text.sanitize import why_sanitize_changes
-from .schema import MAX_LESSON_TEXT, PERSON_KINDS, STAGES, key_kind, shown_value
-from .targets import PERSON_TARGET, TARGETS
+from ....domains import DOMAINS
+from ....files.safeyaml import UnsafeYaml, dump_yaml, load_yaml_text
+from ....text.sanitize import why_sanitize_changes
+from ..schema import MAX_LESSON_TEXT, PERSON_KINDS, STAGES, key_kind, shown_value
+from ..targets import PERSON_TARGET, TARGETS
 
 __all__ = [
     "LESSONS_FILE",

@@ -1,10 +1,10 @@
-"""The summary index's rows, kept true to the critique files and checked (see :mod:`.index`).
+"""The summary index's rows, kept true to the critique files and checked (see :mod:`.summary`).
 
 :class:`IndexStore` refreshes the rows from the files (re-reading what changed, in worker
 processes when much did), writes them signed, checks them on the way back (a file row at
 every refresh, use rows when read, with each file's count of them), rebuilds from its file
 whatever fails a check, and seals the index once every row in it was checked
-(:mod:`.index_seal`). Every statement waits for another process's lock at most the
+(:mod:`.seal`). Every statement waits for another process's lock at most the
 caller's ``time_left()``.
 """
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
-from .index_db import (
+from .db import (
     FILE_COLUMNS,
     FILE_SIGNED,
     USE_COLUMNS,
@@ -30,11 +30,11 @@ from .index_db import (
     busy,
     connect_memory,
 )
-from .index_files import Listing, list_files
-from .index_parse import parse_files
-from .index_rows import Rows
-from .index_seal import IndexTrust
-from .index_sign import RowSigner
+from .listing import Listing, list_files
+from .parse import parse_files
+from .rows import Rows
+from .seal import IndexTrust
+from .sign import RowSigner
 
 __all__ = ["INDEX_NAME", "IndexStore", "Refresh"]
 
@@ -59,7 +59,7 @@ class Refresh:
 
 class IndexStore:
     """One open summary index: its rows kept true to the files and checked (the queries are
-    :class:`~.index.CritiqueIndex`'s, which :func:`~.index.open_index` opens)."""
+    :class:`~.summary.CritiqueIndex`'s, which :func:`~.summary.open_index` opens)."""
 
     def __init__(
         self,
@@ -96,7 +96,7 @@ class IndexStore:
         self._conn.close()
 
     def close_and_seal(self) -> None:
-        """Close, and seal the index file (:mod:`.index_seal`) when every row it holds was
+        """Close, and seal the index file (:mod:`.seal`) when every row it holds was
         checked or written in this session (or it was sealed and only this session wrote)."""
         self.close()
         if self._trust is not None and self._sealed:

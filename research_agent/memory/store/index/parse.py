@@ -1,9 +1,9 @@
-"""Reading the critique files the summary index does not know yet (see :mod:`.index`).
+"""Reading the critique files the summary index does not know yet (see :mod:`.summary`).
 
-Each file is read with the real loader (:func:`~.index_rows.rows_for`). Reading a YAML file
+Each file is read with the real loader (:func:`~.rows.rows_for`). Reading a YAML file
 costs about a millisecond of pure Python, so when many files appear at once (a pulled
 repository, a restored backup: :data:`POOL_FROM` or more) they are shared among worker
-processes, one per CPU: ``python -m research_agent.memory.store.index_parse META_DIR``, which
+processes, one per CPU: ``python -m research_agent.memory.store.index.parse META_DIR``, which
 reads ``[name, signature]`` lines on stdin and answers one JSON line per file on stdout.
 Plain child processes, not ``multiprocessing``: a library user's script without a
 ``__main__`` guard would be run again in every worker. Workers ignore Ctrl-C (the caller
@@ -26,9 +26,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .files import entry_for_name
-from .index_db import TimeLeft
-from .index_rows import FileRow, MeasureRow, Rows, UseRow, rows_for
+from ..files import entry_for_name
+from .db import TimeLeft
+from .rows import FileRow, MeasureRow, Rows, UseRow, rows_for
 
 __all__ = ["parse_files", "POOL_FROM", "main"]
 

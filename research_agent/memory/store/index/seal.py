@@ -1,6 +1,6 @@
 """Remembering that an index was checked, so that an unchanged one is not checked again.
 
-Checking every row's MAC (:mod:`.index_sign`) costs about as much as the rest of a lesson
+Checking every row's MAC (:mod:`.sign`) costs about as much as the rest of a lesson
 selection over thousands of critiques. So the user state folder, which a planted
 ``reports/`` cannot reach, keeps a *seal* per index: the file's signature (inode, size,
 mtime, ctime, from ``lstat``) as it was when every file and use row it held had been
@@ -21,10 +21,10 @@ import os
 import stat
 from pathlib import Path
 
-from ...errors import StorageError
-from ...files.atomic import atomic_write_text
-from ...files.state import secret_key, state_folder
-from .index_rows import signature
+from ....errors import StorageError
+from ....files.atomic import atomic_write_text
+from ....files.state import secret_key, state_folder
+from .rows import signature
 
 __all__ = ["IndexTrust", "SEALS"]
 

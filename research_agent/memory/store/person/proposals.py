@@ -23,10 +23,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ...files.state_records import read_record, update_record
-from .critique_types import Critique, ProposedLesson
-from .person_file import text_problem
-from .schema import STAGES
+from ....files.state_records import read_record, update_record
+from ..critique_types import Critique, ProposedLesson
+from ..schema import STAGES
+from .file import text_problem
 
 __all__ = [
     "MAX_PROPOSALS",
@@ -116,7 +116,7 @@ def collect_proposals(critiques: Iterable[Critique], decided: Collection[str] = 
 
 def _clean_text(value: Any) -> str | None:
     """A proposal's text with its whitespace tidied, or None when what is left is not a text
-    a person could approve as it stands (:func:`.person_file.text_problem`: too long, or
+    a person could approve as it stands (:func:`.file.text_problem`: too long, or
     holding what sanitizing would change: controls, delimiters, instruction-like phrases)."""
     if not isinstance(value, str):
         return None

@@ -1,4 +1,4 @@
-"""Listing the critique files the summary index summarises (see :mod:`.index`)."""
+"""Listing the critique files the summary index summarises (see :mod:`.summary`)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-from ...errors import StorageError
-from ...files.safefile import check_folder_inside
-from .files import is_critique_name
-from .index_rows import signature
+from ....errors import StorageError
+from ....files.safefile import check_folder_inside
+from ..files import is_critique_name
+from .rows import signature
 
 __all__ = ["Listing", "list_files"]
 

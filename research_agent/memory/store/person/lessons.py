@@ -1,6 +1,6 @@
 """The person's lesson file on disk, and whether a person trusted it as it stands.
 
-:func:`read_lessons_file` reads ``<meta>/lessons.yaml`` (see :mod:`.person_file`) and
+:func:`read_lessons_file` reads ``<meta>/lessons.yaml`` (see :mod:`.file`) and
 compares the sha256 of what it read with the hash recorded in the user state folder
 (:mod:`research_agent.files.trust`). Only a trusted file's lessons are usable: a file that
 is new, changed or planted gives none until a person trusts it again, and a run says so in
@@ -17,12 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...errors import InputError, ResearchError
-from ...files.atomic import atomic_write_text
-from ...files.safeyaml import UnsafeYaml, read_capped
-from ...files.state_records import locked
-from ...files.trust import content_digest, trust_content, trusted_digest
-from .person_file import (
+from ....errors import InputError, ResearchError
+from ....files.atomic import atomic_write_text
+from ....files.safeyaml import UnsafeYaml, read_capped
+from ....files.state_records import locked
+from ....files.trust import content_digest, trust_content, trusted_digest
+from .file import (
     LESSONS_FILE,
     MAX_LESSONS_FILE_BYTES,
     ParsedLessons,

@@ -5,11 +5,11 @@ A row's stat signature does not stop that (the forger edits the row, not the fil
 neither would a content hash. So every row carries a MAC over its values, keyed by the
 user's secret key (:func:`research_agent.files.state.secret_key`, kept in the user state
 folder outside ``reports/``): a row whose MAC does not match was not written by this user's
-tool from the file it names, and is rebuilt from that file (:mod:`.index`).
+tool from the file it names, and is rebuilt from that file (:mod:`.summary`).
 
 The MAC is keyed BLAKE2b (a MAC by design, like HMAC, and about twice as fast on rows this
 short), personalised per table so that a row of one table never passes for another's. It
-covers a row's values as SQLite hands them back (``stored()`` of :mod:`.index_rows`), so the
+covers a row's values as SQLite hands them back (``stored()`` of :mod:`.rows`), so the
 same row read back checks. An index built in memory is signed with a key of its own.
 """
 

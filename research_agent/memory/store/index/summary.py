@@ -2,7 +2,7 @@
 
 Parsing thousands of YAML files takes seconds; selection, effects and ``memory list`` need a
 few numbers from each, the critique without its free text, or the critique as loaded. The
-index keeps those (see :mod:`.index_rows`) beside the files. It is a cache, never an
+index keeps those (see :mod:`.rows`) beside the files. It is a cache, never an
 authority: the YAML stays the truth.
 
 * :meth:`CritiqueIndex.refresh` lists the critique files, ``lstat``s each one and
@@ -10,17 +10,17 @@ authority: the YAML stays the truth.
   ctime, mode) differs from its row; rows of files that are gone are deleted. A hand
   edit, a file swapped for a symlink or a pruned file is therefore picked up at once,
   and a file the loader refuses is stored as refused, with its reason.
-* Every row carries a MAC keyed by the user's secret key (:mod:`.index_sign`). A file row
+* Every row carries a MAC keyed by the user's secret key (:mod:`.sign`). A file row
   whose MAC fails is re-read from its file at the refresh; use and measure rows are checked
   when a query reads them (with each file's count of them), and a file's evidence or kept
   critique whenever it is read; a failure sends its file to be re-read. So an edited row
   (``passed = 0``, a forged or deleted use) changes nothing anyone sees. An index checked in
-  full is sealed in the user state folder (:mod:`.index_seal`): while its file is unchanged,
+  full is sealed in the user state folder (:mod:`.seal`): while its file is unchanged,
   its file, use and measure rows are not checked again. Without the user's trust (key and
   seals), the index is built in memory only.
 * The rows selection reads hold no free text: a file's *evidence* is the critique without
   its query, weaknesses, suggestions, flags, sub-query wording or lesson texts (see
-  :mod:`.index_rows`), and lessons are built from it. Site names in it reach a prompt only
+  :mod:`.rows`), and lessons are built from it. Site names in it reach a prompt only
   when they name a site of the run's own sources (:mod:`research_agent.memory.lessons.setting`);
   values read back are checked again (keys, finite numbers).
 * Writes are SQLite transactions in WAL mode (atomic; readers never see half a
@@ -41,14 +41,14 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
-from ...errors import ResearchError
-from .critique_types import Critique
-from .files import LoadedCritique, future_problem
-from .index_db import IndexBusy, TimeLeft, connect_file, connect_memory
-from .index_files import Listing, list_files
-from .index_rows import MAX_VALUE, critique_from_evidence
-from .index_seal import IndexTrust
-from .index_store import INDEX_NAME, IndexStore, Refresh
+from ....errors import ResearchError
+from ..critique_types import Critique
+from ..files import LoadedCritique, future_problem
+from .db import IndexBusy, TimeLeft, connect_file, connect_memory
+from .listing import Listing, list_files
+from .rows import MAX_VALUE, critique_from_evidence
+from .seal import IndexTrust
+from .store import INDEX_NAME, IndexStore, Refresh
 
 __all__ = [
     "INDEX_NAME",

@@ -1,4 +1,4 @@
-"""Opening the summary index's SQLite database safely (see :mod:`.index`).
+"""Opening the summary index's SQLite database safely (see :mod:`.summary`).
 
 The file and its ``-wal``/``-shm``/``-journal`` companions must be regular files: a
 symlink, FIFO or other special file is left alone and None is returned (the caller
@@ -24,9 +24,9 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from ...errors import StorageError
-from ...files.atomic import TEMP_SUFFIX
-from .targets import TARGET_MAP
+from ....errors import StorageError
+from ....files.atomic import TEMP_SUFFIX
+from ..targets import TARGET_MAP
 
 __all__ = [
     "FILE_COLUMNS",
