@@ -21,7 +21,6 @@ PACKAGE_ALLOWANCE = {
     # (sources, progress, measures, run_refs, ids, domains): any package home for these makes
     # an import cycle (fetch, search, stages, record, claims and memory all sit below the run).
     "research_agent": 15,
-    "research_agent.memory.lessons": 16,
     "research_agent.cli": 18,
     "research_agent.fetch": 16,
     "research_agent.review": 15,

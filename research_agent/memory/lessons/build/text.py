@@ -10,8 +10,8 @@ anything else (the lesson is then not written at all).
 
 from __future__ import annotations
 
-from ..store.names import valid_site
-from ..store.schema import MAX_LESSON_TEXT, key_kind
+from ...store.names import valid_site
+from ...store.schema import MAX_LESSON_TEXT, key_kind
 from .evidence import Evidence
 
 __all__ = ["TEMPLATES", "lesson_text"]

@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..store.critique_types import Critique
+from ...store.critique_types import Critique
 
 __all__ = ["Evidence", "Need", "need", "shown", "stamp_of_id"]
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..store.critique_types import Critique
+from ...store.critique_types import Critique
 from .evidence import need
 
 __all__ = ["EvidencePool", "POOL_FACTOR"]

@@ -25,8 +25,8 @@ import statistics
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from ...config import MODES
-from ..store.critique_types import Critique
+from ....config import MODES
+from ...store.critique_types import Critique
 from .evidence import Evidence, Need, shown
 from .judging import usable_site
 from .pool import EvidencePool

@@ -13,7 +13,7 @@
 Each key is counted over its own window of the pool (:mod:`.pool`). Only names that pass
 :func:`~research_agent.memory.store.names.valid_site` and fit a lesson key reach a lesson, and
 a site name reaches a prompt only when it names a site of the run's own sources
-(:mod:`.setting`).
+(:mod:`..setting`).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..store.critique_types import Critique
-from ..store.names import valid_site
-from ..store.schema import LESSON_KEY
+from ...store.critique_types import Critique
+from ...store.names import valid_site
+from ...store.schema import LESSON_KEY
 from .evidence import Evidence, Need, shown, stamp_of_id
 from .pool import EvidencePool
 
