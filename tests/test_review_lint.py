@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from research_agent.review.checks_text import prose_word_count
+from research_agent.review.checks.text import prose_word_count
 from research_agent.review.issues import Issue
 from research_agent.review.lint import lint_report
 from research_agent.review.markdown import parse_front_matter, parse_report

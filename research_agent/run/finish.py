@@ -32,7 +32,7 @@ from ..record import (
 from ..record.passages import prune_passage_stores
 from ..record.types import ReviewOutcome
 from ..results import Briefing, Outcome, ResearchResult, summarize_sources
-from ..review.checks_text import CUT_SHORT_NOTE
+from ..review.checks.text import CUT_SHORT_NOTE
 from ..review.feedback import issue_title
 from ..review.review import open_critical_issues, open_issue_lines
 from ..sources import ScoredSource, Source

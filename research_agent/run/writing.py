@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from ..claims import ClaimCheck
 from ..progress import TokenMeter
 from ..record import Iteration
-from ..review.checks_rules import RULE_TIMEOUT
+from ..review.checks.rules import RULE_TIMEOUT
 from ..review.feedback import format_feedback
 from ..review.review import Review, needs_revision, review_draft
 from ..sources import Source

@@ -14,15 +14,15 @@ What a weak model leaves when it echoes its schema or loses the thread, each cri
   not count (its citations are the skeptic's, not the writer's), nor does text with no
   real word (``"enum": [1, 2]`` cites nothing).
 
-Repetition is :mod:`.checks_repeats`'s, length :mod:`.checks_text`'s.
+Repetition is :mod:`.repeats`'s, length :mod:`.text`'s.
 """
 
 from __future__ import annotations
 
-from ..text.debris import is_bare_number, is_url, real_words, repeats_itself, unescape_markdown, without_urls
-from .checks_common import block_citations, lint_issue
-from .issues import Issue
-from .markdown import ParsedReport, heading_key, is_reserved_heading
+from ...text.debris import is_bare_number, is_url, real_words, repeats_itself, unescape_markdown, without_urls
+from ..issues import Issue
+from ..markdown import ParsedReport, heading_key, is_reserved_heading
+from .common import block_citations, lint_issue
 
 __all__ = ["check_debris", "check_no_citation", "WRITTEN_FROM_SOURCES"]
 

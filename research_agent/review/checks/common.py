@@ -6,10 +6,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..text.citations import CITATION, citation_numbers
-from ..text.masking import blank_code, mask_code_and_urls
-from .issues import Issue
-from .markdown import Block, ParsedReport
+from ...text.citations import CITATION, citation_numbers
+from ...text.masking import blank_code, mask_code_and_urls
+from ..issues import Issue
+from ..markdown import Block, ParsedReport
 
 __all__ = ["BlockCitation", "block_citations", "claim_context", "lint_issue", "prose_lines", "short"]
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from ..text.citations import CITATION, blank, mask_code_and_urls, sentence_spans
-from .checks_common import claim_context, lint_issue
-from .issues import Issue
-from .markdown import ParsedReport
+from ...text.citations import CITATION, blank, mask_code_and_urls, sentence_spans
+from ..issues import Issue
+from ..markdown import ParsedReport
+from .common import claim_context, lint_issue
 
 __all__ = ["check_numeric_claims"]
 

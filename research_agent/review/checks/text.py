@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-from ..text.citations import CITATION, blank, mask_code_and_urls
-from .checks_citations import block_citations
-from .checks_common import claim_context, lint_issue, prose_lines
-from .issues import Issue
-from .markdown import ParsedReport, is_reserved_heading
+from ...text.citations import CITATION, blank, mask_code_and_urls
+from ..issues import Issue
+from ..markdown import ParsedReport, is_reserved_heading
+from .citations import block_citations
+from .common import claim_context, lint_issue, prose_lines
 
 __all__ = [
     "check_empty_sections",

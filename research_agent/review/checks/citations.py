@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from .checks_common import block_citations, lint_issue
-from .issues import Issue
-from .markdown import ParsedReport
+from ..issues import Issue
+from ..markdown import ParsedReport
+from .common import block_citations, lint_issue
 
 __all__ = ["check_citations", "check_sources_list"]
 

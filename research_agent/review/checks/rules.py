@@ -6,10 +6,10 @@ import bisect
 import re
 from collections.abc import Sequence
 
-from .checks_common import lint_issue, short
-from .issues import Issue
-from .markdown import ParsedReport
-from .rules import Rule, RuleDeadline, RuleLimits
+from ..issues import Issue
+from ..markdown import ParsedReport
+from ..rules import Rule, RuleDeadline, RuleLimits
+from .common import lint_issue, short
 
 __all__ = ["RULE_TIMEOUT", "check_rules"]
 

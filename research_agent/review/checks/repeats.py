@@ -21,10 +21,10 @@ from collections.abc import Sequence
 from difflib import SequenceMatcher
 from typing import NamedTuple
 
-from ..text.citations import CITATION, blank, mask_code_and_urls
-from .checks_common import lint_issue
-from .issues import Issue
-from .markdown import Block, Heading, ParsedReport, is_reserved_heading
+from ...text.citations import CITATION, blank, mask_code_and_urls
+from ..issues import Issue
+from ..markdown import Block, Heading, ParsedReport, is_reserved_heading
+from .common import lint_issue
 
 __all__ = ["check_repeats"]
 
