@@ -18,7 +18,7 @@ worker at a time, so it always knows which job each worker holds:
   server preloads the extraction modules once, so a worker (a recycled one too) starts
   with a fork rather than a fresh interpreter. A worker holds only what extraction needs
   (no HTTP stack, terminal, command line or model client: each would cost every worker
-  10-20 MB), which is why this package, ``research_agent`` and ``research_agent.cli``
+  10-20 MB), which is why ``research_agent.fetch``, ``research_agent`` and ``research_agent.cli``
   import their parts lazily and :class:`~.overlap.OverlapExtraction` lives apart.
 * **workers start lazily**, on the first job, and :func:`worth_a_pool` says when
   starting them pays: a single HTML page, or plain text only, is extracted in the
