@@ -41,16 +41,16 @@ def _lstat(path: Path, follow_symlinks: bool) -> os.stat_result:
     try:
         info = os.lstat(path)
     except FileNotFoundError:
-        raise UnsafeFile(f"{path}: file not found") from None
+        raise UnsafeFile("file not found") from None
     except OSError as exc:
-        raise UnsafeFile(f"{path}: cannot read ({exc.strerror or exc})") from None
+        raise UnsafeFile(f"cannot read ({exc.strerror or exc})") from None
     if stat.S_ISLNK(info.st_mode):
         if not follow_symlinks:
             raise UnsafeFile("symlink refused (it must be a regular file)")
         try:
             info = os.stat(path)
         except OSError as exc:
-            raise UnsafeFile(f"{path}: broken symlink ({exc.strerror or exc})") from None
+            raise UnsafeFile(f"broken symlink ({exc.strerror or exc})") from None
     if not stat.S_ISREG(info.st_mode):
         raise UnsafeFile("not a regular file")
     return info
