@@ -23,7 +23,6 @@ PACKAGE_ALLOWANCE = {
     "research_agent": 15,
     "research_agent.cli": 18,
     "research_agent.stages": 14,
-    "research_agent.llm": 13,
     "research_agent.mcp_server": 13,
 }
 

@@ -16,9 +16,9 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .prices import PriceTable
-from .structured import RawAnswer
-from .usage import Usage
+from ..prices import PriceTable
+from ..structured import RawAnswer
+from ..usage import Usage
 
 __all__ = ["RETRYABLE_STATUS", "RequestTally", "parse_retry_after", "backoff_delay"]
 

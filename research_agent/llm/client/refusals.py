@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import LLMError, LLMTimeout, LLMUnavailable, UnreadableAnswer
+from ...errors import LLMError, LLMTimeout, LLMUnavailable, UnreadableAnswer
 from .answers import Unreadable
 
 __all__ = ["error_text", "is_rejection", "unsupported_param", "describe", "final_error", "DROPPABLE_PARAMS"]

@@ -15,21 +15,10 @@ import random
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError, InvalidModelOutput, LLMError, ModelNotFound
-from .answers import (
-    ACCEPT_ENCODING,
-    MAX_ANSWER_BYTES,
-    ConnectionLost,
-    Unreadable,
-    completion_answer,
-    read_body,
-)
-from .prices import PriceTable
-from .protocol import STRUCTURED_ATTEMPTS, ChatRequest, ChatResponse, TokenCallback
-from .refusals import describe, error_text, final_error, is_rejection, unsupported_param
-from .retry import RETRYABLE_STATUS, RequestTally, backoff_delay, parse_retry_after
-from .streaming import StreamReader
-from .structured import (
+from ...errors import ConfigError, InvalidModelOutput, LLMError, ModelNotFound
+from ..prices import PriceTable
+from ..protocol import STRUCTURED_ATTEMPTS, ChatRequest, ChatResponse, TokenCallback
+from ..structured import (
     FormMemory,
     InvalidAnswer,
     OutputForm,
@@ -41,12 +30,23 @@ from .structured import (
     plain_schema,
     repair_messages,
 )
-from .waiting import SystemTicker, Ticker
+from ..waiting import SystemTicker, Ticker
+from .answers import (
+    ACCEPT_ENCODING,
+    MAX_ANSWER_BYTES,
+    ConnectionLost,
+    Unreadable,
+    completion_answer,
+    read_body,
+)
+from .refusals import describe, error_text, final_error, is_rejection, unsupported_param
+from .retry import RETRYABLE_STATUS, RequestTally, backoff_delay, parse_retry_after
+from .streaming import StreamReader
 
 if TYPE_CHECKING:
     import openai
 
-    from ..config import Settings
+    from ...config import Settings
 else:
     openai = None  # imported on first use: it costs half a second of start-up for every command
 

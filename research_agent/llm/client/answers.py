@@ -19,8 +19,8 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..text.passages import estimate_tokens
-from .structured import RawAnswer
+from ...text.passages import estimate_tokens
+from ..structured import RawAnswer
 
 __all__ = [
     "MAX_ANSWER_BYTES",
@@ -84,8 +84,8 @@ async def body_chunks(response: Any, max_bytes: int) -> AsyncIterator[bytes]:
     its compression cannot be undone; :class:`ConnectionLost` (or TimeoutError) when the
     connection breaks (or times out) on the way.
     """
-    from ..fetch.body import BoundedDecoder  # fetching's bounded reader; loaded on first use
-    from ..fetch.outcome import Refused
+    from ...fetch.body import BoundedDecoder  # fetching's bounded reader; loaded on first use
+    from ...fetch.outcome import Refused
 
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > max_bytes:

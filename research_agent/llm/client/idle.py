@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
-from .waiting import Ticker
+from ..waiting import Ticker
 
 __all__ = ["IdleWatch", "IdleTimeout", "idle_limit"]
 

@@ -2,7 +2,7 @@
 
 A slow server writes a long draft for many minutes; a stream shows the tokens as they
 come and keeps them when the answer is cut. :class:`StreamReader` makes one streamed
-attempt for :meth:`~research_agent.llm.openai_compat.OpenAIChatModel.stream` (whose
+attempt for :meth:`~research_agent.llm.client.openai_compat.OpenAIChatModel.stream` (whose
 retry loop wraps it): the request is sent with ``stream: true`` (and ``stream_options``
 asking for usage in the last event), the events are read with a bound on the whole body
 (:mod:`.answers`), and the idle limit (:mod:`.idle`) stops a stream that sends no token
@@ -20,6 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..protocol import FINISHED, ChatResponse, TokenCallback
+from ..structured import RawAnswer, strip_think
+from ..usage import Usage
+from ..waiting import Ticker
 from .answers import (
     ConnectionLost,
     SseLines,
@@ -31,10 +35,6 @@ from .answers import (
     stream_event,
 )
 from .idle import IdleTimeout, IdleWatch, idle_limit
-from .protocol import FINISHED, ChatResponse, TokenCallback
-from .structured import RawAnswer, strip_think
-from .usage import Usage
-from .waiting import Ticker
 
 __all__ = ["StreamReader", "STALLED", "UNFINISHED", "CUT_REASONS"]
 
