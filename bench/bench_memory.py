@@ -49,8 +49,8 @@ from research_agent.memory.lessons.run import MemoryLessons  # noqa: E402
 from research_agent.memory.lessons.select import select_lessons  # noqa: E402
 from research_agent.memory.store import files as store  # noqa: E402
 from research_agent.memory.store.critique_types import Critique, LessonUse, Scores, WithheldLesson  # noqa: E402
-from research_agent.memory.store.person_file import PersonLesson  # noqa: E402
-from research_agent.memory.store.person_lessons import add_lesson  # noqa: E402
+from research_agent.memory.store.person.file import PersonLesson  # noqa: E402
+from research_agent.memory.store.person.lessons import add_lesson  # noqa: E402
 from research_agent.memory.store.schema import DIMENSIONS, TAGS  # noqa: E402
 from research_agent.record import read_run_record  # noqa: E402
 from research_agent.text.passages import estimate_tokens  # noqa: E402

@@ -1,12 +1,12 @@
 """The story of one run, top to bottom: plan, gather, judge, write and review, finish.
 
-:func:`research` assembles the run (:mod:`research_agent.assembly`: the model, the
+:func:`research` assembles the run (:mod:`research_agent.run.assembly`: the model, the
 providers, what the run owns, the deadline) and tells its story here. Each step is a call
 into the module that owns it: ``stages`` (decompose, relevance and the gate),
 ``search`` and ``gather`` (finding and reading sources), ``writing`` (draft, skeptic,
 review, revise) and ``finish`` (the final report and the run record). Steps return frozen
 results; what grows across steps (sources scored, iterations, warnings, failures, the
-latest draft) is kept in the run's ledger (:mod:`research_agent.ledger`).
+latest draft) is kept in the run's ledger (:mod:`research_agent.run.ledger`).
 
 The deadline (``--timeout``) is an error before a draft exists; after, the best draft so
 far is published with ``stop_reason: deadline``. A run in which no model answer at all
@@ -21,12 +21,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from .assembly import LessonsFn, Run, RunLessons, assemble, within_deadline
 from .config import Settings
 from .errors import LLMUnavailable, RunTimeout
 from .fetch.gather import SourceReader, gather_sources, source_key
-from .finish import finish_run
-from .ledger import KeptDraft
 from .llm import ChatModel
 from .llm.waiting import Ticker
 from .memory.critique.site_names import source_sites
@@ -34,6 +31,10 @@ from .memory.lessons.render import lessons_markdown, lessons_prompt_block
 from .memory.lessons.types import LessonSelection
 from .progress import Progress
 from .results import Briefing, Iteration, Outcome, ResearchResult, SourceSummary
+from .run.assembly import LessonsFn, Run, RunLessons, assemble, within_deadline
+from .run.finish import finish_run
+from .run.ledger import KeptDraft
+from .run.writing import Written, as_it_stood, write_and_review
 from .search.base import SearchProvider
 from .search.registry import search_all
 from .sources import Source
@@ -43,7 +44,6 @@ from .stages.gate import Gate, decide_gate
 from .stages.relevance import score_sources
 from .stages.skeptic import SkepticReport
 from .text.sanitize import sanitize
-from .writing import Written, as_it_stood, write_and_review
 
 __all__ = ["research", "research_sync", "ResearchResult", "SourceSummary", "Iteration", "Progress"]
 

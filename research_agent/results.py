@@ -15,8 +15,8 @@ from .text.sanitize import sanitize
 
 if TYPE_CHECKING:
     from .memory.lessons.select import LessonSelection
+    from .run.writing import Written
     from .stages.gate import Gate
-    from .writing import Written
 
 __all__ = ["SourceSummary", "Iteration", "ResearchResult", "Briefing", "Outcome", "summarize_sources"]
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from research_agent.context import load_context
 from research_agent.errors import InputError, StorageError
 from research_agent.files.atomic import TEMP_SUFFIX, atomic_write_text, remove_stale_temps
+from research_agent.run.context import load_context
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "research_context.md"
 

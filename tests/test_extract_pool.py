@@ -20,8 +20,8 @@ import pytest
 
 from research_agent.errors import Cancelled
 from research_agent.fetch import FetchFailure, Page
-from research_agent.fetch.overlap import OverlapExtraction
-from research_agent.fetch.pool import CRASHED, TIMED_OUT, ExtractionPool, Failed
+from research_agent.fetch.processes.overlap import OverlapExtraction
+from research_agent.fetch.processes.pool import CRASHED, TIMED_OUT, ExtractionPool, Failed
 from research_agent.search.corpus_index import CorpusIndex
 from tests.support import extractors, http_server
 from tests.support.extractors import CRASH, HANG, HANG_GUARD, RAISE, misbehaving, worker_processes

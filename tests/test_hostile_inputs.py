@@ -15,10 +15,10 @@ import pytest
 import yaml
 
 from research_agent.config import NUMBER_RANGES, Settings, load_settings
-from research_agent.context import load_context
 from research_agent.errors import ConfigError, InputError
 from research_agent.llm import PriceTable
 from research_agent.review.rules import load_rules
+from research_agent.run.context import load_context
 from tests.support.cli import cli
 from tests.support.critique import RUN_ID, make_record
 from tests.support.memory import make_critique, put, put_text

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from research_agent.memory.lessons.evidence import Evidence
+from research_agent.memory.lessons.build.evidence import Evidence
+from research_agent.memory.lessons.build.settle import settle
+from research_agent.memory.lessons.build.text import TEMPLATES, lesson_text
 from research_agent.memory.lessons.select import build_lessons, select_lessons
-from research_agent.memory.lessons.settle import settle
-from research_agent.memory.lessons.text import TEMPLATES, lesson_text
 from research_agent.memory.store.schema import KIND_STAGES, LESSON_KEY, MAX_LESSON_TEXT
 from research_agent.memory.store.targets import TARGETS, stage_of, target_of
 from tests.support.memory import NOW, make_critique, make_facts, put

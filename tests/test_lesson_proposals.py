@@ -23,8 +23,8 @@ from research_agent.memory.critique.judgement import (
 from research_agent.memory.critique.proposing import not_to_propose
 from research_agent.memory.store.critique_types import ProposedLesson
 from research_agent.memory.store.files import load_critique
-from research_agent.memory.store.person_lessons import read_lessons_file
-from research_agent.memory.store.proposals import (
+from research_agent.memory.store.person.lessons import read_lessons_file
+from research_agent.memory.store.person.proposals import (
     MAX_PROPOSALS,
     collect_proposals,
     normalize_text,

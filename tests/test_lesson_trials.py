@@ -13,8 +13,8 @@ import pytest
 from research_agent.memory.effects.intervals import paired_difference
 from research_agent.memory.effects.lesson_effects import Arms, effect_of
 from research_agent.memory.effects.stats import compare_adaptive
+from research_agent.memory.lessons.build.pool import EvidencePool
 from research_agent.memory.lessons.effects_view import lesson_effects
-from research_agent.memory.lessons.pool import EvidencePool
 from research_agent.memory.lessons.select import build_lessons, select_lessons
 from research_agent.memory.lessons.trials import draw_trials, withheld_by_trial
 from research_agent.memory.lessons.types import Lesson

@@ -15,7 +15,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from research_agent.fetch.pool import cpu_budget
+from research_agent.fetch.processes.pool import cpu_budget
 from tests.support.linear_text import FUNCTIONS
 
 ROOT = Path(__file__).resolve().parent.parent

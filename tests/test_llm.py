@@ -30,7 +30,7 @@ from research_agent.llm import (
     parse_retry_after,
     strip_think,
 )
-from research_agent.llm.openai_compat import PLACEHOLDER_API_KEY
+from research_agent.llm.client.openai_compat import PLACEHOLDER_API_KEY
 from tests.support.llm import Endpoint, completion, make_model
 
 SCHEMA = {

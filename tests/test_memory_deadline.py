@@ -22,8 +22,8 @@ from research_agent.memory.lessons.select import select_lessons
 from research_agent.memory.lessons.types import LessonSelection
 from research_agent.memory.store.critique_types import Critique
 from research_agent.memory.store.files import load_all, write_critique
-from research_agent.memory.store.index import INDEX_NAME, IndexBusy, IndexTrust, open_index
-from research_agent.memory.store.index_db import MAX_WAIT
+from research_agent.memory.store.index.db import MAX_WAIT
+from research_agent.memory.store.index.summary import INDEX_NAME, IndexBusy, IndexTrust, open_index
 from research_agent.pipeline import research
 from tests.support.memory import NOW, make_critique, put, state_in
 from tests.support.pipeline import QUERY, DocsProvider, script, settings_for

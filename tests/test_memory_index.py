@@ -14,7 +14,7 @@ import pytest
 from research_agent.memory.lessons.effects_view import lesson_effects
 from research_agent.memory.lessons.select import select_lessons
 from research_agent.memory.store.files import prune_critiques
-from research_agent.memory.store.index import INDEX_NAME, open_index
+from research_agent.memory.store.index.summary import INDEX_NAME, open_index
 from tests.support.memory import NOW, make_critique, make_facts, put, put_raw, state_in, trust_in
 
 WEAK_GEO = (4, 4, 4, 2, 4)

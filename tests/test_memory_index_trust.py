@@ -18,9 +18,9 @@ from research_agent.cli.memory import MemoryDeps, app
 from research_agent.config import Settings
 from research_agent.files.state import secret_key
 from research_agent.memory.store.files import load_all
-from research_agent.memory.store.index import INDEX_NAME, IndexTrust, list_critiques, open_index
-from research_agent.memory.store.index_parse import parse_files
-from research_agent.memory.store.index_rows import signature
+from research_agent.memory.store.index.parse import parse_files
+from research_agent.memory.store.index.rows import signature
+from research_agent.memory.store.index.summary import INDEX_NAME, IndexTrust, list_critiques, open_index
 from tests.support.memory import NOW, make_critique, make_facts, put, put_raw
 
 COUNTER = "counterarguments:missing"

@@ -9,7 +9,7 @@ import pytest
 
 from research_agent.errors import InputError
 from research_agent.files.trust import TRUST_RECORD, content_digest
-from research_agent.memory.store.person_file import (
+from research_agent.memory.store.person.file import (
     HEADER,
     LESSONS_FILE,
     PersonLesson,
@@ -18,7 +18,7 @@ from research_agent.memory.store.person_file import (
     slug_of,
     text_problem,
 )
-from research_agent.memory.store.person_lessons import add_lesson, read_lessons_file, trust_lessons_file
+from research_agent.memory.store.person.lessons import add_lesson, read_lessons_file, trust_lessons_file
 from research_agent.memory.store.targets import PERSON_TARGET, TARGETS, measure, target_of
 from tests.support.memory import make_critique
 

@@ -8,8 +8,8 @@ import random
 from research_agent.memory.lessons.render import lessons_markdown, lessons_prompt_block
 from research_agent.memory.lessons.run import MemoryLessons
 from research_agent.memory.lessons.types import Lesson, LessonSelection
-from research_agent.memory.store.person_file import PersonLesson
-from research_agent.memory.store.person_lessons import add_lesson
+from research_agent.memory.store.person.file import PersonLesson
+from research_agent.memory.store.person.lessons import add_lesson
 from tests.support.memory import NOW, make_critique, put
 
 EVERYWHERE = "Include the release notes of the version asked about."

@@ -20,9 +20,9 @@ from research_agent.memory.lessons.person import PersonLessons
 from research_agent.memory.lessons.run import MemoryLessons
 from research_agent.memory.lessons.select import SelectionRules, select_in, select_lessons
 from research_agent.memory.lessons.types import MAX_LESSONS
-from research_agent.memory.store.index import open_index
-from research_agent.memory.store.person_file import LESSONS_FILE, PersonLesson, lessons_file_text
-from research_agent.memory.store.person_lessons import add_lesson
+from research_agent.memory.store.index.summary import open_index
+from research_agent.memory.store.person.file import LESSONS_FILE, PersonLesson, lessons_file_text
+from research_agent.memory.store.person.lessons import add_lesson
 from research_agent.pipeline import research
 from tests.support.cli import cli
 from tests.support.fake_openai_server import FakeOpenAIServer

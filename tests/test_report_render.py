@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from research_agent.report import ReportMeta, render_insufficient, render_report
 from research_agent.review.lint import lint_report
 from research_agent.review.markdown import parse_report
 from research_agent.review.review import review_draft
+from research_agent.run.report import ReportMeta, render_insufficient, render_report
 from research_agent.sources import Source
 from research_agent.stages.skeptic import SkepticFinding, SkepticReport
 from research_agent.stages.synthesize import ReportDraft
@@ -144,7 +144,7 @@ def test_invented_numbers_are_removed_and_counted_and_the_sentence_marked_only_w
         key_findings=("Finding [99].",),
         limitations=("Few sites [0].",),
     )
-    from research_agent.report import compose_report
+    from research_agent.run.report import compose_report
 
     rendered = compose_report(d, [source(1), source(2), source(3)], meta=meta(), skeptic=None)
     md = rendered.markdown
@@ -157,7 +157,7 @@ def test_invented_numbers_are_removed_and_counted_and_the_sentence_marked_only_w
 
 
 def test_a_draft_for_review_keeps_its_numbers_and_lists_every_source() -> None:
-    from research_agent.report import compose_report
+    from research_agent.run.report import compose_report
 
     rendered = compose_report(draft("Pumps [2][99]."), [source(1), source(2)], meta=meta(), skeptic=None, final=False)
     assert "Pumps [2][99]." in rendered.markdown and rendered.citations_removed == 0

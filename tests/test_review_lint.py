@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from research_agent.review.checks_text import prose_word_count
+from research_agent.review.checks.text import prose_word_count
 from research_agent.review.issues import Issue
 from research_agent.review.lint import lint_report
 from research_agent.review.markdown import parse_front_matter, parse_report
@@ -469,7 +469,7 @@ def test_sources_examined_is_a_sources_section_not_prose() -> None:
     ],
 )
 def test_the_short_reports_own_gate_counts_are_not_uncited_numbers(reason: str) -> None:
-    from research_agent.report import ReportMeta, render_insufficient
+    from research_agent.run.report import ReportMeta, render_insufficient
 
     meta = ReportMeta("How do heat pumps work?", "standard", "2026-11-22", "m", "no_new_findings")
     markdown = render_insufficient(meta=meta, reason=reason, sub_queries=["heat pumps"], examined=[])

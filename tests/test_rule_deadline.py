@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from research_agent.cli.review import app as review_app
 from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
-from research_agent.review.checks_rules import RULE_TIMEOUT, check_rules
+from research_agent.review.checks.rules import RULE_TIMEOUT, check_rules
 from research_agent.review.markdown import parse_report
 from research_agent.review.review import review_draft
 from research_agent.review.rules import Rule, RuleDeadline, RuleLimits

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from research_agent.fetch.worker_process import worker_main
+from research_agent.fetch.processes.worker_process import worker_main
 from tests.support.cli import CLI
 from tests.support.reliability import (
     HANG_GUARD,

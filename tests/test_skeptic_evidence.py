@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from research_agent.report import ReportMeta, render_report
+from research_agent.run.report import ReportMeta, render_report
 from research_agent.sources import Source
 from research_agent.stages.skeptic import run_skeptic
 from research_agent.stages.synthesize import ReportDraft

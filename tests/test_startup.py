@@ -45,7 +45,7 @@ def test_importing_pauses_the_collector_and_restores_it():
 
 
 async def test_a_corpus_only_run_builds_no_web_search_client(tmp_path):
-    from research_agent.indexing import search_client
+    from research_agent.run.indexing import search_client
     from tests.support.pipeline import settings_for
 
     owned: list = []

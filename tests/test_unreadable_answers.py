@@ -8,7 +8,7 @@ import pytest
 
 from research_agent.errors import LLMUnavailable, UnreadableAnswer
 from research_agent.llm import ChatRequest, OpenAIChatModel
-from research_agent.llm.answers import MAX_ANSWER_BYTES
+from research_agent.llm.client.answers import MAX_ANSWER_BYTES
 from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
 from tests.support.cli import cli

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from research_agent.fetch.pool import ExtractionPool
+from research_agent.fetch.processes.pool import ExtractionPool
 from research_agent.search.corpus_files import read_document
 from tests.support import extractors
 
@@ -56,7 +56,7 @@ def test_under_the_console_script_a_worker_does_not_load_the_command_line(tmp_pa
         "import json, sys\n"
         "from research_agent.cli import main\n"
         "if __name__ == '__main__':\n"
-        "    from research_agent.fetch.pool import ExtractionPool\n"
+        "    from research_agent.fetch.processes.pool import ExtractionPool\n"
         "    from tests.support.extractors import loaded_modules\n"
         "    with ExtractionPool(loaded_modules, workers=1) as pool:\n"
         "        print(json.dumps(pool.submit().result(timeout=60)))\n",

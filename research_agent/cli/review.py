@@ -8,7 +8,7 @@ which the MCP server's ``review_report`` tool uses too. The main app mounts :fun
 wraps it alone.
 
 ``--check-claims`` also checks every cited sentence against its stored passage with the
-configured model (:mod:`research_agent.claim_report`): without an endpoint it says what to
+configured model (:mod:`research_agent.run.claim_report`): without an endpoint it says what to
 set (exit 2); an unsupported claim the report does not mark "[Disputed]" rejects it (exit 1).
 """
 
@@ -80,8 +80,11 @@ def review_command(
 
 def _check_claims(report: Path, settings: Settings):  # -> claim_report.ReportClaims
     """The claim check of the report at ``report``; without an endpoint, the usual ConfigError first."""
-    from ..claim_report import check_report_claims, report_evidence  # the model layer loads only when asked
     from ..llm import OpenAIChatModel
+    from ..run.claim_report import (  # the model layer loads only when asked
+        check_report_claims,
+        report_evidence,
+    )
 
     model = OpenAIChatModel.from_settings(settings)
 

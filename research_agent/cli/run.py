@@ -144,7 +144,7 @@ def _rejected(result: ResearchResult) -> bool:
 def _research(query: str, settings: Settings) -> ResearchResult:
     """Run the pipeline with live progress on stderr; Ctrl-C says what it left behind."""
     with importing():  # everything the run needs, the openai package included, loaded up front
-        from ..llm.openai_compat import import_openai
+        from ..llm.client.openai_compat import import_openai
         from ..pipeline import research
 
         import_openai()

@@ -8,6 +8,8 @@
 * :mod:`.cache`: extracted pages on disk, served only behind the guard.
 * :mod:`.gather`: search hits to the sources a run reads; :mod:`.reading` builds them.
 * :mod:`.urls`: URL identity (normalised URLs, registrable domains).
+* :mod:`.processes`: extraction in worker processes (the pool, its workers, and the fetcher's
+  switch to them once pages overlap).
 """
 
 from ..lazy import lazy_names

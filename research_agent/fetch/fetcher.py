@@ -17,7 +17,7 @@
 * robots.txt is fetched once per host per run and obeyed unless ``respect_robots`` is off;
 * text is extracted by :func:`.extract.extract`, the same rules as corpus files: in a
   thread while pages come one at a time, in worker processes (one per CPU,
-  :mod:`.pool`) once two overlap; a page that crashes or hangs the extractor costs that
+  :mod:`.processes.pool`) once two overlap; a page that crashes or hangs the extractor costs that
   page (``extract_error``), and the workers stop when the Fetcher is closed. At most
   :attr:`Fetcher.max_pending` pages are held in memory at once.
 
@@ -56,8 +56,8 @@ from .extract import (
 )
 from .guard import AddressGuard, Pinned, Resolver
 from .outcome import FetchFailure, FetchStats, Refused, SourceRead
-from .overlap import OverlapExtraction
-from .pool import EXTRACT_TIMEOUT, Failed, cpu_budget
+from .processes.overlap import OverlapExtraction
+from .processes.pool import EXTRACT_TIMEOUT, Failed, cpu_budget
 from .reading import local_source, page_source, snippet_source
 from .robots import ROBOTS_MAX_BYTES, RobotsRules
 from .urls import is_web_url, registrable_domain

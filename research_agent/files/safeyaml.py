@@ -106,7 +106,7 @@ class _Builder:
     documents with more than ``max_nodes`` nodes or deeper than ``max_depth`` levels.
 
     One walk instead of a check and then PyYAML's general constructor: reading thousands
-    of critique files is mostly this (see :mod:`research_agent.memory.store.index`)."""
+    of critique files is mostly this (see :mod:`research_agent.memory.store.index.summary`)."""
 
     def __init__(self, max_nodes: int, max_depth: int, *, aliases: bool = True) -> None:
         self.max_nodes, self.max_depth = max_nodes, max_depth

@@ -1,9 +1,10 @@
 """The model layer: one protocol, the OpenAI-compatible implementation, and what it counts.
 
 * :mod:`.protocol` - :class:`ChatRequest`, :class:`ChatResponse`, :class:`ChatModel`;
-* :mod:`.openai_compat` - :class:`OpenAIChatModel` and its retry loop (:mod:`.retry`); the
-  answer read off the wire with a bound (:mod:`.answers`), streamed (:mod:`.streaming`)
-  under an idle limit (:mod:`.idle`); what refusals mean (:mod:`.refusals`);
+* :mod:`.client` - the OpenAI-compatible client: :class:`OpenAIChatModel` (:mod:`.client.openai_compat`)
+  and its retry loop (:mod:`.client.retry`); the answer read off the wire with a bound
+  (:mod:`.client.answers`), streamed (:mod:`.client.streaming`) under an idle limit
+  (:mod:`.client.idle`); what refusals mean (:mod:`.client.refusals`);
 * :mod:`.structured` - the structured-output cascade, JSON extraction and validation;
 * :mod:`.schema_bounds` - the bounds a server is sent and the ones kept locally;
 * :mod:`.usage`, :mod:`.prices` - tokens and cost per stage; :mod:`.waiting` - how long
@@ -13,7 +14,8 @@ Every stage talks to a :class:`ChatModel`; tests pass a scripted one. ``openai``
 is imported only when an :class:`OpenAIChatModel` is built (it is slow to import).
 """
 
-from .openai_compat import DEFAULT_TIMEOUT, NO_ENDPOINT_MESSAGE, OpenAIChatModel
+from .client.openai_compat import DEFAULT_TIMEOUT, NO_ENDPOINT_MESSAGE, OpenAIChatModel
+from .client.retry import parse_retry_after
 from .prices import Price, PriceTable
 from .protocol import (
     STRUCTURED_ATTEMPTS,
@@ -24,7 +26,6 @@ from .protocol import (
     TokenCallback,
     stream_or_complete,
 )
-from .retry import parse_retry_after
 from .schema_bounds import wire_schema
 from .structured import OutputForm, extract_json, strip_think
 from .usage import Usage, UsageRecorder

@@ -4,7 +4,7 @@
 Streaming is an optional extension (:class:`StreamingChatModel`): a model with only
 ``complete()`` still serves every stage, the writer included, just without token
 progress (:func:`stream_or_complete` picks). Tests pass a scripted ChatModel; the product
-builds :class:`~research_agent.llm.openai_compat.OpenAIChatModel` from Settings.
+builds :class:`~research_agent.llm.client.openai_compat.OpenAIChatModel` from Settings.
 """
 
 from __future__ import annotations

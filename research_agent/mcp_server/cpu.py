@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ..errors import ResearchError
-from ..fetch.pool import CRASHED, TIMED_OUT, UNAVAILABLE, ExtractionPool, Failed
+from ..fetch.processes.pool import CRASHED, TIMED_OUT, UNAVAILABLE, ExtractionPool, Failed
 
 __all__ = ["CpuWork", "CpuWorkFailed", "CPU_WORKERS", "CPU_TIMEOUT"]
 

@@ -17,7 +17,6 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from ..assembly import validate_query
 from ..config import Settings
 from ..domains import DOMAINS, parse_domain
 from ..errors import InputError, ResearchError
@@ -26,8 +25,9 @@ from ..memory.lessons.effects_view import lesson_effects, shown_lesson_texts
 from ..memory.lessons.select import preview_lessons
 from ..memory.store.failures import load_failures
 from ..memory.store.files import critique_path, load_all, load_critique
-from ..memory.store.index import list_critiques
-from ..memory.store.proposals import collect_proposals, decided_texts
+from ..memory.store.index.summary import list_critiques
+from ..memory.store.person.proposals import collect_proposals, decided_texts
+from ..run.assembly import validate_query
 from ..run_refs import Runs
 from ..stages.classify import classify_domain
 from .answers import answered

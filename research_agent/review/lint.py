@@ -5,13 +5,13 @@ blocks, the Sources list) and runs small checks over it, each returning :class:`
 objects with ``origin="lint"`` and a 1-based line number in the full markdown (front
 matter included):
 
-- :mod:`.checks_citations`: citations to sources that do not exist, the Sources list;
-- :mod:`.checks_claims`: numeric claims without a citation;
-- :mod:`.checks_text`: structure, empty sections, placeholders, leaked prompt text, length;
-- :mod:`.checks_debris`: debris (headings that are web addresses, text with no real
+- :mod:`.checks.citations`: citations to sources that do not exist, the Sources list;
+- :mod:`.checks.claims`: numeric claims without a citation;
+- :mod:`.checks.text`: structure, empty sections, placeholders, leaked prompt text, length;
+- :mod:`.checks.debris`: debris (headings that are web addresses, text with no real
   word) and a report written from sources that cites none;
-- :mod:`.checks_repeats`: repeated sections and paragraphs;
-- :mod:`.checks_rules`: the user's custom rules, under their time budget.
+- :mod:`.checks.repeats`: repeated sections and paragraphs;
+- :mod:`.checks.rules`: the user's custom rules, under their time budget.
 
 Front matter, the Sources list and the "Lessons Applied" section are not prose: they
 are never checked for numeric claims, duplicates or length. Code (fenced or indented
@@ -22,12 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from .checks_citations import check_citations, check_sources_list
-from .checks_claims import check_numeric_claims
-from .checks_debris import check_debris, check_no_citation
-from .checks_repeats import check_repeats
-from .checks_rules import check_rules
-from .checks_text import (
+from .checks.citations import check_citations, check_sources_list
+from .checks.claims import check_numeric_claims
+from .checks.debris import check_debris, check_no_citation
+from .checks.repeats import check_repeats
+from .checks.rules import check_rules
+from .checks.text import (
     check_empty_sections,
     check_leaks,
     check_length,
@@ -83,7 +83,7 @@ def lint_report(
     ``sources`` gives the valid citation numbers for a draft that has no Sources list
     of its own (the pipeline's draft before rendering); a Sources section in the
     markdown always takes precedence. ``rule_limits`` bounds the time of custom rules
-    (see :func:`.checks_rules.check_rules`).
+    (see :func:`.checks.rules.check_rules`).
     """
     doc = parse_report(markdown)
     issues = [

@@ -34,7 +34,15 @@ from ..fetch.extract import (
     kind_for_suffix,
     pdf_supported,
 )
-from ..fetch.pool import CRASHED, EXTRACT_TIMEOUT, RAISED, TIMED_OUT, ExtractionPool, Failed, worth_a_pool
+from ..fetch.processes.pool import (
+    CRASHED,
+    EXTRACT_TIMEOUT,
+    RAISED,
+    TIMED_OUT,
+    ExtractionPool,
+    Failed,
+    worth_a_pool,
+)
 from ..sources import Document
 from .corpus_rules import CorpusRules, stem_copies
 
@@ -212,7 +220,7 @@ def read_documents(
     """:func:`read_document` of each ``(path, stat)``, in order.
 
     When at least two of them need a parser (HTML, PDF:
-    :func:`~research_agent.fetch.pool.worth_a_pool`), they are all read in worker
+    :func:`~research_agent.fetch.processes.pool.worth_a_pool`), they are all read in worker
     processes, one per CPU: a file whose extraction crashes its worker is skipped as
     ``extract_crashed``, one that takes more than ``timeout`` seconds as
     ``extract_timeout`` (its worker is killed), one whose extractor raises as

@@ -21,7 +21,7 @@ own name), ``pdf_unsupported`` (``pypdf`` is not installed: ``pip install
 through: ``extract_crashed`` (its worker process died), ``extract_timeout`` (longer
 than ``extract_timeout`` seconds; its worker is killed), ``extract_error``.
 
-Changed files are extracted in worker processes, one per CPU (:mod:`research_agent.fetch.pool`),
+Changed files are extracted in worker processes, one per CPU (:mod:`research_agent.fetch.processes.pool`),
 when at least two of them are HTML or PDF; otherwise (plain text is cheap, and a warm
 refresh reads nothing) no process is started.
 """
@@ -39,7 +39,7 @@ from pathlib import Path
 
 from ..errors import InputError, SearchError, StorageError
 from ..fetch.extract import Unreadable, extract
-from ..fetch.pool import EXTRACT_TIMEOUT
+from ..fetch.processes.pool import EXTRACT_TIMEOUT
 from ..files.locks import exclusive_lock
 from ..sources import Document, SearchHit
 from .corpus_files import scan_corpus

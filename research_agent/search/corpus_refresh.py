@@ -26,7 +26,7 @@ from typing import Any
 
 from ..errors import DiskFull, StorageError
 from ..fetch.extract import Unreadable, extract
-from ..fetch.pool import EXTRACT_TIMEOUT
+from ..fetch.processes.pool import EXTRACT_TIMEOUT
 from ..sources import Document
 from ..text.passages import split_passages
 from .corpus_files import Scan, read_documents

@@ -19,8 +19,8 @@ from dataclasses import replace
 from .. import prompts
 from ..errors import InvalidModelOutput, LLMTimeout
 from ..llm import STRUCTURED_ATTEMPTS, ChatModel, ChatRequest, ChatResponse, TokenCallback, stream_or_complete
-from ..llm.retry import TIMEOUT_RETRIES
-from ..llm.streaming import CUT_REASONS, STALLED
+from ..llm.client.retry import TIMEOUT_RETRIES
+from ..llm.client.streaming import CUT_REASONS, STALLED
 from .draft_text import MIN_PARAGRAPH_WORDS, ReportDraft, complete_part, read_draft, usable
 
 __all__ = ["ask_writer"]

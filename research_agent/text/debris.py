@@ -3,7 +3,7 @@
 A small model asked for JSON can echo its schema back (``type``, ``maxItems``, ``] } {``)
 as if it were an answer. Such text has no *real words*: words of 3 or more letters that
 are not schema vocabulary. The sub-query check (:mod:`research_agent.stages._sub_queries`)
-and the report lint (:mod:`research_agent.review.checks_debris`) both read text through
+and the report lint (:mod:`research_agent.review.checks.debris`) both read text through
 these functions, so a fragment is judged the same way wherever it lands.
 
 Scripts written without spaces (Chinese, Japanese, Thai...) have no word breaks to count

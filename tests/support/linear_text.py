@@ -66,7 +66,7 @@ def _cited(text: str) -> Any:
 def _context(text: str) -> Any:
     import tempfile
 
-    from research_agent.context import load_context
+    from research_agent.run.context import load_context
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "research_context.md"

@@ -29,7 +29,7 @@ from research_agent.memory.store.critique_types import (
     WithheldLesson,
 )
 from research_agent.memory.store.files import critique_path, write_critique
-from research_agent.memory.store.index import IndexTrust
+from research_agent.memory.store.index.summary import IndexTrust
 from research_agent.memory.store.schema import DIMENSIONS
 from research_agent.memory.store.targets import stage_of
 

@@ -102,7 +102,7 @@ def ab_command(
 
     Prints, per critique dimension and per measured fact, the paired difference (adaptive - baseline, signed so that + is better) with a 90% interval, and the tokens and cost of each arm; saves it all to reports/meta/ab-<stamp>.yaml. Both runs are critiqued in every mode, --quick included.
     """
-    from ...assembly import MAX_QUERY_CHARS
+    from ...run.assembly import MAX_QUERY_CHARS
 
     deps = memory_deps(ctx)
     questions = read_questions(questions_file, max_chars=MAX_QUERY_CHARS)  # before anything else

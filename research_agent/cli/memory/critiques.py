@@ -24,7 +24,7 @@ from ...memory.lessons.effects_view import shown_lesson_texts
 from ...memory.store.critique_types import Critique
 from ...memory.store.failures import FailedCritique, load_failures
 from ...memory.store.files import LoadedCritique, critique_path, load_all, load_critique, prune_critiques
-from ...memory.store.index import INDEX_NAME, IndexTrust, list_critiques, open_index
+from ...memory.store.index.summary import INDEX_NAME, IndexTrust, list_critiques, open_index
 from ...record.passages import prune_passage_stores
 from ...run_refs import Runs, UnknownRun, run_file
 from ..boundary import guarded, print_error

@@ -7,7 +7,7 @@ import the person's lesson commands.
 from __future__ import annotations
 
 from ...config import Settings
-from ...memory.store.person_lessons import read_lessons_file
+from ...memory.store.person.lessons import read_lessons_file
 from ..terminal import echo
 
 __all__ = ["validate_lessons_file"]

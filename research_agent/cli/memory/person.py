@@ -21,9 +21,9 @@ from ...config import Settings
 from ...domains import DOMAINS, parse_domain
 from ...errors import InputError
 from ...memory.store.files import load_all
-from ...memory.store.person_file import ANY_DOMAIN, PersonLesson, slug_of, text_problem
-from ...memory.store.person_lessons import LessonsFile, add_lesson, read_lessons_file, trust_lessons_file
-from ...memory.store.proposals import (
+from ...memory.store.person.file import ANY_DOMAIN, PersonLesson, slug_of, text_problem
+from ...memory.store.person.lessons import LessonsFile, add_lesson, read_lessons_file, trust_lessons_file
+from ...memory.store.person.proposals import (
     PROPOSAL_PREFIX,
     Proposal,
     collect_proposals,

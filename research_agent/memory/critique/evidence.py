@@ -4,7 +4,7 @@ A run record and a report can each be planted or edited by hand, so
 :func:`locate_report` accepts only a regular file (not a symlink) inside the reports
 folder, whatever ``report_path`` a record names (``/etc/passwd`` is refused). Lessons no
 longer read run records or reports: they name sites only from the critique's validated
-``facts`` (see :mod:`..lessons.judging`).
+``facts`` (see :mod:`..lessons.build.judging`).
 """
 
 from __future__ import annotations

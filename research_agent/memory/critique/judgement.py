@@ -30,7 +30,7 @@ from ...text.sanitize import sanitize, wrap_data
 from ..store.critique_types import Critique, CritiqueUsage, LessonUse, Scores, SkepticFlag
 from ..store.failures import clear_failure, log_failure
 from ..store.files import append_log, critique_file_name, prune_critiques, write_critique
-from ..store.proposals import clean_proposals
+from ..store.person.proposals import clean_proposals
 from ..store.schema import (
     DIMENSION_LABELS,
     DIMENSIONS,

@@ -11,8 +11,8 @@ import logging
 from pathlib import Path
 
 from ...errors import ResearchError
-from ..store.person_lessons import read_lessons_file
-from ..store.proposals import decided_texts, text_hash
+from ..store.person.lessons import read_lessons_file
+from ..store.person.proposals import decided_texts, text_hash
 
 __all__ = ["not_to_propose"]
 

@@ -39,7 +39,7 @@ from datetime import datetime
 from typing import Any
 
 from ..store.files import FUTURE_SLACK, stamp_of
-from ..store.index import CritiqueIndex
+from ..store.index.summary import CritiqueIndex
 from ..store.schema import LESSON_KEY, STAGES
 from ..store.targets import TARGETS, is_person_key, stage_of, target_of
 from .intervals import Difference, Moments, paired_difference, welch_difference

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..effects.lesson_effects import LessonEffect, effects_in
 from ..store.critique_types import Critique
-from ..store.index import CritiqueIndex, IndexTrust, open_index
+from ..store.index.summary import CritiqueIndex, IndexTrust, open_index
 from .person import PersonLessons
 from .select import SelectionRules, build_lessons, check_ttl, evidence_pool
 from .types import MAX_LESSONS

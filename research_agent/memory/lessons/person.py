@@ -1,7 +1,7 @@
 """A person's lessons as a run is given them: from ``lessons.yaml``, only while it is trusted.
 
 :meth:`PersonLessons.read` takes the usable entries of the trusted file (see
-:mod:`..store.person_lessons`) and the one warning a run gives when lessons were skipped
+:mod:`..store.person.lessons`) and the one warning a run gives when lessons were skipped
 (an untrusted or changed file, or refused entries). :meth:`PersonLessons.for_domain` turns
 the entries of a domain into lessons, those written for every domain first: they are
 eligible from the first run in their domain and stage, and take the stage's slots before
@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..store.person_file import ANY_DOMAIN, PersonLesson
-from ..store.person_lessons import read_lessons_file
+from ..store.person.file import ANY_DOMAIN, PersonLesson
+from ..store.person.lessons import read_lessons_file
 from .types import Lesson
 
 __all__ = ["PersonLessons", "as_lesson"]

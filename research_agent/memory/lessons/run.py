@@ -33,7 +33,7 @@ from typing import Protocol, runtime_checkable
 
 from ...domains import DOMAINS
 from ...errors import StorageError
-from ..store.index import CritiqueIndex, IndexTrust, TimeLeft, open_index
+from ..store.index.summary import CritiqueIndex, IndexTrust, TimeLeft, open_index
 from .offer import LessonOffer, offer_lessons
 from .person import PersonLessons
 from .select import SelectionRules, candidate_domains, check_ttl, select_in

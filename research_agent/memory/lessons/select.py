@@ -1,18 +1,18 @@
 """Lessons for a new run, drawn from the critiques of earlier runs in the same domain.
 
-Selection (:func:`select_lessons`) reads the summary index (:mod:`..store.index`, refreshed
+Selection (:func:`select_lessons`) reads the summary index (:mod:`..store.index.summary`, refreshed
 from the YAML on every call): the critiques that may feed lessons are those that validate,
 pass, match the domain, are not suspect and are younger than the TTL; with fewer than
 ``min_critiques`` there are no lessons at all. Each lesson is counted over its own window:
-the newest ``limit`` of those critiques whose run was *not* given it (:mod:`.pool`), so a
+the newest ``limit`` of those critiques whose run was *not* given it (:mod:`.build.pool`), so a
 lesson's own successes or failures never build it or write its numbers. The newest files
 left out are listed in ``excluded`` with their reason (expired, dated in the future, invalid,
 other domain, suspect, failing, older than the critiques drawn from); the rest are counted.
 
 Lessons are built from those critiques' facts and applicable scores, one kind per stage
-(:mod:`.planning` for decompose, :mod:`.judging` for relevance), written only from templates
-with validated slots (:mod:`.text`), fitted to the run's setting (:mod:`.setting`: no lesson
-whose target cannot move there), settled (:mod:`.settle`), then checked against their
+(:mod:`.build.planning` for decompose, :mod:`.build.judging` for relevance), written only from templates
+with validated slots (:mod:`.build.text`), fitted to the run's setting (:mod:`.setting`: no lesson
+whose target cannot move there), settled (:mod:`.build.settle`), then checked against their
 measured effect (:mod:`..effects.lesson_effects`): a retired lesson is not given (and is
 recorded as withheld, so that new evidence can bring it back), a ``no-effect`` lesson ranks
 after every active one. At most ``max_lessons`` per stage; then each selected lesson is
@@ -47,14 +47,14 @@ from ..effects.lesson_effects import LessonEffect, effects_in
 from ..effects.stats import collapse_check, compare_adaptive
 from ..store.critique_types import Critique
 from ..store.files import FUTURE_SLACK, stamp_of
-from ..store.index import CritiqueIndex, IndexTrust, open_index
+from ..store.index.summary import CritiqueIndex, IndexTrust, open_index
 from ..store.schema import STAGES
-from .judging import judging_evidence
+from .build.judging import judging_evidence
+from .build.planning import planning_evidence
+from .build.pool import POOL_FACTOR, EvidencePool
+from .build.settle import cap_per_stage, settle
 from .person import PersonLessons
-from .planning import planning_evidence
-from .pool import POOL_FACTOR, EvidencePool
 from .setting import RunSetting
-from .settle import cap_per_stage, settle
 from .trials import draw_trials, new_seed
 from .types import MAX_LESSONS, Lesson, LessonSelection
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..store.names import corpus_id, local_site, site_corpus, valid_hostname
 from ..store.schema import key_kind
-from .evidence import Evidence
+from .build.evidence import Evidence
 
 __all__ = ["RunSetting", "corpus_sites"]
 

@@ -8,8 +8,8 @@
   site of a local file (``<corpus id>/<first folder>``)
 * ``targets``        what each lesson should move, read off one critique
 * ``files``          critique files on disk: listing, safe loading with reasons, atomic writes,
-  retention, ``critique.log``
-* ``index``          the summary index ``meta/index.sqlite``, rebuilt from the YAML as files
-  change (``index_db`` opens it safely, ``index_rows`` summarises one file: its evidence
-  without free text, the lessons it was given or withheld and why)
+  retention, ``critique.log``;  ``failures``  critiques that failed, one small record per run
+* :mod:`.index`      the summary index ``meta/index.sqlite``, rebuilt from the YAML as files change
+* :mod:`.person`     the lessons a person wrote or approved (``lessons.yaml``, trusted by its hash)
+  and the critic's proposals, quarantined until a person decides
 """

@@ -1,0 +1,85 @@
+"""What an endpoint's refusals and failures say, read from the ``openai`` client's errors.
+
+A refused ``response_format`` (the structured-output cascade then tries the next form), a
+parameter a model does not accept (sent again without it), a one-line description of
+any failure for the log, and the error a call raises once its retries are spent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import LLMError, LLMTimeout, LLMUnavailable, UnreadableAnswer
+from .answers import Unreadable
+
+__all__ = ["error_text", "is_rejection", "unsupported_param", "describe", "final_error", "DROPPABLE_PARAMS"]
+
+_REJECTION_WORDS = ("response_format", "json_schema", "schema", "grammar")
+# Parameters some models or servers refuse; each is dropped for that model once refused.
+DROPPABLE_PARAMS = ("temperature", "max_tokens", "stream_options")
+
+
+def error_text(exc: Any) -> str:
+    """The message of an ``openai.APIStatusError``: the body's message when it has one."""
+    body = exc.body
+    if isinstance(body, dict):
+        message = body.get("message") or body.get("error") or body
+        return str(message)
+    return str(body if body is not None else exc.message)
+
+
+def is_rejection(status: int, text: str) -> bool:
+    """A response_format/schema rejection (400/422, or llama.cpp's HTTP 500)."""
+    lowered = text.lower()
+    return status in (400, 422, 500) and any(word in lowered for word in _REJECTION_WORDS)
+
+
+def unsupported_param(status: int, text: str, already: set[str]) -> str | None:
+    """Reasoning models refuse ``temperature`` and ``max_tokens``, some servers
+    ``stream_options``: name the one to drop."""
+    if status not in (400, 422):
+        return None
+    lowered = text.lower()
+    refused = ("unsupported", "not supported", "does not support", "unrecognized", "extra inputs", "unknown")
+    if not any(word in lowered for word in refused):
+        return None
+    for param in DROPPABLE_PARAMS:
+        quoted = f"'{param}'" in lowered or f'"{param}"' in lowered
+        if quoted and param not in already:
+            return param
+    return None
+
+
+def describe(failure: BaseException, status_error: type[BaseException] | None = None) -> str:
+    """One line for a failed call: ``timed out``, ``HTTP 503 overloaded``, or the cause."""
+    if isinstance(failure, TimeoutError):
+        return "timed out"
+    if status_error is not None and isinstance(failure, status_error):
+        return f"HTTP {failure.status_code} {error_text(failure)[:200]}"  # type: ignore[attr-defined]
+    cause = failure.__cause__
+    if cause is not None:
+        return f"{type(cause).__name__}: {cause}"
+    return f"{type(failure).__name__}: {failure}"
+
+
+def final_error(
+    failure: BaseException,
+    *,
+    stage: str,
+    base_url: str,
+    timeout: float,
+    attempts: int,
+    status_error: type[BaseException],
+    connection_error: type[BaseException],
+) -> LLMError:
+    """The error of a call whose last attempt failed with ``failure`` (the ``openai`` error
+    classes are passed in: the package is imported on first use)."""
+    tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+    if isinstance(failure, TimeoutError):
+        return LLMTimeout(f"model call for stage {stage} timed out after {timeout:g}s ({tries})")
+    if isinstance(failure, Unreadable):
+        return UnreadableAnswer(f"model endpoint {base_url} gave an unreadable answer for stage {stage}: {failure} ({tries})")
+    cause = failure.__cause__
+    if isinstance(failure, connection_error) and cause is not None and type(cause).__name__ == "ConnectError":
+        return LLMUnavailable(f"cannot reach the model endpoint at {base_url}: {cause} ({tries})")
+    return LLMUnavailable(f"model endpoint {base_url} kept failing: {describe(failure, status_error)} ({tries})")

@@ -1,0 +1,173 @@
+"""Lint checks of repetition: a section, or a paragraph, that says again what the report said.
+
+A weak model loops: the same section a dozen times under new numbers, the same line as
+every key finding. Stated by structure, whatever the text:
+
+- a section whose content (every paragraph in it, compared as below) equals an earlier
+  section's is critical, at its heading, and its paragraphs are not flagged again;
+- a paragraph or list item equal to an earlier one, of any length, is critical; compared
+  by its words, case and citations aside (text with no word is compared as written);
+- a paragraph of 8 or more words that nearly repeats an earlier one (90% of the words in
+  order) is a warning: two sources can make nearly the same point.
+
+Table rows are compared only when they have 8 or more words: a table repeats short cells.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Sequence
+from difflib import SequenceMatcher
+from typing import NamedTuple
+
+from ...text.citations import CITATION, blank, mask_code_and_urls
+from ..issues import Issue
+from ..markdown import Block, Heading, ParsedReport, is_reserved_heading
+from .common import lint_issue
+
+__all__ = ["check_repeats"]
+
+_MIN_NEAR_WORDS = 8
+_NEAR_DUPLICATE = 0.9
+_SHINGLE = 3
+_COMMON_SHINGLE = 200  # a word triple in this many paragraphs says nothing about duplication
+
+Key = tuple[str, ...]
+
+
+def _words(block: Block) -> Key:
+    text = blank(mask_code_and_urls(block.text), CITATION).lower()
+    return tuple(re.findall(r"[^\W_]+", text))
+
+
+def _key(block: Block, words: Key) -> Key:
+    """What two copies of a paragraph share: its ``words``, or its text when it has none."""
+    if words:
+        return words
+    text = "".join(blank(block.text, CITATION).split())
+    return ("\0" + text,) if text else ()
+
+
+class _Read(NamedTuple):
+    """A prose block with its words and its comparison key, read once."""
+
+    block: Block
+    words: Key
+    key: Key
+
+
+def _shingles(words: Key) -> set[Key]:
+    return {words[i : i + _SHINGLE] for i in range(len(words) - _SHINGLE + 1)}
+
+
+class _NearIndex:
+    """Earlier paragraphs of 8 or more words, found again by shared word triples (an inverted
+    index), so the cost grows with the overlap between paragraphs, not with their number squared."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[Block, Key, int]] = []
+        self.index: dict[Key, list[int]] = {}
+
+    def find(self, words: Key, shingles: set[Key]) -> Block | None:
+        """An earlier paragraph with >= 90% of the words of ``words`` in order, if any."""
+        shared: dict[int, int] = {}
+        for shingle in shingles:
+            postings = self.index.get(shingle, ())
+            if len(postings) > _COMMON_SHINGLE:
+                continue
+            for position in postings:
+                shared[position] = shared.get(position, 0) + 1
+        for position in sorted(shared):
+            block, earlier, earlier_shingles = self.seen[position]
+            if shared[position] < 0.5 * min(len(shingles), earlier_shingles):
+                continue
+            if min(len(words), len(earlier)) / max(len(words), len(earlier)) < _NEAR_DUPLICATE:
+                continue
+            if SequenceMatcher(None, words, earlier, autojunk=False).ratio() >= _NEAR_DUPLICATE:
+                return block
+        return None
+
+    def add(self, block: Block, words: Key, shingles: set[Key]) -> None:
+        for shingle in shingles:
+            self.index.setdefault(shingle, []).append(len(self.seen))
+        self.seen.append((block, words, len(shingles)))
+
+
+def _sections(headings: Sequence[Heading], read: Sequence[_Read]) -> list[tuple[Heading, list[_Read]]]:
+    """Each heading (Sources and Lessons Applied aside) with the prose blocks up to the next
+    heading, in one pass over both (each is in line order)."""
+    starts = [h.line for h in headings]
+    blocks: list[list[_Read]] = [[] for _ in headings]
+    for item in read:
+        owner = bisect.bisect_right(starts, item.block.line) - 1
+        if owner >= 0 and item.block.line > headings[owner].last_line:
+            blocks[owner].append(item)
+    return [(h, found) for h, found in zip(headings, blocks, strict=True) if not is_reserved_heading(h.text)]
+
+
+def _repeated_sections(doc: ParsedReport, read: Sequence[_Read]) -> tuple[list[Issue], set[int]]:
+    """Issues for sections that repeat an earlier one, and the lines of the blocks they hold."""
+    first: dict[tuple[Key, ...], Heading] = {}
+    issues: list[Issue] = []
+    covered: set[int] = set()
+    for heading, blocks in _sections(doc.headings, read):
+        content = tuple(item.key for item in blocks if item.key)
+        if not content:
+            continue
+        earlier = first.setdefault(content, heading)
+        if earlier is heading:
+            continue
+        covered.update(item.block.line for item in blocks)
+        issues.append(
+            lint_issue(
+                "duplicate_section",
+                "critical",
+                heading.line,
+                "#" * heading.level + " " + heading.text,
+                f"repeats the section at line {earlier.line} word for word",
+                "write each section once; remove the copies",
+            )
+        )
+    return issues, covered
+
+
+def _repeated_paragraphs(read: Sequence[_Read], covered: set[int]) -> list[Issue]:
+    exact: dict[Key, Block] = {}
+    near = _NearIndex()
+    issues: list[Issue] = []
+    for block, words, key in read:
+        if not key or (block.kind == "row" and len(words) < _MIN_NEAR_WORDS):
+            continue
+        earlier = exact.get(key)
+        how, severity = "repeats", "critical"
+        shingles = _shingles(words) if len(words) >= _MIN_NEAR_WORDS else set()
+        if earlier is None and shingles:
+            earlier, how, severity = near.find(words, shingles), "nearly repeats", "warning"
+        if earlier is not None:
+            if block.line not in covered:
+                issues.append(
+                    lint_issue(
+                        "duplicate_paragraph",
+                        severity,
+                        block.line,
+                        " ".join(block.text.split()[:12]),
+                        f"{how} the paragraph at line {earlier.line}",
+                        "remove the repetition, or merge the two into one paragraph",
+                    )
+                )
+            continue  # compare later paragraphs with the first copy only
+        exact[key] = block
+        if shingles:
+            near.add(block, words, shingles)
+    return issues
+
+
+def check_repeats(doc: ParsedReport) -> list[Issue]:
+    """Repeated sections and paragraphs (see the module docstring)."""
+    read = []
+    for block in doc.blocks:
+        words = _words(block)
+        read.append(_Read(block, words, _key(block, words)))
+    issues, covered = _repeated_sections(doc, read)
+    return issues + _repeated_paragraphs(read, covered)

@@ -1,0 +1,175 @@
+"""The claim check in a run: planned from the draft, answered in the skeptic's round, settled after revision.
+
+:func:`plan_claims` pairs the draft's cited sentences with their passages and picks the
+ones the mode checks (:mod:`research_agent.claims.select`), in as many calls as the list
+needs and the model's slots allow. The first call's list rides in the skeptic's call; the
+others (:func:`check_rest`) run beside it. :func:`settle` gathers the verdicts into a
+:class:`~research_agent.claims.ClaimCheck`; :func:`claim_findings` is what review acts on
+(an unsupported claim is a critical finding for revise, a partial one a warning); and
+:func:`mark_draft`, after the last revision, marks "[Disputed]" every sentence still like an
+unsupported claim and citing its source, so that no unsupported claim is silently kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from ..claims import CitedClaim, ClaimCheck, ClaimVerdict, choose_claims, cited_claims, mark_unsupported, pack
+from ..sources import Source
+from ..stages._skeptic_input import draft_for_review
+from ..stages.claim_check import ClaimAnswer, check_claims
+from ..stages.skeptic import SkepticFinding, SkepticReport
+from ..stages.synthesize import ReportDraft, writer_text
+from .assembly import Run
+
+__all__ = [
+    "ClaimPlan",
+    "plan_claims",
+    "check_rest",
+    "settle",
+    "claim_findings",
+    "with_claim_findings",
+    "draft_texts",
+    "mark_draft",
+]
+
+_REVISE_FIX = 'remove the claim, cite a source whose passage states it, or mark it "[Disputed]" and say why'
+_QUALIFY_FIX = "qualify the claim to what the passage states, or cite a source that states it"
+
+
+@dataclass(frozen=True)
+class ClaimPlan:
+    """The cited sentences of the draft (``cited``), the claims for the skeptic's call (``first``)
+    and for the calls beside it (``rest``); how many chosen claims fit in no call, and why; or,
+    in ``skipped``, why the check does not run at all."""
+
+    cited: int
+    first: tuple[CitedClaim, ...] = ()
+    rest: tuple[tuple[CitedClaim, ...], ...] = ()
+    left_out: int = 0
+    left_out_reason: str = ""
+    skipped: str = ""
+
+
+def plan_claims(run: Run, kept: Sequence[Source], markdown: str) -> ClaimPlan:
+    """What the claim check of the rendered draft ``markdown`` (cited by position in ``kept``) asks."""
+    settings = run.settings
+    mode = settings.mode
+    if mode.claim_check == "none" or not mode.skeptic:
+        return ClaimPlan(0, skipped=f"the {mode.name} mode checks citations lexically only")
+    if not settings.check_claims:
+        return ClaimPlan(0, skipped="the claim check is turned off (check_claims)")
+    texts = [writer_text(s, token_budget=mode.source_tokens) for s in kept]
+    claims = cited_claims(draft_for_review(markdown), texts)
+    chosen = choose_claims(claims, policy=mode.claim_check, seed=run.id, budget=settings.claim_tokens)
+    if not chosen:
+        reason = "the draft cites no source" if not claims else "no cited sentence could be paired with its passage"
+        return ClaimPlan(len(claims), skipped=reason)
+    slots = settings.llm_concurrency
+    calls, left_out = pack(chosen, budget=settings.claim_tokens, slots=slots)
+    why = ""
+    if left_out:
+        where = "the skeptic's call (one model slot)" if slots <= 1 else f"the {len(calls)} calls of the skeptic's round"
+        why = f"{left_out} chosen sentence(s) did not fit in {where}"
+    return ClaimPlan(len(claims), tuple(calls[0]), tuple(tuple(c) for c in calls[1:]), left_out, why)
+
+
+async def check_rest(run: Run, plan: ClaimPlan) -> tuple[ClaimAnswer, ...]:
+    """The calls beside the skeptic's, one per list in ``plan.rest``, side by side."""
+    return tuple(
+        await asyncio.gather(*(check_claims(run.model, run.query, claims, notify=run.ledger.warn) for claims in plan.rest))
+    )
+
+
+def _why_unavailable(message: str) -> str:
+    """The skeptic's degradation message without what it says about the report."""
+    reason = message.rpartition("; ")[0] or message
+    return " ".join(reason.split())[:300]
+
+
+def settle(plan: ClaimPlan, skeptic: SkepticReport | None, answers: Sequence[ClaimAnswer]) -> ClaimCheck:
+    """The check's result: the verdicts of every call, or why there are none.
+
+    A skeptic without a usable answer leaves every claim unchecked, as the skeptic's own
+    findings are: the check degrades with it."""
+    if plan.skipped:
+        return ClaimCheck.not_run(plan.skipped, plan.cited)
+    if skeptic is None or skeptic.unavailable:
+        reason = _why_unavailable(skeptic.unavailable) if skeptic else "there was no skeptic pass"
+        return ClaimCheck.not_run(f"the skeptic gave no usable answer ({reason})", plan.cited)
+    verdicts = sorted((*skeptic.verdicts, *(v for a in answers for v in a.verdicts)), key=lambda v: v.number)
+    notes = [plan.left_out_reason] if plan.left_out_reason else []
+    notes += [f"{len(a.claims)} in a call whose answer could not be used" for a in answers if a.failed]
+    asked = len(plan.first) + sum(len(a.claims) for a in answers if not a.failed)
+    if asked > len(verdicts):
+        notes.append(f"{asked - len(verdicts)} left without a verdict by the model")
+    if not verdicts:
+        return ClaimCheck.not_run("the skeptic gave no verdict on the cited sentences", plan.cited)
+    return ClaimCheck(plan.cited, tuple(verdicts), not_checked="; ".join(notes))
+
+
+def claim_findings(check: ClaimCheck | None) -> tuple[SkepticFinding, ...]:
+    """An unsupported verdict as a critical finding, a partial one as a concern (a warning);
+    the claim quoted as the draft has it, without citation markers or its final stop."""
+    if check is None:
+        return ()
+    return tuple(_finding(v) for v in check.verdicts if v.verdict != "supported")
+
+
+def _finding(verdict: ClaimVerdict) -> SkepticFinding:
+    critical = verdict.verdict == "unsupported"
+    cited = ", ".join(f"[{n}]" for n in verdict.sources)
+    what = "does not state this claim" if critical else "states only part of this claim"
+    reason = f"The cited passage of {cited} {what}" + (f": {verdict.reason}" if verdict.reason else "")
+    return SkepticFinding(
+        lens="evidence", severity="critical" if critical else "concern", claim=verdict.sentence.rstrip(" .!?"),
+        reason=reason[:600], fix=_REVISE_FIX if critical else _QUALIFY_FIX, confidence=0.9,
+    )  # fmt: skip
+
+
+_OUTCOME_SHOWN = {
+    "disputed": "marked disputed in the report",
+    "removed": "removed in revision",
+    "recited": "rewritten in revision to cite other sources",
+}
+
+
+def with_claim_findings(skeptic: SkepticReport | None, check: ClaimCheck | None) -> SkepticReport | None:
+    """The skeptic's report as the final report shows it: its findings, then one per unsupported
+    claim, saying what became of it."""
+    if skeptic is None or check is None or not check.unsupported:
+        return skeptic
+    shown = tuple(
+        replace(_finding(v), fix=_OUTCOME_SHOWN.get(v.outcome, ""), confidence=0.9) for v in check.unsupported
+    )
+    return replace(skeptic, findings=(*skeptic.findings, *shown))
+
+
+def draft_texts(draft: ReportDraft) -> list[str]:
+    """The parts of a draft that make claims, in reading order: summary, findings, section bodies."""
+    return [draft.executive_summary, *draft.key_findings, *(body for _, body in draft.sections)]
+
+
+def _with_texts(draft: ReportDraft, texts: Sequence[str]) -> ReportDraft:
+    findings = len(draft.key_findings)
+    return replace(
+        draft,
+        executive_summary=texts[0],
+        key_findings=tuple(texts[1 : 1 + findings]),
+        sections=tuple((heading, body) for (heading, _), body in zip(draft.sections, texts[1 + findings :], strict=True)),
+    )
+
+
+def mark_draft(draft: ReportDraft, check: ClaimCheck | None) -> tuple[ReportDraft, ClaimCheck | None, int]:
+    """After the last revision: ``draft`` with "[Disputed]" on every unmarked sentence like an
+    unsupported claim that still cites its source, the check with each claim's outcome, and how
+    many sentences were marked (``draft`` itself when none was)."""
+    if check is None or not check.unsupported:
+        return draft, check, 0
+    marked = mark_unsupported(draft_texts(draft), check.unsupported)
+    check = check.with_outcomes(marked.outcomes)
+    if not marked.marked:
+        return draft, check, 0
+    return _with_texts(draft, marked.texts), check, marked.marked

@@ -1,0 +1,166 @@
+"""The run's search providers, with the local corpus indexed while the first model call runs.
+
+Refreshing a corpus index reads every file's metadata (and re-extracts what changed):
+a tenth of a second for a thousand unchanged files, minutes for a new corpus. None of
+it is needed before the first search, so :func:`start_indexing` builds and checks the
+providers at once (a missing corpus folder or a bad provider setting is refused before
+any model call) and refreshes the index in a worker thread; the story waits for it
+alongside its first model call (:meth:`Indexing.alongside`). Ctrl-C and the deadline
+stop the worker at the next file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..config import Settings
+from ..errors import Cancelled, InputError
+from ..progress import Progress
+from ..record import CorpusRecord
+from ..search.base import SearchProvider
+
+__all__ = ["Indexing", "start_indexing", "search_client"]
+
+T = TypeVar("T")
+_Prepared = tuple[tuple[SearchProvider, ...], tuple[CorpusRecord, ...]]
+
+
+class Indexing:
+    """The providers of a run, ready once the corpus index is; see the module docstring."""
+
+    def __init__(self, work: asyncio.Future[_Prepared]) -> None:
+        self._work = work
+
+    @classmethod
+    def ready_with(cls, providers: Sequence[SearchProvider]) -> Indexing:
+        """Providers the caller prepared (nothing to index)."""
+        done: asyncio.Future[_Prepared] = asyncio.get_running_loop().create_future()
+        done.set_result((tuple(providers), ()))
+        return cls(done)
+
+    @property
+    def done(self) -> bool:
+        return self._work.done()
+
+    @property
+    def providers(self) -> tuple[SearchProvider, ...]:
+        """The providers; only once :meth:`ready` has returned."""
+        return self._work.result()[0]
+
+    @property
+    def corpus(self) -> tuple[CorpusRecord, ...]:
+        """What indexing did to each corpus folder (empty while it runs or without a corpus)."""
+        if not self._work.done() or self._work.cancelled() or _failed(self._work):
+            return ()
+        return self._work.result()[1]
+
+    async def ready(self) -> None:
+        """Wait for the index; its error (a corpus with nothing indexable...) is raised here."""
+        await self._work
+
+    async def alongside(self, work: Awaitable[T]) -> T:
+        """``work``'s result; should indexing fail first, ``work`` is cancelled and the
+        indexing error raised at once. Indexing may still run when this returns."""
+        task = asyncio.ensure_future(work)
+        try:
+            await asyncio.wait({task, self._work}, return_when=asyncio.FIRST_COMPLETED)
+            if not task.done() and _failed(self._work):
+                task.cancel()
+                await self.ready()
+            return await task
+        finally:
+            if not task.done():
+                task.cancel()
+
+    async def stop(self) -> None:
+        """Stop indexing (the worker thread ends at its next file) and wait for that."""
+        if not self._work.done():
+            self._work.cancel()
+        await asyncio.gather(self._work, return_exceptions=True)
+
+
+def _failed(work: asyncio.Future[Any]) -> bool:
+    return work.done() and not work.cancelled() and work.exception() is not None
+
+
+def start_indexing(settings: Settings, progress: Progress, owned: list[Any]) -> Indexing:
+    """Build and check the providers Settings ask for now; index the corpus in the background.
+
+    Raises ConfigError or InputError (a missing corpus folder) at once. ``owned`` gets
+    what must be closed after the run (the web search client).
+    """
+    from ..search.local import LocalSearchProvider
+    from ..search.registry import build_providers, provider_names
+
+    local = None
+    if "local" in provider_names(settings):
+        _check_folders(settings.corpus_dirs)
+        local = LocalSearchProvider(
+            settings.corpus_dirs, settings.cache_dir, token_budget=settings.mode.source_tokens,
+            exclude=(settings.reports_dir,), query_exclude=settings.corpus_exclude,
+        )  # fmt: skip
+    providers = tuple(build_providers(settings, http_client=search_client(settings, owned), local_provider=local))
+    return Indexing(asyncio.ensure_future(_refresh(providers, local, progress)))
+
+
+def _check_folders(folders: Sequence[Path]) -> None:
+    for folder in folders:
+        if not folder.exists():
+            raise InputError(f"corpus folder {folder} does not exist")
+        if not folder.is_dir():
+            raise InputError(f"corpus folder {folder} is not a folder")
+
+
+async def _refresh(providers: tuple[SearchProvider, ...], local: Any, progress: Progress) -> _Prepared:
+    """Refresh the local corpus index in a worker thread that stops when this is cancelled."""
+    if local is None:
+        return providers, ()
+    stop = threading.Event()
+
+    def on_index(root: Path, done: int, total: int) -> None:
+        if stop.is_set():  # Ctrl-C or the deadline: the worker thread stops at the next file
+            raise Cancelled("indexing stopped")
+        if done == total or done % 25 == 0:
+            progress.stage("index", f"{root.name}: {done}/{total} files read")
+
+    try:
+        corpus_stats = await asyncio.to_thread(local.prepare, progress=on_index)
+    except asyncio.CancelledError:
+        stop.set()  # else asyncio.run waits for the whole corpus to be read
+        raise
+    for stats in corpus_stats:
+        if stats.skipped:
+            skipped = ", ".join(f"{n} {why}" for why, n in stats.skipped.items())
+            progress.note(f"corpus {stats.root}: skipped {skipped}")
+    return providers, tuple(_corpus_record(s) for s in corpus_stats)
+
+
+def search_client(settings: Settings, owned: list[Any]) -> Any:
+    """The HTTP client of the web search APIs (SearXNG, Tavily), or None when the run uses
+    neither: building one costs a TLS context, and a corpus-only run never needs it."""
+    from ..search.registry import provider_names
+
+    if not {"searxng", "tavily"} & set(provider_names(settings)):
+        return None
+    import httpx
+
+    from ..fetch.fetcher import DEFAULT_USER_AGENT
+
+    client = httpx.AsyncClient(timeout=settings.fetch_timeout, headers={"User-Agent": DEFAULT_USER_AGENT})
+    owned.append(client)
+    return client
+
+
+def _corpus_record(stats: Any) -> CorpusRecord:
+    return CorpusRecord(
+        root=str(stats.root),
+        documents=stats.documents,
+        indexed=stats.indexed,
+        unchanged=stats.unchanged,
+        removed=stats.removed,
+        skipped=dict(stats.skipped),
+    )

@@ -1,0 +1,282 @@
+"""Write and review: draft from the kept sources, attack the draft, review it, revise it.
+
+:func:`write_and_review` is one pass of the story's "write and review" step. It ends
+either in ``replan`` (the skeptic rated the answer's viability below the bar and another
+plan is allowed) or in ``proceed`` with the last draft, after at most
+``settings.max_revisions`` revisions for high-confidence critical issues. Each decision
+is kept as an :class:`~research_agent.record.Iteration` in the run's ledger, and so is
+the latest draft at every step (:meth:`~research_agent.run.ledger.RunLedger.keep_draft`):
+a run whose deadline passes after a draft exists publishes the best draft it has.
+While the writer streams, its tokens and rate go to the progress line (:class:`TokenMeter`).
+
+The skeptic's call also checks the draft's cited sentences against their passages
+(:mod:`research_agent.run.claim_round`): an unsupported claim is a critical finding for revise,
+and after the last revision (or at the deadline) every sentence still like one, citing its
+source, is marked "[Disputed]" by the program.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from ..claims import ClaimCheck
+from ..progress import TokenMeter
+from ..record import Iteration
+from ..review.checks.rules import RULE_TIMEOUT
+from ..review.feedback import format_feedback
+from ..review.review import Review, needs_revision, review_draft
+from ..sources import Source
+from ..stages.decompose import Plan
+from ..stages.draft_text import CUT_NOTES
+from ..stages.gate import Gate
+from ..stages.skeptic import DEADLINE_BEFORE_SKEPTIC, SkepticFinding, SkepticReport, run_skeptic
+from ..stages.synthesize import ReportDraft, draft_report, revise_report
+from .assembly import Run
+from .claim_round import check_rest, claim_findings, mark_draft, plan_claims, settle
+from .report import ReportMeta, render_report
+
+__all__ = ["Written", "write_and_review", "as_it_stood"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Written:
+    """What one pass of writing and review produced. ``decision``: replan | proceed.
+
+    ``review`` is None while the draft is not yet reviewed (a draft the run's deadline caught
+    is reviewed by :func:`as_it_stood`); ``draft.cut`` says when the writer's answer was cut short."""
+
+    decision: str
+    draft: ReportDraft
+    skeptic: SkepticReport | None  # None when the mode skips the skeptic (or did not get to it)
+    review: Review | None
+    revisions: int
+    claims: ClaimCheck | None = None  # the claim check of the draft the skeptic read
+
+
+@dataclass(frozen=True)
+class _Revised:
+    """Where revising stands: the draft, its review, the skeptic findings still open."""
+
+    draft: ReportDraft
+    review: Review
+    findings: tuple[SkepticFinding, ...]
+    revisions: int
+
+
+@dataclass(frozen=True)
+class _Pass:
+    """What every iteration of this pass records."""
+
+    plan: Plan
+    gate: Gate
+    viability: int | None  # the skeptic's own score: what decides a replan
+
+    def record(self, run: Run, review: Review, revision: int, decision: str, reason: str) -> None:
+        run.ledger.add_iteration(
+            Iteration(
+                plan=self.plan.number,
+                revision=revision,
+                sub_queries=self.plan.sub_queries,
+                gate=self.gate.decision,
+                scored_count=len(run.ledger.scored),
+                kept_count=len(self.gate.kept),
+                viability=review.viability,  # as shown: capped while critical lint issues are open
+                critical_count=review.critical_count,
+                warning_count=review.warning_count,
+                decision=decision,
+                reason=reason,
+                tokens=run.tokens(),
+            )
+        )
+
+
+async def write_and_review(run: Run, plan: Plan, gate: Gate, *, can_replan: bool) -> Written:
+    """Draft, attack, review and revise the answer from ``gate.kept``."""
+    min_viability = run.settings.min_viability
+    meta = run.report_meta(gate.decision)
+    kept = tuple(s.source for s in gate.kept)
+    draft = await _draft(run, plan, gate, kept)
+    run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, None, None, 0))
+    markdown, _ = render_report(draft, kept, meta=meta, skeptic=None, final=False)
+    skeptic, claims = await _attack(run, kept, markdown)
+    run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, skeptic, None, 0, claims))
+    findings = (*(skeptic.findings if skeptic else ()), *claim_findings(claims))
+    this = _Pass(plan, gate, skeptic.viability if skeptic else None)
+    review = _review(run, markdown, findings, this.viability, draft)
+    run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, skeptic, review, 0, claims))
+    if this.viability is not None and this.viability < min_viability:
+        if can_replan:
+            this.record(run, review, 0, "replan", f"viability {this.viability} < {min_viability}")
+            return Written("replan", draft, skeptic, review, 0, claims)
+        run.ledger.record_warning(
+            f"viability {this.viability} stayed below {min_viability} after {plan.number} plan(s)"
+        )
+    revised = await _revise(run, this, kept, meta, _Revised(draft, review, findings, 0), skeptic, claims)
+    revised, claims = _mark_disputed(run, this, kept, meta, revised, claims)
+    review = revised.review
+    if needs_revision(review):
+        reason = f"{review.critical_count} critical issue(s) left after {revised.revisions} revision(s)"
+    else:
+        reason = "approved" if review.approved else "no high-confidence critical issues"
+    this.record(run, review, revised.revisions, "proceed", reason)
+    return Written("proceed", revised.draft, skeptic, review, revised.revisions, claims)
+
+
+async def _draft(run: Run, plan: Plan, gate: Gate, kept: tuple[Source, ...]) -> ReportDraft:
+    mode = run.settings.mode
+    meter = TokenMeter(run.progress, run.ticker.now)
+    arriving = run.ledger.drafting(plan.number, gate)
+
+    def heard(tokens: int, piece: str) -> None:
+        meter(tokens, piece)
+        arriving(tokens, piece)
+
+    with run.clock.stage("draft", f"{len(kept)} sources"):
+        try:
+            draft = await draft_report(
+                run.model, run.query, kept, target_words=mode.target_words, source_tokens=mode.source_tokens,
+                context_block=run.context_block, short=gate.decision == "short_report", on_tokens=heard,
+                idle=run.settings.llm_timeout,
+            )  # fmt: skip
+        finally:
+            meter.finish()
+    if draft.cut:
+        run.ledger.count_cut()
+    return draft
+
+
+async def _attack(
+    run: Run, kept: tuple[Source, ...], markdown: str
+) -> tuple[SkepticReport | None, ClaimCheck]:
+    """The skeptic's findings and viability (None when the mode skips the skeptic), and the
+    claim check that rides in its call (and, for a long list, in calls beside it)."""
+    mode = run.settings.mode
+    plan = plan_claims(run, kept, markdown)
+    if not mode.skeptic:
+        return None, settle(plan, None, ())
+    with run.clock.stage("skeptic", ", ".join(mode.skeptic_lenses)):
+        skeptic, answers = await asyncio.gather(
+            run_skeptic(
+                run.model, run.query, markdown, kept, lenses=mode.skeptic_lenses, source_tokens=mode.source_tokens,
+                cited_tokens=mode.cited_tokens, notify=run.ledger.warn, claims=plan.first,
+            ),
+            check_rest(run, plan),
+        )  # fmt: skip
+    if skeptic.viability_note:
+        run.ledger.record_warning(skeptic.viability_note)
+    return skeptic, settle(plan, skeptic, answers)
+
+
+def as_it_stood(run: Run, gate: Gate, written: Written) -> Written:
+    """A draft the run's deadline caught, made ready to publish: a skeptic the mode asks for but
+    the run did not reach says so (and so does the claim check), an unsupported claim is marked
+    "[Disputed]" as after a last revision, and a draft not yet reviewed gets the lint now (no
+    custom rules: their time budget ended with the deadline; the skeptic's findings still open)."""
+    mode = run.settings.mode
+    if written.skeptic is None and mode.skeptic:
+        written = replace(written, skeptic=SkepticReport((), None, unavailable=DEADLINE_BEFORE_SKEPTIC))
+    if written.claims is None:
+        reason = DEADLINE_BEFORE_SKEPTIC if mode.skeptic else f"the {mode.name} mode checks citations lexically only"
+        written = replace(written, claims=ClaimCheck.not_run(reason))
+    draft, claims, marked = mark_draft(written.draft, written.claims)
+    if marked:
+        written = replace(written, draft=draft, claims=claims, review=None)
+    if written.review is None:
+        kept = tuple(s.source for s in gate.kept)
+        markdown, _ = render_report(written.draft, kept, meta=run.report_meta(gate.decision), skeptic=None, final=False)
+        found = (*(written.skeptic.findings if written.skeptic else ()), *claim_findings(written.claims))
+        review = review_draft(markdown, target_words=mode.target_words, findings=_still_open(found, markdown),
+                              viability=written.skeptic.viability if written.skeptic else None,
+                              min_viability=run.settings.min_viability,
+                              short_reason=CUT_NOTES.get(written.draft.cut, written.draft.cut))  # fmt: skip
+        written = replace(written, review=review)
+    return written
+
+
+def _review(
+    run: Run, markdown: str, findings: Sequence[SkepticFinding], viability: int | None, draft: ReportDraft
+) -> Review:
+    """Lint plus the skeptic's findings; a custom rule that overran its budget is skipped from now on.
+    A draft cut short is short for a reason the report states (its Limitations say so)."""
+    review = review_draft(
+        markdown,
+        target_words=run.settings.mode.target_words,
+        findings=findings,
+        viability=viability,
+        min_viability=run.settings.min_viability,
+        rules=run.ledger.active_rules(run.rules),
+        rule_limits=run.rule_limits(),
+        short_reason=CUT_NOTES.get(draft.cut, draft.cut),
+    )
+    run.ledger.skip_slow_rules(i.matched for i in review.issues if i.type == RULE_TIMEOUT)
+    return review
+
+
+async def _revise(
+    run: Run, this: _Pass, kept: tuple[Source, ...], meta: ReportMeta, state: _Revised, skeptic: SkepticReport | None,
+    claims: ClaimCheck | None,
+) -> _Revised:
+    """Revise while high-confidence critical issues stand, at most ``max_revisions`` times
+    (once without retries); stop when a revision cannot be read or was cut short."""
+    settings = run.settings
+    allowed = settings.max_revisions if settings.retry else min(1, settings.max_revisions)
+    while state.revisions < allowed and needs_revision(state.review):
+        this.record(run, state.review, state.revisions, "revise", f"{state.review.critical_count} critical issue(s)")
+        feedback = format_feedback(state.review)
+        log.debug("review feedback:\n%s", feedback)
+        label = f"{state.revisions + 1}/{allowed}"
+        run.progress.note(f"revising ({label}): {state.review.critical_count} critical issue(s)")
+        meter = TokenMeter(run.progress, run.ticker.now)
+        with run.clock.stage("revise", label):
+            try:
+                revised = await revise_report(
+                    run.model, run.query, state.draft, feedback, kept, target_words=settings.mode.target_words,
+                    source_tokens=settings.mode.source_tokens, notify=run.ledger.warn, on_tokens=meter,
+                    idle=settings.llm_timeout, on_cut=lambda _: run.ledger.count_cut(),
+                )  # fmt: skip
+            finally:
+                meter.finish()
+        if revised is state.draft:  # the revision could not be used: keep the draft, stop revising
+            break
+        markdown, _ = render_report(revised, kept, meta=meta, skeptic=None, final=False)
+        findings = _still_open(state.findings, markdown)
+        review = _review(run, markdown, findings, this.viability, revised)
+        state = _Revised(revised, review, findings, state.revisions + 1)
+        run.ledger.keep_draft(this.plan.number, this.gate, Written("proceed", revised, skeptic, state.review,
+                                                                   state.revisions, claims))  # fmt: skip
+    return state
+
+
+def _mark_disputed(
+    run: Run, this: _Pass, kept: tuple[Source, ...], meta: ReportMeta, state: _Revised, claims: ClaimCheck | None
+) -> tuple[_Revised, ClaimCheck | None]:
+    """After the last revision: every unmarked sentence still like an unsupported claim, and still
+    citing its source, marked "[Disputed]" (and the draft reviewed again); each claim's outcome."""
+    draft, claims, marked = mark_draft(state.draft, claims)
+    if not marked:
+        return state, claims
+    run.progress.note(f"{marked} unsupported claim(s) left in the draft marked [Disputed]")
+    markdown, _ = render_report(draft, kept, meta=meta, skeptic=None, final=False)
+    findings = _still_open(state.findings, markdown)
+    review = _review(run, markdown, findings, this.viability, draft)
+    return _Revised(draft, review, findings, state.revisions), claims
+
+
+def _still_open(findings: Sequence[SkepticFinding], markdown: str) -> tuple[SkepticFinding, ...]:
+    """Skeptic findings whose quoted claim still stands in the draft (and is not marked disputed)."""
+    lines = [" ".join(line.split()).lower() for line in markdown.splitlines()]
+    open_findings = []
+    for finding in findings:
+        claim = " ".join(finding.claim.split()).lower()
+        if not claim:
+            continue
+        for line in lines:
+            if claim in line and "[disputed]" not in line:
+                open_findings.append(finding)
+                break
+    return tuple(open_findings)
