@@ -91,3 +91,24 @@ def test_a_draft_needs_a_real_paragraph_to_be_usable() -> None:
 def test_a_draft_written_back_reads_the_same() -> None:
     draft = ReportDraft("Summary [1].", ("One [1].", "Two [2]."), (("Body", "Para [1].\n\nMore [2]."),), ("Gap.",))
     assert read_draft(draft_markdown(draft)) == draft
+
+
+def test_the_prompts_framing_echoed_back_is_dropped():
+    # Seen from SmolLM2 on a real llama.cpp server: the writer copied a source's header line and
+    # a data delimiter into its summary. Both are the tool's own text, never the writer's.
+    answer = (
+        "The event loop runs one callback at a time [1].\n"
+        "[1] Policies — Python 3.11.2 documentation — /tmp/corpus/asyncio-policy.html\n"
+        "<<<DATA source [2]>>\n\n"
+        "## Key Findings\n\n"
+        "- Tasks wrap coroutines and are scheduled on the loop [2].\n"
+        "- [2] Transports — docs — https://docs.python.org/3/library/asyncio.html (search snippet only, page not read)\n"
+        "- [3] says so — the path /etc/hosts is prose here, not a header line\n"
+        "<<<END DATA>>>\n"
+    )
+    draft = read_draft(answer)
+    assert draft.executive_summary == "The event loop runs one callback at a time [1]."
+    assert draft.key_findings == (
+        "Tasks wrap coroutines and are scheduled on the loop [2].",
+        "[3] says so — the path /etc/hosts is prose here, not a header line",
+    )

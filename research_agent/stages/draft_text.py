@@ -40,6 +40,12 @@ _DROPPED = SOURCES_TITLES | LESSONS_TITLES | {"adversarial analysis", "citations
 # A line that starts a new block: a blank line, a list item, a heading (or its beginning).
 _BLOCK_START = re.compile(r"^[ \t]{0,3}(?:[-*+][ \t]|\d{1,9}[.)][ \t]|#{1,6}(?:[ \t]|$))")
 _FENCE_OPEN = re.compile(r"^```[ \t]*(?:markdown|md)?[ \t]*$", re.IGNORECASE)
+# The prompt's own framing echoed back by a weak writer: a data delimiter (whole or cut short),
+# and a source's numbered header line, "[n] title — /path or address" (stages/synthesize.py).
+_ECHOED_DELIMITER = re.compile(r"<<<[ \t]*+(?:END[ \t]++)?DATA\b[^<>\n]*+>{0,3}", re.IGNORECASE)
+_ECHOED_HEADER = re.compile(
+    r"[ \t]*+(?:[-*+][ \t]++)?\[\d{1,4}\][ \t]++[^\n]*? \u2014 (?:[a-z][a-z0-9+.-]*+://|/)[^\n]*+", re.IGNORECASE
+)
 
 # Why a draft was cut short, as the report's Limitations say it (keys: finish reasons).
 CUT_NOTES = {
@@ -116,8 +122,11 @@ class _Heading:
 
 
 def _unfenced(text: str) -> str:
-    """The answer without a code fence wrapped around all of it (```markdown ... ```)."""
-    lines = text.strip("\n").split("\n")
+    """The answer without a code fence wrapped around all of it (```markdown ... ```), and
+    without the prompt's framing echoed back (data delimiters, source header lines): that is
+    the tool's own text, never the writer's."""
+    text = _ECHOED_DELIMITER.sub("", text)
+    lines = [line for line in text.strip("\n").split("\n") if not _ECHOED_HEADER.fullmatch(line)]
     if lines and _FENCE_OPEN.match(lines[0].strip()):
         lines = lines[1:]
         if lines and lines[-1].strip() == "```":
