@@ -12,6 +12,7 @@ import json
 import signal
 from pathlib import Path
 
+from research_agent.cli.signals import sigterm_as_ctrl_c
 from research_agent.errors import InvalidModelOutput
 from research_agent.llm import ChatRequest, ChatResponse
 from research_agent.memory.effects.ab import AbLedger, ab_result, run_ab
@@ -94,7 +95,8 @@ def test_sigterm_after_a_finished_pair_saves_it_and_exits_143(tmp_path, corpus):
     # The third first-plan (decompose) call starts question 2's first run: SIGTERM arrives right there.
     model = ResponderModel(ResearchResponder(), before=on_call("decompose", 3, lambda: signal.raise_signal(signal.SIGTERM)))
     before = signal.getsignal(signal.SIGTERM)
-    result = run_ab_command(tmp_path, corpus, model, "--json")
+    with sigterm_as_ctrl_c():  # as research_agent.cli.main installs it for the whole process
+        result = run_ab_command(tmp_path, corpus, model, "--json")
     assert result.exit_code == 143, result.output
     assert "terminated: kept 1 finished pair(s); saved to" in result.stderr and "Traceback" not in result.output
     path, data = saved_ab(tmp_path / "reports")

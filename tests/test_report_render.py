@@ -7,7 +7,7 @@ import re
 from research_agent.review.lint import lint_report
 from research_agent.review.markdown import parse_report
 from research_agent.review.review import review_draft
-from research_agent.run.report import ReportMeta, render_insufficient, render_report
+from research_agent.run.report import ReportMeta, compose_report, render_insufficient
 from research_agent.sources import Source
 from research_agent.stages.skeptic import SkepticFinding, SkepticReport
 from research_agent.stages.synthesize import ReportDraft
@@ -38,7 +38,7 @@ def draft(body: str = "Heat pumps work in the cold [1].", **changes) -> ReportDr
 
 
 def render(*args, **kwargs) -> str:
-    return render_report(*args, **kwargs)[0]
+    return compose_report(*args, **kwargs).markdown
 
 
 def section(markdown: str, heading: str) -> str:

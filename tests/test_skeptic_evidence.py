@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from research_agent.run.report import ReportMeta, render_report
+from research_agent.run.report import ReportMeta, compose_report
 from research_agent.sources import Source
 from research_agent.stages.skeptic import run_skeptic
 from research_agent.stages.synthesize import ReportDraft
@@ -40,7 +40,7 @@ DRAFT = ReportDraft(
 
 def rendered_draft() -> str:
     meta = ReportMeta("How does maintenance work?", "standard", "2025-01-01", "m", "full_report")
-    markdown, _ = render_report(DRAFT, SOURCES, meta=meta, skeptic=None, final=False)
+    markdown = compose_report(DRAFT, SOURCES, meta=meta, skeptic=None, final=False).markdown
     return markdown
 
 

@@ -12,7 +12,7 @@ No model is called here: the verdicts ride in the skeptic's call
 on a finished report (:mod:`research_agent.run.claim_report`).
 """
 
-from .check import QUICK_MODE, ClaimCheck
+from .check import ClaimCheck, lexical_only
 from .disputed import SIMILAR, Marked, mark_unsupported, similarity
 from .select import CitedClaim, choose_claims, cited_claims, pack
 from .sentences import DISPUTED, is_disputed
@@ -21,7 +21,6 @@ from .verdicts import OUTCOMES, VERDICTS, ClaimVerdict, quote_found, read_verdic
 __all__ = [
     "DISPUTED",
     "OUTCOMES",
-    "QUICK_MODE",
     "SIMILAR",
     "VERDICTS",
     "CitedClaim",
@@ -31,6 +30,7 @@ __all__ = [
     "choose_claims",
     "cited_claims",
     "is_disputed",
+    "lexical_only",
     "mark_unsupported",
     "pack",
     "quote_found",

@@ -16,9 +16,12 @@ from typing import Any
 from ..measures import ClaimFacts
 from .verdicts import ClaimVerdict
 
-__all__ = ["ClaimCheck", "QUICK_MODE"]
+__all__ = ["ClaimCheck", "lexical_only"]
 
-QUICK_MODE = "the quick mode checks citations lexically only"
+
+def lexical_only(mode: str) -> str:
+    """Why a mode without a skeptic (``quick``) checks no claim."""
+    return f"the {mode} mode checks citations lexically only"
 
 
 @dataclass(frozen=True)

@@ -8,16 +8,19 @@ task, so every ``finally`` and ``except asyncio.CancelledError`` runs), or Pytho
 (``KeyboardInterrupt``, which every ``except KeyboardInterrupt`` of the CLI catches). The
 command line then exits 143 (128 + SIGTERM) where Ctrl-C exits 130.
 
-Imports nothing but :mod:`signal`: :func:`research_agent.cli.main` installs it first thing,
-so a SIGTERM during start-up is one line too.
+Imports nothing heavy: :func:`research_agent.cli.main` installs it first thing, so a SIGTERM
+during start-up is one line too. :func:`sigterm_as_ctrl_c` does the same for one block, for a
+command run in-process (tests, embedding).
 """
 
 from __future__ import annotations
 
 import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import FrameType
 
-__all__ = ["install", "terminated", "interrupt_exit_code", "interrupt_word"]
+__all__ = ["install", "sigterm_as_ctrl_c", "terminated", "interrupt_exit_code", "interrupt_word"]
 
 INTERRUPTED, TERMINATED = 130, 143
 
@@ -38,6 +41,18 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 def install() -> None:
     """From now on, SIGTERM in this process is handled as Ctrl-C (main thread only)."""
     signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+@contextmanager
+def sigterm_as_ctrl_c() -> Iterator[None]:
+    """SIGTERM handled as Ctrl-C inside the block (main thread only); afterwards the handler
+    that was there before, and no SIGTERM remembered."""
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        _State.terminated = False
 
 
 def terminated() -> bool:

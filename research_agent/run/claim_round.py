@@ -16,7 +16,16 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ..claims import CitedClaim, ClaimCheck, ClaimVerdict, choose_claims, cited_claims, mark_unsupported, pack
+from ..claims import (
+    CitedClaim,
+    ClaimCheck,
+    ClaimVerdict,
+    choose_claims,
+    cited_claims,
+    lexical_only,
+    mark_unsupported,
+    pack,
+)
 from ..sources import Source
 from ..stages._skeptic_input import draft_for_review
 from ..stages.claim_check import ClaimAnswer, check_claims
@@ -31,7 +40,6 @@ __all__ = [
     "settle",
     "claim_findings",
     "with_claim_findings",
-    "draft_texts",
     "mark_draft",
 ]
 
@@ -58,7 +66,7 @@ def plan_claims(run: Run, kept: Sequence[Source], markdown: str) -> ClaimPlan:
     settings = run.settings
     mode = settings.mode
     if mode.claim_check == "none" or not mode.skeptic:
-        return ClaimPlan(0, skipped=f"the {mode.name} mode checks citations lexically only")
+        return ClaimPlan(0, skipped=lexical_only(mode.name))
     if not settings.check_claims:
         return ClaimPlan(0, skipped="the claim check is turned off (check_claims)")
     texts = [writer_text(s, token_budget=mode.source_tokens) for s in kept]
@@ -142,14 +150,9 @@ def with_claim_findings(skeptic: SkepticReport | None, check: ClaimCheck | None)
     if skeptic is None or check is None or not check.unsupported:
         return skeptic
     shown = tuple(
-        replace(_finding(v), fix=_OUTCOME_SHOWN.get(v.outcome, ""), confidence=0.9) for v in check.unsupported
+        replace(_finding(v), fix=_OUTCOME_SHOWN.get(v.outcome, "")) for v in check.unsupported
     )
     return replace(skeptic, findings=(*skeptic.findings, *shown))
-
-
-def draft_texts(draft: ReportDraft) -> list[str]:
-    """The parts of a draft that make claims, in reading order: summary, findings, section bodies."""
-    return [draft.executive_summary, *draft.key_findings, *(body for _, body in draft.sections)]
 
 
 def _with_texts(draft: ReportDraft, texts: Sequence[str]) -> ReportDraft:
@@ -168,7 +171,7 @@ def mark_draft(draft: ReportDraft, check: ClaimCheck | None) -> tuple[ReportDraf
     many sentences were marked (``draft`` itself when none was)."""
     if check is None or not check.unsupported:
         return draft, check, 0
-    marked = mark_unsupported(draft_texts(draft), check.unsupported)
+    marked = mark_unsupported(draft.texts, check.unsupported)
     check = check.with_outcomes(marked.outcomes)
     if not marked.marked:
         return draft, check, 0

@@ -19,7 +19,6 @@ __all__ = [
     "ReportMeta",
     "RenderedReport",
     "compose_report",
-    "render_report",
     "render_insufficient",
     "renumber_citations",
     "CITATION",
@@ -195,24 +194,6 @@ def compose_report(
     if lessons_markdown.strip():
         parts.append(lessons_markdown.strip() + "\n")
     return RenderedReport("\n".join(parts), cited, removed)
-
-
-def render_report(
-    draft: ReportDraft,
-    sources: Sequence[Source],
-    *,
-    meta: ReportMeta,
-    skeptic: SkepticReport | None,
-    limitations: Sequence[str] = (),
-    lessons_markdown: str = "",
-    final: bool = True,
-) -> tuple[str, tuple[Source, ...]]:
-    """:func:`compose_report` as (markdown, the sources it cites, in citation order)."""
-    rendered = compose_report(
-        draft, sources, meta=meta, skeptic=skeptic, limitations=limitations,
-        lessons_markdown=lessons_markdown, final=final,
-    )  # fmt: skip
-    return rendered.markdown, rendered.cited
 
 
 def render_insufficient(

@@ -22,7 +22,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ..claims import ClaimCheck
+from ..claims import ClaimCheck, lexical_only
 from ..progress import TokenMeter
 from ..record import Iteration
 from ..review.checks.rules import RULE_TIMEOUT
@@ -36,7 +36,7 @@ from ..stages.skeptic import DEADLINE_BEFORE_SKEPTIC, SkepticFinding, SkepticRep
 from ..stages.synthesize import ReportDraft, draft_report, revise_report
 from .assembly import Run
 from .claim_round import check_rest, claim_findings, mark_draft, plan_claims, settle
-from .report import ReportMeta, render_report
+from .report import ReportMeta, compose_report
 
 __all__ = ["Written", "write_and_review", "as_it_stood"]
 
@@ -95,6 +95,11 @@ class _Pass:
         )
 
 
+def _as_reviewed(draft: ReportDraft, kept: Sequence[Source], *, meta: ReportMeta) -> str:
+    """The draft's markdown as the review reads it: no skeptic part, not the final report."""
+    return compose_report(draft, kept, meta=meta, skeptic=None, final=False).markdown
+
+
 async def write_and_review(run: Run, plan: Plan, gate: Gate, *, can_replan: bool) -> Written:
     """Draft, attack, review and revise the answer from ``gate.kept``."""
     min_viability = run.settings.min_viability
@@ -102,7 +107,7 @@ async def write_and_review(run: Run, plan: Plan, gate: Gate, *, can_replan: bool
     kept = tuple(s.source for s in gate.kept)
     draft = await _draft(run, plan, gate, kept)
     run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, None, None, 0))
-    markdown, _ = render_report(draft, kept, meta=meta, skeptic=None, final=False)
+    markdown = _as_reviewed(draft, kept, meta=meta)
     skeptic, claims = await _attack(run, kept, markdown)
     run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, skeptic, None, 0, claims))
     findings = (*(skeptic.findings if skeptic else ()), *claim_findings(claims))
@@ -181,14 +186,14 @@ def as_it_stood(run: Run, gate: Gate, written: Written) -> Written:
     if written.skeptic is None and mode.skeptic:
         written = replace(written, skeptic=SkepticReport((), None, unavailable=DEADLINE_BEFORE_SKEPTIC))
     if written.claims is None:
-        reason = DEADLINE_BEFORE_SKEPTIC if mode.skeptic else f"the {mode.name} mode checks citations lexically only"
+        reason = DEADLINE_BEFORE_SKEPTIC if mode.skeptic else lexical_only(mode.name)
         written = replace(written, claims=ClaimCheck.not_run(reason))
     draft, claims, marked = mark_draft(written.draft, written.claims)
     if marked:
         written = replace(written, draft=draft, claims=claims, review=None)
     if written.review is None:
         kept = tuple(s.source for s in gate.kept)
-        markdown, _ = render_report(written.draft, kept, meta=run.report_meta(gate.decision), skeptic=None, final=False)
+        markdown = _as_reviewed(written.draft, kept, meta=run.report_meta(gate.decision))
         found = (*(written.skeptic.findings if written.skeptic else ()), *claim_findings(written.claims))
         review = review_draft(markdown, target_words=mode.target_words, findings=_still_open(found, markdown),
                               viability=written.skeptic.viability if written.skeptic else None,
@@ -243,7 +248,7 @@ async def _revise(
                 meter.finish()
         if revised is state.draft:  # the revision could not be used: keep the draft, stop revising
             break
-        markdown, _ = render_report(revised, kept, meta=meta, skeptic=None, final=False)
+        markdown = _as_reviewed(revised, kept, meta=meta)
         findings = _still_open(state.findings, markdown)
         review = _review(run, markdown, findings, this.viability, revised)
         state = _Revised(revised, review, findings, state.revisions + 1)
@@ -261,7 +266,7 @@ def _mark_disputed(
     if not marked:
         return state, claims
     run.progress.note(f"{marked} unsupported claim(s) left in the draft marked [Disputed]")
-    markdown, _ = render_report(draft, kept, meta=meta, skeptic=None, final=False)
+    markdown = _as_reviewed(draft, kept, meta=meta)
     findings = _still_open(state.findings, markdown)
     review = _review(run, markdown, findings, this.viability, draft)
     return _Revised(draft, review, findings, state.revisions), claims

@@ -22,6 +22,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from ..review.markdown import LESSONS_TITLES, SOURCES_TITLES, heading_key
+from ..text.sanitize import DATA_MARKER
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -40,9 +41,8 @@ _DROPPED = SOURCES_TITLES | LESSONS_TITLES | {"adversarial analysis", "citations
 # A line that starts a new block: a blank line, a list item, a heading (or its beginning).
 _BLOCK_START = re.compile(r"^[ \t]{0,3}(?:[-*+][ \t]|\d{1,9}[.)][ \t]|#{1,6}(?:[ \t]|$))")
 _FENCE_OPEN = re.compile(r"^```[ \t]*(?:markdown|md)?[ \t]*$", re.IGNORECASE)
-# The prompt's own framing echoed back by a weak writer: a data delimiter (whole or cut short),
-# and a source's numbered header line, "[n] title — /path or address" (stages/synthesize.py).
-_ECHOED_DELIMITER = re.compile(r"<<<[ \t]*+(?:END[ \t]++)?DATA\b[^<>\n]*+>{0,3}", re.IGNORECASE)
+# The prompt's own framing echoed back by a weak writer: a data delimiter (DATA_MARKER), and a
+# source's numbered header line, "[n] title — /path or address" (synthesize.source_header).
 _ECHOED_HEADER = re.compile(
     r"[ \t]*+(?:[-*+][ \t]++)?\[\d{1,4}\][ \t]++[^\n]*? \u2014 (?:[a-z][a-z0-9+.-]*+://|/)[^\n]*+", re.IGNORECASE
 )
@@ -71,9 +71,13 @@ class ReportDraft:
     cut: str = ""
 
     @property
+    def texts(self) -> tuple[str, ...]:
+        """The parts that make claims, in reading order: summary, findings, section bodies."""
+        return (self.executive_summary, *self.key_findings, *(body for _, body in self.sections))
+
+    @property
     def word_count(self) -> int:
-        parts = [self.executive_summary, *self.key_findings, *(b for _, b in self.sections)]
-        return sum(len(p.split()) for p in parts)
+        return sum(len(p.split()) for p in self.texts)
 
 
 def complete_part(text: str) -> str:
@@ -93,8 +97,7 @@ def complete_part(text: str) -> str:
 def usable(draft: ReportDraft) -> bool:
     """Whether the draft holds a real paragraph: a summary, finding or section body of
     at least :data:`MIN_PARAGRAPH_WORDS` words."""
-    parts = [draft.executive_summary, *draft.key_findings, *(body for _, body in draft.sections)]
-    return any(len(block.split()) >= MIN_PARAGRAPH_WORDS for part in parts for block in part.split("\n\n"))
+    return any(len(block.split()) >= MIN_PARAGRAPH_WORDS for part in draft.texts for block in part.split("\n\n"))
 
 
 @cache
@@ -125,7 +128,7 @@ def _unfenced(text: str) -> str:
     """The answer without a code fence wrapped around all of it (```markdown ... ```), and
     without the prompt's framing echoed back (data delimiters, source header lines): that is
     the tool's own text, never the writer's."""
-    text = _ECHOED_DELIMITER.sub("", text)
+    text = DATA_MARKER.sub("", text)
     lines = [line for line in text.strip("\n").split("\n") if not _ECHOED_HEADER.fullmatch(line)]
     if lines and _FENCE_OPEN.match(lines[0].strip()):
         lines = lines[1:]

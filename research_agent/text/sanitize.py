@@ -10,10 +10,14 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["sanitize", "wrap_data", "looks_like_injection", "why_sanitize_changes", "DATA_OPEN", "DATA_CLOSE"]
+__all__ = [
+    "sanitize", "wrap_data", "looks_like_injection", "why_sanitize_changes", "DATA_OPEN", "DATA_CLOSE", "DATA_MARKER",
+]
 
 DATA_OPEN = "<<<DATA"
 DATA_CLOSE = "<<<END DATA>>>"
+# Either delimiter as a model may echo it back: whole, or with its closing brackets cut short.
+DATA_MARKER = re.compile(r"<<<[ \t]*+(?:END[ \t]++)?DATA\b[^<>\n]*+>{0,3}", re.IGNORECASE)
 
 # C0/C1 controls except tab and newline, bidi overrides, zero-width characters.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -134,36 +133,16 @@ def _settings(ctx: typer.Context, deps: MemoryDeps) -> Settings:
 
 
 def _run(questions: Sequence[str], settings: Settings, deps: MemoryDeps, ledger: AbLedger) -> int | None:
-    """Run the A/B into ``ledger``; the exit code when Ctrl-C (130) or SIGTERM (143) stopped
-    it (the finished pairs stay), None when it ran to the end."""
+    """Run the A/B into ``ledger``; the exit code when Ctrl-C (130) or SIGTERM (143, which
+    :mod:`..signals` turns into Ctrl-C) stopped it (the finished pairs stay), None when it ran
+    to the end."""
     model = deps.make_model(settings)
     watcher = _Watcher(stderr_console())
-    previous = signal.getsignal(signal.SIGTERM)
     try:
-        return asyncio.run(_ab(questions, settings, model, ledger, deps, watcher))
-    except KeyboardInterrupt:
-        return signals.INTERRUPTED
-    finally:
-        if previous is not None:  # asyncio leaves SIG_DFL behind; put back what was there
-            signal.signal(signal.SIGTERM, previous)
-
-
-def _stop_on_sigterm(terminated: list[int]) -> bool:
-    """Make SIGTERM cancel the running task (as asyncio makes Ctrl-C do), noting it in
-    ``terminated``; False where the loop cannot take signals (not the main thread, Windows)."""
-    loop, task = asyncio.get_running_loop(), asyncio.current_task()
-    if task is None:
-        return False
-
-    def stop() -> None:
-        terminated.append(signal.SIGTERM)
-        task.cancel()
-
-    try:
-        loop.add_signal_handler(signal.SIGTERM, stop)
-    except (ValueError, RuntimeError, NotImplementedError):
-        return False
-    return True
+        asyncio.run(_ab(questions, settings, model, ledger, deps, watcher))
+    except KeyboardInterrupt:  # asyncio.run's answer to Ctrl-C, once the cancelled task has ended
+        return signals.interrupt_exit_code()
+    return None
 
 
 async def _ab(
@@ -173,12 +152,10 @@ async def _ab(
     ledger: AbLedger,
     deps: MemoryDeps,
     watcher: Any,
-) -> int | None:
-    """The A/B in the event loop; 143 when SIGTERM stopped it."""
+) -> None:
+    """The A/B in the event loop; the model client is closed however it ends."""
     from ...pipeline import research
 
-    terminated: list[int] = []
-    handled = _stop_on_sigterm(terminated)
     try:
         await run_ab(
             questions,
@@ -189,20 +166,13 @@ async def _ab(
             watcher=watcher,
             clock=deps.clock,
         )
-    except asyncio.CancelledError:
-        if not terminated:
-            raise
-        return signals.TERMINATED
     finally:
-        if handled:
-            asyncio.get_running_loop().remove_signal_handler(signal.SIGTERM)
         close = getattr(model, "aclose", None)
         if close is not None:
             try:
                 await close()
             except Exception as exc:  # closing a client must not hide the A/B's own outcome
                 log.debug("closing the model client failed: %s", exc)
-    return None
 
 
 def _keep_partial(
@@ -227,7 +197,7 @@ def _finish(result: AbResult, saved: Path | None, stopped_by: int | None) -> Non
     complete, else 0."""
     console = stderr_console()
     if stopped_by is not None:
-        what = "terminated" if stopped_by == signals.TERMINATED else "interrupted"
+        what = signals.interrupt_word()
         where = f"; saved to {markup(saved)}" if saved else ""
         console.print(f"{what}: kept {len(result.pairs)} finished pair(s){where}", soft_wrap=True)
         raise typer.Exit(stopped_by)
