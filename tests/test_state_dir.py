@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import stat
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 
 from research_agent.config import default_state_dir, load_settings
 from research_agent.errors import StorageError
+from research_agent.files.atomic import atomic_create_bytes
 from research_agent.files.state import KEY_BYTES, KEY_FILE, secret_key, state_folder
 
 
@@ -49,3 +51,31 @@ def test_a_state_folder_that_is_a_symlink_is_refused(tmp_path: Path) -> None:
     (tmp_path / "link").symlink_to(tmp_path / "real")
     with pytest.raises(StorageError, match="not a folder"):
         state_folder(tmp_path / "link")
+
+
+def test_first_key_wins_when_runs_race_to_make_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two runs that both find no key must end up signing with the same one: a key that another
+    run wrote between our look and our write is kept, never replaced by ours."""
+    folder = state_folder(tmp_path / "state")
+    theirs = b"t" * KEY_BYTES
+    made = secrets.token_bytes
+
+    def racing_run_writes_first(n: int) -> bytes:
+        (folder / KEY_FILE).write_bytes(theirs)
+        os.chmod(folder / KEY_FILE, 0o600)
+        return made(n)
+
+    monkeypatch.setattr("research_agent.files.state.secrets.token_bytes", racing_run_writes_first)
+    assert secret_key(folder) == theirs
+    assert sorted(p.name for p in folder.iterdir()) == [KEY_FILE]  # no temp file left behind
+
+
+def test_atomic_create_keeps_what_is_there(tmp_path: Path) -> None:
+    target = tmp_path / "made"
+    assert atomic_create_bytes(target, b"first", mode=0o600)
+    assert not atomic_create_bytes(target, b"second", mode=0o600)
+    assert target.read_bytes() == b"first" and os.listdir(tmp_path) == ["made"]
+    (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(StorageError, match="symlink"):
+        atomic_create_bytes(tmp_path / "link", b"x")
+    assert not (tmp_path / "elsewhere").exists()

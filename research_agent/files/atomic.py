@@ -24,6 +24,7 @@ from ..errors import DiskFull, StorageError
 __all__ = [
     "atomic_write_text",
     "atomic_write_bytes",
+    "atomic_create_bytes",
     "atomic_write_all",
     "existing_file_mode",
     "file_kind",
@@ -135,6 +136,27 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int = 0o644) -> Path:
     _commit(tmp, path)
     _fsync_dir(path.parent)
     return path
+
+
+def atomic_create_bytes(path: Path, data: bytes, *, mode: int = 0o644) -> bool:
+    """Write ``data`` to ``path`` whole, unless ``path`` exists: the first of several racing
+    writers wins and the others leave it as it is. True when this call made the file.
+
+    The complete temp file is hard-linked into place, which fails when the name exists,
+    so nobody ever reads a half-written file or one a later writer swapped in.
+    """
+    path = Path(path)
+    tmp = _write_temp(path, data, mode)
+    try:
+        os.link(tmp, path, follow_symlinks=False)
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        raise _storage_error(path, exc) from None
+    finally:
+        _remove_quietly(tmp)
+    _fsync_dir(path.parent)
+    return True
 
 
 def atomic_write_text(path: Path, text: str) -> Path:

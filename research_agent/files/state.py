@@ -16,7 +16,7 @@ import stat
 from pathlib import Path
 
 from ..errors import StorageError
-from .atomic import atomic_write_bytes
+from .atomic import atomic_create_bytes
 
 __all__ = ["state_folder", "secret_key", "KEY_FILE", "KEY_BYTES"]
 
@@ -46,7 +46,7 @@ def secret_key(state_dir: Path) -> bytes:
     key = _read_key(path)
     if key is not None:
         return key
-    atomic_write_bytes(path, secrets.token_bytes(KEY_BYTES), mode=0o600)
+    atomic_create_bytes(path, secrets.token_bytes(KEY_BYTES), mode=0o600)  # a racing run's key wins alike
     key = _read_key(path)
     if key is None:  # pragma: no cover - the file was just written
         raise StorageError(f"cannot read the key just written to {path}")
