@@ -15,7 +15,6 @@ could be read is an endpoint failure (exit 3), never a report that blames the so
 
 from __future__ import annotations
 
-import asyncio
 import random
 from collections.abc import Sequence
 from datetime import datetime
@@ -24,6 +23,7 @@ from typing import Any
 from .config import Settings
 from .errors import LLMUnavailable, RunTimeout
 from .fetch.gather import SourceReader, gather_sources, source_key
+from .interrupts import run_interruptibly
 from .llm import ChatModel
 from .llm.waiting import Ticker
 from .memory.critique.site_names import source_sites
@@ -84,7 +84,7 @@ async def research(
 
 def research_sync(query: str, **kwargs: Any) -> ResearchResult:
     """Blocking wrapper around :func:`research` for scripts and notebooks without a loop."""
-    return asyncio.run(research(query, **kwargs))
+    return run_interruptibly(research(query, **kwargs))
 
 
 def _at_deadline(run: Run, timeout: RunTimeout) -> Outcome:

@@ -12,8 +12,8 @@ import json
 import signal
 from pathlib import Path
 
-from research_agent.cli.signals import sigterm_as_ctrl_c
 from research_agent.errors import InvalidModelOutput
+from research_agent.interrupts import sigterm_as_ctrl_c
 from research_agent.llm import ChatRequest, ChatResponse
 from research_agent.memory.effects.ab import AbLedger, ab_result, run_ab
 from research_agent.pipeline import research

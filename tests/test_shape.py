@@ -18,10 +18,11 @@ MAX_PACKAGE_MODULES = 12  # past a dozen, a package is grouped by job into subpa
 PACKAGE_ALLOWANCE = {
     # The public surface (__init__, __main__, config, modes, errors, pipeline, results, version,
     # lazy) and the shared vocabulary that nearly every package imports and no one job owns
-    # (sources, progress, measures, run_refs, ids, domains): any package home for these makes
-    # an import cycle (fetch, search, stages, record, claims and memory all sit below the run).
-    "research_agent": 15,
-    "research_agent.cli": 18,
+    # (sources, progress, measures, run_refs, ids, domains, interrupts): any package home for
+    # these makes an import cycle (fetch, search, stages, record, claims and memory all sit
+    # below the run; the CLI and the critique both run their coroutines through interrupts).
+    "research_agent": 16,
+    "research_agent.cli": 17,
     "research_agent.stages": 14,
     "research_agent.mcp_server": 13,
 }

@@ -9,7 +9,7 @@
 * :mod:`.memory`    ``memory list|show|lessons|effects|validate|prune|stats|ab``: a package, one module per family
 * :mod:`.mcp`       ``mcp``: the MCP server's options (the server is :mod:`research_agent.mcp_server`)
 * :mod:`.corpus`    ``corpus index|search``;  :mod:`.cache`  ``cache clear``;  :mod:`.doctor`  ``doctor``
-* :mod:`.boundary`  the one error boundary every command runs in;  :mod:`.signals`  SIGTERM as Ctrl-C
+* :mod:`.boundary`  the one error boundary every command runs in (SIGTERM as Ctrl-C: :mod:`research_agent.interrupts`)
 * :mod:`.progress`  the progress line;  :mod:`.terminal`  printing outside text inertly
 
 The console script is ``research_agent.cli:main``; ``python -m research_agent`` runs it too.
@@ -25,7 +25,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from . import signals
+from .. import interrupts
 from .startup import importing
 
 __all__ = ["app", "main"]
@@ -42,15 +42,15 @@ def main() -> None:
     """Entry point of the ``research-agent`` script.
 
     Ctrl-C or SIGTERM at any moment, start-up included, ends in one line and exit 130 or 143."""
-    signals.install()
+    interrupts.install()
     try:
         _root().main()
     except KeyboardInterrupt:  # before the command line's own boundary was there to catch it
-        sys.stderr.write(f"{signals.interrupt_word()}\n")
-        sys.exit(signals.interrupt_exit_code())
+        sys.stderr.write(f"{interrupts.interrupt_word()}\n")
+        sys.exit(interrupts.interrupt_exit_code())
     except SystemExit as exc:
-        if exc.code == signals.INTERRUPTED and signals.terminated():
-            sys.exit(signals.TERMINATED)  # every "exit 130 on Ctrl-C" of a command is 143 on SIGTERM
+        if exc.code == interrupts.INTERRUPTED and interrupts.terminated():
+            sys.exit(interrupts.TERMINATED)  # every "exit 130 on Ctrl-C" of a command is 143 on SIGTERM
         raise
 
 

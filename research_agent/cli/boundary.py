@@ -10,7 +10,6 @@ own exits (``typer.Exit``, usage errors) pass through untouched.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import traceback
 from collections.abc import Callable, Iterator
@@ -21,7 +20,7 @@ import typer
 from rich.console import Console
 
 from ..errors import ResearchError, error_message
-from .signals import interrupt_exit_code, interrupt_word
+from ..interrupts import interrupt_exit_code, interrupt_word, run_interruptibly
 from .terminal import dumps_json, markup, one_line
 
 __all__ = ["guarded", "exit_for", "print_error", "run_async", "set_verbose", "json_error", "json_failures"]
@@ -103,9 +102,9 @@ def guarded(command: Command) -> Command:
 
 def run_async(coro: Any, *, interrupted: Callable[[], str] | None = None) -> Any:
     """Run a coroutine; Ctrl-C becomes a one-line message (``interrupted()``) and exit code 130,
-    SIGTERM the same line beginning "terminated" and exit code 143 (see :mod:`.signals`)."""
+    SIGTERM the same line beginning "terminated" and exit code 143 (see :mod:`research_agent.interrupts`)."""
     try:
-        return asyncio.run(coro)
+        return run_interruptibly(coro)
     except KeyboardInterrupt:
         message = interrupted() if interrupted else "interrupted: stopped before writing anything"
         if message.startswith("interrupted"):

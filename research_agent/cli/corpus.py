@@ -9,7 +9,6 @@ never inside the corpus.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Annotated
 
@@ -20,6 +19,7 @@ from rich.table import Table
 
 from ..config import load_settings
 from ..errors import InputError
+from ..interrupts import run_interruptibly
 from ..search.corpus_index import IndexStats
 from ..search.local import LocalSearchProvider
 from .boundary import guarded
@@ -148,7 +148,7 @@ def search_command(
     folder = cache_dir.expanduser() if cache_dir is not None else settings.cache_dir
     provider = LocalSearchProvider(corpus, folder, token_budget=settings.mode.source_tokens, query_exclude=exclude or ())
     provider.prepare()
-    hits = asyncio.run(provider.search(query, max_results=limit))
+    hits = run_interruptibly(provider.search(query, max_results=limit))
     if as_json:
         payload = [
             {"rank": rank, "title": h.title, "path": h.location, "snippet": h.snippet, "text": h.text}

@@ -14,13 +14,13 @@ set (exit 2); an unsupported claim the report does not mark "[Disputed]" rejects
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from ..config import Settings, load_settings
+from ..interrupts import run_interruptibly
 from ..review.feedback import format_feedback
 from ..review.report_file import read_report, review_file
 from .boundary import guarded
@@ -94,7 +94,7 @@ def _check_claims(report: Path, settings: Settings):  # -> claim_report.ReportCl
             store, query = report_evidence(report, markdown, settings.reports_dir)
             return await check_report_claims(model, markdown, store, query=query, budget=settings.claim_tokens)
 
-    return asyncio.run(check())
+    return run_interruptibly(check())
 
 
 app = typer.Typer(add_completion=False, help="Review a markdown report.")

@@ -19,10 +19,10 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
+from ..interrupts import interrupt_exit_code, interrupt_word
 from ..version import __version__
 from . import cache, corpus, critique, doctor, export, mcp, memory, review, run
 from .boundary import set_verbose, stderr_console
-from .signals import interrupt_exit_code, interrupt_word
 from .startup import settle
 from .terminal import VisibleFormatter
 from .usage import ClickException, hoist_verbose, tidy_help, usage_error

@@ -17,6 +17,7 @@ from ..config import Settings, load_settings
 from ..errors import ResearchError
 from ..export import Exported
 from ..files.output import check_output_path
+from ..interrupts import interrupt_exit_code, interrupt_word
 from ..memory.critique.schedule import after_report
 from ..results import ResearchResult
 from ..run_refs import Runs, short_id
@@ -56,7 +57,6 @@ from .run_options import (
     WaitCritique,
     settings_overrides,
 )
-from .signals import interrupt_exit_code, interrupt_word
 from .startup import importing
 from .terminal import dumps_json, echo, markup
 

@@ -14,7 +14,6 @@ code 143. Collaborators (settings, model, clock) come from the memory commands'
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -26,6 +25,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from ... import interrupts
 from ...config import Settings
 from ...errors import ResearchError
 from ...files.atomic import ensure_writable_dir
@@ -36,7 +36,7 @@ from ...memory.effects.ab_questions import read_questions
 from ...memory.effects.ab_types import AbFailure, AbPair, AbResult, ArmUsage, Measure
 from ...memory.store.schema import DIMENSION_LABELS
 from ...progress import Progress
-from .. import run_options, signals
+from .. import run_options
 from ..boundary import guarded, stderr_console
 from ..progress import RichProgress, cost_text
 from ..terminal import markup, one_line
@@ -134,14 +134,14 @@ def _settings(ctx: typer.Context, deps: MemoryDeps) -> Settings:
 
 def _run(questions: Sequence[str], settings: Settings, deps: MemoryDeps, ledger: AbLedger) -> int | None:
     """Run the A/B into ``ledger``; the exit code when Ctrl-C (130) or SIGTERM (143, which
-    :mod:`..signals` turns into Ctrl-C) stopped it (the finished pairs stay), None when it ran
+    :mod:`research_agent.interrupts` turns into Ctrl-C) stopped it (the finished pairs stay), None when it ran
     to the end."""
     model = deps.make_model(settings)
     watcher = _Watcher(stderr_console())
     try:
-        asyncio.run(_ab(questions, settings, model, ledger, deps, watcher))
-    except KeyboardInterrupt:  # asyncio.run's answer to Ctrl-C, once the cancelled task has ended
-        return signals.interrupt_exit_code()
+        interrupts.run_interruptibly(_ab(questions, settings, model, ledger, deps, watcher))
+    except KeyboardInterrupt:  # run_interruptibly's answer to Ctrl-C, once the cancelled task has ended
+        return interrupts.interrupt_exit_code()
     return None
 
 
@@ -197,7 +197,7 @@ def _finish(result: AbResult, saved: Path | None, stopped_by: int | None) -> Non
     complete, else 0."""
     console = stderr_console()
     if stopped_by is not None:
-        what = signals.interrupt_word()
+        what = interrupts.interrupt_word()
         where = f"; saved to {markup(saved)}" if saved else ""
         console.print(f"{what}: kept {len(result.pairs)} finished pair(s){where}", soft_wrap=True)
         raise typer.Exit(stopped_by)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from typing import Any
 
@@ -11,6 +10,7 @@ import typer
 from ...config import Settings
 from ...domains import DOMAINS, parse_domain
 from ...errors import InputError
+from ...interrupts import run_interruptibly
 from ...memory.lessons.select import preview_lessons
 from ...run_refs import Runs
 from ..boundary import guarded
@@ -23,7 +23,7 @@ __all__ = ["lessons_command"]
 def _classify(deps: MemoryDeps, settings: Settings, query: str) -> str:
     result = deps.classify(deps.make_model(settings), query)
     if inspect.isawaitable(result):
-        result = asyncio.run(_await(result))
+        result = run_interruptibly(_await(result))
     return str(result)
 
 

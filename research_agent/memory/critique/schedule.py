@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from ...config import Settings
 from ...errors import ResearchError, RunTimeout
+from ...interrupts import run_interruptibly
 from ...llm import ChatModel, OpenAIChatModel
 from ...run_refs import named_run_id
 from ..store.critique_types import Critique
@@ -106,7 +107,7 @@ def critique_now(
         chosen = settings() if callable(settings) else settings
         if model is None:
             model = (make_model or OpenAIChatModel.from_settings)(chosen)
-    return asyncio.run(_critique_and_close(record, model, chosen, now, timeout))
+    return run_interruptibly(_critique_and_close(record, model, chosen, now, timeout))
 
 
 async def critique_within(
