@@ -21,6 +21,8 @@ from research_agent.memory.store.files import load_all
 from research_agent.memory.store.index.parse import parse_files
 from research_agent.memory.store.index.rows import signature
 from research_agent.memory.store.index.summary import INDEX_NAME, IndexTrust, list_critiques, open_index
+from research_agent.memory.store.person.file import PersonLesson
+from research_agent.memory.store.person.lessons import add_lesson
 from tests.support.memory import NOW, make_critique, make_facts, put, put_raw
 
 COUNTER = "counterarguments:missing"
@@ -152,3 +154,33 @@ def test_the_files_read_in_worker_processes_give_the_same_rows(reports: Path) ->
     alone = parse_files(meta, stale)
     pooled = parse_files(meta, stale, workers=2, pool_from=2)
     assert pooled == alone and len(alone) == 7
+
+
+USER = "user:notes"
+
+
+@pytest.mark.parametrize(
+    "statements",
+    [
+        ["UPDATE measures SET value = 1 WHERE target = 'scores.claim_support'"],  # the named target's values
+        ["DELETE FROM measures WHERE target = 'scores.claim_support'"],  # a target's values gone
+        ["UPDATE measures SET value = 5, mac = (SELECT m.mac FROM measures AS m WHERE m.name = measures.name "
+         "AND m.target = 'mean_score') WHERE target = 'scores.claim_support'"],  # a MAC copied from another row
+        ["DELETE FROM measures"],
+    ],
+)
+def test_a_forged_measure_row_changes_nothing_in_a_user_lessons_effect(tmp_path: Path, statements) -> None:
+    """A person's lesson named its target: its effect is read from ``measures`` rows, which are
+    checked like every other row (MAC, and one per target for each file that has them)."""
+    meta = tmp_path / "reports" / "meta"
+    for i, support in enumerate([4, 2, 5, 3, 4, 2]):  # the lesson given in odd runs, withheld for its trial in even
+        put(meta, make_critique(i, scores=(4, support, 4, 4, 4), applied=(USER,) if i % 2 else (),
+                                withheld=() if i % 2 else (USER,), reason="trial"))  # fmt: skip
+    add_lesson(meta, tmp_path / "state", PersonLesson(USER, "decompose", "technology", "Search the release notes too.",
+                                                      target="scores.claim_support"))  # fmt: skip
+    effects = json.loads(invoke(tmp_path, "effects", "--json").stdout)
+    (mine,) = [e for e in effects if e["key"] == USER]
+    assert mine["target"] == "scores.claim_support" and mine["applied_runs"] == 3, mine
+    forge(tmp_path / "reports", *statements)
+    assert json.loads(invoke(tmp_path, "effects", "--json").stdout) == effects
+    assert json.loads(invoke(tmp_path, "effects", "--json").stdout) == effects  # rebuilt, not just ignored once

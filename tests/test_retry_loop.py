@@ -78,3 +78,12 @@ async def test_limits_are_settings(tmp_path, scripted_model):
     script(scripted_model, ResearchResponder(viability=30), plans=2, drafts=2, skeptics=2)
     result = await run(tmp_path, scripted_model, max_plans=2, min_viability=40)
     assert len(result.iterations) == 2 and len(DOCS) == len(scripted_model.calls("relevance"))
+
+
+async def test_a_critical_finding_with_revisions_off_says_no_revision_was_made(tmp_path, scripted_model):
+    script(scripted_model, ResearchResponder(findings=[CRITICAL], fix_on_revise=False))
+    result = await run(tmp_path, scripted_model, max_revisions=0)
+    assert scripted_model.calls("revise") == []
+    assert result.stop_reason.endswith("critical issue(s) left with no revision made")
+    assert "still open with no revision made:" in result.report_markdown
+    assert "0 revision(s)" not in result.report_markdown

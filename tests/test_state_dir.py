@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-import secrets
 import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -53,21 +53,24 @@ def test_a_state_folder_that_is_a_symlink_is_refused(tmp_path: Path) -> None:
         state_folder(tmp_path / "link")
 
 
-def test_first_key_wins_when_runs_race_to_make_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two runs that both find no key must end up signing with the same one: a key that another
-    run wrote between our look and our write is kept, never replaced by ours."""
+def test_runs_racing_to_make_the_key_all_get_the_same_one(tmp_path: Path) -> None:
+    """Every run that found no key writes one; the first written is kept and every run reads
+    that one (a run that signed with a key another replaced would read the index as forged)."""
     folder = state_folder(tmp_path / "state")
-    theirs = b"t" * KEY_BYTES
-    made = secrets.token_bytes
+    start = threading.Barrier(8, timeout=30)
+    keys: list[bytes] = []
 
-    def racing_run_writes_first(n: int) -> bytes:
-        (folder / KEY_FILE).write_bytes(theirs)
-        os.chmod(folder / KEY_FILE, 0o600)
-        return made(n)
+    def run() -> None:
+        start.wait()
+        keys.append(secret_key(folder))
 
-    monkeypatch.setattr("research_agent.files.state.secrets.token_bytes", racing_run_writes_first)
-    assert secret_key(folder) == theirs
-    assert sorted(p.name for p in folder.iterdir()) == [KEY_FILE]  # no temp file left behind
+    threads = [threading.Thread(target=run) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(keys) == 8 and set(keys) == {(folder / KEY_FILE).read_bytes()}
+    assert os.listdir(folder) == [KEY_FILE]  # no temp file left behind
 
 
 def test_atomic_create_keeps_what_is_there(tmp_path: Path) -> None:

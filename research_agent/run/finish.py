@@ -43,7 +43,7 @@ from .assembly import Run
 from .claim_round import with_claim_findings
 from .ledger import RunLedger
 from .report import compose_report, render_insufficient
-from .writing import Written
+from .writing import Written, after_revisions
 
 __all__ = ["FinalReport", "finish_run", "final_report", "run_record", "writer_texts"]
 
@@ -152,7 +152,7 @@ def _rejection_notice(verdict: ReviewOutcome, revisions: int) -> str:
     """The first lines under the title of a report the review rejected: that it did, and why."""
     return (
         f"> **The tool's own review rejected this report.** {verdict.open_critical} critical issue(s) were "
-        f"still open after {revisions} revision(s): {', '.join(verdict.reasons[:6])}. It is published as the "
+        f"still open {after_revisions(revisions)}: {', '.join(verdict.reasons[:6])}. It is published as the "
         "last revision left it; the issues are listed under Limitations & Gaps."
     )
 

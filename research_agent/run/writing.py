@@ -38,7 +38,7 @@ from .assembly import Run
 from .claim_round import check_rest, claim_findings, mark_draft, plan_claims, settle
 from .report import ReportMeta, compose_report
 
-__all__ = ["Written", "write_and_review", "as_it_stood"]
+__all__ = ["Written", "write_and_review", "as_it_stood", "after_revisions"]
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +100,12 @@ def _as_reviewed(draft: ReportDraft, kept: Sequence[Source], *, meta: ReportMeta
     return compose_report(draft, kept, meta=meta, skeptic=None, final=False).markdown
 
 
+def after_revisions(revisions: int) -> str:
+    """"after 2 revision(s)"; "with no revision made" when none was (a mode without revisions,
+    or a revise call that timed out or was cut)."""
+    return f"after {revisions} revision(s)" if revisions else "with no revision made"
+
+
 async def write_and_review(run: Run, plan: Plan, gate: Gate, *, can_replan: bool) -> Written:
     """Draft, attack, review and revise the answer from ``gate.kept``."""
     min_viability = run.settings.min_viability
@@ -125,7 +131,7 @@ async def write_and_review(run: Run, plan: Plan, gate: Gate, *, can_replan: bool
     revised, claims = _mark_disputed(run, this, kept, meta, revised, claims)
     review = revised.review
     if needs_revision(review):
-        reason = f"{review.critical_count} critical issue(s) left after {revised.revisions} revision(s)"
+        reason = f"{review.critical_count} critical issue(s) left {after_revisions(revised.revisions)}"
     else:
         reason = "approved" if review.approved else "no high-confidence critical issues"
     this.record(run, review, revised.revisions, "proceed", reason)

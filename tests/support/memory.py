@@ -31,7 +31,7 @@ from research_agent.memory.store.critique_types import (
 from research_agent.memory.store.files import critique_path, write_critique
 from research_agent.memory.store.index.summary import IndexTrust
 from research_agent.memory.store.schema import DIMENSIONS
-from research_agent.memory.store.targets import stage_of
+from research_agent.memory.store.targets import is_person_key, stage_of
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
@@ -161,8 +161,9 @@ def make_critique(
 
 
 def _uses(applied: tuple[str, ...], adaptive: bool) -> tuple[LessonUse, ...]:
-    if applied:
-        return tuple(LessonUse(f"Lesson text for {key}.", key=key, stage=stage_of(key)) for key in applied)
+    if applied:  # a person's lesson (its stage is its entry's) is taken for a planning one
+        return tuple(LessonUse(f"Lesson text for {key}.", key=key,
+                               stage="decompose" if is_person_key(key) else stage_of(key)) for key in applied)  # fmt: skip
     if adaptive:
         text = "In 3 of the last 4 technology reports coverage scored 2 or lower."
         return (LessonUse(text, key="coverage:low_score", stage="decompose"),)
