@@ -29,7 +29,7 @@ from ...record.passages import prune_passage_stores
 from ...run_refs import Runs, UnknownRun, run_file
 from ..boundary import guarded, print_error
 from ..critique_view import describe_critique
-from ..terminal import echo, markup, one_line
+from ..terminal import dumps_json_records, echo, markup, one_line
 from .group import ReportsDirOption, app, console, echo_json, memory_deps, memory_settings
 from .lessons_file import validate_lessons_file
 
@@ -90,7 +90,7 @@ def _print_list(loaded: list[LoadedCritique], failed: list[FailedCritique], shor
 @guarded
 def list_command(
     ctx: typer.Context,
-    json_output: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    json_output: bool = typer.Option(False, "--json", help="Print JSON instead of a table, one critique to a line."),
     limit: int | None = typer.Option(
         None, "--limit", min=0, help=f"The newest N critiques (0: all; default {LIST_LIMIT} in the table, all in --json)."
     ),
@@ -105,17 +105,19 @@ def list_command(
         loaded = valid + [item for item in loaded if item.critique is None]
     failed = load_failures(settings.meta_dir)
     shorts = Runs.scan(settings.reports_dir).shorts()
-    if json_output:
-        echo_json(
-            {
-                "critiques": [
-                    {**item.critique.as_dict(), "short_id": shorts.get(item.critique.id)}
-                    for item in loaded
-                    if item.critique is not None
-                ],
-                "failed": [{**f.as_dict(), "short_id": shorts.get(f.run_id)} for f in failed],
-                "invalid": [{"file": b.name, "reason": b.error} for b in loaded if b.critique is None],
-            }
+    if json_output:  # one record to a line: 5,000 critiques indented would take the slow encoder
+        typer.echo(
+            dumps_json_records(
+                {
+                    "critiques": [
+                        {**item.critique.as_dict(), "short_id": shorts.get(item.critique.id)}
+                        for item in loaded
+                        if item.critique is not None
+                    ],
+                    "failed": [{**f.as_dict(), "short_id": shorts.get(f.run_id)} for f in failed],
+                    "invalid": [{"file": b.name, "reason": b.error} for b in loaded if b.critique is None],
+                }
+            )
         )
         return
     _print_list(loaded, failed, shorts, settings.meta_dir, LIST_LIMIT if limit is None else limit)
