@@ -46,9 +46,12 @@ def test_list_shows_a_table_and_counts_invalid_files(reports: Path) -> None:
         assert column in out
     assert "heat" in out and "health" in out and "2.00" in out
     assert "1 invalid critique file(s) skipped" in out
-    data = json.loads(invoke(app, ["list", "--json"], deps_for(reports)).output)
+    listed = invoke(app, ["list", "--json"], deps_for(reports)).output
+    data = json.loads(listed)
     assert [c["query_domain"] for c in data["critiques"]] == ["technology", "health"]
     assert data["invalid"][0]["reason"].startswith("(top level): missing field scores")
+    records = [json.loads(line.strip().rstrip(",")) for line in listed.splitlines() if line.startswith("    {")]
+    assert records == data["critiques"] + data["invalid"]  # one record to a line
 
 
 def test_list_empty_and_reports_dir_option(tmp_path: Path) -> None:
