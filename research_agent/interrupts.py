@@ -26,6 +26,7 @@ command run in-process (tests, embedding).
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 from collections.abc import Coroutine, Iterator
@@ -135,8 +136,12 @@ async def _interruptible(coro: Coroutine[Any, Any, T], taken: tuple[signal.Signa
         _give_back(loop, taken)  # a second signal takes Python's way: KeyboardInterrupt at once
         task.cancel()
 
-    for signum in taken:
-        loop.add_signal_handler(signum, stop, signum)
+    try:
+        for signum in taken:
+            loop.add_signal_handler(signum, stop, signum)
+    except (NotImplementedError, RuntimeError, ValueError):  # a loop without signal support (Windows)
+        _give_back(loop, taken)
+        taken = ()  # asyncio.run's own Ctrl-C handler stays in place
     try:
         return await coro
     except asyncio.CancelledError:
@@ -151,6 +156,7 @@ async def _interruptible(coro: Coroutine[Any, Any, T], taken: tuple[signal.Signa
 def _give_back(loop: asyncio.AbstractEventLoop, taken: tuple[signal.Signals, ...]) -> None:
     """Hand the ``taken`` signals back: Ctrl-C to Python's ``KeyboardInterrupt``, SIGTERM to :func:`install`'s handler."""
     for signum in taken:
-        loop.remove_signal_handler(signum)  # SIGINT: asyncio puts default_int_handler back
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.remove_signal_handler(signum)  # SIGINT: asyncio puts default_int_handler back
     if signal.SIGTERM in taken:
         signal.signal(signal.SIGTERM, _on_sigterm)
