@@ -157,3 +157,32 @@ def test_an_ignored_ctrl_c_stays_ignored(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=HANG_GUARD,
                           cwd=Path(__file__).parent.parent)
     assert proc.stdout.splitlines() == ["ran to the end True"], proc.stderr
+
+
+def test_a_loop_without_signal_support_keeps_asyncio_runs_own_ctrl_c(tmp_path: Path) -> None:
+    """Where the loop cannot take signals (Windows), Ctrl-C still cancels the run and its cleanup runs."""
+    script = (
+        "import asyncio, os, signal\n"
+        "from research_agent import interrupts\n"
+        "class NoSignals(asyncio.SelectorEventLoop):\n"
+        "    def add_signal_handler(self, *args):\n"
+        "        raise NotImplementedError\n"
+        "class Policy(asyncio.DefaultEventLoopPolicy):\n"
+        "    def new_event_loop(self):\n"
+        "        return NoSignals()\n"
+        "asyncio.set_event_loop_policy(Policy())\n"
+        "async def main():\n"
+        "    try:\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
+        "        await asyncio.sleep(60)\n"
+        "    except asyncio.CancelledError:\n"
+        "        print('cleaned up', flush=True)\n"
+        "        raise\n"
+        "try:\n"
+        "    interrupts.run_interruptibly(main())\n"
+        "except KeyboardInterrupt:\n"
+        "    print('KeyboardInterrupt', interrupts.interrupt_exit_code(), flush=True)\n"
+    )
+    proc = subprocess.run(with_default_sigint([sys.executable, "-c", script]), capture_output=True, text=True,
+                          timeout=HANG_GUARD, cwd=Path(__file__).parent.parent)
+    assert proc.stdout.splitlines() == ["cleaned up", "KeyboardInterrupt 130"], proc.stderr
