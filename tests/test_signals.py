@@ -67,26 +67,34 @@ def test_a_worker_whose_parent_has_gone_ends_quietly(capfd: pytest.CaptureFixtur
     assert "Traceback" not in err and "BrokenPipeError" not in err
 
 
-def test_the_sigterm_handler_takes_the_path_ctrl_c_takes(tmp_path: Path) -> None:
+# A run that a signal stops while it waits: its cleanup prints, then how it ended.
+_STOPPED_WHILE_WAITING = """
+import asyncio, os, signal
+from research_agent import interrupts
+{setup}
+async def main():
+    try:
+        os.kill(os.getpid(), signal.{sent})
+        await asyncio.sleep(60)
+    except asyncio.CancelledError:
+        print("cleaned up", flush=True)
+        raise
+try:
+    {runner}(main())
+except KeyboardInterrupt:
+    print("KeyboardInterrupt", interrupts.interrupt_exit_code(), flush=True)
+"""
+
+
+def _python(script: str, *args: str, default_sigint: bool = True) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-c", script, *args]
+    return subprocess.run(with_default_sigint(argv) if default_sigint else argv, capture_output=True, text=True,
+                          timeout=HANG_GUARD, cwd=Path(__file__).parent.parent)  # fmt: skip
+
+
+def test_the_sigterm_handler_takes_the_path_ctrl_c_takes() -> None:
     """Inside asyncio.run the runner's Ctrl-C handler cancels the main task: its cleanup runs."""
-    script = (
-        "import asyncio, os, signal\n"
-        "from research_agent import interrupts\n"
-        "interrupts.install()\n"
-        "async def main():\n"
-        "    try:\n"
-        "        os.kill(os.getpid(), signal.SIGTERM)\n"
-        "        await asyncio.sleep(60)\n"
-        "    except asyncio.CancelledError:\n"
-        "        print('cleaned up', flush=True)\n"
-        "        raise\n"
-        "try:\n"
-        "    asyncio.run(main())\n"
-        "except KeyboardInterrupt:\n"
-        "    print('KeyboardInterrupt', interrupts.interrupt_exit_code(), flush=True)\n"
-    )
-    proc = subprocess.run(with_default_sigint([sys.executable, "-c", script]), capture_output=True, text=True,
-                          timeout=HANG_GUARD, cwd=Path(__file__).parent.parent)
+    proc = _python(_STOPPED_WHILE_WAITING.format(setup="interrupts.install()", sent="SIGTERM", runner="asyncio.run"))
     assert proc.stdout.splitlines() == ["cleaned up", "KeyboardInterrupt 143"], proc.stderr
 
 
@@ -134,15 +142,13 @@ except KeyboardInterrupt:
 
 @pytest.mark.parametrize(("sent", "code"), [("SIGINT", 130), ("SIGTERM", 143)])
 @pytest.mark.parametrize("twice", [False, True])
-def test_a_stop_mid_callback_is_taken_between_callbacks(tmp_path: Path, sent: str, code: int, twice: bool) -> None:
-    argv = [sys.executable, "-c", _RACE, sent, *(["twice"] if twice else [])]
-    proc = subprocess.run(with_default_sigint(argv), capture_output=True, text=True, timeout=HANG_GUARD,
-                          cwd=Path(__file__).parent.parent)
+def test_a_stop_mid_callback_is_taken_between_callbacks(sent: str, code: int, twice: bool) -> None:
+    proc = _python(_RACE, sent, *(["twice"] if twice else []))
     assert proc.stdout.splitlines() == ["cleaned up", f"KeyboardInterrupt {code}"], proc.stderr
     assert proc.stderr == ""
 
 
-def test_an_ignored_ctrl_c_stays_ignored(tmp_path: Path) -> None:
+def test_an_ignored_ctrl_c_stays_ignored() -> None:
     """A run started with Ctrl-C ignored (``nohup``, a background job) keeps it ignored."""
     script = (
         "import asyncio, os, signal\n"
@@ -154,35 +160,23 @@ def test_an_ignored_ctrl_c_stays_ignored(tmp_path: Path) -> None:
         "    return 'ran to the end'\n"
         "print(interrupts.run_interruptibly(main()), signal.getsignal(signal.SIGINT) is signal.SIG_IGN)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=HANG_GUARD,
-                          cwd=Path(__file__).parent.parent)
+    proc = _python(script, default_sigint=False)
     assert proc.stdout.splitlines() == ["ran to the end True"], proc.stderr
 
 
-def test_a_loop_without_signal_support_keeps_asyncio_runs_own_ctrl_c(tmp_path: Path) -> None:
+_NO_SIGNAL_SUPPORT = """
+class NoSignals(asyncio.SelectorEventLoop):
+    def add_signal_handler(self, *args):
+        raise NotImplementedError
+class Policy(asyncio.DefaultEventLoopPolicy):
+    def new_event_loop(self):
+        return NoSignals()
+asyncio.set_event_loop_policy(Policy())
+"""
+
+
+def test_a_loop_without_signal_support_keeps_asyncio_runs_own_ctrl_c() -> None:
     """Where the loop cannot take signals (Windows), Ctrl-C still cancels the run and its cleanup runs."""
-    script = (
-        "import asyncio, os, signal\n"
-        "from research_agent import interrupts\n"
-        "class NoSignals(asyncio.SelectorEventLoop):\n"
-        "    def add_signal_handler(self, *args):\n"
-        "        raise NotImplementedError\n"
-        "class Policy(asyncio.DefaultEventLoopPolicy):\n"
-        "    def new_event_loop(self):\n"
-        "        return NoSignals()\n"
-        "asyncio.set_event_loop_policy(Policy())\n"
-        "async def main():\n"
-        "    try:\n"
-        "        os.kill(os.getpid(), signal.SIGINT)\n"
-        "        await asyncio.sleep(60)\n"
-        "    except asyncio.CancelledError:\n"
-        "        print('cleaned up', flush=True)\n"
-        "        raise\n"
-        "try:\n"
-        "    interrupts.run_interruptibly(main())\n"
-        "except KeyboardInterrupt:\n"
-        "    print('KeyboardInterrupt', interrupts.interrupt_exit_code(), flush=True)\n"
-    )
-    proc = subprocess.run(with_default_sigint([sys.executable, "-c", script]), capture_output=True, text=True,
-                          timeout=HANG_GUARD, cwd=Path(__file__).parent.parent)
+    script = _STOPPED_WHILE_WAITING.format(setup=_NO_SIGNAL_SUPPORT, sent="SIGINT", runner="interrupts.run_interruptibly")
+    proc = _python(script)
     assert proc.stdout.splitlines() == ["cleaned up", "KeyboardInterrupt 130"], proc.stderr
