@@ -22,6 +22,16 @@ def test_importing_the_package_loads_neither_the_pipeline_nor_openai():
     assert done.returncode == 0, done.stderr
 
 
+def test_the_command_line_loads_export_and_the_critique_only_when_a_command_uses_them():
+    code = (
+        "import sys, research_agent.cli.root\n"
+        "late = ('research_agent.export', 'markdown_it', 'research_agent.memory.critique.judgement')\n"
+        "loaded = [m for m in late if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+    )
+    _run_python(code)
+
+
 def test_the_package_still_offers_every_public_name():
     for name in research_agent.__all__:
         assert getattr(research_agent, name) is not None

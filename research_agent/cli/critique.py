@@ -7,20 +7,22 @@ function ``--wait-critique`` and the detached worker use); this module only prin
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 
 from ..config import Settings
 from ..errors import InputError
-from ..memory.critique.judgement import summarize
-from ..memory.critique.schedule import Scheduled, critique_now
 from ..memory.store.files import critique_path
 from ..run_refs import Runs, named_run_id, resolve_run, run_file, short_id
 from .boundary import guarded
 from .memory import echo_json, memory_deps, memory_settings
 from .memory.group import ReportsDirOption
 from .terminal import echo, markup, one_line, visible
+
+if TYPE_CHECKING:
+    from ..memory.critique.schedule import Scheduled
 
 __all__ = ["critique_command", "print_scheduled", "record_path"]
 
@@ -56,6 +58,9 @@ def critique_command(
     deps = memory_deps(ctx)
     settings = memory_settings(ctx, reports_dir)
     record = record_path(run, settings)
+    from ..memory.critique.judgement import summarize  # imported when used: every command starts lighter
+    from ..memory.critique.schedule import critique_now
+
     critique = critique_now(record, settings, make_model=deps.make_model, now=deps.clock())
     path = critique_path(record.parent, critique.id)
     if json_output:
@@ -68,6 +73,8 @@ def critique_command(
 def print_scheduled(scheduled: Scheduled, console: Console) -> None:
     """Tell what became of a run's critique: its summary when waited for, or why there is none."""
     if scheduled.state == "done" and scheduled.critique is not None:
+        from ..memory.critique.judgement import summarize
+
         summary = summarize(scheduled.critique, path=scheduled.path)
         console.print(visible(summary), highlight=False, markup=False, soft_wrap=True)
     elif scheduled.state == "failed":

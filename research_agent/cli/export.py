@@ -12,16 +12,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ..config import load_settings
 from ..errors import InputError, ResearchError, StorageError, error_message
-from ..export import Exported, check_destination, export_path, export_report, find_browser, find_report
 from ..files.output import check_output_path
 from .boundary import guarded, stderr_console
 from .terminal import echo, markup, one_line
+
+if TYPE_CHECKING:
+    from ..export import Exported
 
 __all__ = [
     "export_command",
@@ -64,6 +66,9 @@ def export_command(
     ] = None,
 ) -> None:
     """Export a report as one self-contained HTML page whose citations preview their passage, or as PDF."""
+    # imported when used, here and below: every command starts lighter
+    from ..export import export_path, export_report, find_report
+
     settings = load_settings({"reports_dir": reports_dir})
     path = find_report(settings.reports_dir, report)
     if output is not None and output.resolve() != path.resolve():  # (onto the report itself: export says so)
@@ -99,14 +104,20 @@ def plan_export(fmt: str, output: Path | None, browser: Path | None) -> ExportPl
     fmt = fmt.lower()
     if fmt not in ("md", "html", "pdf"):
         raise InputError(f"unknown format {fmt[:20]!r}: choose md, html or pdf")
+    if fmt == "md":
+        return ExportPlan(fmt, output, None)
+    from ..export import check_destination, find_browser
+
     found = find_browser(browser) if fmt == "pdf" else None
-    if output is not None and fmt != "md":
+    if output is not None:
         check_destination(output)
     return ExportPlan(fmt, output, found)
 
 
 def export_after_run(plan: ExportPlan, report: Path, reports_dir: Path) -> Exported:
     """Export the report a run wrote; StorageError naming the written markdown when that fails."""
+    from ..export import export_path, export_report
+
     output = plan.output if plan.output is not None else export_path(report, plan.format)
     try:
         return export_report(

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from ..config import Settings, load_settings
 from ..errors import ResearchError
-from ..export import Exported
 from ..files.output import check_output_path
 from ..interrupts import interrupt_exit_code, interrupt_word
 from ..memory.critique.schedule import after_report
@@ -59,6 +59,9 @@ from .run_options import (
 )
 from .startup import importing
 from .terminal import dumps_json, echo, markup
+
+if TYPE_CHECKING:
+    from ..export import Exported
 
 __all__ = ["run", "settings_overrides", "print_result"]  # settings_overrides lives in run_options
 

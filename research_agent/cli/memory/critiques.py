@@ -18,8 +18,6 @@ from rich.table import Table
 
 from ...config import Settings
 from ...errors import InputError, ResearchError, error_message
-from ...memory.critique.judgement import summarize
-from ...memory.critique.schedule import critique_now
 from ...memory.lessons.effects_view import shown_lesson_texts
 from ...memory.store.critique_types import Critique
 from ...memory.store.failures import FailedCritique, load_failures
@@ -160,6 +158,9 @@ def _retry_one(ctx: typer.Context, runs: Runs, run_id: str) -> None:
     record = run_file(runs.reports_dir, "record", run_id)
     if not record.is_file():
         raise InputError(f"cannot retry {runs.short(run_id)}: its run record {record} is gone")
+    from ...memory.critique.judgement import summarize  # imported when used: every command starts lighter
+    from ...memory.critique.schedule import critique_now
+
     critique = critique_now(record, settings, make_model=deps.make_model, now=deps.clock())
     echo(f"{runs.short(run_id)}: " + summarize(critique, path=critique_path(settings.meta_dir, critique.id)))
 

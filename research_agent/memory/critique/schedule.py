@@ -28,7 +28,6 @@ from ...run_refs import named_run_id
 from ..store.critique_types import Critique
 from ..store.failures import log_failure
 from ..store.files import check_log_file, critique_path
-from .judgement import critique_run
 from .spawn import spawn_critique
 
 __all__ = ["Scheduled", "after_report", "critique_now", "critique_within"]
@@ -115,6 +114,8 @@ async def critique_within(
 ) -> Critique:
     """:func:`critique_run` stopped after ``timeout`` seconds (None: no limit) with a
     RunTimeout, logged to ``critique.log`` like any failure."""
+    from .judgement import critique_run  # a run that only spawns the detached critique never loads it
+
     try:
         async with asyncio.timeout(None if timeout is None else max(0.0, timeout)):
             return await critique_run(run_record_path, model, settings=settings, now=now)
