@@ -151,6 +151,8 @@ FUNCTIONS: dict[str, tuple[Callable[[str], Any], tuple[str, ...], tuple[tuple[st
     "sanitize": (_get("research_agent.text.sanitize", "sanitize"),
                  ("<<<DATA", "<<< ", "<|", "[INST]", "ignore ", "ignore previous ", "you are now "),
                  (("<<<DATA", "a"), ("ignore", " ")), None),
+    "strip_controls": (_get("research_agent.text.controls", "strip_controls"),
+                       ("\x1b]", "\x1b[", "\x9b", "\x1b]0;a", "\u202e", "\r\n"), (("\x1b]", "a"), ("\x1b[", "1;")), None),
     "split_passages": (_get("research_agent.text.passages", "split_passages"), ("1 ", "\n\n", "\n \n"),
                        (("\n", " "),), None),
     "citing_sentences": (lambda t: list(__import__("research_agent.text.cited").text.cited.citing_sentences(t)),
