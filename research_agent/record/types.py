@@ -135,27 +135,37 @@ class AppliedLesson:
     key: str = ""
     stage: str = ""
     target: str = ""
+    p: float | None = None  # the probability with which its trial draw would have withheld it
 
 
 @dataclass(frozen=True)
 class WithheldLesson:
     """A lesson a run was eligible for and did not get, and why (see
     ``research_agent.memory.store.schema.WITHHELD_REASONS``: trial, control, no_lessons,
-    suspended, retired)."""
+    suspended, retired); ``p``: for ``trial``, the probability with which its draw withheld it
+    (None when not recorded)."""
 
     key: str
     reason: str
+    p: float | None = None
 
-    def as_dict(self) -> dict[str, str]:
-        return {"key": self.key, "reason": self.reason}
+    def as_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "reason": self.reason, **({} if self.p is None else {"p": self.p})}
 
     @classmethod
     def from_item(cls, item: Any, *, default_reason: str = "control") -> WithheldLesson:
-        """From a record or critique item: ``{key, reason}``, or a bare key as written before
+        """From a record or critique item: ``{key, reason[, p]}``, or a bare key as written before
         reasons were kept (then a whole-run control: the only way a lesson was withheld)."""
         if isinstance(item, Mapping):
-            return cls(str(item.get("key", "")), str(item.get("reason", default_reason)))
+            return cls(str(item.get("key", "")), str(item.get("reason", default_reason)), probability(item.get("p")))
         return cls(str(item), default_reason)
+
+
+def probability(value: Any) -> float | None:
+    """``value`` as a probability (a finite number from 0 to 1), or None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if 0 <= value <= 1 else None
 
 
 def _seed(value: Any) -> int | None:
@@ -186,6 +196,7 @@ class LessonsRecord:
                     key=str(a.get("key", "")),
                     stage=str(a.get("stage", "")),
                     target=str(a.get("target", "")),
+                    p=probability(a.get("p")),
                 )
                 for a in data.get("applied", ())
             ),
@@ -200,7 +211,10 @@ class LessonsRecord:
             "adaptive": self.adaptive,
             "reason": self.reason,
             "applied": [
-                {"key": a.key, "stage": a.stage, "target": a.target, "text": a.text, "critique_ids": list(a.critique_ids)}
+                {
+                    "key": a.key, "stage": a.stage, "target": a.target, "text": a.text,
+                    "critique_ids": list(a.critique_ids), **({} if a.p is None else {"p": a.p}),
+                }
                 for a in self.applied
             ],
             "excluded": [{"file": name, "reason": why} for name, why in self.excluded],

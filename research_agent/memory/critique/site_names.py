@@ -23,7 +23,7 @@ from typing import Any
 from ...record import SourceSummary
 from ..store.names import corpus_id, local_site, valid_hostname, valid_site
 
-__all__ = ["site_name", "safe_site", "corpus_ids", "source_sites"]
+__all__ = ["site_name", "safe_site", "corpus_ids", "source_site", "source_sites"]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _MAX_FOLDER = 60
@@ -82,10 +82,14 @@ def site_name(source: SourceSummary, corpus_roots: Sequence[str] = ()) -> str:
     return host if valid_hostname(host) else safe_site(host)
 
 
+def source_site(source: Any, corpus_roots: Sequence[str] = ()) -> str:
+    """The site of ``source`` (anything with a provider, location and site, as a search
+    :class:`~research_agent.sources.Source`), named as the facts name it: the one rule the gate
+    and the critique facts count sites by."""
+    return site_name(SourceSummary(None, "", source.location, source.site, source.provider, None, "", "kept", False),
+                     corpus_roots)  # fmt: skip
+
+
 def source_sites(sources: Iterable[Any], corpus_roots: Sequence[str] = ()) -> set[str]:
-    """The sites of ``sources`` (anything with a provider, location and site, as a search
-    :class:`~research_agent.sources.Source`), named as the facts name them."""
-    return {
-        site_name(SourceSummary(None, "", s.location, s.site, s.provider, None, "", "kept", False), corpus_roots)
-        for s in sources
-    }
+    """The sites of ``sources``, named as the facts name them (:func:`source_site`)."""
+    return {source_site(s, corpus_roots) for s in sources}
