@@ -9,7 +9,8 @@ Drives the project's own code through synthetic worlds, run after run:
   (:func:`research_agent.memory.store.index.rows.use_rows`, ``in_trial``), made from a real
   :class:`~research_agent.memory.store.critique_types.Critique`;
 * each lesson's effect and status: :func:`research_agent.memory.effects.lesson_effects.effect_of`
-  (paired by question, the always-valid interval, the mean-score check);
+  (paired by question, adjusted for the other lessons given beside it, the always-valid
+  interval, the mean-score check);
 * the suspension: :func:`research_agent.memory.effects.stats.compare_adaptive`.
 
 Only the index (SQLite) and the YAML files are left out: they store what this feeds in directly
@@ -110,7 +111,7 @@ def history(world: World, seed: int) -> tuple[list[Track], bool]:
     offsets = [rng.gauss(0.0, QUESTION_SD) for _ in range(QUESTIONS)]
     worth = dict(zip(KEYS, world.effects, strict=True))
     lessons = [Lesson(key, stage_of(key), target_of(key), f"lesson {key}", ()) for key in KEYS]
-    arms = {key: Arms() for key in KEYS}
+    arms = {key: Arms(tuple(k for k in KEYS if k != key)) for key in KEYS}
     tracks = [Track() for _ in KEYS]
     critiques: list[Critique] = []
     suspended = False
@@ -132,9 +133,10 @@ def history(world: World, seed: int) -> tuple[list[Track], bool]:
         scores = [min(5, max(1, round(level + rng.gauss(0.0, NOISE_SD)))) for _ in range(5)]
         critique = _critique(n, question, scores, chosen)
         critiques.append(critique)
+        given = {x.key for x in chosen.lessons}
         for row in use_rows(f"critique-{critique.id}.yaml", critique):
             if in_trial(row.arm, row.reason):
-                arms[row.key].add(row.arm, row.question, row.value, score=row.mean, p=row.p)
+                arms[row.key].add(row.arm, row.question, row.value, score=row.mean, p=row.p, others=given)
     return tracks, suspended
 
 

@@ -43,7 +43,7 @@ def _critique_table(critiques: Sequence[Critique], shorts: dict[str, str], meta_
     table.add_column("query", overflow="fold", ratio=1)
     for column in ("domain", "mean"):
         table.add_column(column, no_wrap=True)
-    table.add_column("pass", overflow="fold", max_width=28)
+    table.add_column("pass", overflow="fold", max_width=30)
     table.add_column("adaptive", no_wrap=True)
     for c in critiques:
         table.add_row(

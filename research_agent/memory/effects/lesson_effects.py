@@ -15,8 +15,10 @@ are in neither arm (the index has no use rows for them).
 Every lesson is measured twice: on its own *target* (:mod:`..store.targets`; a run where it
 does not apply is left out) and on the critique's *mean score*, whatever its target (once,
 for a lesson whose target is the mean score). Each measure is estimated by
-:func:`.sequential.estimate`: paired by question wherever both arms share questions, and only
-between runs drawn at the same trial probability. Its interval is the always-valid one of
+:func:`.estimate.estimate`: paired by question wherever both arms share questions, only between
+runs drawn at the same trial probability, and adjusted for the other lessons given beside it
+(:func:`covariates_of`: they are balanced between the arms, so this removes their noise, not a
+bias). Its interval is the always-valid one of
 :mod:`.sequential`, the error budget ``ALPHA`` shared between the two measures
 (:data:`SCORE_SHARE` of it to the mean score, the rest to the target), so that a lesson that
 does nothing is retired or called helpful, at any of the looks ever taken, in at most
@@ -42,9 +44,10 @@ out, since nothing else may say what it is for.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -53,7 +56,8 @@ from ..store.index.rows import in_trial
 from ..store.index.summary import CritiqueIndex
 from ..store.schema import LESSON_KEY, STAGES
 from ..store.targets import PERSON_TARGET, TARGETS, is_person_key, stage_of, target_of
-from .sequential import ALPHA, Cell, Tally, estimate, radius, variance_floor
+from .estimate import Arms, Cell, Tally, estimate
+from .sequential import ALPHA, radius, variance_floor
 
 __all__ = [
     "MIN_RUNS",
@@ -64,6 +68,7 @@ __all__ = [
     "Measured",
     "LessonEffect",
     "Arms",
+    "covariates_of",
     "effect_of",
     "status_of",
     "effects_in",
@@ -72,6 +77,7 @@ __all__ = [
 MIN_RUNS = 5  # runs in each arm before any decision
 NO_EFFECT_RUNS = 40  # runs in both arms together from which an undecided lesson has no effect worth seeing
 SCORE_SHARE = 0.75  # of the error budget, what the mean-score check gets (the measure every lesson shares)
+MAX_COVARIATES = 6  # other lessons a lesson's effect is adjusted for, at most
 STATUSES = ("measuring", "active", "helpful", "no-effect", "retired")
 DECIDED = ("helpful", "retired")
 
@@ -187,53 +193,12 @@ def _span(interval: tuple[float, float] | None) -> str:
     return "none" if interval is None else f"[{interval[0]:+.3g}, {interval[1]:+.3g}]"
 
 
-@dataclass
-class Arms:
-    """One key's runs as cells (trial probability, question), each with its own target's values
-    and the mean scores, per arm."""
-
-    target: dict[Cell, tuple[Tally, Tally]] = field(default_factory=dict)
-    score: dict[Cell, tuple[Tally, Tally]] = field(default_factory=dict)
-
-    @classmethod
-    def empty(cls) -> Arms:
-        return cls()
-
-    @classmethod
-    def of(cls, with_: Sequence[float], without: Sequence[float]) -> Arms:
-        """Values with no question known: each run its own question (never paired); the mean
-        score the same as the target."""
-        arms = cls()
-        for arm, values in (("applied", with_), ("withheld", without)):
-            for i, value in enumerate(values):
-                arms.add(arm, f"{arm}{i}", value, score=value)
-        return arms
-
-    def add(self, arm: str, question: str, value: float | None, *, score: float | None, p: float | None = None) -> None:
-        """One run: ``arm`` applied or withheld, its question, its target's ``value`` and mean
-        ``score`` (either None where it does not apply), ``p`` its trial probability."""
-        cell = ("" if p is None else round(p, 6), question)
-        index = 0 if arm == "applied" else 1
-        for cells, found in ((self.target, value), (self.score, score)):
-            if found is not None:
-                pair = cells.get(cell)
-                if pair is None:
-                    pair = cells[cell] = (Tally(), Tally())
-                pair[index].add(found)
-
-    def runs(self) -> tuple[int, int]:
-        """Runs in each arm (those with a mean score: every measurable run)."""
-        return sum(p[0].n for p in self.score.values()), sum(p[1].n for p in self.score.values())
-
-
 def _measured(cells: Mapping[Cell, tuple[Tally, Tally]], target: str, alpha: float) -> Measured:
     """One measure from its cells, turned so that positive means better."""
     spec = TARGETS[target]
-    with_, without = Tally(), Tally()
-    for w, o in cells.values():
-        with_, without = with_.merged(w), without.merged(o)
-    mean_with = with_.mean if with_.n else None
-    mean_without = without.mean if without.n else None
+    n_with, n_without = sum(w.n for w, _ in cells.values()), sum(o.n for _, o in cells.values())
+    mean_with = math.fsum(w.sums[-1] for w, _ in cells.values() if w.n) / n_with if n_with else None
+    mean_without = math.fsum(o.sums[-1] for _, o in cells.values() if o.n) / n_without if n_without else None
     found = estimate(cells, floor=variance_floor(spec.step))
     if found is None:
         delta = None if mean_with is None or mean_without is None else mean_with - mean_without
@@ -244,7 +209,7 @@ def _measured(cells: Mapping[Cell, tuple[Tally, Tally]], target: str, alpha: flo
     if spec.lower_is_better and delta is not None:
         delta = -delta
         interval = None if interval is None else (-interval[1], -interval[0])
-    return Measured(target, with_.n, without.n, mean_with, mean_without, delta, interval, paired)
+    return Measured(target, n_with, n_without, mean_with, mean_without, delta, interval, paired)
 
 
 def status_of(own: Measured, score: Measured | None, runs: tuple[int, int]) -> tuple[str, str]:
@@ -299,18 +264,39 @@ def _confounded(key: str, runs: Mapping[str, str], arms_by_run: Mapping[str, Map
     return sorted(together or ())
 
 
+def covariates_of(key: str, runs: Iterable[str], given_by_run: Mapping[str, Collection[str]]) -> tuple[str, ...]:
+    """The other lessons to adjust ``key``'s effect for: those given in some of its ``runs`` but not
+    in all, at most :data:`MAX_COVARIATES`, the most often given first (ties by key)."""
+    counts: dict[str, int] = defaultdict(int)
+    names = list(runs)
+    for name in names:
+        for other in given_by_run.get(name, ()):
+            if other != key:
+                counts[other] += 1
+    varying = [other for other, count in counts.items() if count < len(names)]
+    return tuple(sorted(varying, key=lambda other: (-counts[other], other))[:MAX_COVARIATES])
+
+
+def _arms(rows: Sequence[Row], covariates: tuple[str, ...], given_by_run: Mapping[str, Collection[str]]) -> Arms:
+    arms = Arms(covariates)
+    for _, _, name, arm, question, value, score, _, p, _ in rows:
+        arms.add(arm, question, value, score=score, p=p, others=given_by_run.get(name, ()))
+    return arms
+
+
 def _decided_after(
-    rows: Sequence[Row], found: LessonEffect, entry: tuple[str, str] | None, alpha: float
-) -> int | None:
+    rows: Sequence[Row], found: LessonEffect, entry: tuple[str, str] | None, alpha: float, arms: Arms,
+    given_by_run: Mapping[str, Collection[str]],
+) -> int | None:  # fmt: skip
     """How many runs (both arms) the evidence first needed to reach ``found``'s decision,
-    replaying ``rows`` (one key's, oldest first)."""
+    replaying ``rows`` (one key's, oldest first) into arms like ``arms``."""
     if found.status not in DECIDED:
         return None
-    arms = Arms()
-    for _, key, _, arm, question, value, score, _, p, _ in rows:
-        arms.add(arm, question, value, score=score, p=p)
-        runs = arms.runs()
-        if min(runs) >= MIN_RUNS and effect_of(key, found.domain, arms, entry=entry, alpha=alpha).status == found.status:
+    replay = Arms(arms.covariates)
+    for _, key, name, arm, question, value, score, _, p, _ in rows:
+        replay.add(arm, question, value, score=score, p=p, others=given_by_run.get(name, ()))
+        runs = replay.runs()
+        if min(runs) >= MIN_RUNS and effect_of(key, found.domain, replay, entry=entry, alpha=alpha).status == found.status:
             return sum(runs)
     return None
 
@@ -337,8 +323,8 @@ def effects_in(
 ) -> tuple[LessonEffect, ...]:
     """The effect of every lesson key (or of ``keys``) in ``domain`` (or every domain).
 
-    ``detail``: also find ``confounded_with`` (reads every key's uses, not only ``keys``'s) and
-    ``decided_after``.
+    ``detail``: also find ``confounded_with`` and ``decided_after``, and adjust for every other
+    key (reads every key's uses, not only ``keys``'s).
     ``texts``: ``(domain, key) -> text`` to show with each effect (the text the lesson has when
     it is built now; never text read from a critique).
     ``person``: ``key -> (stage, target)`` of a person's lessons (see the module docstring).
@@ -353,24 +339,22 @@ def effects_in(
     arms_by_run: dict[str, dict[str, str]] = defaultdict(dict)
     for row in rows:
         row_domain, key, name, arm = row[:4]
-        if detail:
-            arms_by_run[name][key] = arm
+        arms_by_run[name][key] = arm
         if not LESSON_KEY.match(key) or (chosen is not None and key not in chosen):
             continue
         if not is_person_key(key) or key in person:
             by_key[(row_domain, key)].append(row)
+    given_by_run = {name: {k for k, arm in arms.items() if arm == "applied"} for name, arms in arms_by_run.items()}
     effects = []
     for (where, key), found in by_key.items():
-        arms = Arms()
-        for row in found:
-            arms.add(row[3], row[4], row[5], score=row[6], p=row[8])
         runs = {row[2]: row[3] for row in found}
+        arms = _arms(found, covariates_of(key, runs, given_by_run), given_by_run)
         effect = effect_of(
             key, where, arms, text=(texts or {}).get((where, key), ""), entry=person.get(key), alpha=alpha,
             confounded_with=_confounded(key, runs, arms_by_run) if detail else (),
         )  # fmt: skip
         if detail:
-            effect = replace(effect, decided_after=_decided_after(found, effect, person.get(key), alpha))
+            decided = _decided_after(found, effect, person.get(key), alpha, arms, given_by_run)
+            effect = replace(effect, decided_after=decided)
         effects.append(effect)
     return tuple(sorted(effects, key=lambda e: (e.domain, STAGES.index(e.stage), e.key)))
-

@@ -46,8 +46,9 @@ from ...version import extra_hint
 from ..store.critique_types import Critique
 from ..store.files import LoadedCritique
 from ..store.schema import DIMENSIONS
+from .estimate import Tally, estimate
 from .measures import ClaimTrend, CritiqueCost, claim_trend, critique_cost
-from .sequential import Tally, estimate, radius, variance_floor
+from .sequential import radius, variance_floor
 
 __all__ = [
     "MIN_RUNS",

@@ -15,6 +15,7 @@ from typing import Any
 
 from ...ids import format_utc, parse_zoned_time
 from ...measures import CritiqueFacts
+from ...record.lessons import probability
 from ...record.types import WithheldLesson
 from .schema import (
     DIMENSIONS,
@@ -345,8 +346,7 @@ def _score(value: Any) -> int | None:
 def _lesson_use(item: Any) -> LessonUse:
     if isinstance(item, str):  # version 1
         return LessonUse(item)
-    p = item.get("p")
-    return LessonUse(item["text"], key=item["key"], stage=item["stage"], p=None if p is None else float(p))
+    return LessonUse(item["text"], key=item["key"], stage=item["stage"], p=probability(item.get("p")))
 
 
 def _usage_from(data: Mapping[str, Any] | None) -> CritiqueUsage | None:

@@ -37,6 +37,7 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
+from ....record.lessons import probability
 from ..critique_types import Critique
 from ..files import CritiqueEntry, load_entry
 from ..schema import LESSON_KEY
@@ -215,10 +216,6 @@ def _measures(name: str, critique: Critique, uses: list[UseRow]) -> list[Measure
     return [MeasureRow(name, target, _checked(measure(critique, target))) for target in TARGETS]
 
 
-def _probability(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) and 0 <= value <= 1 else None
-
-
 def use_rows(name: str, critique: Critique) -> list[UseRow]:
     """Each key the critique applied or withheld, once (applied wins); none for a critique that
     does not count in effects (suspect, or its run's lessons were unavailable)."""
@@ -233,13 +230,13 @@ def use_rows(name: str, critique: Critique) -> list[UseRow]:
         if lesson.key and LESSON_KEY.match(lesson.key) and lesson.key not in found:
             found[lesson.key] = UseRow(
                 name, lesson.key, "applied", lesson.stage or "", critique.query_domain, stamp, created,
-                _value(critique, lesson.key), "", question, mean, _probability(lesson.p),
+                _value(critique, lesson.key), "", question, mean, probability(lesson.p),
             )  # fmt: skip
     for withheld in critique.lessons_withheld:
         if LESSON_KEY.match(withheld.key) and withheld.key not in found:
             found[withheld.key] = UseRow(
                 name, withheld.key, "withheld", "", critique.query_domain, stamp, created,
-                _value(critique, withheld.key), withheld.reason, question, mean, _probability(withheld.p),
+                _value(critique, withheld.key), withheld.reason, question, mean, probability(withheld.p),
             )  # fmt: skip
     return list(found.values())
 
