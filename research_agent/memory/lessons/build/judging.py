@@ -51,8 +51,8 @@ class _Track:
 
 
 def usable_site(site: str) -> bool:
-    """A site name that may appear in a lesson and its key: a web host (a local site is the user's
-    own choice, never a lesson's)."""
+    """A site name that may appear in a lesson and its key: a web host (never a folder of the user's
+    own documents, nor a scholarly work's ``scholarly/<identifier>``)."""
     return (
         len(site) <= MAX_SITE_CHARS and valid_site(site) and valid_hostname(site)
         and bool(LESSON_KEY.match(f"site:kept:{site}"))
