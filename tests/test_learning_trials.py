@@ -6,7 +6,7 @@ Two lessons are always eligible together: following ``counterarguments:missing``
 (coverage 4 instead of 3); following ``primary:evidence`` harms (the plan chases a vendor
 brochure; claim support 2 instead of 4). Because each is withheld on its own, ``memory
 effects`` tells them apart: opposite signs, the harmful one retired (on the mean score), the
-helpful one kept, neither confounded with the other.
+helpful one proven helpful, neither confounded with the other.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ async def test_trials_tell_a_helpful_and_a_harmful_lesson_apart(tmp_path) -> Non
     effects = {e["key"]: e for e in json.loads(shown.stdout)}
     helpful, harmful = effects[COUNTER], effects[PRIMARY]
     assert helpful["delta"] > 0 > harmful["delta"]
-    assert harmful["status"] == "retired" and helpful["status"] == "active"
+    assert harmful["status"] == "retired" and helpful["status"] == "helpful"
     assert helpful["confounded_with"] == [] and harmful["confounded_with"] == []
     assert min(harmful["applied_runs"], harmful["baseline_runs"]) >= 5
     table = CliRunner().invoke(app, ["effects"], obj=deps)
