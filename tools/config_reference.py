@@ -67,10 +67,22 @@ MEANINGS: dict[str, str] = {
     "corpus_dirs": "Folders of your own documents to search (.md .txt .rst .html, .pdf with the pdf extra). "
     "Given alone, the run never touches the web.",
     "corpus_exclude": "Gitignore-style patterns of corpus files to leave out (filters the index as it is).",
-    "search_providers": "Search providers, any of ddgs, searxng, tavily, local; empty means local with a "
+    "search_providers": "Search providers, any of ddgs, searxng, tavily, local, openalex, arxiv, pubmed, semanticscholar, wikipedia (academic: the four paper indexes); empty means local with a "
     "corpus, else ddgs. One failing provider does not sink the run.",
     "searxng_url": "Base URL of a SearXNG instance, for the searxng provider.",
     "tavily_api_key": "API key of the tavily provider.",
+    "mailto": "Your e-mail address, sent to OpenAlex (its polite pool) and NCBI, and in the scholarly "
+              "providers' User-Agent.",
+    "openalex_url": "Base URL of the OpenAlex API, for the openalex provider (a mirror, a proxy).",
+    "openalex_api_key": "API key of the openalex provider (optional; keyless callers get a small daily allowance).",
+    "arxiv_url": "Base URL of the arXiv API, for the arxiv provider.",
+    "pubmed_url": "Base URL of NCBI E-utilities, for the pubmed provider.",
+    "pmc_url": "Where a PubMed Central article's open full text is read.",
+    "ncbi_api_key": "API key of the pubmed provider (optional; 10 requests/s instead of 3).",
+    "semanticscholar_url": "Base URL of the Semantic Scholar Graph API, for the semanticscholar provider.",
+    "semanticscholar_api_key": "API key of the semanticscholar provider (optional; 1 request/s instead of one every 3 s).",
+    "wikipedia_url": "MediaWiki API of the wikipedia provider; empty means https://<wikipedia_language>.wikipedia.org/w/api.php.",
+    "wikipedia_language": "Language code of the Wikipedia the wikipedia provider searches.",
     "max_sources": "At most this many sources fetched and scored per plan; unset means the mode's number.",
     "cache_dir": "Corpus indexes and the page cache.",
     "state_dir": "What the tool must trust, kept outside reports/: the key that signs the memory index, the "
