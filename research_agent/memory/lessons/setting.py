@@ -23,7 +23,7 @@ from .build.evidence import Evidence
 __all__ = ["RunSetting", "SITE_KINDS", "is_site_lesson", "NOT_OVER_CORPUS"]
 
 SITE_KINDS = ("site:kept", "site:dropped")
-NOT_OVER_CORPUS = "a site lesson: over your own documents every site is your choice (only web runs get site lessons)"
+NOT_OVER_CORPUS = "a site lesson: over your own documents every site is your choice; only web runs get site lessons"
 
 
 def is_site_lesson(key: str) -> bool:
