@@ -301,4 +301,5 @@ def preview_lessons(
         if trial_probability
         else "trials are off"
     )
-    return replace(selection, trial_seed=None), f"{control}; {trial}"
+    shown = tuple(replace(lesson, p=None) for lesson in selection.lessons)  # no draw was made
+    return replace(selection, lessons=shown, trial_seed=None), f"{control}; {trial}"
