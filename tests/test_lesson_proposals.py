@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import click
 import pytest
 import yaml
 from typer.testing import CliRunner
@@ -220,3 +223,36 @@ def test_the_person_s_lesson_commands_take_reports_dir_after_the_subcommand_too(
     assert invoke(tmp_path, "trust-lessons", "--reports-dir", str(reports)).exit_code == 0
     assert invoke(tmp_path, "reject", proposal_key(IDEA), "--reports-dir", str(reports)).exit_code == 0
     assert not (tmp_path / "reports" / "meta" / "lessons.yaml").exists()
+
+
+@pytest.mark.parametrize("command", ["approve", "reject"])
+def test_concurrent_decisions_on_one_proposal_write_it_once_and_tell_the_others(tmp_path, command, capfd):
+    """Issue 31 point 6: N approvals at once (each past its look-up, held at a barrier by the
+    clock it reads there) write one lesson; the others say the proposal is already decided."""
+    meta = tmp_path / "reports" / "meta"
+    put(meta, with_proposals(1, IDEA))
+    n = 4
+    barrier = threading.Barrier(n, timeout=60)
+    seen = threading.local()
+
+    def clock():  # the first reading of each thread is its look-up of the undecided proposals
+        if not getattr(seen, "once", False):
+            seen.once = True
+            barrier.wait()
+        return NOW
+
+    held = MemoryDeps(load_settings=deps(tmp_path).load_settings, clock=clock)
+
+    def decide(_: int) -> int:
+        try:
+            return app([command, proposal_key(IDEA)], standalone_mode=False, obj=held) or 0
+        except click.exceptions.Exit as done:
+            return done.exit_code
+
+    with ThreadPoolExecutor(n) as pool:
+        codes = sorted(pool.map(decide, range(n)))
+    assert codes == [0] + [2] * (n - 1)
+    errors = capfd.readouterr().err
+    assert errors.count("is already decided") == n - 1, errors
+    written = read_lessons_file(meta, tmp_path / "state")
+    assert len(written.lessons) == (1 if command == "approve" else 0) and written.trusted == (command == "approve")

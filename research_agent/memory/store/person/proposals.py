@@ -9,7 +9,10 @@ Texts are compared after :func:`normalize_text` (case, whitespace and punctuatio
 ignored), so the same idea worded the same way is one proposal, whichever critiques
 proposed it. A person's decision (approved or rejected) is kept in the user state folder by
 that normalized text's hash: a decided text is no longer listed, and a later critique does
-not propose it again (:func:`clean_proposals`).
+not propose it again (:func:`clean_proposals`). :func:`decide_proposal` makes the decision under
+the lessons lock, the check that it is still undecided included: of two people (or one person
+twice) approving the same proposal at once, one writes the lesson and the other is told it is
+already decided.
 """
 
 from __future__ import annotations
@@ -17,16 +20,18 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ....errors import InputError
 from ....files.state_records import read_record, update_record
 from ..critique_types import Critique, ProposedLesson
 from ..schema import STAGES
-from .file import text_problem
+from .file import PersonLesson, text_problem
+from .lessons import LessonsFile, add_lesson_locked, lessons_lock
 
 __all__ = [
     "MAX_PROPOSALS",
@@ -40,6 +45,7 @@ __all__ = [
     "clean_proposals",
     "decided_texts",
     "record_decision",
+    "decide_proposal",
 ]
 
 MAX_PROPOSALS = 2
@@ -169,3 +175,27 @@ def record_decision(state_dir: Path, text: str, decision: str, *, now: datetime 
         data["decisions"] = decisions
 
     update_record(state_dir, DECISIONS_RECORD, change)
+
+
+def decide_proposal(
+    meta_dir: Path,
+    state_dir: Path,
+    text: str,
+    decision: str,
+    lesson: Callable[[LessonsFile], PersonLesson] | None = None,
+    *,
+    now: datetime | None = None,
+) -> PersonLesson | None:
+    """Decide the proposal ``text``: for ``approved``, add the lesson ``lesson`` makes from the
+    lessons file as it stands; then record the decision. All under the lessons lock, the check
+    that the proposal is still undecided included; InputError when it was decided meanwhile.
+    Returns the lesson added (None for a rejection)."""
+    if decision not in DECISIONS or (decision == "approved") != (lesson is not None):
+        raise ValueError(f"decision {decision!r} with{'' if lesson else 'out'} a lesson")
+    with lessons_lock(state_dir):
+        done = decided_texts(state_dir).get(text_hash(text))
+        if done is not None:
+            raise InputError(f"{proposal_key(text)} is already decided ({done})")
+        added = add_lesson_locked(meta_dir, state_dir, lesson) if lesson is not None else None
+        record_decision(state_dir, text, decision, now=now)
+    return added
