@@ -134,6 +134,9 @@ HEADINGS = (("# a", " "), ("# a", "#"), ("## ", "#"), ("1.", " "), ("[1] ", " ")
 
 # name: (function, own pieces, (opener, filler) runs, size)
 FUNCTIONS: dict[str, tuple[Callable[[str], Any], tuple[str, ...], tuple[tuple[str, str], ...], int | None]] = {
+    "seen_text": (_get("research_agent.text.masking", "seen_text"),
+                  ("``", "<!--", "-->", "![", "[a]: b\n", "<a b", "](a \"", "[[", "]]("),
+                  (("<!--", "a"), ("[", "a"), ("](", "a"), ("<a", " "), ("](a \"", "b")), None),
     "mask_code_and_urls": (_get("research_agent.text.masking", "mask_code_and_urls"),
                            ("``", "www.", "a@", "a@b.", "a-"), (("`", "a"), ("](", "a"), ("a@", "b-")), None),
     "find_citations": (_get("research_agent.text.citations", "find_citations"), ("[1", "[1,", "[1-"), (), None),
@@ -195,10 +198,12 @@ FUNCTIONS: dict[str, tuple[Callable[[str], Any], tuple[str, ...], tuple[tuple[st
                    (("## Key Findings\n\n- a", "\n\n  b"), ("[1] a", " \u2014 a"), ("<<<DATA", " ")), 1024 * 1024),
     "complete_part": (_get("research_agent.stages.draft_text", "complete_part"), ("- a\n", "\n\n", "1. "), (), None),
     "text_sentences": (lambda t: list(__import__("research_agent.claims.sentences").claims.sentences.text_sentences(t)),
-                       (". [1]", "[Disputed] ", "- a [1]\n", "1. ", "**"), (("- ", " "),), None),
+                       (". [1]", "[Disputed] ", "- a [1]\n", "1. ", "**", "<!-- [Disputed] ", "[[Disputed]](a) [1] "),
+                       (("- ", " "), ("<!--", "[Disputed] [1] ")), None),
     "cited_claims": (_claims, (". [1]", "a. [1] ", "[2]"), (), None),
-    "mark_unsupported": (_mark, ("a. [1] ", "a [1]. ", "- a [1]\n", "[Disputed] a [1]. "), (), None),
-    "quote_found": (_quote, ("a...", "\u2026", "a "), (), None),
+    "mark_unsupported": (_mark, ("a. [1] ", "a [1]. ", "- a [1]\n", "[Disputed] a [1]. ", "`[Disputed]` a [1]. "),
+                         (("<!--", "[Disputed] a [1]. "),), None),
+    "quote_found": (_quote, ("a...", "\u2026", "a ", "a b c d ", "a b c d \u2026 "), (), None),
 }
 
 
