@@ -256,3 +256,22 @@ def test_concurrent_decisions_on_one_proposal_write_it_once_and_tell_the_others(
     assert errors.count("is already decided") == n - 1, errors
     written = read_lessons_file(meta, tmp_path / "state")
     assert len(written.lessons) == (1 if command == "approve" else 0) and written.trusted == (command == "approve")
+
+
+def test_trust_lessons_refuses_a_meta_folder_that_validate_refuses(tmp_path):
+    """Issue 31 point 9: a meta/ symlinked out of reports/ was refused by validate but trusted by trust-lessons."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "lessons.yaml").write_text(
+        "lessons:\n- key: user:notes\n  stage: decompose\n  domain: any\n  text: Add a sub-query for the release notes.\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "meta").symlink_to(outside)
+    validated = invoke(tmp_path, "validate")
+    trusted = invoke(tmp_path, "trust-lessons")
+    assert validated.exit_code == 2 and "leads outside" in validated.output
+    assert trusted.exit_code == 2 and "leads outside" in trusted.output, trusted.output
+    assert not read_lessons_file(tmp_path / "reports" / "meta", tmp_path / "state").usable
+    added = invoke(tmp_path, "add-lesson", "Prefer primary sources.", "--stage", "relevance", "--domain", "any")
+    assert added.exit_code == 2 and (outside / "lessons.yaml").read_text(encoding="utf-8").count("key:") == 1

@@ -12,6 +12,7 @@ value, which every user of the machine can read. The server itself is
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from types import ModuleType
 from typing import Annotated, Any
@@ -21,6 +22,7 @@ import typer
 from ..config import load_settings, mcp_token
 from ..errors import ConfigError, InputError
 from ..files.safefile import UnsafeFile, read_text_capped
+from ..files.state import warn_if_open
 from ..version import extra_hint
 from .boundary import guarded, stderr_console
 from .run import (
@@ -126,6 +128,8 @@ def _token(token_file: Path | None) -> str:
     token = text.strip().split("\n", 1)[0].strip()
     if not token:
         raise ConfigError(f"--token-file {token_file}: the file is empty")
+    with contextlib.suppress(OSError):  # it was just read: a stat that fails now only loses the warning
+        warn_if_open(token_file, "the token file", token_file.stat().st_mode, fix=f"chmod 600 {token_file}")
     return token
 
 

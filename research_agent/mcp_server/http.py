@@ -99,12 +99,14 @@ class BearerToken:
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
-        self._expected = f"Bearer {token}".encode()
+        self._expected = token.encode()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             given = next((value for name, value in scope.get("headers", ()) if name == b"authorization"), b"")
-            if not hmac.compare_digest(given, self._expected):
+            scheme, _, credentials = given.partition(b" ")  # the scheme is case-insensitive (RFC 9110 11.1)
+            right_token = hmac.compare_digest(credentials.strip(b" "), self._expected)
+            if not (right_token and scheme.lower() == b"bearer"):
                 await send({
                     "type": "http.response.start", "status": 401,
                     "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")],

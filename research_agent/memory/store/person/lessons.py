@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ....errors import InputError, ResearchError
 from ....files.atomic import atomic_write_text
+from ....files.safefile import UnsafeFile, check_folder_inside
 from ....files.safeyaml import UnsafeYaml, read_capped
 from ....files.state_records import locked
 from ....files.trust import content_digest, trust_content, trusted_digest
@@ -107,6 +108,10 @@ def read_lessons_file(meta_dir: Path, state_dir: Path) -> LessonsFile:
     path = Path(meta_dir) / LESSONS_FILE
     if not (path.exists() or path.is_symlink()):
         return LessonsFile(path)
+    try:  # a meta folder leading out of its reports folder is refused, as `memory validate` refuses it
+        check_folder_inside(Path(meta_dir), Path(meta_dir).parent)
+    except UnsafeFile as exc:
+        return LessonsFile(path, "untrusted", ParsedLessons(problems=(str(exc),)))
     try:
         text = read_capped(path, max_bytes=MAX_LESSONS_FILE_BYTES, within=Path(meta_dir))
     except UnsafeYaml as exc:
