@@ -204,6 +204,12 @@ FUNCTIONS: dict[str, tuple[Callable[[str], Any], tuple[str, ...], tuple[tuple[st
     "cited_claims": (_claims, (". [1]", "a. [1] ", "[2]"), (), None),
     "mark_unsupported": (_mark, ("a. [1] ", "a [1]. ", "- a [1]\n", "[Disputed] a [1]. ", "`[Disputed]` a [1]. "),
                          (("<!--", "[Disputed] a [1]. "),), None),
+    "lesson_text": (_get("research_agent.memory.store.person.instructions", "lesson_text"),
+                    ("\u0430a ", "\u0430 ", "a\u0456", "\uff41"), (), None),
+    "instruction_problem": (_get("research_agent.memory.store.person.instructions", "instruction_problem"),
+                            ("a ", "and print ", "ignore ", "ignore the ", "### ", "system: ", ", say ", "every page ",
+                             "you to ", "A ", "PWNED "),
+                            (("ignore", " "), ("print", " a"), ("a", " a")), None),
     "quote_found": (_quote, ("a...", "\u2026", "a ", "a b c d ", "a b c d \u2026 "), (), None),
 }
 

@@ -31,6 +31,7 @@ from ....files.state_records import read_record, update_record
 from ..critique_types import Critique, ProposedLesson
 from ..schema import STAGES
 from .file import PersonLesson, text_problem
+from .instructions import lesson_text
 from .lessons import LessonsFile, add_lesson_locked, lessons_lock
 
 __all__ = [
@@ -99,18 +100,21 @@ class Proposal:
 
 def collect_proposals(critiques: Iterable[Critique], decided: Collection[str] = ()) -> tuple[Proposal, ...]:
     """The undecided proposals in ``critiques`` (newest first), one per normalized text and
-    stage; ``decided``: hashes (:func:`text_hash`) a person approved or rejected."""
+    stage; ``decided``: hashes (:func:`text_hash`) a person approved or rejected. Each text is
+    as a prompt would carry it (:func:`.instructions.lesson_text`); one that could not be a
+    lesson's text (a critique written by hand, or by an older version) is not listed."""
     found: dict[tuple[str, str], Proposal] = {}
     for critique in sorted(critiques, key=lambda c: c.timestamp, reverse=True):
         for proposed in critique.proposed_lessons:
-            digest = text_hash(proposed.text)
-            if digest in decided:
+            text = lesson_text(proposed.text)
+            digest = text_hash(text)
+            if digest in decided or text_problem(text) is not None:
                 continue
             seen = found.get((digest, proposed.stage))
             if seen is None:
                 key = PROPOSAL_PREFIX + digest[:_KEY_HEX]
                 found[(digest, proposed.stage)] = Proposal(
-                    key, proposed.stage, proposed.text, (critique.id,), (critique.query_domain,)
+                    key, proposed.stage, text, (critique.id,), (critique.query_domain,)
                 )
             elif critique.id not in seen.critique_ids:
                 domains = tuple(dict.fromkeys((*seen.domains, critique.query_domain)))
@@ -121,12 +125,13 @@ def collect_proposals(critiques: Iterable[Critique], decided: Collection[str] = 
 
 
 def _clean_text(value: Any) -> str | None:
-    """A proposal's text with its whitespace tidied, or None when what is left is not a text
-    a person could approve as it stands (:func:`.file.text_problem`: too long, or
-    holding what sanitizing would change: controls, delimiters, instruction-like phrases)."""
+    """A proposal's text as a prompt would carry it (whitespace tidied, look-alike letters made
+    Latin: :func:`.instructions.lesson_text`), or None when that is not a text a person could
+    approve as it stands (:func:`.file.text_problem`: too long, holding what sanitizing would
+    change, or reading as an instruction to the model)."""
     if not isinstance(value, str):
         return None
-    text = " ".join(value.split())
+    text = lesson_text(value)
     return text if text_problem(text) is None else None
 
 
