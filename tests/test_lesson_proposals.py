@@ -227,17 +227,19 @@ def test_the_person_s_lesson_commands_take_reports_dir_after_the_subcommand_too(
 
 @pytest.mark.parametrize("command", ["approve", "reject"])
 def test_concurrent_decisions_on_one_proposal_write_it_once_and_tell_the_others(tmp_path, command, capfd):
-    """Issue 31 point 6: N approvals at once (each past its look-up, held at a barrier by the
-    clock it reads there) write one lesson; the others say the proposal is already decided."""
+    """Issue 31 point 6: N approvals at once write one lesson; the others say the proposal is
+    already decided. Each command reads the clock twice: to load the critiques it looks the
+    proposal up in, then to date its decision; the second reading waits at a barrier, so every
+    command has found the proposal undecided before any decides it."""
     meta = tmp_path / "reports" / "meta"
     put(meta, with_proposals(1, IDEA))
     n = 4
     barrier = threading.Barrier(n, timeout=60)
     seen = threading.local()
 
-    def clock():  # the first reading of each thread is its look-up of the undecided proposals
-        if not getattr(seen, "once", False):
-            seen.once = True
+    def clock():
+        seen.readings = getattr(seen, "readings", 0) + 1
+        if seen.readings == 2:
             barrier.wait()
         return NOW
 
