@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from research_agent.errors import ConfigError
-from research_agent.mcp_server import HttpBind, ServerOptions, build_server, is_loopback
+from research_agent.mcp_server import HttpBind, ServiceOptions, build_server, is_loopback
 from research_agent.mcp_server.http import http_app
 from tests.support.cli import cli
 
@@ -33,7 +33,7 @@ INITIALIZE = {
 
 @asynccontextmanager
 async def client_for(bind: HttpBind) -> AsyncIterator[httpx.AsyncClient]:
-    server = build_server(ServerOptions())
+    server = build_server(ServiceOptions())
     app = http_app(server, bind)
     starlette = getattr(app, "app", app)  # behind the token check, or the SDK's app itself
     try:
@@ -172,7 +172,7 @@ def test_a_token_file_others_may_read_gets_one_warning(tmp_path: Path) -> None:
     assert proc.returncode == 2
     warning, error = proc.stderr.splitlines()
     assert warning.endswith(f"the token file {shared} may be read by others (mode 644); chmod 600 {shared}")
-    assert error.startswith("error: the MCP bearer token must be at least")
+    assert error.startswith("error: the bearer token must be at least")
     shared.chmod(0o600)
     proc = cli(tmp_path, "mcp", "--http", str(PORT), "--host", "0.0.0.0", "--token-file", str(shared))
     assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1
