@@ -9,19 +9,21 @@ long pathological one would keep a server busy.
 
 A report is text: control characters in it (a NUL, escape sequences, C1 controls, bidi
 overrides; :mod:`research_agent.text.controls`) are dropped when it is read, with one warning
-naming how many (a file more than a tenth of which is controls is a binary file), so that a report someone else wrote (or an older run's, from a model that
+naming how many (a file more than a tenth of whose characters are C0 controls other than tab,
+newline and ESC, such as UTF-16 or a zip file, is a binary file), so that a report someone else wrote (or an older run's, from a model that
 sent them) is reviewed and exported instead of being refused as a binary file.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..config import MODES, Settings
 from ..errors import InputError
-from ..text.controls import strip_controls
+from ..text.controls import has_controls, strip_controls
 from .markdown import parse_front_matter
 from .review import Review, review_draft
 from .rules import Rule, load_rules
@@ -29,7 +31,8 @@ from .rules import Rule, load_rules
 __all__ = ["review_file", "review_markdown", "read_report", "check_report_size", "MAX_REPORT_BYTES"]
 
 MAX_REPORT_BYTES = Settings.review_max_bytes
-BINARY_SHARE = 10  # a file more than a tenth of whose characters are controls is no report with a few
+BINARY_SHARE = 10  # a file more than a tenth of whose characters are raw controls is no report with a few
+_RAW_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f]")  # C0 but tab, newlines and ESC
 log = logging.getLogger(__name__)
 
 
@@ -61,9 +64,10 @@ def read_report(path: Path, max_bytes: int = MAX_REPORT_BYTES) -> str:
         raise InputError(f"report {path}: not UTF-8 text") from None
     except OSError as exc:
         raise InputError(f"report {path}: cannot read ({exc.strerror or exc})") from None
+    raw = len(text) - len(_RAW_CONTROL.sub("", text)) if has_controls(text) else 0
+    if raw * BINARY_SHARE > len(text):
+        raise InputError(f"report {path}: a binary file, not markdown text")
     text, dropped = strip_controls(text)
-    if dropped * BINARY_SHARE > len(text) + dropped:
-        raise InputError(f"report {path}: a binary file, not markdown text (mostly control characters)")
     if dropped:
         log.warning("report %s: %d control character(s) dropped (NUL, escape sequences, bidi controls)", path, dropped)
     return text.replace("\r\n", "\n").replace("\r", "\n")
