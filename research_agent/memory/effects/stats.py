@@ -57,6 +57,8 @@ __all__ = [
     "z_scores",
     "compare_adaptive",
     "collapse_check",
+    "not_collapse",
+    "COLLAPSE_WARNING",
     "domain_stats",
     "compute_stats",
     "critique_cost",
@@ -65,6 +67,13 @@ __all__ = [
 ]
 
 MIN_RUNS = 5
+COLLAPSE_WARNING = "mode collapse warning"  # how its warning starts: a run and `memory stats` show it
+
+
+def not_collapse(warnings: Sequence[str]) -> tuple[str, ...]:
+    """``warnings`` without the mode-collapse warning: it is about the critic, not about what a run is
+    given, so a run says it once and ``memory stats`` shows it; other commands leave it out."""
+    return tuple(w for w in warnings if not w.startswith(COLLAPSE_WARNING))
 COLLAPSE_STD = 0.3
 RECENT = 10
 
@@ -254,7 +263,7 @@ def collapse_check(
     std = round(statistics.pstdev(c.mean_score for c in latest), 3)
     if std < threshold:
         warning = (
-            f"mode collapse warning ({domain}): the last {len(latest)} critiques have mean scores with "
+            f"{COLLAPSE_WARNING} ({domain}): the last {len(latest)} critiques have mean scores with "
             f"standard deviation {std:.2f} (under {threshold}); the critic may have stopped telling reports apart"
         )
         return Collapse(len(latest), std, True, warning)
