@@ -32,6 +32,7 @@ from ...memory.store.person.proposals import (
 )
 from ...memory.store.schema import STAGES
 from ...memory.store.targets import PERSON_TARGET, TARGETS
+from ...run_refs import Runs
 from ..boundary import guarded
 from ..terminal import echo
 from .group import ReportsDirOption, app, echo_json, memory_deps, memory_settings
@@ -140,17 +141,19 @@ def proposals_command(
     reports_dir: ReportsDirOption = None,
 ) -> None:
     """The lessons critics proposed, quarantined until you approve or reject each (none reaches a prompt before)."""
-    found, _ = _proposals(ctx, memory_settings(ctx, reports_dir))
+    settings = memory_settings(ctx, reports_dir)
+    found, _ = _proposals(ctx, settings)
     if json_output:
         echo_json({"proposals": [p.as_dict() for p in found]})
         return
     if not found:
         echo("no undecided proposals")
         return
+    shorts = Runs.scan(settings.reports_dir).shorts()  # the short ids every other command shows
     for proposal in found:
         echo(f"{proposal.key} ({proposal.stage}; {', '.join(proposal.domains)})")
         echo(f"   {proposal.text}")
-        echo(f"   proposed by: {', '.join(proposal.critique_ids)}")
+        echo(f"   proposed by: {', '.join(shorts.get(i, i) for i in proposal.critique_ids)}")
     echo("approve one with `research-agent memory approve KEY [--text ...]`, or drop it with `memory reject KEY`")
 
 
