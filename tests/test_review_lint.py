@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from research_agent.config import MODES
 from research_agent.review.checks.text import prose_word_count
 from research_agent.review.issues import Issue
 from research_agent.review.lint import lint_report
 from research_agent.review.markdown import parse_front_matter, parse_report
 from research_agent.review.rules import Rule
-from research_agent.config import MODES
 from tests.support.review_reports import CLEAN_BODY, FRONT, SOURCES, line_of, long_body, report
 
 

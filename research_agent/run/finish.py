@@ -188,11 +188,17 @@ def _limitations(run: Run, outcome: Outcome, written: Written) -> list[str]:
             f"The skeptic's answers could not be used ({why}), so this report has no adversarial findings: "
             "its claims were not independently challenged."
         )
-    if skeptic is not None and skeptic.viability is not None and skeptic.viability < min_viability:
+    if skeptic is not None and skeptic.unfounded:
+        limitations.append(
+            f"The skeptic rated viability {skeptic.viability}/100 without naming a problem behind the score: "
+            "it was set aside, and decided no replan."
+        )
+    elif skeptic is not None and skeptic.viability is not None and skeptic.viability < min_viability:
         limitations.append(
             f"The skeptic rated viability {skeptic.viability}/100, below the threshold of "
             f"{min_viability}, after {outcome.plans} plan(s): treat the conclusions as tentative."
         )
+    limitations += [f"Not replanned: {reason}." for reason in run.ledger.replans_skipped]
     if gate.decision == "short_report":
         limitations.append(f"Short report: {gate.reason}.")
     if any(s.source.snippet_only for s in gate.kept):

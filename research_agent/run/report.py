@@ -93,11 +93,14 @@ def _adversarial_lines(skeptic: SkepticReport | None, mode: str) -> list[str]:
     if skeptic.unavailable:
         return ["The skeptic gave no usable answer; claims were not independently challenged."]
     lines = []
-    if skeptic.viability is not None:
+    if skeptic.unfounded:  # a low score with no finding behind it: never beside "found no problems"
+        lines.append(f"The skeptic rated viability {skeptic.viability}/100 without naming a problem behind the "
+                     "score, so the score was set aside.")  # fmt: skip
+    elif skeptic.viability is not None:
         lines.append(f"Viability of the answer from these sources: {skeptic.viability}/100.")
     else:
         lines.append("The skeptic gave no viability score.")
-    if not skeptic.findings:
+    if not skeptic.findings and not skeptic.unfounded:
         lines += ["", "The skeptic found no problems with the draft."]
     for finding in skeptic.findings:
         claim = plain_text_with_citations(finding.claim, max_chars=600)
