@@ -250,12 +250,7 @@ async def _judge(run: Run, briefing: Briefing, sources: tuple[Source, ...]) -> G
             lessons_block=_relevance_lessons(run, briefing, sources), batch_tokens=run.settings.relevance_batch_tokens,
             slots=run.settings.llm_concurrency, notify=run.ledger.warn,
         )
-        run.ledger.add_scored(scored)
-        unscored = [item for item in scored if item.score is None]
-        if unscored:
-            run.ledger.warn(
-                f"{len(unscored)} source(s) could not be scored and are left out ({unscored[0].reason})"
-            )
+        run.ledger.add_scored(scored)  # score_sources said how many are left out unscored
         gate = decide_gate(run.ledger.scored, run.settings.mode)
         run.progress.counts(scored=len(run.ledger.scored), kept=len(gate.kept), tokens=run.tokens())
     return gate

@@ -128,3 +128,24 @@ async def test_near_copies_are_critical_in_the_run_and_in_review(tmp_path, scrip
     assert checked.exit_code == 1
     critical = [i for i in json.loads(checked.stdout)["issues"] if i["severity"] == "critical"]
     assert sum(i["type"] == "duplicate_paragraph" for i in critical) == 12
+
+
+# --- Limitations name every open kind, at its lines in the published file (issue 32, point 9) -------
+
+
+async def test_limitations_list_every_open_kind_at_its_lines_in_the_published_file(tmp_path, scripted_model) -> None:
+    responder = DebrisResponder(ISSUE_DEBRIS)
+    queue(scripted_model, responder, revise=[use(responder)] * 2)
+    result = await run(tmp_path, scripted_model)
+
+    published = result.report_markdown.split("\n")
+    open_lines = [line for line in limitations(result.report_markdown).split("\n") if "Unresolved after review" in line]
+    kinds = [line.split("Unresolved after review: ", 1)[1].split(" (", 1)[0].split(" at line")[0].split(":")[0]
+             for line in open_lines]  # fmt: skip
+    assert len(kinds) == len(set(kinds)) and set(result.run_record.review.reasons) <= set(kinds)
+    assert {"repeated sections", "no citations", "text without words"} <= set(kinds)
+    repeats = next(line for line in open_lines if "repeated sections" in line)
+    at = [int(n) for n in repeats.split("at lines ", 1)[1].split(")", 1)[0].split(" and")[0].split(", ")]
+    assert all(published[n - 1].startswith("## ") for n in at)  # each points at a repeated section's heading
+    earlier = int(repeats.rsplit("at line ", 1)[1].split(" ", 1)[0])
+    assert published[earlier - 1].startswith("## ")

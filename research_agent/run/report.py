@@ -3,7 +3,8 @@ report of a run that found too little."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import bisect
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import yaml
@@ -21,6 +22,7 @@ __all__ = [
     "compose_report",
     "render_insufficient",
     "renumber_citations",
+    "published_lines",
     "CITATION",
 ]
 
@@ -197,6 +199,23 @@ def compose_report(
     if lessons_markdown.strip():
         parts.append(lessons_markdown.strip() + "\n")
     return RenderedReport("\n".join(parts), cited, removed)
+
+
+def published_lines(reviewed: str, published: str) -> Callable[[int], int]:
+    """A line of ``reviewed`` (a draft as the review read it) -> the same line of ``published``
+    (the final report of that draft), found under the same heading: both have the same title and
+    headings in the same order; what lies between them differs only in what comes before."""
+
+    def anchors(markdown: str) -> list[int]:
+        return [n for n, line in enumerate(markdown.split("\n"), start=1) if line.startswith(("# ", "## "))]
+
+    before, after = anchors(reviewed), anchors(published)
+
+    def moved(line: int) -> int:
+        k = min(max(0, bisect.bisect_right(before, line) - 1), len(after) - 1, len(before) - 1)
+        return line - before[k] + after[k] if k >= 0 else line
+
+    return moved
 
 
 def render_insufficient(
