@@ -206,3 +206,11 @@ def test_wait_critique_critiques_now_and_prints_the_summary(tmp_path: Path) -> N
     critique = scheduled.critique
     assert critique.id == RUN_ID and closed == [True]
     assert console.export_text().startswith(f"critique of {short_id(RUN_ID)}: mean 3.00/5 (pass)")
+
+
+def test_list_keeps_the_question_readable_when_stdout_is_not_a_terminal(reports: Path) -> None:
+    # issue 32: into a pipe the table was 80 columns wide and the question folded to 9 characters
+    question = "How does PostgreSQL VACUUM reclaim space from dead tuples in a busy table?"
+    put(reports / "meta", make_critique(0, query=question))
+    result = invoke(app, ["list"], deps_for(reports))
+    assert result.exit_code == 0 and question in result.output

@@ -1,10 +1,13 @@
 """``research-agent doctor``: check the setup before a long run finds out the hard way.
 
-Each check is ``(what, ok, detail)``: ``ok`` is True (ok), False (fail: exit 1) or None (an
-optional extra that is missing: shown as "missing", never a failure). Doctor changes nothing:
+Each check is ``(what, ok, detail)``: ``ok`` is True (ok), False (fail: exit 1), None (an
+optional extra that is missing: shown as "missing", never a failure) or "slow" (the model did
+not answer in time: no failure either). Doctor changes nothing:
 it creates no folder (a folder that does not exist yet is checked through its nearest existing
 parent). A model the server does not list is tried with a one-token completion, since some
-servers (llama.cpp's) list a file path and serve any name.
+servers (llama.cpp's) list a file path and serve any name; it is waited for as long as
+``--llm-timeout`` (a one-slot server busy with another request answers late), and one that does
+not answer by then is "slow", never "not served".
 
 httpx is imported when the command runs, not with the CLI (it costs start-up for every command).
 """
@@ -24,7 +27,7 @@ from rich.table import Table
 from ..config import Settings, default_config_path, load_settings
 from ..version import extra_hint
 from .boundary import guarded
-from .run_options import ReportsDir
+from .run_options import LlmTimeout, ReportsDir
 from .terminal import markup
 
 if TYPE_CHECKING:
@@ -32,7 +35,8 @@ if TYPE_CHECKING:
 
 __all__ = ["doctor_command", "run_checks", "Check"]
 
-Check = tuple[str, bool | None, str]  # (what, ok / fail / None: an optional extra is missing, detail)
+# (what, ok / fail / None: an optional extra is missing / "slow": the model did not answer in time, detail)
+Check = tuple[str, bool | str | None, str]
 
 # module: (what it is for, the optional extra that installs it, or None when it is required)
 _MODULES: dict[str, tuple[str, str | None]] = {
@@ -52,13 +56,19 @@ def _listed(response: Any) -> list[str]:
         return []
 
 
-def _answers(client: httpx.Client, base: str, headers: dict[str, str], model: str) -> str | None:
-    """None when ``model`` answers a one-token completion, else why not."""
+_SLOW = "slow"  # the status of an endpoint whose model did not answer within --llm-timeout
+
+
+def _answers(client: httpx.Client, base: str, headers: dict[str, str], model: str, wait: float) -> str | None:
+    """None when ``model`` answers a one-token completion within ``wait`` seconds (a server
+    busy with another request answers late, not never), :data:`_SLOW` when it did not, else why not."""
     import httpx
 
     body = {"model": model, "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 1}
     try:
-        response = client.post(f"{base}/chat/completions", json=body, headers=headers)
+        response = client.post(f"{base}/chat/completions", json=body, headers=headers, timeout=wait)
+    except httpx.TimeoutException:
+        return _SLOW
     except httpx.HTTPError as exc:
         return f"the completion failed ({exc.__class__.__name__})"
     if response.status_code >= 400:
@@ -71,9 +81,14 @@ def _models(client: httpx.Client, base: str, headers: dict[str, str], settings: 
     wanted = sorted({settings.model, settings.fast_model_name})
     listed = ", ".join(names[:_SHOWN_NAMES]) + (f" and {len(names) - _SHOWN_NAMES} more" if len(names) > _SHOWN_NAMES else "")
     unlisted = [m for m in wanted if names and m not in names]
-    problems = [f"{m}: {why}" for m in unlisted if (why := _answers(client, base, headers, m)) is not None]
+    answers = {m: _answers(client, base, headers, m, settings.llm_timeout) for m in unlisted}
+    problems = [f"{m}: {why}" for m, why in answers.items() if why not in (None, _SLOW)]
     if problems:
         return ("model endpoint", False, f"{base} does not serve {'; '.join(problems)}; it lists: {listed}")
+    slow = [m for m, why in answers.items() if why == _SLOW]
+    if slow:
+        return ("model endpoint", _SLOW, f"{base} gave no answer to a one-token completion of {', '.join(slow)} within "
+                f"{settings.llm_timeout:g}s (--llm-timeout): the server is slow or busy; it lists: {listed}")  # fmt: skip
     detail = f"{base}, model {settings.model}, fast model {settings.fast_model_name}"
     if unlisted:
         detail += f" (not in its list, which names {listed}, but it answered a one-token completion)"
@@ -142,7 +157,8 @@ def run_checks(settings: Settings, *, client: httpx.Client) -> list[Check]:
     return checks
 
 
-_STATUS = {True: "[green]ok[/green]", False: "[red]fail[/red]", None: "[yellow]missing[/yellow]"}
+_STATUS = {True: "[green]ok[/green]", False: "[red]fail[/red]", None: "[yellow]missing[/yellow]",
+           _SLOW: "[yellow]slow[/yellow]"}  # fmt: skip
 
 
 @guarded
@@ -151,12 +167,16 @@ def doctor_command(
         float, typer.Option("--timeout", metavar="SECONDS", help="How long to wait for the endpoint.")
     ] = 5.0,
     reports_dir: ReportsDir = None,
+    llm_timeout: LlmTimeout = None,
 ) -> None:
-    """Check settings, the model endpoint, folders and optional extras; exit 1 if something is wrong."""
+    """Check settings, the model endpoint, folders and optional extras; exit 1 if something is wrong.
+
+    A model the server does not list is tried with a one-token completion, waited for as long
+    as --llm-timeout: a busy one-slot server is "slow", not a model it does not serve."""
     import httpx
 
     console = Console(stderr=False, highlight=False)
-    settings = load_settings({"reports_dir": reports_dir})
+    settings = load_settings({"reports_dir": reports_dir, "llm_timeout": llm_timeout})
     with httpx.Client(timeout=timeout) as client:
         checks = run_checks(settings, client=client)
     table = Table(show_header=True, header_style="bold")
