@@ -37,7 +37,7 @@ BATCH_QUERY = "How does the asyncio event loop schedule coroutines and tasks?"
 def _row(label: str, run: CliRun) -> str:
     rates = "; ".join(run.writer_rates) or "not streamed"
     calls = run.calls
-    return (f"{label:<22} {run.rounds:>6} {run.call_count:>6} {calls.get('decompose', 0):>6} {calls.get('draft', 0):>7} "
+    return (f"{label:<30} {run.rounds:>6} {run.call_count:>6} {calls.get('decompose', 0):>6} {calls.get('draft', 0):>7} "
             f"{calls.get('revise', 0):>8} {calls.get('relevance', 0):>10} {run.wall:>8.1f}s   {rates}")
 
 
@@ -60,7 +60,7 @@ def print_one_slot(
     for each scenario: rounds, calls, plans, drafts, revisions, relevance calls and wall time."""
     print(f"\n[one slot] concurrency 1, {latency:g} s per call + {token_delay * 1000:g} ms per completion token, "
           f"{mode} mode")
-    print(f"{'scenario, version':<22} {'rounds':>6} {'calls':>6} {'plans':>6} {'drafts':>7} {'revisions':>8} "
+    print(f"{'scenario, version':<30} {'rounds':>6} {'calls':>6} {'plans':>6} {'drafts':>7} {'revisions':>8} "
           f"{'relevance':>10} {'wall':>9}   writer tokens/s (progress line)")
     versions = ([("before", before)] if before is not None else []) + [("after", None)]
     for name, responder in _scenarios():
