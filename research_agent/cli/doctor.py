@@ -59,8 +59,8 @@ def _listed(response: Any) -> list[str]:
 _SLOW = "slow"  # the status of an endpoint whose model did not answer within --llm-timeout
 
 
-def _answers(client: httpx.Client, base: str, headers: dict[str, str], model: str, wait: float) -> str | None:
-    """None when ``model`` answers a one-token completion within ``wait`` seconds (a server
+def _answers(client: httpx.Client, base: str, headers: dict[str, str], model: str, wait: httpx.Timeout) -> str | None:
+    """None when ``model`` answers a one-token completion within ``wait`` (a server
     busy with another request answers late, not never), :data:`_SLOW` when it did not, else why not."""
     import httpx
 
@@ -81,7 +81,7 @@ def _models(client: httpx.Client, base: str, headers: dict[str, str], settings: 
     wanted = sorted({settings.model, settings.fast_model_name})
     listed = ", ".join(names[:_SHOWN_NAMES]) + (f" and {len(names) - _SHOWN_NAMES} more" if len(names) > _SHOWN_NAMES else "")
     unlisted = [m for m in wanted if names and m not in names]
-    answers = {m: _answers(client, base, headers, m, settings.llm_timeout) for m in unlisted}
+    answers = {m: _answers(client, base, headers, m, _answer_within(client, settings)) for m in unlisted}
     problems = [f"{m}: {why}" for m, why in answers.items() if why not in (None, _SLOW)]
     if problems:
         return ("model endpoint", False, f"{base} does not serve {'; '.join(problems)}; it lists: {listed}")
@@ -95,6 +95,14 @@ def _models(client: httpx.Client, base: str, headers: dict[str, str], settings: 
     return ("model endpoint", True, detail)
 
 
+def _answer_within(client: httpx.Client, settings: Settings) -> httpx.Timeout:
+    """The client's limits (``--timeout``), but an answer waited for as long as ``--llm-timeout``."""
+    import httpx
+
+    return httpx.Timeout(client.timeout.connect, read=settings.llm_timeout, write=client.timeout.write,
+                         pool=client.timeout.pool)  # fmt: skip
+
+
 def _endpoint(settings: Settings, client: httpx.Client) -> Check:
     import httpx
 
@@ -102,8 +110,11 @@ def _endpoint(settings: Settings, client: httpx.Client) -> Check:
         return ("model endpoint", False, "not configured: set OPENAI_API_KEY, or OPENAI_BASE_URL for a local server")
     base = (settings.base_url or "https://api.openai.com/v1").rstrip("/")
     headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
-    try:
-        response = client.get(f"{base}/models", headers=headers)
+    try:  # connected, a busy one-slot server may answer even its list late: waited for as long as a model call
+        response = client.get(f"{base}/models", headers=headers, timeout=_answer_within(client, settings))
+    except (httpx.ReadTimeout, httpx.WriteTimeout):
+        return ("model endpoint", _SLOW, f"{base} took the request but gave no answer to /models within "
+                f"{settings.llm_timeout:g}s (--llm-timeout): the server is slow or busy")  # fmt: skip
     except httpx.HTTPError as exc:
         return ("model endpoint", False, f"cannot reach {base}: {exc.__class__.__name__}")
     if response.status_code in (401, 403):
