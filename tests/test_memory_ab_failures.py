@@ -145,3 +145,27 @@ def test_a_deadline_during_the_first_runs_draft_publishes_it_and_the_other_arm_s
     assert records[first]["stop_reason"] == "deadline" and records[first]["draft_cut"] == "deadline"
     assert records[second]["stop_reason"] != "deadline"
     assert pair.complete, "40 s were left of the pair for the second run and both critiques"
+
+
+def test_a_run_the_deadline_catches_before_any_draft_fails_its_question_naming_its_share(tmp_path, corpus):
+    settings = ab_deps(tmp_path, None).load_settings({"corpus_dirs": (corpus,), "run_timeout": 100.0})
+    loop = JumpingLoop()
+
+    class HangingPlanner(ResponderModel):
+        async def complete(self, request: ChatRequest) -> ChatResponse:
+            if request.stage == "decompose" and not self.calls("decompose"):
+                self.requests.append(request)
+                loop.offset += 60.0
+                await asyncio.Event().wait()
+            return await super().complete(request)
+
+    ledger = AbLedger(1)
+    try:
+        loop.run_until_complete(run_ab(QUESTIONS[:1], settings, model=HangingPlanner(ResearchResponder()),
+                                       research=research, ledger=ledger, clock=ticking(), monotonic=loop.time))  # fmt: skip
+    finally:
+        loop.close()
+    assert ledger.pairs == [] and [f.error for f in ledger.failed] == [
+        "the baseline run passed its 50s share of the pair's 100s deadline during the decompose stage "
+        "(raise it with --timeout)"
+    ]

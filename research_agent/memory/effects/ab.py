@@ -190,10 +190,16 @@ async def _run_pair(
                     "(raise it with --timeout)"
                 )
             share = remaining / (len(order) - position)  # the run after this one gets as long
-            results[arm] = await research(
-                question, settings=arm_settings(settings, arm).replace(run_timeout=share), model=model,
-                progress=progress, now=clock(),
-            )  # fmt: skip
+            try:
+                results[arm] = await research(
+                    question, settings=arm_settings(settings, arm).replace(run_timeout=share), model=model,
+                    progress=progress, now=clock(),
+                )  # fmt: skip
+            except RunTimeout as exc:  # before any draft: the user set the pair's deadline, not this one
+                raise RunTimeout(
+                    f"the {arm} run passed its {share:.0f}s share of the pair's {settings.run_timeout:g}s deadline "
+                    f"during the {exc.stage or 'last'} stage (raise it with --timeout)", stage=exc.stage,
+                ) from None
     arms: dict[str, ArmResult] = {}
     with watcher.step(index, total, "critiques", question) as progress:
         for arm in order:
