@@ -21,7 +21,7 @@ from typer.core import TyperGroup
 
 from ..interrupts import interrupt_exit_code, interrupt_word
 from ..version import __version__
-from . import cache, corpus, critique, doctor, export, mcp, memory, review, run
+from . import batch, cache, corpus, critique, doctor, export, mcp, memory, review, run
 from .boundary import set_verbose, stderr_console
 from .startup import settle
 from .terminal import VisibleFormatter
@@ -104,6 +104,7 @@ def _root(
 
 
 app.command("run")(run.run)
+app.command("batch")(batch.batch_command)
 app.command("critique")(critique.critique_command)
 app.command("review")(review.review_command)
 app.command("export")(export.export_command)
