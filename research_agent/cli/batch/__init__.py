@@ -123,7 +123,7 @@ def batch_command(
         options = SessionOptions(parallel or default_parallel(base), retries, rpm, tpm, html=fmt == "html")
         data, stopped = _run(batch, base, options, deps)
         _print(data, json_output, fmt)
-    _finish(data, stopped)
+    _finish(batch, stopped)
 
 
 def _plan(file: Path | None, resume: str | None, given: dict[str, Any], deps: BatchDeps) -> tuple[Batch, Settings]:
@@ -212,16 +212,17 @@ def _print(data: dict[str, Any], json_output: bool, fmt: str) -> None:
     )  # fmt: skip
 
 
-def _finish(data: dict[str, Any], stopped: int | None) -> None:
-    """Exit as the batch ended: 130/143 after Ctrl-C/SIGTERM, 1 when a question failed, else 0."""
+def _finish(batch: Batch, stopped: int | None) -> None:
+    """Exit as the batch ended: 130/143 after Ctrl-C/SIGTERM, 1 when a question failed, else 0.
+    Told from the state, which is up to date even when a second Ctrl-C cut the page short."""
+    state = batch.state
     if stopped is not None:
-        left = data["totals"]["pending"] + data["totals"]["running"] if data else 0
-        ref = data.get("id", "")
+        left = sum(1 for entry in state.entries if entry.state not in ("done", "failed"))
         stderr_console().print(
-            markup(f"{interrupts.interrupt_word()}: batch {ref} stopped, {left} question(s) left; "
-                   f"continue with: research-agent batch --resume {ref}"),
+            markup(f"{interrupts.interrupt_word()}: batch {state.id} stopped, {left} question(s) left; "
+                   f"continue with: research-agent batch --resume {state.id}"),
             soft_wrap=True,
         )  # fmt: skip
         raise typer.Exit(stopped)
-    if data and data["totals"]["failed"]:
+    if state.count("failed"):
         raise typer.Exit(1)
