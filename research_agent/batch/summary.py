@@ -122,7 +122,7 @@ def _lines(data: dict[str, Any]) -> list[str]:
     """The facts above the table, as plain text (escaped by each page)."""
     t, limits = data["totals"], data["limits"] or {}
     lines = [
-        f"{t['questions']} questions: {t['done']} done, {t['failed']} failed, {t['pending'] + t['running']} not run yet",
+        f"{t['questions']} question{'' if t['questions'] == 1 else 's'}: {t['done']} done, {t['failed']} failed, {t['pending'] + t['running']} not run yet",
         f"review: {t['approved']} approved, {t['rejected']} rejected; claims checked {t['claims_checked']}, "
         f"{_share(t['unsupported_share'])} unsupported; sources kept {t['sources_kept']}",
         f"tokens {t['tokens']:,}; cost {_cost(t['cost_usd'])}; wall time {_duration(t['wall_seconds'])} "
