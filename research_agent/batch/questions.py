@@ -32,6 +32,7 @@ from ..files.safefile import UnsafeFile, read_text_capped
 from ..memory.effects.ab_questions import looks_binary
 from ..run.assembly import validate_query
 from ..search.registry import KNOWN_PROVIDERS
+from ..search.scholarly import ACADEMIC
 from ..text.controls import has_controls
 
 __all__ = ["BatchQuestion", "read_batch_file", "questions_from_list", "MAX_ROWS", "MAX_FILE_BYTES", "ROW_KEYS", "question_key"]
@@ -254,9 +255,10 @@ def _search(value: Any) -> tuple[str, ...] | None:
     names = _strings(value, ",", "search")
     if names is None:
         return None
-    unknown = [name for name in names if name not in KNOWN_PROVIDERS]
+    known = (*KNOWN_PROVIDERS, ACADEMIC)
+    unknown = [name for name in names if name not in known]
     if unknown:
-        raise _Refused(f"unknown search provider {unknown[0][:40]!r}: choose from {', '.join(KNOWN_PROVIDERS)}")
+        raise _Refused(f"unknown search provider {unknown[0][:40]!r}: choose from {', '.join(known)}")
     return tuple(dict.fromkeys(names))
 
 
