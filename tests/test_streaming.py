@@ -67,7 +67,8 @@ async def test_progress_hears_rising_token_counts_before_the_last_chunk_is_relea
     task = asyncio.create_task(model.stream(WRITER, on_tokens))
     async with asyncio.timeout(HANG_GUARD):  # a guard against a hang, not a timing
         await asyncio.wait({task, asyncio.ensure_future(heard.wait())}, return_when=asyncio.FIRST_COMPLETED)
-    assert counts == [(1, "Vacuum r"), (2, "eclaims "), (3, "space.")] and not task.done()  # the end is held back
+    # (0, "") first: the request was sent and the server reads the prompt ("reading the prompt")
+    assert counts == [(0, ""), (1, "Vacuum r"), (2, "eclaims "), (3, "space.")] and not task.done()  # the end held back
     release.set()
     response = await task
     await model.aclose()

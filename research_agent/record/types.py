@@ -289,8 +289,9 @@ class RunRecord:
     iterations: tuple[Iteration, ...] = ()
     final_decision: str = ""
     stop_reason: str = ""  # why the loop stopped; "deadline": the best draft was published at --timeout
-    draft_cut: str = ""  # why the published draft was cut short: length | stalled | unfinished | deadline
+    draft_cut: str = ""  # why the published draft was cut short: a key of stages.draft_text.CUT_NOTES
     cut_answers: int = 0  # writer answers (drafts and revisions) cut short in the run
+    controls_dropped: int = 0  # control characters, escape sequences, bidi marks taken out of model answers
     review: ReviewOutcome | None = None  # None: no draft was reviewed (the run gave up), or an older record
     lessons: LessonsRecord = LessonsRecord()
     provider_failures: tuple[str, ...] = ()
@@ -353,6 +354,7 @@ class RunRecord:
             "stop_reason": self.stop_reason,
             "draft_cut": self.draft_cut,
             "cut_answers": self.cut_answers,
+            "controls_dropped": self.controls_dropped,
             "review": None if self.review is None else self.review.as_dict(),
             "lessons": self.lessons.as_dict(),
             "provider_failures": list(self.provider_failures),

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from ...text.controls import strip_controls
 from ...text.passages import estimate_tokens
 from ..structured import RawAnswer
 
@@ -34,6 +35,7 @@ __all__ = [
     "stream_event",
     "json_object",
     "counted",
+    "cleaned",
     "ACCEPT_ENCODING",
 ]
 
@@ -183,6 +185,13 @@ def counted(content: str, messages: Sequence[dict[str, str]], usage: tuple[int |
     if done is None:
         done = estimate_tokens(content)
     return prompt, done
+
+
+def cleaned(raw: RawAnswer) -> tuple[RawAnswer, int]:
+    """``raw`` with control characters, escape sequences and bidi formatting taken out of its
+    text before anything reads it (model text is text), and how many characters went."""
+    content, dropped = strip_controls(raw.content)
+    return (replace(raw, content=content), dropped) if dropped else (raw, 0)
 
 
 def completion_answer(body: bytes, messages: Sequence[dict[str, str]]) -> RawAnswer:
