@@ -85,19 +85,22 @@ class TokenMeter:
         self._progress = progress
         self._now = now
         self._first: float | None = None
+        self._reading = False
         self.tokens = 0
         self.milliseconds = 0
 
     def __call__(self, tokens: int, piece: str = "") -> None:
         now = self._now()
         if tokens <= 0:  # a request was sent: the server reads the prompt
-            self._first, self.tokens = None, 0
+            self._first, self.tokens, self._reading = None, 0, True
             self._progress.counts(streamed=0, reading=1)
             return
         if self._first is None or tokens < self.tokens:  # a new stream (the writer asked again)
             self._first = now
         self.tokens, self.milliseconds = tokens, int((now - self._first) * 1000)
-        self._progress.counts(streamed=tokens, streamed_ms=self.milliseconds, reading=0)
+        read = {"reading": 0} if self._reading else {}
+        self._reading = False
+        self._progress.counts(streamed=tokens, streamed_ms=self.milliseconds, **read)
 
     @property
     def rate(self) -> float | None:
@@ -107,5 +110,6 @@ class TokenMeter:
         """The stream is over (a retry starts counting afresh)."""
         if self._first is not None:
             self._progress.counts(streamed=0, streamed_ms=self.milliseconds)
-        self._progress.counts(reading=0)
-        self._first = None
+        if self._reading:
+            self._progress.counts(reading=0)
+        self._first, self._reading = None, False

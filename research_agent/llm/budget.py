@@ -58,8 +58,8 @@ class ContextBudget:
         as ``counted`` tokens (None: it did not say), saying its window is ``window`` (None: not
         said): the scale its count shows, and in any case a smaller one than before."""
         scale = self.scale * 1.25
-        if counted and estimated > 0:
-            scale = max(scale, counted / estimated * 1.05)
+        if counted and estimated > 4 * TEMPLATE_TOKENS:  # below that, the chat template's own tokens dominate
+            scale = max(scale, (counted - TEMPLATE_TOKENS) / estimated * 1.05)
         return replace(self, window=window or self.window, scale=min(scale, MAX_SCALE))
 
 

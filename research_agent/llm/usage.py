@@ -141,9 +141,8 @@ class UsageRecorder:
 
     async def context_budget(self) -> ContextBudget | None:
         """The wrapped model's context window, when it knows one."""
-        from .protocol import budget_of  # the protocol imports this module
-
-        return await budget_of(self.inner)
+        budget = getattr(self.inner, "context_budget", None)
+        return None if budget is None else await budget()
 
     async def _tracked(self, request: ChatRequest, call: Awaitable[ChatResponse]) -> ChatResponse:
         if request.retry:  # a stage asked again for an answer it could not use

@@ -350,11 +350,7 @@ class RunRecord:
             "skeptic": _skeptic_dict(self.skeptic),
             "claim_check": None if self.claim_check is None else self.claim_check.as_dict(),
             "iterations": [i.as_dict() for i in self.iterations],
-            "final_decision": self.final_decision,
-            "stop_reason": self.stop_reason,
-            "draft_cut": self.draft_cut,
-            "cut_answers": self.cut_answers,
-            "controls_dropped": self.controls_dropped,
+            **{k: getattr(self, k) for k in _ENDING},
             "review": None if self.review is None else self.review.as_dict(),
             "lessons": self.lessons.as_dict(),
             "provider_failures": list(self.provider_failures),
@@ -371,6 +367,7 @@ class RunRecord:
 _HEAD = ("id", "query", "mode", "domain", "started", "finished", "model", "fast_model", "report_path",
          "gate_decision", "gate_reason")  # fmt: skip
 _COUNTS = ("kept_count", "dropped_count", "unscored_count", "cited_count", "cited_site_count")
+_ENDING = ("final_decision", "stop_reason", "draft_cut", "cut_answers", "controls_dropped")
 
 
 def _by_status(sources: Iterable[SourceSummary]) -> tuple[dict[str, SourceSummary], set[str], set[str]]:

@@ -35,18 +35,8 @@ if TYPE_CHECKING:
     from markdown_it import MarkdownIt
     from markdown_it.token import Token
 
-__all__ = [
-    "ReportDraft",
-    "DraftLimits",
-    "DraftBound",
-    "read_draft",
-    "complete_part",
-    "complete_sentences",
-    "usable",
-    "draft_markdown",
-    "CUT_NOTES",
-    "MIN_PARAGRAPH_WORDS",
-]
+__all__ = ["ReportDraft", "DraftLimits", "DraftBound", "read_draft", "complete_part", "complete_sentences", "usable",
+           "draft_markdown", "CUT_NOTES", "MIN_PARAGRAPH_WORDS"]  # fmt: skip
 
 MIN_PARAGRAPH_WORDS = 5  # a usable draft has a paragraph (or finding) of at least this many words
 
@@ -209,25 +199,29 @@ class DraftBound:
         """Count ``piece``; True once the answer has passed a limit (and from then on)."""
         if self.over or not piece:
             return self.over
-        offset = self.chars
-        lines = piece.split("\n")
-        for number, line in enumerate(lines):
+        offset = start = self.chars
+        for number, line in enumerate(piece.split("\n")):
             if number:
                 self._line_ended(offset)
                 offset += 1
                 if self.over:
-                    return True
+                    break
             if len(self._head) < 16:
                 self._head += line[: 16 - len(self._head)]
             offset += len(line)
-        before, start = self.words, self.chars
+        before = self.words
         self._count_words(piece)
         self.chars += len(piece)
         if self.words > self.limits.words:
-            self.why, self.cut_at = "words", start + _end_of_word(piece, self.limits.words - before)
-        if self.chars > self.limits.chars and (self.cut_at is None or self.cut_at > self.limits.chars):
-            self.why, self.cut_at = "characters", self.limits.chars
+            self._cut(start + _end_of_word(piece, self.limits.words - before), "words")
+        if self.chars > self.limits.chars:
+            self._cut(self.limits.chars, "characters")
         return self.over
+
+    def _cut(self, at: int, why: str, *, at_block: bool = False) -> None:
+        """Cut at ``at`` unless an earlier limit cut before it."""
+        if self.cut_at is None or at < self.cut_at:
+            self.cut_at, self.why, self.at_block = at, why, at_block
 
     def _count_words(self, piece: str) -> None:
         words = len(piece.split())
@@ -247,12 +241,12 @@ class DraftBound:
         if _HEADING_START.match(head):
             self.sections += 1
             if self.sections > self.limits.sections:
-                self.cut_at, self.at_block, self.why = start, True, "sections"
+                self._cut(start, "sections", at_block=True)
                 return
         if starts_block:
             self.paragraphs += 1
             if self.paragraphs > self.limits.paragraphs:
-                self.cut_at, self.at_block, self.why = start, True, "paragraphs"
+                self._cut(start, "paragraphs", at_block=True)
 
 
 def _end_of_word(piece: str, count: int) -> int:

@@ -36,6 +36,7 @@ __all__ = [
     "json_object",
     "counted",
     "cleaned",
+    "cleaned_data",
     "ACCEPT_ENCODING",
 ]
 
@@ -192,6 +193,27 @@ def cleaned(raw: RawAnswer) -> tuple[RawAnswer, int]:
     text before anything reads it (model text is text), and how many characters went."""
     content, dropped = strip_controls(raw.content)
     return (replace(raw, content=content), dropped) if dropped else (raw, 0)
+
+
+def cleaned_data(data: Any) -> tuple[Any, int]:
+    """Parsed JSON ``data`` with controls taken out of every string in it (JSON escapes such as
+    ``\\u001b`` decode into the very characters :func:`cleaned` took out of the raw text), and
+    how many characters went. Walked without recursion; lists and objects are changed in place."""
+    if isinstance(data, str):
+        return strip_controls(data)
+    dropped = 0
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        keys = range(len(node)) if isinstance(node, list) else list(node) if isinstance(node, dict) else ()
+        for key in keys:
+            value = node[key]
+            if isinstance(value, str):
+                node[key], count = strip_controls(value)
+                dropped += count
+            elif isinstance(value, list | dict):
+                stack.append(value)
+    return data, dropped
 
 
 def completion_answer(body: bytes, messages: Sequence[dict[str, str]]) -> RawAnswer:

@@ -11,10 +11,11 @@ large goes back to the stage, which cuts its sources' passages (:func:`research_
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any
 
 from ...errors import ContextExceeded
-from ..budget import MIN_ANSWER_TOKENS, ContextBudget, prompt_estimate
+from ..budget import MARGIN, MIN_ANSWER_TOKENS, TEMPLATE_TOKENS, ContextBudget, prompt_estimate
 from ..protocol import ChatRequest
 from ..structured import build_messages
 from .window import Refusal, Windows, ask_window
@@ -79,13 +80,16 @@ class WindowFit:
         return ContextExceeded(message, window=refused.window, prompt_tokens=refused.prompt_tokens,
                                estimated=estimated, answer_tokens=sent)  # fmt: skip
 
-    def again_smaller(self, request: ChatRequest, model: str, exc: ContextExceeded, messages: list[dict[str, str]]) -> None:
-        """Learn the window from ``exc``; return when the request can be asked again with a smaller
-        answer beside the same prompt, else raise ``exc`` (the stage must shorten the prompt)."""
+    def again_smaller(self, request: ChatRequest, model: str, exc: ContextExceeded) -> ChatRequest:
+        """Learn the window from ``exc``; the request asked again with a smaller answer beside the
+        same prompt when the server's numbers leave room for one, else raise ``exc`` (the stage
+        must shorten the prompt)."""
         budget = self._windows.refused(model, Refusal(exc.window, exc.prompt_tokens), exc.estimated)
         if budget is None or not request.max_tokens:
             raise exc
-        again = self.answer_tokens(model, messages, request.max_tokens)
-        if again >= exc.answer_tokens or budget.answer_room(exc.estimated) < MIN_ANSWER_TOKENS:
+        counted = exc.prompt_tokens or int(exc.estimated * budget.scale) + TEMPLATE_TOKENS
+        room = int(budget.window * (1 - MARGIN)) - counted
+        if room < MIN_ANSWER_TOKENS or room >= exc.answer_tokens:
             raise exc
-        log.info("stage %s: %s; asking once more for at most %d answer tokens", request.stage, exc, again)
+        log.info("stage %s: %s; asking once more for at most %d answer tokens", request.stage, exc, room)
+        return replace(request, max_tokens=room)

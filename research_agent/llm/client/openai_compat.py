@@ -36,6 +36,7 @@ from .answers import (
     ConnectionLost,
     Unreadable,
     cleaned,
+    cleaned_data,
     completion_answer,
     read_body,
 )
@@ -212,7 +213,7 @@ class OpenAIChatModel:
         """Answer one request; raises the LLMError family (with ``.usage``) or ConfigError (bad key)."""
         model = self.fast_model if request.tier == "fast" else self.model
         tally = RequestTally()
-        return await self._fitted(request, model, tally, lambda: self._answer(request, model, tally))
+        return await self._fitted(request, model, tally, lambda asked: self._answer(asked, model, tally))
 
     async def stream(self, request: ChatRequest, on_tokens: TokenCallback | None = None) -> ChatResponse:
         """Answer a plain-text request as a stream; ``on_tokens(n, piece)`` hears each piece as it comes.
@@ -226,26 +227,30 @@ class OpenAIChatModel:
         reader = StreamReader(self._client, idle=self.timeout, ticker=self._ticker, max_bytes=self.max_answer_bytes,
                               on_tokens=on_tokens, prompt_rate=self.prompt_rate)  # fmt: skip
 
-        async def answer() -> ChatResponse:
-            raw = await self._streamed(request, model, build_messages(request, None), tally, reader)
+        async def answer(asked: ChatRequest) -> ChatResponse:
+            raw = await self._streamed(asked, model, build_messages(asked, None), tally, reader)
             tally.answered(raw)
             return reader.response(raw, model, tally.usage(self.prices, model))
 
         return await self._fitted(request, model, tally, answer)
 
     async def _fitted(
-        self, request: ChatRequest, model: str, tally: RequestTally, answer: Callable[[], Awaitable[ChatResponse]]
+        self,
+        request: ChatRequest,
+        model: str,
+        tally: RequestTally,
+        answer: Callable[[ChatRequest], Awaitable[ChatResponse]],
     ) -> ChatResponse:
-        """``answer()`` within the model's context window: asked again once, with a smaller answer,
-        after a refusal for size when that can help. An LLMError raised carries the usage spent."""
+        """``answer(request)`` within the model's context window: asked again once, with a smaller
+        answer, after a refusal for size when that can help. An LLMError raised carries the usage spent."""
         await self._fit.budget(model)
         try:
             try:
-                return await answer()
+                return await answer(request)
             except ContextExceeded as exc:
-                self._fit.again_smaller(request, model, exc, build_messages(request, None))
+                smaller = self._fit.again_smaller(request, model, exc)
                 tally.retries += 1
-                return await answer()
+                return await answer(smaller)
         except LLMError as exc:
             exc.usage = tally.usage(self.prices, model)
             raise
@@ -277,6 +282,8 @@ class OpenAIChatModel:
             raw, dropped = cleaned(raw)
             try:
                 data, text, notes = interpret(raw, schema, request.check)
+                data, more = cleaned_data(data)
+                dropped += more
             except InvalidAnswer as exc:
                 reason = str(exc)
                 log.info("stage %s: invalid answer %d from %s (%s)", request.stage, attempt + 1, model, reason)

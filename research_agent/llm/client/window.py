@@ -30,7 +30,16 @@ from typing import Any
 from ..budget import ContextBudget
 
 __all__ = [
-    "Windows", "Question", "Refusal", "window_questions", "ask_window", "read_window_answer", "refusal", "server_root",
+    "Windows",
+    "Heard",
+    "settled",
+    "Question",
+    "Refusal",
+    "window_questions",
+    "ask_window",
+    "read_window_answer",
+    "refusal",
+    "server_root",
     "OLLAMA_DEFAULT",
 ]
 
@@ -112,26 +121,52 @@ def window_questions(base_url: str, model: str) -> Iterator[Question]:
     yield Question("POST", f"{root}/api/show", {"model": model}, _from_ollama_show, "Ollama /api/show")
 
 
-async def ask_window(http: Any, base_url: str, model: str, headers: dict[str, str], timeout: float) -> ContextBudget | None:
+class Heard:
+    """What the answers to :func:`window_questions` say so far: the first certain window ends the
+    asking (:meth:`take` returns it); a guess is kept (:attr:`guess`) in case none comes."""
+
+    def __init__(self) -> None:
+        self.guess: ContextBudget | None = None
+
+    def take(self, question: Question, status: int, body: bytes) -> ContextBudget | None:
+        found = read_window_answer(question, status, body)
+        if found is None:
+            return None
+        if found[1]:
+            return ContextBudget(found[0], question.where)
+        self.guess = self.guess or ContextBudget(found[0], f"{question.where} (guessed)")
+        return None
+
+
+async def ask_window(
+    http: Any, base_url: str, model: str, headers: dict[str, str], timeout: float
+) -> ContextBudget | None:
     """The window the server says (an httpx.AsyncClient ``http``); None when it says none. A
     guess (Ollama without ``num_ctx``) comes back with ``source`` ending in "(guessed)"."""
     from .answers import read_body
 
-    guess: ContextBudget | None = None
+    heard = Heard()
     for question in window_questions(base_url, model):
         try:
             async with http.stream(question.method, question.url, json=question.body, headers=headers,
                                    timeout=timeout) as response:  # fmt: skip
-                found = read_window_answer(question, response.status_code,
-                                           await read_body(response, MAX_PROBE_BYTES) if response.status_code == 200 else b"")  # fmt: skip
+                ok = response.status_code == 200
+                said = heard.take(question, response.status_code, await read_body(response, MAX_PROBE_BYTES) if ok else b"")
         except Exception as exc:  # noqa: BLE001 - any failure here means "not said here"
             log.debug("context window: %s: %s: %s", question.url, type(exc).__name__, exc)
             continue
-        if found is not None:
-            if found[1]:
-                return ContextBudget(found[0], question.where)
-            guess = guess or ContextBudget(found[0], f"{question.where} (guessed)")
-    return guess
+        if said is not None:
+            return said
+    return heard.guess
+
+
+def settled(said: ContextBudget | None, setting: int | None) -> ContextBudget | None:
+    """The window to budget for: what the server says, never above the ``context_tokens`` setting;
+    the setting where the server says nothing (or only guesses)."""
+    mine = ContextBudget(setting, "setting context_tokens") if setting else None
+    if said is None or (mine is not None and (said.source.endswith("(guessed)") or mine.window < said.window)):
+        return mine
+    return said
 
 
 def read_window_answer(question: Question, status: int, body: bytes) -> tuple[int, bool] | None:
@@ -186,7 +221,8 @@ class Windows:
     the ``setting``; narrowed by every refusal for size."""
 
     def __init__(self, setting: int | None, ask: Callable[[str], Awaitable[ContextBudget | None]] | None) -> None:
-        self._setting = ContextBudget(setting, "setting context_tokens") if setting else None
+        self._setting_tokens = setting
+        self._setting = settled(None, setting)
         self._ask = ask
         self._known: dict[str, ContextBudget | None] = {}
         self._lock = asyncio.Lock()
@@ -196,19 +232,12 @@ class Windows:
         if model not in self._known and self._ask is not None:
             async with self._lock:
                 if model not in self._known:
-                    self._known[model] = self._settled(await self._ask(model))
+                    self._known[model] = settled(await self._ask(model), self._setting_tokens)
         return self.known(model)
 
     def known(self, model: str) -> ContextBudget | None:
         """What is known now, without asking."""
         return self._known.get(model, self._setting)
-
-    def _settled(self, said: ContextBudget | None) -> ContextBudget | None:
-        if said is None or (self._setting is not None and said.source.endswith("(guessed)")):
-            return self._setting
-        if self._setting is not None and self._setting.window < said.window:
-            return self._setting
-        return said
 
     def refused(self, model: str, refused: Refusal, estimated: int) -> ContextBudget | None:
         """Learn from a refusal of a prompt estimated at ``estimated`` tokens: the tighter budget,
