@@ -9,10 +9,10 @@ from pathlib import Path
 import anyio
 from mcp import Client
 
-from research_agent.mcp_server.cpu import CpuWork, CpuWorkFailed
 from research_agent.mcp_server.server import build_server
-from research_agent.mcp_server.service import ServerOptions
 from research_agent.review.report_file import review_markdown
+from research_agent.service import ServiceOptions
+from research_agent.service.cpu import CpuWork, CpuWorkFailed
 from tests.support.held import HANG_GUARD, held_review, send, wait_for_byte
 from tests.support.review_reports import CLEAN_BODY, report
 
@@ -22,7 +22,7 @@ async def test_a_held_review_leaves_other_clients_answered_and_runs_in_another_p
     os.mkfifo(arrived)
     os.mkfifo(go)
     arrivals = os.open(arrived, os.O_RDONLY | os.O_NONBLOCK)
-    server = build_server(ServerOptions(reviewer=functools.partial(held_review, str(arrived), str(go))))
+    server = build_server(ServiceOptions(reviewer=functools.partial(held_review, str(arrived), str(go))))
     large = report(CLEAN_BODY + "\n\n" + "Filler prose without any figure in it at all. " * 12_000)
     results = []
     try:

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from research_agent.errors import ConfigError
-from research_agent.mcp_server import HttpBind, ServerOptions, build_server, is_loopback
+from research_agent.mcp_server import HttpBind, ServiceOptions, build_server, is_loopback
 from research_agent.mcp_server.http import http_app
 from tests.support.cli import cli
 
@@ -33,7 +33,7 @@ INITIALIZE = {
 
 @asynccontextmanager
 async def client_for(bind: HttpBind) -> AsyncIterator[httpx.AsyncClient]:
-    server = build_server(ServerOptions())
+    server = build_server(ServiceOptions())
     app = http_app(server, bind)
     starlette = getattr(app, "app", app)  # behind the token check, or the SDK's app itself
     try:

@@ -12,8 +12,8 @@ import pytest
 
 from research_agent.errors import InputError
 from research_agent.mcp_server.progress import STEPS, TOTAL, NotifyingProgress
-from research_agent.mcp_server.running import unwound_on_cancel
-from research_agent.mcp_server.service import Busy, RunSlots, ServerOptions, Service, check_corpus_dirs
+from research_agent.service import Busy, RunSlots, Service, ServiceOptions, check_corpus_dirs
+from research_agent.service.runs import unwound_on_cancel
 
 HANG_GUARD = 60
 
@@ -176,10 +176,10 @@ def test_private_fetching_is_the_server_s_choice_whatever_the_config_file_says(
     config.write_text("allow_private = true\nmodel = \"from-config\"\n")
     monkeypatch.setenv("RESEARCH_AGENT_CONFIG", str(config))
     monkeypatch.setenv("RESEARCH_AGENT_MODEL", "from-env")
-    locked = Service(ServerOptions(overrides={"reports_dir": tmp_path / "r"}))
+    locked = Service(ServiceOptions(overrides={"reports_dir": tmp_path / "r"}))
     assert locked.settings().allow_private is False
     assert locked.settings().model == "from-env", "flags, then the environment, then the config file"
-    opened = Service(ServerOptions(overrides={"model": "from-flag"}, allow_private=True))
+    opened = Service(ServiceOptions(overrides={"model": "from-flag"}, allow_private=True))
     assert opened.settings().allow_private is True and opened.settings().model == "from-flag"
     assert locked.run_settings(mode="quick", max_sources=3).source_limit == 3
 
@@ -190,7 +190,7 @@ def test_a_corpus_in_the_config_file_must_be_allowed_for_runs_but_not_for_memory
     config = tmp_path / "config.toml"
     config.write_text(f"corpus_dirs = [{str(tmp_path)!r}]\n")
     monkeypatch.setenv("RESEARCH_AGENT_CONFIG", str(config))
-    service = Service(ServerOptions(allow_dirs=((tmp_path / "docs").resolve(),)))
+    service = Service(ServiceOptions(allow_dirs=((tmp_path / "docs").resolve(),)))
     assert service.settings().corpus_dirs == (tmp_path,)
     with pytest.raises(InputError, match="refused: it is not below an allowed folder"):
         service.run_settings()

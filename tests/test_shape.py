@@ -24,7 +24,6 @@ PACKAGE_ALLOWANCE = {
     "research_agent": 16,
     "research_agent.cli": 17,
     "research_agent.stages": 14,
-    "research_agent.mcp_server": 13,
 }
 
 

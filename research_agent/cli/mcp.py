@@ -20,7 +20,8 @@ import typer
 
 from ..config import load_settings, mcp_token
 from ..errors import ConfigError, InputError
-from ..files.safefile import UnsafeFile, read_text_capped
+from ..service import ServiceOptions, resolve_allowed_dirs
+from ..service.http import read_token
 from ..version import extra_hint
 from .boundary import guarded, stderr_console
 from .run import (
@@ -102,31 +103,17 @@ def mcp_command(
         if value is not None and name != "allow_private"  # the server's own choice, below
     }
     load_settings(overrides)  # a bad flag, variable or config file stops the server before it starts
-    options = server.ServerOptions(
+    options = ServiceOptions(
         overrides=overrides,
-        allow_dirs=server.resolve_allowed_dirs(allow_dir or ()),
+        allow_dirs=resolve_allowed_dirs(allow_dir or ()),
         allow_private=allow_private,
         max_runs=max_runs,
     )
     bind = None
     if http is not None:
-        token = _token(token_file)
+        token = read_token(token_file, mcp_token())
         bind = server.HttpBind(host or "127.0.0.1", http, token, tuple(allow_host or ()))
     server.serve(options, http=bind, on_listening=lambda: _tell_start(options, bind))
-
-
-def _token(token_file: Path | None) -> str:
-    """The bearer token: the first line of ``--token-file``, else ``RESEARCH_AGENT_MCP_TOKEN``, else ""."""
-    if token_file is None:
-        return mcp_token()
-    try:
-        text = read_text_capped(token_file, max_bytes=4096, follow_symlinks=True)
-    except UnsafeFile as exc:
-        raise ConfigError(f"--token-file {token_file}: {exc}") from None
-    token = text.strip().split("\n", 1)[0].strip()
-    if not token:
-        raise ConfigError(f"--token-file {token_file}: the file is empty")
-    return token
 
 
 def _server_package() -> ModuleType:
@@ -145,7 +132,7 @@ def _tell_start(options: Any, bind: Any) -> None:
     where = "stdio"
     if bind is not None:
         guard = "bearer token required" if bind.token else "no token (loopback only)"
-        hosts = ", ".join(bind.security().allowed_hosts)
+        hosts = ", ".join(bind.hosts())
         where = f"streamable HTTP on {bind.url} ({guard}; Host must be one of {hosts})"
     folders = ", ".join(str(d) for d in options.allow_dirs) or "none (corpus runs are refused)"
     private = "allowed" if options.allow_private else "refused"

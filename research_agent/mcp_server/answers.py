@@ -1,4 +1,5 @@
-"""The one error boundary of the MCP server: every tool body runs inside :func:`answered`.
+"""The one error boundary of the MCP server: every tool body runs inside :func:`answered`; and
+:func:`service_of`, the shared :class:`~research_agent.service.Service` a call came to.
 
 A tool body returns plain data (its TypedDict); the caller gets it as structured content,
 and as text a short summary for a person (the tool's ``summary``, see :mod:`.summaries`). A :class:`~research_agent.errors.ResearchError` (a bad
@@ -19,8 +20,9 @@ from typing import Any, ParamSpec
 from mcp.types import CallToolResult, TextContent
 
 from ..errors import ResearchError, error_message
+from ..service import Service
 
-__all__ = ["answered", "error_result", "data_result"]
+__all__ = ["answered", "error_result", "data_result", "service_of"]
 
 log = logging.getLogger(__name__)
 
@@ -66,3 +68,11 @@ def answered(
         return tool
 
     return wrap
+
+
+def service_of(ctx: Any) -> Service:
+    """The Service of the server a tool call came to (its lifespan hands it to every request)."""
+    service = ctx.request_context.lifespan_context
+    if not isinstance(service, Service):
+        raise TypeError(f"the server's lifespan gave {type(service).__name__}, not a Service")
+    return service

@@ -30,8 +30,7 @@ from ..memory.store.person.proposals import collect_proposals, decided_texts
 from ..run.assembly import validate_query
 from ..run_refs import Runs
 from ..stages.classify import classify_domain
-from .answers import answered
-from .service import service_of
+from .answers import answered, service_of
 from .shapes import (
     EffectsOutput,
     LessonsOutput,

@@ -29,8 +29,8 @@ from ..export import report_page
 from ..files.safeyaml import dump_yaml
 from ..memory.critique.evidence import read_report_file
 from ..run_refs import Runs, UnknownRun, run_file
+from .answers import service_of
 from .memory_tools import load_by_id
-from .service import service_of
 
 __all__ = ["add_resources", "report", "report_html", "report_html_text", "critique", "listed_resources",
            "MAX_LISTED"]  # fmt: skip

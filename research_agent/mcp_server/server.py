@@ -21,11 +21,11 @@ from mcp.types import Resource
 from pydantic import ValidationError
 
 from ..errors import InputError
+from ..service import Service, ServiceOptions
 from ..version import __version__
 from .answers import error_result
 from .http import HttpBind, listen, serve_http
 from .resources import add_resources, listed_resources
-from .service import ServerOptions, Service
 from .tools import TOOLS
 
 __all__ = ["build_server", "serve", "INSTRUCTIONS"]
@@ -71,7 +71,7 @@ def _problems(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def build_server(options: ServerOptions) -> _Server:
+def build_server(options: ServiceOptions) -> _Server:
     """The server for ``options``: one Service shared by every session and call."""
     service = Service(options)
 
@@ -95,7 +95,7 @@ def build_server(options: ServerOptions) -> _Server:
 
 
 def serve(
-    options: ServerOptions, *, http: HttpBind | None = None, on_listening: Callable[[], None] = lambda: None
+    options: ServiceOptions, *, http: HttpBind | None = None, on_listening: Callable[[], None] = lambda: None
 ) -> None:
     """Serve until the client goes away (stdio) or the process is stopped (HTTP).
 

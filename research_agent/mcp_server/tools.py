@@ -1,7 +1,7 @@
 """The research and review tools, and the list of every tool the server offers.
 
 Adding a tool is a few lines: an ``async def`` whose parameters are its arguments (with
-a ``ctx: Context`` to reach the server's :class:`~research_agent.mcp_server.service.Service`),
+a ``ctx: Context`` to reach the server's :class:`~research_agent.service.Service`),
 whose return annotation is its output TypedDict and whose docstring is its description;
 wrapped in :func:`~research_agent.mcp_server.answers.answered`; then one line in
 :data:`TOOLS`.
@@ -25,11 +25,12 @@ from ..review.report_file import check_report_size, read_report
 from ..review.rules import load_rules
 from ..run_refs import Runs, short_id
 from ..search.registry import KNOWN_PROVIDERS
-from .answers import answered
+from ..service import Service
+from ..service.folders import inside_any
+from ..service.runs import research_and_schedule, unwound_on_cancel
+from .answers import answered, service_of
 from .memory_tools import memory_effects, memory_lessons, memory_list, memory_proposals, memory_show
 from .progress import NotifyingProgress
-from .running import research_and_schedule, unwound_on_cancel
-from .service import Service, inside_any, service_of
 from .shapes import ResearchOutput, ReviewOutput, research_output, review_output
 from .summaries import research_text, review_text
 

@@ -1,12 +1,12 @@
-"""CPU-heavy tool work (review, export) in worker processes, so it can never stall the event loop.
+"""CPU-heavy work of a front end (review, export) in worker processes, so it can never stall the event loop.
 
 A regex or a parser holds the GIL for as long as it runs: in a thread it would still stop
-every other session of the server. :class:`CpuWork` runs a module-level function in one of
+every other session of a server. :class:`CpuWork` runs a module-level function in one of
 a few worker processes (the extraction pool's machinery: a worker that crashes or passes
 its time limit is killed and replaced, and names its job) and awaits the answer, so the
 loop keeps answering other clients meanwhile.
 
-Any tool uses it the same way::
+Any front end uses it the same way::
 
     review = await service.cpu.run(review_markdown, text, rules=rules, mode=mode)
 
@@ -40,7 +40,7 @@ class CpuWorkFailed(ResearchError):
 
 
 def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[str, Any]:
-    """Runs in the worker: ("ok", result), or ("error", a ResearchError) to raise in the server."""
+    """Runs in the worker: ("ok", result), or ("error", a ResearchError) to raise in the caller."""
     try:
         return "ok", fn(*args, **kwargs)
     except ResearchError as exc:
@@ -48,7 +48,7 @@ def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any])
 
 
 class CpuWork:
-    """Up to ``workers`` worker processes for one server's CPU-heavy calls, started on the first."""
+    """Up to ``workers`` worker processes for one front end's CPU-heavy calls, started on the first."""
 
     def __init__(self, *, workers: int = CPU_WORKERS, timeout: float = CPU_TIMEOUT) -> None:
         self.workers = workers

@@ -1,10 +1,11 @@
-"""Running one research call: the pipeline, then the critique scheduled as the CLI does.
+"""Running one research call for a front end: the pipeline, then the critique scheduled as the CLI does.
 
-A client's cancellation reaches the run the way Ctrl-C reaches ``research-agent run``:
-one cancellation into the pipeline's task, which then unwinds as it always does (a
-report and its record are written both or neither, temp files are removed, what the
-run owns is closed). :func:`unwound_on_cancel` waits for that unwinding, shielded from
-the server's repeated cancellation, before the call ends.
+A caller's cancellation (an MCP client's, a web page's Cancel button) reaches the run the way
+Ctrl-C reaches ``research-agent run``: one cancellation into the pipeline's task, which then
+unwinds as it always does (a report and its record are written both or neither, temp files
+are removed, what the run owns is closed). :func:`unwound_on_cancel` waits for that
+unwinding, shielded from a server's repeated cancellation (anyio cancel scopes cancel again
+and again), before the call ends.
 """
 
 from __future__ import annotations
