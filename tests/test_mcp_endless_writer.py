@@ -15,7 +15,7 @@ import anyio
 from mcp import Client
 
 from research_agent.mcp_server.server import build_server
-from research_agent.mcp_server.service import ServerOptions
+from research_agent.service import ServiceOptions
 from research_agent.stages.draft_text import DraftLimits
 from tests.support.fake_openai_server import FakeOpenAIServer
 from tests.support.mcp import HANG_GUARD, HoldingResponder
@@ -40,7 +40,7 @@ async def test_another_client_is_served_while_a_run_with_an_endless_writer_is_in
     with FakeOpenAIServer(responder) as llm:
         settings = {"base_url": llm.base_url, "api_key": "x", "model": "fake-model", "critique": False,
                     "reports_dir": tmp_path / "reports", "cache_dir": tmp_path / "cache", "context_path": None}  # fmt: skip
-        server = build_server(ServerOptions(overrides=settings, allow_dirs=(corpus.resolve(),)))
+        server = build_server(ServiceOptions(overrides=settings, allow_dirs=(corpus.resolve(),)))
         try:
             with anyio.fail_after(HANG_GUARD * 2):
                 async with Client(server) as first, anyio.create_task_group() as group:
