@@ -39,10 +39,10 @@ from .search.base import SearchProvider
 from .search.registry import search_all
 from .sources import Source
 from .stages.decompose import Plan, decompose
-from .stages.draft_text import complete_part, read_draft, usable
 from .stages.gate import Gate, decide_gate
 from .stages.relevance import score_sources
 from .stages.skeptic import SkepticReport
+from .stages.writer import kept_part
 from .text.sanitize import sanitize
 
 __all__ = ["research", "research_sync", "ResearchResult", "SourceSummary", "Iteration", "Progress"]
@@ -100,12 +100,10 @@ def _at_deadline(run: Run, timeout: RunTimeout) -> Outcome:
 
 
 def _streamed_so_far(run: Run) -> KeptDraft | None:
-    """The complete paragraphs of the first draft as far as it had streamed, when they make a draft."""
+    """The complete paragraphs (else sentences) of the first draft as far as it had streamed, when they make a draft."""
     arriving = run.ledger.draft_in_progress
-    if arriving is None:
-        return None
-    draft = read_draft(complete_part(arriving.text), cut="deadline")
-    if not usable(draft):
+    draft = kept_part(arriving.text, "deadline", run.settings.mode.target_words) if arriving is not None else None
+    if draft is None:
         return None
     run.ledger.count_cut()
     return KeptDraft(arriving.plan, arriving.gate, Written("proceed", draft, None, None, 0))

@@ -1,6 +1,7 @@
 """The writer's answer bounded by its structure (issue 31 point 1), published in any form (issue 32
 point 1), and asked again shorter once after a cut (issue 32 point 2). The endpoint is an
-httpx.MockTransport under the real openai client; counts, never timings."""
+httpx.MockTransport under the real openai client (or the OpenAI-compatible server on 127.0.0.1 for a
+whole run); counts, never timings."""
 
 from __future__ import annotations
 
@@ -8,10 +9,15 @@ import json
 
 import httpx
 
-from research_agent.llm import ChatRequest, ChatResponse, UsageRecorder
+from research_agent.llm import ChatRequest, ChatResponse, OpenAIChatModel, UsageRecorder
+from research_agent.memory.lessons.select import LessonSelection
+from research_agent.pipeline import research
 from research_agent.stages.draft_text import DraftBound, DraftLimits, complete_sentences
-from research_agent.stages.writer import ask_writer
+from research_agent.stages.writer import ask_writer, kept_part
+from tests.support.fake_openai_server import FakeOpenAIServer
 from tests.support.llm import make_model
+from tests.support.pipeline import QUERY, DocsProvider, settings_for
+from tests.support.research_responder import ResearchResponder
 from tests.support.streams import ManualTicker, content_events, event, events_then, sse, sse_response
 
 WRITER = ChatRequest(stage="draft", system="write", user="Question: how does vacuum work?", max_tokens=2640)
@@ -131,3 +137,31 @@ async def test_the_shorter_answer_is_used_when_it_is_whole() -> None:
     draft = await ask_writer(model, WRITER, target_words=1200)
     await model.aclose()
     assert draft.cut == "" and draft.key_findings == ("It runs often [2].",) and len(handler.requests) == 2
+
+
+def test_a_draft_cut_at_the_deadline_keeps_its_sentences_too() -> None:
+    kept = kept_part(RAMBLE, "deadline", 1200)
+    assert kept is not None and kept.cut == "deadline" and kept.executive_summary.endswith("skip pages [2].")
+    assert kept_part("## Summary\nno sentence ended her", "deadline", 1200) is None
+
+
+async def test_a_later_plan_whose_writer_fails_publishes_the_earlier_draft(tmp_path) -> None:
+    class FailingSecondDraft(ResearchResponder):
+        drafts = 0
+
+        def _draft(self, system: str, user: str) -> str:
+            self.drafts += 1
+            return super()._draft(system, user) if self.drafts == 1 else '{"report": "in JSON"}'
+
+    finding = {"lens": "evidence", "severity": "critical", "claim": "", "confidence": 0.9, "fix": "search again",
+               "reason": "the sources do not cover how autovacuum is tuned: search for its settings"}  # fmt: skip
+    responder = FailingSecondDraft(viability=[10, 90], findings=[finding])
+    with FakeOpenAIServer(responder) as server:
+        model = OpenAIChatModel(model="fake", api_key="x", base_url=server.base_url, timeout=60.0)
+        result = await research(QUERY, settings=settings_for(tmp_path, max_plans=2), model=model,
+                                providers=[DocsProvider(tmp_path)], lessons=LessonSelection.none)  # fmt: skip
+        await model.aclose()
+    assert responder.drafts == 4  # plan 1's draft, then plan 2's three answers in JSON
+    assert any(w.endswith("; the draft of plan 1 is published as it stood") for w in result.warnings)
+    assert result.run_record.stop_reason.startswith("writer failed: the draft stage got invalid output")
+    assert "The sources address the question from several angles" in result.report_markdown

@@ -45,7 +45,7 @@ from .draft_text import (
     usable,
 )
 
-__all__ = ["ask_writer", "DEFAULT_TARGET_WORDS"]
+__all__ = ["ask_writer", "kept_part", "DEFAULT_TARGET_WORDS"]
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ async def ask_writer(
     stalls, shortened, reason, base, asked = 0, False, "", request, request
     for attempt in range(1, STRUCTURED_ATTEMPTS + 1):
         response = await _answer(model, asked, on_tokens, limits)
-        read = _read(response, limits)
+        read = _read(response.text, response.finish_reason if response.finish_reason in CUT_REASONS else "", limits)
         if read.whole is not None and (not read.cut or keep_cut or shortened or read.cut not in _SHORTENED):
             return read.whole
         kept = _better(kept, read.best)
@@ -145,10 +145,16 @@ async def _answer(
                             finish_reason=BOUNDED)  # fmt: skip
 
 
-def _read(response: ChatResponse, limits: DraftLimits) -> _Read:
-    """``response`` read within ``limits``: its complete paragraphs, else its complete sentences."""
-    text = without_controls(response.text)
-    cut = response.finish_reason if response.finish_reason in CUT_REASONS else ""
+def kept_part(text: str, cut: str, target_words: int) -> ReportDraft | None:
+    """The draft an answer cut short (``cut``: why) keeps, within the limits of a report of about
+    ``target_words``: its complete paragraphs, else its complete sentences; None when it has neither."""
+    return _read(text, cut, DraftLimits.for_target(target_words)).best
+
+
+def _read(text: str, cut: str, limits: DraftLimits) -> _Read:
+    """An answer's ``text`` (``cut``: why it was cut short, "" for a whole answer) read within
+    ``limits``: its complete paragraphs, else its complete sentences."""
+    text = without_controls(text)
     bound = DraftBound(limits)
     if bound.feed(text) and bound.cut_at is not None:
         text, cut = text[: bound.cut_at], BOUNDED

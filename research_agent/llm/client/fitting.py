@@ -10,6 +10,7 @@ large goes back to the stage, which cuts its sources' passages (:func:`research_
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import replace
 from typing import Any
@@ -24,7 +25,7 @@ __all__ = ["WindowFit", "exceeded_message"]
 
 log = logging.getLogger(__name__)
 
-PROBE_TIMEOUT = 10.0  # seconds for each place a server may say its window
+PROBE_TIMEOUT = 10.0  # seconds for asking a server its window, all places together
 
 
 def exceeded_message(stage: str, estimated: int, budget: ContextBudget | None, refused: Refusal | None) -> str:
@@ -48,10 +49,15 @@ class WindowFit:
     async def _ask(self, model: str) -> ContextBudget | None:
         import httpx
 
-        if self._http is not None:
-            return await ask_window(self._http, self._base_url, model, self._headers, PROBE_TIMEOUT)
-        async with httpx.AsyncClient(timeout=PROBE_TIMEOUT) as http:
-            return await ask_window(http, self._base_url, model, self._headers, PROBE_TIMEOUT)
+        try:
+            async with asyncio.timeout(PROBE_TIMEOUT):
+                if self._http is not None:
+                    return await ask_window(self._http, self._base_url, model, self._headers, PROBE_TIMEOUT)
+                async with httpx.AsyncClient(timeout=PROBE_TIMEOUT) as http:
+                    return await ask_window(http, self._base_url, model, self._headers, PROBE_TIMEOUT)
+        except TimeoutError:
+            log.info("model %s: the server did not say its context window within %gs", model, PROBE_TIMEOUT)
+            return None
 
     async def budget(self, model: str) -> ContextBudget | None:
         """The window of ``model`` (the server is asked the first time, when asking is on)."""
