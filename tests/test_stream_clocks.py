@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 
-import httpx
 import pytest
 
 from research_agent.errors import LLMTimeout
@@ -16,11 +15,11 @@ from research_agent.stages.writer import ask_writer
 from tests.support.llm import completion, make_model
 from tests.support.streams import (
     ManualTicker,
+    Streaming,
     content_events,
     event,
     events_then,
     sse,
-    sse_response,
     usage_event,
 )
 
@@ -34,17 +33,6 @@ PROMPT = "Question: how does vacuum work?\n\n" + "Source passage about vacuum an
 WRITER = ChatRequest(stage="draft", system="write", user=PROMPT)
 
 
-class Streaming:
-    """Answers each request with the next body (a callable making the events, or a Response)."""
-
-    def __init__(self, *bodies) -> None:
-        self.bodies = list(bodies)
-        self.requests: list[dict] = []
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(json.loads(request.content))
-        body = self.bodies.pop(0)
-        return body if isinstance(body, httpx.Response) else sse_response(body)
 
 
 def model_for(handler, ticker, **kwargs):

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 
-import httpx
 import pytest
 
 from research_agent.errors import LLMTimeout
@@ -17,10 +16,10 @@ from tests.support.llm import completion, make_model
 from tests.support.streams import (
     DONE,
     ManualTicker,
+    Streaming,
     content_events,
     event,
     events_then,
-    sse_response,
     usage_event,
 )
 
@@ -33,17 +32,6 @@ TWO_PARAGRAPHS = (
 WRITER = ChatRequest(stage="draft", system="write", user="Question: q")
 
 
-class Streaming:
-    """A MockTransport handler that answers each request with the next streamed body."""
-
-    def __init__(self, *bodies) -> None:
-        self.bodies = list(bodies)
-        self.requests: list[dict] = []
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(json.loads(request.content))
-        body = self.bodies.pop(0)
-        return body if isinstance(body, httpx.Response) else sse_response(body)
 
 
 def streaming_model(handler, ticker):

@@ -5,8 +5,6 @@ whole run); counts, never timings."""
 
 from __future__ import annotations
 
-import json
-
 import httpx
 
 from research_agent.llm import ChatRequest, ChatResponse, OpenAIChatModel, UsageRecorder
@@ -18,20 +16,19 @@ from tests.support.fake_openai_server import FakeOpenAIServer
 from tests.support.llm import make_model
 from tests.support.pipeline import QUERY, DocsProvider, settings_for
 from tests.support.research_responder import ResearchResponder
-from tests.support.streams import ManualTicker, content_events, event, events_then, sse, sse_response
+from tests.support.streams import (
+    ManualTicker,
+    Streaming,
+    content_events,
+    event,
+    events_then,
+    sse,
+)
 
 WRITER = ChatRequest(stage="draft", system="write", user="Question: how does vacuum work?", max_tokens=2640)
 STANDARD = DraftLimits.for_target(1200)
 
 
-class Streaming:
-    def __init__(self, *bodies) -> None:
-        self.bodies = list(bodies)
-        self.requests: list[dict] = []
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(json.loads(request.content))
-        return sse_response(self.bodies.pop(0))
 
 
 def model_for(handler):
