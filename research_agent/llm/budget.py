@@ -56,10 +56,11 @@ class ContextBudget:
     def after_refusal(self, estimated: int, counted: int | None, window: int | None) -> ContextBudget:
         """The budget once the server refused a prompt estimated at ``estimated`` that it counted
         as ``counted`` tokens (None: it did not say), saying its window is ``window`` (None: not
-        said): the scale its count shows, and in any case a smaller one than before."""
-        scale = self.scale * 1.25
+        said): the scale its count shows (never below the one before), else a quarter more."""
         if counted and estimated > 4 * TEMPLATE_TOKENS:  # below that, the chat template's own tokens dominate
-            scale = max(scale, (counted - TEMPLATE_TOKENS) / estimated * 1.05)
+            scale = max(self.scale, (counted - TEMPLATE_TOKENS) / estimated * 1.05)  # the server's own count
+        else:
+            scale = self.scale * 1.25
         return replace(self, window=window or self.window, scale=min(scale, MAX_SCALE))
 
 
