@@ -108,7 +108,19 @@ class Settings:
     fetch_per_host: int = 2
     fetch_timeout: float = 20.0
     max_page_bytes: int = 5 * 1024 * 1024
-    search_reply_max_bytes: int = 5 * 1024 * 1024  # a SearXNG or Tavily reply, decoded
+    search_reply_max_bytes: int = 5 * 1024 * 1024  # a search API's reply, decoded
+    # scholarly providers (docs/sources.md): base URLs, keys, a contact address for the polite pools
+    mailto: str = ""  # OpenAlex's polite pool, NCBI's email parameter, and the API requests' User-Agent
+    openalex_url: str = "https://api.openalex.org"
+    openalex_api_key: str = ""
+    arxiv_url: str = "https://export.arxiv.org/api"
+    pubmed_url: str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+    pmc_url: str = "https://pmc.ncbi.nlm.nih.gov/articles"  # where a PubMed Central article's full text is read
+    ncbi_api_key: str = ""
+    semanticscholar_url: str = "https://api.semanticscholar.org/graph/v1"
+    semanticscholar_api_key: str = ""
+    wikipedia_url: str = ""  # empty: https://<wikipedia_language>.wikipedia.org/w/api.php
+    wikipedia_language: str = "en"
 
     # review and retry
     min_viability: int = 51
@@ -233,6 +245,12 @@ ENV_VARS: dict[str, str] = {
     "MAX_PLANNING_ITERATIONS": "max_plans",
     "MAX_REVISIONS": "max_revisions",
     "RESEARCH_AGENT_CHECK_CLAIMS": "check_claims",
+    "RESEARCH_AGENT_MAILTO": "mailto",
+    "OPENALEX_API_KEY": "openalex_api_key",
+    "NCBI_API_KEY": "ncbi_api_key",
+    "SEMANTIC_SCHOLAR_API_KEY": "semanticscholar_api_key",
+    "RESEARCH_AGENT_WIKIPEDIA_LANGUAGE": "wikipedia_language",
+    **{f"RESEARCH_AGENT_{name.upper()}_URL": f"{name}_url" for name in ("openalex", "arxiv", "pubmed", "pmc", "semanticscholar", "wikipedia")},
 }
 
 _FIELD_TYPES = {f.name: f.type for f in fields(Settings)}

@@ -178,6 +178,7 @@ def summarize_sources(
                 snippet_only=src.snippet_only,
                 published=iso_date(src.published),
                 sub_queries=tuple(sorted({index[q] for q in src.sub_queries if q in index})),
+                identifiers=tuple(src.work.identifiers.items()) if src.work is not None else (),
             )
         )
     items.sort(key=lambda s: (s.n is None, s.n or 0, -(s.score or 0)))

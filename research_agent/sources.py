@@ -2,9 +2,89 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from urllib.parse import quote
 
-__all__ = ["SearchHit", "Document", "Page", "Source", "ScoredSource"]
+__all__ = ["SearchHit", "Document", "Page", "Source", "ScoredSource", "Work", "WORK_IDS"]
+
+# A work's identifiers, best first: the first one it has gives its link and its identity.
+WORK_IDS = ("doi", "arxiv", "pmid", "pmcid", "openalex", "s2")
+_LINKS = {
+    "doi": "https://doi.org/{}",
+    "arxiv": "https://arxiv.org/abs/{}",
+    "pmid": "https://pubmed.ncbi.nlm.nih.gov/{}/",
+    "pmcid": "https://pmc.ncbi.nlm.nih.gov/articles/{}/",
+    "openalex": "https://openalex.org/{}",
+    "s2": "https://www.semanticscholar.org/paper/{}",
+}
+
+
+def _sentence(text: str) -> str:
+    """``text`` on one line, ending as a sentence ends ("Title" -> "Title.", "Why?" stays)."""
+    text = " ".join(text.split())
+    return text if not text or text[-1] in ".?!" else text + "."
+
+
+@dataclass(frozen=True)
+class Work:
+    """What a scholarly search result says about the work itself (or, for an encyclopedia
+    article, its title and page). Identifiers are normalised by the provider that read them
+    (:mod:`research_agent.search.scholarly.identity`); ``abstract`` is the text in hand and
+    ``full_text_url`` an open-access PDF or full-text page, read when it can be."""
+
+    title: str
+    authors: tuple[str, ...] = ()
+    year: int | None = None
+    venue: str = ""
+    abstract: str = ""
+    full_text_url: str = ""
+    page_url: str = ""  # the link of a work with no identifier (an encyclopedia article)
+    doi: str = ""
+    arxiv: str = ""
+    pmid: str = ""
+    pmcid: str = ""
+    openalex: str = ""
+    s2: str = ""
+
+    @property
+    def identifiers(self) -> dict[str, str]:
+        """The identifiers it has, by scheme (``doi``, ``arxiv``, ...), best first."""
+        return {name: value for name in WORK_IDS if (value := getattr(self, name))}
+
+    @property
+    def scholarly(self) -> bool:
+        """Whether it is a scholarly work (it has an identifier), not an encyclopedia article."""
+        return bool(self.identifiers)
+
+    @property
+    def identity(self) -> str:
+        """Its best identifier as ``scheme:value`` (``doi:10.1038/x``); "" without one."""
+        return next((f"{name}:{value}" for name, value in self.identifiers.items()), "")
+
+    @property
+    def link(self) -> str:
+        """Where a reader finds it: its DOI, its arXiv abstract page, its PubMed page... in that order."""
+        for name, value in self.identifiers.items():
+            return _LINKS[name].format(quote(value, safe="/:;()._-"))
+        return self.page_url
+
+    @property
+    def citation(self) -> str:
+        """"Author et al. (Year). Title. Venue." as plain text (the caller escapes it); a work
+        without authors reads "Title. (Year). Venue."."""
+        names = [" ".join(a.split()) for a in self.authors if a.strip()]
+        who = f"{names[0]} et al." if len(names) > 2 else " and ".join(names)
+        year = f"({self.year})." if self.year else ("(n.d.)." if who else "")
+        parts = [f"{who} {year}", _sentence(self.title) or "Untitled."] if who else [_sentence(self.title) or "Untitled.", year]
+        return " ".join(p for p in [*parts, _sentence(self.venue)] if p)
+
+    def merged(self, other: Work) -> Work:
+        """This work completed by ``other`` (the same work from another provider): a field left
+        empty here takes the other's value, and the longer abstract wins."""
+        changes = {f.name: getattr(other, f.name) for f in fields(self) if not getattr(self, f.name)}
+        if len(other.abstract) > len(self.abstract):
+            changes["abstract"] = other.abstract
+        return Work(**{**self.__dict__, **changes})
 
 
 @dataclass(frozen=True)
@@ -22,6 +102,7 @@ class SearchHit:
     provider: str
     text: str = ""
     published: str | None = None
+    work: Work | None = None  # what a scholarly provider knows of the work (its text is the abstract)
 
 
 @dataclass(frozen=True)
@@ -75,6 +156,7 @@ class Source:
     snippet_only: bool = False
     published: str | None = None
     sub_queries: tuple[str, ...] = ()
+    work: Work | None = None  # a scholarly work: cited as researchers cite it
 
     @property
     def is_file(self) -> bool:

@@ -4,7 +4,9 @@ Each check is ``(what, ok, detail)``: ``ok`` is True (ok), False (fail: exit 1) 
 optional extra that is missing: shown as "missing", never a failure). Doctor changes nothing:
 it creates no folder (a folder that does not exist yet is checked through its nearest existing
 parent). A model the server does not list is tried with a one-token completion, since some
-servers (llama.cpp's) list a file path and serve any name.
+servers (llama.cpp's) list a file path and serve any name. Each scholarly search provider the
+settings name (openalex, arxiv, pubmed, semanticscholar, wikipedia) is asked one small query, unless
+``--offline`` says not to reach out.
 
 httpx is imported when the command runs, not with the CLI (it costs start-up for every command).
 """
@@ -155,8 +157,8 @@ def _module(module: str, why: str, extra: str | None) -> Check:
     return (module, None, f"optional extra '{extra}' not installed: {why}; {extra_hint(extra)}")
 
 
-def run_checks(settings: Settings, *, client: httpx.Client) -> list[Check]:
-    """Every check, in the order the table shows them."""
+def run_checks(settings: Settings, *, client: httpx.Client, offline: bool = False, timeout: float = 5.0) -> list[Check]:
+    """Every check, in the order the table shows them; ``offline``: no scholarly provider is asked."""
     checks: list[Check] = []
     config = default_config_path()
     checks.append(("config file", True, str(config) if config.is_file() else f"none (looked at {config})"))
@@ -167,9 +169,40 @@ def run_checks(settings: Settings, *, client: httpx.Client) -> list[Check]:
     for folder in settings.corpus_dirs:
         ok = folder.is_dir()
         checks.append((f"corpus {folder}", ok, "ok" if ok else "does not exist or is not a folder"))
-    checks.append(("search providers", True, ", ".join(settings.providers)))
+    checks += _search_checks(settings, offline=offline, timeout=timeout)
     checks += [_module(module, why, extra) for module, (why, extra) in _MODULES.items()]
     return checks
+
+
+def _search_checks(settings: Settings, *, offline: bool, timeout: float) -> list[Check]:
+    """The providers the settings name; each scholarly one asked one small query (not with ``offline``)."""
+    from ..errors import ConfigError
+    from ..search.registry import provider_names
+    from ..search.scholarly import SCHOLARLY_PROVIDERS
+
+    names = provider_names(settings)
+    scholarly = [n for n in names if n in SCHOLARLY_PROVIDERS]
+    shown = ", ".join(names) + (" (scholarly providers not tried: --offline)" if offline and scholarly else "")
+    checks: list[Check] = [("search providers", True, shown)]
+    if not scholarly or offline:
+        return checks
+    from ..interrupts import run_interruptibly
+    from ..search.scholarly.build import check_settings
+
+    try:
+        check_settings(settings, scholarly)
+    except ConfigError as exc:
+        return [*checks, ("scholarly search settings", False, str(exc))]
+    return checks + run_interruptibly(_probe(settings.replace(fetch_timeout=timeout), scholarly))
+
+
+async def _probe(settings: Settings, names: list[str]) -> list[Check]:
+    import httpx
+
+    from ..search.scholarly.build import probe, scholarly_provider
+
+    async with httpx.AsyncClient(timeout=settings.fetch_timeout) as client:
+        return await probe([scholarly_provider(name, settings, client) for name in names])
 
 
 _STATUS = {True: "[green]ok[/green]", False: "[red]fail[/red]", None: "[yellow]missing[/yellow]"}
@@ -181,14 +214,18 @@ def doctor_command(
         float, typer.Option("--timeout", metavar="SECONDS", help="How long to wait for the endpoint.")
     ] = 5.0,
     reports_dir: ReportsDir = None,
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Do not ask the scholarly search providers a test query.")
+    ] = False,
 ) -> None:
-    """Check settings, the model endpoint, folders and optional extras; exit 1 if something is wrong."""
+    """Check settings, the model endpoint, folders, search providers and optional extras; exit 1 if
+    something is wrong."""
     import httpx
 
     console = Console(stderr=False, highlight=False)
     settings = load_settings({"reports_dir": reports_dir})
     with httpx.Client(timeout=timeout) as client:
-        checks = run_checks(settings, client=client)
+        checks = run_checks(settings, client=client, offline=offline, timeout=timeout)
     table = Table(show_header=True, header_style="bold")
     for column in ("check", "status", "detail"):
         table.add_column(column)

@@ -39,7 +39,8 @@ Exclude = Annotated[
                  "(repeatable; filters the index as it is, without re-indexing)."),
 ]
 Search = Annotated[
-    str | None, typer.Option("--search", metavar="LIST", help="Search providers, comma-separated: ddgs, searxng, tavily, local.",
+    str | None, typer.Option("--search", metavar="LIST", help="Search providers, comma-separated: ddgs, searxng, tavily, local, openalex, "
+                 "arxiv, pubmed, semanticscholar, wikipedia; academic = the four paper indexes.",
                  show_default="local with --corpus, else ddgs")
 ]
 SearxngUrl = Annotated[str | None, typer.Option("--searxng-url", metavar="URL", help="Base URL of a SearXNG instance.")]

@@ -58,7 +58,7 @@ from .guard import AddressGuard, Pinned, Resolver
 from .outcome import FetchFailure, FetchStats, Refused, SourceRead
 from .processes.overlap import OverlapExtraction
 from .processes.pool import EXTRACT_TIMEOUT, Failed, cpu_budget
-from .reading import local_source, page_source, snippet_source
+from .reading import local_source, page_source, snippet_source, work_source
 from .robots import ROBOTS_MAX_BYTES, RobotsRules
 from .urls import is_web_url, registrable_domain
 
@@ -220,13 +220,19 @@ class Fetcher:
     async def read_source(self, hit: SearchHit, *, queries: Iterable[str], token_budget: int) -> SourceRead:
         """Read one search hit into a Source whose text is the passages best matching ``queries``.
 
-        Local-corpus hits (which already carry their text) are not fetched. For a web
+        Local-corpus hits (which already carry their text) are not fetched; a scholarly hit's
+        open full text is, and its abstract stands when that fails (``failure`` says why). For a web
         hit whose page cannot be read, the Source is snippet-only: its text is the
         search snippet, ``snippet_only`` is True, and ``SourceRead.failure`` says why.
         """
         queries = tuple(q for q in queries if q)
         if hit.provider == "local" or (hit.text and not is_web_url(hit.location)):
             return SourceRead(local_source(hit, queries, token_budget))
+        if hit.work is not None:  # the abstract is in hand; an open full text is read when there is one
+            full = await self.fetch(hit.work.full_text_url) if hit.work.full_text_url else None
+            page = full if isinstance(full, Page) else None
+            failure = full if isinstance(full, FetchFailure) else None
+            return SourceRead(work_source(hit, queries, token_budget, page), failure=failure, page=page)
         result = await self.fetch(hit.location)
         if isinstance(result, FetchFailure):
             return SourceRead(snippet_source(hit, queries), failure=result)

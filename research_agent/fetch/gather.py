@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from ..sources import SearchHit, Source
 from ..text.passages import estimate_tokens
+from .reading import work_source
 from .urls import normalize_url, registrable_domain
 
 __all__ = ["SourceReader", "Gathered", "gather_sources", "source_key"]
@@ -110,8 +111,9 @@ async def gather_sources(
 ) -> Gathered:
     """Choose at most ``limit`` sources from ``hits`` and read them.
 
-    Local hits already carry their best passages. Web hits are read by ``reader``;
-    without one (or when reading fails) a web hit is kept as snippet-only.
+    Local hits already carry their best passages, scholarly hits their abstract (``reader``
+    reads a work's open full text). Web hits are read by ``reader``; without one (or when
+    reading fails) a web hit is kept as snippet-only.
     """
     key_of = _memo_keys()
     groups, candidates = _pick(hits, limit, exclude or set(), key_of)
@@ -133,10 +135,12 @@ async def gather_sources(
                 published=first.published,
                 sub_queries=queries,
             )
+        if first.work is not None and (reader is None or not first.work.full_text_url):
+            return work_source(first, queries, token_budget)  # the abstract is the text in hand
         if reader is not None:
             result = await reader.read_source(first, queries=queries, token_budget=token_budget)
-            if result.failure is not None:
-                failures.append((first.location, str(result.failure.reason)))
+            if result.failure is not None:  # a work's full text fails at its own address
+                failures.append((getattr(result.failure, "url", "") or first.location, str(result.failure.reason)))
             return result.source if result.source.sub_queries else replace(result.source, sub_queries=queries)
         failures.append((first.location, "not_fetched"))
         snippet = _merge_text((h.snippet for h in group), token_budget)

@@ -225,6 +225,7 @@ def _source(data: Mapping[str, Any]) -> SourceSummary:
         snippet_only=data.get("snippet_only", False),
         published=data.get("published"),
         sub_queries=tuple(data.get("sub_queries", ())),
+        identifiers=tuple((str(k), str(v)) for k, v in (data.get("identifiers") or {}).items()),
     )
 
 

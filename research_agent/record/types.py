@@ -31,20 +31,9 @@ from ..measures import CitationFacts
 from ..stages.skeptic import SkepticReport
 
 __all__ = [
-    "GATE_DECISIONS",
-    "RUN_RECORD_VERSION",
-    "SourceSummary",
-    "SubQueryCount",
-    "Iteration",
-    "AppliedLesson",
-    "LessonsRecord",
-    "WithheldLesson",
-    "CorpusRecord",
-    "FetchFailure",
-    "DroppedSubQuery",
-    "ReviewOutcome",
-    "RunRecord",
-]
+    "GATE_DECISIONS", "RUN_RECORD_VERSION", "SourceSummary", "SubQueryCount", "Iteration", "AppliedLesson",
+    "LessonsRecord", "WithheldLesson", "CorpusRecord", "FetchFailure", "DroppedSubQuery", "ReviewOutcome", "RunRecord",
+]  # fmt: skip
 
 RUN_RECORD_VERSION = 2
 
@@ -67,6 +56,7 @@ class SourceSummary:
     snippet_only: bool
     published: str | None = None  # YYYY-MM-DD, when the page or file gave a date
     sub_queries: tuple[int, ...] = ()  # 1-based indices into the record's sub_queries that found it
+    identifiers: tuple[tuple[str, str], ...] = ()  # a scholarly work's (scheme, id): doi, arxiv, pmid...
 
     @property
     def key(self) -> str:
@@ -82,7 +72,8 @@ class SourceSummary:
         return registrable_domain(self.location) if "://" in self.location else self.location
 
     def as_dict(self) -> dict[str, Any]:
-        return {**self.__dict__, "sub_queries": list(self.sub_queries)}
+        data = {**self.__dict__, "sub_queries": list(self.sub_queries), "identifiers": dict(self.identifiers)}
+        return data if self.identifiers else {k: v for k, v in data.items() if k != "identifiers"}
 
 
 @dataclass(frozen=True)

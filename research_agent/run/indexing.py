@@ -140,11 +140,11 @@ async def _refresh(providers: tuple[SearchProvider, ...], local: Any, progress: 
 
 
 def search_client(settings: Settings, owned: list[Any]) -> Any:
-    """The HTTP client of the web search APIs (SearXNG, Tavily), or None when the run uses
-    neither: building one costs a TLS context, and a corpus-only run never needs it."""
-    from ..search.registry import provider_names
+    """The HTTP client of the web search APIs (SearXNG, Tavily, the scholarly ones), or None when
+    the run uses none: building one costs a TLS context, and a corpus-only run never needs it."""
+    from ..search.registry import WEB_PROVIDERS, provider_names
 
-    if not {"searxng", "tavily"} & set(provider_names(settings)):
+    if not (WEB_PROVIDERS - {"ddgs"}) & set(provider_names(settings)):
         return None
     import httpx
 

@@ -80,10 +80,16 @@ _REMOVED_NOTE = (
 )
 
 
+def _source_name(source: Source, *, max_chars: int = 200) -> str:
+    """How Sources names a source, inert: its title; a scholarly work as researchers cite it
+    ("Author et al. (Year). Title. Venue.")."""
+    name = source.work.citation if source.work is not None else source.title
+    return plain_text(name, max_chars=max_chars + (200 if source.work is not None else 0)) or "Untitled source"
+
+
 def _source_line(n: int, source: Source) -> str:
-    title = plain_text(source.title, max_chars=200) or "Untitled source"
     note = " (search snippet only)" if source.snippet_only else ""
-    return f"{n}. {title} \u2014 {location_markdown(source.location)}{note}"
+    return f"{n}. {_source_name(source)} \u2014 {location_markdown(source.location)}{note}"
 
 
 def _adversarial_lines(skeptic: SkepticReport | None, mode: str) -> list[str]:
@@ -230,7 +236,7 @@ def render_insufficient(
         lines = []
         for source, score, why in examined[:examined_limit]:
             shown = "unscored" if score is None else f"relevance {score}/5"
-            title = plain_text(source.title, max_chars=160) or "Untitled source"
+            title = _source_name(source, max_chars=160)
             why_text = plain_text(why, max_chars=300)
             lines.append(f"- {title} \u2014 {location_markdown(source.location)} ({shown}: {why_text})")
         if len(examined) > examined_limit:

@@ -3,7 +3,8 @@
 ``build_providers`` checks every name and its configuration before anything is
 built, so a typo or a missing key is a one-line :class:`ConfigError` before any work
 starts. ``search_all`` asks every provider every sub-query concurrently, keeps going
-when some fail, and merges the hits per sub-query by page identity.
+when some fail, makes one work of the scholarly hits that share an identifier
+(:func:`.scholarly.identity.unify_works`), and merges the hits per sub-query by page identity.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from ..errors import ConfigError, SearchError
 from ..fetch.urls import is_web_url, normalize_url
 from ..sources import SearchHit
 from .base import ProviderError, ProviderFailure, SearchProvider, SearchResults
+from .scholarly import ACADEMIC, ACADEMIC_PROVIDERS, SCHOLARLY_PROVIDERS
+from .scholarly.identity import unify_works
 
 if TYPE_CHECKING:  # the web providers (and httpx) are imported only by a run that searches the web
     import httpx
@@ -38,8 +41,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-KNOWN_PROVIDERS = ("ddgs", "searxng", "tavily", "local")
-WEB_PROVIDERS = frozenset({"ddgs", "searxng", "tavily"})
+KNOWN_PROVIDERS = ("ddgs", "searxng", "tavily", "local", *SCHOLARLY_PROVIDERS)
+WEB_PROVIDERS = frozenset({"ddgs", "searxng", "tavily", *SCHOLARLY_PROVIDERS})
 
 
 def provider_names(settings: Settings) -> tuple[str, ...]:
@@ -47,9 +50,11 @@ def provider_names(settings: Settings) -> tuple[str, ...]:
 
     ``settings.providers`` applies the defaults (``local`` for a corpus-only run, else
     ``ddgs``). When a corpus is given together with explicit web providers
-    (``--search ddgs,searxng --corpus ~/notes``) the corpus is searched too.
+    (``--search ddgs,searxng --corpus ~/notes``) the corpus is searched too. ``academic``
+    stands for openalex, arxiv, pubmed and semanticscholar.
     """
-    names = list(dict.fromkeys(n.strip().lower() for n in settings.providers if n.strip()))
+    given = (n.strip().lower() for n in settings.providers if n.strip())
+    names = list(dict.fromkeys(m for n in given for m in (ACADEMIC_PROVIDERS if n == ACADEMIC else (n,))))
     if settings.corpus_dirs and "local" not in names:
         names.append("local")
     return tuple(names)
@@ -58,7 +63,8 @@ def provider_names(settings: Settings) -> tuple[str, ...]:
 def _check(settings: Settings, names: Sequence[str]) -> None:
     unknown = [n for n in names if n not in KNOWN_PROVIDERS]
     if unknown:
-        raise ConfigError(f"unknown search provider '{unknown[0]}': choose from {', '.join(KNOWN_PROVIDERS)}")
+        known = ", ".join((*KNOWN_PROVIDERS, ACADEMIC))
+        raise ConfigError(f"unknown search provider '{unknown[0]}': choose from {known}")
     if "searxng" in names and not is_web_url(settings.searxng_url):
         shown = settings.searxng_url or "(not set)"
         raise ConfigError(
@@ -68,6 +74,11 @@ def _check(settings: Settings, names: Sequence[str]) -> None:
         raise ConfigError("tavily needs TAVILY_API_KEY")
     if "local" in names and not settings.corpus_dirs:
         raise ConfigError("the local provider needs a corpus: pass --corpus DIR")
+    scholarly = [n for n in names if n in SCHOLARLY_PROVIDERS]
+    if scholarly:
+        from .scholarly.build import check_settings
+
+        check_settings(settings, scholarly)
 
 
 def build_providers(
@@ -80,9 +91,9 @@ def build_providers(
 ) -> list[SearchProvider]:
     """The providers for this run, in the order named, validated before any is built.
 
-    Raises ConfigError for an unknown name, a SearXNG URL that is not an http(s) URL,
-    tavily without a key, or ``local`` without corpus folders. ``http_client`` is used
-    by searxng and tavily only (it may be None for a run without them). The local
+    Raises ConfigError for an unknown name, a SearXNG (or scholarly API) URL that is not
+    an http(s) URL, tavily without a key, or ``local`` without corpus folders.
+    ``http_client`` is used by every web provider but ddgs (it may be None for a run without them). The local
     corpus provider is built by the caller and passed as ``local_provider``; it is
     required whenever ``local`` is among the names (a ValueError otherwise: that is a
     programming error, not a user's). ``ddgs_backend`` and ``tavily_base_url`` are
@@ -91,7 +102,7 @@ def build_providers(
     names = provider_names(settings)
     _check(settings, names)
     if http_client is None and WEB_PROVIDERS.intersection(names) - {"ddgs"}:
-        raise ValueError("build_providers: searxng and tavily need an http_client")
+        raise ValueError("build_providers: the web search APIs need an http_client")
     if "local" in names and local_provider is None:
         raise ValueError("build_providers: 'local' is requested but no local_provider was passed")
     timeout = max(1.0, float(settings.fetch_timeout))
@@ -119,6 +130,10 @@ def _web_provider(
     if name == "ddgs":
         return DdgsProvider(ddgs_backend, timeout=timeout)
     assert http_client is not None
+    if name in SCHOLARLY_PROVIDERS:
+        from .scholarly.build import scholarly_provider
+
+        return scholarly_provider(name, settings, http_client)
     cap = settings.search_reply_max_bytes
     if name == "searxng":
         return SearxngProvider(settings.searxng_url, http_client, timeout=timeout, max_bytes=cap)
@@ -245,9 +260,9 @@ async def search_all(
             for name, failure in first.items()
         ]
         raise SearchError("every search provider failed: " + "; ".join(reasons))
+    answered = [(query, o) for (_, query), o in zip(pairs, outcomes, strict=True) if not isinstance(o, ProviderFailure)]
     per_query: dict[str, list[list[SearchHit]]] = {q: [] for q in queries}
-    for (_, query), outcome in zip(pairs, outcomes, strict=True):
-        if not isinstance(outcome, ProviderFailure):
-            per_query[query].append(outcome)
+    for (query, _), hits in zip(answered, unify_works([hits for _, hits in answered]), strict=True):
+        per_query[query].append(hits)
     hits = {q: merge_hits(lists) for q, lists in per_query.items()}
     return SearchResults(hits=hits, failures=failures)

@@ -7,7 +7,8 @@ expands to 10 GB stops at the cap), and the whole request, connect to last byte,
 wall-clock limit (``asyncio.timeout``): a reply that trickles a byte every two seconds
 fails at the limit instead of restarting a per-read timeout forever. Breaking either
 limit is a :class:`~research_agent.search.base.ProviderError`, like any other provider
-failure: the run goes on with the other providers.
+failure: the run goes on with the other providers. A 429 is a :class:`RateLimited` that
+carries the ``Retry-After`` the API asked for, so that a polite caller can honour it.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ import httpx
 
 from ..fetch.body import read_body
 from ..fetch.outcome import Refused
+from ..llm.client.retry import parse_retry_after
 from .base import ProviderError
 
-__all__ = ["ReplyLimits", "request_json", "MAX_REPLY_BYTES"]
+__all__ = ["ReplyLimits", "RateLimited", "request_json", "request_bytes", "parse_json", "MAX_REPLY_BYTES"]
 
 MAX_REPLY_BYTES = 5 * 1024 * 1024  # a page of results is tens of KB
 
@@ -43,6 +45,15 @@ class ReplyLimits:
     clock: Callable[[], float] | None = None
 
 
+class RateLimited(ProviderError):
+    """HTTP 429: ``retry_after`` is the seconds the API asked for (None when it did not say)."""
+
+    def __init__(self, provider: str, retry_after: float | None) -> None:
+        asked = f"; it asks to wait {retry_after:g}s" if retry_after is not None else ""
+        super().__init__(provider, f"rate limited (HTTP 429{asked})")
+        self.retry_after = retry_after
+
+
 class _Expired(Exception):
     """The whole-request limit passed between two chunks (by ``ReplyLimits.clock``)."""
 
@@ -57,8 +68,6 @@ async def _read(response: httpx.Response, limits: ReplyLimits, deadline: float, 
 
 def _status_reason(response: httpx.Response) -> str | None:
     code = response.status_code
-    if code == 429:
-        return "rate limited (HTTP 429)"
     if code in (401, 403):
         return f"not authorised (HTTP {code})"
     if code >= 400:
@@ -81,6 +90,8 @@ async def _exchange(
     deadline = clock() + limits.timeout
     response = await client.send(request, stream=True)
     try:
+        if response.status_code == 429:
+            raise RateLimited(provider, parse_retry_after(dict(response.headers)))
         reason = _status_reason(response)
         if reason:
             raise ProviderError(provider, reason)
@@ -89,22 +100,33 @@ async def _exchange(
         await response.aclose()
 
 
-async def request_json(
+async def request_bytes(
     provider: str, client: httpx.AsyncClient, method: str, url: str, *, limits: ReplyLimits, **kwargs: Any
-) -> Any:
-    """Send one request and return its JSON reply, or raise ProviderError (one line)."""
+) -> bytes:
+    """Send one request and return its decoded body, or raise ProviderError (one line)."""
     headers = {**kwargs.pop("headers", {}), "Accept-Encoding": "gzip, deflate"}  # what read_body decodes
     try:
         async with asyncio.timeout(limits.timeout):
             request = client.build_request(method, url, headers=headers, timeout=limits.timeout, **kwargs)
-            data = await _exchange(provider, client, request, limits)
+            return await _exchange(provider, client, request, limits)
     except (TimeoutError, httpx.TimeoutException, _Expired):
         raise ProviderError(provider, f"timed out after {limits.timeout:g}s") from None
     except Refused as exc:
         raise ProviderError(provider, _refusal(exc, limits)) from None
     except httpx.HTTPError as exc:
         raise ProviderError(provider, f"request failed: {type(exc).__name__}: {exc}") from None
+
+
+def parse_json(provider: str, data: bytes) -> Any:
+    """A reply's JSON, or ProviderError: invalid JSON, or nested past the parser's stack."""
     try:
         return json.loads(data)
-    except (ValueError, RecursionError):  # RecursionError: nested past the parser's stack
+    except (ValueError, RecursionError):
         raise ProviderError(provider, "answered with invalid JSON") from None
+
+
+async def request_json(
+    provider: str, client: httpx.AsyncClient, method: str, url: str, *, limits: ReplyLimits, **kwargs: Any
+) -> Any:
+    """Send one request and return its JSON reply, or raise ProviderError (one line)."""
+    return parse_json(provider, await request_bytes(provider, client, method, url, limits=limits, **kwargs))

@@ -4,7 +4,9 @@ A web page counts under its registrable host (``docs.python.org`` and ``www.pyth
 are ``python.org``); a local file under the first folder below the root of the corpus it
 came from, lower-cased and named with the corpus's id (``pg-1a2b3c4d/tutorial``; see
 :func:`~research_agent.memory.store.names.local_site`), or under the corpus folder's own name
-for a file at its top, so a corpus with one level is one site. A file whose corpus root the
+for a file at its top, so a corpus with one level is one site. A scholarly work (a source whose
+record keeps its identifiers) counts under ``scholarly/<identifier>``, each work its own site, as
+the gate counts it (:func:`~research_agent.memory.store.names.scholarly_site`). A file whose corpus root the
 record does not know counts under its folder's name, which names no corpus. A name that
 would not pass :func:`~research_agent.memory.store.names.valid_site` (a host such as
 ``[::1]``, a folder with spaces or non-ASCII letters, a path over 60 characters) is
@@ -21,7 +23,7 @@ from pathlib import PurePath
 from typing import Any
 
 from ...record import SourceSummary
-from ..store.names import corpus_id, local_site, valid_hostname, valid_site
+from ..store.names import corpus_id, local_site, scholarly_site, valid_hostname, valid_site
 
 __all__ = ["site_name", "safe_site", "corpus_ids", "source_sites"]
 
@@ -78,6 +80,9 @@ def site_name(source: SourceSummary, corpus_roots: Sequence[str] = ()) -> str:
     """The site ``source`` counts under (see the module docstring); always a valid site name."""
     if _is_local(source):
         return _local_site(source.location, corpus_roots)
+    if source.identifiers:
+        scheme, value = source.identifiers[0]
+        return scholarly_site(f"{scheme}:{value}")
     host = source.site_key
     return host if valid_hostname(host) else safe_site(host)
 
@@ -85,7 +90,9 @@ def site_name(source: SourceSummary, corpus_roots: Sequence[str] = ()) -> str:
 def source_sites(sources: Iterable[Any], corpus_roots: Sequence[str] = ()) -> set[str]:
     """The sites of ``sources`` (anything with a provider, location and site, as a search
     :class:`~research_agent.sources.Source`), named as the facts name them."""
-    return {
-        site_name(SourceSummary(None, "", s.location, s.site, s.provider, None, "", "kept", False), corpus_roots)
-        for s in sources
-    }
+    def summary(s: Any) -> SourceSummary:
+        work = getattr(s, "work", None)
+        ids = tuple(work.identifiers.items()) if work is not None else ()
+        return SourceSummary(None, "", s.location, s.site, s.provider, None, "", "kept", False, identifiers=ids)
+
+    return {site_name(summary(s), corpus_roots) for s in sources}

@@ -6,6 +6,10 @@ at most 60 characters, no ``..`` part). Since issue 20 a local site is written a
 ``<corpus id>/<first-level folder>`` (:func:`local_site`): the first folder below the corpus
 root, lower-cased, under the id of the corpus (:func:`corpus_id`); a folder name written
 before that names no corpus (:func:`site_corpus` is None) and teaches no site lesson.
+A scholarly work (a paper found by openalex, arxiv, pubmed or semanticscholar) counts as its own
+site, ``scholarly/<its identifier>`` (:func:`scholarly_site`): it is no site a lesson can steer
+towards or away from (an API host is not a publisher, and a venue is outside text), so
+:func:`is_scholarly_site` keeps it out of site lessons.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ __all__ = [
     "is_corpus_id",
     "local_site",
     "site_corpus",
+    "scholarly_site",
+    "is_scholarly_site",
 ]
 
 _HOSTNAME = re.compile(r"^(?=.{4,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
@@ -87,3 +93,23 @@ def site_corpus(site: str) -> str | None:
     if not slash or not is_corpus_id(corpus) or not folder or "/" in folder:
         return None
     return corpus
+
+
+# --- scholarly works: each its own site, never a site lesson's ---------------------------------
+
+SCHOLARLY_PREFIX = "scholarly/"
+_MAX_WORK = 60 - len(SCHOLARLY_PREFIX)
+
+
+def scholarly_site(identity: str) -> str:
+    """The site a scholarly work counts under: ``scholarly/<identifier>`` in the safe characters of a
+    folder (``doi:10.1038/x`` -> ``scholarly/doi-10.1038-x``), a long one cut and told apart by a hash."""
+    name = _UNSAFE_PART.sub("-", identity.lower()).strip("-.") or "work"
+    if len(name) > _MAX_WORK:
+        name = f"{name[: _MAX_WORK - 9]}-{hashlib.sha256(identity.encode()).hexdigest()[:8]}"
+    return SCHOLARLY_PREFIX + name
+
+
+def is_scholarly_site(site: str) -> bool:
+    """Whether ``site`` is a scholarly work's (:func:`scholarly_site`): no site lesson is built about it."""
+    return site.startswith(SCHOLARLY_PREFIX)

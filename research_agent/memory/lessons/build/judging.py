@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...store.critique_types import Critique
-from ...store.names import valid_site
+from ...store.names import is_scholarly_site, valid_site
 from ...store.schema import LESSON_KEY
 from .evidence import Evidence, Need, shown, stamp_of_id
 from .pool import EvidencePool
@@ -51,8 +51,11 @@ class _Track:
 
 
 def usable_site(site: str) -> bool:
-    """A site name that may appear in a lesson and its key."""
-    return len(site) <= MAX_SITE_CHARS and valid_site(site) and bool(LESSON_KEY.match(f"site:kept:{site}"))
+    """A site name that may appear in a lesson and its key (never a scholarly work's)."""
+    return (
+        len(site) <= MAX_SITE_CHARS and valid_site(site) and not is_scholarly_site(site)
+        and bool(LESSON_KEY.match(f"site:kept:{site}"))
+    )  # fmt: skip
 
 
 def _track(site: str, critiques: Sequence[Critique]) -> _Track:
