@@ -27,8 +27,8 @@ from ...memory.store.person.proposals import (
     PROPOSAL_PREFIX,
     Proposal,
     collect_proposals,
+    decide_proposal,
     decided_texts,
-    record_decision,
 )
 from ...memory.store.schema import STAGES
 from ...memory.store.targets import PERSON_TARGET, TARGETS
@@ -170,13 +170,15 @@ def approve_command(
     settings = memory_settings(ctx, reports_dir)
     proposal = _find(ctx, settings, key)
     chosen = _text(text if text is not None else proposal.text)
-    current = read_lessons_file(settings.meta_dir, settings.state_dir)
-    taken = [lesson.key.split(":", 1)[1] for lesson in current.lessons]
-    where = _domain(domain) if domain is not None else proposal.domains[0]
-    lesson = PersonLesson(f"approved:{slug_of(chosen, taken)}", proposal.stage, where, chosen, _target(target))
-    written = add_lesson(settings.meta_dir, settings.state_dir, lesson)
-    record_decision(settings.state_dir, proposal.text, "approved", now=memory_deps(ctx).clock())
-    _added(written, lesson)
+    where, aim = (_domain(domain) if domain is not None else proposal.domains[0]), _target(target)
+
+    def lesson(current: LessonsFile) -> PersonLesson:  # named from the file as it stands under the lock
+        taken = [lesson.key.split(":", 1)[1] for lesson in current.lessons]
+        return PersonLesson(f"approved:{slug_of(chosen, taken)}", proposal.stage, where, chosen, aim)
+
+    now = memory_deps(ctx).clock()
+    added = decide_proposal(settings.meta_dir, settings.state_dir, proposal.text, "approved", lesson, now=now)
+    _added(read_lessons_file(settings.meta_dir, settings.state_dir), added)
 
 
 @app.command("reject")
@@ -189,5 +191,5 @@ def reject_command(
     """Drop a proposed lesson; the same text (ignoring case, spaces and punctuation) is not proposed again."""
     settings = memory_settings(ctx, reports_dir)
     proposal = _find(ctx, settings, key)
-    record_decision(settings.state_dir, proposal.text, "rejected", now=memory_deps(ctx).clock())
+    decide_proposal(settings.meta_dir, settings.state_dir, proposal.text, "rejected", now=memory_deps(ctx).clock())
     echo(f"rejected {proposal.key}: {proposal.text}")
