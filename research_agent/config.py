@@ -79,6 +79,8 @@ class Settings:
     llm_max_retries: int = 4
     llm_concurrency: int = 16
     llm_max_answer_bytes: int = 4 * 1024 * 1024  # one answer's decompressed body; past it: unreadable
+    llm_prompt_rate: float = 20.0  # prompt tokens a second the server reads: the first streamed token's allowance
+    context_tokens: int | None = None  # the model's context window when its server does not say it
     relevance_batch_tokens: int = 800  # source tokens per relevance call: 12 sources in 3 calls on one slot
     price_table: Path | None = None
 
@@ -179,6 +181,8 @@ NUMBER_RANGES: dict[str, tuple[float, float, bool]] = {
     "llm_max_retries": (0, 20, True),
     "llm_concurrency": (1, 256, True),
     "llm_max_answer_bytes": (64 * 1024, 1 << 30, True),
+    "llm_prompt_rate": (0, 1_000_000, False),
+    "context_tokens": (512, 10_000_000, True),
     "relevance_batch_tokens": (50, 100_000, True),
     "run_timeout": (0, 7 * 24 * 3600, False),
     "max_sources": (1, 200, True),
@@ -203,7 +207,7 @@ NUMBER_RANGES: dict[str, tuple[float, float, bool]] = {
 def _number_problem(name: str, value: Any, bounds: tuple[float, float, bool]) -> str | None:
     """Why ``value`` is not a usable Settings.<name>, or None."""
     low, high, low_ok = bounds
-    if value is None and name == "max_sources":
+    if value is None and name in ("max_sources", "context_tokens"):
         return None
     whole = str(_FIELD_TYPES[name]).startswith("int")
     kind = "a whole number" if whole else "a number"
@@ -229,6 +233,8 @@ ENV_VARS: dict[str, str] = {
     "RESEARCH_AGENT_TIMEOUT": "run_timeout",
     "RESEARCH_AGENT_LLM_TIMEOUT": "llm_timeout",
     "RESEARCH_AGENT_LLM_CONCURRENCY": "llm_concurrency",
+    "RESEARCH_AGENT_LLM_PROMPT_RATE": "llm_prompt_rate",
+    "RESEARCH_AGENT_CONTEXT_TOKENS": "context_tokens",
     "RESEARCH_AGENT_SEARCH": "search_providers",
     "RESEARCH_AGENT_SEARXNG_URL": "searxng_url",
     "TAVILY_API_KEY": "tavily_api_key",

@@ -11,6 +11,7 @@ code; library users catch :class:`ResearchError` (or a subclass) instead.
     │   ├── LLMTimeout         a call took longer than the configured timeout
     │   ├── ModelNotFound      the endpoint does not know the model (HTTP 404)
     │   ├── UnreadableAnswer   HTTP 200, but not a chat completion that can be read
+    │   ├── ContextExceeded    the prompt does not fit the model's context window
     │   └── InvalidModelOutput no answer validated, after all of a request's attempts
     ├── SearchError            every search provider failed, or the corpus is unusable
     ├── StorageError           a report, record or critique could not be written
@@ -30,6 +31,7 @@ __all__ = [
     "LLMTimeout",
     "ModelNotFound",
     "UnreadableAnswer",
+    "ContextExceeded",
     "InvalidModelOutput",
     "SearchError",
     "StorageError",
@@ -84,6 +86,28 @@ class UnreadableAnswer(LLMError):
     """The endpoint answered (HTTP 200), but with a body that is not a chat completion that can
     be read: empty, not JSON or not UTF-8, no choices, null content, another vendor's shape, or
     larger than the answer size cap. Retried like a 5xx; then the stage degrades."""
+
+
+class ContextExceeded(LLMError):
+    """The server refused a prompt that, with its answer, does not fit the model's context window.
+    ``window`` and ``prompt_tokens`` are the server's numbers when it said them (else None);
+    ``estimated`` is what the prompt was estimated at when it was sent, ``answer_tokens`` the
+    ``max_tokens`` sent beside it."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        window: int | None = None,
+        prompt_tokens: int | None = None,
+        estimated: int = 0,
+        answer_tokens: int = 0,
+    ) -> None:
+        super().__init__(message)
+        self.window = window
+        self.prompt_tokens = prompt_tokens
+        self.estimated = estimated
+        self.answer_tokens = answer_tokens
 
 
 class InvalidModelOutput(LLMError):

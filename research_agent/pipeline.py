@@ -8,9 +8,9 @@ review, revise) and ``finish`` (the final report and the run record). Steps retu
 results; what grows across steps (sources scored, iterations, warnings, failures, the
 latest draft) is kept in the run's ledger (:mod:`research_agent.run.ledger`).
 
-The deadline (``--timeout``) is an error before a draft exists; after, the best draft so
-far is published with ``stop_reason: deadline``. A run in which no model answer at all
-could be read is an endpoint failure (exit 3), never a report that blames the sources.
+The deadline (``--timeout``) or a failing writer is an error before a draft exists; after, the
+latest draft is published (``stop_reason: deadline`` for the deadline). A run that read no model
+answer at all is an endpoint failure (exit 3), never a report that blames the sources.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from .config import Settings
-from .errors import LLMUnavailable, RunTimeout
+from .errors import LLMError, LLMUnavailable, RunTimeout
 from .fetch.gather import SourceReader, gather_sources, source_key
 from .interrupts import run_interruptibly
 from .llm import ChatModel
@@ -36,14 +36,14 @@ from .run.finish import finish_run
 from .run.ledger import KeptDraft
 from .run.replan import guidance as replan_guidance
 from .run.replan import replan_skip
-from .run.writing import Written, as_it_stood, write_and_review
+from .run.writing import Written, as_it_stood, published_after_failure, write_and_review
 from .search.base import SearchProvider
 from .search.registry import search_all
 from .sources import Source
 from .stages.decompose import Plan, decompose
-from .stages.draft_text import complete_part, read_draft, usable
 from .stages.gate import Gate, decide_gate
 from .stages.relevance import score_sources
+from .stages.writer import kept_part
 
 __all__ = ["research", "research_sync", "ResearchResult", "SourceSummary", "Iteration", "Progress"]
 
@@ -79,6 +79,8 @@ async def research(
                 outcome = await _plan_until_written(run, briefing, first)
         except RunTimeout as exc:
             outcome = _at_deadline(run, exc)
+        except LLMError as exc:
+            outcome = published_after_failure(run, exc)
         return finish_run(run, briefing, outcome)
 
 
@@ -94,17 +96,14 @@ def _at_deadline(run: Run, timeout: RunTimeout) -> Outcome:
     if kept is None:
         raise timeout
     run.ledger.warn(f"{timeout}; the latest draft is published as it stood")
-    return Outcome(kept.gate, as_it_stood(run, kept.gate, kept.written), kept.plan, "deadline",
-                   deadline_stage=timeout.stage)  # fmt: skip
+    return Outcome(kept.gate, as_it_stood(run, kept.gate, kept.written), kept.plan, "deadline", timeout.stage)
 
 
 def _streamed_so_far(run: Run) -> KeptDraft | None:
-    """The complete paragraphs of the first draft as far as it had streamed, when they make a draft."""
+    """The complete paragraphs (else sentences) of the first draft as far as it had streamed, when they make a draft."""
     arriving = run.ledger.draft_in_progress
-    if arriving is None:
-        return None
-    draft = read_draft(complete_part(arriving.text), cut="deadline")
-    if not usable(draft):
+    draft = kept_part(arriving.text, "deadline", run.settings.mode.target_words) if arriving is not None else None
+    if draft is None:
         return None
     run.ledger.count_cut()
     return KeptDraft(arriving.plan, arriving.gate, Written("proceed", draft, None, None, 0))

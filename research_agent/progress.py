@@ -20,7 +20,8 @@ class Progress(Protocol):
     ``counts`` carries running numbers by name: ``sub_queries``, ``found``, ``scored``,
     ``kept``, ``tokens``, ``waiting`` (seconds the oldest model call has waited), and while
     the writer streams, ``streamed`` (tokens so far; 0 when the stream ended) with
-    ``streamed_ms`` (milliseconds since its first token).
+    ``streamed_ms`` (milliseconds since its first token), and ``reading`` (1 from the moment a
+    writer's request is sent until its first token: the server is reading the prompt).
     """
 
     def stage(self, name: str, detail: str = "") -> None: ...
@@ -76,22 +77,30 @@ def stream_text(tokens: int, milliseconds: int) -> str:
 
 class TokenMeter:
     """Hears a stream's running token count and puts it on ``progress`` as ``streamed`` and
-    ``streamed_ms`` (time from the first token, on the clock ``now``). :meth:`finish` puts
+    ``streamed_ms`` (time from the first token, on the clock ``now``); a count of 0 (a request
+    sent, nothing come yet) as ``reading`` 1 until the first token. :meth:`finish` puts
     ``streamed`` back to 0; :attr:`rate` is the last rate seen (tokens per second)."""
 
     def __init__(self, progress: Progress, now: Callable[[], float]) -> None:
         self._progress = progress
         self._now = now
         self._first: float | None = None
+        self._reading = False
         self.tokens = 0
         self.milliseconds = 0
 
     def __call__(self, tokens: int, piece: str = "") -> None:
         now = self._now()
+        if tokens <= 0:  # a request was sent: the server reads the prompt
+            self._first, self.tokens, self._reading = None, 0, True
+            self._progress.counts(streamed=0, reading=1)
+            return
         if self._first is None or (tokens < self.tokens and piece):  # a new stream (the writer asked again)
             self._first = now
         self.tokens, self.milliseconds = tokens, int((now - self._first) * 1000)
-        self._progress.counts(streamed=tokens, streamed_ms=self.milliseconds)
+        read = {"reading": 0} if self._reading else {}
+        self._reading = False
+        self._progress.counts(streamed=tokens, streamed_ms=self.milliseconds, **read)
 
     @property
     def rate(self) -> float | None:
@@ -101,4 +110,6 @@ class TokenMeter:
         """The stream is over (a retry starts counting afresh)."""
         if self._first is not None:
             self._progress.counts(streamed=0, streamed_ms=self.milliseconds)
-        self._first = None
+        if self._reading:
+            self._progress.counts(reading=0)
+        self._first, self._reading = None, False

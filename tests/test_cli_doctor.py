@@ -27,8 +27,13 @@ def test_no_endpoint_is_reported(tmp_path):
     assert not ok and "OPENAI_API_KEY" in detail
 
 
+WINDOW_PATHS = ("/props", "/slots", "/api/show")  # where doctor asks for the context window
+
+
 def test_endpoint_models_and_folders_are_checked_and_no_folder_is_created(tmp_path):
     def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path in WINDOW_PATHS:
+            return httpx.Response(404)
         assert request.url.path == "/v1/models"
         return httpx.Response(200, json={"data": [{"id": "llama3"}]})
 
@@ -49,14 +54,20 @@ def test_a_model_the_server_does_not_list_is_tried_with_one_token(tmp_path):
     asked: list[dict] = []
 
     def llama_cpp(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/props":
+            return httpx.Response(200, json={"default_generation_settings": {"n_ctx": 8192}})
+        if request.url.path in WINDOW_PATHS:
+            return httpx.Response(404)
         if request.url.path == "/v1/models":
             return httpx.Response(200, json={"data": [{"id": "/models/SmolLM2-135M-Instruct-Q8_0.gguf"}]})
         asked.append(json.loads(request.content))
         return httpx.Response(200, json={"choices": [{"message": {"role": "assistant", "content": "OK"}}]})
 
     settings = Settings(base_url="http://127.0.0.1:1/v1", model="smollm2", reports_dir=tmp_path, cache_dir=tmp_path)
-    ok, detail = checks_of(settings, llama_cpp)["model endpoint"]
+    checks = checks_of(settings, llama_cpp)
+    ok, detail = checks["model endpoint"]
     assert ok is True, detail
+    assert checks["context window"] == (True, "8,192 tokens (llama.cpp /props)")
     assert "not in its list, which names /models/SmolLM2-135M-Instruct-Q8_0.gguf, but it answered" in detail
     assert asked == [{"model": "smollm2", "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 1}]
 

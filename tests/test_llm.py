@@ -485,10 +485,18 @@ async def test_base_url_without_key_uses_placeholder_and_settings(tmp_path: Path
     settings = Settings(
         base_url="http://localhost:11434/v1", model="local-model", fast_model="", price_table=prices
     )
-    client = httpx.AsyncClient(transport=httpx.MockTransport(endpoint))
+    seen: list[str] = []
+
+    def server(request: httpx.Request) -> httpx.Response:  # says no context window anywhere
+        seen.append(f"{request.method} {request.url.path}")
+        return endpoint(request) if request.url.path.endswith("/chat/completions") else httpx.Response(404)
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(server))
     model = OpenAIChatModel.from_settings(settings, http_client=client)
     response = await model.complete(ask("synthesize", schema=None, tier="fast"))
     await model.aclose()
+    # a local server is asked for its context window once, where servers say it, before the first call
+    assert seen == ["GET /props", "GET /slots", "GET /v1/models", "POST /api/show", "POST /v1/chat/completions"]
     assert endpoint.requests[0].headers["Authorization"] == f"Bearer {PLACEHOLDER_API_KEY}"
     assert str(endpoint.requests[0].url) == "http://localhost:11434/v1/chat/completions"
     assert endpoint.bodies[0]["model"] == "local-model"  # fast falls back to the main model

@@ -72,6 +72,7 @@ async def test_a_revision_that_never_answers_keeps_the_draft(tmp_path, scripted_
 
 async def test_a_revision_cut_short_keeps_the_previous_draft_and_is_counted(tmp_path, scripted_model):
     responder = ResearchResponder(findings=[CRITICAL])
+    revisions: list = []
 
     class CutRevision:
         async def complete(self, request):
@@ -81,16 +82,21 @@ async def test_a_revision_cut_short_keeps_the_previous_draft_and_is_counted(tmp_
             response = await scripted_model.complete(request)
             if request.stage != "revise":
                 return response
+            revisions.append(request)
             return type(response)(data=None, text=response.text[: len(response.text) // 2], model=response.model,
                                   usage=response.usage, finish_reason="length")
 
-    queue(scripted_model, responder, revise=[use(responder)])
+    queue(scripted_model, responder, revise=[use(responder), use(responder)])
     result = await research(QUERY, settings=settings_for(tmp_path, max_revisions=1), model=CutRevision(),
                             providers=[DocsProvider(tmp_path)], lessons=LessonSelection.none)
     assert CRITICAL["claim"] in result.report_markdown  # the draft, not the half revision
     assert "the revision was cut short (the model stopped at its token limit); the previous draft is kept" in result.warnings
+    # cut at the token limit: asked once more, for half the words in short paragraphs; never a third time
+    assert len(revisions) == 2 and not revisions[0].retry and revisions[1].retry
+    assert "SHORTER: about 600 words" in revisions[1].user and "SHORTER" not in revisions[0].user
     record = record_of(result)
     assert record["cut_answers"] == 1 and record["draft_cut"] == ""
+    assert record["usage"]["revise"]["retries"] == 1
 
 
 class HangingSkeptic:
@@ -241,7 +247,9 @@ async def test_the_progress_line_sees_the_writer_tokens_rise_before_the_stream_e
     async with asyncio.timeout(60):  # a guard against a hang, not a timing
         await asyncio.wait({task, asyncio.ensure_future(seen.wait())}, return_when=asyncio.FIRST_COMPLETED)
     streamed = [v["streamed"] for v in progress.values if "streamed" in v]
-    assert 0 < streamed[0] < streamed[1] < streamed[2] and not task.done()  # a count of the text, rising
+    # the request is sent: "reading the prompt" until the first token; then a count of the text, rising
+    assert streamed[0] == 0 and 0 < streamed[1] < streamed[2] < streamed[3] and not task.done()
+    assert [v.get("reading") for v in progress.values if "streamed" in v][:2] == [1, 0]
     release.set()
     result = await task
     await model.aclose()

@@ -8,7 +8,6 @@ import asyncio
 import io
 import json
 
-import httpx
 import pytest
 from rich.console import Console
 
@@ -21,10 +20,10 @@ from tests.support.llm import completion, make_model
 from tests.support.streams import (
     DONE,
     ManualTicker,
+    Streaming,
     content_events,
     event,
     events_then,
-    sse_response,
     usage_event,
 )
 
@@ -37,17 +36,6 @@ TWO_PARAGRAPHS = (
 WRITER = ChatRequest(stage="draft", system="write", user="Question: q")
 
 
-class Streaming:
-    """A MockTransport handler that answers each request with the next streamed body."""
-
-    def __init__(self, *bodies) -> None:
-        self.bodies = list(bodies)
-        self.requests: list[dict] = []
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(json.loads(request.content))
-        body = self.bodies.pop(0)
-        return body if isinstance(body, httpx.Response) else sse_response(body)
 
 
 def streaming_model(handler, ticker):
@@ -71,11 +59,12 @@ async def test_progress_hears_rising_token_counts_before_the_last_chunk_is_relea
     task = asyncio.create_task(model.stream(WRITER, on_tokens))
     async with asyncio.timeout(HANG_GUARD):  # a guard against a hang, not a timing
         await asyncio.wait({task, asyncio.ensure_future(heard.wait())}, return_when=asyncio.FIRST_COMPLETED)
+    # (0, "") first: the request was sent and the server reads the prompt ("reading the prompt"); then
     # at least one a chunk, and at least the text's estimate (four characters a token)
-    assert counts == [(2, "Vacuum r"), (4, "eclaims "), (6, "space.")] and not task.done()  # the end is held back
+    assert counts == [(0, ""), (2, "Vacuum r"), (4, "eclaims "), (6, "space.")] and not task.done()  # the end held back
     release.set()
     response = await task
-    assert counts[3:] == [(7, "")]  # the endpoint's own count, from the usage-only chunk
+    assert counts[4:] == [(7, "")]  # the endpoint's own count, from the usage-only chunk
     await model.aclose()
     assert response.text == "Vacuum reclaims space." and response.finish_reason == "stop"
     assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (40, 7)  # from the usage-only chunk

@@ -213,6 +213,10 @@ def test_the_token_meter_rates_from_the_first_token_and_starts_again_on_a_new_st
     assert progress.values[-1] == {"streamed": 1, "streamed_ms": 0}
     meter.finish()
     assert progress.values[-1] == {"streamed": 0, "streamed_ms": 0}
+    meter(0)  # a request sent, no token yet: the server reads the prompt
+    assert progress.values[-1] == {"streamed": 0, "reading": 1}
+    meter(1)
+    assert progress.values[-1] == {"streamed": 1, "streamed_ms": 0, "reading": 0}
 
 
 async def test_report_waits_shows_the_oldest_call_in_flight_at_each_tick() -> None:

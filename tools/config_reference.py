@@ -43,13 +43,18 @@ MEANINGS: dict[str, str] = {
     "base_url": "An OpenAI-compatible endpoint (Ollama, llama.cpp, vLLM, LM Studio, a gateway); empty means "
     "OpenAI's own.",
     "llm_timeout": "Seconds one structured call (decompose, relevance, skeptic, critique) may take in all, and "
-    "how long the streamed draft may go without a token. A call that times out is tried once more, then its "
-    "stage degrades.",
+    "how long the streamed draft may go without a token once its first token came. A call that times out is "
+    "tried once more, then its stage degrades.",
     "llm_max_retries": "Retries of a call that failed transiently (429, 5xx, a dropped connection), with "
     "backoff that honours Retry-After.",
     "llm_concurrency": "Model calls in flight at once. Set it to the server's slots: 1 for llama.cpp's default.",
     "llm_max_answer_bytes": "The most one answer may hold, decompressed; past it the answer is unreadable and "
     "its stage degrades.",
+    "llm_prompt_rate": "Prompt tokens a second the server reads: the writer's first streamed token may take "
+    "llm_timeout plus the prompt's estimated tokens at this rate (lower it for a slow CPU server).",
+    "context_tokens": "The model's context window (prompt and answer) when its server does not say it "
+    "(llama.cpp's /props, vLLM's /v1/models, Ollama's /api/show); prompts and answers are fitted to it. A "
+    "window the server says is never raised by it.",
     "relevance_batch_tokens": "Source tokens per relevance call when the server has fewer slots than sources: "
     "a standard run's 12 sources take 3 calls on one slot.",
     "price_table": "A TOML or JSON price table (USD per million input and output tokens) that extends the "
@@ -133,6 +138,7 @@ EXAMPLES: dict[str, Any] = {
     "price_table": "~/.config/research-agent/prices.toml",
     "rules_path": "rules.yaml",
     "max_sources": 12,
+    "context_tokens": 8192,
 }
 
 # Settings that commands other than `run` set by a flag of their own: setting -> (flag, commands).

@@ -126,6 +126,35 @@ def _endpoint(settings: Settings, client: httpx.Client) -> Check:
     return _models(client, base, headers, settings, _listed(response))
 
 
+def _window(settings: Settings, client: httpx.Client) -> Check:
+    """The context window the run will budget its prompts to: what the server says, else the setting."""
+    import httpx
+
+    from ..llm.client.window import Heard, settled, window_questions
+
+    said = None
+    if settings.base_url:  # a hosted default endpoint is not asked (its windows are far larger)
+        headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
+        heard = Heard()
+        for question in window_questions(settings.base_url, settings.model):
+            try:
+                response = client.request(question.method, question.url, json=question.body, headers=headers)
+            except httpx.HTTPError:
+                continue
+            said = heard.take(question, response.status_code, response.content[:256 * 1024])
+            if said is not None:
+                break
+        said = said or heard.guess
+    window = settled(said, settings.context_tokens)
+    if window is None:
+        return ("context window", True, "not said by the server; set context_tokens (--context-tokens, "
+                "RESEARCH_AGENT_CONTEXT_TOKENS) so that prompts are fitted to it")  # fmt: skip
+    detail = f"{window.window:,} tokens ({window.source})"
+    if said is not None and said is not window:
+        detail += f"; the server says {said.window:,} ({said.source})"
+    return ("context window", True, detail)
+
+
 def _writable(folder: Path) -> Check:
     """Whether research-agent could write in ``folder``, without creating it."""
     what = f"writable {folder}"
@@ -160,6 +189,7 @@ def run_checks(settings: Settings, *, client: httpx.Client, offline: bool = Fals
     config = default_config_path()
     checks.append(("config file", True, str(config) if config.is_file() else f"none (looked at {config})"))
     checks.append(_endpoint(settings, client))
+    checks.append(_window(settings, client))
     checks.append(_writable(Path(settings.reports_dir)))
     checks.append(_writable(Path(settings.cache_dir)))
     for folder in settings.corpus_dirs:

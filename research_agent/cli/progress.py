@@ -10,8 +10,11 @@ from .terminal import markup
 __all__ = ["RichProgress", "waiting_text", "cost_text"]
 
 
-def waiting_text(seconds: int) -> str:
-    """The progress line's part for a model call in flight, e.g. ``waiting for the model, 45 s``."""
+def waiting_text(seconds: int, *, reading: bool = False) -> str:
+    """The progress line's part for a model call in flight, e.g. ``waiting for the model, 45 s``
+    (``reading the prompt, 45 s`` while a writer's request has no token yet)."""
+    if reading:
+        return f"reading the prompt, {seconds} s" if seconds > 0 else "reading the prompt"
     return f"waiting for the model, {seconds} s" if seconds > 0 else ""
 
 
@@ -58,7 +61,7 @@ class RichProgress:
         streamed = self.values.get("streamed", 0)
         if streamed > 0:
             return stream_text(streamed, self.values.get("streamed_ms", 0))
-        return waiting_text(self.values.get("waiting", 0))
+        return waiting_text(self.values.get("waiting", 0), reading=bool(self.values.get("reading")))
 
     def stage(self, name: str, detail: str = "") -> None:
         self.current = f"{name}: {detail}" if detail else name

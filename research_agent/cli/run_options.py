@@ -75,6 +75,18 @@ LlmTimeout = Annotated[
                  "long the streamed draft may go without a token (RESEARCH_AGENT_LLM_TIMEOUT).",
                  show_default=_default("llm_timeout")),
 ]
+LlmPromptRate = Annotated[
+    float | None,
+    typer.Option("--llm-prompt-rate", metavar="TOKENS/S", help="How fast the model server reads a prompt: the first "
+                 "streamed token may take --llm-timeout plus the prompt at this rate (RESEARCH_AGENT_LLM_PROMPT_RATE).",
+                 show_default=_default("llm_prompt_rate")),
+]
+ContextTokens = Annotated[
+    int | None,
+    typer.Option("--context-tokens", metavar="N", help="The model's context window, when its server does not say it "
+                 "(llama.cpp /props, Ollama /api/show): prompts and answers are fitted to it "
+                 "(RESEARCH_AGENT_CONTEXT_TOKENS).", show_default="what the server says"),
+]
 NoRetry = Annotated[bool, typer.Option("--no-retry", help="No replanning and no revision loop.")]
 MinViability = Annotated[
     int | None, typer.Option("--min-viability", metavar="0-100", help="Replan below this skeptic viability.",
@@ -105,6 +117,8 @@ _SAME_VALUE = {
     "context": "context_path",
     "timeout": "run_timeout",
     "llm_timeout": "llm_timeout",
+    "llm_prompt_rate": "llm_prompt_rate",
+    "context_tokens": "context_tokens",
     "min_viability": "min_viability",
     "max_plans": "max_plans",
     "max_revisions": "max_revisions",

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from .budget import ContextBudget
 from .usage import Usage
 
 __all__ = [
@@ -21,16 +22,27 @@ __all__ = [
     "ChatModel",
     "StreamingChatModel",
     "TokenCallback",
+    "StopStream",
     "stream_or_complete",
+    "budget_of",
     "STRUCTURED_ATTEMPTS",
     "FINISHED",
+    "BOUNDED",
 ]
 
 STRUCTURED_ATTEMPTS = 3  # answers asked for per request; each retry shows the model its error
 FINISHED = "stop"  # the finish reason of an answer that ended as the model meant it to
+BOUNDED = "bounded"  # the finish reason of a stream its listener ended (StopStream): enough had come
 
-# Hears a stream as it arrives: the count of tokens so far, and the text that just came.
+# Hears a stream as it arrives: the count of tokens so far, and the text that just came. A call
+# with (0, "") says a request was sent and nothing has come yet (the server reads the prompt).
 TokenCallback = Callable[[int, str], None]
+
+
+class StopStream(Exception):
+    """Raised by a :data:`TokenCallback` to end a stream where it stands (the answer passed a bound
+    its listener keeps): the model closes the stream and returns what arrived, ``finish_reason``
+    :data:`BOUNDED`. A model that lets it escape leaves the listener to keep what it heard."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +65,7 @@ class ChatRequest:
     temperature: float = 0.2
     tier: Literal["main", "fast"] = "main"
     max_tokens: int | None = None
+    retry: bool = False  # this request asks again for an answer that could not be used (counted as a retry)
     check: Callable[[Any], str | None] | None = field(default=None, compare=False, repr=False)
 
 
@@ -65,7 +78,9 @@ class ChatResponse:
     ``length`` (the token limit), ``stalled`` (no token for the idle limit) or
     ``unfinished`` (the stream broke off), with ``text`` holding what arrived.
     ``quirks`` names server behaviour worth one warning per run (see
-    :data:`research_agent.llm.usage.QUIRKS`).
+    :data:`research_agent.llm.usage.QUIRKS`). ``controls_dropped`` counts the control characters,
+    escape sequences and bidi formatting taken out of the answer before it was read
+    (:func:`research_agent.text.controls.strip_controls`).
     """
 
     data: Any
@@ -75,6 +90,7 @@ class ChatResponse:
     notes: tuple[str, ...] = ()
     finish_reason: str = FINISHED
     quirks: tuple[str, ...] = ()
+    controls_dropped: int = 0
 
 
 @runtime_checkable
@@ -113,3 +129,11 @@ async def stream_or_complete(
     if stream is None:
         return await model.complete(request)
     return await stream(request, on_tokens)
+
+
+async def budget_of(model: ChatModel) -> ContextBudget | None:
+    """The context window ``model`` knows it has (learned from its server or set), or None."""
+    budget = getattr(model, "context_budget", None)
+    if budget is None:
+        return None
+    return await budget()

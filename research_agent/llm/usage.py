@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidModelOutput
 
 if TYPE_CHECKING:
+    from .budget import ContextBudget
     from .protocol import ChatModel, ChatRequest, ChatResponse, TokenCallback
 
 __all__ = ["Usage", "UsageRecorder", "usage_of", "usage_record", "total_cost", "QUIRKS"]
@@ -33,6 +34,7 @@ QUIRKS = {
     "no_finish": "the model server ended a stream without a finish reason: the answer may be cut short",
     "ignored_stream": "the model server ignored stream=true and sent each answer whole: no token progress is shown",
     "think": "the model streamed <think> reasoning before its answer: the reasoning was left out",
+    "empty_stream": "the model server ended a stream with no event: the request was sent again without streaming",
 }
 
 
@@ -120,6 +122,7 @@ class UsageRecorder:
         self.models: set[str] = set()
         self.notes: list[str] = []
         self.answers_read = 0  # answers that could be read (valid or not)
+        self.controls_dropped = 0  # control characters taken out of answers before they were read
         self.last_failure = ""  # the last error of a call that read no answer
         self._quirks: set[str] = set()
         self._on_note = on_note
@@ -136,7 +139,14 @@ class UsageRecorder:
         call = self.inner.complete(request) if stream is None else stream(request, on_tokens)
         return await self._tracked(request, call)
 
+    async def context_budget(self) -> ContextBudget | None:
+        """The wrapped model's context window, when it knows one."""
+        budget = getattr(self.inner, "context_budget", None)
+        return None if budget is None else await budget()
+
     async def _tracked(self, request: ChatRequest, call: Awaitable[ChatResponse]) -> ChatResponse:
+        if request.retry:  # a stage asked again for an answer it could not use
+            self._add(request.stage, Usage(retries=1))
         token = object()
         self._in_flight[token] = self._clock()
         try:
@@ -149,6 +159,7 @@ class UsageRecorder:
         self._add(request.stage, response.usage)
         if response.text or response.data is not None:
             self.answers_read += 1
+        self.controls_dropped += response.controls_dropped
         if response.model:
             self.models.add(response.model)
         for note in response.notes:

@@ -192,6 +192,7 @@ def _record(data: Mapping[str, Any]) -> RunRecord:
         capped_by_user=bool(data.get("capped_by_user", False)),
         citations_removed=data.get("citations_removed", 0),
         cut_answers=data.get("cut_answers", 0),
+        controls_dropped=data.get("controls_dropped", 0),
         citation_support=_citation_support(data.get("citation_support")),
         skeptic=_skeptic(data.get("skeptic", {})),
         claim_check=None if data.get("claim_check") is None else ClaimCheck.from_dict(data["claim_check"]),

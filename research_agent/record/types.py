@@ -199,8 +199,9 @@ class RunRecord:
     iterations: tuple[Iteration, ...] = ()
     final_decision: str = ""
     stop_reason: str = ""  # why the loop stopped; "deadline": the best draft was published at --timeout
-    draft_cut: str = ""  # why the published draft was cut short: length | stalled | unfinished | deadline
+    draft_cut: str = ""  # why the published draft was cut short: a key of stages.draft_text.CUT_NOTES
     cut_answers: int = 0  # writer answers (drafts and revisions) cut short in the run
+    controls_dropped: int = 0  # control characters, escape sequences, bidi marks taken out of model answers
     review: ReviewOutcome | None = None  # None: no draft was reviewed (the run gave up), or an older record
     lessons: LessonsRecord = LessonsRecord()
     provider_failures: tuple[str, ...] = ()
@@ -259,10 +260,7 @@ class RunRecord:
             "skeptic": _skeptic_dict(self.skeptic),
             "claim_check": None if self.claim_check is None else self.claim_check.as_dict(),
             "iterations": [i.as_dict() for i in self.iterations],
-            "final_decision": self.final_decision,
-            "stop_reason": self.stop_reason,
-            "draft_cut": self.draft_cut,
-            "cut_answers": self.cut_answers,
+            **{k: getattr(self, k) for k in _ENDING},
             "review": None if self.review is None else self.review.as_dict(),
             "lessons": self.lessons.as_dict(),
             "provider_failures": list(self.provider_failures),
@@ -279,6 +277,7 @@ class RunRecord:
 _HEAD = ("id", "query", "mode", "domain", "started", "finished", "model", "fast_model", "report_path",
          "gate_decision", "gate_reason")  # fmt: skip
 _COUNTS = ("kept_count", "dropped_count", "unscored_count", "cited_count", "cited_site_count")
+_ENDING = ("final_decision", "stop_reason", "draft_cut", "cut_answers", "controls_dropped")
 
 
 def _by_status(sources: Iterable[SourceSummary]) -> tuple[dict[str, SourceSummary], set[str], set[str]]:

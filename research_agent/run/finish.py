@@ -184,7 +184,8 @@ def _limitations(run: Run, outcome: Outcome, written: Written) -> list[str]:
     if written.draft.cut:
         limitations.append(
             f"{CUT_SHORT_NOTE} ({CUT_NOTES.get(written.draft.cut, written.draft.cut)}): "
-            "it ends at its last complete paragraph, and parts of the answer may be missing."
+            "it ends at its last complete paragraph (or, when none ended, its last complete sentence), "
+            "and parts of the answer may be missing."
         )
     if outcome.stop_reason == "deadline":
         limitations.append(_deadline_note(run, outcome, written))
@@ -270,6 +271,7 @@ def run_record(
         stop_reason=outcome.stop_reason,
         draft_cut=outcome.written.draft.cut if outcome.written is not None else "",
         cut_answers=ledger.cut_answers,
+        controls_dropped=run.model.controls_dropped,
         review=report.review,
         lessons=LessonsRecord.from_dict(briefing.lessons.as_record()),
         provider_failures=tuple(f"{f.provider}: {f.query}: {f.reason}" for f in ledger.provider_failures)[

@@ -23,12 +23,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..claims import ClaimCheck, lexical_only
+from ..errors import LLMError
 from ..progress import TokenMeter
 from ..record import Iteration
+from ..results import Outcome
 from ..review.checks.rules import RULE_TIMEOUT
 from ..review.feedback import format_feedback
 from ..review.review import Review, needs_revision, review_draft, still_open
 from ..sources import Source
+from ..stages._fallback import degrades
 from ..stages.decompose import Plan
 from ..stages.draft_text import CUT_NOTES
 from ..stages.gate import Gate
@@ -45,7 +48,7 @@ from .claim_round import check_rest, mark_draft, plan_claims, settle
 from .replan import replan_skip, unfounded
 from .report import ReportMeta, compose_report
 
-__all__ = ["Written", "write_and_review", "as_it_stood", "after_revisions"]
+__all__ = ["Written", "write_and_review", "as_it_stood", "after_revisions", "published_after_failure"]
 
 log = logging.getLogger(__name__)
 
@@ -195,7 +198,7 @@ async def _draft(run: Run, plan: Plan, gate: Gate, kept: tuple[Source, ...]) -> 
             draft = await draft_report(
                 run.model, run.query, kept, target_words=mode.target_words, source_tokens=mode.source_tokens,
                 context_block=run.context_block, short=gate.decision == "short_report", on_tokens=heard,
-                idle=run.settings.llm_timeout,
+                idle=run.settings.llm_timeout, notify=run.ledger.warn,
             )  # fmt: skip
         finally:
             meter.finish()
@@ -250,6 +253,18 @@ def as_it_stood(run: Run, gate: Gate, written: Written) -> Written:
                               short_reason=CUT_NOTES.get(written.draft.cut, written.draft.cut))  # fmt: skip
         written = replace(written, review=review)
     return written
+
+
+def published_after_failure(run: Run, failure: LLMError) -> Outcome:
+    """The latest draft of the run (an earlier plan's, or this plan's before its revision), published
+    as it stood when a later writer call failed (``failure``): a run that has a usable draft never
+    ends without a report for the writer's sake. Re-raises ``failure`` when there is none (or when it
+    is a setting to fix, an unknown model)."""
+    kept = run.ledger.latest_draft
+    if kept is None or not degrades(failure):
+        raise failure
+    run.ledger.warn(f"{failure}; the draft of plan {kept.plan} is published as it stood")
+    return Outcome(kept.gate, as_it_stood(run, kept.gate, kept.written), kept.plan, f"writer failed: {failure}")
 
 
 def _review(

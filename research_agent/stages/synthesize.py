@@ -2,20 +2,31 @@
 
 The writer answers in markdown (:mod:`.draft_text` reads it), streamed where the model
 can (:mod:`.writer`): ``on_tokens`` hears the running token count for the progress line.
+
+Both prompts are fitted to the model's context window (:func:`research_agent.llm.budget.fit`):
+the sources' passages are cut first, then (revise) the review feedback, then the answer's
+length. A server that still refuses the prompt for its size is asked once more, smaller (by
+the numbers it gave), never the same prompt twice; ``notify`` hears what happened.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from .. import prompts
+from ..errors import ContextExceeded
 from ..llm import ChatModel, ChatRequest, TokenCallback
+from ..llm.budget import ContextBudget, Trim, fit
+from ..llm.protocol import budget_of
 from ..sources import Source
 from ..text.passages import estimate_tokens
 from ..text.sanitize import sanitize, wrap_data
 from ._fallback import Notify, or_fallback
 from .draft_text import CUT_NOTES, ReportDraft, draft_markdown
 from .writer import ask_writer
+
+FEEDBACK_CHARS = 12000  # the review feedback revise is shown, at most
+_MIN_PASSAGE_TOKENS = 60  # what a source keeps when the window is small: a sentence or two
 
 __all__ = [
     "ReportDraft",
@@ -71,20 +82,28 @@ async def draft_report(
     short: bool = False,
     on_tokens: TokenCallback | None = None,
     idle: float | None = None,
+    notify: Notify | None = None,
 ) -> ReportDraft:
     """Write the first draft; sources are cited by their position (1-based). A draft cut
     short keeps its complete paragraphs (``cut`` says why); only no usable paragraph fails."""
     target = target_words // 2 if short else target_words
-    prompt = prompts.render(
-        "draft",
-        query=query,
-        target_words=target,
-        shape=_shape(short, target),
-        context=f"\n{context_block}\n" if context_block else "",
-        sources=sources_block(sources, token_budget=source_tokens),
-    )
-    request = _request("draft", prompt, temperature=0.3, max_tokens=max(1500, int(target * 2.2)))
-    return await ask_writer(model, request, on_tokens=on_tokens, idle=idle)
+
+    def build(trim: Trim) -> ChatRequest:
+        prompt = prompts.render(
+            "draft",
+            query=query,
+            target_words=target,
+            shape=_shape(short, target),
+            context=f"\n{context_block}\n" if context_block else "",
+            sources=sources_block(sources, token_budget=trim.passages),
+        )
+        return _request("draft", prompt, temperature=0.3, max_tokens=trim.answer)
+
+    start = Trim(source_tokens, 0, max(1500, int(target * 2.2)))
+    floor = Trim(min(source_tokens, _MIN_PASSAGE_TOKENS), 0, min(start.answer, 800))
+    return await _within_window(model, build, start, floor, notify,
+                                lambda request: ask_writer(model, request, target_words=target, on_tokens=on_tokens,
+                                                           idle=idle))  # fmt: skip
 
 
 async def revise_report(
@@ -105,24 +124,27 @@ async def revise_report(
 
     When no usable revision comes back, or the revision was cut short (``on_cut`` hears
     it), ``draft`` itself is returned (the same object: callers can tell) and ``notify`` is told.
+    A revision cut for its length is asked once more, shorter, first.
     """
     current = draft_markdown(draft)
-    prompt = prompts.render(
-        "revise",
-        query=query,
-        target_words=target_words,
-        feedback=wrap_data("review feedback", sanitize(feedback, max_chars=12000)),
-        draft=wrap_data("draft", current),
-        sources=sources_block(sources, token_budget=source_tokens),
-    )
-    max_tokens = max(1500, int(target_words * 2.2), estimate_tokens(current) + 500)
-    request = _request("revise", prompt, temperature=0.2, max_tokens=max_tokens)
-    revised = await or_fallback(
-        ask_writer(model, request, on_tokens=on_tokens, idle=idle),
-        lambda: draft,
-        outcome="the previous draft is kept",
-        notify=notify,
-    )
+
+    def build(trim: Trim) -> ChatRequest:
+        prompt = prompts.render(
+            "revise",
+            query=query,
+            target_words=target_words,
+            feedback=wrap_data("review feedback", sanitize(feedback, max_chars=trim.extra)),
+            draft=wrap_data("draft", current),
+            sources=sources_block(sources, token_budget=trim.passages),
+        )
+        return _request("revise", prompt, temperature=0.2, max_tokens=trim.answer)
+
+    start = Trim(source_tokens, FEEDBACK_CHARS, max(1500, int(target_words * 2.2), estimate_tokens(current) + 500))
+    floor = Trim(min(source_tokens, _MIN_PASSAGE_TOKENS), 2000, min(start.answer, estimate_tokens(current) + 200))
+    ask = lambda request: ask_writer(model, request, target_words=target_words, on_tokens=on_tokens,  # noqa: E731
+                                     idle=idle, keep_cut=False)  # fmt: skip
+    revised = await or_fallback(_within_window(model, build, start, floor, notify, ask), lambda: draft,
+                                outcome="the previous draft is kept", notify=notify)  # fmt: skip
     if revised.cut:
         if on_cut is not None:
             on_cut(revised)
@@ -131,6 +153,53 @@ async def revise_report(
             notify(message)
         return draft
     return revised
+
+
+async def _within_window(
+    model: ChatModel,
+    build: Callable[[Trim], ChatRequest],
+    start: Trim,
+    floor: Trim,
+    notify: Notify | None,
+    ask: Callable[[ChatRequest], Awaitable[ReportDraft]],
+) -> ReportDraft:
+    """``ask`` the request ``build`` makes, fitted to the model's window; after a refusal for size,
+    once more with a smaller one (by the server's numbers, else half the passages and feedback)."""
+    budget = await budget_of(model)
+    texts = lambda trim: _texts(build(trim))  # noqa: E731
+    trim = fit(texts, start, budget, floor)
+    try:
+        return await ask(build(trim))
+    except ContextExceeded as exc:
+        smaller = _smaller(exc, budget, texts, trim, floor)
+        if smaller is None:
+            raise
+        said = f"{exc}: asked once more with the sources' passages cut to {smaller.passages} tokens each"
+        if notify is not None:
+            notify(said)
+        try:
+            return await ask(build(smaller))
+        except ContextExceeded as again:
+            raise ContextExceeded(f"{again}, even with the sources' passages cut to {smaller.passages} tokens each",
+                                  window=again.window, prompt_tokens=again.prompt_tokens) from None  # fmt: skip
+
+
+def _smaller(
+    exc: ContextExceeded, budget: ContextBudget | None, texts: Callable[[Trim], tuple[str, ...]], trim: Trim, floor: Trim
+) -> Trim | None:
+    """A smaller trim than ``trim`` after the refusal ``exc``; None when nothing can shrink."""
+    window = exc.window or (budget.window if budget is not None else None)
+    if window:
+        base = budget if budget is not None else ContextBudget(window, "the server's refusal")
+        smaller = fit(texts, trim, base.after_refusal(exc.estimated, exc.prompt_tokens, exc.window), floor)
+        if smaller != trim:
+            return smaller
+    halved = Trim(max(floor.passages, trim.passages // 2), max(floor.extra, trim.extra // 2), trim.answer)
+    return halved if halved != trim else None
+
+
+def _texts(request: ChatRequest) -> tuple[str, ...]:
+    return (request.system, request.user)
 
 
 def _request(stage: str, prompt: prompts.Prompt, *, temperature: float, max_tokens: int) -> ChatRequest:

@@ -3,62 +3,194 @@
 :func:`ask_writer` sends one plain-text request through
 :func:`~research_agent.llm.protocol.stream_or_complete` (token progress when the model
 streams; a model with only ``complete()`` works the same, without it) and reads the
-answer into a :class:`~research_agent.stages.draft_text.ReportDraft`. An answer cut at
-the token limit, stalled or broken off keeps its complete paragraphs and says why in
-``ReportDraft.cut``. The writer is asked again only when nothing usable arrived: once
-after a stall (a second stall is the stage's timeout), and up to
-:data:`~research_agent.llm.STRUCTURED_ATTEMPTS` answers in all.
+answer into a :class:`~research_agent.stages.draft_text.ReportDraft`, within the limits of
+its length (:class:`~research_agent.stages.draft_text.DraftBound`: a stream that passes them is
+closed there). An answer cut at the token limit, stalled or broken off keeps its complete
+paragraphs and says why in ``ReportDraft.cut``; one cut before its first paragraph ended keeps
+its complete sentences, as paragraphs, when nothing better comes.
+
+The writer is asked again only when nothing usable arrived, each time saying why:
+
+* an answer cut at the token limit (or past the length limits) is asked again once, for half
+  the words in short paragraphs (never three full-length attempts at one limit); cut again,
+  the run keeps what there is;
+* a stall (or no first token in time) once more as it was (a second is the stage's timeout);
+* anything else (empty, JSON, no paragraph) up to :data:`~research_agent.llm.STRUCTURED_ATTEMPTS`
+  answers in all.
+
+Every request asked again is marked ``retry`` (the run record counts it).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from .. import prompts
 from ..errors import InvalidModelOutput, LLMTimeout
 from ..llm import STRUCTURED_ATTEMPTS, ChatModel, ChatRequest, ChatResponse, TokenCallback, stream_or_complete
 from ..llm.client.retry import TIMEOUT_RETRIES
-from ..llm.client.streaming import CUT_REASONS, STALLED
-from .draft_text import MIN_PARAGRAPH_WORDS, ReportDraft, complete_part, read_draft, usable
+from ..llm.client.streaming import CUT_REASONS, NO_FIRST_TOKEN, STALLED
+from ..llm.protocol import BOUNDED, StopStream
+from ..text.controls import without_controls
+from .draft_text import (
+    MIN_PARAGRAPH_WORDS,
+    DraftBound,
+    DraftLimits,
+    ReportDraft,
+    complete_part,
+    complete_sentences,
+    read_draft,
+    usable,
+)
 
-__all__ = ["ask_writer"]
+__all__ = ["ask_writer", "kept_part", "DEFAULT_TARGET_WORDS"]
 
 log = logging.getLogger(__name__)
 
+DEFAULT_TARGET_WORDS = 1200
+_SHORTENED = ("length", BOUNDED)  # cut for its length: asked again, shorter
+
+
+@dataclass(frozen=True)
+class _Read:
+    """One answer read: the draft of its complete paragraphs (None when it has none), the draft of
+    its complete sentences when that is all it has (None otherwise), and why it was cut ("")."""
+
+    whole: ReportDraft | None
+    sentences: ReportDraft | None
+    cut: str
+
+    @property
+    def best(self) -> ReportDraft | None:
+        return self.whole or self.sentences
+
 
 async def ask_writer(
-    model: ChatModel, request: ChatRequest, *, on_tokens: TokenCallback | None = None, idle: float | None = None
+    model: ChatModel,
+    request: ChatRequest,
+    *,
+    target_words: int = DEFAULT_TARGET_WORDS,
+    on_tokens: TokenCallback | None = None,
+    idle: float | None = None,
+    keep_cut: bool = True,
 ) -> ReportDraft:
-    """The writer's usable draft for ``request`` (a plain-text request).
+    """The writer's usable draft for ``request`` (a plain-text request for about ``target_words``).
 
-    Raises LLMTimeout after a second stall with nothing usable (``idle``: the idle limit,
-    for the message), InvalidModelOutput when no answer held a usable paragraph, and
-    whatever the model raised.
+    ``keep_cut`` False (revise) asks a usable answer cut for its length again, shorter, once.
+    Raises LLMTimeout after a second stall with nothing usable (``idle``: the idle limit, for the
+    message), InvalidModelOutput when no answer held a usable paragraph or sentence, and whatever
+    the model raised.
     """
-    stalls, reason, asked = 0, "", request
+    limits = DraftLimits.for_target(target_words)
+    kept: ReportDraft | None = None
+    stalls, shortened, reason, base, asked = 0, False, "", request, request
     for attempt in range(1, STRUCTURED_ATTEMPTS + 1):
-        response = await stream_or_complete(model, asked, on_tokens)
-        cut = response.finish_reason if response.finish_reason in CUT_REASONS else ""
-        draft = read_draft(complete_part(response.text) if cut else response.text, cut=cut)
-        if usable(draft) and not _is_json(response.text):
-            return draft
-        if response.finish_reason == STALLED:
+        response = await _answer(model, asked, on_tokens, limits)
+        read = _read(response.text, response.finish_reason if response.finish_reason in CUT_REASONS else "", limits)
+        if read.whole is not None and (not read.cut or keep_cut or shortened or read.cut not in _SHORTENED):
+            return read.whole
+        kept = _better(kept, read.best)
+        if read.cut in _SHORTENED:
+            if shortened:
+                break  # cut again, shorter: what there is
+            shortened, base = True, _shorter(request, target_words)
+            log.info("stage %s: answer %d was cut (%s); asking once more for a shorter one", request.stage, attempt,
+                     read.cut)  # fmt: skip
+            asked = base
+            continue
+        if read.cut in (STALLED, NO_FIRST_TOKEN):
             stalls += 1
             if stalls > TIMEOUT_RETRIES:
-                limit = f"{idle:g}s" if idle is not None else "the idle limit"
-                raise LLMTimeout(f"model call for stage {request.stage} timed out: no token for {limit} "
-                                 f"before a usable paragraph ({attempt} attempts)")  # fmt: skip
-        reason = _why_unusable(response, cut)
+                if kept is not None:
+                    return kept
+                raise LLMTimeout(_stalled(request, response, idle, attempt))
+        reason = _why_unusable(response, read.cut)
         log.info("stage %s: unusable answer %d (%s)", request.stage, attempt, reason)
-        asked = replace(request, user=f"{request.user}\n\n{prompts.fragment('writer_retry', reason=reason)}")
+        asked = replace(base, user=f"{base.user}\n\n{prompts.fragment('writer_retry', reason=reason)}", retry=True)
+    if kept is not None:
+        return kept
     raise InvalidModelOutput(
         f"the {request.stage} stage got invalid output from model {response.model or 'unknown'} "
-        f"after {STRUCTURED_ATTEMPTS} attempts: {reason}",
+        f"after {attempt} attempts: {reason or _why_unusable(response, read.cut)}",
         stage=request.stage,
         model=response.model,
     )
+
+
+async def _answer(
+    model: ChatModel, request: ChatRequest, on_tokens: TokenCallback | None, limits: DraftLimits
+) -> ChatResponse:
+    """One answer, its stream closed once it passes ``limits``."""
+    bound = DraftBound(limits)
+    heard: list[str] = []
+
+    def listen(tokens: int, piece: str) -> None:
+        nonlocal bound
+        if on_tokens is not None:
+            on_tokens(tokens, piece)
+        if tokens == 0:  # a request was sent (again): a new answer
+            bound = DraftBound(limits)
+            heard.clear()
+            return
+        heard.append(piece)
+        if bound.feed(piece):
+            raise StopStream
+
+    try:
+        return await stream_or_complete(model, request, listen)
+    except StopStream:  # a model that let it escape: what it had sent up to the bound
+        return ChatResponse(data=None, text="".join(heard), model=str(getattr(model, "model", "")),
+                            finish_reason=BOUNDED)  # fmt: skip
+
+
+def kept_part(text: str, cut: str, target_words: int) -> ReportDraft | None:
+    """The draft an answer cut short (``cut``: why) keeps, within the limits of a report of about
+    ``target_words``: its complete paragraphs, else its complete sentences; None when it has neither."""
+    return _read(text, cut, DraftLimits.for_target(target_words)).best
+
+
+def _read(text: str, cut: str, limits: DraftLimits) -> _Read:
+    """An answer's ``text`` (``cut``: why it was cut short, "" for a whole answer) read within
+    ``limits``: its complete paragraphs, else its complete sentences."""
+    text = without_controls(text)
+    bound = DraftBound(limits)
+    if bound.feed(text) and bound.cut_at is not None:
+        text, cut = text[: bound.cut_at], BOUNDED
+        body = text if bound.at_block else complete_part(text)
+    else:
+        body = complete_part(text) if cut else text
+    if _is_json(text):
+        return _Read(None, None, cut)
+    whole = read_draft(body, cut=cut)
+    if usable(whole):
+        return _Read(whole, None, cut)
+    sentences = read_draft(complete_sentences(text), cut=cut) if cut else None
+    return _Read(None, sentences if sentences is not None and usable(sentences) else None, cut)
+
+
+def _better(kept: ReportDraft | None, found: ReportDraft | None) -> ReportDraft | None:
+    """The longer of two fallback drafts."""
+    if found is None:
+        return kept
+    if kept is None or found.word_count > kept.word_count:
+        return found
+    return kept
+
+
+def _shorter(request: ChatRequest, target_words: int) -> ChatRequest:
+    """``request`` asked again after a cut: half the words, in short paragraphs."""
+    note = prompts.fragment("writer_shorter", words=max(100, target_words // 2))
+    return replace(request, user=f"{request.user}\n\n{note}", retry=True)
+
+
+def _stalled(request: ChatRequest, response: ChatResponse, idle: float | None, attempts: int) -> str:
+    if response.finish_reason == NO_FIRST_TOKEN:
+        return (f"model call for stage {request.stage} timed out: no first token in the time allowed to read the "
+                f"prompt ({attempts} attempts; a slow server: lower --llm-prompt-rate)")  # fmt: skip
+    limit = f"{idle:g}s" if idle is not None else "the idle limit"
+    return f"model call for stage {request.stage} timed out: no token for {limit} before a usable paragraph ({attempts} attempts)"
 
 
 def _is_json(text: str) -> bool:
@@ -76,9 +208,9 @@ def _why_unusable(response: ChatResponse, cut: str) -> str:
     if _is_json(response.text):
         return "the answer is JSON, not the markdown report asked for"
     if cut == "length":
-        return "the answer was cut off at the token limit before its first complete paragraph"
+        return "the answer was cut off at the token limit before its first complete sentence"
     if cut:
-        return f"the answer broke off ({cut}) before its first complete paragraph"
+        return f"the answer broke off ({cut}) before its first complete sentence"
     if not response.text.strip():
         return "the answer was empty"
     return f"no paragraph of at least {MIN_PARAGRAPH_WORDS} words"

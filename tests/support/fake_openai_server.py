@@ -25,6 +25,13 @@ Unreadable answers (HTTP 200, streamed or not, the same body; ``BODY_KINDS``):
     "huge"        a 50 MB body (its first bytes look like a completion)
     "gzipbomb"    ``Content-Encoding: gzip``, 50 KB that expand to 50 MB
 
+``FakeOpenAIServer(context_window=N)`` runs the model in N tokens like llama-cpp-python's server:
+``GET /props`` says ``n_ctx`` (unless ``say_window=False``); a prompt of N tokens or more is
+refused (HTTP 400 "This model's maximum context length is N tokens. However, you requested ...",
+or, streamed, an event stream with no event at all, as that server does); a prompt that leaves
+less room than ``max_tokens`` gets an answer cut at the window's end (``finish_reason: length``).
+``token_ratio`` scales the server's count of prompt tokens (its tokenizer against ours).
+
 ``Faults(reject_json_schema=True)`` answers ``response_format`` ``json_schema`` with HTTP
 500 and llama.cpp's error text. ``Faults(grammar_limit=2000)`` dies like llama.cpp's server
 (a segfault in its schema-to-grammar converter) when a schema in ``response_format`` has a
@@ -304,7 +311,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     # --- routes ----------------------------------------------------------------
     def do_GET(self) -> None:  # noqa: N802 - stdlib naming
-        if self.path.rstrip("/") in ("/v1/models", "/models"):
+        owner = self.server.owner
+        if self.path.rstrip("/") == "/props" and owner.context_window and owner.say_window:
+            self._send_json(200, {"default_generation_settings": {"n_ctx": owner.context_window}, "total_slots": 1})
+        elif self.path.rstrip("/") in ("/v1/models", "/models"):
             models = self.server.owner.models or ("fake-model",)
             self._send_json(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in models]})
         else:
@@ -453,6 +463,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._note(status=0, fault="crash")
                 self._hang_up()
                 return
+        if self._over_window(owner, body, stream):
+            return
         kind = owner._plan(stage)
         self._note(fault=kind)
         # A rate limit is refused before any work, as real endpoints do; everything else takes the delay.
@@ -484,7 +496,11 @@ class _Handler(BaseHTTPRequestHandler):
             content, finish = content[: len(content) // 2], "length"
         elif kind == "badschema":
             content = BAD_SCHEMA_ANSWER
-        usage = (_prompt_tokens(body), _tokens(content))
+        usage = (owner.prompt_tokens(body), _tokens(content))
+        room = (owner.context_window - usage[0]) if owner.context_window else None
+        if room is not None and _tokens(content) > room:  # the window ends before the answer does
+            content, finish = content[: room * 4], "length"
+            usage = (usage[0], _tokens(content))
         self._note(usage=usage)
         if stream:
             self._stream(owner, model, content, finish, usage, kind, body)
@@ -493,6 +509,27 @@ class _Handler(BaseHTTPRequestHandler):
             self._hang_up()
             return
         self._complete(owner, model, content, finish, usage, kind)
+
+    def _over_window(self, owner: FakeOpenAIServer, body: dict[str, Any], stream: bool) -> bool:
+        """Refuse a prompt the window cannot hold, as llama-cpp-python's server does; True when refused."""
+        prompt = owner.prompt_tokens(body)
+        if not owner.context_window or prompt < owner.context_window:
+            return False
+        self._note(status=400, fault="context", usage=(prompt, 0))
+        if stream:  # the error is raised inside the event publisher: headers, then nothing
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self._commit()
+            self._chunk(b"")
+            self.wfile.flush()
+            return True
+        asked = body.get("max_tokens") or 0
+        self._error(400, f"This model's maximum context length is {owner.context_window} tokens. However, you "
+                    f"requested {prompt + asked} tokens ({prompt} in the messages, {asked} in the completion). "
+                    "Please reduce the length of the messages or completion.", "invalid_request_error")  # fmt: skip
+        return True
 
     def _completion(self, model: str, content: str, finish: str, usage: tuple[int, int]) -> dict[str, Any]:
         return {
@@ -642,8 +679,14 @@ class FakeOpenAIServer:
         models: Iterable[str] | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        context_window: int | None = None,
+        say_window: bool = True,
+        token_ratio: float = 1.0,
     ) -> None:
         self.responder: Responder = responder or default_responder
+        self.context_window = context_window
+        self.say_window = say_window
+        self.token_ratio = token_ratio
         self.delay = delay
         self.token_delay = token_delay
         self.models = tuple(models) if models is not None else None
@@ -710,6 +753,10 @@ class FakeOpenAIServer:
         self.stop()
 
     # --- used by the handler ----------------------------------------------------------
+    def prompt_tokens(self, body: Mapping[str, Any]) -> int:
+        """The prompt's tokens as this server's tokenizer counts them."""
+        return int(_prompt_tokens(body) * self.token_ratio)
+
     def _plan(self, stage: str) -> str | None:
         with self._lock:
             plan = self.faults

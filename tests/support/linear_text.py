@@ -120,6 +120,17 @@ def _quote(text: str) -> Any:
     return quote_found(text[: len(text) // 2], text)
 
 
+def _bound(text: str) -> Any:
+    from research_agent.stages.draft_text import DraftBound, DraftLimits
+
+    whole, pieces = DraftBound(DraftLimits(10**9, 10**9, 10**9, 10**9)), DraftBound(DraftLimits.for_target(1200))
+    whole.feed(text)  # never over: every character counted
+    for start in range(0, len(text), 4096):  # as a stream: stops at the first limit
+        if pieces.feed(text[start : start + 4096]):
+            break
+    return whole.words, pieces.cut_at
+
+
 def _get(module: str, name: str, **kwargs: Any) -> Callable[[str], Any]:
     def run(text: str) -> Any:
         import importlib
@@ -198,6 +209,9 @@ FUNCTIONS: dict[str, tuple[Callable[[str], Any], tuple[str, ...], tuple[tuple[st
                    ("## Key Findings\n- a\n", "# a\n", "```\n", "<<<DATA", "<<<", "[1] a \u2014 ", " \u2014 a"),
                    (("## Key Findings\n\n- a", "\n\n  b"), ("[1] a", " \u2014 a"), ("<<<DATA", " ")), 1024 * 1024),
     "complete_part": (_get("research_agent.stages.draft_text", "complete_part"), ("- a\n", "\n\n", "1. "), (), None),
+    "complete_sentences": (_get("research_agent.stages.draft_text", "complete_sentences"),
+                           ("a. ", "a [1]. ", "# a\n", "- a. ", "e.g. ", ".\n"), ((".", " "), ("# ", "a")), None),
+    "draft_bound": (_bound, ("# a\n", "\n\n", "- a\n", "a ", "\n"), (("#", " "), ("a", "a")), None),
     "text_sentences": (lambda t: list(__import__("research_agent.claims.sentences").claims.sentences.text_sentences(t)),
                        (". [1]", "[Disputed] ", "- a [1]\n", "1. ", "**", "<!-- [Disputed] ", "[[Disputed]](a) [1] "),
                        (("- ", " "), ("<!--", "[Disputed] [1] ")), None),

@@ -16,7 +16,9 @@ from typing import Any
 
 import httpx
 
-__all__ = ["JumpingLoop", "ManualTicker", "event", "content_events", "sse", "sse_response", "usage_event", "DONE"]
+__all__ = [
+    "JumpingLoop", "ManualTicker", "Streaming", "event", "content_events", "sse", "sse_response", "usage_event", "DONE",
+]
 
 DONE = b"data: [DONE]\n\n"
 
@@ -60,6 +62,20 @@ class ManualTicker:
         while checked and self.calls < target:
             self._called.clear()
             await self._called.wait()
+
+
+class Streaming:
+    """A MockTransport handler that answers each request with the next body: a callable making the
+    stream's bytes (an async generator), or a whole ``httpx.Response``. ``requests`` keeps each request's JSON."""
+
+    def __init__(self, *bodies: Any) -> None:
+        self.bodies = list(bodies)
+        self.requests: list[dict[str, Any]] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(json.loads(request.content))
+        body = self.bodies.pop(0)
+        return body if isinstance(body, httpx.Response) else sse_response(body)
 
 
 def event(content: str | None = None, finish: str | None = None, **extra: Any) -> dict[str, Any]:

@@ -23,11 +23,13 @@ class IdleTimeout(Exception):
 
 
 class IdleWatch:
-    """When something last arrived, on the ticker's clock."""
+    """When something last arrived, on the ticker's clock, and how long may pass before the next
+    (``limit``: a reader may change it, e.g. once the first token came)."""
 
-    def __init__(self, ticker: Ticker) -> None:
+    def __init__(self, ticker: Ticker, limit: float) -> None:
         self._now = ticker.now
         self.last = ticker.now()
+        self.limit = limit
 
     def touch(self) -> None:
         """Something arrived now."""
@@ -40,14 +42,15 @@ class IdleWatch:
 
 @contextlib.asynccontextmanager
 async def idle_limit(limit: float, ticker: Ticker) -> AsyncIterator[IdleWatch]:
-    """Run the block until it ends or stays idle for ``limit`` seconds: then IdleTimeout.
+    """Run the block until it ends or stays idle for ``limit`` seconds (the watch's ``limit`` from
+    then on): then IdleTimeout.
 
     Like :func:`asyncio.timeout`, the block is stopped by cancelling its task; a
     cancellation from anyone else goes through untouched.
     """
     task = asyncio.current_task()
     assert task is not None, "idle_limit needs a running task"
-    watch = IdleWatch(ticker)
+    watch = IdleWatch(ticker, limit)
     before = task.cancelling()
     fired = False
 
@@ -55,7 +58,7 @@ async def idle_limit(limit: float, ticker: Ticker) -> AsyncIterator[IdleWatch]:
         nonlocal fired
         while True:
             await ticker.tick()
-            if watch.idle() >= limit:
+            if watch.idle() >= watch.limit:
                 fired = True
                 task.cancel()
                 return
@@ -65,7 +68,7 @@ async def idle_limit(limit: float, ticker: Ticker) -> AsyncIterator[IdleWatch]:
         yield watch
     except asyncio.CancelledError:
         if fired and task.uncancel() <= before:
-            raise IdleTimeout(f"no token for {limit:g}s") from None
+            raise IdleTimeout(f"no token for {watch.limit:g}s") from None
         raise
     finally:
         guarding.cancel()

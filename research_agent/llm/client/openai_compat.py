@@ -15,7 +15,8 @@ import random
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from ...errors import ConfigError, InvalidModelOutput, LLMError, ModelNotFound
+from ...errors import ConfigError, ContextExceeded, InvalidModelOutput, LLMError
+from ..budget import ContextBudget
 from ..prices import PriceTable
 from ..protocol import STRUCTURED_ATTEMPTS, ChatRequest, ChatResponse, TokenCallback
 from ..structured import (
@@ -23,7 +24,6 @@ from ..structured import (
     InvalidAnswer,
     OutputForm,
     RawAnswer,
-    SchemaRejected,
     ask_in_forms,
     build_messages,
     interpret,
@@ -32,24 +32,19 @@ from ..structured import (
 )
 from ..waiting import SystemTicker, Ticker
 from .answers import (
-    ACCEPT_ENCODING,
     MAX_ANSWER_BYTES,
     ConnectionLost,
     Unreadable,
+    cleaned,
+    cleaned_data,
     completion_answer,
     read_body,
 )
-from .refusals import (
-    describe,
-    error_text,
-    final_error,
-    is_rejection,
-    unreachable,
-    unreachable_error,
-    unsupported_param,
-)
-from .retry import RETRYABLE_STATUS, RequestTally, backoff_delay, parse_retry_after
-from .streaming import StreamReader
+from .fitting import WindowFit
+from .refusals import describe, error_text, final_error, status_verdict, unreachable, unreachable_error
+from .retry import RequestTally, backoff_delay, parse_retry_after, request_kwargs
+from .streaming import EmptyStream, StreamReader
+from .window import refusal
 
 if TYPE_CHECKING:
     import openai
@@ -79,6 +74,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT = 180.0  # seconds per call: a slow CPU server still finishes a long draft
+DEFAULT_PROMPT_RATE = 20.0  # prompt tokens a second a CPU server reads: the first token's allowance
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PLACEHOLDER_API_KEY = "sk-no-key-needed"  # local servers ignore the key, the client needs one
@@ -108,8 +104,16 @@ class OpenAIChatModel:
     LLMError raised carries the usage spent before it as ``.usage``.
 
     :meth:`stream` asks for plain text, streamed (:mod:`.streaming`): ``timeout`` is then an
-    idle limit (no token for that long, on ``ticker``'s clock), and whatever arrived before
-    a stall or the token limit is returned with its ``finish_reason``.
+    idle limit (no token for that long, on ``ticker``'s clock), after a first token that may take
+    ``timeout`` plus the prompt read at ``prompt_rate`` tokens a second; whatever arrived before
+    a stall or the token limit is returned with its ``finish_reason``. A stream that ends with no
+    event is asked once more without streaming, so that the server's own error can be read.
+
+    The context window (:mod:`.fitting`): ``context_tokens`` (a setting) and, with
+    ``ask_window``, what the server says (asked once per model); an answer's ``max_tokens`` is
+    lowered to fit beside its prompt, and a refusal for size is asked again once, with the room
+    the server's numbers leave, when that is a smaller answer: never the same request twice.
+    Answers are read with control characters taken out (counted in ``controls_dropped``).
     """
 
     def __init__(
@@ -130,6 +134,9 @@ class OpenAIChatModel:
         limiter: asyncio.Semaphore | None = None,
         ticker: Ticker | None = None,
         max_answer_bytes: int = MAX_ANSWER_BYTES,
+        context_tokens: int | None = None,
+        ask_window: bool = False,
+        prompt_rate: float = DEFAULT_PROMPT_RATE,
     ) -> None:
         if not model:
             raise ConfigError("no model name configured: set RESEARCH_AGENT_MODEL or pass --model")
@@ -142,6 +149,7 @@ class OpenAIChatModel:
         self.max_retries = max(0, int(max_retries))
         self.prices = prices if prices is not None else PriceTable.default()
         self.max_answer_bytes = max(1, int(max_answer_bytes))
+        self.prompt_rate = float(prompt_rate)
         self._ticker = ticker if ticker is not None else SystemTicker()
         self._sleep = sleep
         self._rng = rng if rng is not None else random.Random()
@@ -158,6 +166,8 @@ class OpenAIChatModel:
             timeout=self.timeout,
             http_client=http_client,
         )
+        self._fit = WindowFit(self.base_url, api_key or PLACEHOLDER_API_KEY, context_tokens,
+                              http_client if ask_window else None, ask=ask_window)  # fmt: skip
 
     @classmethod
     def from_settings(
@@ -179,11 +189,18 @@ class OpenAIChatModel:
             http_client=http_client,
             ticker=ticker,
             max_answer_bytes=settings.llm_max_answer_bytes,
+            context_tokens=settings.context_tokens,
+            ask_window=bool(settings.base_url),  # a hosted default endpoint's windows are far larger
+            prompt_rate=settings.llm_prompt_rate,
         )
 
     async def aclose(self) -> None:
         """Close the underlying HTTP client."""
         await self._client.close()
+
+    async def context_budget(self, tier: str = "main") -> ContextBudget | None:
+        """The context window of the ``tier``'s model: what its server says (asked once), else the setting."""
+        return await self._fit.budget(self.fast_model if tier == "fast" else self.model)
 
     async def __aenter__(self) -> OpenAIChatModel:
         return self
@@ -199,29 +216,59 @@ class OpenAIChatModel:
         """Answer one request; raises the LLMError family (with ``.usage``) or ConfigError (bad key)."""
         model = self.fast_model if request.tier == "fast" else self.model
         tally = RequestTally()
-        try:
-            return await self._answer(request, model, tally)
-        except LLMError as exc:
-            exc.usage = tally.usage(self.prices, model)
-            raise
+        return await self._fitted(request, model, tally, lambda asked: self._answer(asked, model, tally))
 
     async def stream(self, request: ChatRequest, on_tokens: TokenCallback | None = None) -> ChatResponse:
         """Answer a plain-text request as a stream; ``on_tokens(n, piece)`` hears each piece as it comes.
 
         Never raises for an answer that stalled or was cut: its ``finish_reason`` says so
-        (``stalled``, ``length``, ``unfinished``) and ``text`` holds what arrived.
+        (``stalled``, ``no_first_token``, ``length``, ``unfinished``, ``bounded``) and ``text``
+        holds what arrived.
         """
         model = self.fast_model if request.tier == "fast" else self.model
         tally = RequestTally()
-        reader = StreamReader(self._client, idle=self.timeout, ticker=self._ticker,
-                              max_bytes=self.max_answer_bytes, on_tokens=on_tokens)  # fmt: skip
+        reader = StreamReader(self._client, idle=self.timeout, ticker=self._ticker, max_bytes=self.max_answer_bytes,
+                              on_tokens=on_tokens, prompt_rate=self.prompt_rate)  # fmt: skip
+
+        async def answer(asked: ChatRequest) -> ChatResponse:
+            raw = await self._streamed(asked, model, build_messages(asked, None), tally, reader)
+            tally.answered(raw)
+            return reader.response(raw, model, tally.usage(self.prices, model))
+
+        return await self._fitted(request, model, tally, answer)
+
+    async def _fitted(
+        self,
+        request: ChatRequest,
+        model: str,
+        tally: RequestTally,
+        answer: Callable[[ChatRequest], Awaitable[ChatResponse]],
+    ) -> ChatResponse:
+        """``answer(request)`` within the model's context window: asked again once, with a smaller
+        answer, after a refusal for size when that can help. An LLMError raised carries the usage spent."""
+        await self._fit.budget(model)
         try:
-            raw = await self._call(request, model, build_messages(request, None), None, tally, read=reader.read)
+            try:
+                return await answer(request)
+            except ContextExceeded as exc:
+                smaller = self._fit.again_smaller(request, model, exc)
+                tally.retries += 1
+                return await answer(smaller)
         except LLMError as exc:
             exc.usage = tally.usage(self.prices, model)
             raise
-        tally.answered(raw)
-        return reader.response(raw, model, tally.usage(self.prices, model))
+
+    async def _streamed(
+        self, request: ChatRequest, model: str, messages: list[dict[str, str]], tally: RequestTally, reader: StreamReader
+    ) -> RawAnswer:
+        """One streamed answer; a stream that ended with no event is asked once more, whole."""
+        try:
+            return await self._call(request, model, messages, None, tally, read=reader.read)
+        except EmptyStream:
+            log.info("stage %s: the stream ended with no event; asking once more without streaming", request.stage)
+            tally.retries += 1
+            reader.quirk("empty_stream")
+            return await self._call(request, model, messages, None, tally)
 
     async def _answer(self, request: ChatRequest, model: str, tally: RequestTally) -> ChatResponse:
         """Up to STRUCTURED_ATTEMPTS answers; each retry shows the model what was wrong."""
@@ -235,8 +282,11 @@ class OpenAIChatModel:
             else:
                 raw = await self._call_structured(request, model, schema, repair, tally)
             tally.answered(raw)
+            raw, dropped = cleaned(raw)
             try:
                 data, text, notes = interpret(raw, schema, request.check)
+                data, more = cleaned_data(data)
+                dropped += more
             except InvalidAnswer as exc:
                 reason = str(exc)
                 log.info("stage %s: invalid answer %d from %s (%s)", request.stage, attempt + 1, model, reason)
@@ -245,7 +295,7 @@ class OpenAIChatModel:
             for note in notes:
                 log.info("stage %s: %s", request.stage, note)
             usage = tally.usage(self.prices, model)
-            return ChatResponse(data=data, text=text, model=model, usage=usage, notes=notes)
+            return ChatResponse(data=data, text=text, model=model, usage=usage, notes=notes, controls_dropped=dropped)
         raise InvalidModelOutput(
             f"the {request.stage} stage got invalid output from model {model} "
             f"after {STRUCTURED_ATTEMPTS} attempts: {reason}",
@@ -324,59 +374,23 @@ class OpenAIChatModel:
     def _retryable_status(
         self, exc: openai.APIStatusError, request: ChatRequest, model: str, response_format: dict[str, Any] | None
     ) -> bool:
-        """True for a transient status; False when a refused parameter was dropped; raises otherwise."""
-        key = (self.base_url, model)
+        """True for a transient status; False when a refused parameter was dropped; raises otherwise
+        (a refusal for size as ContextExceeded)."""
         text = error_text(exc)
-        if response_format is not None and is_rejection(exc.status_code, text):
-            raise SchemaRejected(f"{self.base_url} for {model}: HTTP {exc.status_code} {text[:200]}") from None
-        dropped = unsupported_param(exc.status_code, text, self._dropped_params.get(key, set()))
-        if dropped is not None:
-            log.info("model %s does not accept %s; sending without it", model, dropped)
-            self._dropped_params.setdefault(key, set()).add(dropped)
-            return False
-        if exc.status_code in (401, 403):
-            raise ConfigError(
-                f"the model endpoint {self.base_url} refused the API key (HTTP {exc.status_code}): "
-                "check OPENAI_API_KEY"
-            ) from None
-        if exc.status_code == 404:
-            which = "RESEARCH_AGENT_FAST_MODEL / --fast-model" if model != self.model else "RESEARCH_AGENT_MODEL / --model"
-            raise ModelNotFound(f"model '{model}' not found at {self.base_url}; check {which}") from None
-        if exc.status_code not in RETRYABLE_STATUS:
-            raise LLMError(
-                f"model endpoint {self.base_url} rejected the {request.stage} request: "
-                f"HTTP {exc.status_code} {text[:200]}"
-            ) from None
-        return True
+        refused = refusal(exc.status_code, text, exc.body)
+        if refused is not None:
+            raise self._fit.exceeded(request, model, refused, text) from None
+        return status_verdict(exc.status_code, text, stage=request.stage, base_url=self.base_url, model=model,
+                              main_model=self.model, structured=response_format is not None,
+                              dropped=self._dropped_params.setdefault((self.base_url, model), set()))  # fmt: skip
 
     def _kwargs(
-        self,
-        request: ChatRequest,
-        model: str,
-        messages: list[dict[str, str]],
-        response_format: dict[str, Any] | None,
-        *,
-        stream: bool = False,
-    ) -> dict[str, Any]:
-        dropped = self._dropped_params.get((self.base_url, model), set())
-        kwargs: dict[str, Any] = {
-            "model": model,
-            "messages": messages,
-            "extra_headers": {"X-Research-Agent-Stage": request.stage, **ACCEPT_ENCODING},
-            "timeout": self.timeout,
-        }
-        if "temperature" not in dropped:
-            kwargs["temperature"] = request.temperature
-        if request.max_tokens is not None:
-            name = "max_completion_tokens" if "max_tokens" in dropped else "max_tokens"
-            kwargs[name] = request.max_tokens
-        if response_format is not None:
-            kwargs["response_format"] = response_format
-        if stream:
-            kwargs["stream"] = True
-            if "stream_options" not in dropped:  # the usage, in the stream's last event
-                kwargs["stream_options"] = {"include_usage": True}
-        return kwargs
+        self, request: ChatRequest, model: str, messages: list[dict[str, str]], response_format: dict[str, Any] | None,
+        *, stream: bool = False,
+    ) -> dict[str, Any]:  # fmt: skip
+        answer = self._fit.answer_tokens(model, messages, request.max_tokens) if request.max_tokens else None
+        return request_kwargs(request, model, messages, response_format, timeout=self.timeout, answer_tokens=answer,
+                              dropped=self._dropped_params.get((self.base_url, model), set()), stream=stream)  # fmt: skip
 
     def _delay(self, attempt: int, failure: BaseException) -> float:
         asked = None

@@ -8,22 +8,36 @@ any failure for the log, and the error a call raises once its retries are spent.
 from __future__ import annotations
 
 import errno
+import logging
 import socket
 from typing import Any
 
-from ...errors import EndpointUnreachable, LLMError, LLMTimeout, LLMUnavailable, UnreadableAnswer
+from ...errors import (
+    ConfigError,
+    EndpointUnreachable,
+    LLMError,
+    LLMTimeout,
+    LLMUnavailable,
+    ModelNotFound,
+    UnreadableAnswer,
+)
+from ..structured import SchemaRejected
 from .answers import Unreadable
+from .retry import RETRYABLE_STATUS
 
 __all__ = [
     "error_text",
     "is_rejection",
     "unsupported_param",
+    "status_verdict",
     "describe",
     "final_error",
     "unreachable",
     "unreachable_error",
     "DROPPABLE_PARAMS",
 ]
+
+log = logging.getLogger(__name__)
 
 _REJECTION_WORDS = ("response_format", "json_schema", "schema", "grammar")
 # Parameters some models or servers refuse; each is dropped for that model once refused.
@@ -86,6 +100,29 @@ def unreachable(failure: BaseException) -> str | None:
 def unreachable_error(base_url: str, why: str) -> EndpointUnreachable:
     """The one line a first call that could not connect at all ends with."""
     return EndpointUnreachable(f"cannot reach the model endpoint at {base_url} ({why}); run `research-agent doctor`")
+
+
+def status_verdict(
+    status: int, text: str, *, stage: str, base_url: str, model: str, main_model: str, structured: bool, dropped: set[str]
+) -> bool:
+    """What an error status means for a call: True to retry it (transient), False to send it again
+    at once without a parameter the model refused (added to ``dropped``); else the error is raised
+    (a refused schema, a refused key, an unknown model, any other refusal)."""
+    if structured and is_rejection(status, text):
+        raise SchemaRejected(f"{base_url} for {model}: HTTP {status} {text[:200]}") from None
+    refused = unsupported_param(status, text, dropped)
+    if refused is not None:
+        log.info("model %s does not accept %s; sending without it", model, refused)
+        dropped.add(refused)
+        return False
+    if status in (401, 403):
+        raise ConfigError(f"the model endpoint {base_url} refused the API key (HTTP {status}): check OPENAI_API_KEY") from None
+    if status == 404:
+        which = "RESEARCH_AGENT_FAST_MODEL / --fast-model" if model != main_model else "RESEARCH_AGENT_MODEL / --model"
+        raise ModelNotFound(f"model '{model}' not found at {base_url}; check {which}") from None
+    if status not in RETRYABLE_STATUS:
+        raise LLMError(f"model endpoint {base_url} rejected the {stage} request: HTTP {status} {text[:200]}") from None
+    return True
 
 
 def describe(failure: BaseException, status_error: type[BaseException] | None = None) -> str:

@@ -15,12 +15,14 @@ import random
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ..prices import PriceTable
+from ..protocol import ChatRequest
 from ..structured import RawAnswer
 from ..usage import Usage
 
-__all__ = ["RETRYABLE_STATUS", "RequestTally", "parse_retry_after", "backoff_delay"]
+__all__ = ["RETRYABLE_STATUS", "RequestTally", "parse_retry_after", "backoff_delay", "request_kwargs"]
 
 log = logging.getLogger(__name__)
 
@@ -98,3 +100,37 @@ def _clamp(seconds: float) -> float | None:
     if seconds != seconds:  # NaN
         return None
     return min(max(seconds, 0.0), _RETRY_AFTER_CAP)
+
+
+def request_kwargs(
+    request: ChatRequest,
+    model: str,
+    messages: list[dict[str, str]],
+    response_format: dict[str, Any] | None,
+    *,
+    timeout: float,
+    answer_tokens: int | None,
+    dropped: set[str],
+    stream: bool,
+) -> dict[str, Any]:
+    """What one attempt sends through the ``openai`` client: without the parameters the model
+    refused (``dropped``), ``answer_tokens`` as its ``max_tokens``, asking a stream for its usage."""
+    from .answers import ACCEPT_ENCODING
+
+    kwargs: dict[str, Any] = {
+        "model": model,
+        "messages": messages,
+        "extra_headers": {"X-Research-Agent-Stage": request.stage, **ACCEPT_ENCODING},
+        "timeout": timeout,
+    }
+    if "temperature" not in dropped:
+        kwargs["temperature"] = request.temperature
+    if answer_tokens is not None:
+        kwargs["max_completion_tokens" if "max_tokens" in dropped else "max_tokens"] = answer_tokens
+    if response_format is not None:
+        kwargs["response_format"] = response_format
+    if stream:
+        kwargs["stream"] = True
+        if "stream_options" not in dropped:  # the usage, in the stream's last event
+            kwargs["stream_options"] = {"include_usage": True}
+    return kwargs

@@ -5,14 +5,21 @@ come and keeps them when the answer is cut. :class:`StreamReader` makes one stre
 attempt for :meth:`~research_agent.llm.client.openai_compat.OpenAIChatModel.stream` (whose
 retry loop wraps it): the request is sent with ``stream: true`` (and ``stream_options``
 asking for usage in the last event), the events are read with a bound on the whole body
-(:mod:`.answers`), and the idle limit (:mod:`.idle`) stops a stream that sends no token
-for ``idle`` seconds, however long it has run in all.
+(:mod:`.answers`), under two clocks (:mod:`.idle`): until the first token, the time a server
+needs to read the prompt (``idle`` plus the prompt's estimated tokens at ``prompt_rate`` tokens
+a second); after it, ``idle`` seconds with no token, however long the stream runs in all.
+
+A finish reason ends the read: the usage event that follows it is waited for at most
+:data:`FINISH_TAIL` seconds, never a held connection's ``[DONE]``. A listener that has heard
+enough raises :class:`~research_agent.llm.protocol.StopStream`: the stream is closed there.
 
 Nothing that arrived is thrown away here: a stall, the token limit or a broken
 connection after some text returns that text with its finish reason (``stalled``,
-``length``, ``unfinished``). Only a failure before any text is raised, for the retry loop.
-Server behaviour worth a warning is named in the answer's ``quirks``
-(:data:`~research_agent.llm.usage.QUIRKS`).
+``length``, ``unfinished``; ``no_first_token`` when nothing came in time). Only a failure before
+any text is raised, for the retry loop; a stream that ended with no event at all raises
+:class:`EmptyStream` (a server that failed after its headers: the caller asks again without
+streaming, to read what it says). Server behaviour worth a warning is named in the answer's
+``quirks`` (:data:`~research_agent.llm.usage.QUIRKS`).
 """
 
 from __future__ import annotations
@@ -20,8 +27,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...text.controls import strip_controls
 from ...text.passages import estimate_tokens
-from ..protocol import FINISHED, ChatResponse, TokenCallback
+from ..budget import prompt_estimate
+from ..protocol import BOUNDED, FINISHED, ChatResponse, StopStream, TokenCallback
 from ..structured import RawAnswer, strip_think
 from ..usage import Usage
 from ..waiting import Ticker
@@ -37,11 +46,17 @@ from .answers import (
 )
 from .idle import IdleTimeout, IdleWatch, idle_limit
 
-__all__ = ["StreamReader", "STALLED", "UNFINISHED", "CUT_REASONS"]
+__all__ = ["StreamReader", "EmptyStream", "STALLED", "NO_FIRST_TOKEN", "UNFINISHED", "CUT_REASONS", "FINISH_TAIL"]
 
 STALLED = "stalled"  # no token for the idle limit
+NO_FIRST_TOKEN = "no_first_token"  # no token within the time to read the prompt
 UNFINISHED = "unfinished"  # the stream ended (or broke) without a finish reason
-CUT_REASONS = ("length", STALLED, UNFINISHED)  # the finish reasons of an answer cut short
+CUT_REASONS = ("length", STALLED, UNFINISHED, NO_FIRST_TOKEN, BOUNDED)  # the finish reasons of an answer cut short
+FINISH_TAIL = 2.0  # seconds a finished stream is read on for its usage event
+
+
+class EmptyStream(Exception):
+    """The stream ended without a single event (a server that failed after sending its headers)."""
 
 
 
@@ -56,6 +71,7 @@ class _Arrived:
     usage: tuple[int | None, int | None] = (None, None)
     quirks: set[str] = field(default_factory=set)
     done: bool = False  # the server said [DONE]
+    events: int = 0
 
     @property
     def text(self) -> str:
@@ -66,29 +82,57 @@ class StreamReader:
     """Reads streamed attempts for one request; :meth:`response` turns the last into a ChatResponse."""
 
     def __init__(
-        self, client: Any, *, idle: float, ticker: Ticker, max_bytes: int, on_tokens: TokenCallback | None
+        self,
+        client: Any,
+        *,
+        idle: float,
+        ticker: Ticker,
+        max_bytes: int,
+        on_tokens: TokenCallback | None,
+        prompt_rate: float = float("inf"),
     ) -> None:
         self._client = client
         self._idle = idle
+        self._prompt_rate = prompt_rate
         self._ticker = ticker
         self._max_bytes = max_bytes
         self._on_tokens = on_tokens
         self._quirks: set[str] = set()
+        self._notes: list[str] = []
+
+    def quirk(self, kind: str) -> None:
+        """Name server behaviour seen around the stream (:data:`~research_agent.llm.usage.QUIRKS`)."""
+        self._quirks.add(kind)
+
+    def first_token_limit(self, messages: list[dict[str, str]]) -> float:
+        """Seconds the first token may take: the idle limit, plus the prompt read at ``prompt_rate``."""
+        return self._idle + prompt_estimate([m["content"] for m in messages]) / self._prompt_rate
 
     async def read(self, kwargs: dict[str, Any], messages: list[dict[str, str]]) -> RawAnswer:
         """One streamed attempt: what arrived and how it ended; raises only when nothing arrived."""
         got = _Arrived()
+        first = self.first_token_limit(messages)
+        kwargs = {**kwargs, "timeout": max(float(kwargs.get("timeout") or 0), first)}  # ours, not the socket's
+        if self._on_tokens is not None:
+            self._on_tokens(0, "")  # sent: the server reads the prompt
         try:
             create = self._client.chat.completions.with_streaming_response.create
-            async with idle_limit(self._idle, self._ticker) as watch, create(**kwargs) as response:
-                await self._consume(response.http_response, got, watch, messages)
+            async with idle_limit(first, self._ticker) as watch, create(**kwargs) as response:
+                await self._consume(response.http_response, got, watch, messages, "stream_options" in kwargs)
         except IdleTimeout:
-            got.finish = STALLED
+            if got.finish is None:
+                got.finish = STALLED if got.tokens else NO_FIRST_TOKEN
+                if not got.tokens:
+                    self._notes.append(f"no first token within {first:.0f}s (the time allowed to read the prompt)")
+        except StopStream:
+            got.finish = BOUNDED
         except (ConnectionLost, Unreadable, TimeoutError):
-            if not got.text.strip():
+            if got.finish is None and not got.text.strip():
                 raise  # nothing to keep: the retry loop decides
-            got.finish = UNFINISHED
+            got.finish = got.finish or UNFINISHED
         if got.finish is None:  # the stream ended with no finish reason
+            if not got.events and not got.done:
+                raise EmptyStream("the stream ended before its first event")
             got.quirks.add("no_finish")
             got.finish = FINISHED if got.done else UNFINISHED
         self._quirks |= got.quirks
@@ -97,7 +141,9 @@ class StreamReader:
             self._on_tokens(done, "")  # the endpoint's own count, in the end: a correction, no new text
         return RawAnswer(content=got.text, finish_reason=got.finish, prompt_tokens=prompt, completion_tokens=done)
 
-    async def _consume(self, http: Any, got: _Arrived, watch: IdleWatch, messages: list[dict[str, str]]) -> None:
+    async def _consume(
+        self, http: Any, got: _Arrived, watch: IdleWatch, messages: list[dict[str, str]], usage_asked: bool
+    ) -> None:
         if "event-stream" not in http.headers.get("content-type", "").lower():
             whole = completion_answer(await read_body(http, self._max_bytes), messages)
             got.quirks.add("ignored_stream")
@@ -108,19 +154,29 @@ class StreamReader:
         lines = SseLines()
         async for data in body_chunks(http, self._max_bytes):
             for payload in lines.feed(data):
-                event = stream_event(payload)
-                if event.content:
-                    got.parts.append(event.content)
-                    got.chars += len(event.content)  # an event may carry a word, a line or the whole answer:
-                    # at least estimate_tokens' four characters a token
-                    self._heard(got, watch, max(got.tokens + 1, (got.chars + 3) // 4), event.content)
-                if event.finish_reason:
-                    got.finish = event.finish_reason
-                if event.usage != (None, None):
-                    got.usage = event.usage
+                self._take(stream_event(payload), got, watch)
             if lines.done:
                 got.done = True
                 return
+            if got.finish is not None and (got.usage != (None, None) or not usage_asked):
+                return  # finished (and counted): no wait for [DONE]
+
+    def _take(self, event: Any, got: _Arrived, watch: IdleWatch) -> None:
+        got.events += 1
+        if event.usage != (None, None):
+            got.usage = event.usage
+        if got.finish is not None:
+            return  # the answer has ended: only its usage is still read
+        if event.content:
+            got.parts.append(event.content)
+            got.chars += len(event.content)  # an event may carry a word, a line or the whole answer:
+            if not got.tokens:  # at least estimate_tokens' four characters a token
+                watch.limit = self._idle  # the first token: from now on, the idle limit
+            self._heard(got, watch, max(got.tokens + 1, (got.chars + 3) // 4), event.content)
+        if event.finish_reason:
+            got.finish = event.finish_reason
+            watch.limit = min(watch.limit, FINISH_TAIL)
+            watch.touch()
 
     def _heard(self, got: _Arrived, watch: IdleWatch, tokens: int, piece: str) -> None:
         got.tokens = tokens
@@ -129,11 +185,10 @@ class StreamReader:
             self._on_tokens(tokens, piece)
 
     def response(self, raw: RawAnswer, model: str, usage: Usage) -> ChatResponse:
-        """The ChatResponse of the attempt that was kept: reasoning left out, quirks named."""
-        text = strip_think(raw.content)
+        """The ChatResponse of the attempt that was kept: controls and reasoning left out, quirks named."""
+        content, dropped = strip_controls(raw.content)
         quirks = set(self._quirks)
-        if "<think>" in raw.content.lower() or "</think>" in raw.content.lower():
+        if "<think>" in content.lower() or "</think>" in content.lower():
             quirks.add("think")
-        return ChatResponse(
-            data=None, text=text, model=model, usage=usage, finish_reason=raw.finish_reason, quirks=tuple(sorted(quirks))
-        )
+        return ChatResponse(data=None, text=strip_think(content), model=model, usage=usage, notes=tuple(self._notes),
+                            finish_reason=raw.finish_reason, quirks=tuple(sorted(quirks)), controls_dropped=dropped)  # fmt: skip
