@@ -43,7 +43,7 @@ from .sources import Source
 from .stages.decompose import Plan, decompose
 from .stages.gate import Gate, decide_gate
 from .stages.relevance import score_sources
-from .stages.writer import kept_part
+from .stages.writing.writer import kept_part
 
 __all__ = ["research", "research_sync", "ResearchResult", "SourceSummary", "Iteration", "Progress"]
 

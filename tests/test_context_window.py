@@ -14,8 +14,8 @@ from research_agent.llm import ChatRequest, ChatResponse
 from research_agent.llm.budget import ContextBudget, prompt_estimate
 from research_agent.llm.client.window import Windows, refusal, window_questions
 from research_agent.sources import Source
-from research_agent.stages.draft_text import ReportDraft
-from research_agent.stages.synthesize import draft_report, revise_report
+from research_agent.stages.writing.draft_text import ReportDraft
+from research_agent.stages.writing.synthesize import draft_report, revise_report
 from tests.support.llm import completion, make_model
 
 PASSAGE = " ".join(f"Vacuum reclaims page {n} of the table so that new rows can use it." for n in range(50))  # ~800 tokens

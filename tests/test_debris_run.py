@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from research_agent.cli.review import app as review_app
 from research_agent.review.markdown import parse_front_matter
 from research_agent.run.report import ReportMeta, compose_report
-from research_agent.stages.draft_text import read_draft
+from research_agent.stages.writing.draft_text import read_draft
 from tests.support.cli import cli
 from tests.support.debris import ISSUE_DEBRIS, OTHER_DEBRIS, Debris, DebrisResponder
 from tests.support.fake_openai_server import FakeOpenAIServer

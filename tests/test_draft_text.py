@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from research_agent.stages.draft_text import ReportDraft, complete_part, draft_markdown, read_draft, usable
+from research_agent.stages.writing.draft_text import (
+    ReportDraft,
+    complete_part,
+    draft_markdown,
+    read_draft,
+    usable,
+)
 
 ANSWER = """# Heat pumps in the cold: a title the writer made up
 

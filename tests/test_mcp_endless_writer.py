@@ -16,7 +16,7 @@ from mcp import Client
 
 from research_agent.mcp_server.server import build_server
 from research_agent.service import ServiceOptions
-from research_agent.stages.draft_text import DraftLimits
+from research_agent.stages.writing.draft_text import DraftLimits
 from tests.support.fake_openai_server import FakeOpenAIServer
 from tests.support.mcp import HANG_GUARD, HoldingResponder
 from tests.support.pipeline import QUERY

@@ -27,7 +27,7 @@ from research_agent.record.passages import (
     report_run_id,
 )
 from research_agent.review.markdown import parse_front_matter
-from research_agent.stages.synthesize import writer_text
+from research_agent.stages.writing.synthesize import writer_text
 from tests.support.memory_cli import deps_for
 from tests.support.pipeline import QUERY, DocsProvider, script, settings_for, source_entries
 from tests.support.research_responder import ResearchResponder

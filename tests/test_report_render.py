@@ -10,7 +10,7 @@ from research_agent.review.review import review_draft
 from research_agent.run.report import ReportMeta, compose_report, render_insufficient
 from research_agent.sources import Source
 from research_agent.stages.skeptic import SkepticFinding, SkepticReport
-from research_agent.stages.synthesize import ReportDraft
+from research_agent.stages.writing.synthesize import ReportDraft
 
 CITATION_ISSUES = {"missing_source", "sources_list"}
 REMOVED_MARK = "(citation removed)"

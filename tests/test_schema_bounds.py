@@ -39,7 +39,7 @@ DRAFT_SCHEMA = obj(
     limitations=array(string(1000), max_items=10),
 )
 # Stage modules that ask for no JSON: the writer answers in markdown; the gate decides locally.
-PLAIN_TEXT = {"synthesize", "writer", "draft_text", "gate"}
+PLAIN_TEXT = {"writing", "gate"}  # writing: the writer answers in markdown (draft, revise)
 
 
 def shipped_schemas() -> dict[str, dict[str, Any]]:

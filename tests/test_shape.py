@@ -23,7 +23,6 @@ PACKAGE_ALLOWANCE = {
     # below the run; the CLI and the critique both run their coroutines through interrupts).
     "research_agent": 16,
     "research_agent.cli": 17,
-    "research_agent.stages": 14,
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from research_agent.run.report import ReportMeta, compose_report
 from research_agent.sources import Source
 from research_agent.stages.skeptic import run_skeptic
-from research_agent.stages.synthesize import ReportDraft
+from research_agent.stages.writing.synthesize import ReportDraft
 from research_agent.text.cited import cited_passages, citing_sentences
 
 

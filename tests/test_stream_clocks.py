@@ -11,7 +11,7 @@ import pytest
 
 from research_agent.errors import LLMTimeout
 from research_agent.llm import ChatRequest, UsageRecorder
-from research_agent.stages.writer import ask_writer
+from research_agent.stages.writing.writer import ask_writer
 from tests.support.llm import completion, make_model
 from tests.support.streams import (
     ManualTicker,

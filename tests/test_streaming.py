@@ -15,7 +15,7 @@ from research_agent.cli.progress import RichProgress
 from research_agent.errors import LLMTimeout
 from research_agent.llm import ChatRequest, UsageRecorder
 from research_agent.progress import TokenMeter
-from research_agent.stages.writer import ask_writer
+from research_agent.stages.writing.writer import ask_writer
 from tests.support.llm import completion, make_model
 from tests.support.streams import (
     DONE,

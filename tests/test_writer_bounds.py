@@ -10,8 +10,8 @@ import httpx
 from research_agent.llm import ChatRequest, ChatResponse, OpenAIChatModel, UsageRecorder
 from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
-from research_agent.stages.draft_text import DraftBound, DraftLimits, complete_sentences
-from research_agent.stages.writer import ask_writer, kept_part
+from research_agent.stages.writing.draft_text import DraftBound, DraftLimits, complete_sentences
+from research_agent.stages.writing.writer import ask_writer, kept_part
 from tests.support.fake_openai_server import FakeOpenAIServer
 from tests.support.llm import make_model
 from tests.support.pipeline import QUERY, DocsProvider, settings_for
@@ -150,7 +150,7 @@ async def test_a_later_plan_whose_writer_fails_publishes_the_earlier_draft(tmp_p
             self.drafts += 1
             return super()._draft(system, user) if self.drafts == 1 else '{"report": "in JSON"}'
 
-    finding = {"lens": "evidence", "severity": "critical", "claim": "", "confidence": 0.9, "fix": "search again",
+    finding = {"lens": "scope", "severity": "critical", "claim": "", "confidence": 0.9, "fix": "search again",
                "reason": "the sources do not cover how autovacuum is tuned: search for its settings"}  # fmt: skip
     responder = FailingSecondDraft(viability=[10, 90], findings=[finding])
     with FakeOpenAIServer(responder) as server:

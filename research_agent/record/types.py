@@ -199,7 +199,7 @@ class RunRecord:
     iterations: tuple[Iteration, ...] = ()
     final_decision: str = ""
     stop_reason: str = ""  # why the loop stopped; "deadline": the best draft was published at --timeout
-    draft_cut: str = ""  # why the published draft was cut short: a key of stages.draft_text.CUT_NOTES
+    draft_cut: str = ""  # why the published draft was cut short: a key of stages.writing.draft_text.CUT_NOTES
     cut_answers: int = 0  # writer answers (drafts and revisions) cut short in the run
     controls_dropped: int = 0  # control characters, escape sequences, bidi marks taken out of model answers
     review: ReviewOutcome | None = None  # None: no draft was reviewed (the run gave up), or an older record

@@ -29,7 +29,7 @@ from ..sources import Source
 from ..stages._skeptic_input import draft_for_review
 from ..stages.claim_check import ClaimAnswer, check_claims
 from ..stages.skeptic import SkepticReport
-from ..stages.synthesize import ReportDraft, writer_text
+from ..stages.writing.synthesize import ReportDraft, writer_text
 from .assembly import Run
 
 __all__ = [

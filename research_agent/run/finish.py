@@ -37,9 +37,9 @@ from ..review.feedback import issue_title, open_issue_lines
 from ..review.markdown import REJECTION_MARK
 from ..review.review import open_critical_issues
 from ..sources import ScoredSource, Source
-from ..stages.draft_text import CUT_NOTES
 from ..stages.skeptic import DEADLINE_BEFORE_SKEPTIC, SkepticReport, with_claim_findings
-from ..stages.synthesize import writer_text
+from ..stages.writing.draft_text import CUT_NOTES
+from ..stages.writing.synthesize import writer_text
 from .assembly import Run
 from .ledger import RunLedger
 from .report import RenderedReport, compose_report, published_lines, render_insufficient

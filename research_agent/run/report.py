@@ -12,7 +12,7 @@ import yaml
 from ..review.markdown import ADVERSARIAL_TITLE, LIMITATIONS_TITLE, is_reserved_heading
 from ..sources import Source
 from ..stages.skeptic import SkepticReport
-from ..stages.synthesize import ReportDraft
+from ..stages.writing.synthesize import ReportDraft
 from ..text.citations import CITATION, REMOVED_MARK, renumber, strip_citations
 from ..text.mdsafe import code_span, defang_markdown, location_markdown, plain_text, plain_text_with_citations
 

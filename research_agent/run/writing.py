@@ -33,7 +33,6 @@ from ..review.review import Review, needs_revision, review_draft, still_open
 from ..sources import Source
 from ..stages._fallback import degrades
 from ..stages.decompose import Plan
-from ..stages.draft_text import CUT_NOTES
 from ..stages.gate import Gate
 from ..stages.skeptic import (
     DEADLINE_BEFORE_SKEPTIC,
@@ -42,7 +41,8 @@ from ..stages.skeptic import (
     claim_findings,
     run_skeptic,
 )
-from ..stages.synthesize import ReportDraft, draft_report, revise_report
+from ..stages.writing.draft_text import CUT_NOTES
+from ..stages.writing.synthesize import ReportDraft, draft_report, revise_report
 from .assembly import Run
 from .claim_round import check_rest, mark_draft, plan_claims, settle
 from .replan import replan_skip, unfounded
@@ -264,7 +264,9 @@ def published_after_failure(run: Run, failure: LLMError) -> Outcome:
     if kept is None or not degrades(failure):
         raise failure
     run.ledger.warn(f"{failure}; the draft of plan {kept.plan} is published as it stood")
-    return Outcome(kept.gate, as_it_stood(run, kept.gate, kept.written), kept.plan, f"writer failed: {failure}")
+    # Reviewed again as a final draft is: a finding counts while its claim still stands in the text.
+    written = as_it_stood(run, kept.gate, replace(kept.written, review=None))
+    return Outcome(kept.gate, written, kept.plan, f"writer failed: {failure}")
 
 
 def _review(

@@ -15,7 +15,7 @@ from ..sources import Source
 from ..text.cited import cited_passages
 from ..text.passages import estimate_tokens
 from ..text.sanitize import sanitize, wrap_data
-from .synthesize import source_header, writer_text
+from .writing.synthesize import source_header, writer_text
 
 __all__ = ["SkepticEvidence", "cited_block", "draft_for_review"]
 

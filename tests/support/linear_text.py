@@ -121,7 +121,7 @@ def _quote(text: str) -> Any:
 
 
 def _bound(text: str) -> Any:
-    from research_agent.stages.draft_text import DraftBound, DraftLimits
+    from research_agent.stages.writing.draft_text import DraftBound, DraftLimits
 
     whole, pieces = DraftBound(DraftLimits(10**9, 10**9, 10**9, 10**9)), DraftBound(DraftLimits.for_target(1200))
     whole.feed(text)  # never over: every character counted
@@ -205,11 +205,11 @@ FUNCTIONS: dict[str, tuple[Callable[[str], Any], tuple[str, ...], tuple[tuple[st
     "is_bare_number": (_get("research_agent.text.debris", "is_bare_number"), ("1.", "1,", "-1"), (), None),
     "lexical_support": (_support, ("a.", "1.1", "a.b", "not "), (), None),
     "best_window": (_window, ("a. ", "heat pumps "), (), None),
-    "read_draft": (_get("research_agent.stages.draft_text", "read_draft"),
+    "read_draft": (_get("research_agent.stages.writing.draft_text", "read_draft"),
                    ("## Key Findings\n- a\n", "# a\n", "```\n", "<<<DATA", "<<<", "[1] a \u2014 ", " \u2014 a"),
                    (("## Key Findings\n\n- a", "\n\n  b"), ("[1] a", " \u2014 a"), ("<<<DATA", " ")), 1024 * 1024),
-    "complete_part": (_get("research_agent.stages.draft_text", "complete_part"), ("- a\n", "\n\n", "1. "), (), None),
-    "complete_sentences": (_get("research_agent.stages.draft_text", "complete_sentences"),
+    "complete_part": (_get("research_agent.stages.writing.draft_text", "complete_part"), ("- a\n", "\n\n", "1. "), (), None),
+    "complete_sentences": (_get("research_agent.stages.writing.draft_text", "complete_sentences"),
                            ("a. ", "a [1]. ", "# a\n", "- a. ", "e.g. ", ".\n"), ((".", " "), ("# ", "a")), None),
     "draft_bound": (_bound, ("# a\n", "\n\n", "- a\n", "a ", "\n"), (("#", " "), ("a", "a")), None),
     "text_sentences": (lambda t: list(__import__("research_agent.claims.sentences").claims.sentences.text_sentences(t)),

@@ -1,10 +1,10 @@
 """The OpenAI-compatible :class:`~research_agent.llm.protocol.ChatModel`, built on ``openai``.
 
-Any chat-completions endpoint works: OpenAI, Azure-compatible gateways, Ollama, vLLM,
-llama.cpp's server, LM Studio, OpenRouter. This module holds the HTTP side: the client,
-the retry loop (backoff with jitter, ``Retry-After``, one retry after a timeout; none when the
-first call cannot connect at all), and what an endpoint's refusals mean. How a structured answer is asked for, read and
-repaired is :mod:`research_agent.llm.structured`.
+Any chat-completions endpoint works: OpenAI, Azure-compatible gateways, Ollama, vLLM, llama.cpp's
+server, LM Studio, OpenRouter. This module holds the HTTP side: the client, the retry loop (backoff
+with jitter, ``Retry-After``, one retry after a timeout; none when the first call cannot connect at
+all), and what an endpoint's refusals mean. How a structured answer is asked for, read and repaired
+is :mod:`research_agent.llm.structured`.
 """
 
 from __future__ import annotations
@@ -63,13 +63,7 @@ def import_openai() -> None:
         openai = module
 
 
-__all__ = [
-    "OpenAIChatModel",
-    "import_openai",
-    "DEFAULT_TIMEOUT",
-    "DEFAULT_BASE_URL",
-    "NO_ENDPOINT_MESSAGE",
-]
+__all__ = ["OpenAIChatModel", "import_openai", "DEFAULT_TIMEOUT", "DEFAULT_BASE_URL", "NO_ENDPOINT_MESSAGE"]
 
 log = logging.getLogger(__name__)
 
@@ -360,7 +354,7 @@ class OpenAIChatModel:
             delay = self._delay(attempt, failure)
             attempt += 1
             tally.retries += 1
-            log.info("stage %s: %s; retry %d/%d in %.1fs", request.stage, _describe(failure), attempt,
+            log.info("stage %s: %s; retry %d/%d in %.1fs", request.stage, describe(failure, openai.APIStatusError), attempt,
                      self.max_retries, delay)  # fmt: skip
             await self._sleep(delay)
 
@@ -393,15 +387,9 @@ class OpenAIChatModel:
                               dropped=self._dropped_params.get((self.base_url, model), set()), stream=stream)  # fmt: skip
 
     def _delay(self, attempt: int, failure: BaseException) -> float:
-        asked = None
-        if isinstance(failure, openai.APIStatusError):
-            asked = parse_retry_after(dict(failure.response.headers))
-        return backoff_delay(attempt, self._rng, asked)
+        status = isinstance(failure, openai.APIStatusError)
+        return backoff_delay(attempt, self._rng, parse_retry_after(dict(failure.response.headers)) if status else None)
 
     def _final_error(self, request: ChatRequest, failure: BaseException, attempts: int) -> LLMError:
         return final_error(failure, stage=request.stage, base_url=self.base_url, timeout=self.timeout, attempts=attempts,
                            status_error=openai.APIStatusError, connection_error=openai.APIConnectionError)  # fmt: skip
-
-
-def _describe(failure: BaseException) -> str:
-    return describe(failure, openai.APIStatusError)

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from .. import prompts
-from ..errors import ContextExceeded
-from ..llm import ChatModel, ChatRequest, TokenCallback
-from ..llm.budget import ContextBudget, Trim, fit
-from ..llm.protocol import budget_of
-from ..sources import Source
-from ..text.passages import estimate_tokens
-from ..text.sanitize import sanitize, wrap_data
-from ._fallback import Notify, or_fallback
+from ... import prompts
+from ...errors import ContextExceeded
+from ...llm import ChatModel, ChatRequest, TokenCallback
+from ...llm.budget import ContextBudget, Trim, fit
+from ...llm.protocol import budget_of
+from ...sources import Source
+from ...text.passages import estimate_tokens
+from ...text.sanitize import sanitize, wrap_data
+from .._fallback import Notify, or_fallback
 from .draft_text import CUT_NOTES, ReportDraft, draft_markdown
 from .writer import ask_writer
 

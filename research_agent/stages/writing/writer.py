@@ -3,8 +3,8 @@
 :func:`ask_writer` sends one plain-text request through
 :func:`~research_agent.llm.protocol.stream_or_complete` (token progress when the model
 streams; a model with only ``complete()`` works the same, without it) and reads the
-answer into a :class:`~research_agent.stages.draft_text.ReportDraft`, within the limits of
-its length (:class:`~research_agent.stages.draft_text.DraftBound`: a stream that passes them is
+answer into a :class:`~research_agent.stages.writing.draft_text.ReportDraft`, within the limits of
+its length (:class:`~research_agent.stages.writing.draft_text.DraftBound`: a stream that passes them is
 closed there). An answer cut at the token limit, stalled or broken off keeps its complete
 paragraphs and says why in ``ReportDraft.cut``; one cut before its first paragraph ended keeps
 its complete sentences, as paragraphs, when nothing better comes.
@@ -27,13 +27,20 @@ import json
 import logging
 from dataclasses import dataclass, replace
 
-from .. import prompts
-from ..errors import InvalidModelOutput, LLMTimeout
-from ..llm import STRUCTURED_ATTEMPTS, ChatModel, ChatRequest, ChatResponse, TokenCallback, stream_or_complete
-from ..llm.client.retry import TIMEOUT_RETRIES
-from ..llm.client.streaming import CUT_REASONS, NO_FIRST_TOKEN, STALLED
-from ..llm.protocol import BOUNDED, StopStream
-from ..text.controls import without_controls
+from ... import prompts
+from ...errors import InvalidModelOutput, LLMTimeout
+from ...llm import (
+    STRUCTURED_ATTEMPTS,
+    ChatModel,
+    ChatRequest,
+    ChatResponse,
+    TokenCallback,
+    stream_or_complete,
+)
+from ...llm.client.retry import TIMEOUT_RETRIES
+from ...llm.client.streaming import CUT_REASONS, NO_FIRST_TOKEN, STALLED
+from ...llm.protocol import BOUNDED, StopStream
+from ...text.controls import without_controls
 from .draft_text import (
     MIN_PARAGRAPH_WORDS,
     DraftBound,

@@ -27,11 +27,12 @@ from difflib import SequenceMatcher
 from functools import cache
 from typing import TYPE_CHECKING
 
-from .. import prompts
-from ..review.markdown import LESSONS_TITLES, SOURCES_TITLES, heading_key
-from ..text.citations import sentence_spans
-from ..text.controls import without_controls
-from ..text.sanitize import DATA_MARKER
+from ... import prompts
+from ...review.markdown import LESSONS_TITLES, SOURCES_TITLES, heading_key
+from ...text.citations import sentence_spans
+from ...text.controls import without_controls
+from ...text.sanitize import DATA_MARKER
+from .bounds import BLOCK_START, HEADING_START, DraftBound, DraftLimits
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -49,8 +50,6 @@ _LIMITATIONS = frozenset({"limitations", "limitations & gaps", "limitations and 
 _DROPPED = SOURCES_TITLES | LESSONS_TITLES | {"adversarial analysis", "citations", "sources used"}
 
 # A line that starts a new block: a blank line, a list item, a heading (or its beginning).
-_BLOCK_START = re.compile(r"^[ \t]{0,3}(?:[-*+][ \t]|\d{1,9}[.)][ \t]|#{1,6}(?:[ \t]|$))")
-_HEADING_START = re.compile(r"^[ \t]{0,3}#{1,6}(?:[ \t]|$)")
 _FENCE_OPEN = re.compile(r"^```[ \t]*(?:markdown|md)?[ \t]*$", re.IGNORECASE)
 # The prompt's own framing echoed back by a weak writer: a data delimiter (DATA_MARKER), and a
 # source's numbered header line, "[n] title — /path or address" (synthesize.source_header).
@@ -102,7 +101,7 @@ def complete_part(text: str) -> str:
     lines = text.replace("\r\n", "\n").split("\n")
     for i in range(len(lines) - 1, 0, -1):
         last = i == len(lines) - 1  # the line still arriving: blank only means a line ended there
-        if (not last and not lines[i].strip()) or _BLOCK_START.match(lines[i]):
+        if (not last and not lines[i].strip()) or BLOCK_START.match(lines[i]):
             return "\n".join(lines[:i]).rstrip()
     return ""
 
@@ -110,7 +109,6 @@ def complete_part(text: str) -> str:
 _SENTENCE_END = re.compile(r"[.!?][\"”')\]]*(?:\s*\[\d[\d,\s\-–]*\])*$")
 _SENTENCES_PER_PARAGRAPH = 3
 _ENDED = re.compile(r"[.!?][\"”')\]]*(?:\s*\[\d[\d,\s\-–]*\])*(?=\s)")  # a stop a space follows
-_WORD = re.compile(r"\S+")
 
 
 def complete_sentences(text: str) -> str:
@@ -119,20 +117,20 @@ def complete_sentences(text: str) -> str:
     leaves a blank line). Headings and list items stay blocks of their own; "" when no sentence ended."""
     blocks: list[str] = []
     for block in _blocks(text):
-        if _BLOCK_START.match(block):
+        if BLOCK_START.match(block):
             blocks.append(block)
             continue
         sentences = [" ".join(block[a:b].split()) for a, b in sentence_spans(block)]
         blocks += [" ".join(sentences[i : i + _SENTENCES_PER_PARAGRAPH]) for i in range(0, len(sentences), _SENTENCES_PER_PARAGRAPH)]
     while blocks and not _SENTENCE_END.search(blocks[-1]):
         last = blocks.pop()
-        if _HEADING_START.match(last):
+        if HEADING_START.match(last):
             continue
         ended = max((m.end() for m in _ENDED.finditer(last)), default=0)  # before the sentence still arriving
         if ended:
             blocks.append(last[:ended])
             break
-    while blocks and _HEADING_START.match(blocks[-1]):
+    while blocks and HEADING_START.match(blocks[-1]):
         blocks.pop()
     return "\n\n".join(blocks)
 
@@ -142,123 +140,18 @@ def _blocks(text: str) -> list[str]:
     blocks: list[str] = []
     current: list[str] = []
     for line in text.replace("\r\n", "\n").split("\n"):
-        starts = _BLOCK_START.match(line) is not None
+        starts = BLOCK_START.match(line) is not None
         if (starts or not line.strip()) and current:
             blocks.append(" ".join(current))
             current = []
         if line.strip():
             current.append(line.strip())
-        if _HEADING_START.match(line):
+        if HEADING_START.match(line):
             blocks.append(" ".join(current))
             current = []
     if current:
         blocks.append(" ".join(current))
     return blocks
-
-
-@dataclass(frozen=True)
-class DraftLimits:
-    """How much of a writer's answer is read: sections (headings), paragraphs (blocks), words, characters."""
-
-    sections: int
-    paragraphs: int
-    words: int
-    chars: int
-
-    @classmethod
-    def for_target(cls, target_words: int) -> DraftLimits:
-        """The limits for a report of about ``target_words`` words: three times its length, and
-        room for its 2-5 body sections (and a weak model's many one-line sections) several times
-        over (standard, 1,200 words: 32 sections, 140 paragraphs, 3,600 words, 36,000 characters)."""
-        words = 3 * target_words
-        return cls(sections=8 + target_words // 50, paragraphs=20 + target_words // 10, words=words, chars=10 * words)
-
-
-class DraftBound:
-    """Counts a writer's answer as it arrives and says when it passes its :class:`DraftLimits`.
-
-    :meth:`feed` takes each piece (time linear in the pieces); once over, :attr:`cut_at` is the
-    offset the draft ends at: the start of the heading or paragraph one past the limit
-    (:attr:`at_block` True: what comes before it is complete), or where the words or characters
-    ran out (a block cut in the middle). :attr:`why` names the limit."""
-
-    def __init__(self, limits: DraftLimits) -> None:
-        self.limits = limits
-        self.chars = self.words = self.sections = self.paragraphs = 0
-        self.cut_at: int | None = None
-        self.at_block = False
-        self.why = ""
-        self._head = ""  # the first characters of the line still arriving
-        self._line_start = 0
-        self._blank_before = True
-        self._in_word = False
-
-    @property
-    def over(self) -> bool:
-        return self.cut_at is not None
-
-    def feed(self, piece: str) -> bool:
-        """Count ``piece``; True once the answer has passed a limit (and from then on)."""
-        if self.over or not piece:
-            return self.over
-        offset = start = self.chars
-        for number, line in enumerate(piece.split("\n")):
-            if number:
-                self._line_ended(offset)
-                offset += 1
-                if self.over:
-                    break
-            if len(self._head) < 16:
-                self._head += line[: 16 - len(self._head)]
-            offset += len(line)
-        before = self.words
-        self._count_words(piece)
-        self.chars += len(piece)
-        if self.words > self.limits.words:
-            self._cut(start + _end_of_word(piece, self.limits.words - before), "words")
-        if self.chars > self.limits.chars:
-            self._cut(self.limits.chars, "characters")
-        return self.over
-
-    def _cut(self, at: int, why: str, *, at_block: bool = False) -> None:
-        """Cut at ``at`` unless an earlier limit cut before it."""
-        if self.cut_at is None or at < self.cut_at:
-            self.cut_at, self.why, self.at_block = at, why, at_block
-
-    def _count_words(self, piece: str) -> None:
-        words = len(piece.split())
-        if words and self._in_word and not piece[0].isspace():
-            words -= 1  # a word that began in the piece before
-        self.words += words
-        self._in_word = not piece[-1].isspace()
-
-    def _line_ended(self, end: int) -> None:
-        head, start = self._head, self._line_start
-        self._head, self._line_start = "", end + 1
-        if not head.strip():
-            self._blank_before = True
-            return
-        starts_block = self._blank_before or bool(_BLOCK_START.match(head))
-        self._blank_before = False
-        if _HEADING_START.match(head):
-            self.sections += 1
-            if self.sections > self.limits.sections:
-                self._cut(start, "sections", at_block=True)
-                return
-        if starts_block:
-            self.paragraphs += 1
-            if self.paragraphs > self.limits.paragraphs:
-                self._cut(start, "paragraphs", at_block=True)
-
-
-def _end_of_word(piece: str, count: int) -> int:
-    """The offset in ``piece`` where its ``count``-th word ends (0 for none)."""
-    end = 0
-    for number, match in enumerate(_WORD.finditer(piece), start=1):
-        if number > count:
-            break
-        end = match.end()
-    return end
 
 
 def usable(draft: ReportDraft) -> bool:
