@@ -34,6 +34,7 @@ __all__ = [
     "default_config_path",
     "default_state_dir",
     "mcp_token",
+    "web_token",
 ]
 
 
@@ -388,3 +389,10 @@ def mcp_token(env: Mapping[str, str] | None = None) -> str:
     out of Settings, which runs print and pass around."""
     env = os.environ if env is None else env
     return env.get("RESEARCH_AGENT_MCP_TOKEN", "").strip()
+
+
+def web_token(env: Mapping[str, str] | None = None) -> str:
+    """The web workbench's bearer token from ``$RESEARCH_AGENT_WEB_TOKEN`` ("" when unset), as
+    :func:`mcp_token`."""
+    env = os.environ if env is None else env
+    return env.get("RESEARCH_AGENT_WEB_TOKEN", "").strip()

@@ -21,7 +21,7 @@ from typer.core import TyperGroup
 
 from ..interrupts import interrupt_exit_code, interrupt_word
 from ..version import __version__
-from . import cache, corpus, critique, doctor, export, mcp, memory, review, run
+from . import cache, corpus, critique, doctor, export, memory, review, run, servers
 from .boundary import set_verbose, stderr_console
 from .startup import settle
 from .terminal import VisibleFormatter
@@ -108,7 +108,8 @@ app.command("critique")(critique.critique_command)
 app.command("review")(review.review_command)
 app.command("export")(export.export_command)
 app.command("doctor")(doctor.doctor_command)
-app.command("mcp")(mcp.mcp_command)
+app.command("mcp")(servers.mcp_command)
+app.command("serve")(servers.serve_command)
 app.add_typer(corpus.app, name="corpus", help="Index and search local document folders.")
 app.add_typer(
     memory.app,
