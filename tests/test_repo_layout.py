@@ -1,5 +1,6 @@
 """The layout the project was designed with: reports/ and reports/meta/ in the repository, their
-generated contents ignored by git; README install lines that name only our package."""
+generated contents ignored by git; README install lines that name only our package; a README that
+fits on a screen and links only to what exists."""
 
 from __future__ import annotations
 
@@ -42,3 +43,20 @@ def test_the_readme_installs_only_from_a_checkout_and_names_only_our_package() -
     assert commands[1] == "python3.11 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/python -m pytest"
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert commands[1] in ci, ".ci/run runs exactly the README's test command"
+
+
+def test_the_readme_is_short_and_opens_with_its_two_commands() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.encode("utf-8")) <= 10 * 1024, "the README is a short page; details go to docs/"
+    first_screen = "\n".join(readme.splitlines()[:30])
+    commands = re.findall(r"```bash\n(.*?)\n```", readme, re.S)
+    assert commands[0].startswith("python3.11 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/research-agent run ")
+    assert commands[0] in first_screen and commands[1] in first_screen
+
+
+def test_the_readme_links_only_to_files_that_exist() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", readme)
+    local = [link for link in links if not link.startswith(("http://", "https://"))]
+    assert local, "the README links into the documentation"
+    assert [link for link in local if not (ROOT / link).is_file()] == []
