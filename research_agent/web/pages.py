@@ -185,7 +185,14 @@ async def run_page(request: Request) -> Response:
     return bench.page(
         "run.html", job=job, rows=timeline(job.log.history), counts=job.log.counts_seen, total=TOTAL,
         place=job.log.ended.place if job.log.ended else _place(job), record=record, problem=problem,
+        writer=_writer(job),
     )  # fmt: skip
+
+
+def _writer(job: Job) -> str:
+    """The writer's latest tokens and rate (``238 tokens, 116.2 tok/s``), or ""."""
+    streams = [event.message for event in job.log.history if event.kind == "stream"]
+    return streams[-1].split(": ", 1)[-1] if streams else ""
 
 
 def _place(job: Job) -> float:

@@ -36,6 +36,9 @@
     if (data.kind === "stage") {
       open = {li: li, at: data.at};
     }
+    if (data.kind === "stream" && rate) {
+      rate.textContent = data.message.split(": ").slice(1).join(": ");
+    }
     timeline.appendChild(li);
     if (place && typeof data.place === "number") {
       place.value = data.place;
@@ -50,7 +53,8 @@
       }
     });
     if (rate && values.streamed > 0 && values.streamed_ms > 0) {
-      rate.textContent = (values.streamed / (values.streamed_ms / 1000)).toFixed(1) + " tok/s";
+      rate.textContent = values.streamed + " tokens, " +
+        (values.streamed / (values.streamed_ms / 1000)).toFixed(1) + " tok/s";
     }
   }
 
