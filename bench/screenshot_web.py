@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from playwright.sync_api import Page, sync_playwright  # noqa: E402
 
 from research_agent.export import find_browser  # noqa: E402
-from research_agent.export.browser import browser_command  # noqa: E402
+from tests.support.chromium import playwright_flags  # noqa: E402
 from tests.support.fake_openai_server import FakeOpenAIServer  # noqa: E402
 from tests.support.prose_corpus import PROSE_QUESTION, write_prose_corpus  # noqa: E402
 from tests.support.research_responder import ResearchResponder  # noqa: E402
@@ -67,8 +67,7 @@ def main() -> None:
     parser.add_argument("--height", type=int, default=860)
     args = parser.parse_args()
     chromium = find_browser()
-    flags = [arg for arg in browser_command(chromium, Path("/unused"))[1:]
-             if not arg.startswith(("--user-data-dir", "--headless", "--host-resolver-rules"))]  # fmt: skip
+    flags = playwright_flags(chromium)
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="ra-web-shots-") as folder:
         root = Path(folder)

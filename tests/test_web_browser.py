@@ -21,13 +21,13 @@ pytest.importorskip("playwright", reason="the browser tests need pytest-playwrig
 
 from playwright.sync_api import Browser, BrowserType, Page, Playwright, expect, sync_playwright  # noqa: E402
 
-from research_agent.export.browser import browser_command  # noqa: E402
 from research_agent.memory.store.person.lessons import read_lessons_file  # noqa: E402
+from tests.support.chromium import chromium_or_skip, playwright_flags  # noqa: E402
 from tests.support.fake_openai_server import FakeOpenAIServer  # noqa: E402
 from tests.support.mcp import HoldingResponder  # noqa: E402
 from tests.support.pipeline import DOCS  # noqa: E402
 from tests.support.research_responder import ResearchResponder  # noqa: E402
-from tests.support.web import HANG_GUARD, IDEA, ServedWorkbench, artifacts_dir, chromium_or_skip, seed_memory  # noqa: E402
+from tests.support.web import HANG_GUARD, IDEA, ServedWorkbench, artifacts_dir, seed_memory  # noqa: E402
 
 HOSTILE_TITLE = "<img src=x onerror=\"document.title='owned'\"> <script>document.title='owned'</script> Freeze notes"
 FACT = "The freeze map lets VACUUM skip pages whose tuples are all frozen, so anti-wraparound scans stay cheap."
@@ -39,9 +39,7 @@ TIMEOUT_MS = HANG_GUARD * 1000
 def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
     """Debian's Chromium with the export's own launch flags (off the network, no sandbox as root)."""
     chromium = chromium_or_skip()
-    flags = [arg for arg in browser_command(chromium, Path("/unused"))[1:]
-             if not arg.startswith(("--user-data-dir", "--headless", "--host-resolver-rules"))]  # fmt: skip
-    return {**browser_type_launch_args, "executable_path": str(chromium), "args": flags}
+    return {**browser_type_launch_args, "executable_path": str(chromium), "args": playwright_flags(chromium)}
 
 
 # Playwright for this module only (pytest-playwright keeps it for the session): its sync API runs an

@@ -218,3 +218,34 @@ async def test_a_failed_critique_is_retried_from_the_memory_page(tmp_path: Path,
     assert job.outcome == "done", job.error
     assert (meta / f"critique-{run.run_id}.yaml").is_file() and load_failures(meta) == []
     assert "Critique written" in done.text
+
+
+async def test_a_page_gets_fewer_counts_and_its_stream_ends_when_the_server_stops() -> None:
+    import anyio
+
+    from research_agent.service.events import EventLog, RunEvent
+    from research_agent.web.pages import COUNTS_EVERY, _fewer_counts, _until
+
+    async def given(*events: RunEvent):
+        for event in events:
+            yield event
+
+    step = COUNTS_EVERY / 5
+    burst = [RunEvent("counts", "", "draft", 6.0, {"streamed": n}, at=100 + n * step) for n in range(12)]
+    sent = [e async for e in _fewer_counts(given(*burst, RunEvent("stream", "draft: 12 tokens", at=103.0)))]
+    counts = [e.counts["streamed"] for e in sent if e.kind == "counts"]
+    assert counts == [0, 5, 10, 11], "one count per half second of the run, the last held one before the next event"
+    assert sent[-1].kind == "stream"
+
+    log = EventLog(asyncio.get_running_loop())
+    log.stage("draft", "3 sources")
+    stop = anyio.Event()
+    seen = []
+
+    async def follow() -> None:
+        async for event in _until(stop, log.follow()):
+            seen.append(event.message)
+            stop.set()  # the server is stopping; the run is not over
+
+    await asyncio.wait_for(follow(), HANG_GUARD)
+    assert seen == ["draft: 3 sources"] and log.ended is None

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 from sse_starlette.sse import EventSourceResponse
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -203,11 +204,31 @@ def _place(job: Job) -> float:
 async def run_events(request: Request) -> Response:
     job = _job(request)
 
+    stopping = anyio.Event()  # set when the server shuts down: the stream then ends cleanly
+
     async def stream() -> AsyncIterator[dict[str, str]]:
-        async for event in _fewer_counts(job.log.follow()):
+        async for event in _until(stopping, _fewer_counts(job.log.follow())):
             yield {"event": event.kind, "data": json.dumps(event_data(event, job))}
 
-    return EventSourceResponse(stream(), ping=15)
+    return EventSourceResponse(stream(), ping=15, shutdown_event=stopping, shutdown_grace_period=1.0)
+
+
+async def _until(stop: anyio.Event, events: AsyncIterator[RunEvent]) -> AsyncIterator[RunEvent]:
+    """``events`` until they end or ``stop`` is set, whichever comes first."""
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        while True:
+            following = asyncio.ensure_future(anext(events))
+            await asyncio.wait({following, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            if not following.done():
+                following.cancel()
+                return
+            try:
+                yield following.result()
+            except StopAsyncIteration:
+                return
+    finally:
+        stopped.cancel()
 
 
 async def _fewer_counts(events: AsyncIterator[RunEvent]) -> AsyncIterator[RunEvent]:

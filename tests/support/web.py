@@ -3,7 +3,6 @@ Host), or as ``research-agent serve`` in a subprocess for the browser; and a mem
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -150,18 +149,3 @@ def artifacts_dir() -> Iterator[Path]:
     folder = Path(__file__).resolve().parents[1] / "artifacts"
     folder.mkdir(exist_ok=True)
     yield folder
-
-
-def chromium_or_skip() -> Path:
-    """Debian's Chromium, found as the export finds it; skipped without one outside CI, failed in CI."""
-    import pytest
-
-    from research_agent.errors import ConfigError
-    from research_agent.export import find_browser
-
-    try:
-        return find_browser()
-    except ConfigError:
-        if os.environ.get("CI"):
-            pytest.fail("CI is set but no Chromium was found: .ci/run installs Debian's chromium")
-        pytest.skip("no Chromium installed (CI installs Debian's chromium)")
