@@ -141,3 +141,16 @@ def _digest() -> str:
     from research_agent.memory.store.person.proposals import proposal_key
 
     return proposal_key(IDEA).split(":", 1)[1]
+
+
+async def test_the_form_names_folders_by_their_place_in_the_allowed_list_never_by_path(tmp_path: Path) -> None:
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    async with in_process(options_for(tmp_path, allow_dirs=(allowed,))) as web:
+        csrf = await web.csrf()
+        for given in ("1", "-1", str(tmp_path), "../x", "0x0", "9" * 5000):
+            answer = await web.client.post("/runs", data={"csrf": csrf, "question": "What is in my notes?",
+                                                          "corpus": given})  # fmt: skip
+            assert answer.status_code == 400, given
+            assert "choose corpus folders among those listed" in answer.text
+        assert web.bench.board.newest() == []

@@ -94,10 +94,10 @@ def _call(bench: Workbench, form: Form) -> tuple[dict[str, Any], tuple[tuple[str
     if mode not in MODES:
         raise InputError(f"unknown mode {mode[:20]!r}: choose one of {', '.join(MODES)}")
     allowed = bench.service.options.allow_dirs
-    try:
-        folders = [allowed[int(i)] for i in dict.fromkeys(form.all("corpus"))]
-    except (ValueError, IndexError):
-        raise InputError("choose corpus folders among those listed (the server's --allow-dir folders)") from None
+    chosen = list(dict.fromkeys(form.all("corpus")))
+    if not all(i.isdigit() and len(i) < 6 and int(i) < len(allowed) for i in chosen):
+        raise InputError("choose corpus folders among those listed (the server's --allow-dir folders)")
+    folders = [allowed[int(i)] for i in chosen]
     providers = [name for name in dict.fromkeys(form.all("search")) if name]
     unknown = [name for name in providers if name not in KNOWN_PROVIDERS]
     if unknown:
