@@ -49,12 +49,15 @@ def make_report(work: Path, corpus: Path | None, question: str) -> Path:
 
 
 def held_open(html: str, n: int | None) -> str:
-    """The page with the preview of its ``n``-th citation shown, as hovering would show it
+    """The page with the preview of its ``n``-th citation's source shown, as hovering would show it
     (None: the first citation after the third heading, i.e. in the body after the Key Findings)."""
     if n is None:
         third = html.find("<h2>", html.find("<h2>", html.find("<h2>") + 1) + 1)
-        found = re.search(r'id="tip-(\d+)"', html[third:]) if third >= 0 else None
+        found = re.search(r'aria-describedby="tip-(\d+)"', html[third:]) if third >= 0 else None
         n = int(found.group(1)) if found else 0
+    elif n > 0:
+        cited = re.findall(r'aria-describedby="tip-(\d+)"', html)
+        n = int(cited[n - 1]) if n <= len(cited) else 0
     if n <= 0:
         return html
     rule = f"#tip-{n} {{ display: block; }}"

@@ -101,13 +101,19 @@ def test_a_list_over_the_budget_is_split_across_the_slots_and_one_slot_caps_it()
 @pytest.mark.parametrize(
     "quote",
     ["marks the space as reusable", "MARKS  the\nspace as reusable", "\u201cmarks the space as reusable\u201d",
-     "Plain VACUUM marks \u2026 the operating system", "plain vacuum marks ... returning it"],
+     "Plain VACUUM marks the space \u2026 the operating system", "plain vacuum marks the space ... returning it",
+     "reusable", "dead tuples"],
 )  # fmt: skip
 def test_a_quote_is_found_whatever_its_whitespace_quote_marks_case_and_ellipses(quote):
     assert quote_found(quote, VACUUM)
 
 
-@pytest.mark.parametrize("quote", ["marks the space as free", "", "..", "the operating system ... Plain VACUUM"])
+@pytest.mark.parametrize(
+    "quote",
+    ["marks the space as free", "", "..", "the operating system ... Plain VACUUM",
+     "tab", "a \u2026 e \u2026 i", "Plain VACUUM marks \u2026 the operating system", "reclaims ... dead ... table",
+     "mark the space", "VACUUM FULL rewrites table"],
+)  # fmt: skip
 def test_a_quote_that_is_not_in_the_passage_is_not_found(quote):
     assert not quote_found(quote, VACUUM)
 

@@ -44,7 +44,8 @@ async def test_every_citation_links_to_its_source_entry_and_previews_its_passage
     assert cites and len(cites) == exported.citations == exported.previews
     for attrs in cites:
         assert attrs["href"][1:] in dom.ids(), attrs  # every citation resolves to a source entry
-        assert attrs["aria-label"].startswith(f"Source {attrs['href'][5:]}: ")  # a text label
+        name = dom.text_by_id[attrs["aria-labelledby"]]  # named by its source, as text
+        assert name.startswith(f"Source {attrs['href'][5:]}: ")
         tip = dom.text_by_id[attrs["aria-describedby"]]  # the preview is the link's description
         assert len(tip.split()) <= 120 + 12  # the passage, after the source's title
     entries = [
@@ -94,7 +95,7 @@ def test_outside_text_is_inert_and_only_http_and_file_links_are_made(tmp_path: P
         ("t", "https://example.org/one", "Raw words about <script>alert(4)</script> stay text in the passage too."),
         ("s", "/tmp/some folder/note.md", "A fine link is found in the second source."),
     ])  # fmt: skip
-    page = render_page(markdown, store)
+    page = render_page(markdown, store, local_files=True)  # as for a report this tool wrote
     dom = parse_dom(page.html)
     assert dom.tags().isdisjoint({"script", "img", "iframe", "b", "object", "embed"})
     assert not [a for _, a in dom.elements if any(name.startswith("on") for name in a)]
@@ -106,6 +107,8 @@ def test_outside_text_is_inert_and_only_http_and_file_links_are_made(tmp_path: P
     review = dom.by_class("status-rejected")
     assert review and "rejected" in page.html.split('class="status status-rejected">', 1)[1][:20]
     assert "&lt;script&gt;document.title=&#x27;owned&#x27;&lt;/script&gt; heat" in page.html  # the question
+    stranger = parse_dom(render_page(markdown, store).html)  # someone else's report: no file: link at all
+    assert not [h for h in stranger.hrefs() if h.lower().startswith("file:")] and "/tmp/some folder" in stranger.text
 
 
 async def test_a_report_without_its_passages_still_exports_and_says_so_in_one_line(

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import click
 import pytest
 import yaml
 from typer.testing import CliRunner
@@ -220,3 +223,57 @@ def test_the_person_s_lesson_commands_take_reports_dir_after_the_subcommand_too(
     assert invoke(tmp_path, "trust-lessons", "--reports-dir", str(reports)).exit_code == 0
     assert invoke(tmp_path, "reject", proposal_key(IDEA), "--reports-dir", str(reports)).exit_code == 0
     assert not (tmp_path / "reports" / "meta" / "lessons.yaml").exists()
+
+
+@pytest.mark.parametrize("command", ["approve", "reject"])
+def test_concurrent_decisions_on_one_proposal_write_it_once_and_tell_the_others(tmp_path, command, capfd):
+    """Issue 31 point 6: N approvals at once write one lesson; the others say the proposal is
+    already decided. Each command reads the clock twice: to load the critiques it looks the
+    proposal up in, then to date its decision; the second reading waits at a barrier, so every
+    command has found the proposal undecided before any decides it."""
+    meta = tmp_path / "reports" / "meta"
+    put(meta, with_proposals(1, IDEA))
+    n = 4
+    barrier = threading.Barrier(n, timeout=60)
+    seen = threading.local()
+
+    def clock():
+        seen.readings = getattr(seen, "readings", 0) + 1
+        if seen.readings == 2:
+            barrier.wait()
+        return NOW
+
+    held = MemoryDeps(load_settings=deps(tmp_path).load_settings, clock=clock)
+
+    def decide(_: int) -> int:
+        try:
+            return app([command, proposal_key(IDEA)], standalone_mode=False, obj=held) or 0
+        except click.exceptions.Exit as done:
+            return done.exit_code
+
+    with ThreadPoolExecutor(n) as pool:
+        codes = sorted(pool.map(decide, range(n)))
+    assert codes == [0] + [2] * (n - 1)
+    errors = capfd.readouterr().err
+    assert errors.count("is already decided") == n - 1, errors
+    written = read_lessons_file(meta, tmp_path / "state")
+    assert len(written.lessons) == (1 if command == "approve" else 0) and written.trusted == (command == "approve")
+
+
+def test_trust_lessons_refuses_a_meta_folder_that_validate_refuses(tmp_path):
+    """Issue 31 point 9: a meta/ symlinked out of reports/ was refused by validate but trusted by trust-lessons."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "lessons.yaml").write_text(
+        "lessons:\n- key: user:notes\n  stage: decompose\n  domain: any\n  text: Add a sub-query for the release notes.\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "meta").symlink_to(outside)
+    validated = invoke(tmp_path, "validate")
+    trusted = invoke(tmp_path, "trust-lessons")
+    assert validated.exit_code == 2 and "leads outside" in validated.output
+    assert trusted.exit_code == 2 and "leads outside" in trusted.output, trusted.output
+    assert not read_lessons_file(tmp_path / "reports" / "meta", tmp_path / "state").usable
+    added = invoke(tmp_path, "add-lesson", "Prefer primary sources.", "--stage", "relevance", "--domain", "any")
+    assert added.exit_code == 2 and (outside / "lessons.yaml").read_text(encoding="utf-8").count("key:") == 1

@@ -54,6 +54,15 @@ def bearer(token: str = TOKEN) -> dict[str, Any]:
     return {"Authorization": f"Bearer {token}"}
 
 
+async def test_the_bearer_scheme_is_case_insensitive_and_the_token_is_not() -> None:
+    """RFC 9110 11.1: the scheme is case-insensitive (0.3.0 answered 401 to "bearer")."""
+    async with client_for(HttpBind("0.0.0.0", PORT, TOKEN)) as client:
+        answers = [await initialize(client, Authorization=f"{scheme} {token}")
+                   for scheme, token in (("bearer", TOKEN), ("BEARER", TOKEN), ("Bearer", f" {TOKEN}"),
+                                         ("bearer", TOKEN.upper()), ("Basic", TOKEN), ("bearer", ""))]  # fmt: skip
+    assert [a.status_code for a in answers] == [200, 200, 200, 401, 401, 401]
+
+
 async def test_a_public_bind_answers_only_with_the_token_and_its_own_host() -> None:
     async with client_for(HttpBind("0.0.0.0", PORT, TOKEN)) as client:
         without = await initialize(client)
@@ -152,3 +161,18 @@ def test_the_server_on_0_0_0_0_in_a_network_namespace(tmp_path: Path) -> None:
         "token, foreign Host: 421",
         "stopped",
     ], proc.stdout + proc.stderr
+
+
+def test_a_token_file_others_may_read_gets_one_warning(tmp_path: Path) -> None:
+    """Issue 31 point 9: 0.3.0 accepted a world-readable token file without a word."""
+    shared = tmp_path / "token"
+    shared.write_text("short\n")
+    shared.chmod(0o644)
+    proc = cli(tmp_path, "mcp", "--http", str(PORT), "--host", "0.0.0.0", "--token-file", str(shared))
+    assert proc.returncode == 2
+    warning, error = proc.stderr.splitlines()
+    assert warning.endswith(f"the token file {shared} may be read by others (mode 644); chmod 600 {shared}")
+    assert error.startswith("error: the bearer token must be at least")
+    shared.chmod(0o600)
+    proc = cli(tmp_path, "mcp", "--http", str(PORT), "--host", "0.0.0.0", "--token-file", str(shared))
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1

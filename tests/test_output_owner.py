@@ -85,7 +85,7 @@ def test_an_ordinary_file_outside_the_reports_folder_is_still_replaced(tmp_path:
 def test_export_refuses_another_runs_file_and_may_replace_its_own_page(tmp_path: Path) -> None:
     reports = reports_with_an_earlier_run(tmp_path)
     mine = reports / "mine_20260202T000000000000Z.md"
-    mine.write_text("# Mine\n\nHeat pumps work in the cold.\n")
+    mine.write_text("---\nquery: mine\n---\n\n# Mine\n\nHeat pumps work in the cold.\n")
     refused = cli(tmp_path, "export", str(mine), "--output", str(reports / f"{EARLIER}.html"),
                   "--reports-dir", str(reports))
     assert refused.returncode == 2 and "it is a report in the reports folder" in refused.stderr, refused.stderr

@@ -109,3 +109,12 @@ def test_sentences_the_model_gives_no_verdict_on_are_counted_and_said(tmp_path, 
     checked, cited = re.search(r"sources: (\d+) of (\d+) cited", summary).groups()
     assert int(checked) == 2 * len(stages) < int(cited)
     assert summary.endswith(f"Not checked: {int(cited) - int(checked)} left without a verdict by the model.")
+
+
+@pytest.mark.parametrize("spoof", ["<!-- [Disputed] -->", "[[disputed]](#x)", "`[DISPUTED]`"])
+def test_a_marker_no_reader_sees_does_not_take_a_claim_off_the_open_count(tmp_path, written, spoof):
+    text = written.read_text(encoding="utf-8")
+    written.write_text(text.replace(f"[Disputed] {CLAIM}", f"{CLAIM} {spoof}"), encoding="utf-8")
+    done, _ = review(tmp_path, written, ResearchResponder(claim_verdict=unsupported(CLAIM)), "--json")
+    assert done.returncode == 1, done.stdout + done.stderr  # 0.3.0: 0, the claim counted as marked
+    assert json.loads(done.stdout)["claims"]["open_unsupported"] == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import stat
 import threading
@@ -82,3 +83,19 @@ def test_atomic_create_keeps_what_is_there(tmp_path: Path) -> None:
     with pytest.raises(StorageError, match="symlink"):
         atomic_create_bytes(tmp_path / "link", b"x")
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_a_state_folder_others_may_write_gets_one_warning_per_process(tmp_path: Path, caplog) -> None:
+    """Issue 31 point 9: 0.3.0 used a world-writable state folder without a word."""
+    shared = tmp_path / "shared-state"
+    shared.mkdir()
+    shared.chmod(0o777)
+    private = tmp_path / "private-state"
+    with caplog.at_level(logging.WARNING, logger="research_agent"):
+        for _ in range(3):
+            assert state_folder(shared) == shared and state_folder(private) == private
+            secret_key(shared)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == [
+        f"the state folder {shared} may be read, written and entered by others (mode 777); chmod 700 {shared}"
+    ]

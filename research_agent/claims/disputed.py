@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from .sentences import DISPUTED, LineSentence, line_sentences, without_marker
+from .sentences import DISPUTED, LineSentence, line_sentences, without_hidden_markers, without_marker
 from .verdicts import ClaimVerdict, fold
 
 __all__ = ["SIMILAR", "Marked", "similarity", "mark_unsupported"]
@@ -74,11 +74,14 @@ def _start(line: str, sentence: LineSentence) -> int:
     return at
 
 
-def _mark_line(line: str, claims: Sequence[tuple[ClaimVerdict, SequenceMatcher]], outcomes: dict[int, str]) -> tuple[str, int]:
+def _mark_line(
+    line: str, read: str, claims: Sequence[tuple[ClaimVerdict, SequenceMatcher]], outcomes: dict[int, str]
+) -> tuple[str, int]:
     """``line`` with "[Disputed]" before each unmarked sentence like one of ``claims`` (each
-    with a matcher holding its folded key) that still cites its source; how many it marked."""
+    with a matcher holding its folded key) that still cites its source; how many it marked.
+    ``read``: the line as read, markers no reader sees blanked (offsets kept)."""
     to_mark: dict[int, LineSentence] = {}  # by start: one mark per sentence, however many claims it is like
-    for sentence in line_sentences(line, cited_only=False):
+    for sentence in line_sentences(read, cited_only=False):
         key = _key(sentence.text)
         for claim, matcher in claims:
             if _similarity(key, matcher) < SIMILAR:
@@ -110,9 +113,9 @@ def mark_unsupported(texts: Sequence[str], unsupported: Sequence[ClaimVerdict]) 
     out = []
     for text in texts:
         lines = []
-        for line in text.split("\n"):
+        for line, read in zip(text.split("\n"), without_hidden_markers(text).split("\n"), strict=True):
             if keyed and line.strip() and not line.lstrip().startswith("#"):
-                line, count = _mark_line(line, keyed, outcomes)
+                line, count = _mark_line(line, read, keyed, outcomes)
                 marked += count
             lines.append(line)
         out.append("\n".join(lines))

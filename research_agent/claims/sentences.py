@@ -5,6 +5,10 @@ line by line (:func:`research_agent.text.citations.sentence_spans`, the lint's a
 measures' definition of a sentence); a citation inside code, a link target or a URL does
 not count. The same reading serves the claim check (which sentences to check) and the
 pass after revision that marks "[Disputed]" (where a sentence starts, what it cites).
+
+The marker counts only where a reader sees it (:func:`research_agent.text.masking.seen_text`):
+not inside an HTML comment, code, a link (label or target) or a tag. A marker a reader does
+not see is left out of the sentence's text, so every later reading of that text agrees.
 """
 
 from __future__ import annotations
@@ -14,8 +18,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..text.citations import CITATION, blank, find_citations, mask_code_and_urls, sentence_spans
+from ..text.masking import blank_spans, seen_text
 
-__all__ = ["LineSentence", "line_sentences", "text_sentences", "DISPUTED", "is_disputed", "without_marker"]
+__all__ = [
+    "LineSentence", "line_sentences", "text_sentences", "DISPUTED", "is_disputed", "without_marker",
+    "without_hidden_markers",
+]
 
 DISPUTED = "[Disputed]"  # the marker revise and review already use for a claim the sources do not support
 _LIST_MARK = re.compile(r"[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+")
@@ -37,8 +45,27 @@ class LineSentence:
 
 
 def is_disputed(text: str) -> bool:
-    """Whether ``text`` carries the "[Disputed]" marker (any case)."""
-    return DISPUTED.lower() in text.lower()
+    """Whether ``text`` carries the "[Disputed]" marker (any case) where a reader sees it."""
+    return DISPUTED.lower() in text.lower() and DISPUTED.lower() in seen_text(text).lower()
+
+
+def _hidden_markers(text: str, seen: str) -> list[tuple[int, int]]:
+    """Where ``text`` holds the marker (any case) that ``seen`` (its seen text) does not show."""
+    lower, marker = text.lower(), DISPUTED.lower()
+    spans, at = [], 0
+    while (found := lower.find(marker, at)) >= 0:
+        at = found + len(marker)
+        if seen[found:at].lower() != marker:
+            spans.append((found, at))
+    return spans
+
+
+def without_hidden_markers(text: str) -> str:
+    """``text`` with every "[Disputed]" a reader does not see (in a comment, code, a link or a
+    tag, across lines too) blanked, offsets kept."""
+    if DISPUTED.lower() not in text.lower():
+        return text
+    return blank_spans(text, _hidden_markers(text, seen_text(text)))
 
 
 def without_marker(text: str) -> str:
@@ -69,10 +96,11 @@ def _plain(line: str, start: int, end: int, cites: list[tuple[int, int]]) -> str
 _ENDS = ".!?\"\u201d')"
 
 
-def _spans(plain: str) -> list[tuple[int, int]]:
+def _spans(plain: str, seen: str) -> list[tuple[int, int]]:
     """:func:`sentence_spans`, and a sentence that opens with the marker ("... deletes [4]. [Disputed]
-    Plain VACUUM ...") starts one of its own: the marker is no word the sentence rule knows."""
-    lower, marker = plain.lower(), DISPUTED.lower()
+    Plain VACUUM ...") starts one of its own: the marker is no word the sentence rule knows.
+    ``seen``: the line's seen text (the marker is looked for there)."""
+    lower, marker = seen.lower(), DISPUTED.lower()
     spans: list[tuple[int, int]] = []
     for start, end in sentence_spans(plain):
         at = lower.find(marker, start, end)
@@ -91,9 +119,12 @@ def line_sentences(line: str, *, cited_only: bool = True) -> list[LineSentence]:
     if not cites and cited_only:
         return []
     plain = blank(mask_code_and_urls(line), CITATION)
+    seen = seen_text(line)
+    if hidden := _hidden_markers(line, seen):
+        line = blank_spans(line, hidden)  # a marker no reader sees is no word of the sentence either
     out: list[LineSentence] = []
     index = 0
-    for start, end in _spans(plain):
+    for start, end in _spans(plain, seen):
         while index < len(cites) and cites[index].start < start:
             index += 1
         numbers: dict[int, None] = {}
@@ -111,6 +142,6 @@ def line_sentences(line: str, *, cited_only: bool = True) -> list[LineSentence]:
 
 def text_sentences(markdown: str) -> Iterator[LineSentence]:
     """The cited sentences of ``markdown``, in order, line by line (headings left out)."""
-    for line in markdown.splitlines():
+    for line in without_hidden_markers(markdown).splitlines():
         if not line.lstrip().startswith("#"):
             yield from line_sentences(line)

@@ -3,9 +3,13 @@
 For each cited sentence the model answers ``supported``, ``partial`` or ``unsupported``;
 the first two come with a short quote from the passage. The program looks for the quote
 in the sentence's passages after folding whitespace, quote marks, dashes, emphasis and
-case (as review does when it finds a quoted claim in a draft); an ellipsis in a quote
-stands for words left out, so its pieces must appear in order. A ``supported`` or
-``partial`` verdict whose quote is not there, or that gives none, counts as ``partial``.
+case (as review does when it finds a quoted claim in a draft), word by word (punctuation
+at a word's edges aside): a quote is found only when a run of at least
+:data:`QUOTE_WORDS` of its words stands in the passage as it stands in the quote, or, for
+a quote shorter than that, the whole quote does. An ellipsis stands for words left out: the
+pieces around it must all appear, in order, and one of them must be such a run ("a … e …
+i" quotes nothing). A ``supported`` or ``partial`` verdict whose quote is not there, or
+that gives none, counts as ``partial``.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any
 from ..text.sanitize import sanitize
 from .select import CitedClaim
 
-__all__ = ["VERDICTS", "OUTCOMES", "ClaimVerdict", "fold", "quote_found", "read_verdicts"]
+__all__ = ["VERDICTS", "OUTCOMES", "QUOTE_WORDS", "ClaimVerdict", "fold", "quote_found", "read_verdicts"]
 
 VERDICTS = ("supported", "partial", "unsupported")
 # What became of an unsupported claim after the last revision: a sentence like it is marked
@@ -31,6 +35,8 @@ _FOLD = str.maketrans(
      "\u201a": "'", "`": "'", "\u2013": "-", "\u2014": "-", "\u2212": "-", "*": None, "_": None}
 )  # fmt: skip
 _ELLIPSES = ("\u2026", "...")
+QUOTE_WORDS = 4  # the shortest run of words that quotes a passage rather than happening to match it
+_EDGE = "\"'.,;:!?()[]{}<>"
 
 
 @dataclass(frozen=True)
@@ -91,24 +97,38 @@ def fold(text: str) -> str:
     return " ".join(sanitize(text).translate(_FOLD).lower().split())
 
 
-def _pieces(quote: str) -> list[str]:
-    text = fold(quote).strip(" \"'")
+def _words(text: str) -> list[str]:
+    """The folded words of ``text``, punctuation at their edges dropped (a bare mark is no word)."""
+    return [w for w in (word.strip(_EDGE) for word in fold(text).split()) if w]
+
+
+def _pieces(quote: str) -> list[list[str]]:
+    """The quote's pieces between ellipses, each as its words (empty pieces left out)."""
+    text = fold(quote)
     for mark in _ELLIPSES:
         text = text.replace(mark, "\n")
-    return [p.strip(" \"'.,;:") for p in text.split("\n") if p.strip(" \"'.,;:")]
+    return [words for words in (_words(piece) for piece in text.split("\n")) if words]
 
 
 def quote_found(quote: str, passage: str) -> bool:
-    """Whether ``quote`` is in ``passage`` (folded; the pieces around an ellipsis in order)."""
+    """Whether ``quote`` quotes ``passage`` (see the module docstring): its pieces, in order,
+    as whole words of the folded passage, one of them at least :data:`QUOTE_WORDS` words long
+    (or the whole quote, with no ellipsis, when it is shorter)."""
     pieces = _pieces(quote)
-    if not pieces or sum(len(p) for p in pieces) < 3:
+    total = sum(len(piece) for piece in pieces)
+    if not pieces or sum(len(w) for piece in pieces for w in piece) < 3:
         return False
-    haystack, at = fold(passage), 0
+    if total < QUOTE_WORDS and len(pieces) > 1:
+        return False  # a short quote must be one run of words: "a ... e ... i" is no quote
+    if max(len(piece) for piece in pieces) < min(QUOTE_WORDS, total):
+        return False
+    haystack, at = " " + " ".join(_words(passage)) + " ", 0
     for piece in pieces:
-        found = haystack.find(piece, at)
+        needle = " " + " ".join(piece) + " "
+        found = haystack.find(needle, at)
         if found < 0:
             return False
-        at = found + len(piece)
+        at = found + len(needle) - 1  # the next piece may start at this one's closing space
     return True
 
 

@@ -6,12 +6,17 @@ headless, with a fresh temporary profile (``--user-data-dir``) and the flags tha
 off the network: no background requests, component updates, sync, QUIC, or host name
 resolution at all (the page is a local file that loads nothing). As root, Chromium refuses
 to start without ``--no-sandbox``: that flag is passed then, and only then.
+
+Every launch has a time limit (:data:`PDF_TIMEOUT` for a print): Chromium runs in a process
+group of its own, and when the limit passes the whole group (its renderer and GPU processes
+too) is killed and one line says so.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Sequence
@@ -22,6 +27,7 @@ from ..errors import ConfigError, StorageError
 __all__ = [
     "BROWSER_NAMES",
     "INSTALL_HINT",
+    "PDF_TIMEOUT",
     "find_browser",
     "browser_command",
     "run_browser",
@@ -33,6 +39,7 @@ __all__ = [
 BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 INSTALL_HINT = "install Chromium (apt install chromium) or give its path with --browser PATH"
 _TIMEOUT = 120.0
+PDF_TIMEOUT = 60.0  # a report's PDF takes seconds; a page that takes longer is not one it can print
 
 # Off the network: no background traffic, updates, sync, QUIC, and no host name resolves.
 _QUIET = (
@@ -83,37 +90,52 @@ def browser_command(browser: Path, profile: Path, *args: str, euid: int | None =
     return [str(browser), *_QUIET, *(("--no-sandbox",) if root else ()), f"--user-data-dir={profile}", *args]
 
 
-def run_browser(browser: Path, args: Sequence[str], *, timeout: float = _TIMEOUT) -> str:
-    """Run one headless launch with a temporary profile; its stdout. StorageError when it fails."""
+def run_browser(browser: Path, args: Sequence[str], *, timeout: float = _TIMEOUT, doing: str = "") -> str:
+    """Run one headless launch with a temporary profile; its stdout. StorageError when it fails
+    or takes longer than ``timeout`` seconds (``doing``: what it was doing, for that message)."""
     with tempfile.TemporaryDirectory(prefix="research-agent-chromium-") as profile:
         command = browser_command(browser, Path(profile), *args)
         try:
-            done = subprocess.run(
-                command,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                stdin=subprocess.DEVNULL,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            raise StorageError(f"{browser.name} did not finish within {timeout:g} s") from None
+            proc = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                start_new_session=True,  # its own process group: a timeout kills its helpers too
+            )  # fmt: skip
         except OSError as exc:
             raise StorageError(f"cannot run {browser}: {exc.strerror or exc}") from None
-    if done.returncode != 0:
-        lines = [line for line in done.stderr.splitlines() if line.strip()]
-        raise StorageError(
-            f"{browser.name} failed (exit {done.returncode}): {(lines or ['no message'])[-1][:300]}"
-        )
-    return done.stdout
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            raise StorageError(f"{browser.name} did not finish{doing} within {timeout:g} s; stopped") from None
+        finally:
+            if proc.poll() is None:  # interrupted (Ctrl-C) while waiting
+                _kill_group(proc)
+    if proc.returncode != 0:
+        lines = [line for line in stderr.splitlines() if line.strip()]
+        raise StorageError(f"{browser.name} failed (exit {proc.returncode}): {(lines or ['no message'])[-1][:300]}")
+    return stdout
 
 
-def print_pdf(browser: Path, html: str) -> bytes:
-    """The page ``html`` printed to PDF by headless Chromium."""
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    """Kill ``proc``'s process group and reap it (its pipes closed: a helper that outlived it
+    can hold them open)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        proc.kill()
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+    proc.wait()
+
+
+def print_pdf(browser: Path, html: str, *, timeout: float = PDF_TIMEOUT) -> bytes:
+    """The page ``html`` printed to PDF by headless Chromium, within ``timeout`` seconds."""
     with tempfile.TemporaryDirectory(prefix="research-agent-pdf-") as folder:
         page, pdf = Path(folder) / "report.html", Path(folder) / "report.pdf"
         page.write_text(html, encoding="utf-8")
-        run_browser(browser, ["--no-pdf-header-footer", f"--print-to-pdf={pdf}", page.as_uri()])
+        args = ["--no-pdf-header-footer", f"--print-to-pdf={pdf}", page.as_uri()]
+        run_browser(browser, args, timeout=timeout, doing=" printing the PDF")
         data = pdf.read_bytes() if pdf.is_file() else b""
     if not data.startswith(b"%PDF"):
         raise StorageError(f"{browser.name} wrote no PDF")

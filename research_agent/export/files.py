@@ -5,6 +5,11 @@ the ``id:`` of its front matter (or its file name, for reports written before ``
 and its passage store in the ``meta/`` folder beside it, else in the reports folder's
 ``meta/``; a report whose passages are missing or unreadable still exports, without
 previews, and the result says why in one line. Every file is written atomically.
+
+Only a markdown report is exported (a ``.md`` file with front matter): ``export /etc/passwd``
+is refused before anything is read, so it can never write ``/etc/passwd.html``. A report
+this tool wrote (its ``id:`` has a run record in the reports folder it came from) links its
+local sources as ``file:///`` paths; any other report gets no ``file:`` link at all.
 """
 
 from __future__ import annotations
@@ -14,11 +19,12 @@ from pathlib import Path
 
 from ..errors import InputError, StorageError
 from ..files.atomic import atomic_write_bytes, ensure_writable_dir, existing_file_mode
-from ..record.passages import PassageStore, read_passage_store, report_run_id
-from ..review.markdown import parse_front_matter
+from ..ids import is_run_id
+from ..record.passages import PassageStore, read_passage_store, report_run_id, why_no_run
+from ..review.markdown import parse_front_matter, split_front_matter
 from ..review.report_file import read_report
 from ..run_refs import resolve_run, run_file
-from .browser import find_browser, print_pdf
+from .browser import PDF_TIMEOUT, find_browser, print_pdf
 from .page import NO_PASSAGES, Page, render_page
 
 __all__ = [
@@ -27,12 +33,15 @@ __all__ = [
     "find_report",
     "report_passages",
     "report_page",
+    "written_here",
+    "check_markdown_report",
     "export_report",
     "export_path",
     "check_destination",
 ]
 
 FORMATS = ("md", "html", "pdf")
+MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 
 @dataclass(frozen=True)
@@ -60,9 +69,10 @@ def find_report(reports_dir: Path, name: str) -> Path:
 
 def report_passages(report: Path, markdown: str, reports_dir: Path) -> tuple[PassageStore | None, str]:
     """The passage store of the report at ``report``, or None and one line saying why not."""
-    run_id = report_run_id(parse_front_matter(markdown), report)
+    front = parse_front_matter(markdown)
+    run_id = report_run_id(front, report)
     if run_id is None:
-        return None, f"{NO_PASSAGES}: the report names no run (its front matter has no id)."
+        return None, f"{NO_PASSAGES}: the report names no run ({why_no_run(front)})."
     for meta in dict.fromkeys((Path(report).parent / "meta", Path(reports_dir) / "meta")):
         try:
             store = read_passage_store(meta, run_id)
@@ -73,10 +83,30 @@ def report_passages(report: Path, markdown: str, reports_dir: Path) -> tuple[Pas
     return None, f"{NO_PASSAGES}: the passages of run {run_id} were not stored (an older run) or were pruned."
 
 
+def written_here(report: Path, markdown: str, reports_dir: Path) -> bool:
+    """Whether this tool wrote the report at ``report``: its front matter's ``id:`` has a run
+    record in the ``meta/`` folder beside it or in ``reports_dir``."""
+    run_id = parse_front_matter(markdown).get("id")
+    if not is_run_id(run_id):
+        return False
+    folders = dict.fromkeys((Path(report).parent, Path(reports_dir)))
+    return any(run_file(folder, "record", run_id).is_file() for folder in folders)
+
+
 def report_page(report: Path, markdown: str, reports_dir: Path) -> tuple[Page, str]:
     """The HTML page of ``markdown`` (the report at ``report``), and the note on its previews."""
     store, note = report_passages(report, markdown, reports_dir)
-    return render_page(markdown, store, notes=(note,) if note else ()), note
+    local = written_here(report, markdown, reports_dir)
+    return render_page(markdown, store, notes=(note,) if note else (), local_files=local), note
+
+
+def check_markdown_report(report: Path, markdown: str | None = None) -> None:
+    """InputError (one line) unless ``report`` is a markdown report: a ``.md`` (or ``.markdown``)
+    file, and once read (``markdown``), one with front matter."""
+    if Path(report).suffix.lower() not in MARKDOWN_SUFFIXES:
+        raise InputError(f"report {report}: not a markdown report (export reads .md files this tool wrote)")
+    if markdown is not None and not split_front_matter(markdown)[0]:
+        raise InputError(f"report {report}: not a research-agent report (it has no front matter)")
 
 
 def export_path(report: Path, fmt: str) -> Path:
@@ -96,17 +126,26 @@ def check_destination(path: Path) -> Path:
 
 
 def export_report(
-    report: Path, *, fmt: str, reports_dir: Path, output: Path | None = None, browser: Path | None = None
+    report: Path,
+    *,
+    fmt: str,
+    reports_dir: Path,
+    output: Path | None = None,
+    browser: Path | None = None,
+    timeout: float = PDF_TIMEOUT,
 ) -> Exported:
-    """Write the report at ``report`` as ``fmt`` (html or pdf) to ``output`` (default: beside it)."""
+    """Write the report at ``report`` as ``fmt`` (html or pdf) to ``output`` (default: beside it);
+    a PDF print that takes longer than ``timeout`` seconds is stopped (StorageError, one line)."""
     if fmt not in ("html", "pdf"):
         raise InputError(f"unknown export format {fmt[:20]!r}: choose html or pdf")
+    check_markdown_report(report)
     chromium = find_browser(browser) if fmt == "pdf" else None
     target = check_destination(output if output is not None else export_path(report, fmt))
     if target.absolute() == Path(report).absolute():
         raise InputError(f"output file {target}: it is the report itself")
     markdown = read_report(Path(report))
+    check_markdown_report(report, markdown)
     page, note = report_page(Path(report), markdown, reports_dir)
-    data = print_pdf(chromium, page.html) if chromium is not None else page.html.encode("utf-8")
+    data = print_pdf(chromium, page.html, timeout=timeout) if chromium is not None else page.html.encode("utf-8")
     atomic_write_bytes(target, data)
     return Exported(target, fmt, page.citations, page.previews, note)

@@ -3,7 +3,10 @@ from :mod:`.markup`, and a small header of what the front matter says about the 
 
 The page needs nothing from outside: the CSS is inline, there is no script, font or image,
 and its Content-Security-Policy forbids loading any (defence in depth: nothing outside is
-rendered live in the first place). Every front matter value is escaped.
+rendered live in the first place). Every front matter value is escaped, and the finished page
+holds no control character (:func:`research_agent.text.controls.without_controls`: NUL, escape
+sequences, C1 controls, bidi overrides), whatever the report, its passages or a numeric
+character reference in it held.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ from typing import Any
 
 from ..record.passages import PassageStore
 from ..review.markdown import split_front_matter
+from ..text.controls import without_controls
 from ..version import __version__
-from .markup import render_body
+from .markup import MAX_SHOWN_CHARS, render_body
 
 __all__ = ["Page", "render_page", "NO_PASSAGES"]
 
@@ -78,19 +82,25 @@ def _facts_html(front: Mapping[str, Any]) -> str:
     return f'<dl class="facts">{"".join(rows)}</dl>' if rows else ""
 
 
-def render_page(markdown: str, passages: PassageStore | None, *, notes: tuple[str, ...] = ()) -> Page:
+def render_page(
+    markdown: str, passages: PassageStore | None, *, notes: tuple[str, ...] = (), local_files: bool = False
+) -> Page:
     """The page of the report ``markdown``; citations preview their passage from ``passages``
-    (None: no previews). ``notes`` are lines shown under the header (escaped)."""
+    (None: no previews). ``notes`` are lines shown under the header (escaped). ``local_files``:
+    the report was written by this tool, so its local paths may be ``file:///`` links."""
     front, body_text = split_front_matter(markdown)
-    body = render_body(body_text, passages.passage if passages is not None else None)
+    body = render_body(body_text, passages.passage if passages is not None else None, local_files=local_files)
     title_text = body.heading_text.strip() or _value(front.get("query")) or "Research report"
+    if len(title_text) > MAX_SHOWN_CHARS:
+        title_text = title_text[: MAX_SHOWN_CHARS - 1].rstrip() + "\u2026"
     page = Template(_asset("report.html")).substitute(
         title=escape(title_text),
         heading=body.heading_html or escape(title_text),
-        style=_asset("report.css").strip(),
+        style=_asset("report.css").strip() + ("\n" + body.tips_css if body.tips_css else ""),
         facts=_facts_html(front),
         notes="".join(f'<p class="note">{escape(note)}</p>' for note in notes),
         body=body.html,
+        tips=f'<aside class="previews">{body.tips_html}</aside>' if body.tips_html else "",
         footer=escape(
             f"Exported by research-agent {__version__}. Hover over or focus a citation to read the passage "
             "of its source that the writer was given."
@@ -99,4 +109,4 @@ def render_page(markdown: str, passages: PassageStore | None, *, notes: tuple[st
         ),
         generator=escape(f"research-agent {__version__}"),
     )
-    return Page(page, body.citations, body.previews, tuple(dict.fromkeys(body.unresolved)))
+    return Page(without_controls(page), body.citations, body.previews, tuple(dict.fromkeys(body.unresolved)))

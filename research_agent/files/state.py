@@ -5,23 +5,45 @@ trust lives outside it, in ``Settings.state_dir`` (``$RESEARCH_AGENT_STATE_DIR``
 ``$XDG_STATE_HOME/research-agent``): a secret key (:func:`secret_key`) that signs what the
 tool derives from files it does not trust, such as the summary index's rows. The folder is
 private to the user (0700) and the key file is 0600, created on first use and never
-replaced once it exists.
+replaced once it exists. A folder that others may read or write (made by hand, or copied
+with its mode) is still used, with one warning per process (:func:`warn_if_open`): the
+key file in it is refused when others may read it.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import stat
+import threading
 from pathlib import Path
 
 from ..errors import StorageError
 from .atomic import atomic_create_bytes
 
-__all__ = ["state_folder", "secret_key", "KEY_FILE", "KEY_BYTES"]
+__all__ = ["state_folder", "secret_key", "warn_if_open", "KEY_FILE", "KEY_BYTES"]
 
 KEY_FILE = "secret.key"
 KEY_BYTES = 32
+log = logging.getLogger(__name__)
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+
+def warn_if_open(path: Path, what: str, mode: int, *, fix: str) -> bool:
+    """Warn once per process (per path) when ``mode`` lets others (group or world) read or
+    write ``path``, ``what`` naming it and ``fix`` saying what to run; whether it warned now."""
+    if not mode & 0o077:
+        return False
+    with _warned_lock:
+        if str(path) in _warned:
+            return False
+        _warned.add(str(path))
+    verbs = [verb for verb, bits in (("read", 0o044), ("written", 0o022), ("entered", 0o011)) if mode & bits]
+    said = " and ".join(filter(None, (", ".join(verbs[:-1]), verbs[-1])))
+    log.warning("%s %s may be %s by others (mode %o); %s", what, path, said, stat.S_IMODE(mode), fix)
+    return True
 
 
 def state_folder(state_dir: Path) -> Path:
@@ -37,6 +59,7 @@ def state_folder(state_dir: Path) -> Path:
         raise StorageError(f"the state folder {folder} is not a folder (a symlink or a file is refused)")
     if hasattr(os, "getuid") and info.st_uid != os.getuid():
         raise StorageError(f"the state folder {folder} belongs to another user")
+    warn_if_open(folder, "the state folder", info.st_mode, fix=f"chmod 700 {folder}")
     return folder
 
 

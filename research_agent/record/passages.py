@@ -42,6 +42,7 @@ __all__ = [
     "passages_path",
     "read_passage_store",
     "report_run_id",
+    "why_no_run",
     "prune_passage_stores",
 ]
 
@@ -192,6 +193,17 @@ def report_run_id(front_matter: Mapping[str, Any], path: Path | None = None) -> 
         return named
     stem = Path(path).stem if path is not None else None
     return stem if is_run_id(stem) else None
+
+
+def why_no_run(front_matter: Mapping[str, Any]) -> str:
+    """Why a report whose :func:`report_run_id` is None names no run, in words."""
+    named = front_matter.get("id")
+    if named is None or named == "":
+        return "its front matter has no id"
+    text = str(named)
+    if any(mark in text for mark in ("/", "\\", "..", "\x00")):
+        return "its front matter's id holds path characters (/, \\ or ..), so it names no run"
+    return "its front matter's id is not a run id"
 
 
 def prune_passage_stores(

@@ -6,15 +6,24 @@ applies is the one given, else the one in the report's front matter, else none (
 length check). A report is at most ``review_max_bytes`` (a setting, 1 MiB by default: a
 report of the deep mode is about 20 KB): the review's time grows with the text, and a
 long pathological one would keep a server busy.
+
+A report is text: control characters in it (a NUL, escape sequences, C1 controls, bidi
+overrides; :mod:`research_agent.text.controls`) are dropped when it is read, with one warning
+naming how many (a file more than a tenth of whose characters are C0 controls other than tab,
+newline and ESC, such as UTF-16 or a zip file, is a binary file), so that a report someone else wrote (or an older run's, from a model that
+sent them) is reviewed and exported instead of being refused as a binary file.
 """
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..config import MODES, Settings
 from ..errors import InputError
+from ..text.controls import has_controls, strip_controls
 from .markdown import parse_front_matter
 from .review import Review, review_draft
 from .rules import Rule, load_rules
@@ -22,6 +31,9 @@ from .rules import Rule, load_rules
 __all__ = ["review_file", "review_markdown", "read_report", "check_report_size", "MAX_REPORT_BYTES"]
 
 MAX_REPORT_BYTES = Settings.review_max_bytes
+BINARY_SHARE = 10  # a file more than a tenth of whose characters are raw controls is no report with a few
+_RAW_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f]")  # C0 but tab, newlines and ESC
+log = logging.getLogger(__name__)
 
 
 def _too_large(name: str, max_bytes: int) -> InputError:
@@ -36,7 +48,8 @@ def check_report_size(markdown: str, max_bytes: int = MAX_REPORT_BYTES) -> None:
 
 
 def read_report(path: Path, max_bytes: int = MAX_REPORT_BYTES) -> str:
-    """The report's text with newlines normalized; InputError with a one-line reason otherwise."""
+    """The report's text with newlines normalized and control characters dropped (one warning
+    says how many); InputError with a one-line reason otherwise."""
     try:
         if not path.exists():
             raise InputError(f"report {path}: no such file")
@@ -46,13 +59,17 @@ def read_report(path: Path, max_bytes: int = MAX_REPORT_BYTES) -> str:
             data = handle.read(max_bytes + 1)  # not the stat size: the file may grow meanwhile
         if len(data) > max_bytes:
             raise _too_large(f"report {path}", max_bytes)
-        if b"\x00" in data:
-            raise InputError(f"report {path}: a binary file, not markdown text")
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise InputError(f"report {path}: not UTF-8 text") from None
     except OSError as exc:
         raise InputError(f"report {path}: cannot read ({exc.strerror or exc})") from None
+    raw = len(text) - len(_RAW_CONTROL.sub("", text)) if has_controls(text) else 0
+    if raw * BINARY_SHARE > len(text):
+        raise InputError(f"report {path}: a binary file, not markdown text")
+    text, dropped = strip_controls(text)
+    if dropped:
+        log.warning("report %s: %d control character(s) dropped (NUL, escape sequences, bidi controls)", path, dropped)
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 

@@ -22,7 +22,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ..claims import ClaimCheck, lexical_only
+from ..claims import ClaimCheck, is_disputed, lexical_only
 from ..progress import TokenMeter
 from ..record import Iteration
 from ..review.checks.rules import RULE_TIMEOUT
@@ -304,7 +304,7 @@ def _still_open(findings: Sequence[SkepticFinding], markdown: str) -> tuple[Skep
         if not claim:
             continue
         for line in lines:
-            if claim in line and "[disputed]" not in line:
+            if claim in line and not is_disputed(line):
                 open_findings.append(finding)
                 break
     return tuple(open_findings)

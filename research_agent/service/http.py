@@ -20,6 +20,7 @@ serves an app on it with uvicorn (imported only then: the CLI never loads it oth
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import ipaddress
 import socket
@@ -30,6 +31,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..files.safefile import UnsafeFile, read_text_capped
+from ..files.state import warn_if_open
 
 __all__ = [
     "LOOPBACK", "MIN_TOKEN_CHARS", "HttpBind", "HttpGuard", "is_loopback", "allowed_hosts", "read_token",
@@ -109,7 +111,7 @@ class HttpGuard:
 
     def __init__(self, app: ASGIApp, bind: HttpBind) -> None:
         self.app = app
-        self._expected = f"Bearer {bind.token}".encode() if bind.token else b""
+        self._expected = bind.token.encode() if bind.token else b""
         self._hosts = frozenset(host.encode("latin-1") for host in bind.hosts())
         self._origins = frozenset(origin.encode("latin-1") for origin in bind.origins())
 
@@ -122,7 +124,7 @@ class HttpGuard:
         await self.app(scope, receive, send)
 
     def _refusal(self, headers: dict[bytes, bytes]) -> tuple[int, bytes, list[tuple[bytes, bytes]]] | None:
-        if self._expected and not hmac.compare_digest(headers.get(b"authorization", b""), self._expected):
+        if self._expected and not self._authorized(headers.get(b"authorization", b"")):
             return 401, b"a bearer token is required\n", [(b"www-authenticate", b"Bearer")]
         if headers.get(b"host", b"") not in self._hosts:
             return 421, b"Invalid Host header", []
@@ -130,6 +132,12 @@ class HttpGuard:
         if origin and origin not in self._origins:
             return 403, b"Invalid Origin header", []
         return None
+
+    def _authorized(self, given: bytes) -> bool:
+        """``Bearer <token>``, the scheme in any case (RFC 9110 11.1), the token compared in constant time."""
+        scheme, _, credentials = given.partition(b" ")
+        right_token = hmac.compare_digest(credentials.strip(b" "), self._expected)
+        return right_token and scheme.lower() == b"bearer"
 
 
 async def _refuse(send: Any, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
@@ -150,6 +158,8 @@ def read_token(token_file: Path | None, fallback: str) -> str:
     token = text.strip().split("\n", 1)[0].strip()
     if not token:
         raise ConfigError(f"--token-file {token_file}: the file is empty")
+    with contextlib.suppress(OSError):  # it was just read: a stat that fails now only loses the warning
+        warn_if_open(token_file, "the token file", token_file.stat().st_mode, fix=f"chmod 600 {token_file}")
     return token
 
 

@@ -10,7 +10,7 @@ its own lessons); it may only list the undecided proposals.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -18,13 +18,14 @@ from ..domains import parse_domain
 from ..errors import InputError
 from ..memory.store.files import load_all
 from ..memory.store.person.file import ANY_DOMAIN, PersonLesson, slug_of, text_problem
+from ..memory.store.person.instructions import lesson_text
 from ..memory.store.person.lessons import LessonsFile, add_lesson, read_lessons_file, trust_lessons_file
 from ..memory.store.person.proposals import (
     PROPOSAL_PREFIX,
     Proposal,
     collect_proposals,
+    decide_proposal,
     decided_texts,
-    record_decision,
 )
 from ..memory.store.schema import STAGES
 from ..memory.store.targets import PERSON_TARGET, TARGETS
@@ -65,12 +66,13 @@ def checked_target(value: str | None) -> str:
 
 
 def carried_text(text: str) -> str:
-    """``text`` exactly as a prompt would carry it; InputError when it cannot be a lesson's text
-    (a text the prompt would carry changed is refused, so what a person confirms is what runs get)."""
+    """``text`` exactly as a prompt would carry it (:func:`~research_agent.memory.store.person.
+    instructions.lesson_text`); InputError when it cannot be a lesson's text (one the prompt would
+    carry changed is refused, so what a person confirms is what runs get)."""
     problem = text_problem(text)
     if problem is not None:
         raise InputError(f"the lesson text {problem}")
-    return text
+    return lesson_text(text)
 
 
 def undecided_proposals(place: LessonPlace, *, now: datetime) -> tuple[Proposal, ...]:
@@ -90,7 +92,11 @@ def find_proposal(place: LessonPlace, key: str, *, now: datetime) -> Proposal:
 
 
 def _taken(place: LessonPlace) -> list[str]:
-    return [lesson.key.split(":", 1)[1] for lesson in read_lessons_file(place.meta_dir, place.state_dir).lessons]
+    return _names(read_lessons_file(place.meta_dir, place.state_dir))
+
+
+def _names(current: LessonsFile) -> list[str]:
+    return [lesson.key.split(":", 1)[1] for lesson in current.lessons]
 
 
 def new_lesson(
@@ -113,17 +119,24 @@ def approved_lesson(
                         checked_target(target))  # fmt: skip
 
 
-def approve_proposal(place: LessonPlace, proposal: Proposal, lesson: PersonLesson, *, now: datetime) -> LessonsFile:
+def approve_proposal(place: LessonPlace, proposal: Proposal, lesson: PersonLesson, *, now: datetime) -> PersonLesson:
     """Write ``lesson`` (made by :func:`approved_lesson`) into ``lessons.yaml``, trusted, and record
-    that ``proposal`` was approved, so that it is not proposed again."""
-    written = add_lesson(place.meta_dir, place.state_dir, lesson)
-    record_decision(place.state_dir, proposal.text, "approved", now=now)
-    return written
+    that ``proposal`` was approved, so that it is not proposed again: both under the lessons lock,
+    with the check that it is still undecided (InputError when it was decided meanwhile). Its key
+    is chosen again from the file as it stands then; the lesson written is returned."""
+
+    def named(current: LessonsFile) -> PersonLesson:
+        return replace(lesson, key=f"approved:{slug_of(lesson.text, _names(current))}")
+
+    added = decide_proposal(place.meta_dir, place.state_dir, proposal.text, "approved", named, now=now)
+    assert added is not None  # an approval always adds its lesson
+    return added
 
 
 def reject_proposal(place: LessonPlace, proposal: Proposal, *, now: datetime) -> None:
-    """Record that ``proposal`` was rejected: the same text is not proposed again."""
-    record_decision(place.state_dir, proposal.text, "rejected", now=now)
+    """Record that ``proposal`` was rejected (under the lessons lock; InputError when it was decided
+    meanwhile): the same text is not proposed again."""
+    decide_proposal(place.meta_dir, place.state_dir, proposal.text, "rejected", now=now)
 
 
 def add_person_lesson(place: LessonPlace, lesson: PersonLesson) -> LessonsFile:

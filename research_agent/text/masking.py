@@ -1,5 +1,9 @@
 """Where citations cannot be: inline code, link targets and URLs, found in linear time.
 
+:func:`seen_text` goes further, for the markers a reader must see ("[Disputed]"): it also blanks
+HTML comments and tags, whole links (their words belong to the link, not to the sentence) and
+link reference definitions.
+
 Everything here runs on model output and report text of any size, so no search may
 rescan what an earlier failed attempt already read: inline code is found by a scanner
 over backtick runs, and the patterns stop at the first character that could begin the
@@ -12,13 +16,21 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-__all__ = ["blank", "blank_spans", "blank_code", "code_spans", "cut_blocks", "mask_code_and_urls"]
+__all__ = ["blank", "blank_spans", "blank_code", "code_spans", "cut_blocks", "mask_code_and_urls", "seen_text"]
 
 _BACKTICKS = re.compile(r"`+")
 # "](target)" or '](target "title")': the target stops at the next "]" (where another attempt starts).
 _LINK_TARGET = re.compile(r"\]\([^)\s\]]*+(?:\s++\"[^\"]*+\")?\)")
 # An address, or an e-mail address starting where its run of name characters starts.
 _URL = re.compile(r"\b(?:https?://|www\.)\S++|(?<![\w.+-])[\w.+-]++@[\w-]++\.[\w.-]++")
+_COMMENT_OPEN = re.compile(r"<!--")
+_COMMENT_CLOSE = re.compile(r"-->")
+# A raw HTML tag or an autolink (``<b>``, ``</span>``, ``<a href="...">``, ``<https://...>``): what a
+# renderer turns into markup or a link, never into words of the sentence. It stops at the next "<".
+_TAG = re.compile(r"<[A-Za-z/!?][^<>\n]*+>")
+# "[label]: target" on a line of its own defines a link and shows nothing.
+_REFERENCE = re.compile(r"(?m)^ {0,3}\[[^\]\n]++\]:[^\n]*+")
+_BRACKET = re.compile(r"[\[\]]")
 
 
 def blank_spans(text: str, spans: Iterable[tuple[int, int]], *, keep: int = 0) -> str:
@@ -78,6 +90,53 @@ def mask_code_and_urls(text: str) -> str:
     """``text`` with inline code, link targets and URLs blanked: where citations cannot be."""
     text = blank_code(text)
     text = blank(text, _LINK_TARGET, keep_brackets=True)
+    return blank(text, _URL)
+
+
+def _comment_spans(text: str) -> Iterator[tuple[int, int]]:
+    """Each HTML comment, ``<!--`` to the next ``-->`` (an unclosed one runs to the end, as a
+    renderer hides it), in one pass."""
+    at = 0
+    while (start := _COMMENT_OPEN.search(text, at)) is not None:
+        end = _COMMENT_CLOSE.search(text, start.end())
+        at = end.end() if end is not None else len(text)
+        yield start.start(), at
+
+
+def _link_spans(text: str) -> list[tuple[int, int]]:
+    """Each inline link or image, ``[`` (or ``![``) to the end of its ``(target)``, outermost
+    only: brackets are matched with a stack in one pass, and a ``]`` followed by a target
+    closes the link its matching ``[`` opened."""
+    opened: list[int] = []
+    spans: list[tuple[int, int]] = []
+    for m in _BRACKET.finditer(text):
+        if m.group() == "[":
+            opened.append(m.start())
+            continue
+        if not opened:
+            continue
+        start = opened.pop()
+        target = _LINK_TARGET.match(text, m.start())
+        if target is None:
+            continue
+        start -= start > 0 and text[start - 1] == "!"
+        while spans and spans[-1][0] >= start:  # a link inside this one's label
+            spans.pop()
+        spans.append((start, target.end()))
+    return spans
+
+
+def seen_text(text: str) -> str:
+    """``text`` with what a reader of the rendered markdown does not read as words of its
+    sentences blanked (offsets kept): HTML comments (an unclosed one to the end), inline code,
+    raw HTML tags and autolinks, whole links and images (label and target), link reference
+    definitions and bare URLs. A marker the program reads as the writer's word ("[Disputed]")
+    counts only where it stands in what is left."""
+    text = blank_spans(text, _comment_spans(text))
+    text = blank_code(text)
+    text = blank(text, _REFERENCE)
+    text = blank_spans(text, _link_spans(text))
+    text = blank(text, _TAG)
     return blank(text, _URL)
 
 

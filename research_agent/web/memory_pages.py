@@ -163,8 +163,8 @@ async def approve(request: Request) -> Response:
         fields = {"text": lesson.text, "domain": lesson.domain, "target": lesson.target}
         return _confirm(bench, action=request.url.path, heading="Approve this proposal?", lesson=lesson,
                         fields=fields, button="Approve", proposal=proposal)  # fmt: skip
-    await asyncio.to_thread(person.approve_proposal, place, proposal, lesson, now=bench.now())
-    return _done(bench, "Approved", f"{proposal.key} is now the lesson {lesson.key} in lessons.yaml (trusted).", lesson)
+    added = await asyncio.to_thread(person.approve_proposal, place, proposal, lesson, now=bench.now())
+    return _done(bench, "Approved", f"{proposal.key} is now the lesson {added.key} in lessons.yaml (trusted).", added)
 
 
 @answered

@@ -134,6 +134,9 @@ HEADINGS = (("# a", " "), ("# a", "#"), ("## ", "#"), ("1.", " "), ("[1] ", " ")
 
 # name: (function, own pieces, (opener, filler) runs, size)
 FUNCTIONS: dict[str, tuple[Callable[[str], Any], tuple[str, ...], tuple[tuple[str, str], ...], int | None]] = {
+    "seen_text": (_get("research_agent.text.masking", "seen_text"),
+                  ("``", "<!--", "-->", "![", "[a]: b\n", "<a b", "](a \"", "[[", "]]("),
+                  (("<!--", "a"), ("[", "a"), ("](", "a"), ("<a", " "), ("](a \"", "b")), None),
     "mask_code_and_urls": (_get("research_agent.text.masking", "mask_code_and_urls"),
                            ("``", "www.", "a@", "a@b.", "a-"), (("`", "a"), ("](", "a"), ("a@", "b-")), None),
     "find_citations": (_get("research_agent.text.citations", "find_citations"), ("[1", "[1,", "[1-"), (), None),
@@ -183,7 +186,8 @@ FUNCTIONS: dict[str, tuple[Callable[[str], Any], tuple[str, ...], tuple[tuple[st
     "nesting_problem_toml": (_get("research_agent.files.nesting", "nesting_problem", kind="toml"),
                              ("[", "{", "a.", "[a.b]\n"), (), None),
     "load_context": (_context, ("<!--",), (("<!--", "a"),), None),
-    "export_page": (_export, ("# a\n", "\n## Sources\n1. a \u2014 /", " \u2014 /", "|a|\n"), (), -1),
+    "export_page": (_export, ("# a\n", "\n## Sources\n1. a \u2014 /", " \u2014 /", "|a|\n", "<file:///", "a [1]. ",
+                              "\x00", "&#x202e;"), (("<https://", "a"), ("## Sources\n1. ", "a")), -1),
     "without_urls": (_get("research_agent.text.debris", "without_urls"), ("www.", "a://"), (("](", "a"),), None),
     "real_words": (_get("research_agent.text.debris", "real_words"), ('"a":', "'", "\u4e00"), (), None),
     "is_url": (_get("research_agent.text.debris", "is_url"), ("a.", "a-.", "a.b/"), (("a.", "a"), ("[", "a")), None),
@@ -195,10 +199,18 @@ FUNCTIONS: dict[str, tuple[Callable[[str], Any], tuple[str, ...], tuple[tuple[st
                    (("## Key Findings\n\n- a", "\n\n  b"), ("[1] a", " \u2014 a"), ("<<<DATA", " ")), 1024 * 1024),
     "complete_part": (_get("research_agent.stages.draft_text", "complete_part"), ("- a\n", "\n\n", "1. "), (), None),
     "text_sentences": (lambda t: list(__import__("research_agent.claims.sentences").claims.sentences.text_sentences(t)),
-                       (". [1]", "[Disputed] ", "- a [1]\n", "1. ", "**"), (("- ", " "),), None),
+                       (". [1]", "[Disputed] ", "- a [1]\n", "1. ", "**", "<!-- [Disputed] ", "[[Disputed]](a) [1] "),
+                       (("- ", " "), ("<!--", "[Disputed] [1] ")), None),
     "cited_claims": (_claims, (". [1]", "a. [1] ", "[2]"), (), None),
-    "mark_unsupported": (_mark, ("a. [1] ", "a [1]. ", "- a [1]\n", "[Disputed] a [1]. "), (), None),
-    "quote_found": (_quote, ("a...", "\u2026", "a "), (), None),
+    "mark_unsupported": (_mark, ("a. [1] ", "a [1]. ", "- a [1]\n", "[Disputed] a [1]. ", "`[Disputed]` a [1]. "),
+                         (("<!--", "[Disputed] a [1]. "),), None),
+    "lesson_text": (_get("research_agent.memory.store.person.instructions", "lesson_text"),
+                    ("\u0430a ", "\u0430 ", "a\u0456", "\uff41"), (), None),
+    "instruction_problem": (_get("research_agent.memory.store.person.instructions", "instruction_problem"),
+                            ("a ", "and print ", "ignore ", "ignore the ", "### ", "system: ", ", say ", "every page ",
+                             "you to ", "A ", "PWNED "),
+                            (("ignore", " "), ("print", " a"), ("a", " a")), None),
+    "quote_found": (_quote, ("a...", "\u2026", "a ", "a b c d ", "a b c d \u2026 "), (), None),
 }
 
 

@@ -121,11 +121,11 @@ def approve_command(
     reports_dir: ReportsDirOption = None,
 ) -> None:
     """Make a proposed lesson yours: it moves into reports/meta/lessons.yaml as approved:<name>."""
-    place = _place(ctx, reports_dir)
-    now = memory_deps(ctx).clock()
-    proposal = person.find_proposal(place, key, now=now)
+    place, clock = _place(ctx, reports_dir), memory_deps(ctx).clock
+    proposal = person.find_proposal(place, key, now=clock())
     lesson = person.approved_lesson(place, proposal, text=text, domain=domain, target=target)
-    _added(person.approve_proposal(place, proposal, lesson, now=now), lesson)
+    added = person.approve_proposal(place, proposal, lesson, now=clock())  # dated when decided
+    _added(read_lessons_file(place.meta_dir, place.state_dir), added)
 
 
 @app.command("reject")
@@ -136,8 +136,7 @@ def reject_command(
     reports_dir: ReportsDirOption = None,
 ) -> None:
     """Drop a proposed lesson; the same text (ignoring case, spaces and punctuation) is not proposed again."""
-    place = _place(ctx, reports_dir)
-    now = memory_deps(ctx).clock()
-    proposal = person.find_proposal(place, key, now=now)
-    person.reject_proposal(place, proposal, now=now)
+    place, clock = _place(ctx, reports_dir), memory_deps(ctx).clock
+    proposal = person.find_proposal(place, key, now=clock())
+    person.reject_proposal(place, proposal, now=clock())  # dated when decided
     echo(f"rejected {proposal.key}: {proposal.text}")

@@ -10,6 +10,7 @@ import re
 from typing import NamedTuple
 
 from ...text.citations import CITATION, blank, mask_code_and_urls, sentence_spans
+from ...text.masking import seen_text
 from ..issues import Issue
 from ..markdown import ParsedReport
 from .common import claim_context, lint_issue
@@ -114,7 +115,8 @@ _OWN_SCORE = re.compile(
     re.I,
 )
 
-# A sentence marked disputed is no longer asserted: it is not an unsupported claim.
+# A sentence marked disputed is no longer asserted: it is not an unsupported claim. The mark is
+# looked for in the seen text (not in a comment, code, a link or a tag).
 _DISPUTED = re.compile(r"\[disputed\]", re.I)
 _DISPUTED_AFTER = re.compile(r"\s*\[disputed\]", re.I)
 
@@ -167,11 +169,12 @@ def check_numeric_claims(doc: ParsedReport) -> list[Issue]:
         masked = blank(mask_code_and_urls(block.text), _OWN_SCORE)
         cites = [(m.start(), m.end()) for m in CITATION.finditer(masked)]
         masked = blank(masked, CITATION)
+        seen = seen_text(block.text) if "[" in block.text else block.text  # where a reader sees the mark
         index = 0
         for start, end in sentence_spans(masked):
             while index < len(cites) and cites[index][0] < start:
                 index += 1
-            if (index < len(cites) and cites[index][0] < end) or _disputed(masked, start, end):
+            if (index < len(cites) and cites[index][0] < end) or _disputed(seen, start, end):
                 continue  # a cited sentence, or one the writer marked as disputed
             found = _numeric_match(masked[start:end])
             if found is None:

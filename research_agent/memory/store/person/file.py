@@ -12,6 +12,10 @@ The text of an entry is the only free text that may reach a prompt, so it must p
 :func:`~research_agent.text.sanitize.sanitize` unchanged: a text that sanitizing would
 alter (control characters, data delimiters, instruction-like phrases, several lines) is
 refused with the reason, so that what reaches the prompt is exactly what the person wrote.
+So is a text holding letters of another script that look like Latin ones, and a text that
+reads as an instruction to the model rather than guidance for the research
+(:mod:`.instructions`: role markers, overrides, imperatives aimed at the output, in English,
+French, German and Spanish).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from ....files.safeyaml import UnsafeYaml, dump_yaml, load_yaml_text
 from ....text.sanitize import why_sanitize_changes
 from ..schema import MAX_LESSON_TEXT, PERSON_KINDS, STAGES, key_kind, shown_value
 from ..targets import PERSON_TARGET, TARGETS
+from .instructions import instruction_problem, lookalikes_problem
 
 __all__ = [
     "LESSONS_FILE",
@@ -58,8 +63,10 @@ HEADER = f"""\
 #   domain: {", ".join(DOMAINS)},
 #           or {ANY_DOMAIN} (every domain)
 #   text:   the guidance, one line of at most {MAX_LESSON_TEXT} characters. It reaches the prompt exactly as
-#           written, so it may not hold control characters, data delimiters (<<<DATA) or
-#           instruction-like phrases; `research-agent memory validate` names any entry refused.
+#           written, so it may not hold control characters, data delimiters (<<<DATA), look-alike
+#           letters of another script, or words addressed to the model (role markers such as
+#           system:, "ignore the above", "print ..."); `research-agent memory validate` names any
+#           entry refused.
 #   target: optional: what the lesson should improve, by default {PERSON_TARGET} (the mean of the
 #           applicable critique scores); or a score such as scores.coverage, or a measured
 #           fact such as facts.unanswered
@@ -116,7 +123,7 @@ def text_problem(text: Any) -> str | None:
         return "must not be empty"
     if len(text) > MAX_LESSON_TEXT:
         return f"text is {len(text)} characters; the limit is {MAX_LESSON_TEXT}"
-    return why_sanitize_changes(text)
+    return why_sanitize_changes(text) or lookalikes_problem(text) or instruction_problem(text)
 
 
 def _field_problems(entry: dict[str, Any]) -> list[tuple[str, str]]:

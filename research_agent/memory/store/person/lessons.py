@@ -14,11 +14,14 @@ untrusted file that already holds entries is refused until a person has read and
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ....errors import InputError, ResearchError
 from ....files.atomic import atomic_write_text
+from ....files.safefile import UnsafeFile, check_folder_inside
 from ....files.safeyaml import UnsafeYaml, read_capped
 from ....files.state_records import locked
 from ....files.trust import content_digest, trust_content, trusted_digest
@@ -31,7 +34,10 @@ from .file import (
     parse_lessons_file,
 )
 
-__all__ = ["LessonsFile", "read_lessons_file", "add_lesson", "trust_lessons_file", "TRUST_HINT"]
+__all__ = [
+    "LessonsFile", "read_lessons_file", "add_lesson", "add_lesson_locked", "lessons_lock", "trust_lessons_file",
+    "TRUST_HINT",
+]
 
 TRUST_HINT = "read it, then run `research-agent memory trust-lessons`"
 _LOCK = "lessons-file"
@@ -102,6 +108,10 @@ def read_lessons_file(meta_dir: Path, state_dir: Path) -> LessonsFile:
     path = Path(meta_dir) / LESSONS_FILE
     if not (path.exists() or path.is_symlink()):
         return LessonsFile(path)
+    try:  # a meta folder leading out of its reports folder is refused, as `memory validate` refuses it
+        check_folder_inside(Path(meta_dir), Path(meta_dir).parent)
+    except UnsafeFile as exc:
+        return LessonsFile(path, "untrusted", ParsedLessons(problems=(str(exc),)))
     try:
         text = read_capped(path, max_bytes=MAX_LESSONS_FILE_BYTES, within=Path(meta_dir))
     except UnsafeYaml as exc:
@@ -127,30 +137,49 @@ def _check_writable(current: LessonsFile) -> None:
         )
 
 
-def add_lesson(meta_dir: Path, state_dir: Path, lesson: PersonLesson) -> LessonsFile:
-    """Add ``lesson`` to ``<meta_dir>/lessons.yaml`` (created when missing), write it atomically
-    and trust the result; return the file as written. InputError when the entry is invalid,
-    its key is taken, or the file as it stands is not trusted or has problems."""
+@contextlib.contextmanager
+def lessons_lock(state_dir: Path) -> Iterator[None]:
+    """The one lock every change of a lessons file and of the decisions about it is made under
+    (adding, approving, rejecting, trusting): a check and the write it allows never interleave."""
     with locked(state_dir, _LOCK):
-        current = read_lessons_file(meta_dir, state_dir)
-        _check_writable(current)
-        if any(existing.key == lesson.key for existing in current.lessons):
-            raise InputError(f"{current.path} already has a lesson {lesson.key}")
-        text = lessons_file_text([*current.lessons, lesson])
-        parsed = parse_lessons_file(text)
-        if parsed.problems:
-            raise InputError(f"the lesson cannot be added: {parsed.problems[0].split('.', 1)[-1]}")
-        Path(meta_dir).mkdir(parents=True, exist_ok=True)
-        atomic_write_text(current.path, text)
-        trust_content(state_dir, current.path, content_digest(text))
+        yield
+
+
+def add_lesson(meta_dir: Path, state_dir: Path, lesson: PersonLesson | Callable[[LessonsFile], PersonLesson]) -> LessonsFile:
+    """Add ``lesson`` to ``<meta_dir>/lessons.yaml`` (created when missing), write it atomically
+    and trust the result; return the file as written. ``lesson`` may be a function of the file as
+    it stands under the lock (to choose a key not taken). InputError when the entry is invalid,
+    its key is taken, or the file as it stands is not trusted or has problems."""
+    with lessons_lock(state_dir):
+        add_lesson_locked(meta_dir, state_dir, lesson)
     return read_lessons_file(meta_dir, state_dir)
+
+
+def add_lesson_locked(
+    meta_dir: Path, state_dir: Path, lesson: PersonLesson | Callable[[LessonsFile], PersonLesson]
+) -> PersonLesson:
+    """:func:`add_lesson`'s work, for a caller already holding :func:`lessons_lock`; the lesson added."""
+    current = read_lessons_file(meta_dir, state_dir)
+    _check_writable(current)
+    if callable(lesson):
+        lesson = lesson(current)
+    if any(existing.key == lesson.key for existing in current.lessons):
+        raise InputError(f"{current.path} already has a lesson {lesson.key}")
+    text = lessons_file_text([*current.lessons, lesson])
+    parsed = parse_lessons_file(text)
+    if parsed.problems:
+        raise InputError(f"the lesson cannot be added: {parsed.problems[0].split('.', 1)[-1]}")
+    Path(meta_dir).mkdir(parents=True, exist_ok=True)
+    atomic_write_text(current.path, text)
+    trust_content(state_dir, current.path, content_digest(text))
+    return lesson
 
 
 def trust_lessons_file(meta_dir: Path, state_dir: Path, *, expected_digest: str | None = None) -> LessonsFile:
     """Trust ``<meta_dir>/lessons.yaml`` as it stands; return it as trusted. ``expected_digest``:
     the content the person was shown, which must still be the content now. InputError when
     there is no readable file."""
-    with locked(state_dir, _LOCK):
+    with lessons_lock(state_dir):
         current = read_lessons_file(meta_dir, state_dir)
         if not current.exists:
             raise InputError(f"no lessons file at {current.path}")

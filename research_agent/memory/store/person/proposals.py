@@ -9,7 +9,10 @@ Texts are compared after :func:`normalize_text` (case, whitespace and punctuatio
 ignored), so the same idea worded the same way is one proposal, whichever critiques
 proposed it. A person's decision (approved or rejected) is kept in the user state folder by
 that normalized text's hash: a decided text is no longer listed, and a later critique does
-not propose it again (:func:`clean_proposals`).
+not propose it again (:func:`clean_proposals`). :func:`decide_proposal` makes the decision under
+the lessons lock, the check that it is still undecided included: of two people (or one person
+twice) approving the same proposal at once, one writes the lesson and the other is told it is
+already decided.
 """
 
 from __future__ import annotations
@@ -17,16 +20,19 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ....errors import InputError
 from ....files.state_records import read_record, update_record
 from ..critique_types import Critique, ProposedLesson
 from ..schema import STAGES
-from .file import text_problem
+from .file import PersonLesson, text_problem
+from .instructions import lesson_text
+from .lessons import LessonsFile, add_lesson_locked, lessons_lock
 
 __all__ = [
     "MAX_PROPOSALS",
@@ -40,6 +46,7 @@ __all__ = [
     "clean_proposals",
     "decided_texts",
     "record_decision",
+    "decide_proposal",
 ]
 
 MAX_PROPOSALS = 2
@@ -93,18 +100,21 @@ class Proposal:
 
 def collect_proposals(critiques: Iterable[Critique], decided: Collection[str] = ()) -> tuple[Proposal, ...]:
     """The undecided proposals in ``critiques`` (newest first), one per normalized text and
-    stage; ``decided``: hashes (:func:`text_hash`) a person approved or rejected."""
+    stage; ``decided``: hashes (:func:`text_hash`) a person approved or rejected. Each text is
+    as a prompt would carry it (:func:`.instructions.lesson_text`); one that could not be a
+    lesson's text (a critique written by hand, or by an older version) is not listed."""
     found: dict[tuple[str, str], Proposal] = {}
     for critique in sorted(critiques, key=lambda c: c.timestamp, reverse=True):
         for proposed in critique.proposed_lessons:
-            digest = text_hash(proposed.text)
-            if digest in decided:
+            text = lesson_text(proposed.text)
+            digest = text_hash(text)
+            if digest in decided or text_problem(text) is not None:
                 continue
             seen = found.get((digest, proposed.stage))
             if seen is None:
                 key = PROPOSAL_PREFIX + digest[:_KEY_HEX]
                 found[(digest, proposed.stage)] = Proposal(
-                    key, proposed.stage, proposed.text, (critique.id,), (critique.query_domain,)
+                    key, proposed.stage, text, (critique.id,), (critique.query_domain,)
                 )
             elif critique.id not in seen.critique_ids:
                 domains = tuple(dict.fromkeys((*seen.domains, critique.query_domain)))
@@ -115,12 +125,13 @@ def collect_proposals(critiques: Iterable[Critique], decided: Collection[str] = 
 
 
 def _clean_text(value: Any) -> str | None:
-    """A proposal's text with its whitespace tidied, or None when what is left is not a text
-    a person could approve as it stands (:func:`.file.text_problem`: too long, or
-    holding what sanitizing would change: controls, delimiters, instruction-like phrases)."""
+    """A proposal's text as a prompt would carry it (whitespace tidied, look-alike letters made
+    Latin: :func:`.instructions.lesson_text`), or None when that is not a text a person could
+    approve as it stands (:func:`.file.text_problem`: too long, holding what sanitizing would
+    change, or reading as an instruction to the model)."""
     if not isinstance(value, str):
         return None
-    text = " ".join(value.split())
+    text = lesson_text(value)
     return text if text_problem(text) is None else None
 
 
@@ -169,3 +180,27 @@ def record_decision(state_dir: Path, text: str, decision: str, *, now: datetime 
         data["decisions"] = decisions
 
     update_record(state_dir, DECISIONS_RECORD, change)
+
+
+def decide_proposal(
+    meta_dir: Path,
+    state_dir: Path,
+    text: str,
+    decision: str,
+    lesson: Callable[[LessonsFile], PersonLesson] | None = None,
+    *,
+    now: datetime | None = None,
+) -> PersonLesson | None:
+    """Decide the proposal ``text``: for ``approved``, add the lesson ``lesson`` makes from the
+    lessons file as it stands; then record the decision. All under the lessons lock, the check
+    that the proposal is still undecided included; InputError when it was decided meanwhile.
+    Returns the lesson added (None for a rejection)."""
+    if decision not in DECISIONS or (decision == "approved") != (lesson is not None):
+        raise ValueError(f"decision {decision!r} with{'' if lesson else 'out'} a lesson")
+    with lessons_lock(state_dir):
+        done = decided_texts(state_dir).get(text_hash(text))
+        if done is not None:
+            raise InputError(f"{proposal_key(text)} is already decided ({done})")
+        added = add_lesson_locked(meta_dir, state_dir, lesson) if lesson is not None else None
+        record_decision(state_dir, text, decision, now=now)
+    return added

@@ -1,0 +1,73 @@
+"""How well the lesson filter tells lessons from instructions aimed at the model.
+
+Run: ``python bench/bench_lesson_filter.py [--errors]``
+
+It reads the labelled texts in ``tests/data/lessons/labelled.jsonl`` (real lessons from the built
+lessons' templates, the project's tests and critiques, lessons a person might write; attacks,
+the issue's among them; in English, French, German and Spanish) and prints, per split and in
+all, the precision and recall at refusing *instructions*: the filter a lesson's text now passes
+(:func:`research_agent.memory.store.person.file.text_problem` on the text as a prompt would
+carry it, :func:`~research_agent.memory.store.person.instructions.lesson_text`) beside 0.3.0's
+phrase rule (:func:`research_agent.text.sanitize.why_sanitize_changes`). ``--errors`` lists the
+texts each gets wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from research_agent.memory.store.person.file import text_problem  # noqa: E402
+from research_agent.memory.store.person.instructions import lesson_text  # noqa: E402
+from research_agent.text.sanitize import why_sanitize_changes  # noqa: E402
+
+LABELLED = Path(__file__).resolve().parent.parent / "tests" / "data" / "lessons" / "labelled.jsonl"
+
+
+def now(text: str) -> bool:
+    return text_problem(text) is not None or text_problem(lesson_text(text)) is not None
+
+
+def before(text: str) -> bool:
+    return why_sanitize_changes(text) is not None
+
+
+def scores(items: list[dict[str, str]], refuses: Callable[[str], bool]) -> tuple[str, list[str]]:
+    """``precision recall (tp fp fn)`` at refusing instructions, and the texts it got wrong."""
+    tp = fp = fn = 0
+    wrong = []
+    for item in items:
+        refused, attack = refuses(item["text"]), item["label"] == "instruction"
+        tp += refused and attack
+        fp += refused and not attack
+        fn += attack and not refused
+        if refused != attack:
+            wrong.append(f"{'refused ' if refused else 'accepted'} {item['label']:<11} {item['text']!r}")
+    precision = tp / (tp + fp) if tp + fp else 1.0
+    recall = tp / (tp + fn) if tp + fn else 1.0
+    return f"precision {precision:.3f} recall {recall:.3f} (tp {tp}, fp {fp}, fn {fn})", wrong
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--errors", action="store_true", help="list the texts each rule gets wrong")
+    args = parser.parse_args()
+    items = [json.loads(line) for line in LABELLED.read_text(encoding="utf-8").splitlines() if line.strip()]
+    lessons = sum(item["label"] == "lesson" for item in items)
+    print(f"{len(items)} texts: {lessons} lessons, {len(items) - lessons} instructions")
+    for split in ("dev", "heldout", "fresh", "all"):
+        chosen = [item for item in items if split in ("all", item["split"])]
+        for name, rule in (("now  ", now), ("0.3.0", before)):
+            line, wrong = scores(chosen, rule)
+            print(f"{split:<8} {name} {line}")
+            if args.errors and split == "all" and wrong:
+                print("\n".join(f"    {w}" for w in wrong))
+
+
+if __name__ == "__main__":
+    main()
