@@ -136,7 +136,7 @@ class Settings:
     wait_critique: bool = False
     lessons: bool = True
     control_fraction: float = 0.2
-    trial_probability: float = 0.25  # each selected lesson is withheld on its own with this probability
+    trial_probability: float = 0.5  # an undecided lesson is withheld on its own this often (a fifth once helpful)
     lesson_ttl_days: float = 30.0
     max_critiques: int = 50
 

@@ -26,8 +26,8 @@ from .fetch.gather import SourceReader, gather_sources, source_key
 from .interrupts import run_interruptibly
 from .llm import ChatModel
 from .llm.waiting import Ticker
-from .memory.critique.site_names import source_sites
-from .memory.lessons.render import lessons_markdown, lessons_prompt_block
+from .memory.critique.site_names import source_site, source_sites
+from .memory.lessons.render import lessons_line, lessons_markdown, lessons_prompt_block
 from .memory.lessons.types import LessonSelection
 from .progress import Progress
 from .results import Briefing, Iteration, Outcome, ResearchResult, SourceSummary
@@ -138,15 +138,14 @@ def _briefing(run: Run, domain: str, selection: LessonSelection) -> Briefing:
     """The domain and the lessons the run was given: the prompt blocks and the report's section."""
     for warning in selection.warnings:
         run.ledger.warn(warning)
-    if not selection.adaptive or not selection.lessons:
-        return Briefing(domain, selection)
+    if lessons_line(selection):  # what the run got: lessons given, withheld for their trial, or a control run
+        run.progress.note(lessons_line(selection))
+    given = selection.adaptive and bool(selection.lessons)
     return Briefing(
-        domain,
-        selection,
-        decompose_lessons=lessons_prompt_block(selection, "decompose"),
-        relevance_lessons=lessons_prompt_block(selection, "relevance"),
-        lessons_markdown=lessons_markdown(selection),
-    )
+        domain, selection, lessons_markdown=lessons_markdown(selection),
+        decompose_lessons=lessons_prompt_block(selection, "decompose") if given else "",
+        relevance_lessons=lessons_prompt_block(selection, "relevance") if given else "",
+    )  # fmt: skip
 
 
 async def _plan_until_written(run: Run, briefing: Briefing, first: Plan) -> Outcome:
@@ -265,7 +264,7 @@ async def _judge(run: Run, briefing: Briefing, sources: tuple[Source, ...]) -> G
             run.ledger.warn(
                 f"{len(unscored)} source(s) could not be scored and are left out ({unscored[0].reason})"
             )
-        gate = decide_gate(run.ledger.scored, run.settings.mode)
+        gate = decide_gate(run.ledger.scored, run.settings.mode, site_of=lambda s: source_site(s, run.corpus_roots))
         run.progress.counts(scored=len(run.ledger.scored), kept=len(gate.kept), tokens=run.tokens())
     return gate
 

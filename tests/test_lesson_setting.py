@@ -1,5 +1,6 @@
-"""Lessons that fit the run's setting and evidence that can be trusted (issue 20, points 3, 6, 8):
-corpus sites, cap-aware coverage, per_site that must add up, suspect and unavailable runs."""
+"""Lessons that fit the run's setting and evidence that can be trusted (issue 20, points 3, 6, 8;
+issue 30, point 5): no site lesson over a corpus, cap-aware coverage, per_site that must add up,
+suspect and unavailable runs."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from research_agent.memory.critique.measured import MAX_SITES, measure_run
 from research_agent.memory.effects.stats import compute_stats
 from research_agent.memory.lessons.effects_view import lesson_effects
 from research_agent.memory.lessons.select import select_lessons
-from research_agent.memory.lessons.setting import RunSetting
+from research_agent.memory.lessons.setting import NOT_OVER_CORPUS, RunSetting
 from research_agent.memory.store.files import load_all
 from research_agent.memory.store.names import corpus_id, local_site
 from research_agent.record import RunRecord
@@ -33,42 +34,55 @@ def _narrow(site: str, n: int):
     return make_critique(n, facts=make_facts(sites=((site, 6, 1, 3),)), tags=("single_site",))
 
 
-def test_a_one_folder_corpus_gets_no_site_diversity_lesson(tmp_path: Path) -> None:
-    flat = tmp_path / "flat"
-    flat.mkdir()
-    for name in ("a.md", "b.md"):
-        (flat / name).write_text("# x\n\ntext\n", encoding="utf-8")
-    site = local_site(corpus_id(flat), "flat")
+def test_no_site_lesson_is_built_from_or_offered_to_runs_over_a_corpus(tmp_path: Path) -> None:
+    """Over the user's own documents every site is the user's choice: corpus runs build no site
+    lesson (neither a track record nor the spread of sites), and a corpus run is offered none."""
+    docs = tmp_path / "docs"
+    (docs / "library").mkdir(parents=True)
+    library, tutorial = local_site(corpus_id(docs), "library"), local_site(corpus_id(docs), "tutorial")
+    meta = tmp_path / "reports" / "meta"
+    for n in range(4):  # one folder supplied most kept pages, the other's pages were all dropped
+        facts = make_facts(kept=6, sites=((library, 6, 0, 3), (tutorial, 0, 5, 0)))
+        put(meta, make_critique(n, facts=facts, tags=("single_site",), scores=(2, 4, 4, 4, 4)))
+    for setting in (None, RunSetting.of([docs], web=False), RunSetting(web=True)):
+        keys = [x.key for x in _select(meta, setting).lessons]
+        assert not [k for k in keys if k.startswith("site:") or k == "breadth:sites"], (setting, keys)
+    # the same weaknesses in web runs teach site lessons, which only web runs get
+    for n in range(10, 14):
+        facts = make_facts(kept=6, sites=(("docs.python.org", 6, 0, 3), ("spam.example.com", 0, 5, 0)))
+        put(meta, make_critique(n, facts=facts, tags=("single_site",), scores=(2, 4, 4, 4, 4)))
+    web = [x.key for x in _select(meta, RunSetting(web=True)).lessons]
+    assert {"breadth:sites", "site:kept:docs.python.org", "site:dropped:spam.example.com"} <= set(web)
+    over_corpus = _select(meta, RunSetting.of([docs], web=False))
+    assert not [x.key for x in over_corpus.lessons if x.key.startswith("site:") or x.key == "breadth:sites"]
+    assert dict(over_corpus.excluded)["breadth:sites"] == NOT_OVER_CORPUS
+    both = _select(meta, RunSetting.of([docs], web=True))  # a run over a corpus and the web gets the web's
+    assert "breadth:sites" in [x.key for x in both.lessons]
+    (lesson,) = [x for x in both.lessons if x.key == "breadth:sites"]
+    assert "docs.python.org" not in lesson.text, "a planning prompt names no site"
+
+
+def test_memory_lessons_says_what_a_corpus_run_would_not_get(tmp_path: Path) -> None:
     meta = tmp_path / "reports" / "meta"
     for n in range(4):
-        put(meta, _narrow(site, n))
-    one = RunSetting.of([flat], web=False)
-    assert one.one_site and one.corpora == {corpus_id(flat): frozenset({site})}
-    selection = _select(meta, one)
-    assert "breadth:sites" not in [x.key for x in selection.lessons]
-    assert dict(selection.excluded)["breadth:sites"] == "distinct sites cannot move: this run draws from one site"
-    # the same critiques over the web: the lesson is offered, but it names no site a web run cannot have
-    (lesson,) = [x for x in _select(meta, RunSetting(web=True)).lessons if x.key == "breadth:sites"]
-    assert site not in lesson.text and "one site supplying most kept pages" in lesson.text
-
-
-def test_two_corpora_with_the_same_folder_name_keep_separate_site_lessons(tmp_path: Path) -> None:
-    first, second = tmp_path / "one" / "html", tmp_path / "two" / "html"
-    for root in (first, second):
-        (root / "library").mkdir(parents=True)
-        (root / "library" / "os.html").write_text("<p>x</p>", encoding="utf-8")
-        (root / "tutorial").mkdir()
-    kept_first = local_site(corpus_id(first), "library")
-    dropped_second = local_site(corpus_id(second), "library")
-    assert kept_first != dropped_second and kept_first.startswith("html-") and dropped_second.startswith("html-")
-    meta = tmp_path / "reports" / "meta"
-    for n in range(3):
-        put(meta, make_critique(n, facts=make_facts(sites=((kept_first, 4, 0, 2), (dropped_second, 0, 4, 0)))))
-    keys_first = [x.key for x in _select(meta, RunSetting.of([first], web=False)).lessons if x.stage == "relevance"]
-    keys_second = [x.key for x in _select(meta, RunSetting.of([second], web=False)).lessons if x.stage == "relevance"]
-    assert keys_first == [f"site:kept:{kept_first}"] and keys_second == [f"site:dropped:{dropped_second}"]
-    web = _select(meta, RunSetting(web=True))
-    assert not [x for x in web.lessons if x.key.startswith("site:")], "a web run gets no corpus site lesson"
+        facts = make_facts(kept=6, sites=(("docs.python.org", 6, 0, 3),))
+        put(meta, make_critique(n, facts=facts, tags=("single_site", "missing_counterarguments")))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    deps = deps_for(tmp_path / "reports")
+    web = CliRunner().invoke(root_app(), ["memory", "lessons", "q", "--domain", "technology"], obj=deps)
+    assert web.exit_code == 0, web.output
+    assert "breadth:sites" in web.stdout and "does not get" not in web.stdout
+    corpus = CliRunner().invoke(
+        root_app(), ["memory", "lessons", "q", "--domain", "technology", "--corpus", str(docs)], obj=deps
+    )
+    assert corpus.exit_code == 0, corpus.output
+    assert "counterarguments:missing" in corpus.stdout
+    assert "a run over your own documents does not get: breadth:sites" in corpus.stdout
+    missing = CliRunner().invoke(
+        root_app(), ["memory", "lessons", "q", "--domain", "technology", "--corpus", str(tmp_path / "nope")], obj=deps
+    )
+    assert missing.exit_code != 0 and "Traceback" not in missing.output
 
 
 def _record(root: Path, *, capped: bool, fetched: tuple[int, int]) -> RunRecord:

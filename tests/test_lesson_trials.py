@@ -10,7 +10,6 @@ from typing import NamedTuple
 
 import pytest
 
-from research_agent.memory.effects.intervals import paired_difference
 from research_agent.memory.effects.lesson_effects import Arms, effect_of
 from research_agent.memory.effects.stats import compare_adaptive
 from research_agent.memory.lessons.build.pool import EvidencePool
@@ -71,7 +70,7 @@ def test_an_adaptive_run_records_its_seed_and_trial_withheld_lessons_and_refills
                                trial_probability=0.25, max_lessons=1)  # fmt: skip
     # coverage:low-score ranks first and was drawn out: its slot stays empty, counterarguments is not moved up
     assert selection.lessons == () and not selection.adaptive
-    assert selection.withheld == (WithheldLesson(LOW, "trial"),)
+    assert selection.withheld == (WithheldLesson(LOW, "trial", 0.25),)  # its probability recorded with it
     assert selection.trial_seed == seed and selection.as_record()["trial_seed"] == seed
     assert (COUNTER, "beyond the 1 decompose lessons a run is given") in selection.excluded
 
@@ -89,7 +88,7 @@ def test_a_lesson_withheld_at_random_is_measured_against_the_runs_given_it(tmp_p
     counter, low = effects[COUNTER], effects[LOW]
     # each estimate is near its own lesson's effect (the other lesson's share averages out)
     assert counter.delta == pytest.approx(1.0, abs=0.25) and low.delta == pytest.approx(-1.0, abs=0.25)
-    assert counter.status == "active" and low.status == "retired"
+    assert counter.status == "helpful" and low.status == "retired"
     assert counter.confounded_with == () and low.confounded_with == ()
     assert counter.method == "paired" and counter.paired_questions >= 5
 
@@ -106,30 +105,37 @@ def test_lessons_apart_only_under_whole_run_controls_are_confounded_with_each_ot
     assert effects[COUNTER].confounded_with == () and effects[LOW].confounded_with == ()
 
 
-def test_paired_over_five_questions_in_both_arms_else_welch() -> None:
+def test_paired_by_question_once_the_shared_questions_give_enough_degrees_of_freedom() -> None:
     arms = Arms.empty()
     for q, (with_, without) in enumerate([(4, 3), (5, 3), (4, 4), (3, 2), (5, 4)]):
-        arms.add("applied", f"q{q}", with_)
-        arms.add("withheld", f"q{q}", without)
+        arms.add("applied", f"q{q}", with_, score=with_)
+        arms.add("withheld", f"q{q}", without, score=without)
+    # one run of each arm per question: 10 runs, 5 questions, 4 degrees of freedom: not yet paired
+    assert effect_of(COUNTER, "technology", arms).method == "unpaired"
+    for q, (with_, without) in enumerate([(5, 4), (4, 3), (5, 5), (4, 2), (4, 4)]):
+        arms.add("applied", f"q{q}", with_, score=with_)
+        arms.add("withheld", f"q{q}", without, score=without)
     effect = effect_of(COUNTER, "technology", arms)
-    expected = paired_difference([(4, 3), (5, 3), (4, 4), (3, 2), (5, 4)])
     assert effect.method == "paired" and effect.paired_questions == 5
-    assert effect.delta == pytest.approx(expected.delta) and effect.interval == pytest.approx(expected.interval)
-    arms.without.pop("q4")
-    assert effect_of(COUNTER, "technology", arms).method == "welch"
+    # question fixed effects: each question's difference of means, weighted alike here (2 and 2 runs)
+    gaps = [(4 + 5) / 2 - (3 + 4) / 2, (5 + 4) / 2 - (3 + 3) / 2, (4 + 5) / 2 - (4 + 5) / 2, (3 + 4) / 2 - (2 + 2) / 2,
+            (5 + 4) / 2 - (4 + 4) / 2]  # fmt: skip
+    assert effect.delta == pytest.approx(sum(gaps) / 5)
+    lo, hi = effect.interval
+    assert lo < effect.delta < hi and hi - effect.delta == pytest.approx(effect.delta - lo)
 
 
-def test_no_effect_after_thirty_runs_whose_interval_contains_zero_and_it_ranks_last(tmp_path: Path) -> None:
-    values = [3, 4, 5, 4] * 4
-    unclear = effect_of(LOW, "technology", Arms.of(values[:15], values[1:16]))
-    assert unclear.status == "no-effect" and unclear.applied_runs + unclear.baseline_runs == 30
-    assert effect_of(LOW, "technology", Arms.of(values[:14], values[1:15])).status == "active"  # 28 runs
+def test_measuring_then_active_then_no_effect_after_forty_runs_and_it_ranks_last(tmp_path: Path) -> None:
+    values = [3, 4, 5, 4] * 6
+    unclear = effect_of(LOW, "technology", Arms.of(values[:20], values[1:21]))
+    assert unclear.status == "no-effect" and unclear.applied_runs + unclear.baseline_runs == 40
+    assert effect_of(LOW, "technology", Arms.of(values[:19], values[1:20])).status == "active"  # 38 runs
     assert effect_of(LOW, "technology", Arms.of([4] * 4, [2] * 30)).status == "measuring"  # 4 with
     # a no-effect lesson is kept but ranks after every active one for a slot
-    for i in range(15):
+    for i in range(20):
         put(tmp_path, make_critique(i, applied=(LOW,), tags=("missing_counterarguments", "low_coverage"),
                                     scores=(4, 4, values[i], 4, 4)))  # fmt: skip
-        put(tmp_path, make_critique(20 + i, withheld=(LOW,), reason="trial",
+        put(tmp_path, make_critique(30 + i, withheld=(LOW,), reason="trial",
                                     tags=("missing_counterarguments", "low_coverage"), scores=(4, 4, values[i + 1], 4, 4)))  # fmt: skip
     selection = select_lessons(tmp_path, "technology", now=NOW + timedelta(days=1), control_fraction=0.0,
                                rng=random.Random(0), max_lessons=1)  # fmt: skip
@@ -181,15 +187,16 @@ def test_a_lesson_at_its_threshold_does_not_flap(tmp_path: Path) -> None:
 
 def test_a_domain_is_suspended_only_when_the_interval_lies_below_zero() -> None:
     def runs(adaptive: list[float], baseline: list[float]) -> list[_Run]:
-        return [_Run(f"a{i}", "m", True, v) for i, v in enumerate(adaptive)] + [
-            _Run(f"b{i}", "m", False, v) for i, v in enumerate(baseline)
+        return [_Run(f"a_{i:06d}", "m", True, v, False) for i, v in enumerate(adaptive)] + [
+            _Run(f"b_{i:06d}", "m", False, v, True) for i, v in enumerate(baseline)
         ]
 
     tiny = runs([3.0, 3.5] * 500, [3.0, 3.5] * 499 + [3.5, 3.5])  # "mean z -0.00 vs +0.00"
     assert not compare_adaptive("technology", tiny).suspended
     clear = runs([3.0, 3.2, 3.1, 2.9, 3.0, 3.1], [3.8, 3.9, 4.0, 3.7, 3.9, 4.0])
     worse = compare_adaptive("technology", clear)
-    assert worse.suspended and "90% interval of the difference" in worse.reason
+    assert worse.suspended and "always-valid interval of the difference" in worse.reason
+    assert "one run in four stays adaptive" in worse.reason
 
 
 class _Run(NamedTuple):
@@ -199,3 +206,4 @@ class _Run(NamedTuple):
     model_version: str
     adaptive: bool
     mean_score: float
+    whole_run_baseline: bool

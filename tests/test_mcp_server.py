@@ -277,7 +277,7 @@ async def test_memory_tools_and_resources_read_what_the_cli_wrote(tmp_path: Path
     assert {"file": f"critique-{health.id}.yaml", "reason": "other domain (health)"} in lessons["excluded"]
     assert lessons["note"] == (
         "20% of eligible runs are control runs and get no lessons; "
-        "each lesson is withheld from 25% of the other runs for its trial"
+        "each lesson is withheld from 50% of the other runs for its trial (10% once it is helpful)"
     )
     assert classified.structured_content == lessons
     assert [c["id"] for c in listed.structured_content["critiques"]] == [c.id for c in (*tech, health, *tried)]
@@ -286,7 +286,8 @@ async def test_memory_tools_and_resources_read_what_the_cli_wrote(tmp_path: Path
     assert (effect["applied_runs"], effect["baseline_runs"]) == (2, 2)
     assert set(effect) == {"key", "stage", "target", "text", "domain", "applied_runs", "baseline_runs",
                            "mean_with", "mean_without", "delta", "interval", "method", "paired_questions",
-                           "confounded_with", "status"}  # fmt: skip
+                           "confounded_with", "status", "score", "decided_on", "decided_after"}  # fmt: skip
+    assert effect["score"]["target"] == "mean_score" and effect["decided_after"] is None
     assert no_domain.is_error and "astrology" in text_of(no_domain)
     assert [c["id"] for c in only_health.structured_content["critiques"]] == [health.id]
     assert shown.structured_content["critique"] == tech[0].as_dict()

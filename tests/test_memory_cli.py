@@ -138,13 +138,14 @@ def test_stats_shows_suspension_collapse_and_plots(reports: Path, tmp_path: Path
     meta = reports / "meta"
     for i in range(5):
         put(meta, make_critique(i, adaptive=True, scores=(3, 3, 3, 3, 3)))
-        put(meta, make_critique(10 + i, adaptive=False, scores=(3, 3, 3, 3, 4)))
+        put(meta, make_critique(10 + i, scores=(3, 3, 3, 3, 4), withheld=("coverage:low-score",), reason="control"))
     log: list = []
     pyplot = SimpleNamespace(subplots=lambda **k: (FakeFigure(log), FakeAxes(log)), close=lambda fig: None)
     result = invoke(app, ["stats", "--plot", str(tmp_path / "s.png")], deps_for(reports, pyplot=pyplot))
     assert result.exit_code == 0, result.output
     out = result.output
     assert "suspended" in out and "warning: lessons suspended for technology" in out
+    assert "one run in four stays adaptive" in out  # which domains, and why
     assert "warning: mode collapse warning (technology)" in out
     assert (tmp_path / "s.png").read_bytes().startswith(b"\x89PNG")
     data = json.loads(invoke(app, ["stats", "--json"], deps_for(reports)).output)

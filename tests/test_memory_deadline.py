@@ -191,15 +191,17 @@ def unavailable(n: int, mean_scores: tuple[int, ...]) -> Critique:
 
 def test_a_run_without_its_memory_is_in_neither_arm_of_any_comparison(tmp_path: Path) -> None:
     meta = tmp_path / "meta"
-    for n in range(5):  # adaptive runs score lower than baseline runs: the domain is suspended
+    for n in range(5):  # adaptive runs score lower than control runs: the domain is suspended
         put(meta, make_critique(n, scores=(3, 3, 3, 3, 3), applied=("counterarguments:missing",)))
-        put(meta, make_critique(10 + n, scores=(4, 4, 4, 4, 4), withheld=("counterarguments:missing",)))
+        put(meta, make_critique(10 + n, scores=(4, 4, 4, 4, 4), withheld=("counterarguments:missing",),
+                                reason="control"))  # fmt: skip
+        put(meta, make_critique(30 + n, scores=(4, 4, 4, 4, 4), withheld=("counterarguments:missing",)))
     for n in range(3):  # runs that could not read memory: they would read as baseline runs
         write_critique(meta, unavailable(20 + n, (2, 2, 2, 2, 2)))
-    selection = select_lessons(meta, "technology", now=NOW, rng=random.Random(0), state_dir=state_in(tmp_path),
+    selection = select_lessons(meta, "technology", now=NOW, rng=random.Random(5), state_dir=state_in(tmp_path),
                                control_fraction=0.0)  # fmt: skip
-    assert "over 5 adaptive and 5 baseline runs" in selection.reason
+    assert "over the newest 5 adaptive and 5 baseline runs" in selection.reason
     [effect] = lesson_effects(meta, now=NOW, state_dir=state_in(tmp_path))
-    assert (effect.applied_runs, effect.baseline_runs) == (5, 5)
+    assert (effect.applied_runs, effect.baseline_runs) == (5, 5)  # its own trial's runs, not the controls
     [domain] = compute_stats(load_all(meta, now=NOW)).domains
-    assert (domain.comparison.adaptive_n, domain.comparison.baseline_n, domain.count) == (5, 5, 13)
+    assert (domain.comparison.adaptive_n, domain.comparison.baseline_n, domain.count) == (5, 5, 18)

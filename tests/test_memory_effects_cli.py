@@ -53,7 +53,7 @@ def test_effects_json_is_pure_json_with_the_documented_fields(reports: Path) -> 
         assert list(item) == [
             "key", "stage", "target", "text", "domain", "applied_runs", "baseline_runs",
             "mean_with", "mean_without", "delta", "interval", "method", "paired_questions", "confounded_with",
-            "status",
+            "status", "score", "decided_on", "decided_after",
         ]  # fmt: skip
     counter = data[1]
     assert (counter["stage"], counter["target"], counter["status"]) == (
@@ -81,7 +81,7 @@ def test_effects_table_and_bad_domain(reports: Path) -> None:
     assert result.exit_code == 0, result.output
     for text in ("lesson effects in health", "lesson effects in technology", COUNTER, "site:kept:docs.python.org",
                  "measuring", "target coverage (higher is better)",
-                 "with it 4.33 over 3 run(s); without it 3.00 over 2 run(s)", "delta +1.33", "Welch (unpaired)",
+                 "with it 4.33 over 3 run(s); without it 3.00 over 2 run(s)", "delta +1.33", "unpaired", "mean score 4.07 with, 3.80 without",
                  "delta: with minus without"):  # fmt: skip
         assert text in result.stdout, text
     bad = invoke(["effects", "--domain", "cooking"], deps_for(reports))

@@ -117,7 +117,7 @@ def test_a_forged_row_never_admits_a_file_the_loader_refuses(tmp_path: Path) -> 
             (bad.name,),
         )
         conn.execute(
-            "INSERT INTO uses VALUES (?, ?, 'applied', 'decompose', 'technology', '0', 0, 99999, '', 'q', x'00')",
+            "INSERT INTO uses VALUES (?, ?, 'applied', 'decompose', 'technology', '0', 0, 99999, '', 'q', 4.0, 0.5, x'00')",
             (bad.name, COUNTER),
         )
     selection = select(tmp_path)

@@ -86,7 +86,7 @@ def test_the_commands_keep_a_signed_index_in_the_reports_folder(tmp_path: Path, 
         ["UPDATE files SET domain = 'health' WHERE ok = 1"],
         ["UPDATE uses SET value = 1 WHERE arm = 'applied'"],  # a forged use changes the effect
         ["INSERT INTO uses SELECT name, 'coverage:unanswered', arm, stage, domain, stamp, created, 5, reason, "
-         "question, mac FROM uses WHERE arm = 'withheld'"],  # a forged use row, its MAC copied from another row
+         "question, mean, p, mac FROM uses WHERE arm = 'withheld'"],  # a forged use row, its MAC copied from another row
         ["UPDATE uses SET domain = 'health'"],  # uses moved to another domain
         ["UPDATE files SET evidence = replace(evidence, '\"missing_counterarguments\"', '\"few_sources\"')"],
         ["DELETE FROM uses WHERE arm = 'withheld'"],  # evidence removed

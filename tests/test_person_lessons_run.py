@@ -83,7 +83,7 @@ def test_a_trusted_user_lesson_reaches_its_stage_prompt_verbatim_and_is_recorded
     record = yaml.safe_load((report.parent / "meta" / f"run-{report.stem}.yaml").read_text())
     applied = {a["key"]: a for a in record["lessons"]["applied"]}
     assert applied["user:notes"] == {"key": "user:notes", "stage": "decompose", "target": "mean_score",
-                                     "text": PLANNING, "critique_ids": []}  # fmt: skip
+                                     "text": PLANNING, "critique_ids": [], "p": 0.0}  # fmt: skip
     judge = [a for key, a in applied.items() if key.startswith("user:score-vendor")][0]
     assert (judge["stage"], judge["target"], judge["text"]) == ("relevance", "scores.claim_support", JUDGING)
     lessons = report.read_text().rsplit("## Lessons Applied", 1)[1]
@@ -186,9 +186,10 @@ async def test_user_lessons_are_eligible_from_the_first_run_before_built_ones_an
 async def test_a_harmful_user_lesson_is_retired_by_its_own_trials(tmp_path):
     """No critiques at first: the user's lesson is given from the first run, and withheld for its
     trial by the production draw (default probability, seeded per run). Following it makes
-    coverage worse (the lesson-following model), so once five runs had it and five were
-    withheld it, its mean score's interval lies below zero and it is retired, its text still the
-    user's own. (``min_critiques`` is out of reach so that no built lesson joins it.)"""
+    coverage worse (the lesson-following model), so once enough runs had it and were withheld
+    it, its mean score's always-valid interval lies below zero and it is retired (the next run
+    holds it back as retired), its text still the user's own. (``min_critiques`` is out of reach
+    so that no built lesson joins it.)"""
     state, corpus = tmp_path / "state", write_debate_corpus(tmp_path / "corpus")
     settings = Settings(reports_dir=tmp_path / "reports", cache_dir=tmp_path / "cache", context_path=None,
                         corpus_dirs=(corpus,), state_dir=state, control_fraction=0.0, critique=False)  # fmt: skip
@@ -198,7 +199,7 @@ async def test_a_harmful_user_lesson_is_retired_by_its_own_trials(tmp_path):
     model = ResponderModel(LessonFollower(covered_coverage=2))
     arms = {"applied": 0, "trial": 0}
     for n in range(60):
-        if min(arms.values()) >= 5:
+        if arms.get("retired"):
             break
         when = NOW + timedelta(minutes=n)
         lessons = MemoryLessons(meta, now=when, rng=random.Random(n), control_fraction=0.0, min_critiques=10_000,
@@ -208,7 +209,8 @@ async def test_a_harmful_user_lesson_is_retired_by_its_own_trials(tmp_path):
         record = result.run_record.lessons
         arms["applied"] += any(a.key == "user:objections" for a in record.applied)
         arms["trial"] += any(w.key == "user:objections" and w.reason == "trial" for w in record.withheld)
-    assert min(arms.values()) == 5, arms
+        arms["retired"] = any(w.key == "user:objections" and w.reason == "retired" for w in record.withheld)
+    assert arms["retired"] and min(arms["applied"], arms["trial"]) >= 5, arms
     later = NOW + timedelta(hours=2)
     (effect,) = [e for e in lesson_effects(meta, now=later, state_dir=state) if e.key == "user:objections"]
     assert effect.target == "mean_score" and effect.delta == pytest.approx(-0.2), effect
@@ -244,5 +246,5 @@ def test_the_production_trial_draw_withholds_user_lessons_as_often_as_built_ones
             assert {lesson.key for lesson in chosen.lessons} | set(chosen.withheld_keys) >= set(counts)
             for held in chosen.withheld:
                 counts[held.key] += held.reason == "trial" and held.key in counts
-    assert probability == 0.25
-    assert all(0.17 < count / 400 < 0.33 for count in counts.values()), counts
+    assert probability == 0.5
+    assert all(0.42 < count / 400 < 0.58 for count in counts.values()), counts

@@ -6,13 +6,13 @@ import random
 
 import yaml
 
+from research_agent.memory.lessons.setting import NOT_OVER_CORPUS
 from research_agent.memory.store.names import corpus_id, local_site
 from research_agent.pipeline import research
 from research_agent.run_refs import short_id
-from research_agent.text.mdsafe import plain_text
 from tests.support.answers import scored_each
 from tests.support.memory import NOW, make_critique, make_facts, put
-from tests.support.pipeline import DOCS, QUERY, DocsProvider, script, settings_for
+from tests.support.pipeline import DOCS, QUERY, DocsProvider, Recorded, script, settings_for
 from tests.support.research_responder import ResearchResponder
 
 
@@ -23,15 +23,17 @@ def sites_of(root):
 
 
 def seed_memory(meta, count=4, domain="technology"):
-    """Critiques showing a planning weakness (missing counterarguments) and site track records of
-    the run's own corpus (its top kept; its reports folder dropped, which no run finds a source in;
-    a web site, which a corpus run cannot draw from), with free text that must never reach a prompt."""
+    """Critiques showing a planning weakness (missing counterarguments), a judging one (press
+    releases went with weakly supported citations), and site track records (of the run's own
+    corpus, which build no lesson: the user chose those documents; and of a web site, whose lesson
+    a corpus run does not get), with free text that must never reach a prompt."""
     ids = []
     here, reports = sites_of(meta.parent.parent)
     facts = make_facts(sites=((here, 3, 0, 2), (reports, 0, 2, 0), ("docs.python.org", 3, 0, 2)))
     for n in range(count):
         critique = make_critique(n, domain=domain, scores=(4, 4, 4, None, 4),
-                                 tags=("missing_counterarguments", "geographic_bias"), facts=facts,
+                                 tags=("missing_counterarguments", "geographic_bias", "press_release_heavy"),
+                                 facts=facts,
                                  weaknesses=("Leans on sources from one zebracountry only.",))
         put(meta, critique)
         ids.append(critique.id)
@@ -51,13 +53,12 @@ async def test_each_prompt_gets_only_its_stage_lessons_and_the_report_names_them
     judging = [a for a in applied if a["stage"] == "relevance"]
     here, reports = sites_of(tmp_path)
     assert [a["key"] for a in planning] == ["counterarguments:missing"]
-    # a site lesson only for a site of the run's own sources: a web site never (a corpus run), the
-    # reports folder not either (no source came from it)
-    assert [a["key"] for a in judging] == [f"site:kept:{here}"]
+    # no site lesson over a corpus: its own folders build none, and a web site's is not offered
+    assert [a["key"] for a in judging] == ["source-kind:press-release"]
     excluded = {e["file"]: e["reason"] for e in record["lessons"]["excluded"]}
-    assert excluded[f"site:dropped:{reports}"] == "its site was not among this run's sources"
-    assert "one this run can draw from" in excluded["site:kept:docs.python.org"]
-    assert all(set(a) == {"key", "stage", "target", "text", "critique_ids"} for a in applied)
+    assert excluded["site:kept:docs.python.org"] == NOT_OVER_CORPUS
+    assert not [key for key in excluded if here in key or reports in key]
+    assert all(set(a) == {"key", "stage", "target", "text", "critique_ids", "p"} for a in applied)
     assert all(a["critique_ids"] == ids for a in applied)
     decompose_prompts = [r.user for r in scripted_model.calls("decompose")]
     relevance_prompts = [r.user for r in scripted_model.calls("relevance")]
@@ -74,7 +75,7 @@ async def test_each_prompt_gets_only_its_stage_lessons_and_the_report_names_them
     tail = result.report_markdown.rsplit("## Lessons Applied", 1)
     assert len(tail) == 2 and "## " not in tail[1], "Lessons Applied is the last section"
     assert "1. planning (decompose): Counterarguments were missing in 4 of the last 4 reports" in tail[1]
-    assert f"2. judging (relevance): {plain_text(here)}: kept 12 of 12 pages" in tail[1]
+    assert "2. judging (relevance): Press releases and marketing pages went with weakly supported" in tail[1]
     assert all(f"`{short_id(cid)}`" in tail[1] and cid not in tail[1] for cid in ids), "short ids, not 70 characters"
     assert record["lessons"]["adaptive"] is True and record["lessons"]["withheld"] == []
 
@@ -98,9 +99,8 @@ async def test_no_lessons_flag_makes_a_baseline_run(tmp_path, scripted_model):
     record = yaml.safe_load(result.run_record_path.read_text())
     assert "control" in record["lessons"]["reason"] or "baseline" in record["lessons"]["reason"]
     assert record["lessons"]["applied"] == []
-    here, _ = sites_of(tmp_path)
     assert record["lessons"]["withheld"] == [
-        {"key": key, "reason": "no_lessons"} for key in ("counterarguments:missing", f"site:kept:{here}")
+        {"key": key, "reason": "no_lessons"} for key in ("counterarguments:missing", "source-kind:press-release")
     ]
     assert not any("Counterarguments were missing" in r.user for r in scripted_model.requests)
 
@@ -155,3 +155,34 @@ async def test_a_replan_is_given_only_the_chosen_domains_planning_lessons(tmp_pa
     assert "\nhealth:\n" in first.user and "developments of the last year" in first.user
     assert "Counterarguments were missing" in second.user and "developments of the last year" not in second.user
     assert "question's domain" not in second.user, "the domain is named once, by the first plan"
+
+
+async def test_the_progress_line_and_the_report_say_what_the_run_got(tmp_path, scripted_model):
+    """Every lesson drawn out for its trial: the run says so, and the report names them."""
+    settings = settings_for(tmp_path, control_fraction=0.0, trial_probability=1.0)
+    seed_memory(settings.meta_dir)
+    script(scripted_model, ResearchResponder())
+    progress = Recorded()
+    result = await research(QUERY, settings=settings, model=scripted_model, providers=[DocsProvider(tmp_path)],
+                            now=NOW, rng=random.Random(1), progress=progress)  # fmt: skip
+    assert "lessons: 0 given, 2 withheld for their trial" in progress.notes
+    tail = result.report_markdown.rsplit("## Lessons Applied", 1)[1]
+    assert "Withheld for their trial" in tail
+    assert "`counterarguments:missing`, `source-kind:press-release`" in tail
+    record = yaml.safe_load(result.run_record_path.read_text())
+    assert record["lessons"]["withheld"] == [
+        {"key": key, "reason": "trial", "p": 1.0} for key in ("counterarguments:missing", "source-kind:press-release")
+    ]
+
+
+async def test_a_control_run_says_it_was_one(tmp_path, scripted_model):
+    settings = settings_for(tmp_path, control_fraction=1.0)
+    seed_memory(settings.meta_dir)
+    script(scripted_model, ResearchResponder())
+    progress = Recorded()
+    result = await research(QUERY, settings=settings, model=scripted_model, providers=[DocsProvider(tmp_path)],
+                            now=NOW, rng=random.Random(1), progress=progress)  # fmt: skip
+    assert not result.adaptive
+    assert "control run: no lessons, to measure whether they help" in progress.notes
+    tail = result.report_markdown.rsplit("## Lessons Applied", 1)[1]
+    assert "This run was a control run" in tail and "whether lessons help" in tail

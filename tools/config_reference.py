@@ -113,7 +113,10 @@ MEANINGS: dict[str, str] = {
     "lessons": "Give runs the lessons built from past critiques; false makes a baseline run.",
     "control_fraction": "Share of adaptive runs that are whole-run baselines (no lessons), for the "
     "adaptive-versus-baseline comparison.",
-    "trial_probability": "Probability that each selected lesson is withheld from a run, for its own trial.",
+    "trial_probability": (
+        "Probability that each selected lesson is withheld from a run, for its own trial, while its effect is "
+        "undecided (a fifth of it once the lesson is proven helpful)."
+    ),
     "lesson_ttl_days": "Critiques older than this many days build no lessons.",
     "max_critiques": "Critiques (and passage files) kept in reports/meta/; older ones are pruned.",
 }

@@ -143,11 +143,12 @@ async def memory_show(
 
 @answered(summary=effects_text)
 async def memory_effects(ctx: Context, domain: DomainName = None) -> EffectsOutput:
-    """Each lesson's measured effect: runs given it and runs eligible but withheld (its own
-    random trial, or a whole-run control), the mean of its target with and without it, the
-    difference (positive means better) with a 90% interval (paired over questions asked in both
-    arms, else Welch's), the keys it was never apart from (confounded_with), and its status
-    (measuring, active, no-effect: ranked last, or retired: no longer given to runs)."""
+    """Each lesson's measured effect: runs given it and runs that withheld it by its own random
+    trial draw (control runs count in neither), the mean of its target with and without it, the
+    difference (positive means better) with an always-valid interval (paired by question, adjusted
+    for the other lessons), the same for the mean score (score), the keys it was never apart from
+    (confounded_with), its status (helpful, active, measuring, no-effect: ranked last, or retired:
+    no longer given) and the runs its decision took (decided_after)."""
     wanted = parse_domain(domain) if domain is not None else None
     settings = service_of(ctx).settings()
     found = await asyncio.to_thread(

@@ -153,6 +153,16 @@ class MemoryShowOutput(TypedDict):
     short_id: str
 
 
+class ScoreCheckOut(TypedDict):
+    """A lesson measured on another target than its own (the mean score)."""
+
+    target: str
+    mean_with: float | None
+    mean_without: float | None
+    delta: float | None
+    interval: list[float] | None
+
+
 class EffectOut(TypedDict):
     """One lesson key's measured effect (what ``memory effects --json`` prints for it)."""
 
@@ -167,10 +177,13 @@ class EffectOut(TypedDict):
     mean_without: float | None
     delta: float | None
     interval: list[float] | None
-    method: str  # paired | welch
+    method: str  # paired | unpaired
     paired_questions: int
     confounded_with: list[str]
-    status: str  # measuring | active | no-effect | retired
+    status: str  # helpful | active | measuring | no-effect | retired
+    score: ScoreCheckOut | None  # its mean-score check (None when its target is the mean score)
+    decided_on: str | None  # the target whose interval decided it (helpful, retired)
+    decided_after: int | None  # runs (both arms) its decision took
 
 
 class ProposalOut(TypedDict):

@@ -91,7 +91,8 @@ def effects_text(data: Mapping[str, Any]) -> str:
     lines = [f"{len(effects)} lesson key(s):"]
     for e in effects[:_SHOWN]:
         delta = "n/a" if e["delta"] is None else f"{e['delta']:+.3g}"
-        lines.append(f"- {e['key']} ({e['domain']}): {e['status']}, difference {delta} "
+        decided = "" if e.get("decided_after") is None else f" (decided after {e['decided_after']} runs)"
+        lines.append(f"- {e['key']} ({e['domain']}): {e['status']}{decided}, difference {delta} "
                      f"over {e['applied_runs']} run(s) with it and {e['baseline_runs']} without")  # fmt: skip
     return "\n".join(lines)
 

@@ -5,6 +5,7 @@ with its report (both or neither) and :func:`read_run_record` reads it back into
 same types, checked against ``record.schema.json``. Memory reads runs only this way.
 
 * ``types``  the frozen record and its parts; the counts and what each one means
+* ``lessons`` its ``lessons:`` block (given, withheld and why, the trial seed and probabilities)
 * ``io``     the write/read pair, the schema, and reading records of ``schema_version`` 1
 * ``passages`` per cited source, the text its writer was given (``passages-<id>.json``),
   and a citation's passage in it

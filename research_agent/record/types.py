@@ -29,6 +29,7 @@ from ..fetch.urls import normalize_url, registrable_domain
 from ..llm import Usage
 from ..measures import CitationFacts
 from ..stages.skeptic import SkepticReport
+from .lessons import AppliedLesson, LessonsRecord, WithheldLesson
 
 __all__ = [
     "GATE_DECISIONS", "RUN_RECORD_VERSION", "SourceSummary", "SubQueryCount", "Iteration", "AppliedLesson",
@@ -114,91 +115,6 @@ class Iteration:
         data = dict(self.__dict__)
         data["sub_queries"] = list(self.sub_queries)
         return data
-
-
-@dataclass(frozen=True)
-class AppliedLesson:
-    """A lesson a run was given: its text, the critiques behind it, and (since lessons have
-    keys) its stable ``key``, the ``stage`` it was written for and the ``target`` it should move."""
-
-    text: str
-    critique_ids: tuple[str, ...] = ()
-    key: str = ""
-    stage: str = ""
-    target: str = ""
-
-
-@dataclass(frozen=True)
-class WithheldLesson:
-    """A lesson a run was eligible for and did not get, and why (see
-    ``research_agent.memory.store.schema.WITHHELD_REASONS``: trial, control, no_lessons,
-    suspended, retired)."""
-
-    key: str
-    reason: str
-
-    def as_dict(self) -> dict[str, str]:
-        return {"key": self.key, "reason": self.reason}
-
-    @classmethod
-    def from_item(cls, item: Any, *, default_reason: str = "control") -> WithheldLesson:
-        """From a record or critique item: ``{key, reason}``, or a bare key as written before
-        reasons were kept (then a whole-run control: the only way a lesson was withheld)."""
-        if isinstance(item, Mapping):
-            return cls(str(item.get("key", "")), str(item.get("reason", default_reason)))
-        return cls(str(item), default_reason)
-
-
-def _seed(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-@dataclass(frozen=True)
-class LessonsRecord:
-    """The run record's ``lessons:`` block (the shape ``LessonSelection.as_record`` gives)."""
-
-    adaptive: bool = False
-    reason: str = ""
-    applied: tuple[AppliedLesson, ...] = ()
-    excluded: tuple[tuple[str, str], ...] = ()  # (critique file or lesson key, why it was not used)
-    withheld: tuple[WithheldLesson, ...] = ()  # lessons it was eligible for and did not get, and why
-    available: bool = True  # False: the run could not read its memory and went without lessons
-    trial_seed: int | None = None  # the seed of the run's per-lesson trial draw
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> LessonsRecord:
-        return cls(
-            adaptive=bool(data.get("adaptive", False)),
-            reason=str(data.get("reason", "")),
-            applied=tuple(
-                AppliedLesson(
-                    str(a.get("text", "")),
-                    tuple(a.get("critique_ids", ())),
-                    key=str(a.get("key", "")),
-                    stage=str(a.get("stage", "")),
-                    target=str(a.get("target", "")),
-                )
-                for a in data.get("applied", ())
-            ),
-            excluded=tuple((str(e.get("file", "")), str(e.get("reason", ""))) for e in data.get("excluded", ())),
-            withheld=tuple(WithheldLesson.from_item(k) for k in data.get("withheld", ())),
-            available=bool(data.get("available", True)),
-            trial_seed=_seed(data.get("trial_seed")),
-        )
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "adaptive": self.adaptive,
-            "reason": self.reason,
-            "applied": [
-                {"key": a.key, "stage": a.stage, "target": a.target, "text": a.text, "critique_ids": list(a.critique_ids)}
-                for a in self.applied
-            ],
-            "excluded": [{"file": name, "reason": why} for name, why in self.excluded],
-            "withheld": [w.as_dict() for w in self.withheld],
-            **({} if self.available else {"available": False}),
-            **({} if self.trial_seed is None else {"trial_seed": self.trial_seed}),
-        }
 
 
 @dataclass(frozen=True)

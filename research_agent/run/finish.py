@@ -96,7 +96,7 @@ def _as_given(run: Run, briefing: Briefing) -> Briefing:
     lessons = briefing.lessons.for_sites(seen)
     if lessons is briefing.lessons:
         return briefing
-    return replace(briefing, lessons=lessons, lessons_markdown=lessons_markdown(lessons) if lessons.adaptive else "")
+    return replace(briefing, lessons=lessons, lessons_markdown=lessons_markdown(lessons))
 
 
 def final_report(run: Run, briefing: Briefing, outcome: Outcome) -> FinalReport:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 from ..config import Mode
-from ..sources import ScoredSource
+from ..sources import ScoredSource, Source
 
 __all__ = ["Gate", "GateDecision", "decide_gate"]
 
@@ -29,11 +30,17 @@ class Gate:
         return self.decision in ("full_report", "short_report")
 
 
-def decide_gate(scored: tuple[ScoredSource, ...] | list[ScoredSource], mode: Mode) -> Gate:
+def decide_gate(
+    scored: tuple[ScoredSource, ...] | list[ScoredSource], mode: Mode, *, site_of: Callable[[Source], str] | None = None
+) -> Gate:
     """Apply the mode's thresholds on surviving sources and distinct sites.
 
     ``insufficient_data``: too few sources were found to judge at all.
     ``no_new_findings``: enough were found and scored, but too few are relevant.
+    ``site_of``: the site a source counts under (the run passes the critique facts' rule, so
+    that both count a run's sites alike; default: its ``site``). When every kept source is one
+    of the user's own files, the count of sites does not hold back a full report: the user
+    chose those documents, so their spread over folders is no sign of a narrow search.
     """
     kept = tuple(
         sorted(
@@ -43,7 +50,8 @@ def decide_gate(scored: tuple[ScoredSource, ...] | list[ScoredSource], mode: Mod
     )
     dropped = tuple(s for s in scored if s.score is not None and s.score < mode.keep_score)
     unscored = tuple(s for s in scored if s.score is None)
-    sites = len({s.source.site for s in kept})
+    sites = len({(site_of or _own_site)(s.source) for s in kept})
+    own_files = bool(kept) and all(s.source.is_file for s in kept)
     judged = len(kept) + len(dropped)
     if judged < mode.short_min_sources:
         decision: GateDecision = "insufficient_data"
@@ -54,7 +62,7 @@ def decide_gate(scored: tuple[ScoredSource, ...] | list[ScoredSource], mode: Mod
             f"{judged} source(s) scored but only {len(kept)} reached relevance {mode.keep_score}; "
             f"at least {mode.short_min_sources} needed"
         )
-    elif len(kept) < mode.full_min_sources or sites < mode.full_min_sites:
+    elif len(kept) < mode.full_min_sources or (sites < mode.full_min_sites and not own_files):
         decision = "short_report"
         reason = (
             f"{len(kept)} relevant source(s) from {sites} site(s); a full report needs "
@@ -64,3 +72,7 @@ def decide_gate(scored: tuple[ScoredSource, ...] | list[ScoredSource], mode: Mod
         decision = "full_report"
         reason = f"{len(kept)} relevant source(s) from {sites} site(s)"
     return Gate(decision, kept, dropped, unscored, sites, reason)
+
+
+def _own_site(source: Source) -> str:
+    return source.site

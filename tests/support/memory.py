@@ -119,15 +119,15 @@ def make_critique(
     facts: CritiqueFacts | None = None,
     applied: tuple[str, ...] = (),
     withheld: tuple[str, ...] = (),
-    reason: str = "control",
+    reason: str = "trial",
     suspect: str | None = None,
     available: bool = True,
 ) -> Critique:
     """A valid critique of run number ``n`` made ``n`` hours before NOW (unless ``when``).
 
     ``applied``: keys of lessons its run was given (makes it adaptive); ``withheld``: keys
-    its run held back, for ``reason`` (a whole-run control by default; ``trial`` for a
-    lesson's own trial).
+    its run held back, for ``reason`` (each lesson's own trial by default; ``control`` for a
+    whole-run control).
     """
     when = when or NOW - timedelta(hours=n, minutes=1)
     values = dict(zip(DIMENSIONS, scores, strict=True)) if isinstance(scores, tuple) else dict(scores)

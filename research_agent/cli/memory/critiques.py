@@ -41,12 +41,14 @@ def _critique_table(critiques: Sequence[Critique], shorts: dict[str, str], meta_
     table.add_column("id", no_wrap=True)
     table.add_column("date", no_wrap=True)
     table.add_column("query", overflow="fold", ratio=1)
-    for column in ("domain", "mean", "pass", "adaptive"):
+    for column in ("domain", "mean"):
         table.add_column(column, no_wrap=True)
+    table.add_column("pass", overflow="fold", max_width=30)
+    table.add_column("adaptive", no_wrap=True)
     for c in critiques:
         table.add_row(
             shorts.get(c.id, c.id), markup(c.timestamp[:16].replace("T", " ")), markup(c.query[:80]),
-            markup(c.query_domain), f"{c.mean_score:.2f}", "yes" if c.overall_pass else "no",
+            markup(c.query_domain), f"{c.mean_score:.2f}", "yes" if c.overall_pass else f"no: {c.fail_reason}",
             "yes" if c.adaptive else "no",
         )  # fmt: skip
     return table
@@ -108,7 +110,10 @@ def list_command(
             dumps_json_records(
                 {
                     "critiques": [
-                        {**item.critique.as_dict(), "short_id": shorts.get(item.critique.id)}
+                        {
+                            **item.critique.as_dict(), "short_id": shorts.get(item.critique.id),
+                            "not_passed": item.critique.fail_reason,
+                        }
                         for item in loaded
                         if item.critique is not None
                     ],

@@ -3,7 +3,8 @@
 The numbers come from :func:`research_agent.memory.lessons.effects_view.lesson_effects` (the
 same function the MCP server calls); this module only draws them: per domain, per lesson, its
 status, its target in words, the means with and without it, the delta with its interval and
-how it was estimated, the keys it cannot be told apart from, its current text; then a legend.
+how it was estimated, its mean-score check, the runs its decision took, the keys it cannot be
+told apart from, its current text; then a legend.
 Lines, not a table: they stay readable at any terminal width. With ``--json`` stdout carries
 nothing but the JSON list.
 """
@@ -16,8 +17,10 @@ from pathlib import Path
 import typer
 
 from ...domains import DOMAINS, parse_domain
-from ...memory.effects.lesson_effects import MIN_RUNS, NO_EFFECT_RUNS, LessonEffect
+from ...memory.effects.lesson_effects import MIN_RUNS, NO_EFFECT_RUNS, LessonEffect, Measured
+from ...memory.effects.sequential import ALPHA
 from ...memory.lessons.effects_view import lesson_effects
+from ...memory.lessons.trials import HELPFUL_SHARE
 from ...memory.store.targets import TARGETS
 from ..boundary import guarded
 from ..terminal import dumps_json, echo
@@ -26,20 +29,25 @@ from .group import ReportsDirOption, app, memory_deps, memory_settings
 __all__ = ["effects_command", "show_effects"]
 
 _STATUS_WORDS = {
-    "measuring": "measuring",
-    "active": "active",
-    "no-effect": "no effect (ranked last)",
+    "helpful": "helpful (proven to help; still withheld now and then, to keep watching)",
+    "active": "active (not decided yet)",
+    "measuring": "measuring (too few runs to decide)",
+    "no-effect": "no effect (too small to see; ranked last)",
     "retired": "retired (not given)",
 }
 LEGEND = (
     "with it / without it: the mean of the lesson's target over the runs given it, and over the runs that "
-    "were eligible and withheld it (its own random trial, or a whole-run control).",
-    "delta: with minus without, turned so that + always means better; 90% interval: where the true "
-    "difference lies, 9 times in 10.",
-    "estimate: paired over the questions asked in both arms (at least 5), else Welch's over all runs.",
-    f"measuring: fewer than {MIN_RUNS} runs in an arm; retired: after {MIN_RUNS} in each, the whole "
-    f"interval lies below zero (no longer given until new runs without it lift it); no effect: after "
-    f"{NO_EFFECT_RUNS} runs the interval still contains zero.",
+    "withheld it by its own random trial draw (control runs and suspended domains count in neither).",
+    "delta: with minus without, turned so that + always means better; always-valid interval: however "
+    f"often it is looked at, a lesson that does nothing leaves it (on either measure) in at most "
+    f"{ALPHA:.0%} of histories.",
+    "estimate: paired by question where both arms share questions, else unpaired; runs drawn at "
+    "different trial probabilities are never compared with each other.",
+    "mean score: every lesson is also measured on the critique's mean score; harm there retires it "
+    "whatever its target.",
+    f"measuring: fewer than {MIN_RUNS} runs in an arm; active: not decided yet; helpful: an interval wholly "
+    f"above zero (then withheld {HELPFUL_SHARE:.0%} as often); retired: an interval wholly below zero; no "
+    f"effect: still undecided after {NO_EFFECT_RUNS} runs. decided after: the runs its decision took.",
     "never apart from: keys given and withheld together in every one of this lesson's runs, so their "
     "effects cannot be told apart (trials separate them over time).",
 )
@@ -51,17 +59,24 @@ def _number(value: float | None, *, signed: bool = False) -> str:
     return f"{value:+.2f}" if signed else f"{value:.2f}"
 
 
-def _interval(effect: LessonEffect) -> str:
-    if effect.interval is None:
+def _interval(interval: tuple[float, float] | None) -> str:
+    if interval is None:
         return "-"
-    lo, hi = effect.interval
+    lo, hi = interval
     return f"[{lo:+.2f}, {hi:+.2f}]"
 
 
 def _estimate(effect: LessonEffect) -> str:
     if effect.method == "paired":
         return f"paired over {effect.paired_questions} questions"
-    return "Welch (unpaired)"
+    return "unpaired"
+
+
+def _score_line(score: Measured) -> str:
+    return (
+        f"    mean score {_number(score.mean_with)} with, {_number(score.mean_without)} without: delta "
+        f"{_number(score.delta, signed=True)}, interval {_interval(score.interval)}"
+    )
 
 
 _STAGE_WORDS = {"decompose": "planning", "relevance": "judging"}
@@ -74,13 +89,20 @@ def _lesson_lines(effect: LessonEffect) -> list[str]:
     better = "lower is better" if target.lower_is_better else "higher is better"
     stage = _STAGE_WORDS.get(effect.stage, effect.stage)
     origin = _ORIGIN_WORDS.get(effect.key.split(":", 1)[0], "")
+    status = _STATUS_WORDS.get(effect.status, effect.status)
+    if effect.decided_after is not None:
+        on = TARGETS[effect.decided_on].label if effect.decided_on in TARGETS else "its target"
+        status += f"; decided after {effect.decided_after} runs, on {on}"
     lines = [
-        f"  {effect.key}: {_STATUS_WORDS.get(effect.status, effect.status)}",
+        f"  {effect.key}: {status}",
         f"    {stage} lesson{origin}; target {target.label} ({better})",
         f"    with it {_number(effect.mean_with)} over {effect.applied_runs} run(s); without it "
         f"{_number(effect.mean_without)} over {effect.baseline_runs} run(s)",
-        f"    delta {_number(effect.delta, signed=True)}, 90% interval {_interval(effect)}; {_estimate(effect)}",
+        f"    delta {_number(effect.delta, signed=True)}, always-valid interval {_interval(effect.interval)}; "
+        f"{_estimate(effect)}",
     ]
+    if effect.score is not None:
+        lines.append(_score_line(effect.score))
     if effect.confounded_with:
         lines.append(f"    never apart from: {', '.join(effect.confounded_with)}")
     if effect.text:
@@ -126,8 +148,9 @@ def effects_command(
     json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
     reports_dir: ReportsDirOption = None,
 ) -> None:
-    """Each lesson's effect: its target with and without it, the difference with a 90% interval,
-    the keys it was never apart from, and its status."""
+    """Each lesson's effect: its target and the mean score with and without it, the difference with
+    an always-valid interval, its status (helpful, active, measuring, no-effect, retired) and the
+    runs its decision took."""
     settings = memory_settings(ctx, reports_dir)
     show_effects(
         settings.meta_dir,

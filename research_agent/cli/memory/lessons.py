@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -12,6 +13,7 @@ from ...domains import DOMAINS, parse_domain
 from ...errors import InputError
 from ...interrupts import run_interruptibly
 from ...memory.lessons.select import preview_lessons
+from ...memory.lessons.setting import NOT_OVER_CORPUS, RunSetting
 from ...run_refs import Runs
 from ..boundary import guarded
 from ..terminal import echo
@@ -39,10 +41,15 @@ def lessons_command(
     domain: str | None = typer.Option(
         None, "--domain", help=f"Skip classification: one of {', '.join(DOMAINS)}."
     ),
+    corpus: list[Path] | None = typer.Option(
+        None, "--corpus", exists=True, file_okay=False, dir_okay=True,
+        help="As a run over this folder of your own documents would get them (repeatable).",
+    ),
     json_output: bool = typer.Option(False, "--json", help="Print JSON."),
     reports_dir: ReportsDirOption = None,
 ) -> None:
-    """Show the lessons a run of QUERY would get now, and every file left out with its reason."""
+    """Show the lessons a run of QUERY would get now (a web run, or with --corpus a run over your
+    documents), and every file and lesson left out with its reason."""
     deps = memory_deps(ctx)
     settings = memory_settings(ctx, reports_dir)
     if domain is not None:
@@ -59,7 +66,9 @@ def lessons_command(
         control_fraction=settings.control_fraction,
         trial_probability=settings.trial_probability,
         state_dir=settings.state_dir,
+        setting=RunSetting.of(corpus, web=False) if corpus else RunSetting(web=True),
     )
+    not_over_corpus = [key for key, why in selection.excluded if why == NOT_OVER_CORPUS]
     if json_output:
         echo_json(
             {"domain": chosen, **selection.as_record(), "warnings": list(selection.warnings), "note": note}
@@ -75,6 +84,8 @@ def lessons_command(
         echo(f"   {lesson.key} ({lesson.origin}; {lesson.stage}; target {lesson.target}); {source}")
     if selection.lessons:
         echo(f"({note})")
+    if not_over_corpus:
+        echo(f"a run over your own documents does not get: {', '.join(not_over_corpus)} ({NOT_OVER_CORPUS})")
     if selection.excluded:
         typer.echo("excluded:")
         for name, reason in selection.excluded:

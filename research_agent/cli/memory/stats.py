@@ -17,7 +17,9 @@ from .group import ReportsDirOption, app, console, echo_json, memory_deps, memor
 __all__ = ["stats_command"]
 
 
-def _trend(mean: float, delta: float | None) -> str:
+def _trend(mean: float | None, delta: float | None) -> str:
+    if mean is None:
+        return "n/a"
     if delta is None or abs(delta) < 0.05:
         return f"{mean:.1f}"
     return f"{mean:.1f} {'↑' if delta > 0 else '↓'}{abs(delta):.1f}"

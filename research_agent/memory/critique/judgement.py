@@ -27,7 +27,7 @@ from ...prompts import render
 from ...record import RunRecord, WithheldLesson, read_run_record
 from ...run_refs import named_run_id, short_id
 from ...text.sanitize import sanitize, wrap_data
-from ..store.critique_types import Critique, CritiqueUsage, LessonUse, Scores, SkepticFlag
+from ..store.critique_types import Critique, CritiqueUsage, LessonUse, Scores, SkepticFlag, tag_applies
 from ..store.failures import clear_failure, log_failure
 from ..store.files import append_log, critique_file_name, prune_critiques, write_critique
 from ..store.person.proposals import clean_proposals
@@ -186,13 +186,8 @@ def _applied(record: RunRecord) -> tuple[bool, tuple[LessonUse, ...]]:
     for lesson in record.lessons.applied:
         text = sanitize(lesson.text, single_line=True, max_chars=MAX_LESSON_TEXT)
         if text and LESSON_KEY.match(lesson.key) and lesson.stage in STAGES:
-            applied.append(LessonUse(text, key=lesson.key, stage=lesson.stage))
+            applied.append(LessonUse(text, key=lesson.key, stage=lesson.stage, p=lesson.p))
     return record.lessons.adaptive and bool(applied), tuple(applied[: MAX_ITEMS * 2])
-
-
-def _tag_applies(tag: str, scores: dict[str, int | None]) -> bool:
-    """A ``geographic_bias`` tag means nothing where geographic balance does not apply."""
-    return not (tag == "geographic_bias" and scores["geographic_balance"] is None)
 
 
 def _withheld(record: RunRecord) -> tuple[WithheldLesson, ...]:
@@ -229,9 +224,10 @@ def critique_from_answer(
         raise InvalidModelOutput(f"critique answer has no score for {', '.join(missing)}", stage="critique")
     scores = {d: _clamp_score(raw[d], d) for d in DIMENSIONS}
     model_tags = [t for t in answer.get("tags") or [] if isinstance(t, str) and t in TAGS]
-    tags = tuple(t for t in dict.fromkeys([*facts.tags(), *model_tags]) if _tag_applies(t, scores))
+    tags = tuple(t for t in dict.fromkeys([*facts.tags(), *model_tags]) if tag_applies(t, scores["geographic_balance"]))
     tags = tags[:MAX_ITEMS]
     adaptive, applied = _applied(record)
+    review = "rejected" if record.review is not None and record.review.rejected else None
     return Critique(
         id=record.id,
         query=sanitize(record.query, single_line=True, max_chars=500) or "(empty query)",
@@ -242,7 +238,7 @@ def critique_from_answer(
         report_path=sanitize(report_path, single_line=True, max_chars=1000),
         scores=Scores(**scores),
         mean_score=mean_of(scores),
-        overall_pass=is_pass(scores),
+        overall_pass=is_pass(scores, review),
         weaknesses=_clean_texts(answer.get("weaknesses")),
         suggestions=_clean_texts(answer.get("suggestions")),
         tags=tags,
@@ -257,6 +253,7 @@ def critique_from_answer(
         facts=facts.measured,
         usage=usage,
         suspect=ramp_reason(scores),
+        review=review,
         proposed_lessons=clean_proposals(answer.get("proposed_lessons"), skip=skip_proposals),
     )
 
@@ -318,7 +315,7 @@ async def critique_run(
 
 def summarize(critique: Critique, *, path: Path | None = None) -> str:
     """A short human summary of a critique."""
-    verdict = "pass" if critique.overall_pass else "fail"
+    verdict = "pass" if critique.overall_pass else f"fail: {critique.fail_reason}"
     shown = {d: critique.scores.get(d) for d in DIMENSIONS}
     scores = ", ".join(f"{DIMENSION_LABELS[d]} {'n/a' if v is None else v}" for d, v in shown.items())
     lines = [f"critique of {short_id(critique.id)}: mean {critique.mean_score:.2f}/5 ({verdict})", f"  {scores}"]

@@ -25,7 +25,7 @@ from typing import Any
 from ...record import SourceSummary
 from ..store.names import corpus_id, local_site, scholarly_site, valid_hostname, valid_site
 
-__all__ = ["site_name", "safe_site", "corpus_ids", "source_sites"]
+__all__ = ["site_name", "safe_site", "corpus_ids", "source_site", "source_sites"]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _MAX_FOLDER = 60
@@ -87,12 +87,17 @@ def site_name(source: SourceSummary, corpus_roots: Sequence[str] = ()) -> str:
     return host if valid_hostname(host) else safe_site(host)
 
 
-def source_sites(sources: Iterable[Any], corpus_roots: Sequence[str] = ()) -> set[str]:
-    """The sites of ``sources`` (anything with a provider, location and site, as a search
-    :class:`~research_agent.sources.Source`), named as the facts name them."""
-    def summary(s: Any) -> SourceSummary:
-        work = getattr(s, "work", None)
-        ids = tuple(work.identifiers.items()) if work is not None else ()
-        return SourceSummary(None, "", s.location, s.site, s.provider, None, "", "kept", False, identifiers=ids)
+def source_site(source: Any, corpus_roots: Sequence[str] = ()) -> str:
+    """The site of ``source`` (anything with a provider, location and site, as a search
+    :class:`~research_agent.sources.Source`), named as the facts name it: the one rule the gate
+    and the critique facts count sites by."""
+    work = getattr(source, "work", None)
+    ids = tuple(work.identifiers.items()) if work is not None else ()
+    summary = SourceSummary(None, "", source.location, source.site, source.provider, None, "", "kept", False,
+                            identifiers=ids)  # fmt: skip
+    return site_name(summary, corpus_roots)
 
-    return {site_name(summary(s), corpus_roots) for s in sources}
+
+def source_sites(sources: Iterable[Any], corpus_roots: Sequence[str] = ()) -> set[str]:
+    """The sites of ``sources``, named as the facts name them (:func:`source_site`)."""
+    return {source_site(s, corpus_roots) for s in sources}

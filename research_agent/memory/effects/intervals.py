@@ -4,7 +4,9 @@ Both helpers return a :class:`Difference` whose ``delta`` is ``with - without`` 
 flip the sign for measures where lower is better, so that positive always means better).
 The interval is Student's t: paired for an A/B over the same questions, Welch's for a
 lesson's runs against the baseline runs in which it was eligible. With fewer than 2
-values in an arm (or pair list) there is no interval (``None``).
+values in an arm (or pair list) there is no interval (``None``). ``floor``: the least variance
+granted to the differences (:func:`~.sequential.variance_floor`), so that integer scores that
+happen to differ by the same amount in every pair do not give an interval of zero width.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def t_quantile_90(df: float) -> float:
     return _T95[max(1, math.floor(df)) - 1]
 
 
-def paired_difference(pairs: Sequence[tuple[float, float]]) -> Difference:
+def paired_difference(pairs: Sequence[tuple[float, float]], *, floor: float = 0.0) -> Difference:
     """The mean of ``with - without`` over pairs ``(with, without)``, with a paired t interval."""
     n = len(pairs)
     if n == 0:
@@ -70,7 +72,7 @@ def paired_difference(pairs: Sequence[tuple[float, float]]) -> Difference:
     delta = statistics.fmean(diffs)
     interval = None
     if n >= 2:
-        half = t_quantile_90(n - 1) * statistics.stdev(diffs) / math.sqrt(n)
+        half = t_quantile_90(n - 1) * math.sqrt(max(statistics.variance(diffs), floor)) / math.sqrt(n)
         interval = (delta - half, delta + half)
     mean_with = statistics.fmean(a for a, _ in pairs)
     mean_without = statistics.fmean(b for _, b in pairs)

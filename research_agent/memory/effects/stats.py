@@ -4,12 +4,19 @@
   against the recent half.
 * Comparison: each critique's mean score becomes a z-score *within its
   model_version* (so a model change does not read as learning), then adaptive runs
-  (lessons used) are compared with baseline runs (no lessons).
-* Suspension: over at least ``min_runs`` runs of each kind in a domain, the 90% interval of
-  (adaptive - baseline) mean z lies wholly below zero: lessons are suspended for that domain.
-  A difference the interval cannot tell from zero never suspends. Suspect critiques (a
-  degenerate critic) and runs that could not read their memory are left out of this
-  comparison; suspect ones are listed.
+  (lessons used) are compared with *whole-run baseline* runs: those a random whole-run draw
+  sent without lessons (a control run, or a run of a suspended domain). Runs without lessons
+  for any other reason (none built yet, ``--no-lessons``, every lesson withheld by its own
+  trial) are in neither group. This is the only comparison the controls serve: per-lesson
+  effects compare each lesson's own trial arms (:mod:`.lesson_effects`).
+* Suspension: over the newest :data:`WINDOW` runs of each kind (at least ``min_runs`` of
+  each), the always-valid interval of (adaptive - baseline) mean z (:mod:`.sequential`, at the
+  stricter level :data:`SUSPEND_ALPHA`: it is the backstop behind each lesson's own
+  retirement) lies wholly below zero: lessons are suspended for that domain. A suspended domain keeps about one
+  run in four adaptive (:mod:`research_agent.memory.lessons.choose`), so new adaptive runs
+  replace the old ones in the window and the suspension lifts once they no longer score worse.
+  Suspect critiques (a degenerate critic) and runs that could not read their memory are left
+  out of this comparison; suspect ones are listed.
 * Collapse: the standard deviation of the recent mean scores falls under 0.3, a sign
   the critic stopped telling reports apart.
 * Cost: the tokens and dollars the critiques themselves spent, per domain, from the
@@ -39,11 +46,13 @@ from ...version import extra_hint
 from ..store.critique_types import Critique
 from ..store.files import LoadedCritique
 from ..store.schema import DIMENSIONS
-from .intervals import unpaired_difference
+from .estimate import Tally, estimate
 from .measures import ClaimTrend, CritiqueCost, claim_trend, critique_cost
+from .sequential import radius, variance_floor
 
 __all__ = [
     "MIN_RUNS",
+    "WINDOW",
     "COLLAPSE_STD",
     "RECENT",
     "DimensionTrend",
@@ -65,6 +74,9 @@ __all__ = [
 ]
 
 MIN_RUNS = 5
+WINDOW = 20  # the newest runs of each kind the suspension compares
+Z_STEP = 0.1  # the least spread granted to z-scores (no interval of zero width)
+SUSPEND_ALPHA = 0.01  # a backstop: suspends on stronger evidence than a lesson's own retirement needs
 COLLAPSE_STD = 0.3
 RECENT = 10
 
@@ -80,10 +92,11 @@ def chronological(critiques: Iterable[Critique]) -> list[Critique]:
 
 @dataclass(frozen=True)
 class DimensionTrend:
-    """One dimension in one domain: overall mean, earlier-half and recent-half means."""
+    """One dimension in one domain: overall mean, earlier-half and recent-half means, over the
+    critiques where it applies (None where it applied to none: a null geographic balance)."""
 
     dimension: str
-    mean: float
+    mean: float | None
     earlier: float | None
     recent: float | None
 
@@ -205,15 +218,31 @@ def z_scores(critiques: Iterable[Critique]) -> dict[str, float]:
     return out
 
 
-def compare_adaptive(domain: str, critiques: Sequence[Critique], *, min_runs: int = MIN_RUNS) -> Comparison:
-    """Compare adaptive and baseline runs of one domain; suspend when adaptive does worse beyond doubt
-    (the 90% interval of the difference lies below zero)."""
+def _difference(adaptive: Sequence[float], baseline: Sequence[float]) -> tuple[float, float] | None:
+    """The always-valid interval of ``mean(adaptive) - mean(baseline)`` (unpaired), or None."""
+    cells = {("", i): (Tally(), Tally()) for i in range(len(adaptive) + len(baseline))}
+    for i, value in enumerate([*adaptive, *baseline]):
+        cells[("", i)][0 if i < len(adaptive) else 1].add(value)
+    found = estimate(cells, floor=variance_floor(Z_STEP))
+    if found is None:
+        return None
+    half = radius(found, alpha=SUSPEND_ALPHA)
+    return found.delta - half, found.delta + half
+
+
+def compare_adaptive(
+    domain: str, critiques: Sequence[Critique], *, min_runs: int = MIN_RUNS, window: int = WINDOW
+) -> Comparison:
+    """Compare the newest ``window`` adaptive runs of one domain with its newest ``window``
+    whole-run baseline runs; suspend when adaptive does worse beyond doubt (the always-valid
+    interval of the difference lies below zero)."""
     z = z_scores(critiques)
-    adaptive = [z[c.id] for c in critiques if c.adaptive]
-    baseline = [z[c.id] for c in critiques if not c.adaptive]
+    ordered = chronological(critiques)
+    adaptive = [z[c.id] for c in ordered if c.adaptive][-window:]
+    baseline = [z[c.id] for c in ordered if c.whole_run_baseline][-window:]
     az = round(statistics.fmean(adaptive), 3) if adaptive else None
     bz = round(statistics.fmean(baseline), 3) if baseline else None
-    counts = f"{len(adaptive)} adaptive and {len(baseline)} baseline runs"
+    counts = f"the newest {len(adaptive)} adaptive and {len(baseline)} baseline runs"
     if len(adaptive) < min_runs or len(baseline) < min_runs:
         return Comparison(
             len(adaptive),
@@ -224,18 +253,16 @@ def compare_adaptive(domain: str, critiques: Sequence[Critique], *, min_runs: in
             f"not enough runs to compare ({counts}; {min_runs} of each needed)",
         )
     assert az is not None and bz is not None
-    interval = unpaired_difference(adaptive, baseline).interval
+    interval = _difference(adaptive, baseline)
     shown = "none" if interval is None else f"[{interval[0]:+.2f}, {interval[1]:+.2f}]"
+    numbers = f"mean z {az:+.2f} vs {bz:+.2f} over {counts}; always-valid interval of the difference {shown}"
     if interval is not None and interval[1] < 0:
         reason = (
-            f"lessons suspended for {domain}: adaptive runs score lower than baseline runs "
-            f"(mean z {az:+.2f} vs {bz:+.2f} over {counts}; 90% interval of the difference {shown})"
+            f"lessons suspended for {domain}: adaptive runs score lower than baseline runs ({numbers}); "
+            "one run in four stays adaptive, so that the suspension lifts once they no longer do"
         )
         return Comparison(len(adaptive), len(baseline), az, bz, True, reason)
-    reason = (
-        f"adaptive runs score no worse than baseline, as far as can be told (mean z {az:+.2f} vs {bz:+.2f} "
-        f"over {counts}; 90% interval of the difference {shown})"
-    )
+    reason = f"adaptive runs score no worse than baseline, as far as can be told ({numbers})"
     return Comparison(len(adaptive), len(baseline), az, bz, False, reason)
 
 
@@ -261,8 +288,10 @@ def collapse_check(
     return Collapse(len(latest), std, False, "")
 
 
-def _mean(values: Sequence[float]) -> float | None:
-    return round(statistics.fmean(values), 2) if values else None
+def _mean(values: Sequence[float | None]) -> float | None:
+    """The mean of the values that apply (None: not applicable), or None when none does."""
+    present = [v for v in values if v is not None]
+    return round(statistics.fmean(present), 2) if present else None
 
 
 def domain_stats(domain: str, critiques: Sequence[Critique]) -> DomainStats:
@@ -274,7 +303,7 @@ def domain_stats(domain: str, critiques: Sequence[Critique]) -> DomainStats:
         values = [c.scores.get(dimension) for c in ordered]
         earlier = _mean(values[:half]) if half else None
         recent = _mean(values[half:]) if half else None
-        trends.append(DimensionTrend(dimension, _mean(values) or 0.0, earlier, recent))
+        trends.append(DimensionTrend(dimension, _mean(values), earlier, recent))
     return DomainStats(
         domain=domain,
         count=len(ordered),

@@ -14,9 +14,10 @@ Lessons are built from those critiques' facts and applicable scores, one kind pe
 with validated slots (:mod:`.build.text`), fitted to the run's setting (:mod:`.setting`: no lesson
 whose target cannot move there), settled (:mod:`.build.settle`), then checked against their
 measured effect (:mod:`..effects.lesson_effects`): a retired lesson is not given (and is
-recorded as withheld, so that new evidence can bring it back), a ``no-effect`` lesson ranks
-after every active one. At most ``max_lessons`` per stage; then each selected lesson is
-withheld on its own with the trial probability (:mod:`.trials`), its slot left empty.
+recorded as withheld, reason ``retired``, in neither arm of any effect), a ``no-effect`` lesson
+ranks after the others. At most ``max_lessons`` per stage; then each selected lesson is
+withheld on its own for its trial (:mod:`.trials`: more often while it is undecided, less once
+it is helpful), its slot left empty. What the run is given is decided by :mod:`.choose`.
 Critique free text never reaches a lesson, so never a prompt.
 
 A person's lessons (:mod:`.person`: from the trusted ``lessons.yaml``) are eligible in their
@@ -26,9 +27,10 @@ retired, held back and trialled exactly like them.
 
 Safeguards: a control fraction of eligible runs goes without lessons (the baseline), lessons
 are suspended for a domain whose adaptive runs score worse than its baseline runs beyond the
-interval (see :mod:`..effects.stats`), and a mode-collapse warning is raised when recent
-scores stop spreading. A baseline run (control, ``--no-lessons``, suspension) lists the keys
-it held back in ``withheld``, so that effects can compare.
+always-valid interval (see :mod:`..effects.stats`; about one run in four stays adaptive, so
+that the suspension can lift), and a mode-collapse warning is raised when recent scores stop
+spreading. A baseline run (control, ``--no-lessons``, suspension) lists the keys it held back
+in ``withheld`` with its reason; per-lesson effects leave those runs out of both arms.
 """
 
 from __future__ import annotations
@@ -42,20 +44,19 @@ from typing import NamedTuple
 
 from ...domains import DOMAINS
 from ...errors import ConfigError, InputError
-from ...record.types import WithheldLesson
 from ..effects.lesson_effects import LessonEffect, effects_in
 from ..effects.stats import collapse_check, compare_adaptive
 from ..store.critique_types import Critique
 from ..store.files import FUTURE_SLACK, stamp_of
 from ..store.index.summary import CritiqueIndex, IndexTrust, open_index
-from ..store.schema import STAGES
 from .build.judging import judging_evidence
 from .build.planning import planning_evidence
 from .build.pool import POOL_FACTOR, EvidencePool
-from .build.settle import cap_per_stage, settle
+from .build.settle import settle
+from .choose import MAX_WITHHELD, Ranked, RunDraw, choose, rank
 from .person import PersonLessons
 from .setting import RunSetting
-from .trials import draw_trials, new_seed
+from .trials import HELPFUL_SHARE, new_seed
 from .types import MAX_LESSONS, Lesson, LessonSelection
 
 __all__ = [
@@ -76,7 +77,6 @@ __all__ = [
 ]
 
 MAX_TTL_DAYS = 36_500
-MAX_WITHHELD = 20  # the critique file holds at most this many withheld keys
 MAX_LISTED = 100  # files left out that are listed one by one; the rest are counted
 _NO_PERSON = PersonLessons()
 
@@ -88,15 +88,7 @@ class _Run(NamedTuple):
     model_version: str
     adaptive: bool
     mean_score: float
-
-
-@dataclass(frozen=True)
-class _Built:
-    """The lessons a run would be given, the retired ones, and every lesson left out with why."""
-
-    lessons: tuple[Lesson, ...] = ()
-    retired: tuple[str, ...] = ()
-    excluded: tuple[tuple[str, str], ...] = ()
+    whole_run_baseline: bool
 
 
 def check_ttl(ttl_days: float) -> None:
@@ -189,33 +181,17 @@ def build_lessons(
 
 def _build(
     index: CritiqueIndex, pool: EvidencePool | None, domain: str, rules: SelectionRules, person: PersonLessons
-) -> _Built:
+) -> Ranked:
     """Build (the person's lessons first, then those ``pool`` shows; None: too few critiques
-    for those), drop retired lessons (with their numbers), rank no-effect ones last, keep
-    ``max_lessons`` per stage."""
+    for those), measure them, and rank them (:func:`.choose.rank`)."""
     built, left_out = build_lessons(pool, rules.setting) if pool is not None else ((), ())
     lessons = (*person.for_domain(domain), *built)
     if not lessons:
-        return _Built(excluded=left_out)
+        return Ranked(excluded=left_out)
     keys = [lesson.key for lesson in lessons]
     found = effects_in(index, now=rules.now, domain=domain, keys=keys, person=person.stages_and_targets())
     effects: dict[str, LessonEffect] = {e.key: e for e in found}
-    retired = [lesson for lesson in lessons if lesson.key in effects and effects[lesson.key].retired]
-    live = [lesson for lesson in lessons if lesson not in retired]
-    idle = {key for key, e in effects.items() if e.status == "no-effect"}
-    live.sort(key=lambda lesson: (STAGES.index(lesson.stage), lesson.key in idle))  # stable: rank kept
-    chosen, over = cap_per_stage(live, rules.max_lessons)
-    excluded = (*left_out, *((r.key, f"retired: {effects[r.key].numbers()}") for r in retired), *over)
-    return _Built(chosen, tuple(r.key for r in retired), excluded)
-
-
-def _withheld(held: list[WithheldLesson], built: _Built) -> tuple[WithheldLesson, ...]:
-    """``held`` and the retired lessons (withheld in every run, so that new evidence can bring
-    them back), each key once, at most :data:`MAX_WITHHELD`."""
-    first: dict[str, WithheldLesson] = {}
-    for lesson in [*held, *(WithheldLesson(key, "retired") for key in built.retired)]:
-        first.setdefault(lesson.key, lesson)
-    return tuple(first.values())[:MAX_WITHHELD]
+    return rank(lessons, effects, rules.max_lessons, left_out)
 
 
 def select_lessons(
@@ -285,51 +261,15 @@ def select_in(
         domain, (), False, "", considered, (*files, *built.excluded),
         (*person.warnings, *((collapse.warning,) if collapse.collapsed else ())),
     )  # fmt: skip
-
-    def baseline(reason: str, why: str = "control") -> LessonSelection:
-        held = [WithheldLesson(lesson.key, why) for lesson in built.lessons]
-        return replace(base, reason=reason, withheld=_withheld(held, built))
-
-    if rules.force_control:
-        return baseline("control run (baseline): lessons turned off (--no-lessons)", "no_lessons")
-    if not enough and not built.lessons:
-        return baseline(f"no lessons: {len(pool.critiques)} eligible {domain} critique(s); {rules.min_critiques} are needed")
-    comparison = compare_adaptive(domain, runs)  # type: ignore[arg-type]
-    if comparison.suspended:
-        return baseline(comparison.reason, "suspended")
-    if rules.control_fraction > 0 and rng.random() < rules.control_fraction:
-        return baseline(f"control run (baseline): chosen at random (control fraction {rules.control_fraction:g})")
-    if not built.lessons:
-        what = "every lesson is retired" if built.retired else "no recurring weakness"
-        return baseline(f"no lessons: {what} in the {len(pool.critiques)} eligible {domain} critiques")
-    if seed is None and rules.trial_probability > 0:
+    draw = rng.random()  # the run's one whole-run draw
+    if seed is None and rules.trial_probability > 0 and not rules.force_control:
         seed = new_seed(rng)
-    return _trial(base, built, rules, seed, len(pool.critiques))
-
-
-def _trial(
-    base: LessonSelection, built: _Built, rules: SelectionRules, seed: int | None, eligible: int
-) -> LessonSelection:
-    """An adaptive run: each selected lesson withheld on its own for its trial, the rest given
-    (``seed`` None: no trials)."""
-    draw = draw_trials(built.lessons, seed=seed or 0, probability=rules.trial_probability if seed is not None else 0)
-    trial = f"; {len(draw.withheld)} withheld for their trial" if draw.withheld else ""
-    reason = _given_reason(draw.given, eligible, base.domain) + trial
-    if not draw.given:
-        reason = f"no lessons: every selected lesson was withheld for its trial ({len(draw.withheld)})"
-    return replace(
-        base, lessons=draw.given, adaptive=bool(draw.given), reason=reason,
-        withheld=_withheld(list(draw.withheld), built), trial_seed=seed,
-    )  # fmt: skip
-
-
-def _given_reason(lessons: tuple[Lesson, ...], eligible: int, domain: str) -> str:
-    """How many lessons a run was given, and from where: the person's own, built from critiques."""
-    built = sum(1 for lesson in lessons if lesson.origin == "built")
-    if built == len(lessons):
-        return f"{built} lesson(s) from {eligible} eligible {domain} critiques"
-    mine = f"{len(lessons) - built} lesson(s) of the person's own (lessons.yaml)"
-    return mine if not built else f"{mine} and {built} from {eligible} eligible {domain} critiques"
+    run = RunDraw(draw, seed, rules.control_fraction, rules.trial_probability, rules.force_control)
+    scarce = "" if enough else (
+        f"no lessons: {len(pool.critiques)} eligible {domain} critique(s); {rules.min_critiques} are needed"
+    )
+    comparison = compare_adaptive(domain, runs)  # type: ignore[arg-type]
+    return choose(base, built, run, comparison=comparison, scarce=scarce, eligible=len(pool.critiques))
 
 
 def preview_lessons(
@@ -341,13 +281,14 @@ def preview_lessons(
     control_fraction: float,
     trial_probability: float = 0.0,
     state_dir: Path | None = None,
+    setting: RunSetting | None = None,
 ) -> tuple[LessonSelection, str]:
-    """The lessons a run in ``domain`` would get now, as if it were neither a control run nor
-    drew any lesson for its trial, and a note on how often those happen (what ``memory
-    lessons`` and the MCP tool show)."""
+    """The lessons a run in ``domain`` (in ``setting``; None: any) would get now, as if it were
+    neither a control run nor drew any lesson for its trial, and a note on how often those
+    happen (what ``memory lessons`` and the MCP tool show)."""
     selection = select_lessons(
         meta_dir, domain, now=now, ttl_days=ttl_days, control_fraction=0.0, rng=random.Random(0),
-        state_dir=state_dir,
+        state_dir=state_dir, setting=setting,
     )  # fmt: skip
     control = (
         f"{control_fraction:.0%} of eligible runs are control runs and get no lessons"
@@ -355,8 +296,10 @@ def preview_lessons(
         else "control runs are off"
     )
     trial = (
-        f"each lesson is withheld from {trial_probability:.0%} of the other runs for its trial"
+        f"each lesson is withheld from {trial_probability:.0%} of the other runs for its trial "
+        f"({trial_probability * HELPFUL_SHARE:.0%} once it is helpful)"
         if trial_probability
         else "trials are off"
     )
-    return replace(selection, trial_seed=None), f"{control}; {trial}"
+    shown = tuple(replace(lesson, p=None) for lesson in selection.lessons)  # no draw was made
+    return replace(selection, lessons=shown, trial_seed=None), f"{control}; {trial}"

@@ -1,88 +1,57 @@
 """Where a run searches, and so which lessons can mean anything to it.
 
-A lesson whose target cannot move in the run's setting is not offered: distinct sites over a
-corpus that is one site (a folder with no sub-folders), or a site lesson about another corpus,
-or about a web site in a run that searches no web. A site name reaches a prompt only when it
-names a site of the run's own sources: before the search, an existing first-level folder of
-the run's own corpus (:meth:`RunSetting.names`); at relevance, a site among the sources being
-judged (:meth:`~research_agent.memory.lessons.types.LessonSelection.for_sites`).
+Site lessons (a site's track record, ``site:kept:<host>`` and ``site:dropped:<host>``, and the
+spread of sites, ``breadth:sites``) exist only where a site is a choice: on the web. Over the
+user's own documents the user chose every file, so no site lesson is built from a corpus run
+(:mod:`.build`) and none is offered to a run that searches no web; a run that searches both
+gets the web's. A site name reaches a prompt only at relevance, when it names a site among the
+sources being judged (:meth:`~research_agent.memory.lessons.types.LessonSelection.for_sites`);
+a planning prompt names none (the dominant site of ``breadth:sites`` is left out of its text).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..store.names import corpus_id, local_site, site_corpus, valid_hostname
+from ..store.names import corpus_id, valid_hostname
 from ..store.schema import key_kind
 from .build.evidence import Evidence
 
-__all__ = ["RunSetting", "corpus_sites"]
+__all__ = ["RunSetting", "SITE_KINDS", "is_site_lesson", "NOT_OVER_CORPUS"]
 
-_SITE_KINDS = ("site:kept", "site:dropped")
+SITE_KINDS = ("site:kept", "site:dropped")
+NOT_OVER_CORPUS = "a site lesson: over your own documents every site is your choice; only web runs get site lessons"
 
 
-def corpus_sites(root: str | os.PathLike[str]) -> frozenset[str]:
-    """The sites of the corpus at ``root``: one per first-level folder, and the corpus's own name
-    when files lie at its top (hidden entries are not indexed and do not count)."""
-    path = Path(root).resolve()
-    cid = corpus_id(path)
-    sites: set[str] = set()
-    try:
-        with os.scandir(path) as entries:
-            for entry in entries:
-                if entry.name.startswith("."):
-                    continue
-                folder = entry.is_dir(follow_symlinks=False)
-                sites.add(local_site(cid, entry.name if folder else path.name))
-    except OSError:
-        return frozenset()
-    return frozenset(sites)
+def is_site_lesson(key: str) -> bool:
+    """Whether ``key`` is a site lesson: a site's track record, or the spread of sites."""
+    return key_kind(key) in SITE_KINDS or key == "breadth:sites"
 
 
 @dataclass(frozen=True)
 class RunSetting:
-    """A run's setting: whether it searches the web, and each corpus it searches (its id -> its sites)."""
+    """A run's setting: whether it searches the web, and the ids of the corpora it searches."""
 
     web: bool
-    corpora: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    corpora: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, corpus_dirs: Iterable[str | os.PathLike[str]], *, web: bool) -> RunSetting:
-        roots = [Path(root).resolve() for root in corpus_dirs]
-        return cls(web, {corpus_id(root): corpus_sites(root) for root in roots})
-
-    @property
-    def one_site(self) -> bool:
-        """Whether the run can draw from one site at most (no web, corpora of one site in all)."""
-        return not self.web and sum(len(sites) for sites in self.corpora.values()) <= 1
-
-    def applies(self, site: str) -> bool:
-        """Whether a lesson about ``site`` fits: a web host in a run that searches the web, or a
-        site of one of the run's corpora."""
-        if valid_hostname(site):
-            return self.web
-        corpus = site_corpus(site)
-        return corpus is not None and site in self.corpora.get(corpus, frozenset())
-
-    def names(self, site: str) -> bool:
-        """Whether a planning prompt may name ``site`` (before any search): an existing
-        first-level folder of one of the run's corpora."""
-        return site_corpus(site) is not None and self.applies(site)
+        return cls(web, tuple(corpus_id(Path(root).resolve()) for root in corpus_dirs))
 
     def fit(self, evidence: Sequence[Evidence]) -> tuple[list[Evidence], list[tuple[str, str]]]:
         """The evidence that fits the setting, and ``(key, reason)`` for the rest."""
         kept: list[Evidence] = []
         left: list[tuple[str, str]] = []
         for item in evidence:
-            kind = key_kind(item.key)
-            if kind in _SITE_KINDS and not self.applies(str(item.slot("site"))):
-                left.append((item.key, "its site is not one this run can draw from (another corpus, or the web)"))
-            elif item.key == "breadth:sites" and self.one_site:
-                left.append((item.key, "distinct sites cannot move: this run draws from one site"))
-            elif item.key == "breadth:sites" and item.slot("top") and not self.names(str(item.slot("top"))):
+            if is_site_lesson(item.key) and not self.web:
+                left.append((item.key, NOT_OVER_CORPUS))
+            elif key_kind(item.key) in SITE_KINDS and not valid_hostname(str(item.slot("site"))):
+                left.append((item.key, "its site is not a web site"))
+            elif item.key == "breadth:sites" and item.slot("top"):
                 kept.append(replace(item, slots=_unnamed(item.slots)))
             else:
                 kept.append(item)

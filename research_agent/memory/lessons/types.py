@@ -4,7 +4,7 @@ settling and rendering."""
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...record.types import WithheldLesson
@@ -22,7 +22,8 @@ class Lesson:
     or dimension) it should move, its text, and the critiques behind it (newest first).
 
     A built lesson's text comes from a template; a person's (``user:``, ``approved:``) is
-    their own words from the trusted ``lessons.yaml``, with no critiques behind it.
+    their own words from the trusted ``lessons.yaml``, with no critiques behind it. ``p``: in a
+    run's selection, the probability with which its trial draw would have withheld it.
     """
 
     key: str
@@ -30,6 +31,7 @@ class Lesson:
     target: str
     text: str
     critique_ids: tuple[str, ...]
+    p: float | None = field(default=None, compare=False)
 
     @property
     def origin(self) -> str:
@@ -44,6 +46,7 @@ class Lesson:
             "target": self.target,
             "text": self.text,
             "critique_ids": list(self.critique_ids),
+            **({} if self.p is None else {"p": self.p}),
         }
 
 

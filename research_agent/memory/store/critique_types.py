@@ -15,6 +15,7 @@ from typing import Any
 
 from ...ids import format_utc, parse_zoned_time
 from ...measures import CritiqueFacts
+from ...record.lessons import probability
 from ...record.types import WithheldLesson
 from .schema import (
     DIMENSIONS,
@@ -23,6 +24,7 @@ from .schema import (
     OPTIONAL_FIELDS,
     SCHEMA_VERSION,
     InvalidCritique,
+    fail_reason,
     is_pass,
     mean_of,
     ramp_reason,
@@ -30,7 +32,10 @@ from .schema import (
     validate_critique,
 )
 
-__all__ = ["Scores", "CritiqueUsage", "SkepticFlag", "LessonUse", "ProposedLesson", "WithheldLesson", "Critique"]
+__all__ = [
+    "Scores", "CritiqueUsage", "SkepticFlag", "LessonUse", "ProposedLesson", "WithheldLesson", "Critique",
+    "GEOGRAPHY_TAG", "WHOLE_RUN_REASONS", "tag_applies",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -112,14 +117,17 @@ class SkepticFlag:
 @dataclass(frozen=True)
 class LessonUse:
     """A lesson a run was given: its stable ``key`` and ``stage`` (None in version-1 files,
-    which stored the text only) and its text."""
+    which stored the text only), its text, and ``p``: the probability with which its trial
+    draw would have withheld it (None when not recorded)."""
 
     text: str
     key: str | None = None
     stage: str | None = None
+    p: float | None = None
 
-    def as_dict(self) -> dict[str, str]:
-        return {"key": self.key or "", "stage": self.stage or "", "text": self.text}
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"key": self.key or "", "stage": self.stage or "", "text": self.text}
+        return out if self.p is None else {**out, "p": self.p}
 
 
 @dataclass(frozen=True)
@@ -163,6 +171,7 @@ class Critique:
     lessons_available: bool = True  # False: the run went without lessons because its memory was unreadable
     suspect: str | None = None  # why the critic's answer looks degenerate; such a critique teaches nothing
     proposed_lessons: tuple[ProposedLesson, ...] = ()
+    review: str | None = None  # "rejected": the report was published rejected; the critique then never passes
     # What loading left out of a file written by an earlier version (``memory validate`` shows it).
     load_notes: tuple[str, ...] = field(default=(), compare=False)
 
@@ -178,6 +187,17 @@ class Critique:
         """Whether the run counts in a lesson's effect: it teaches, and its run could read its
         memory (a run whose lessons were unavailable is in neither arm of any effect)."""
         return self.teaches and self.lessons_available
+
+    @property
+    def whole_run_baseline(self) -> bool:
+        """Whether the run went without lessons by a whole-run draw (a control run, or a run of a
+        suspended domain): the baseline the adaptive runs are compared with."""
+        return not self.adaptive and any(w.reason in WHOLE_RUN_REASONS for w in self.lessons_withheld)
+
+    @property
+    def fail_reason(self) -> str | None:
+        """Why the critique does not pass, in words (None when it passes)."""
+        return fail_reason(self.scores.as_dict(), self.review) if not self.overall_pass else None
 
     def given_keys(self) -> frozenset[str]:
         """The keys of the lessons the run was given."""
@@ -223,6 +243,7 @@ class Critique:
             "lessons_withheld": self._withheld_as_written(),
             "lessons": None if self.lessons_available else "unavailable",
             "suspect": self.suspect,
+            "review": self.review,
             "proposed_lessons": [p.as_dict() for p in self.proposed_lessons],
             "facts": None if self.facts is None else self.facts.as_dict(),
         }
@@ -283,12 +304,21 @@ class Critique:
             schema_version=int(data["schema_version"]),
             lessons_available=data.get("lessons") != "unavailable",
             suspect=data.get("suspect"),
+            review=data.get("review"),
             proposed_lessons=tuple(ProposedLesson(p["stage"], p["text"]) for p in data.get("proposed_lessons", ())),
             load_notes=notes,
         )
 
 
 GEOGRAPHY_TAG = "geographic_bias"
+WHOLE_RUN_REASONS = ("control", "suspended")  # withheld by the draw that sets a whole run apart
+
+
+def tag_applies(tag: str, geography: int | None) -> bool:
+    """Whether ``tag`` may stand beside a geographic balance score of ``geography``: a
+    ``geographic_bias`` tag means nothing where the balance does not apply (None), and the
+    score, not the tag, speaks where it is 3 or more. The critique's writer and reader both ask."""
+    return tag != GEOGRAPHY_TAG or (geography is not None and geography < 3)
 
 
 def _settled(
@@ -303,7 +333,7 @@ def _settled(
         facts = facts.without_per_site()
         notes.append(f"facts.sites.per_site ignored: {problem}")
     geography = scores.geographic_balance
-    if GEOGRAPHY_TAG in tags and geography is not None and geography >= 3:
+    if GEOGRAPHY_TAG in tags and geography is not None and not tag_applies(GEOGRAPHY_TAG, geography):
         tags = tuple(t for t in tags if t != GEOGRAPHY_TAG)
         notes.append(f"tag {GEOGRAPHY_TAG} dropped: geographic balance scored {geography}")
     return facts, tags, tuple(notes)
@@ -316,7 +346,7 @@ def _score(value: Any) -> int | None:
 def _lesson_use(item: Any) -> LessonUse:
     if isinstance(item, str):  # version 1
         return LessonUse(item)
-    return LessonUse(item["text"], key=item["key"], stage=item["stage"])
+    return LessonUse(item["text"], key=item["key"], stage=item["stage"], p=probability(item.get("p")))
 
 
 def _usage_from(data: Mapping[str, Any] | None) -> CritiqueUsage | None:

@@ -55,6 +55,7 @@ __all__ = [
     "critique_schema",
     "validate_critique",
     "is_pass",
+    "fail_reason",
     "mean_of",
 ]
 
@@ -115,7 +116,7 @@ FIELD_ORDER: tuple[str, ...] = (
 # Fields written only when present: ``lessons_withheld``, ``usage`` and the version-3
 # additions may be left out; ``facts`` is required since version 2 and absent from version-1
 # files (which still load).
-OPTIONAL_FIELDS: tuple[str, ...] = ("lessons_withheld", "lessons", "suspect", "proposed_lessons", "facts", "usage")
+OPTIONAL_FIELDS: tuple[str, ...] = ("lessons_withheld", "lessons", "suspect", "review", "proposed_lessons", "facts", "usage")
 STAGES: tuple[str, ...] = ("decompose", "relevance")  # the stages a lesson can be written for
 # A lesson's stable key is a fixed kind, then what it is about (``coverage:unanswered``,
 # ``site:kept:docs.python.org``; the critique schema holds the same pattern). Each kind is
@@ -132,8 +133,8 @@ KEY_KINDS: tuple[str, ...] = (*KIND_STAGES, *PERSON_KINDS)
 LESSON_KEY = re.compile(rf"^(?:{'|'.join(KEY_KINDS)}):[A-Za-z0-9._/-]{{1,100}}$")
 # Why a run did not get a lesson it was eligible for (``lessons_withheld``, version 3): trial,
 # withheld at random on its own to measure it; control, a whole-run control; no_lessons, the
-# user's --no-lessons; suspended, the domain's lessons are suspended; retired, held back so
-# that new evidence can bring it back.
+# user's --no-lessons; suspended, the domain's lessons are suspended; retired, held back while
+# its evidence stands. Only ``trial`` puts a run in a lesson's "without" arm.
 WITHHELD_REASONS: tuple[str, ...] = ("trial", "control", "no_lessons", "suspended", "retired")
 MAX_LESSON_TEXT = 300
 
@@ -193,9 +194,18 @@ def mean_of(values: Mapping[str, int | None]) -> float:
     return round(sum(scores.values()) / len(scores), 2)
 
 
-def is_pass(values: Mapping[str, int | None]) -> bool:
-    """``overall_pass``: a mean of at least 3.0 and no applicable dimension below 2."""
-    return mean_of(values) >= 3.0 and min(applicable(values).values()) >= 2
+def is_pass(values: Mapping[str, int | None], review: str | None = None) -> bool:
+    """``overall_pass``: a mean of at least 3.0 and no applicable dimension below 2, for a report
+    the tool stood behind (a report published ``review: rejected`` never passes)."""
+    return fail_reason(values, review) is None
+
+
+def fail_reason(values: Mapping[str, int | None], review: str | None = None) -> str | None:
+    """Why scores (and a review) do not pass (:func:`is_pass`), in words; None when they pass."""
+    if review == "rejected":
+        return "report rejected by its own review"
+    low, mean = [f"{DIMENSION_LABELS[d]} {v}" for d, v in applicable(values).items() if v < 2], mean_of(values)
+    return f"{', '.join(low)} (below 2)" if low else f"mean {mean:.2f} (below 3.00)" if mean < 3.0 else None
 
 
 def ramp_reason(values: Mapping[str, int | None]) -> str | None:
@@ -381,8 +391,7 @@ def validate_critique(data: Any) -> list[str]:
     mean = mean_of(scores)
     if not math.isclose(float(data["mean_score"]), mean, abs_tol=0.011):
         problems.append(f"mean_score: {data['mean_score']} does not match the scores (mean {mean})")
-    if bool(data["overall_pass"]) != is_pass(scores):
-        problems.append(
-            f"overall_pass: {data['overall_pass']} does not match the scores (should be {is_pass(scores)})"
-        )
+    passed = is_pass(scores, data.get("review"))
+    if bool(data["overall_pass"]) != passed:
+        problems.append(f"overall_pass: {data['overall_pass']} does not match the scores (should be {passed})")
     return problems

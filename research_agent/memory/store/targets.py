@@ -29,12 +29,15 @@ __all__ = ["Target", "TARGETS", "PERSON_TARGET", "target_of", "stage_of", "is_pe
 
 @dataclass(frozen=True)
 class Target:
-    """One target: its name, the words for it, whether lower is better, and its reader."""
+    """One target: its name, the words for it, whether lower is better, its reader, and the
+    step its values move in (1 for a score or a count, 0.2 for a mean of five scores): the
+    least spread an arm of them is granted (no interval of zero width)."""
 
     name: str
     label: str
     lower_is_better: bool
     read: Callable[[Critique], float | None]
+    step: float = 1.0
 
 
 def _score(dimension: str) -> Callable[[Critique], float | None]:
@@ -62,6 +65,7 @@ _FACTS = (
         "weakly supported share",
         True,
         _fact(lambda f: f.citations.weakly_supported_share if f.citations.sentences else None),
+        0.05,  # one sentence in twenty
     ),
     Target("facts.sites.distinct", "distinct sites", False, _fact(lambda f: f.sites.distinct)),
     Target("facts.sources.kept", "kept sources", False, _fact(lambda f: f.sources.kept)),
@@ -74,7 +78,7 @@ _FACTS = (
 )
 PERSON_TARGET = "mean_score"
 TARGETS: dict[str, Target] = {
-    PERSON_TARGET: Target(PERSON_TARGET, "mean score", False, lambda critique: critique.scores.mean),
+    PERSON_TARGET: Target(PERSON_TARGET, "mean score", False, lambda critique: critique.scores.mean, 0.2),
     **{f"scores.{d}": Target(f"scores.{d}", DIMENSION_LABELS[d], False, _score(d)) for d in DIMENSIONS},
     **{t.name: t for t in _FACTS},
 }

@@ -5,8 +5,8 @@
   (none is skipped for being mixed). A site seen in at least 2 reports with at least 3 pages
   whose kept share is at least 0.7 gets a ``site:kept`` lesson; one whose share is at most
   0.2 gets a ``site:dropped`` lesson; anything in between gets none. The numbers in the text
-  are those totals. A local site names its corpus (``<corpus id>/<folder>``), so two corpora
-  with a folder of the same name keep separate lessons.
+  are those totals. Only web sites (host names) get a track record: over the user's own
+  documents (a local site, ``<corpus id>/<folder>``) the user chose every file.
 * Source kinds that went with weakly supported citations: snippet-only pages and press
   releases, where the critic tagged them and the facts counted weakly supported citations.
 
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...store.critique_types import Critique
-from ...store.names import is_scholarly_site, valid_site
+from ...store.names import valid_hostname, valid_site
 from ...store.schema import LESSON_KEY
 from .evidence import Evidence, Need, shown, stamp_of_id
 from .pool import EvidencePool
@@ -51,9 +51,10 @@ class _Track:
 
 
 def usable_site(site: str) -> bool:
-    """A site name that may appear in a lesson and its key (never a scholarly work's)."""
+    """A site name that may appear in a lesson and its key: a web host (never a folder of the user's
+    own documents, nor a scholarly work's ``scholarly/<identifier>``)."""
     return (
-        len(site) <= MAX_SITE_CHARS and valid_site(site) and not is_scholarly_site(site)
+        len(site) <= MAX_SITE_CHARS and valid_site(site) and valid_hostname(site)
         and bool(LESSON_KEY.match(f"site:kept:{site}"))
     )  # fmt: skip
 

@@ -10,9 +10,10 @@ whose run was not given it, with its threshold (hysteresis included).
 * ``recency:old-sources``: the kept sources ran old (median over a year) where the critic
   judged them outdated, i.e. for a time-sensitive question;
 * ``breadth:few-sources`` / ``breadth:sites``: few kept sources, or one site dominating
-  (named when the same site dominated at least two reports), counted only over runs the
+  (named when the same web site dominated at least two reports), counted only over runs the
   user did not cap (``facts.sources.capped_by_user``): the cap suppresses breadth lessons
-  and nothing else;
+  and nothing else; ``breadth:sites`` only over runs that searched the web (over the user's
+  own documents the sites are the user's choice);
 * ``geography:regions``: only from a geographic balance score of 2 or less where it applies;
   a ``geographic_bias`` tag alone never makes one (and one beside a score of 3 or more is
   dropped when the file loads);
@@ -27,11 +28,12 @@ from collections.abc import Callable, Sequence
 
 from ....config import MODES
 from ...store.critique_types import Critique
+from ...store.names import valid_hostname
 from .evidence import Evidence, Need, shown
 from .judging import usable_site
 from .pool import EvidencePool
 
-__all__ = ["planning_evidence", "OLD_DAYS", "NARROW_SHARE"]
+__all__ = ["planning_evidence", "searched_web", "OLD_DAYS", "NARROW_SHARE"]
 
 OLD_DAYS = 365  # median source age beyond which sources "ran old"
 NARROW_SHARE = 0.7  # one site holding this share of the kept sources
@@ -126,8 +128,16 @@ def _dominant(hits: Sequence[Critique]) -> tuple[str, int]:
     return "", 0
 
 
+def searched_web(critique: Critique) -> bool:
+    """Whether the critique's run drew from the web: a web host among its sites."""
+    facts = critique.facts
+    if facts is None:
+        return False
+    return any(valid_hostname(p.site) for p in facts.sites.per_site) or valid_hostname(facts.sites.top or "")
+
+
 def _narrow(critiques: Sequence[Critique], threshold: Need | None) -> list[Evidence]:
-    uncapped = _uncapped(critiques)
+    uncapped = [c for c in _uncapped(critiques) if searched_web(c)]
 
     def narrow(c: Critique) -> bool:
         assert c.facts is not None

@@ -46,8 +46,9 @@ __all__ = [
 
 # 2: a suspect critique has no use rows; 3: suspect, availability and evidence per file, reason
 # and question per use; 4: rows signed (a MAC each), each file's count of use and measure rows,
-# the critique kept for memory list
-INDEX_VERSION = 4
+# the critique kept for memory list; 5: the mean score and trial probability per use, whole-run
+# baselines per file (effects compare each lesson's own trial arms only)
+INDEX_VERSION = 5
 _COMPANIONS = ("-wal", "-shm", "-journal")
 MAX_WAIT = 30.0  # seconds one statement waits for another process's write to finish, at most
 
@@ -80,25 +81,27 @@ def busy(exc: BaseException) -> bool:
 
 FILE_COLUMNS = (
     "name, sig, ok, reason, run_id, stamp, created, domain, model, mean, passed, adaptive, suspect, available, "
-    "nuses, nmeasures"
+    "nuses, nmeasures, baseline"
 )  # what a file row's MAC covers; its evidence has a MAC of its own, checked when it is read
 FILE_SIGNED = len(FILE_COLUMNS.split(", "))
-USE_COLUMNS = "name, key, arm, stage, domain, stamp, created, value, reason, question"
-USE_READ = "name, key, arm, stage, value, reason, question, mac, domain, stamp, created"  # signed values, MAC, the rest
-USE_SIGNED = 7  # how many of USE_READ's columns a use row's MAC covers
+USE_COLUMNS = "name, key, arm, stage, domain, stamp, created, value, reason, question, mean, p"
+# signed values, MAC, the rest
+USE_READ = "name, key, arm, stage, value, reason, question, mean, p, mac, domain, stamp, created"
+USE_SIGNED = 9  # how many of USE_READ's columns a use row's MAC covers
 _SCHEMA = """
 CREATE TABLE layout (value TEXT NOT NULL);
 CREATE TABLE files (
     name TEXT PRIMARY KEY, sig TEXT NOT NULL, ok INTEGER NOT NULL, reason TEXT NOT NULL,
     run_id TEXT NOT NULL, stamp TEXT NOT NULL, created REAL, domain TEXT NOT NULL, model TEXT NOT NULL,
     mean REAL, passed INTEGER NOT NULL, adaptive INTEGER NOT NULL, suspect TEXT NOT NULL,
-    available INTEGER NOT NULL, nuses INTEGER NOT NULL, nmeasures INTEGER NOT NULL, mac BLOB NOT NULL,
+    available INTEGER NOT NULL, nuses INTEGER NOT NULL, nmeasures INTEGER NOT NULL, baseline INTEGER NOT NULL,
+    mac BLOB NOT NULL,
     evidence TEXT NOT NULL, evidence_mac BLOB NOT NULL
 );
 CREATE TABLE uses (
     name TEXT NOT NULL, key TEXT NOT NULL, arm TEXT NOT NULL, stage TEXT NOT NULL,
     domain TEXT NOT NULL, stamp TEXT NOT NULL, created REAL NOT NULL, value REAL,
-    reason TEXT NOT NULL, question TEXT NOT NULL, mac BLOB NOT NULL,
+    reason TEXT NOT NULL, question TEXT NOT NULL, mean REAL, p REAL, mac BLOB NOT NULL,
     PRIMARY KEY (name, key)
 );
 CREATE TABLE measures (

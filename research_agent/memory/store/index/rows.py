@@ -9,10 +9,11 @@ feeds no lesson, no effect and no suspension), whether its run could read its me
 weaknesses, suggestions, flags, sub-query wording, lesson texts), which is all that
 building lessons reads (:func:`evidence_json`, :func:`critique_from_evidence`). A refused
 file gives the loader's reason. A :class:`UseRow` records a lesson key the critique applied
-or withheld (and why), with the value of that key's target in the critique
-(:mod:`..targets`; None where it does not apply) and its normalized question, so that
-effects are read from one table; a critique that is not
-:attr:`~..critique_types.Critique.measurable` has none. Checks that depend on the time of
+or withheld (and why, and at which trial probability), with the value of that key's target and
+the critique's mean score (:mod:`..targets`; None where it does not apply) and its normalized
+question, so that effects are read from one table; a critique that is not
+:attr:`~..critique_types.Critique.measurable` has none. Every use row is kept (they say which
+lessons were on), but only those :func:`in_trial` accepts enter a lesson's effect. Checks that depend on the time of
 asking (expiry, a date in the future) are made when the index is read, never stored.
 
 A person's lesson (``user:``, ``approved:``) takes its target from its entry in
@@ -36,15 +37,18 @@ import re
 from pathlib import Path
 from typing import NamedTuple
 
+from ....record.lessons import probability
 from ..critique_types import Critique
 from ..files import CritiqueEntry, load_entry
 from ..schema import LESSON_KEY
-from ..targets import TARGETS, is_person_key, measure, target_of
+from ..targets import PERSON_TARGET, TARGETS, is_person_key, measure, target_of
 
 __all__ = [
     "FileRow",
     "UseRow",
     "MeasureRow",
+    "in_trial",
+    "use_rows",
     "Rows",
     "signature",
     "rows_for",
@@ -80,13 +84,14 @@ class FileRow(NamedTuple):
     evidence: str  # the critique without free text, as JSON ('' for a refused file)
     nuses: int = 0  # how many use rows the file has (a use row added or deleted shows here)
     nmeasures: int = 0  # how many measure rows
+    baseline: bool = False  # a whole-run baseline: a control run or a suspended domain's
 
     def stored(self) -> tuple[object, ...]:
         """The row as SQLite hands it back, without its evidence (what its MAC covers)."""
         return (
             self.name, self.sig, int(self.ok), self.reason, self.run_id, self.stamp, _real(self.created),
             self.domain, self.model, _real(self.mean), int(self.passed), int(self.adaptive), self.suspect,
-            int(self.available), int(self.nuses), int(self.nmeasures),
+            int(self.available), int(self.nuses), int(self.nmeasures), int(self.baseline),
         )  # fmt: skip
 
 
@@ -98,8 +103,10 @@ def _real(value: float | None) -> float | None:
 class UseRow(NamedTuple):
     """A lesson ``key`` one critique ``applied`` (its run was given it) or ``withheld`` (its run
     was eligible and did not get it, for ``reason``: trial, control, no_lessons, suspended,
-    retired), the value of the key's target in that critique, and the run's question
-    (:func:`question_key`), so that runs of one question can be paired."""
+    retired), the value of the key's target and the mean score in that critique, the run's
+    question (:func:`question_key`), so that runs of one question can be paired, and ``p``: the
+    probability with which its trial draw withheld the lesson (None when not recorded: files
+    written before it was, and lessons withheld for another reason)."""
 
     name: str
     key: str
@@ -111,16 +118,32 @@ class UseRow(NamedTuple):
     value: float | None
     reason: str  # why it was withheld ('' for applied)
     question: str
+    mean: float | None = None  # the critique's mean score
+    p: float | None = None  # the trial probability of the run's draw for this lesson
 
     def stored(self) -> tuple[object, ...]:
         """The row as SQLite hands it back."""
-        return (*self[:6], _real(self.created), _real(self.value), self.reason, self.question)
+        return (
+            *self[:6], _real(self.created), _real(self.value), self.reason, self.question, _real(self.mean),
+            _real(self.p),
+        )  # fmt: skip
 
     def signed(self) -> tuple[object, ...]:
         """What the row's MAC covers: its own values. Its domain and times are its file's,
         whose row is signed; a use row moved to another domain or time changes its file's
         count of rows there, which is checked (see :mod:`.store`)."""
-        return (self.name, self.key, self.arm, self.stage, _real(self.value), self.reason, self.question)
+        return (
+            self.name, self.key, self.arm, self.stage, _real(self.value), self.reason, self.question,
+            _real(self.mean), _real(self.p),
+        )  # fmt: skip
+
+
+def in_trial(arm: str, reason: str) -> bool:
+    """Whether a use enters its lesson's effect: the run was given the lesson, or withheld it by
+    the lesson's own trial draw. Whole-run controls, ``--no-lessons``, suspended domains and
+    retired lessons withhold every lesson together, or on no draw at all: counted as "without",
+    they would make the other lessons' presence differ between the two arms."""
+    return arm == "applied" or reason == "trial"
 
 
 _WORD = re.compile(r"\w+")
@@ -193,7 +216,7 @@ def _measures(name: str, critique: Critique, uses: list[UseRow]) -> list[Measure
     return [MeasureRow(name, target, _checked(measure(critique, target))) for target in TARGETS]
 
 
-def _uses(name: str, critique: Critique) -> list[UseRow]:
+def use_rows(name: str, critique: Critique) -> list[UseRow]:
     """Each key the critique applied or withheld, once (applied wins); none for a critique that
     does not count in effects (suspect, or its run's lessons were unavailable)."""
     if not critique.measurable:
@@ -201,18 +224,19 @@ def _uses(name: str, critique: Critique) -> list[UseRow]:
     created = critique.created_at.timestamp()
     stamp = name.removesuffix(".yaml").rsplit("_", 1)[-1]
     question = question_key(critique.query)
+    mean = _checked(measure(critique, PERSON_TARGET))
     found: dict[str, UseRow] = {}
     for lesson in critique.lessons_applied:
         if lesson.key and LESSON_KEY.match(lesson.key) and lesson.key not in found:
             found[lesson.key] = UseRow(
                 name, lesson.key, "applied", lesson.stage or "", critique.query_domain, stamp, created,
-                _value(critique, lesson.key), "", question,
+                _value(critique, lesson.key), "", question, mean, probability(lesson.p),
             )  # fmt: skip
     for withheld in critique.lessons_withheld:
         if LESSON_KEY.match(withheld.key) and withheld.key not in found:
             found[withheld.key] = UseRow(
                 name, withheld.key, "withheld", "", critique.query_domain, stamp, created,
-                _value(critique, withheld.key), withheld.reason, question,
+                _value(critique, withheld.key), withheld.reason, question, mean, probability(withheld.p),
             )  # fmt: skip
     return list(found.values())
 
@@ -244,8 +268,9 @@ def rows_for(entry: CritiqueEntry, sig: str, meta_dir: Path) -> Rows:
         "" if critique.teaches else f"suspect: {critique.suspect_reason}",
         critique.lessons_available,
         evidence_json(critique),
+        baseline=critique.whole_run_baseline,
     )
-    uses = [] if suspect else _uses(entry.name, critique)
+    uses = [] if suspect else use_rows(entry.name, critique)
     measures = _measures(entry.name, critique, uses)
     row = row._replace(nuses=len(uses), nmeasures=len(measures))
     return Rows(row, uses, measures, json.dumps(critique.as_dict(), separators=(",", ":")))

@@ -198,7 +198,7 @@ class IndexStore:
                 [(*row, sign("files", row), evidence[2], sign("evidence", evidence)) for row, evidence in files],
             )
             conn.executemany(
-                f"INSERT INTO uses ({USE_COLUMNS}, mac) VALUES ({', '.join('?' * 11)})",
+                f"INSERT INTO uses ({USE_COLUMNS}, mac) VALUES ({', '.join('?' * (len(USE_COLUMNS.split(', ')) + 1))})",
                 [(*use.stored(), sign("uses", use.signed())) for p in parsed for use in p.uses],
             )
             conn.executemany(
@@ -249,7 +249,7 @@ class IndexStore:
             expected = {name: f[3] for name, f in files.items() if domain is None or f[0] == domain}
             forged = {row[0] for row in bad}
             forged.update(name for name in expected.keys() | counts.keys() if expected.get(name) != counts[name])
-            forged.update(row[0] for row in good if (row[8], row[9], row[10]) != files.get(row[0], ())[:3])
+            forged.update(row[0] for row in good if tuple(row[USE_SIGNED + 1 :]) != files.get(row[0], ())[:3])
             if not forged or attempt:
                 break
             self._rebuild(forged)

@@ -89,7 +89,7 @@ WHERE domain = :domain AND ok = 1 AND passed = 1 AND suspect = '' AND {_WINDOW}
 ORDER BY stamp DESC, name DESC LIMIT :limit
 """
 _RUNS = f"""
-SELECT run_id, model, adaptive, mean FROM files
+SELECT run_id, model, adaptive, mean, baseline FROM files
 WHERE domain = :domain AND ok = 1 AND suspect = '' AND available = 1 AND {_WINDOW}
 """
 _LAST_KEYS = """
@@ -105,8 +105,9 @@ ORDER BY f.stamp DESC, f.name DESC
 # A file as a run in some domain sees it: (name, why it cannot serve the run or None,
 # run id, model, adaptive 0/1, mean, passed 0/1).
 Standing = tuple[str, "str | None", str, str, int, "float | None", int]
-# A use of a lesson: (domain, key, file name, arm, question, value)
-Use = tuple[str, str, str, str, str, "float | None"]
+# A use of a lesson: (domain, key, file name, arm, question, value, mean score, reason, trial
+# probability, run time)
+Use = tuple[str, str, str, str, str, "float | None", "float | None", str, "float | None", str]
 
 
 class CritiqueIndex(IndexStore):
@@ -151,9 +152,10 @@ class CritiqueIndex(IndexStore):
             self._rebuild(forged)
         return []  # pragma: no cover - the loop always returns
 
-    def runs(self, domain: str, *, cutoff: str, future: str, latest: float) -> list[tuple[str, str, int, float]]:
-        """``(run id, model, adaptive 0/1, mean)`` of every valid run of ``domain`` in the window that
-        counts in suspension and collapse (not suspect, its memory was readable)."""
+    def runs(self, domain: str, *, cutoff: str, future: str, latest: float) -> list[tuple[str, str, int, float, int]]:
+        """``(run id, model, adaptive 0/1, mean, whole-run baseline 0/1)`` of every valid run of
+        ``domain`` in the window that counts in suspension and collapse (not suspect, its memory
+        was readable)."""
         values = {"domain": domain, "cutoff": cutoff, "future": future, "latest": latest}
         return self._query(_RUNS, values)
 
@@ -178,10 +180,10 @@ class CritiqueIndex(IndexStore):
         latest: float,
         targets: Mapping[str, str] | None = None,
     ) -> list[Use]:
-        """``(domain, key, file name, arm, question, value)`` of every use of ``keys`` (every key
-        for None) by a run not after ``future`` whose critique is not timed after ``latest``, in
-        ``domain`` when given; a value beyond any measurement reads as None. The rows are
-        checked first (:meth:`check_uses`).
+        """``(domain, key, file name, arm, question, value, mean score, reason, trial probability,
+        run time)`` of every use of ``keys`` (every key for None) by a run not after ``future``
+        whose critique is not timed after ``latest``, in ``domain`` when given; a value beyond any
+        measurement reads as None. The rows are checked first (:meth:`check_uses`).
 
         ``targets``: ``key -> target`` for a person's lessons whose entry names their target:
         their value is that target's, from ``measures`` (a use row holds the default target's)."""
@@ -204,8 +206,8 @@ class CritiqueIndex(IndexStore):
             value = f"CASE key {cases} ELSE value END"
             params = [p for key, target in named.items() for p in (key, target)] + params
         query = (
-            f"SELECT domain, key, name, arm, question, CASE WHEN abs(v) <= {MAX_VALUE} THEN v END "
-            f"FROM (SELECT domain, key, name, arm, question, {value} AS v FROM uses WHERE {clause})"
+            f"SELECT domain, key, name, arm, question, CASE WHEN abs(v) <= {MAX_VALUE} THEN v END, mean, reason, p, stamp "
+            f"FROM (SELECT domain, key, name, arm, question, {value} AS v, mean, reason, p, stamp FROM uses WHERE {clause})"
         )
         return self._query(query, params)
 
