@@ -66,6 +66,12 @@ class LLMUnavailable(LLMError):
     pass
 
 
+class EndpointUnreachable(LLMUnavailable):
+    """The model endpoint could not be reached at all on a client's first call (connection
+    refused, a host name that does not resolve, no route): a setting or a server to fix, so
+    it is neither retried nor degraded into a fallback, and ends a run at once."""
+
+
 class LLMTimeout(LLMError):
     pass
 

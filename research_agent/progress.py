@@ -91,7 +91,7 @@ class TokenMeter:
 
     def __call__(self, tokens: int, piece: str = "") -> None:
         now = self._now()
-        if self._first is None or tokens < self.tokens:  # a new stream (the writer asked again)
+        if self._first is None or (tokens < self.tokens and piece):  # a new stream (the writer asked again)
             self._first = now
         self.tokens, self.milliseconds = tokens, int((now - self._first) * 1000)
         self._progress.counts(streamed=tokens, streamed_ms=self.milliseconds)

@@ -126,6 +126,17 @@ class ScriptedModel:
 
 
 @pytest.fixture
+def default_sigint():
+    """SIGINT raised in this process reaches Python's handler (KeyboardInterrupt) for the test, even
+    in a suite started in the background (`pytest &`), which inherits SIGINT ignored."""
+    import signal
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
+@pytest.fixture
 def scripted_model() -> ScriptedModel:
     model = ScriptedModel()
     yield model
@@ -153,3 +164,19 @@ def server():
     """An OpenAI-compatible server on 127.0.0.1 answering with ResearchResponder."""
     with FakeOpenAIServer(ResearchResponder()) as srv:
         yield srv
+
+
+@pytest.fixture(autouse=True)
+def _one_verdict(request: pytest.FixtureRequest):
+    """After each test that has a ``tmp_path``, every report a run wrote there is reviewed as
+    ``research-agent review`` would, and must get its run's verdict and word count (issue 33)."""
+    if "tmp_path" not in request.fixturenames or request.node.get_closest_marker("own_mode"):
+        yield
+        return
+    folder = request.getfixturevalue("tmp_path")  # set up now, so that it is torn down after this
+    yield
+    from tests.support.one_verdict import verdict_disagreements
+
+    found = verdict_disagreements(folder)
+    if found:
+        pytest.fail("review disagrees with the run:\n" + "\n".join(found), pytrace=False)

@@ -10,6 +10,7 @@ from urllib.parse import unquote
 import pytest
 import yaml
 
+from research_agent.run.indexing import FIRST_INDEX_NOTE_FILES
 from tests.support.cli import cli
 from tests.support.fake_openai_server import FakeOpenAIServer
 from tests.support.pipeline import QUERY, citations, source_entries
@@ -34,10 +35,33 @@ def test_run_over_a_corpus_writes_a_report_whose_citations_resolve_to_corpus_fil
     record = yaml.safe_load((reports / "meta" / f"run-{report_path.stem}.yaml").read_text())
     assert record["gate_decision"] == "full_report"
     assert record["corpus"][0]["skipped"] == {"binary": 1}, "the binary file is skipped and counted"
-    assert "skipped 1 binary" in proc.stderr
+    assert "skipped 1 binary" not in proc.stderr, "the skip counts are `corpus index`'s and -v's, not every run's"
     stages = {r.stage for r in server.requests}
     assert stages == {"decompose", "relevance", "draft", "skeptic"}, "four rounds: the first plan names the domain"
     assert "sources found" in proc.stderr or "relevance" in proc.stderr
+
+
+def test_the_first_run_over_a_folder_says_it_indexes_it_and_how_to_do_that_before(tmp_path, corpus, server):
+    """Issue 33: the first `run --corpus` read every file with nothing said about it."""
+    for n in range(FIRST_INDEX_NOTE_FILES):
+        (corpus / f"note-{n}.md").write_text(f"# Note {n}\n\nVACUUM note number {n} about dead tuples.\n")
+    files = len(list(corpus.iterdir()))
+    args = ["run", QUERY, "--corpus", str(corpus), "--reports-dir", str(tmp_path / "r"), "--no-critique", "--quick"]
+    first = cli(tmp_path, *args, base_url=server.base_url)
+    assert first.returncode == 0, first.stderr
+    note = f"! indexing {files} file(s) in {corpus.resolve()} for the first time"
+    (said,) = [line for line in first.stderr.splitlines() if line.startswith("! indexing")]
+    assert said.startswith(note) and said.endswith(f"use: research-agent corpus index {corpus.resolve()}")
+    assert f"… index: corpus: 25/{files} files read" in first.stderr and f"50/{files} files read" in first.stderr
+    again = cli(tmp_path, "-v", *args, base_url=server.base_url)
+    assert again.returncode == 0, again.stderr
+    assert "! indexing" not in again.stderr and "skipped 1 binary" in again.stderr  # the skip count, with -v
+
+
+def test_a_small_folder_indexed_the_first_time_needs_no_note(tmp_path, corpus, server):
+    args = ["run", QUERY, "--corpus", str(corpus), "--reports-dir", str(tmp_path / "r"), "--no-critique", "--quick"]
+    first = cli(tmp_path, *args, base_url=server.base_url)
+    assert first.returncode == 0 and "! indexing" not in first.stderr and "… index: corpus:" in first.stderr
 
 
 def test_run_json_prints_one_object_with_what_the_run_did(tmp_path, corpus, server):

@@ -47,6 +47,7 @@ SUB_QUERIES = ["vacuum storage", "multiversion row version", "sourdough starter"
 # The scripted drafts here are a few sentences: a target they meet keeps the length check out of
 # these runs (a draft far under the mode's target would be revised).
 QUICK = replace(MODES["quick"], target_words=60)
+pytestmark = pytest.mark.own_mode  # the reports say "quick" but were linted at 60 words
 UNSUPPORTED = "Autovacuum thresholds in Norway were lowered to 50 percent during 2021 by Oracle"
 
 

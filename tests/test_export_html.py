@@ -121,7 +121,7 @@ async def test_a_report_without_its_passages_still_exports_and_says_so_in_one_li
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(tmp_path / "old.html")
     (note,) = done.stderr.strip().splitlines()
-    assert note.startswith("note: Citation previews are not available") and "were not stored" in note
+    assert note.startswith("note: Citation previews are not available") and "are not there" in note
     page = (tmp_path / "old.html").read_text(encoding="utf-8")
     dom = parse_dom(page)
     assert not dom.by_class("tip") and any(h.startswith("#src-") for h in dom.hrefs())

@@ -117,6 +117,28 @@ def test_every_line_of_html_text_is_a_paragraph() -> None:
     assert document.text.split("\n\n")[-2:] == ["First paragraph of the article.", ARTICLE_TEXT]
 
 
+SPHINX_PAGE = """<html><head></head><body><div class="body">
+<h1>Coroutines and Tasks<a class="headerlink" href="#coroutines-and-tasks" title="Permalink">¶</a></h1>
+<p>This section outlines high-level asyncio APIs to work with coroutines and tasks in programs.</p>
+<h2 id="awaitables">Awaitables<a href="#awaitables">#</a></h2>
+<p>An object is awaitable if it can be used in an await expression; most asyncio APIs accept them.</p>
+<h3>Cancellation<a class="anchor" href="#cancel">§</a></h3>
+<p>Tasks can be cancelled; the cancellation is an exception raised inside the coroutine ¶ itself.</p>
+<p>See <a href="#awaitables">awaitables</a> and <a href="#top">#1 in the list</a> for more details here.</p>
+</div></body></html>"""
+
+
+def test_permalink_marks_are_not_text() -> None:
+    """Issue 33: Sphinx's ¶ showed in search snippets and citation previews."""
+    document = extract(SPHINX_PAGE.encode(), HTML)
+    assert isinstance(document, Document)
+    paragraphs = document.text.split("\n\n")
+    assert document.title == "Coroutines and Tasks"  # from the <h1>, its mark left out
+    assert "¶" not in document.text.replace("coroutine ¶ itself", "") and "§" not in document.text
+    assert "the coroutine ¶ itself" in document.text  # a mark in prose is the writer's: kept
+    assert "See awaitables and #1 in the list for more details here." in paragraphs  # links with words stay
+
+
 def test_decoding_declarations() -> None:
     xml = b'<?xml version="1.0" encoding="iso-8859-1"?><html><p>caf\xe9</p></html>'
     assert "café" in decode_body(xml, None, html=True)  # an XML declaration is a declaration

@@ -22,7 +22,7 @@ from research_agent.fetch import (
     is_public_address,
     pdf_supported,
 )
-from research_agent.fetch.cache import PageCache
+from research_agent.fetch.cache import CACHE_VERSION, PageCache
 from research_agent.fetch.fetcher import DEFAULT_USER_AGENT
 from research_agent.sources import Page, SearchHit
 from tests.support import http_server
@@ -468,7 +468,7 @@ def test_cache_entries_are_sharded_json(tmp_path: Path) -> None:
     path = cache.path_for("https://www.example.com/a")
     assert path.parent.parent == tmp_path and path.parent.name == path.stem[:2]
     entry = json.loads(path.read_text(encoding="utf-8"))
-    assert entry["key"] == "https://www.example.com/a" and entry["version"] == 2
+    assert entry["key"] == "https://www.example.com/a" and entry["version"] == CACHE_VERSION
     assert entry["addresses"] == ["93.184.216.34"]
 
 

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from research_agent.fetch import Fetcher, is_public_address
-from research_agent.fetch.cache import PageCache
+from research_agent.fetch.cache import CACHE_VERSION, PageCache
 from research_agent.sources import Page
 from tests.support import http_server
 from tests.support.fetch import SITE, failure, make_fetcher, resolver, sample_page
@@ -72,7 +72,7 @@ async def test_every_redirect_hop_is_recorded_and_rechecked_on_a_cache_hit(tmp_p
 
 def _write_entry(cache: PageCache, url: str, **changes: object) -> None:
     entry = {
-        "version": 2,
+        "version": CACHE_VERSION,
         "key": url,
         "stored_at": 1e12,
         "url": url,

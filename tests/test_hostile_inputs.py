@@ -54,7 +54,7 @@ REASON = "document nested too deeply (more than 100 levels)"
         (["lessons", "q", "--domain", "technology"], 0, "  {name}: invalid: " + REASON),
         (["list"], 0, "1 invalid critique file(s) skipped; run `research-agent memory validate`"),
         (["stats"], 0, "1 invalid critique file(s) not counted; run `research-agent memory validate`"),
-        (["prune", "--keep", "1"], 0, "removed {name}"),
+        (["prune", "--keep", "1", "--yes"], 0, "removed {name}"),
     ],
 )
 def test_a_deeply_nested_critique_is_named_by_every_memory_command(

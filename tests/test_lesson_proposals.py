@@ -37,6 +37,7 @@ from research_agent.memory.store.person.proposals import (
 )
 from research_agent.pipeline import research
 from research_agent.record import read_run_record
+from research_agent.run_refs import short_id
 from tests.conftest import ScriptedModel
 from tests.support.critique import ANSWER, make_record
 from tests.support.mcp import mcp_client, text_of
@@ -120,7 +121,7 @@ def test_memory_proposals_approve_moves_it_into_lessons_yaml_trusted(tmp_path):
     listed = invoke(tmp_path, "proposals")
     key = proposal_key(IDEA)
     assert listed.exit_code == 0 and key in listed.output and IDEA in listed.output
-    assert critique.id in listed.output
+    assert f"proposed by: {short_id(critique.id)}\n" in listed.output and critique.id not in listed.output
     approved = invoke(tmp_path, "approve", key, "--text", "Search for the release notes of the version asked about.")
     assert approved.exit_code == 0, approved.output
     found = read_lessons_file(meta, tmp_path / "state")

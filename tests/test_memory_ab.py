@@ -137,6 +137,7 @@ def test_a_bad_questions_file_fails_in_one_line_before_any_model_call(tmp_path, 
     assert not (tmp_path / "reports").exists()
 
 
+@pytest.mark.usefixtures("default_sigint")
 def test_ctrl_c_after_the_first_pair_keeps_it_saved_and_summarised(tmp_path, corpus):
     # The third first-plan (decompose) call starts question 2's first run: Ctrl-C arrives right there.
     model = ResponderModel(ResearchResponder(), before=on_call("decompose", 3, lambda: signal.raise_signal(signal.SIGINT)))
@@ -151,6 +152,7 @@ def test_ctrl_c_after_the_first_pair_keeps_it_saved_and_summarised(tmp_path, cor
     assert len(model.calls("critique")) == 2
 
 
+@pytest.mark.usefixtures("default_sigint")
 def test_ctrl_c_before_any_pair_finished_writes_no_ab_file(tmp_path, corpus):
     model = ResponderModel(ResearchResponder(), before=on_call("decompose", 1, lambda: signal.raise_signal(signal.SIGINT)))
     result = ab(tmp_path, corpus, model)

@@ -14,6 +14,7 @@ import yaml
 from tests.support.ab import QUESTIONS
 from tests.support.cli import CLI, cli, cli_env
 from tests.support.fake_openai_server import FakeOpenAIServer
+from tests.support.reliability import with_default_sigint
 from tests.support.research_responder import ResearchResponder
 
 
@@ -68,8 +69,10 @@ def test_a_signal_keeps_the_finished_pair_saves_it_and_exits_with_its_code(tmp_p
     reports = tmp_path / "reports"
     with FakeOpenAIServer(answer) as server:
         args = ["memory", "ab", str(write_questions(tmp_path)), "--corpus", str(corpus), "--reports-dir", str(reports)]
-        proc = subprocess.Popen([str(CLI), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=cli_env(tmp_path, server.base_url), cwd=tmp_path)
+        # the child starts with SIGINT at its default: a suite started in the background (`pytest &`)
+        # passes its ignored SIGINT on, and the CLI would never see this Ctrl-C
+        proc = subprocess.Popen(with_default_sigint([str(CLI), *args]), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=cli_env(tmp_path, server.base_url), cwd=tmp_path)  # fmt: skip
         try:
             assert reached.wait(60), "question 2 never started"
             proc.send_signal(sent)

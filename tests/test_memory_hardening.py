@@ -56,7 +56,7 @@ def test_prune_never_lets_junk_or_future_files_displace_real_ones(tmp_path: Path
 def test_prune_command_keeps_the_real_critiques(tmp_path: Path) -> None:
     reports = tmp_path / "reports"
     reals, _ = planted(reports / "meta")
-    result = CliRunner().invoke(app, ["prune", "--keep", "4"], obj=deps_for(reports))
+    result = CliRunner().invoke(app, ["prune", "--keep", "4", "--yes"], obj=deps_for(reports))
     assert result.exit_code == 0, result.output
     assert names(reports / "meta") == set(reals[:4])
     assert "pruned 7 file(s); keeping at most 4" in result.output

@@ -79,7 +79,7 @@ def test_reports_dir_goes_before_or_after_the_memory_subcommand(reports: Path, t
         result = invoke(app, args, elsewhere)
         assert result.exit_code == 0, result.output
         assert len(json.loads(result.output)["critiques"]) == 1
-    for command in (["show", "latest"], ["validate"], ["prune"], ["stats"], ["effects"], ["retry", "--all"],
+    for command in (["show", "latest"], ["validate"], ["prune", "--yes"], ["stats"], ["effects"], ["retry", "--all"],
                     ["lessons", "q", "--domain", "technology"]):  # fmt: skip
         result = invoke(app, [*command, "--reports-dir", str(reports)], elsewhere)
         assert result.exit_code == 0, (command, result.output)

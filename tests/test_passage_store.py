@@ -171,7 +171,7 @@ def test_memory_prune_removes_passage_stores_beyond_the_limit(tmp_path: Path) ->
     reports = tmp_path / "reports"
     (reports / "meta").mkdir(parents=True)
     ids = _runs(reports / "meta", 3)
-    result = CliRunner().invoke(memory_app, ["prune", "--keep", "1"], obj=deps_for(reports))
+    result = CliRunner().invoke(memory_app, ["prune", "--keep", "1", "--yes"], obj=deps_for(reports))
     assert result.exit_code == 0, result.output
     assert f"removed passages-{ids[1]}.json" in result.output and "pruned 2 file(s)" in result.output
     assert [p.name for p in (reports / "meta").glob("passages-*")] == [f"passages-{ids[0]}.json"]

@@ -54,7 +54,8 @@ async def test_a_batch_missing_two_sources_is_asked_again_for_those_two_only(scr
         "[1] Source title: Doc 1", "[2] Source title: Doc 3"]  # fmt: skip
     assert [(s.score, s.reason) for s in scored] == [
         (5, "central"), (3, "asked again"), (5, "central"), (3, "asked again"), (5, "central")]  # fmt: skip
-    assert notes == ["relevance answers named 1 source id(s) outside their batch and repeated 1: they were ignored"]
+    assert notes == ["the model's relevance answers held 1 score(s) for sources it was not asked about and "
+                     "1 second score(s) for the same source; those were ignored"]  # fmt: skip
 
 
 async def test_a_source_still_missing_after_the_second_ask_is_unscored_not_guessed(scripted_model) -> None:
@@ -70,3 +71,19 @@ async def test_a_snippet_only_source_is_capped_in_a_batch_too(scripted_model) ->
     (scored,) = await score_sources(scripted_model, "q", [snippet], token_budget=100, slots=1)
     assert (scored.score, scored.reason) == (3, "great (capped: snippet only)")
     assert "[1] Source title: A (search snippet only)" in scripted_model.calls("relevance")[0].user
+
+
+async def test_the_stray_ids_note_says_only_what_happened(scripted_model) -> None:
+    """Issue 33: "named 12 source id(s) outside their batch and repeated 0" meant nothing to a user."""
+
+    def strays(request):
+        answer = scored_each({"score": 4, "reason": "on topic"})(request)
+        return {"scores": answer["scores"] + [{"id": 7 + n, "score": 5, "reason": "no such id"} for n in range(4)]}
+
+    scripted_model.enqueue("relevance", strays)
+    notes: list[str] = []
+    await score_sources(scripted_model, "How does vacuum work?", sources(3), token_budget=100,
+                        batch_tokens=800, slots=1, notify=notes.append)  # fmt: skip
+    assert notes == [
+        "the model's relevance answers held 4 score(s) for sources it was not asked about; those were ignored"
+    ]

@@ -90,6 +90,20 @@ def test_a_copied_report_finds_its_run_through_its_id(tmp_path, written):
     assert lost.returncode == 2 and not stages
     assert lost.stderr.count("\n") == 1 and "its claims cannot be checked" in lost.stderr
     assert "Traceback" not in lost.stderr
+    # it says where it looked: beside the copy, then the reports folder (./reports, here elsewhere's)
+    assert f"(looked in {elsewhere / 'meta'} and {elsewhere / 'reports' / 'meta'})" in lost.stderr
+    assert "--reports-dir" in lost.stderr
+
+
+def test_a_copy_one_folder_down_finds_its_run_in_the_folder_above(tmp_path, written):
+    """Issue 33: the run was looked up only in ./reports."""
+    below = written.parent / "shared" / "copy.md"
+    below.parent.mkdir()
+    shutil.copy(written, below)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done, stages = review(tmp_path, below, ResearchResponder(claim_verdict=unsupported(OTHER_CLAIM)), cwd=elsewhere)
+    assert done.returncode == 1 and stages and "1 unsupported (0 of them marked [Disputed])." in done.stdout
 
 
 def test_without_an_endpoint_the_usual_one_line_error(tmp_path, written):

@@ -72,7 +72,7 @@ def test_mode_flag_overrides_front_matter_and_no_mode_means_no_length_check(tmp_
 def test_rules_file_adds_issues(tmp_path: Path) -> None:
     rules = write(
         tmp_path,
-        "- {name: no-critics, pattern: Critics, reason: r, fix: f, severity: critical}\n",
+        "- {name: no-critics, pattern: Field trials, reason: r, fix: f, severity: critical}\n",
         "rules.yaml",
     )
     result = runner.invoke(app, [str(write(tmp_path, report(CLEAN_BODY))), "--rules", str(rules), "--json"])

@@ -102,7 +102,7 @@ def test_the_programs_own_reason_for_a_short_draft_spares_it() -> None:
     cut = lint_report(md, target_words=1200, short_reason="the draft was cut at the token limit")
     assert [i.severity for i in cut if i.type == "length"] == ["warning"]
     # a quarter or more of the target is a warning as before
-    assert [i.severity for i in lint_report(md, target_words=200) if i.type == "length"] == ["warning"]
+    assert [i.severity for i in lint_report(md, target_words=120) if i.type == "length"] == ["warning"]
 
 
 @BOTH

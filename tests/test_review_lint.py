@@ -21,7 +21,7 @@ def test_clean_report_has_no_issues() -> None:
 
 
 def test_every_issue_is_from_lint_with_full_confidence() -> None:
-    md = report(CLEAN_BODY + "\nTODO write more. Sales rose 40% in 2022.\n")
+    md = report(CLEAN_BODY + "\n## Extra\nTODO write more. Sales rose 40% in 2022.\n")
     issues = lint_report(md, target_words=None)
     assert issues and all(i.origin == "lint" and i.confidence == 1.0 for i in issues)
 
@@ -446,7 +446,7 @@ def test_the_reports_own_viability_scores_are_not_uncited_numbers() -> None:
         "- The skeptic rated viability 30/100, below the threshold of 51, after 3 plan(s): treat it as tentative.\n",
     )
     assert lint_report(report(body), target_words=None) == []
-    assert [i.matched for i in lint_report(report(body + "\nThe plant scored 82/100.\n"), target_words=None)] == [
+    assert [i.matched for i in lint_report(report(body + "\n## Extra\nThe plant scored 82/100.\n"), target_words=None)] == [
         "The plant scored 82"
     ]
 

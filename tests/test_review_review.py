@@ -140,7 +140,8 @@ def test_unknown_severity_is_ignored_and_outside_text_is_sanitized() -> None:
 
 def test_review_of_clean_report_is_approved_and_unscored() -> None:
     review = review_draft(report(CLEAN_BODY), target_words=None)
-    assert review == Review((), None, "unscored", True, 0, 0, 51)
+    # the words of the summary and findings: the Adversarial Analysis and Limitations are the tool's
+    assert review == Review((), None, "unscored", True, 0, 0, 51, words=38)
 
 
 @pytest.mark.parametrize(("viability", "approved"), [(50, False), (51, True), (99, True), (None, True)])
@@ -192,7 +193,7 @@ def test_needs_revision_only_for_confident_critical_issues() -> None:
     assert not needs_revision(review_draft(md, target_words=None, findings=[concern]))
     assert needs_revision(review_draft(md, target_words=None, findings=[unsure, sure]))
     assert not needs_revision(review_draft(md, target_words=None, findings=[sure]), min_confidence=0.8)
-    lint_critical = review_draft(report(CLEAN_BODY + "\nTODO\n"), target_words=None)
+    lint_critical = review_draft(report(CLEAN_BODY + "\n## Extra\nTODO\n"), target_words=None)
     assert needs_revision(lint_critical)
 
 
@@ -209,7 +210,7 @@ def test_open_issue_lines_name_critical_issues_for_limitations() -> None:
 
 
 def test_as_dict_is_json_ready() -> None:
-    review = review_draft(report(CLEAN_BODY + "\nTODO\n"), target_words=None, viability=30)
+    review = review_draft(report(CLEAN_BODY + "\n## Extra\nTODO\n"), target_words=None, viability=30)
     data = review.as_dict()
     assert data["approved"] is False and data["critical"] == 1 and data["viability"] == 30
     assert data["issues"][0]["type"] == "placeholder"

@@ -30,13 +30,18 @@ from tests.support.research_responder import ResearchResponder
 
 OLD = Path(__file__).parent / "data" / "run_record_v1"  # written by the code before the renames
 OLD_ID = "how-does-postgresql-vacuum-reclaim-space-from_20261122T133022505672Z"
+# Long enough that the draft written from these sources is not far too short (a quarter of the target).
+UNREAD = (
+    "PostgreSQL VACUUM notes that the scorer never reads. They say that VACUUM ANALYZE also refreshes the "
+    "planner statistics, so queries pick better plans after a large batch of updates or deletes."
+)
 OFF_TOPIC = {"gardening.md": ("Growing tomatoes", "Tomatoes need full sun, steady watering and staked support.")}
 
 
 async def a_run(tmp_path: Path, model: ScriptedModel):
     """A run that keeps four sources, drops one (off topic) and cannot score one."""
     responder = ResearchResponder()
-    docs = {**DOCS, **OFF_TOPIC, "unread.md": ("Unread", "PostgreSQL VACUUM notes that the scorer never reads.")}
+    docs = {**DOCS, **OFF_TOPIC, "unread.md": ("Unread", UNREAD)}
     queue(model, responder, relevance=[INVALID] * 3 + [use(responder)] * (len(docs) - 1))
     return await research(
         QUERY, settings=settings_for(tmp_path), model=model, providers=[DocsProvider(tmp_path, docs)],

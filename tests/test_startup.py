@@ -6,6 +6,10 @@ import gc
 import subprocess
 import sys
 
+import pytest
+import typer
+from typer.testing import CliRunner
+
 import research_agent
 from research_agent.cli.startup import importing
 
@@ -30,6 +34,50 @@ def test_the_command_line_loads_export_and_the_critique_only_when_a_command_uses
         "assert not loaded, loaded\n"
     )
     _run_python(code)
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"], []])
+def test_help_and_version_answer_without_loading_a_command(args):
+    """Issue 33: ``--version`` imported the whole command line; bench/bench_startup.py measures it."""
+    code = (
+        "import sys\n"
+        "from research_agent.cli import main\n"
+        f"sys.argv = ['research-agent', *{args!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = ('research_agent.pipeline', 'research_agent.config', 'research_agent.llm', 'research_agent.record',\n"
+        "         'research_agent.memory', 'research_agent.review', 'openai', 'httpx', 'yaml')\n"
+        "loaded = [m for m in heavy if m in sys.modules]\n"
+        "commands = [m for m in sys.modules if m.startswith('research_agent.cli.') and m.rsplit('.', 1)[1] in\n"
+        "            ('run', 'critique', 'review', 'export', 'doctor', 'mcp', 'corpus', 'memory', 'cache')]\n"
+        "assert not loaded and not commands, (loaded, commands)\n"
+    )
+    _run_python(code)
+
+
+def test_the_help_lists_each_command_as_the_command_itself_says_it():
+    from research_agent.cli.root import COMMANDS, _Root, app, load_command
+
+    group = typer.main.get_group(app)
+    assert isinstance(group, _Root)
+    for name, spec in COMMANDS.items():
+        assert load_command(name).help.split("\n\n")[0].strip() == spec.summary, name
+
+    def root_help(group) -> str:
+        return group.get_help(group.make_context("research-agent", [], resilient_parsing=True, terminal_width=100))
+
+    lazy, loaded = typer.main.get_group(app), typer.main.get_group(app)
+    for name in COMMANDS:
+        loaded.commands[name] = load_command(name)  # every command loaded: the help they give themselves
+    assert not lazy.commands and "Commands:\n  run " in root_help(lazy)
+    assert root_help(lazy) == root_help(loaded)
+
+
+def test_a_command_is_loaded_when_it_runs_and_a_typo_still_gets_a_suggestion():
+    from research_agent.cli.root import app
+
+    done = CliRunner().invoke(app, ["memroy"])
+    assert done.exit_code == 2 and "Did you mean 'memory'?" in done.stderr
+    assert "Lint a markdown report" in CliRunner().invoke(app, ["review", "--help"]).stdout
 
 
 def test_the_package_still_offers_every_public_name():

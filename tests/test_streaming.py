@@ -5,13 +5,17 @@ httpx.MockTransport under the real openai client; time moves only when the test 
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 
 import httpx
 import pytest
+from rich.console import Console
 
+from research_agent.cli.progress import RichProgress
 from research_agent.errors import LLMTimeout
 from research_agent.llm import ChatRequest, UsageRecorder
+from research_agent.progress import TokenMeter
 from research_agent.stages.writer import ask_writer
 from tests.support.llm import completion, make_model
 from tests.support.streams import (
@@ -61,15 +65,17 @@ async def test_progress_hears_rising_token_counts_before_the_last_chunk_is_relea
 
     def on_tokens(n: int, piece: str) -> None:
         counts.append((n, piece))
-        if n == 3:
+        if piece == "space.":
             heard.set()
 
     task = asyncio.create_task(model.stream(WRITER, on_tokens))
     async with asyncio.timeout(HANG_GUARD):  # a guard against a hang, not a timing
         await asyncio.wait({task, asyncio.ensure_future(heard.wait())}, return_when=asyncio.FIRST_COMPLETED)
-    assert counts == [(1, "Vacuum r"), (2, "eclaims "), (3, "space.")] and not task.done()  # the end is held back
+    # at least one a chunk, and at least the text's estimate (four characters a token)
+    assert counts == [(2, "Vacuum r"), (4, "eclaims "), (6, "space.")] and not task.done()  # the end is held back
     release.set()
     response = await task
+    assert counts[3:] == [(7, "")]  # the endpoint's own count, from the usage-only chunk
     await model.aclose()
     assert response.text == "Vacuum reclaims space." and response.finish_reason == "stop"
     assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (40, 7)  # from the usage-only chunk
@@ -167,3 +173,24 @@ async def test_server_quirks_are_named_once_per_run() -> None:
 
 def _sse(payload: dict) -> bytes:
     return f"data: {json.dumps(payload)}\n\n".encode()
+
+
+LONG_ANSWER = TWO_PARAGRAPHS * 6  # 800 characters or so
+
+
+@pytest.mark.parametrize(("usage", "expected"), [((900, 171), 171), (None, (len(LONG_ANSWER) + 3) // 4)])
+async def test_an_answer_sent_in_one_event_counts_its_tokens_not_its_events(usage, expected) -> None:
+    """Issue 33: "draft: 6 sources: 1 tokens" was one event holding the whole answer."""
+    end = [_sse(event(None, "stop")), *([_sse(usage_event(*usage))] if usage else []), DONE]
+    handler = Streaming(lambda: events_then([event(LONG_ANSWER)], end=end))
+    model = streaming_model(handler, ManualTicker())
+    ticker = ManualTicker()
+    out = io.StringIO()
+    progress = RichProgress(Console(file=out, force_terminal=False, width=200))
+    meter = TokenMeter(progress, ticker.now)
+    progress.stage("draft", "6 sources")
+    response = await model.stream(WRITER, meter)
+    meter.finish()
+    await model.aclose()
+    assert response.text == LONG_ANSWER.strip() and meter.tokens == expected
+    assert out.getvalue().splitlines()[-1] == f"… draft: 6 sources: {expected} tokens"

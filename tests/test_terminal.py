@@ -166,13 +166,15 @@ def test_run_prints_a_bad_rule_name_literally(tmp_path: Path) -> None:
 
 def test_run_progress_notes_show_a_hostile_folder_name(tmp_path: Path) -> None:
     corpus = write_docs(tmp_path / f"c [bold red]x {ANSI}")
-    (corpus / "blob.txt").write_bytes(b"\x00\x01binary\x00" * 100)  # skipped, so the corpus gets a note
+    (corpus / "blob.txt").write_bytes(b"\x00\x01binary\x00" * 100)  # skipped: -v says so, naming the folder
     with FakeOpenAIServer(ResearchResponder()) as server:
         proc = run_cli(tmp_path, server.base_url, "run", QUERY, "--corpus", str(corpus),
-                       "--reports-dir", str(tmp_path / "reports"), "--no-critique")
+                       "--reports-dir", str(tmp_path / "reports"), "--no-critique", "-v")
     assert proc.returncode == 0, proc.stderr
-    notes = [line for line in message_lines(proc.stderr) if line.startswith("! corpus")]
-    assert notes == [f"! corpus {tmp_path}/c [bold red]x {SHOWN_ANSI}: skipped 1 binary"], proc.stderr
+    assert f"… index: c [bold red]x {SHOWN_ANSI}: 5/5 files read" in proc.stderr
+    notes = [line for line in proc.stderr.splitlines() if line.endswith("skipped 1 binary")]
+    assert notes == [f"INFO research_agent.run.indexing: corpus {tmp_path}/c [bold red]x {SHOWN_ANSI}: "
+                     "skipped 1 binary"], proc.stderr  # fmt: skip
     assert "\x1b" not in proc.stderr and "\x1b" not in proc.stdout
 
 

@@ -203,11 +203,13 @@ def test_while_the_writer_streams_the_line_shows_its_tokens_and_rate() -> None:
 def test_the_token_meter_rates_from_the_first_token_and_starts_again_on_a_new_stream() -> None:
     progress, clock = Recorded(), {"now": 100.0}
     meter = TokenMeter(progress, lambda: clock["now"])
-    meter(1)
+    meter(1, "Vac")
     clock["now"] = 110.0
-    meter(96)
+    meter(96, "uum")
     assert progress.values[-1] == {"streamed": 96, "streamed_ms": 10_000} and meter.rate == 9.6
-    meter(1)  # the writer asked again: a new stream
+    meter(90, "")  # the endpoint's own count at the end: a correction, not a new stream
+    assert progress.values[-1] == {"streamed": 90, "streamed_ms": 10_000}
+    meter(1, "Vac")  # the writer asked again: a new stream
     assert progress.values[-1] == {"streamed": 1, "streamed_ms": 0}
     meter.finish()
     assert progress.values[-1] == {"streamed": 0, "streamed_ms": 0}

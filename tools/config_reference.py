@@ -253,7 +253,7 @@ def _commands(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[
         return
     context = typer.Context(command, info_name=" ".join(path) or "research-agent")
     for name in command.list_commands(context):
-        yield from _commands(subcommands[name], (*path, name))
+        yield from _commands(command.get_command(context, name), (*path, name))  # the root loads each on first use
 
 
 def _options(command: Any) -> list[Any]:

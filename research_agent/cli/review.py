@@ -3,7 +3,9 @@
 Exit codes: 0 when the report would be approved, 1 when it is rejected (an empty or
 unstructured file included: it is no report), 2 when the report (missing, unreadable,
 not UTF-8 text, or larger than the setting ``review_max_bytes``), the rules file or the mode cannot be used (an InputError, through the CLI's one
-error boundary). Reading the file and the verdict are :mod:`research_agent.review.report_file`'s,
+error boundary). A report the tool wrote gets its run's verdict: the lint reads it as the run read
+its draft, and the skeptic's findings its run record keeps (beside the report, else in the reports
+folder) count while their claims still stand in the text. Reading the file and the verdict are :mod:`research_agent.review.report_file`'s,
 which the MCP server's ``review_report`` tool uses too. The main app mounts :func:`review_command` as ``review``; ``app`` here
 wraps it alone.
 
@@ -22,7 +24,9 @@ import typer
 from ..config import Settings, load_settings
 from ..interrupts import run_interruptibly
 from ..review.feedback import format_feedback
-from ..review.report_file import read_report, review_file
+from ..review.report_file import read_report, review_file, review_markdown
+from ..review.rules import load_rules
+from ..run.stored import run_findings
 from .boundary import guarded
 from .terminal import dumps_json, echo
 
@@ -63,7 +67,13 @@ def review_command(
 ) -> None:
     """Lint a markdown report: exit 0 when it would be approved, 1 when rejected."""
     settings = load_settings({"reports_dir": reports_dir})
-    review = review_file(report, rules=rules, mode=mode, max_bytes=settings.review_max_bytes)
+    markdown = read_report(report, settings.review_max_bytes)
+    review = review_markdown(
+        markdown,
+        rules=load_rules(rules) if rules is not None else (),
+        mode=mode,
+        findings=run_findings(report, markdown, settings.reports_dir),
+    )
     claims = _check_claims(report, settings) if check_claims else None
     approved = review.approved and (claims is None or not claims.open_unsupported)
     if json_output:

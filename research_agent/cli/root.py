@@ -1,4 +1,5 @@
-"""The ``research-agent`` Typer app: the root options, and every command group mounted on it.
+"""The ``research-agent`` Typer app: the root options, and every command group mounted on it
+(:data:`COMMANDS`, each loaded when it is used: ``--help`` and ``--version`` load none).
 
 Each command lives in its own module of this package and runs inside the one error
 boundary (:func:`research_agent.cli.boundary.guarded`). Progress goes to stderr; stdout
@@ -12,20 +13,20 @@ error is one line with typer's suggestion kept (plus one JSON object on stdout f
 
 from __future__ import annotations
 
+import importlib
 import logging
 import sys
-from typing import Annotated, Any
+from difflib import get_close_matches
+from typing import Annotated, Any, NamedTuple
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from ..interrupts import interrupt_exit_code, interrupt_word
-from ..version import __version__
-from . import cache, corpus, critique, doctor, export, memory, review, run, servers
 from .boundary import set_verbose, stderr_console
-from .startup import settle
+from .startup import importing, settle
 from .terminal import VisibleFormatter
-from .usage import ClickException, hoist_verbose, tidy_help, usage_error
+from .usage import ClickException, UsageError, hoist_verbose, tidy_help, usage_error
 
 __all__ = ["app", "main"]
 
@@ -33,8 +34,88 @@ _QUIET_LOGGERS = ("httpx", "httpcore", "openai", "trafilatura", "htmldate", "cha
                   "markdown_it", "urllib3", "primp", "mcp")  # fmt: skip
 
 
+class _Command(NamedTuple):
+    """A command of the root group: where it lives, and the summary ``--help`` lists it with
+    (its help's first paragraph; tests/test_startup.py holds the two the same)."""
+
+    module: str  # a module of this package
+    attribute: str  # its command function, or its Typer app for a group
+    summary: str
+    group: bool = False
+
+
+# Every command, loaded only when it is run or asked for its own help: ``--help`` and ``--version``
+# import none of them (nor the pipeline, the model client or the memory store behind them).
+COMMANDS: dict[str, _Command] = {
+    "run": _Command("run", "run", "Research QUERY and write reports/<id>.md plus a run record in reports/meta/\n"
+                    "(and, with --format html|pdf, reports/<id>.html or .pdf, or --output in that format)."),
+    "critique": _Command("critique", "critique_command",
+                         "Critique a finished run and store reports/meta/critique-<id>.yaml next to its record."),
+    "review": _Command("review", "review_command",
+                       "Lint a markdown report: exit 0 when it would be approved, 1 when rejected."),
+    "export": _Command("export", "export_command", "Export a report as one self-contained HTML page whose "
+                       "citations preview their passage, or as PDF."),
+    "doctor": _Command("doctor", "doctor_command", "Check settings, the model endpoint, folders, search providers "
+                       "and optional extras; exit 1 if\nsomething is wrong."),
+    "mcp": _Command("servers", "mcp_command",
+                    "Serve research, review and memory as MCP tools over stdio (or --http PORT)."),
+    "serve": _Command("servers", "serve_command", "Serve the research workbench in your browser: ask, watch a run, "
+                      "read reports, see what the memory learned."),
+    "corpus": _Command("corpus", "app", "Index and search local document folders.", group=True),
+    "memory": _Command("memory", "app", "Stored critiques and lessons: list, show, retry, lessons, effects, stats "
+                       "(memory stats --plot FILE draws the score history), validate, prune, ab.", group=True),
+    "cache": _Command("cache", "app", "Manage the on-disk page cache.", group=True),
+}  # fmt: skip
+
+
+def load_command(name: str) -> Any:
+    """The click command ``name`` of :data:`COMMANDS`, built as typer builds a mounted one."""
+    spec = COMMANDS[name]
+    with importing():
+        module = importlib.import_module(f"{__package__}.{spec.module}")
+    one = typer.Typer(rich_markup_mode=None, add_completion=False, pretty_exceptions_enable=False)
+    one.callback()(lambda: None)  # a group, so that the command keeps its name
+    if spec.group:
+        one.add_typer(getattr(module, spec.attribute), name=name, help=spec.summary)
+    else:
+        one.command(name)(getattr(module, spec.attribute))
+    command = typer.main.get_group(one).commands[name]
+    tidy_help(command)
+    return command
+
+
 class _Root(TyperGroup):
-    """The root group: global options anywhere, readable help, one-line usage errors."""
+    """The root group: global options anywhere, readable help, one-line usage errors, and its
+    commands (:data:`COMMANDS`) loaded on first use."""
+
+    _listing = False  # while --help lists the commands: their summaries, nothing loaded
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [*COMMANDS, *(name for name in super().list_commands(ctx) if name not in COMMANDS)]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in COMMANDS or cmd_name in self.commands:
+            return super().get_command(ctx, cmd_name)
+        if self._listing:
+            return TyperCommand(cmd_name, help=COMMANDS[cmd_name].summary)
+        self.commands[cmd_name] = load_command(cmd_name)
+        return self.commands[cmd_name]
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        try:
+            return super().resolve_command(ctx, args)
+        except UsageError as exc:  # typer suggests only among the loaded commands: suggest among all
+            matches = get_close_matches(args[0], list(COMMANDS)) if args else []
+            if matches and "Did you mean" not in exc.message:
+                exc.message = f"{exc.message.rstrip('.')}. Did you mean {', '.join(map(repr, matches))}?"
+            raise
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        self._listing = True
+        try:
+            super().format_commands(ctx, formatter)
+        finally:
+            self._listing = False
 
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:  # fmt: skip
@@ -69,6 +150,8 @@ app = typer.Typer(
 def _print_version(asked: bool) -> None:
     """``--version``: eager, so it answers before typer asks for a command."""
     if asked:
+        from ..version import __version__  # the package metadata, read only when asked
+
         typer.echo(f"research-agent {__version__}")
         raise typer.Exit(0)
 
@@ -101,23 +184,6 @@ def _root(
 ) -> None:
     set_verbose(verbose > 0)
     configure_logging(verbose)
-
-
-app.command("run")(run.run)
-app.command("critique")(critique.critique_command)
-app.command("review")(review.review_command)
-app.command("export")(export.export_command)
-app.command("doctor")(doctor.doctor_command)
-app.command("mcp")(servers.mcp_command)
-app.command("serve")(servers.serve_command)
-app.add_typer(corpus.app, name="corpus", help="Index and search local document folders.")
-app.add_typer(
-    memory.app,
-    name="memory",
-    help="Stored critiques and lessons: list, show, retry, lessons, effects, stats (memory stats --plot FILE "
-    "draws the score history), validate, prune, ab.",
-)
-app.add_typer(cache.app, name="cache", help="Manage the on-disk page cache.")
 
 
 def main() -> None:

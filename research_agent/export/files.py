@@ -20,7 +20,14 @@ from pathlib import Path
 from ..errors import InputError, StorageError
 from ..files.atomic import atomic_write_bytes, ensure_writable_dir, existing_file_mode
 from ..ids import is_run_id
-from ..record.passages import PassageStore, read_passage_store, report_run_id, why_no_run
+from ..record.passages import (
+    PassageStore,
+    looked_in,
+    read_passage_store,
+    report_run_id,
+    run_meta_dirs,
+    why_no_run,
+)
 from ..review.markdown import parse_front_matter, split_front_matter
 from ..review.report_file import read_report
 from ..run_refs import resolve_run, run_file
@@ -73,14 +80,18 @@ def report_passages(report: Path, markdown: str, reports_dir: Path) -> tuple[Pas
     run_id = report_run_id(front, report)
     if run_id is None:
         return None, f"{NO_PASSAGES}: the report names no run ({why_no_run(front)})."
-    for meta in dict.fromkeys((Path(report).parent / "meta", Path(reports_dir) / "meta")):
+    folders = run_meta_dirs(report, reports_dir)
+    for meta in folders:
         try:
             store = read_passage_store(meta, run_id)
         except InputError as exc:
             return None, f"{NO_PASSAGES}: {exc}."
         if store is not None:
             return store, ""
-    return None, f"{NO_PASSAGES}: the passages of run {run_id} were not stored (an older run) or were pruned."
+    return None, (
+        f"{NO_PASSAGES}: the passages of run {run_id} are not there ({looked_in(folders)}): an older run, "
+        "pruned, or a copy away from its reports folder (name that folder with --reports-dir)"
+    )
 
 
 def written_here(report: Path, markdown: str, reports_dir: Path) -> bool:

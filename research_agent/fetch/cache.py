@@ -34,7 +34,7 @@ __all__ = ["PageCache", "CACHE_VERSION"]
 
 log = logging.getLogger(__name__)
 
-CACHE_VERSION = 2  # 2: entries carry the addresses the page came from
+CACHE_VERSION = 3  # 2: entries carry the addresses the page came from; 3: text without permalink marks
 _MAX_ENTRY_BYTES = 64 * 1024 * 1024
 
 

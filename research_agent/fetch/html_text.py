@@ -13,6 +13,8 @@
   of MB each for little gain: they get the visible text straight away. So does every
   page when trafilatura cannot be imported (logged once).
 * Every line of text is one paragraph, separated from the next by a blank line.
+* Permalink marks (Sphinx's and MkDocs' ``¶`` after each heading) are dropped before any of
+  it is read: they are no text, and showed in search snippets and citation previews.
 
 lxml, trafilatura and htmldate are imported on first use, never at module import.
 """
@@ -49,14 +51,26 @@ def clean_lines(text: str) -> str:
 
 
 def _parse(markup: str) -> Any:
-    """An lxml tree of ``markup``, or None when there is no document to parse."""
+    """An lxml tree of ``markup`` without its permalink marks, or None when there is no document to parse."""
     import lxml.html
     from lxml.etree import ParserError
 
     try:
-        return lxml.html.document_fromstring(markup)
+        tree = lxml.html.document_fromstring(markup)
     except (ParserError, ValueError):
         return None
+    for link in tree.xpath(_PERMALINKS):
+        link.drop_tree()  # its tail (the text after it) stays
+    return tree
+
+
+# The marks documentation generators put after a heading to link to it (Sphinx's and MkDocs'
+# "¶", "#" or "§"): a link into the page whose text is only the mark, or Sphinx's headerlink class.
+_PERMALINKS = (
+    "//a[contains(concat(' ', normalize-space(@class), ' '), ' headerlink ')"
+    " or (starts-with(@href, '#') and (normalize-space(.) = '\u00b6' or normalize-space(.) = '#'"
+    " or normalize-space(.) = '\u00a7'))]"
+)
 
 
 @functools.cache

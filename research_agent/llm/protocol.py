@@ -98,7 +98,8 @@ class StreamingChatModel(ChatModel, Protocol):
 
     ``stream`` never raises for an answer that was cut or stalled: it returns what arrived,
     with its ``finish_reason``. ``on_tokens(count, piece)`` hears the running token count and
-    each piece of text as it arrives.
+    each piece of text as it arrives; a last call with an empty piece may correct the count
+    to the endpoint's own.
     """
 
     async def stream(self, request: ChatRequest, on_tokens: TokenCallback | None = None) -> ChatResponse: ...

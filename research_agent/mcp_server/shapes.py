@@ -12,6 +12,7 @@ from typing import Any
 from typing_extensions import TypedDict  # pydantic reads nested TypedDicts from here below Python 3.12
 
 from ..memory.critique.schedule import Scheduled
+from ..memory.effects.stats import not_collapse
 from ..memory.lessons.select import LessonSelection
 from ..memory.store.critique_types import Critique
 from ..results import ResearchResult
@@ -265,7 +266,7 @@ def lessons_output(selection: LessonSelection, note: str) -> LessonsOutput:
         "reason": selection.reason,
         "applied": record["applied"],
         "excluded": record["excluded"],
-        "warnings": list(selection.warnings),
+        "warnings": list(not_collapse(selection.warnings)),
         "note": note,
     }
 

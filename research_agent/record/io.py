@@ -285,7 +285,9 @@ def _skeptic(data: Mapping[str, Any]) -> SkepticReport:
 def _review(data: Mapping[str, Any] | None) -> ReviewOutcome | None:
     if data is None:
         return None
-    return ReviewOutcome(data["status"], data.get("open_critical", 0), tuple(data.get("reasons", ())))
+    return ReviewOutcome(
+        data["status"], data.get("open_critical", 0), tuple(data.get("reasons", ())), data.get("words")
+    )
 
 
 def _corpus(data: Mapping[str, Any]) -> CorpusRecord:

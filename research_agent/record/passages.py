@@ -42,6 +42,8 @@ __all__ = [
     "passages_path",
     "read_passage_store",
     "report_run_id",
+    "run_meta_dirs",
+    "looked_in",
     "why_no_run",
     "prune_passage_stores",
 ]
@@ -195,6 +197,24 @@ def report_run_id(front_matter: Mapping[str, Any], path: Path | None = None) -> 
     return stem if is_run_id(stem) else None
 
 
+def run_meta_dirs(report: Path, reports_dir: Path) -> list[Path]:
+    """Where the run of the report at ``report`` keeps its files, in the order to look: the
+    ``meta/`` folder beside the report, its parent's when the report sits one folder down
+    (``reports/copies/x.md``) and that one exists, then the reports folder's. Each once."""
+    here = Path(report).absolute().parent
+    found = [here / "meta"]
+    if (here.parent / "meta").is_dir():
+        found.append(here.parent / "meta")
+    found.append(Path(reports_dir).absolute() / "meta")
+    return list(dict.fromkeys(found))
+
+
+def looked_in(folders: Sequence[Path]) -> str:
+    """"looked in a/meta and b/meta": where a run's files were looked for, for an error."""
+    names = [str(folder) for folder in folders]
+    return "looked in " + (", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0])
+
+
 def why_no_run(front_matter: Mapping[str, Any]) -> str:
     """Why a report whose :func:`report_run_id` is None names no run, in words."""
     named = front_matter.get("id")
@@ -207,10 +227,10 @@ def why_no_run(front_matter: Mapping[str, Any]) -> str:
 
 
 def prune_passage_stores(
-    meta_dir: Path, keep: int, *, protect: Iterable[str] = (), now: datetime | None = None
+    meta_dir: Path, keep: int, *, protect: Iterable[str] = (), now: datetime | None = None, dry_run: bool = False
 ) -> list[Path]:
     """Delete ``passages-<id>.json`` files beyond the newest ``keep`` runs (0 keeps all);
-    return the removed paths.
+    return the removed paths (with ``dry_run``, those it would remove, removing none).
 
     Files of runs whose run record is beside them and that are not dated in the future
     rank first, newest first; the rest (no record, or a future date) rank after every one
@@ -238,6 +258,9 @@ def prune_passage_stores(
     removed = []
     for _, _, name, run_id in ranked[keep:]:
         if run_id in protected:
+            continue
+        if dry_run:
+            removed.append(meta_dir / name)
             continue
         try:
             (meta_dir / name).unlink()

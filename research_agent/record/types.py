@@ -154,18 +154,21 @@ class DroppedSubQuery:
 class ReviewOutcome:
     """How the published report stands with the tool's own review: ``approved`` or
     ``rejected`` (critical issues still open after the last revision, ``open_critical``
-    of them, claims marked [Disputed] not counted), and the first of their reasons."""
+    of them, claims marked [Disputed] not counted), and the first of their reasons. ``words``:
+    its words of prose as the lint counts them (None: not recorded)."""
 
     status: str
     open_critical: int = 0
     reasons: tuple[str, ...] = ()
+    words: int | None = None
 
     @property
     def rejected(self) -> bool:
         return self.status == "rejected"
 
     def as_dict(self) -> dict[str, Any]:
-        return {"status": self.status, "open_critical": self.open_critical, "reasons": list(self.reasons)}
+        return {"status": self.status, "open_critical": self.open_critical, "reasons": list(self.reasons),
+                **({} if self.words is None else {"words": self.words})}  # fmt: skip
 
 
 @dataclass(frozen=True)

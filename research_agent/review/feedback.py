@@ -14,6 +14,7 @@ The shape (issues grouped by type, critical groups marked ``X``, warning groups 
       - Critical issues: 2
       - Warnings: 1
       - Viability: 44/100
+      - Words of prose: 380
 
 Quoted draft text passes :func:`~research_agent.text.sanitize.sanitize`, so a leaked
 delimiter is named by its line, never repeated into the next prompt.
@@ -121,4 +122,6 @@ def format_feedback(review: Review) -> str:
         f"  - Warnings: {review.warning_count}",
         f"  - Viability: {viability}",
     ]
+    if review.words is not None:
+        out.append(f"  - Words of prose: {review.words}")
     return "\n".join(out)

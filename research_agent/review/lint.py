@@ -15,12 +15,15 @@ matter included):
 
 Front matter, the Sources list and the "Lessons Applied" section are not prose: they
 are never checked for numeric claims, duplicates or length. Code (fenced or indented
-blocks, and inline spans) is never prose either.
+blocks, and inline spans) is never prose either, and neither are the parts the tool adds
+to a report itself (Adversarial Analysis, Limitations & Gaps, the rejection note): one
+rule, so that the run's review of its draft and ``review`` of the written file agree.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from typing import Any
 
 from .checks.citations import check_citations, check_sources_list
 from .checks.claims import check_numeric_claims
@@ -35,10 +38,10 @@ from .checks.text import (
     check_structure,
 )
 from .issues import Issue
-from .markdown import parse_report
+from .markdown import ParsedReport, parse_report
 from .rules import Rule, RuleLimits
 
-__all__ = ["CHECKS", "lint_report"]
+__all__ = ["CHECKS", "lint_report", "lint_parsed"]
 
 CHECKS = (
     "structure",
@@ -66,8 +69,14 @@ def _order(issue: Issue) -> tuple[int, int, int, str]:
     )
 
 
-def lint_report(
-    markdown: str,
+def lint_report(markdown: str, **options: Any) -> list[Issue]:
+    """Lint ``markdown`` (the ``options`` of :func:`lint_parsed`); issues ordered critical first,
+    then warnings, each by line."""
+    return lint_parsed(parse_report(markdown), **options)
+
+
+def lint_parsed(
+    doc: ParsedReport,
     *,
     target_words: int | None,
     rules: Sequence[Rule] = (),
@@ -75,7 +84,7 @@ def lint_report(
     rule_limits: RuleLimits | None = None,
     short_reason: str = "",
 ) -> list[Issue]:
-    """Lint ``markdown``; issues ordered critical first, then warnings, each by line.
+    """Lint a parsed report; issues ordered critical first, then warnings, each by line.
 
     ``target_words`` (None or 0: no length check) is the mode's target length;
     ``short_reason`` is the program's own reason for a short draft (it was cut short),
@@ -85,7 +94,6 @@ def lint_report(
     markdown always takes precedence. ``rule_limits`` bounds the time of custom rules
     (see :func:`.checks.rules.check_rules`).
     """
-    doc = parse_report(markdown)
     issues = [
         *check_structure(doc, sources),
         *check_citations(doc, sources),

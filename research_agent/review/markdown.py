@@ -7,6 +7,12 @@ line number here is 1-based in the full text, front matter included.
 What the lint calls prose is what a reader sees as running text: paragraphs (in lists
 and quotes too), and table rows. Headings, code (fenced or indented), HTML comments,
 link reference definitions, and the Sources and Lessons Applied sections are not prose.
+
+Neither is what the tool adds to a report it writes: the Adversarial Analysis (the skeptic's
+findings), the Limitations & Gaps, and the note under the title of a report its review
+rejected. Those are *tool* blocks: citations in them still count (a source the skeptic cites
+is listed), but no prose check reads them, so a report is linted the same way whether the
+run reviews its draft (before those parts are written) or ``review`` reads the file after.
 The Sources entries are read line by line from the Sources section, since a source list
 comes in several shapes ("1. x", "[1] x", "- [2]: x") that markdown reads differently.
 
@@ -45,6 +51,10 @@ __all__ = [
     "parse_report",
     "SOURCES_TITLES",
     "LESSONS_TITLES",
+    "TOOL_TITLES",
+    "ADVERSARIAL_TITLE",
+    "LIMITATIONS_TITLE",
+    "REJECTION_MARK",
 ]
 
 
@@ -104,6 +114,13 @@ class ParsedReport:
     sources_heading: Heading | None
     code_lines: frozenset[int]  # 1-based lines of code blocks (fences included)
     reserved_lines: frozenset[int]  # 1-based lines of Sources / Lessons Applied sections, headings included
+    tool_blocks: tuple[Block, ...] = ()  # what the tool adds (see the module docstring): not prose
+    tool_lines: frozenset[int] = frozenset()  # their lines, the sections' headings included
+
+    @property
+    def cited_blocks(self) -> tuple[Block, ...]:
+        """Prose and tool blocks in line order: every block whose citations count."""
+        return tuple(sorted((*self.blocks, *self.tool_blocks), key=lambda b: b.line))
 
 
 _SOURCE_ENTRY = re.compile(r"^\s*+(?:[-*+]\s++)?(?:(\d{1,4})[.)]|\[(\d{1,4})\]:?)\s++(.*\S)")
@@ -112,6 +129,11 @@ _TASK_BOX = re.compile(r"^\[[ xX]\]\s+")
 # "Sources Examined" is the list of the tool's own short report when it offers no answer.
 SOURCES_TITLES = frozenset({"sources", "references", "bibliography", "works cited", "sources examined"})
 LESSONS_TITLES = frozenset({"lessons applied"})
+# The sections the tool writes into a report itself, and the first words of its rejection note.
+ADVERSARIAL_TITLE = "Adversarial Analysis"
+LIMITATIONS_TITLE = "Limitations & Gaps"
+TOOL_TITLES = frozenset({ADVERSARIAL_TITLE.lower(), LIMITATIONS_TITLE.lower()})
+REJECTION_MARK = "**The tool's own review rejected this report.**"
 
 
 def heading_key(text: str) -> str:
@@ -121,9 +143,10 @@ def heading_key(text: str) -> str:
 
 
 def is_reserved_heading(text: str) -> bool:
-    """True for a heading the lint reads as a Sources or Lessons Applied section, not as prose."""
+    """True for a heading the lint does not read as the writer's prose: Sources, Lessons
+    Applied, and the sections the tool adds (Adversarial Analysis, Limitations & Gaps)."""
     key = heading_key(text)
-    return key in SOURCES_TITLES or key in LESSONS_TITLES
+    return key in SOURCES_TITLES or key in LESSONS_TITLES or key in TOOL_TITLES
 
 
 # ---------------------------------------------------------------------------------------
@@ -271,25 +294,42 @@ class _ReservedSection:
     heading: Heading
     end: int  # last line of the section (1-based)
     is_sources: bool
+    is_tool: bool = False  # the Adversarial Analysis or the Limitations & Gaps
+
+    @property
+    def lines(self) -> range:
+        return range(self.heading.line, self.end + 1)
 
 
 def _reserved_sections(headings: Sequence[Heading], line_count: int) -> list[_ReservedSection]:
-    """Each Sources or Lessons Applied section, from its heading to the next heading of
+    """Each Sources, Lessons Applied or tool section, from its heading to the next heading of
     the same or a higher level (a reserved heading inside one does not start another)."""
     sections: list[_ReservedSection] = []
     for i, heading in enumerate(headings):
         if sections and heading.line <= sections[-1].end:
             continue
         key = heading_key(heading.text)
-        if key not in SOURCES_TITLES and key not in LESSONS_TITLES:
+        if not is_reserved_heading(heading.text):
             continue
         end = line_count
         for later in headings[i + 1 :]:
             if later.level <= heading.level:
                 end = later.line - 1
                 break
-        sections.append(_ReservedSection(heading, end, key in SOURCES_TITLES))
+        sections.append(_ReservedSection(heading, end, key in SOURCES_TITLES, key in TOOL_TITLES))
     return sections
+
+
+def _rejection_note(blocks: Sequence[Block], headings: Sequence[Heading]) -> set[int]:
+    """The lines of the tool's rejection note: a block that starts with its mark, above the
+    first section (it sits right under the title)."""
+    first_section = next((h.line for h in headings if h.level >= 2), None)
+    return {
+        n
+        for b in blocks
+        if b.text.startswith(REJECTION_MARK) and (first_section is None or b.line < first_section)
+        for n in b.lines
+    }
 
 
 def _source_entries(
@@ -315,16 +355,21 @@ def parse_report(markdown: str) -> ParsedReport:
     reader.read(_parser().parse("\n".join(lines[body_start:])))
     code = frozenset(reader.code)
     sections = _reserved_sections(reader.headings, len(lines))
-    reserved = frozenset(n for s in sections for n in range(s.heading.line, s.end + 1))
+    reserved = frozenset(n for s in sections if not s.is_tool for n in s.lines)
+    tool = frozenset(
+        {n for s in sections if s.is_tool for n in s.lines} | _rejection_note(reader.blocks, reader.headings)
+    )
     sources_heading = next((s.heading for s in sections if s.is_sources), None)
     return ParsedReport(
         lines=tuple(lines),
         front_matter=front,
         body_start=body_start,
         headings=tuple(reader.headings),
-        blocks=tuple(b for b in reader.blocks if b.line not in reserved),
+        blocks=tuple(b for b in reader.blocks if b.line not in reserved and b.line not in tool),
         sources=tuple(_source_entries(lines, sections, code)),
         sources_heading=sources_heading,
         code_lines=code,
         reserved_lines=reserved,
+        tool_blocks=tuple(b for b in reader.blocks if b.line in tool),
+        tool_lines=tool,
     )

@@ -1,7 +1,11 @@
 """Reviewing a finished markdown report on its own: read it safely, lint it at its mode's length.
 
 The ``review`` command and the MCP server's ``review_report`` tool both come here, so a
-report gets the same verdict however it is asked for. The mode whose target length
+report gets the same verdict however it is asked for. The lint reads a report the tool wrote
+as the run read its draft (:mod:`.markdown`: the parts the tool adds are not prose), and the
+``review`` command adds the skeptic's findings its run stored
+(:func:`research_agent.run.claim_report.run_findings`), so the verdict and the word count
+are the run's. The mode whose target length
 applies is the one given, else the one in the report's front matter, else none (no
 length check). A report is at most ``review_max_bytes`` (a setting, 1 MiB by default: a
 report of the deep mode is about 20 KB): the review's time grows with the text, and a
@@ -25,7 +29,7 @@ from ..config import MODES, Settings
 from ..errors import InputError
 from ..text.controls import has_controls, strip_controls
 from .markdown import parse_front_matter
-from .review import Review, review_draft
+from .review import Review, SkepticFindingLike, review_draft, still_open
 from .rules import Rule, load_rules
 
 __all__ = ["review_file", "review_markdown", "read_report", "check_report_size", "MAX_REPORT_BYTES"]
@@ -85,15 +89,29 @@ def _target_words(markdown: str, mode: str | None) -> int | None:
     return MODES[name].target_words
 
 
-def review_markdown(markdown: str, *, rules: Sequence[Rule] = (), mode: str | None = None) -> Review:
-    """Review report text with lint only (no skeptic, viability unscored)."""
-    return review_draft(markdown, target_words=_target_words(markdown, mode), rules=rules)
+def review_markdown(
+    markdown: str,
+    *,
+    rules: Sequence[Rule] = (),
+    mode: str | None = None,
+    findings: Sequence[SkepticFindingLike] = (),
+) -> Review:
+    """Review report text with the lint (viability unscored); ``findings`` are the skeptic's
+    findings of the run that wrote it, of which those whose claim still stands are issues."""
+    return review_draft(
+        markdown, target_words=_target_words(markdown, mode), rules=rules, findings=still_open(findings, markdown)
+    )
 
 
 def review_file(
-    report: Path, *, rules: Path | None = None, mode: str | None = None, max_bytes: int = MAX_REPORT_BYTES
+    report: Path,
+    *,
+    rules: Path | None = None,
+    mode: str | None = None,
+    max_bytes: int = MAX_REPORT_BYTES,
+    findings: Sequence[SkepticFindingLike] = (),
 ) -> Review:
-    """Review the markdown file ``report`` with lint only (no skeptic, viability unscored)."""
+    """Review the markdown file ``report`` as :func:`review_markdown` does."""
     markdown = read_report(report, max_bytes)
     loaded = load_rules(rules) if rules is not None else ()
-    return review_markdown(markdown, rules=loaded, mode=mode)
+    return review_markdown(markdown, rules=loaded, mode=mode, findings=findings)

@@ -14,11 +14,14 @@ import math
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
+from ..claims.sentences import is_disputed
 from ..text.sanitize import sanitize
+from .checks.text import prose_word_count
 from .issues import Issue
-from .lint import lint_report
+from .lint import lint_parsed
+from .markdown import parse_report
 from .rules import Rule, RuleLimits
 
 __all__ = [
@@ -32,6 +35,9 @@ __all__ = [
     "open_critical_issues",
     "open_issue_lines",
     "order_issues",
+    "still_open",
+    "counted",
+    "MIN_CONFIDENCE",
 ]
 
 log = logging.getLogger(__name__)
@@ -39,6 +45,7 @@ log = logging.getLogger(__name__)
 _SEVERITY = {"critical": "critical", "concern": "warning"}
 _TEXT_CAP = 300
 VIABILITY_CAP = 50  # the most a draft with open critical lint issues is shown with
+MIN_CONFIDENCE = 0.7  # a critical issue less sure than this is neither revised for nor rejects a report
 
 
 class SkepticFindingLike(Protocol):
@@ -58,9 +65,13 @@ class SkepticFindingLike(Protocol):
     def confidence(self) -> float: ...
 
 
+_Finding = TypeVar("_Finding", bound=SkepticFindingLike)
+
+
 @dataclass(frozen=True)
 class Review:
-    """The verdict on one draft. ``viability`` None means the skeptic gave no usable score."""
+    """The verdict on one draft. ``viability`` None means the skeptic gave no usable score;
+    ``words`` is its prose word count as the length check counts it (None: not counted)."""
 
     issues: tuple[Issue, ...]
     viability: int | None
@@ -69,12 +80,14 @@ class Review:
     critical_count: int
     warning_count: int
     min_viability: int = 51
+    words: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "approved": self.approved,
             "critical": self.critical_count,
             "warnings": self.warning_count,
+            "words": self.words,
             "viability": self.viability,
             "viability_note": self.viability_note,
             "min_viability": self.min_viability,
@@ -259,10 +272,11 @@ def review_draft(
     numbers for a draft without its own Sources list), and so is ``short_reason`` (the
     program's reason for a short draft).
     """
+    doc = parse_report(markdown)
     issues = order_issues(
         [
-            *lint_report(
-                markdown, target_words=target_words, rules=rules, sources=sources, rule_limits=rule_limits,
+            *lint_parsed(
+                doc, target_words=target_words, rules=rules, sources=sources, rule_limits=rule_limits,
                 short_reason=short_reason,
             ),
             *issues_from_findings(markdown, findings),
@@ -280,10 +294,32 @@ def review_draft(
         critical_count=critical,
         warning_count=len(issues) - critical,
         min_viability=min_viability,
+        words=prose_word_count(doc),
     )
 
 
-def needs_revision(review: Review, *, min_confidence: float = 0.7) -> bool:
+def still_open(findings: Sequence[_Finding], markdown: str) -> tuple[_Finding, ...]:
+    """Findings whose quoted claim still stands in ``markdown`` (on one line, not marked disputed),
+    outside the parts the tool adds itself: the Adversarial Analysis quotes every claim it found."""
+    if not findings:
+        return ()
+    doc = parse_report(markdown)
+    lines = [" ".join(line.split()).lower() for n, line in enumerate(doc.lines, 1) if n not in doc.tool_lines]
+    open_findings = []
+    for finding in findings:
+        claim = " ".join(finding.claim.split()).lower()
+        if claim and any(claim in line and not is_disputed(line) for line in lines):
+            open_findings.append(finding)
+    return tuple(open_findings)
+
+
+def counted(finding: SkepticFindingLike, *, min_confidence: float = MIN_CONFIDENCE) -> bool:
+    """False for a critical finding too unsure to revise for or to reject a report
+    (see :func:`needs_revision`): the run's verdict does not count it."""
+    return finding.severity != "critical" or _confidence(finding.confidence) >= min_confidence
+
+
+def needs_revision(review: Review, *, min_confidence: float = MIN_CONFIDENCE) -> bool:
     """True when a critical issue has confidence at least ``min_confidence``."""
     return any(i.severity == "critical" and i.confidence >= min_confidence for i in review.issues)
 
@@ -310,7 +346,7 @@ def cap_viability(score: int | None, note: str, issues: Iterable[Issue]) -> tupl
     return VIABILITY_CAP, f"{note}; {capped}" if note else capped
 
 
-def open_critical_issues(review: Review, *, min_confidence: float = 0.7) -> tuple[Issue, ...]:
+def open_critical_issues(review: Review, *, min_confidence: float = MIN_CONFIDENCE) -> tuple[Issue, ...]:
     """The critical issues that stand in the final report and that revision would act on
     (confidence at least ``min_confidence``, as :func:`needs_revision`): what rejects it.
 

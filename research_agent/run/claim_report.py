@@ -21,12 +21,12 @@ from ..claims import ClaimCheck, ClaimVerdict, choose_claims, cited_claims, is_d
 from ..errors import InputError
 from ..export.files import report_passages
 from ..llm import ChatModel
-from ..record import read_run_record
-from ..record.passages import PassageStore, report_run_id
+from ..record.passages import PassageStore
 from ..review.markdown import parse_front_matter
 from ..stages._skeptic_input import draft_for_review
 from ..stages.claim_check import check_claims
 from ..text.sanitize import sanitize
+from .stored import report_record
 
 __all__ = ["ReportClaims", "check_report_claims", "report_evidence"]
 
@@ -80,17 +80,10 @@ def report_evidence(report: Path, markdown: str, reports_dir: Path) -> tuple[Pas
     store, note = report_passages(report, markdown, reports_dir)
     if store is None:
         raise InputError(f"report {report}: its claims cannot be checked. {note}")
-    front = parse_front_matter(markdown)
-    query = str(front.get("query") or "")
-    run_id = report_run_id(front, report) or store.run_id
-    for meta in dict.fromkeys((Path(report).parent / "meta", Path(reports_dir) / "meta")):
-        record = meta / f"run-{run_id}.yaml"
-        if record.is_file():
-            try:
-                return store, read_run_record(record, allow_symlink=False).query
-            except InputError:
-                continue  # a record that cannot be read still leaves the front matter's question
-    return store, query
+    record = report_record(report, markdown, reports_dir, store.run_id)
+    if record is not None:
+        return store, record.query
+    return store, str(parse_front_matter(markdown).get("query") or "")  # the front matter's question
 
 
 async def check_report_claims(

@@ -19,7 +19,6 @@ from dataclasses import dataclass, replace
 from ..claims import (
     CitedClaim,
     ClaimCheck,
-    ClaimVerdict,
     choose_claims,
     cited_claims,
     lexical_only,
@@ -29,7 +28,7 @@ from ..claims import (
 from ..sources import Source
 from ..stages._skeptic_input import draft_for_review
 from ..stages.claim_check import ClaimAnswer, check_claims
-from ..stages.skeptic import SkepticFinding, SkepticReport
+from ..stages.skeptic import SkepticReport
 from ..stages.synthesize import ReportDraft, writer_text
 from .assembly import Run
 
@@ -38,14 +37,8 @@ __all__ = [
     "plan_claims",
     "check_rest",
     "settle",
-    "claim_findings",
-    "with_claim_findings",
     "mark_draft",
 ]
-
-_REVISE_FIX = 'remove the claim, cite a source whose passage states it, or mark it "[Disputed]" and say why'
-_QUALIFY_FIX = "qualify the claim to what the passage states, or cite a source that states it"
-
 
 @dataclass(frozen=True)
 class ClaimPlan:
@@ -116,43 +109,6 @@ def settle(plan: ClaimPlan, skeptic: SkepticReport | None, answers: Sequence[Cla
     if not verdicts:
         return ClaimCheck.not_run("the skeptic gave no verdict on the cited sentences", plan.cited)
     return ClaimCheck(plan.cited, tuple(verdicts), not_checked="; ".join(notes))
-
-
-def claim_findings(check: ClaimCheck | None) -> tuple[SkepticFinding, ...]:
-    """An unsupported verdict as a critical finding, a partial one as a concern (a warning);
-    the claim quoted as the draft has it, without citation markers or its final stop."""
-    if check is None:
-        return ()
-    return tuple(_finding(v) for v in check.verdicts if v.verdict != "supported")
-
-
-def _finding(verdict: ClaimVerdict) -> SkepticFinding:
-    critical = verdict.verdict == "unsupported"
-    cited = ", ".join(f"[{n}]" for n in verdict.sources)
-    what = "does not state this claim" if critical else "states only part of this claim"
-    reason = f"The cited passage of {cited} {what}" + (f": {verdict.reason}" if verdict.reason else "")
-    return SkepticFinding(
-        lens="evidence", severity="critical" if critical else "concern", claim=verdict.sentence.rstrip(" .!?"),
-        reason=reason[:600], fix=_REVISE_FIX if critical else _QUALIFY_FIX, confidence=0.9,
-    )  # fmt: skip
-
-
-_OUTCOME_SHOWN = {
-    "disputed": "marked disputed in the report",
-    "removed": "removed in revision",
-    "recited": "rewritten in revision to cite other sources",
-}
-
-
-def with_claim_findings(skeptic: SkepticReport | None, check: ClaimCheck | None) -> SkepticReport | None:
-    """The skeptic's report as the final report shows it: its findings, then one per unsupported
-    claim, saying what became of it."""
-    if skeptic is None or check is None or not check.unsupported:
-        return skeptic
-    shown = tuple(
-        replace(_finding(v), fix=_OUTCOME_SHOWN.get(v.outcome, "")) for v in check.unsupported
-    )
-    return replace(skeptic, findings=(*skeptic.findings, *shown))
 
 
 def _with_texts(draft: ReportDraft, texts: Sequence[str]) -> ReportDraft:

@@ -34,13 +34,13 @@ from ..record.types import ReviewOutcome
 from ..results import Briefing, Outcome, ResearchResult, summarize_sources
 from ..review.checks.text import CUT_SHORT_NOTE
 from ..review.feedback import issue_title
+from ..review.markdown import REJECTION_MARK
 from ..review.review import open_critical_issues, open_issue_lines
 from ..sources import ScoredSource, Source
 from ..stages.draft_text import CUT_NOTES
-from ..stages.skeptic import DEADLINE_BEFORE_SKEPTIC, SkepticReport
+from ..stages.skeptic import DEADLINE_BEFORE_SKEPTIC, SkepticReport, with_claim_findings
 from ..stages.synthesize import writer_text
 from .assembly import Run
-from .claim_round import with_claim_findings
 from .ledger import RunLedger
 from .report import compose_report, render_insufficient
 from .writing import Written, after_revisions
@@ -135,9 +135,9 @@ def review_outcome(written: Written) -> ReviewOutcome:
     (claims marked [Disputed] and citations the final report settles are not open)."""
     open_issues = open_critical_issues(written.review)
     if not open_issues:
-        return ReviewOutcome("approved")
+        return ReviewOutcome("approved", words=written.review.words)
     kinds = tuple(dict.fromkeys(issue_title(i.type).lower() for i in open_issues))
-    return ReviewOutcome("rejected", len(open_issues), kinds)
+    return ReviewOutcome("rejected", len(open_issues), kinds, written.review.words)
 
 
 def rejection_warning(verdict: ReviewOutcome) -> str:
@@ -151,7 +151,7 @@ def rejection_warning(verdict: ReviewOutcome) -> str:
 def _rejection_notice(verdict: ReviewOutcome, revisions: int) -> str:
     """The first lines under the title of a report the review rejected: that it did, and why."""
     return (
-        f"> **The tool's own review rejected this report.** {verdict.open_critical} critical issue(s) were "
+        f"> {REJECTION_MARK} {verdict.open_critical} critical issue(s) were "
         f"still open {after_revisions(revisions)}: {', '.join(verdict.reasons[:6])}. It is published as the "
         "last revision left it; the issues are listed under Limitations & Gaps."
     )

@@ -6,12 +6,16 @@ it is needed before the first search, so :func:`start_indexing` builds and check
 providers at once (a missing corpus folder or a bad provider setting is refused before
 any model call) and refreshes the index in a worker thread; the story waits for it
 alongside its first model call (:meth:`Indexing.alongside`). Ctrl-C and the deadline
-stop the worker at the next file.
+stop the worker at the next file. A folder indexed for the first time (with files enough to take
+a while) is announced with its file count and the command that indexes it ahead of the next run; what indexing skipped goes
+to the log (``-v``), as ``corpus index`` shows it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import shlex
 import threading
 from collections.abc import Awaitable, Sequence
 from pathlib import Path
@@ -23,7 +27,13 @@ from ..progress import Progress
 from ..record import CorpusRecord
 from ..search.base import SearchProvider
 
-__all__ = ["Indexing", "start_indexing", "search_client"]
+__all__ = ["Indexing", "start_indexing", "search_client", "first_index_note", "FIRST_INDEX_NOTE_FILES"]
+
+log = logging.getLogger(__name__)
+
+# A folder indexed for the first time says so from this many files to read: about half a minute of
+# work on a laptop (the Python documentation, 500 pages, takes minutes); a few files take no time.
+FIRST_INDEX_NOTE_FILES = 50
 
 T = TypeVar("T")
 _Prepared = tuple[tuple[SearchProvider, ...], tuple[CorpusRecord, ...]]
@@ -120,11 +130,16 @@ async def _refresh(providers: tuple[SearchProvider, ...], local: Any, progress: 
     if local is None:
         return providers, ()
     stop = threading.Event()
+    first = {index.root for index in local.indexes if not index.exists()}
 
     def on_index(root: Path, done: int, total: int) -> None:
         if stop.is_set():  # Ctrl-C or the deadline: the worker thread stops at the next file
             raise Cancelled("indexing stopped")
-        if done == total or done % 25 == 0:
+        if root in first:
+            first.discard(root)
+            if total >= FIRST_INDEX_NOTE_FILES:
+                progress.note(first_index_note(root, total))
+        if done in (1, total) or done % 25 == 0:
             progress.stage("index", f"{root.name}: {done}/{total} files read")
 
     try:
@@ -132,11 +147,20 @@ async def _refresh(providers: tuple[SearchProvider, ...], local: Any, progress: 
     except asyncio.CancelledError:
         stop.set()  # else asyncio.run waits for the whole corpus to be read
         raise
-    for stats in corpus_stats:
+    for stats in corpus_stats:  # `corpus index` shows these too; on every run they would be noise
         if stats.skipped:
             skipped = ", ".join(f"{n} {why}" for why, n in stats.skipped.items())
-            progress.note(f"corpus {stats.root}: skipped {skipped}")
+            log.info("corpus %s: skipped %s", stats.root, skipped)
     return providers, tuple(_corpus_record(s) for s in corpus_stats)
+
+
+def first_index_note(root: Path, files: int) -> str:
+    """What a run says when it indexes a folder that has no index yet: the work, and how to do it
+    before the next run instead."""
+    return (
+        f"indexing {files} file(s) in {root} for the first time (later runs read only what changed); "
+        f"to do this before a run, use: research-agent corpus index {shlex.quote(str(root))}"
+    )
 
 
 def search_client(settings: Settings, owned: list[Any]) -> Any:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from ..review.markdown import is_reserved_heading
+from ..review.markdown import ADVERSARIAL_TITLE, LIMITATIONS_TITLE, is_reserved_heading
 from ..sources import Source
 from ..stages.skeptic import SkepticReport
 from ..stages.synthesize import ReportDraft
@@ -189,7 +189,7 @@ def compose_report(
     parts.append("\n".join(f"- {f.strip()}" for f in findings) + "\n")
     for i, ((heading, _), body) in enumerate(zip(draft.sections, bodies, strict=True), start=1):
         parts += [f"## {_heading(heading, f'Section {i}')}\n", body.strip() + "\n"]
-    parts += ["## Adversarial Analysis\n", "\n".join(adversarial) + "\n", "## Limitations & Gaps\n"]
+    parts += [f"## {ADVERSARIAL_TITLE}\n", "\n".join(adversarial) + "\n", f"## {LIMITATIONS_TITLE}\n"]
     shown_limits = [x.strip() for x in limits if x.strip()]
     parts.append(("\n".join(f"- {x}" for x in shown_limits) if shown_limits else "- None noted by the writer.") + "\n")
     parts.append("## Sources\n")
@@ -247,7 +247,7 @@ def render_insufficient(
     if failures:
         parts.append("## Search Problems\n")
         parts.append("\n".join(f"- {plain_text(f, max_chars=300)}" for f in failures) + "\n")
-    parts.append("## Limitations & Gaps\n")
+    parts.append(f"## {LIMITATIONS_TITLE}\n")
     parts.append(
         "- The question may need sources this run could not reach: try other search providers, "
         "a broader corpus, or a more specific question.\n"

@@ -22,20 +22,26 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ..claims import ClaimCheck, is_disputed, lexical_only
+from ..claims import ClaimCheck, lexical_only
 from ..progress import TokenMeter
 from ..record import Iteration
 from ..review.checks.rules import RULE_TIMEOUT
 from ..review.feedback import format_feedback
-from ..review.review import Review, needs_revision, review_draft
+from ..review.review import Review, needs_revision, review_draft, still_open
 from ..sources import Source
 from ..stages.decompose import Plan
 from ..stages.draft_text import CUT_NOTES
 from ..stages.gate import Gate
-from ..stages.skeptic import DEADLINE_BEFORE_SKEPTIC, SkepticFinding, SkepticReport, run_skeptic
+from ..stages.skeptic import (
+    DEADLINE_BEFORE_SKEPTIC,
+    SkepticFinding,
+    SkepticReport,
+    claim_findings,
+    run_skeptic,
+)
 from ..stages.synthesize import ReportDraft, draft_report, revise_report
 from .assembly import Run
-from .claim_round import check_rest, claim_findings, mark_draft, plan_claims, settle
+from .claim_round import check_rest, mark_draft, plan_claims, settle
 from .report import ReportMeta, compose_report
 
 __all__ = ["Written", "write_and_review", "as_it_stood", "after_revisions"]
@@ -218,7 +224,7 @@ def as_it_stood(run: Run, gate: Gate, written: Written) -> Written:
         kept = tuple(s.source for s in gate.kept)
         markdown = _as_reviewed(written.draft, kept, meta=run.report_meta(gate.decision))
         found = (*(written.skeptic.findings if written.skeptic else ()), *claim_findings(written.claims))
-        review = review_draft(markdown, target_words=mode.target_words, findings=_still_open(found, markdown),
+        review = review_draft(markdown, target_words=mode.target_words, findings=still_open(found, markdown),
                               viability=written.skeptic.viability if written.skeptic else None,
                               min_viability=run.settings.min_viability,
                               short_reason=CUT_NOTES.get(written.draft.cut, written.draft.cut))  # fmt: skip
@@ -272,7 +278,7 @@ async def _revise(
         if revised is state.draft:  # the revision could not be used: keep the draft, stop revising
             break
         markdown = _as_reviewed(revised, kept, meta=meta)
-        findings = _still_open(state.findings, markdown)
+        findings = still_open(state.findings, markdown)
         review = _review(run, markdown, findings, this.viability, revised)
         state = _Revised(revised, review, findings, state.revisions + 1)
         run.ledger.keep_draft(this.plan.number, this.gate, Written("proceed", revised, skeptic, state.review,
@@ -290,21 +296,6 @@ def _mark_disputed(
         return state, claims
     run.progress.note(f"{marked} unsupported claim(s) left in the draft marked [Disputed]")
     markdown = _as_reviewed(draft, kept, meta=meta)
-    findings = _still_open(state.findings, markdown)
+    findings = still_open(state.findings, markdown)
     review = _review(run, markdown, findings, this.viability, draft)
     return _Revised(draft, review, findings, state.revisions), claims
-
-
-def _still_open(findings: Sequence[SkepticFinding], markdown: str) -> tuple[SkepticFinding, ...]:
-    """Skeptic findings whose quoted claim still stands in the draft (and is not marked disputed)."""
-    lines = [" ".join(line.split()).lower() for line in markdown.splitlines()]
-    open_findings = []
-    for finding in findings:
-        claim = " ".join(finding.claim.split()).lower()
-        if not claim:
-            continue
-        for line in lines:
-            if claim in line and not is_disputed(line):
-                open_findings.append(finding)
-                break
-    return tuple(open_findings)

@@ -7,7 +7,8 @@ plain default instead of ending a run whose earlier calls were paid for: after i
 output, a timeout, an unreadable answer or an endpoint that kept failing alike. The
 message goes to the log and to ``notify`` (the pipeline puts it on the progress line
 and in the run record's warnings). Only the draft has no fallback, and an unknown model
-(HTTP 404) is never degraded: it is a setting to fix, not a slow stage.
+(HTTP 404) or an endpoint that cannot be reached at all is never degraded: it is a setting to
+fix, not a slow stage.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from ..errors import LLMError, ModelNotFound
+from ..errors import EndpointUnreachable, LLMError, ModelNotFound
 
 __all__ = ["Notify", "or_fallback", "degraded_message", "degrades"]
 
@@ -28,7 +29,7 @@ Notify = Callable[[str], None]
 
 def degrades(exc: BaseException) -> bool:
     """Whether a stage may go on without the answer that failed with ``exc``."""
-    return isinstance(exc, LLMError) and not isinstance(exc, ModelNotFound)
+    return isinstance(exc, LLMError) and not isinstance(exc, (ModelNotFound, EndpointUnreachable))
 
 
 def degraded_message(exc: LLMError, outcome: str, notify: Notify | None) -> str:

@@ -92,6 +92,12 @@ class _Strays:
     outside: int = 0
     repeated: int = 0
 
+    def note(self) -> str:
+        """The one line that tells the user, in plain words (a count of zero left out)."""
+        parts = [f"{self.outside} score(s) for sources it was not asked about"] if self.outside else []
+        parts += [f"{self.repeated} second score(s) for the same source"] if self.repeated else []
+        return f"the model's relevance answers held {' and '.join(parts)}; those were ignored"
+
 
 @dataclass(frozen=True)
 class _Item:
@@ -178,6 +184,5 @@ async def score_sources(
         *(_score_batch(model, query, [items[i] for i in batch], lessons_block, strays) for batch in batches)
     )
     if (strays.outside or strays.repeated) and notify is not None:
-        notify(f"relevance answers named {strays.outside} source id(s) outside their batch and repeated "
-               f"{strays.repeated}: they were ignored")  # fmt: skip
+        notify(strays.note())
     return tuple(item for batch in scored for item in batch)

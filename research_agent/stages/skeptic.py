@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from .. import prompts
-from ..claims import CitedClaim, ClaimVerdict, read_verdicts
+from ..claims import CitedClaim, ClaimCheck, ClaimVerdict, read_verdicts
 from ..errors import LLMError
 from ..llm import ChatModel, ChatRequest
 from ..sources import Source
@@ -17,7 +17,16 @@ from ._schema import array, enum, integer, nullable, number, obj, string
 from ._skeptic_input import SkepticEvidence, cited_block, draft_for_review
 from .claim_check import answer_tokens, claims_prompt, with_claims
 
-__all__ = ["SkepticFinding", "SkepticReport", "run_skeptic", "SCHEMA", "LENSES", "DEADLINE_BEFORE_SKEPTIC"]
+__all__ = [
+    "SkepticFinding",
+    "SkepticReport",
+    "run_skeptic",
+    "claim_findings",
+    "with_claim_findings",
+    "SCHEMA",
+    "LENSES",
+    "DEADLINE_BEFORE_SKEPTIC",
+]
 
 # A bound on the answer: a grammar-constrained local server can otherwise generate whitespace
 # until its context is full. Generous, so a reasoning model's thinking still fits.
@@ -184,3 +193,45 @@ def _report(data: dict, claims: Sequence[CitedClaim]) -> SkepticReport:
         return SkepticReport(findings, clamped, f"viability {viability} out of range, clamped to {clamped}",
                              verdicts=verdicts)  # fmt: skip
     return SkepticReport(findings, viability, verdicts=verdicts)
+
+
+# The claim check's verdicts, as findings: the review and the report read them like the skeptic's own.
+_REVISE_FIX = 'remove the claim, cite a source whose passage states it, or mark it "[Disputed]" and say why'
+_QUALIFY_FIX = "qualify the claim to what the passage states, or cite a source that states it"
+
+
+def claim_findings(check: ClaimCheck | None) -> tuple[SkepticFinding, ...]:
+    """An unsupported verdict as a critical finding, a partial one as a concern (a warning);
+    the claim quoted as the draft has it, without citation markers or its final stop."""
+    if check is None:
+        return ()
+    return tuple(_finding(v) for v in check.verdicts if v.verdict != "supported")
+
+
+def _finding(verdict: ClaimVerdict) -> SkepticFinding:
+    critical = verdict.verdict == "unsupported"
+    cited = ", ".join(f"[{n}]" for n in verdict.sources)
+    what = "does not state this claim" if critical else "states only part of this claim"
+    reason = f"The cited passage of {cited} {what}" + (f": {verdict.reason}" if verdict.reason else "")
+    return SkepticFinding(
+        lens="evidence", severity="critical" if critical else "concern", claim=verdict.sentence.rstrip(" .!?"),
+        reason=reason[:600], fix=_REVISE_FIX if critical else _QUALIFY_FIX, confidence=0.9,
+    )  # fmt: skip
+
+
+_OUTCOME_SHOWN = {
+    "disputed": "marked disputed in the report",
+    "removed": "removed in revision",
+    "recited": "rewritten in revision to cite other sources",
+}
+
+
+def with_claim_findings(skeptic: SkepticReport | None, check: ClaimCheck | None) -> SkepticReport | None:
+    """The skeptic's report as the final report shows it: its findings, then one per unsupported
+    claim, saying what became of it."""
+    if skeptic is None or check is None or not check.unsupported:
+        return skeptic
+    shown = tuple(
+        replace(_finding(v), fix=_OUTCOME_SHOWN.get(v.outcome, "")) for v in check.unsupported
+    )
+    return replace(skeptic, findings=(*skeptic.findings, *shown))

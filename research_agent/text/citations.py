@@ -17,6 +17,7 @@ from .masking import blank, mask_code_and_urls
 
 __all__ = [
     "CITATION",
+    "CITED",
     "REMOVED_MARK",
     "Renumbered",
     "blank",
@@ -33,6 +34,10 @@ _RANGE_CAP = 50
 
 # What replaces a citation that resolves to no source, when nothing else supports the sentence.
 REMOVED_MARK = "(citation removed)"
+# A citation, or the mark left where one that resolved to no source was removed: the places a
+# sentence was cited. The lint reads both alike, so a report reads the same before renumbering
+# (the run's review of its draft) and after (``review`` of the file).
+CITED = re.compile(rf"{CITATION.pattern}|{re.escape(REMOVED_MARK)}")
 
 
 def citation_numbers(inner: str) -> list[int]:

@@ -18,6 +18,7 @@ from rich.table import Table
 
 from ...config import Settings
 from ...errors import InputError, ResearchError, error_message
+from ...ids import id_timestamp
 from ...memory.lessons.effects_view import shown_lesson_texts
 from ...memory.store.critique_types import Critique
 from ...memory.store.failures import FailedCritique, load_failures
@@ -36,10 +37,17 @@ __all__ = ["list_command", "show_command", "retry_command", "validate_command", 
 LIST_LIMIT = 50  # rows of the memory list table unless --limit says otherwise
 
 
+def _run_date(critique: Critique) -> str:
+    """When the critique's run was made (UTC), as the list is ordered: a critique retried later
+    keeps its run's place; the critique's own time when its id carries none."""
+    when = id_timestamp(critique.id)
+    return when.strftime("%Y-%m-%d %H:%M") if when is not None else critique.timestamp[:16].replace("T", " ")
+
+
 def _critique_table(critiques: Sequence[Critique], shorts: dict[str, str], meta_dir: Path) -> Table:
-    table = Table(title=f"critiques in {markup(meta_dir)}")
+    table = Table(title=f"critiques in {markup(meta_dir)}, newest run first")
     table.add_column("id", no_wrap=True)
-    table.add_column("date", no_wrap=True)
+    table.add_column("run date", no_wrap=True)
     table.add_column("query", overflow="fold", ratio=1)
     for column in ("domain", "mean"):
         table.add_column(column, no_wrap=True)
@@ -47,7 +55,7 @@ def _critique_table(critiques: Sequence[Critique], shorts: dict[str, str], meta_
     table.add_column("adaptive", no_wrap=True)
     for c in critiques:
         table.add_row(
-            shorts.get(c.id, c.id), markup(c.timestamp[:16].replace("T", " ")), markup(c.query[:80]),
+            shorts.get(c.id, c.id), markup(_run_date(c)), markup(c.query[:80]),
             markup(c.query_domain), f"{c.mean_score:.2f}", "yes" if c.overall_pass else f"no: {c.fail_reason}",
             "yes" if c.adaptive else "no",
         )  # fmt: skip
@@ -259,16 +267,38 @@ def prune_command(
         None, "--keep", min=0, metavar="N",
         help="Critiques (and runs' passage stores) to keep (default: max_critiques, 50).",
     ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="List what would be deleted; delete nothing."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Delete without asking (needed without a terminal)."),
     reports_dir: ReportsDirOption = None,
 ) -> None:
     """Delete the oldest critique files and passage stores beyond the retention limit (invalid and
-    future-dated files go first)."""
+    future-dated files go first). On a terminal it lists them and asks first; --dry-run only lists."""
     settings = memory_settings(ctx, reports_dir)
     limit = settings.max_critiques if keep is None else keep
     if limit == 0:
         typer.echo("retention is off (keep 0): nothing pruned")
         return
-    now = memory_deps(ctx).clock()
+    deps = memory_deps(ctx)
+    now = deps.clock()
+    doomed = [*prune_critiques(settings.meta_dir, limit, now=now, dry_run=True),
+              *prune_passage_stores(settings.meta_dir, limit, now=now, dry_run=True)]  # fmt: skip
+    if not doomed:
+        echo(f"nothing to prune: at most {limit} kept")
+        return
+    if dry_run or not yes:
+        for path in doomed:
+            echo(f"would remove {path.name}")
+    if dry_run:
+        echo(f"would prune {len(doomed)} file(s) in {settings.meta_dir}; keeping at most {limit}")
+        return
+    if not yes:
+        answer = deps.ask(f"delete these {len(doomed)} file(s) from {settings.meta_dir}?")
+        if answer is None:
+            raise InputError(f"memory prune would delete {len(doomed)} file(s): pass --yes to delete them "
+                             "without a question, or --dry-run to list them")  # fmt: skip
+        if not answer:
+            echo("nothing deleted")
+            raise typer.Exit(1)
     removed = prune_critiques(settings.meta_dir, limit, now=now)
     removed += prune_passage_stores(settings.meta_dir, limit, now=now)
     for path in removed:

@@ -10,6 +10,7 @@ subcommand (``memory --reports-dir DIR list``) or after it (``memory list --repo
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -24,7 +25,7 @@ from ...llm import ChatModel, OpenAIChatModel
 from ..terminal import dumps_json
 
 __all__ = ["app", "MemoryDeps", "memory_deps", "memory_settings", "chosen_reports_dir", "echo_json", "console",
-           "REPORTS_DIR_KEY", "ReportsDirOption"]  # fmt: skip
+           "REPORTS_DIR_KEY", "ReportsDirOption", "ask_on_terminal"]  # fmt: skip
 
 REPORTS_DIR_KEY = "research_agent.memory.reports_dir"  # where ``memory --reports-dir`` is kept
 
@@ -46,6 +47,14 @@ def _default_classify(model: ChatModel, query: str) -> Any:
     return classify_domain(model, query)
 
 
+def ask_on_terminal(question: str) -> bool | None:
+    """A yes/no question to the person at the terminal (no by default); None when there is no
+    terminal to ask (a pipe, a script, cron)."""
+    if not sys.stdin.isatty():
+        return None
+    return typer.confirm(question, default=False, err=True)
+
+
 @dataclass(frozen=True)
 class MemoryDeps:
     """Collaborators of the memory commands; pass one as ``obj`` to replace any of them."""
@@ -55,6 +64,7 @@ class MemoryDeps:
     classify: Callable[[ChatModel, str], Any] = _default_classify
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     pyplot: Any = None  # matplotlib.pyplot stand-in for tests; None imports the real one
+    ask: Callable[[str], bool | None] = ask_on_terminal  # a question before deleting; None: nobody to ask
 
 
 def memory_deps(ctx: typer.Context) -> MemoryDeps:

@@ -12,6 +12,7 @@ from ...config import Settings
 from ...domains import DOMAINS, parse_domain
 from ...errors import InputError
 from ...interrupts import run_interruptibly
+from ...memory.effects.stats import not_collapse
 from ...memory.lessons.select import preview_lessons
 from ...memory.lessons.setting import NOT_OVER_CORPUS, RunSetting
 from ...run_refs import Runs
@@ -71,7 +72,7 @@ def lessons_command(
     not_over_corpus = [key for key, why in selection.excluded if why == NOT_OVER_CORPUS]
     if json_output:
         echo_json(
-            {"domain": chosen, **selection.as_record(), "warnings": list(selection.warnings), "note": note}
+            {"domain": chosen, **selection.as_record(), "warnings": list(not_collapse(selection.warnings)), "note": note}
         )
         return
     echo(f"domain: {chosen}")
@@ -90,5 +91,5 @@ def lessons_command(
         typer.echo("excluded:")
         for name, reason in selection.excluded:
             echo(f"  {name}: {reason}")
-    for warning in selection.warnings:
+    for warning in not_collapse(selection.warnings):
         echo(f"warning: {warning}")

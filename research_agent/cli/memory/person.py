@@ -24,6 +24,7 @@ from ...memory.store.person.file import ANY_DOMAIN, PersonLesson
 from ...memory.store.person.lessons import LessonsFile, read_lessons_file
 from ...memory.store.schema import STAGES
 from ...memory.store.targets import PERSON_TARGET
+from ...run_refs import Runs
 from ...service import person
 from ..boundary import guarded
 from ..terminal import echo
@@ -94,17 +95,20 @@ def proposals_command(
     reports_dir: ReportsDirOption = None,
 ) -> None:
     """The lessons critics proposed, quarantined until you approve or reject each (none reaches a prompt before)."""
-    found = person.undecided_proposals(_place(ctx, reports_dir), now=memory_deps(ctx).clock())
+    settings = memory_settings(ctx, reports_dir)
+    place = person.LessonPlace(settings.meta_dir, settings.state_dir)
+    found = person.undecided_proposals(place, now=memory_deps(ctx).clock())
     if json_output:
         echo_json({"proposals": [p.as_dict() for p in found]})
         return
     if not found:
         echo("no undecided proposals")
         return
+    shorts = Runs.scan(settings.reports_dir).shorts()  # the short ids every other command shows
     for proposal in found:
         echo(f"{proposal.key} ({proposal.stage}; {', '.join(proposal.domains)})")
         echo(f"   {proposal.text}")
-        echo(f"   proposed by: {', '.join(proposal.critique_ids)}")
+        echo(f"   proposed by: {', '.join(shorts.get(i, i) for i in proposal.critique_ids)}")
     echo("approve one with `research-agent memory approve KEY [--text ...]`, or drop it with `memory reject KEY`")
 
 

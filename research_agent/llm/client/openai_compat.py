@@ -2,8 +2,8 @@
 
 Any chat-completions endpoint works: OpenAI, Azure-compatible gateways, Ollama, vLLM,
 llama.cpp's server, LM Studio, OpenRouter. This module holds the HTTP side: the client,
-the retry loop (backoff with jitter, ``Retry-After``, one retry after a timeout), and
-what an endpoint's refusals mean. How a structured answer is asked for, read and
+the retry loop (backoff with jitter, ``Retry-After``, one retry after a timeout; none when the
+first call cannot connect at all), and what an endpoint's refusals mean. How a structured answer is asked for, read and
 repaired is :mod:`research_agent.llm.structured`.
 """
 
@@ -39,7 +39,15 @@ from .answers import (
     completion_answer,
     read_body,
 )
-from .refusals import describe, error_text, final_error, is_rejection, unsupported_param
+from .refusals import (
+    describe,
+    error_text,
+    final_error,
+    is_rejection,
+    unreachable,
+    unreachable_error,
+    unsupported_param,
+)
 from .retry import RETRYABLE_STATUS, RequestTally, backoff_delay, parse_retry_after
 from .streaming import StreamReader
 
@@ -89,6 +97,8 @@ class OpenAIChatModel:
     never carries a bound above 200 (grammar decoders crash on them); every answer is
     validated with jsonschema and cut to the real bounds. An invalid answer is asked again,
     showing the model its error, up to :data:`STRUCTURED_ATTEMPTS` answers in all.
+    A first call that cannot connect at all (connection refused, a host name that does not
+    resolve, no route) raises EndpointUnreachable at once: there is nothing to wait for.
     Transient failures (429, 5xx, connection errors) are retried up to ``max_retries``
     times with exponential backoff and jitter, honouring ``Retry-After``, sleeping through
     the injected ``sleep``; a timeout is retried once per request. An answer that cannot
@@ -137,6 +147,7 @@ class OpenAIChatModel:
         self._rng = rng if rng is not None else random.Random()
         self._forms = FormMemory(form_cache)
         self._dropped_params: dict[tuple[str, str], set[str]] = {}
+        self._reached = False  # set once the endpoint answered anything: a refused connect is then transient
         # ``limiter`` lets several models share one bound on calls in flight to an endpoint
         self._semaphore = limiter if limiter is not None else asyncio.Semaphore(max(1, int(concurrency)))
         import_openai()
@@ -277,12 +288,18 @@ class OpenAIChatModel:
             kwargs = self._kwargs(request, model, messages, response_format, stream=read is not None)
             try:
                 async with self._semaphore:
-                    return await (read or self._read_completion)(kwargs, messages)
+                    answer = await (read or self._read_completion)(kwargs, messages)
+                self._reached = True
+                return answer
             except (TimeoutError, openai.APITimeoutError):
                 failure: BaseException = TimeoutError()
             except (openai.APIConnectionError, ConnectionLost, Unreadable) as exc:
+                why = None if self._reached else unreachable(exc)
+                if why is not None:  # nothing to wait for: a setting or a server to fix
+                    raise unreachable_error(self.base_url, why) from None
                 failure = exc
             except openai.APIStatusError as exc:
+                self._reached = True
                 if not self._retryable_status(exc, request, model, response_format):
                     continue  # a parameter the model refuses was dropped: send again at once
                 failure = exc

@@ -7,12 +7,23 @@ any failure for the log, and the error a call raises once its retries are spent.
 
 from __future__ import annotations
 
+import errno
+import socket
 from typing import Any
 
-from ...errors import LLMError, LLMTimeout, LLMUnavailable, UnreadableAnswer
+from ...errors import EndpointUnreachable, LLMError, LLMTimeout, LLMUnavailable, UnreadableAnswer
 from .answers import Unreadable
 
-__all__ = ["error_text", "is_rejection", "unsupported_param", "describe", "final_error", "DROPPABLE_PARAMS"]
+__all__ = [
+    "error_text",
+    "is_rejection",
+    "unsupported_param",
+    "describe",
+    "final_error",
+    "unreachable",
+    "unreachable_error",
+    "DROPPABLE_PARAMS",
+]
 
 _REJECTION_WORDS = ("response_format", "json_schema", "schema", "grammar")
 # Parameters some models or servers refuse; each is dropped for that model once refused.
@@ -48,6 +59,33 @@ def unsupported_param(status: int, text: str, already: set[str]) -> str | None:
         if quoted and param not in already:
             return param
     return None
+
+
+_UNREACHABLE = {
+    errno.ECONNREFUSED: "connection refused",
+    errno.ENETUNREACH: "network unreachable",
+    errno.EHOSTUNREACH: "no route to the host",
+}
+
+
+def unreachable(failure: BaseException) -> str | None:
+    """Why no connection could be made at all, from the causes of a failed connect (``connection
+    refused``, ``the host name does not resolve``, no route); None for any other failure."""
+    seen: set[int] = set()
+    cause: BaseException | None = failure
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, socket.gaierror):
+            return "the host name does not resolve"
+        if isinstance(cause, OSError) and cause.errno in _UNREACHABLE:
+            return _UNREACHABLE[cause.errno]
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
+def unreachable_error(base_url: str, why: str) -> EndpointUnreachable:
+    """The one line a first call that could not connect at all ends with."""
+    return EndpointUnreachable(f"cannot reach the model endpoint at {base_url} ({why}); run `research-agent doctor`")
 
 
 def describe(failure: BaseException, status_error: type[BaseException] | None = None) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...text.passages import estimate_tokens
 from ..protocol import FINISHED, ChatResponse, TokenCallback
 from ..structured import RawAnswer, strip_think
 from ..usage import Usage
@@ -49,7 +50,8 @@ class _Arrived:
     """What one streamed attempt has received so far."""
 
     parts: list[str] = field(default_factory=list)
-    tokens: int = 0
+    tokens: int = 0  # as counted so far: one per event, or the text's estimate when events carry more
+    chars: int = 0
     finish: str | None = None
     usage: tuple[int | None, int | None] = (None, None)
     quirks: set[str] = field(default_factory=set)
@@ -91,6 +93,8 @@ class StreamReader:
             got.finish = FINISHED if got.done else UNFINISHED
         self._quirks |= got.quirks
         prompt, done = counted(got.text, messages, got.usage)
+        if got.usage[1] is not None and done != got.tokens and self._on_tokens is not None:
+            self._on_tokens(done, "")  # the endpoint's own count, in the end: a correction, no new text
         return RawAnswer(content=got.text, finish_reason=got.finish, prompt_tokens=prompt, completion_tokens=done)
 
     async def _consume(self, http: Any, got: _Arrived, watch: IdleWatch, messages: list[dict[str, str]]) -> None:
@@ -99,7 +103,7 @@ class StreamReader:
             got.quirks.add("ignored_stream")
             got.parts, got.finish = [whole.content], whole.finish_reason
             got.usage = (whole.prompt_tokens, whole.completion_tokens)
-            self._heard(got, watch, max(1, whole.completion_tokens), whole.content)
+            self._heard(got, watch, max(1, whole.completion_tokens, estimate_tokens(whole.content)), whole.content)
             return
         lines = SseLines()
         async for data in body_chunks(http, self._max_bytes):
@@ -107,7 +111,9 @@ class StreamReader:
                 event = stream_event(payload)
                 if event.content:
                     got.parts.append(event.content)
-                    self._heard(got, watch, got.tokens + 1, event.content)
+                    got.chars += len(event.content)  # an event may carry a word, a line or the whole answer:
+                    # at least estimate_tokens' four characters a token
+                    self._heard(got, watch, max(got.tokens + 1, (got.chars + 3) // 4), event.content)
                 if event.finish_reason:
                     got.finish = event.finish_reason
                 if event.usage != (None, None):

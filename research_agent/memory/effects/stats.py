@@ -66,6 +66,8 @@ __all__ = [
     "z_scores",
     "compare_adaptive",
     "collapse_check",
+    "not_collapse",
+    "COLLAPSE_WARNING",
     "domain_stats",
     "compute_stats",
     "critique_cost",
@@ -77,6 +79,15 @@ MIN_RUNS = 5
 WINDOW = 20  # the newest runs of each kind the suspension compares
 Z_STEP = 0.1  # the least spread granted to z-scores (no interval of zero width)
 SUSPEND_ALPHA = 0.01  # a backstop: suspends on stronger evidence than a lesson's own retirement needs
+COLLAPSE_WARNING = "mode collapse warning"  # how its warning starts: a run and `memory stats` show it
+
+
+def not_collapse(warnings: Sequence[str]) -> tuple[str, ...]:
+    """``warnings`` without the mode-collapse warning: it is about the critic, not about what a run is
+    given, so a run says it once and ``memory stats`` shows it; other commands leave it out."""
+    return tuple(w for w in warnings if not w.startswith(COLLAPSE_WARNING))
+
+
 COLLAPSE_STD = 0.3
 RECENT = 10
 
@@ -281,7 +292,7 @@ def collapse_check(
     std = round(statistics.pstdev(c.mean_score for c in latest), 3)
     if std < threshold:
         warning = (
-            f"mode collapse warning ({domain}): the last {len(latest)} critiques have mean scores with "
+            f"{COLLAPSE_WARNING} ({domain}): the last {len(latest)} critiques have mean scores with "
             f"standard deviation {std:.2f} (under {threshold}); the critic may have stopped telling reports apart"
         )
         return Collapse(len(latest), std, True, warning)

@@ -20,6 +20,7 @@ from pathlib import Path
 from ..effects.lesson_effects import LessonEffect, effects_in
 from ..store.critique_types import Critique
 from ..store.index.summary import CritiqueIndex, IndexTrust, open_index
+from .build.text import written_from_template
 from .person import PersonLessons
 from .select import SelectionRules, build_lessons, check_ttl, evidence_pool
 from .types import MAX_LESSONS
@@ -67,7 +68,9 @@ def shown_lesson_texts(
 ) -> Critique:
     """``critique`` as it may be shown (``memory show``, MCP ``memory_show``): each applied
     lesson keeps its stored text only when that equals the lesson's text now (a built lesson
-    written from its key and the facts, a person's from the trusted ``lessons.yaml``); any other
+    written from its key and the facts, a person's from the trusted ``lessons.yaml``), or when a
+    built lesson's text is what its template writes with numbers and valid site names only (the
+    text the run was given, its counts since moved on: :func:`.build.text.written_from_template`); any other
     stored text, planted or stale, is blanked. The key and stage stay."""
     person = PersonLessons.read(Path(meta_dir), state_dir) if state_dir is not None else PersonLessons()
     own = {entry.key: entry.text for entry in person.entries}
@@ -75,8 +78,9 @@ def shown_lesson_texts(
     with open_index(Path(meta_dir), trust=trust) as index:
         built = current_texts(index, [critique.query_domain], now=now, ttl_days=ttl_days)
     lessons = tuple(
-        lesson if lesson.key and lesson.text == own.get(lesson.key, built.get((critique.query_domain, lesson.key)))
+        lesson if lesson.key and (lesson.text == own.get(lesson.key, built.get((critique.query_domain, lesson.key)))
+                                  or (lesson.key not in own and written_from_template(lesson.key, lesson.text)))
         else replace(lesson, text="")
         for lesson in critique.lessons_applied
-    )
+    )  # fmt: skip
     return replace(critique, lessons_applied=lessons)

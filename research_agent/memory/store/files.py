@@ -289,9 +289,10 @@ def _retention_order(meta_dir: Path, entries: list[CritiqueEntry], now: datetime
 
 
 def prune_critiques(
-    meta_dir: Path, keep: int, *, protect: Iterable[str] = (), now: datetime | None = None
+    meta_dir: Path, keep: int, *, protect: Iterable[str] = (), now: datetime | None = None, dry_run: bool = False
 ) -> list[Path]:
-    """Delete critique files beyond the best ``keep`` (0 keeps all); return the removed paths.
+    """Delete critique files beyond the best ``keep`` (0 keeps all); return the removed paths
+    (with ``dry_run``, those it would remove, removing none).
 
     Valid critiques dated up to ``now`` (default: the current time) are kept first,
     newest first; invalid, unreadable and future-dated files rank after every one of
@@ -309,6 +310,9 @@ def prune_critiques(
     removed: list[Path] = []
     for entry in _retention_order(Path(meta_dir), entries, now)[keep:]:
         if entry.run_id in protected:
+            continue
+        if dry_run:
+            removed.append(entry.path)
             continue
         try:
             entry.path.unlink()

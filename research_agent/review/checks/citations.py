@@ -18,7 +18,7 @@ def check_citations(doc: ParsedReport, sources: Collection[int] | None = None) -
     A Sources section in the report gives the valid numbers; without one, ``sources``
     does (a draft before rendering); with neither, citing anything is one issue.
     """
-    cites = [c for block in doc.blocks for c in block_citations(block)]
+    cites = [c for block in doc.cited_blocks for c in block_citations(block)]
     if not cites:
         return []
     if doc.sources_heading is not None:
@@ -70,7 +70,7 @@ def check_sources_list(doc: ParsedReport) -> list[Issue]:
     """Sources entries never cited (warning) and source numbers listed twice (critical)."""
     if doc.sources_heading is None:
         return []
-    cited = {n for block in doc.blocks for c in block_citations(block) for n in c.numbers}
+    cited = {n for block in doc.cited_blocks for c in block_citations(block) for n in c.numbers}
     issues: list[Issue] = []
     first_line: dict[int, int] = {}
     for entry in doc.sources:

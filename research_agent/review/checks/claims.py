@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from ...text.citations import CITATION, blank, mask_code_and_urls, sentence_spans
+from ...text.citations import CITED, blank, mask_code_and_urls, sentence_spans
 from ...text.masking import seen_text
 from ..issues import Issue
 from ..markdown import ParsedReport
@@ -167,8 +167,8 @@ def check_numeric_claims(doc: ParsedReport) -> list[Issue]:
     issues: list[Issue] = []
     for block in doc.blocks:
         masked = blank(mask_code_and_urls(block.text), _OWN_SCORE)
-        cites = [(m.start(), m.end()) for m in CITATION.finditer(masked)]
-        masked = blank(masked, CITATION)
+        cites = [(m.start(), m.end()) for m in CITED.finditer(masked)]
+        masked = blank(masked, CITED)
         seen = seen_text(block.text) if "[" in block.text else block.text  # where a reader sees the mark
         index = 0
         for start, end in sentence_spans(masked):

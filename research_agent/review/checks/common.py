@@ -26,10 +26,11 @@ def lint_issue(type_: str, severity: str, line: int | None, matched: str, reason
 
 
 def prose_lines(doc: ParsedReport) -> Iterator[tuple[int, str]]:
-    """(line number, text with inline code blanked) for every body line outside code blocks."""
+    """(line number, text with inline code blanked) for every body line outside code blocks
+    and the parts the tool adds itself (its Adversarial Analysis, Limitations & Gaps, rejection note)."""
     for index in range(doc.body_start, len(doc.lines)):
         number = index + 1
-        if number not in doc.code_lines:
+        if number not in doc.code_lines and number not in doc.tool_lines:
             yield number, blank_code(doc.lines[index])
 
 

@@ -29,7 +29,8 @@ def _overrun(rule: Rule, budget: float) -> Issue:
 
 
 def check_rules(doc: ParsedReport, rules: Sequence[Rule], *, limits: RuleLimits | None = None) -> list[Issue]:
-    """Matches of the user's rules anywhere after the front matter (at most 50 per rule).
+    """Matches of the user's rules anywhere after the front matter (at most 50 per rule),
+    except in the parts the tool adds itself (read as blank lines).
 
     Each rule runs within ``limits`` (default: :data:`RULE_TIME_BUDGET` seconds each). A
     rule stopped at its own budget becomes one ``rule_timeout`` warning naming it; one
@@ -38,7 +39,10 @@ def check_rules(doc: ParsedReport, rules: Sequence[Rule], *, limits: RuleLimits 
     if not rules:
         return []
     limits = limits or RuleLimits()
-    body = "\n".join(doc.lines[doc.body_start :])
+    body = "\n".join(
+        "" if number in doc.tool_lines else line
+        for number, line in enumerate(doc.lines[doc.body_start :], start=doc.body_start + 1)
+    )
     line_starts = [0]
     for m in re.finditer("\n", body):
         line_starts.append(m.end())

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-from ...text.citations import CITATION, blank, mask_code_and_urls
+from ...text.citations import CITED, blank, mask_code_and_urls
 from ..issues import Issue
 from ..markdown import ParsedReport, is_reserved_heading
 from .citations import block_citations
@@ -175,8 +175,9 @@ _WORD = re.compile(r"\w+(?:['’.,-]\w+)*")
 
 
 def prose_word_count(doc: ParsedReport) -> int:
-    """Words of prose: body paragraphs, list items and tables; not headings, Sources or code."""
-    return sum(len(_WORD.findall(blank(mask_code_and_urls(b.text), CITATION))) for b in doc.blocks)
+    """Words of prose: body paragraphs, list items and tables; not headings, Sources, code,
+    citations, or the parts the tool adds itself (:attr:`ParsedReport.tool_blocks`)."""
+    return sum(len(_WORD.findall(blank(mask_code_and_urls(b.text), CITED))) for b in doc.blocks)
 
 
 # The notes a report carries when it is short on purpose or was cut short: the gate's
@@ -194,7 +195,7 @@ def says_why_short(doc: ParsedReport, reason: str = "") -> bool:
     decision = str(doc.front_matter.get("gate_decision", "")).strip()
     if decision and decision != "full_report":
         return True  # a short report, or the honest report of a run that found too little
-    return any(block.text.startswith(LENGTH_NOTES) for block in doc.blocks)
+    return any(block.text.startswith(LENGTH_NOTES) for block in (*doc.blocks, *doc.tool_blocks))
 
 
 def check_length(doc: ParsedReport, target_words: int | None, *, short_reason: str = "") -> list[Issue]:

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 from ...store.schema import STAGES, key_kind
 from ...store.targets import stage_of, target_of
+from ..types import Lesson
 from .evidence import Evidence, stamp_of_id
 from .text import TEMPLATES, lesson_text
-from ..types import Lesson
 
 __all__ = ["Settled", "merge_same_keys", "settle", "cap_per_stage"]
 

@@ -10,11 +10,15 @@ anything else (the lesson is then not written at all).
 
 from __future__ import annotations
 
+import re
+import string
+from functools import cache
+
 from ...store.names import valid_site
 from ...store.schema import MAX_LESSON_TEXT, key_kind
 from .evidence import Evidence
 
-__all__ = ["TEMPLATES", "lesson_text"]
+__all__ = ["TEMPLATES", "lesson_text", "written_from_template"]
 
 TEMPLATES: dict[str, str] = {
     "coverage:unanswered": (
@@ -110,3 +114,37 @@ def lesson_text(evidence: Evidence) -> str | None:
     except KeyError:  # a slot the template needs is missing
         return None
     return text if len(text) <= MAX_LESSON_TEXT else None
+
+
+_NUMBER = r"\d{1,8}"
+_SITE = r"[^\s;:]{1,253}"  # then checked with valid_site
+# The optional phrases of :func:`_phrases`, as patterns (a site in them is checked like a slot).
+_PHRASE_PATTERNS = {
+    "oldest": rf"(?:, oldest from {_NUMBER})?",
+    "dominant": rf"(?:; (?P<top>{_SITE}) supplied most kept pages in {_NUMBER} of them|, one site supplying most kept pages)",
+}
+
+
+@cache
+def _pattern(template: str) -> re.Pattern[str]:
+    parts = []
+    for literal, name, _, _ in string.Formatter().parse(template):
+        parts.append(re.escape(literal))
+        if name is not None:
+            parts.append(_PHRASE_PATTERNS.get(name) or (rf"(?P<site>{_SITE})" if name == "site" else _NUMBER))
+    return re.compile("".join(parts))
+
+
+def written_from_template(key: str, text: str) -> bool:
+    """True when ``text`` is what ``key``'s template writes with some validated slot values: only
+    numbers, and the key's own site (or another valid site name where the template names one).
+    Such a text holds nothing a critique file could have planted, so it may be shown as stored
+    even after the lesson's counts have moved on."""
+    template = _template(key)
+    match = _pattern(template).fullmatch(text) if template is not None and len(text) <= MAX_LESSON_TEXT else None
+    if match is None:
+        return False
+    named = match.groupdict()
+    if named.get("site") is not None and named["site"] != key.rsplit(":", 1)[-1]:
+        return False
+    return named.get("top") is None or valid_site(named["top"])
