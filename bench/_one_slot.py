@@ -2,9 +2,11 @@
 
 * :func:`print_one_slot` runs the CLI with ``RESEARCH_AGENT_LLM_CONCURRENCY=1`` against a
   server that takes ``latency`` seconds per call plus ``token_delay`` per completion token
-  (a streamed answer sends each piece as it is written), and prints rounds, calls, wall
-  time and the writer's tokens/s as the progress line printed them; with ``before`` (the
-  path of another checkout, e.g. ``/work/main``) the same run of that version too.
+  (a streamed answer sends each piece as it is written), and prints rounds, calls, plans,
+  drafts, revisions, wall time and the writer's tokens/s as the progress line printed them,
+  for a sound writer and for a debris writer (issue 32: a writer that loops one paragraph,
+  whose runs must take one draft plus the revisions, never a replan's draft); with ``before``
+  (the path of another checkout, e.g. ``/work/main``) the same runs of that version too.
 * :func:`print_batching` measures relevance alone, in process, for 12 sources at
   concurrency 1, 4 and 16: one source per call, as many per call as the token budget
   allows, and what research-agent chooses (spread over the slots, within the budget).
@@ -15,6 +17,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from bench._cli_run import CliRun, run_cli
@@ -22,6 +25,7 @@ from research_agent.config import MODES, Settings
 from research_agent.llm import OpenAIChatModel
 from research_agent.sources import Source
 from research_agent.stages.relevance import score_sources
+from tests.support.debris import ISSUE_DEBRIS, DebrisResponder
 from tests.support.fake_openai_server import FakeOpenAIServer, sequential_rounds
 from tests.support.research_responder import ResearchResponder
 
@@ -32,25 +36,38 @@ BATCH_QUERY = "How does the asyncio event loop schedule coroutines and tasks?"
 
 def _row(label: str, run: CliRun) -> str:
     rates = "; ".join(run.writer_rates) or "not streamed"
-    relevance = run.calls.get("relevance", 0)
-    return (f"{label:<8} {run.rounds:>6} {run.call_count:>6} {relevance:>10} {run.wall:>8.1f}s   {rates}")
+    calls = run.calls
+    return (f"{label:<30} {run.rounds:>6} {run.call_count:>6} {calls.get('decompose', 0):>6} {calls.get('draft', 0):>7} "
+            f"{calls.get('revise', 0):>8} {calls.get('relevance', 0):>10} {run.wall:>8.1f}s   {rates}")
+
+
+def _scenarios() -> list[tuple[str, ResearchResponder]]:
+    """A sound writer, and issue 32's debris writer: it loops one paragraph under numbered
+    headings every time it writes, and the skeptic rates the answer 10/100 (once with a
+    finding about the writing, once with none behind the score)."""
+    debris = replace(ISSUE_DEBRIS, viability=10)
+    return [
+        ("standard", ResearchResponder(viability=80)),
+        ("debris writer", DebrisResponder(debris)),
+        ("debris, silent skeptic", DebrisResponder(replace(debris, skeptic_repeats=0))),
+    ]
 
 
 def print_one_slot(
     query: str, corpus: Path, cache_dir: Path, *, mode: str, latency: float, token_delay: float, before: Path | None
 ) -> None:
-    """The one-slot case: this version (and ``before``), concurrency 1, ``latency`` s per call."""
+    """The one-slot case: this version (and ``before``), concurrency 1, ``latency`` s per call,
+    for each scenario: rounds, calls, plans, drafts, revisions, relevance calls and wall time."""
     print(f"\n[one slot] concurrency 1, {latency:g} s per call + {token_delay * 1000:g} ms per completion token, "
           f"{mode} mode")
-    print(f"{'version':<8} {'rounds':>6} {'calls':>6} {'relevance':>10} {'wall':>9}   writer tokens/s (progress line)")
-    runs = []
-    if before is not None:
-        runs.append(("before", run_cli(query, corpus, cache_dir, ResearchResponder(viability=80), latency=latency,
-                                       mode=mode, token_delay=token_delay, concurrency=1, src=before)))
-    runs.append(("after", run_cli(query, corpus, cache_dir, ResearchResponder(viability=80), latency=latency,
-                                  mode=mode, token_delay=token_delay, concurrency=1)))
-    for label, run in runs:
-        print(_row(label, run))
+    print(f"{'scenario, version':<30} {'rounds':>6} {'calls':>6} {'plans':>6} {'drafts':>7} {'revisions':>8} "
+          f"{'relevance':>10} {'wall':>9}   writer tokens/s (progress line)")
+    versions = ([("before", before)] if before is not None else []) + [("after", None)]
+    for name, responder in _scenarios():
+        for label, src in versions:
+            run = run_cli(query, corpus, cache_dir, responder, latency=latency, mode=mode, token_delay=token_delay,
+                          concurrency=1, src=src)  # fmt: skip
+            print(_row(f"{name}, {label}", run))
 
 
 def _sources(count: int) -> list[Source]:

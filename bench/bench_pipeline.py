@@ -56,6 +56,11 @@ REVISE_FINDING = {
     "lens": "evidence", "severity": "critical", "claim": "asyncio runs every coroutine in its own thread",
     "reason": "no source says so", "fix": "remove the claim", "confidence": 0.9,
 }  # fmt: skip
+# A finding about what the sources cover: a low viability with it behind it asks for a replan.
+REPLAN_FINDING = {
+    "lens": "scope", "severity": "concern", "claim": "", "reason": "the sources leave out task groups",
+    "fix": "search for task groups", "confidence": 0.8,
+}  # fmt: skip
 
 
 def asyncio_corpus(folder: Path) -> Path:
@@ -187,7 +192,8 @@ async def main() -> None:
     print_tokens(f"{args.mode}, {loop_latency:g} s per call", base)
     print(f"    goal: at most 14,000 prompt tokens ({'met' if base.prompt_tokens <= 14_000 else 'NOT met'})")
     if not args.no_loops:
-        print_loop_cost("replan once", once(loop_latency, ResearchResponder(viability=[30, 80])), base)
+        replan = ResearchResponder(viability=[30, 80], findings=[REPLAN_FINDING])
+        print_loop_cost("replan once", once(loop_latency, replan), base)
         print_loop_cost("revise once", once(loop_latency, ResearchResponder(findings=[REVISE_FINDING])), base)
     print_claim_check(lambda env: once(loop_latency, ResearchResponder(viability=80), env))
     print(f"\npeak RSS: bench {peak_rss_mb():.0f} MB, largest CLI run {peak_rss_mb(children=True):.0f} MB")

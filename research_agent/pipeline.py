@@ -34,6 +34,8 @@ from .results import Briefing, Iteration, Outcome, ResearchResult, SourceSummary
 from .run.assembly import LessonsFn, Run, RunLessons, assemble, within_deadline
 from .run.finish import finish_run
 from .run.ledger import KeptDraft
+from .run.replan import guidance as replan_guidance
+from .run.replan import replan_skip
 from .run.writing import Written, as_it_stood, write_and_review
 from .search.base import SearchProvider
 from .search.registry import search_all
@@ -42,8 +44,6 @@ from .stages.decompose import Plan, decompose
 from .stages.draft_text import complete_part, read_draft, usable
 from .stages.gate import Gate, decide_gate
 from .stages.relevance import score_sources
-from .stages.skeptic import SkepticReport
-from .text.sanitize import sanitize
 
 __all__ = ["research", "research_sync", "ResearchResult", "SourceSummary", "Iteration", "Progress"]
 
@@ -150,7 +150,8 @@ def _briefing(run: Run, domain: str, selection: LessonSelection) -> Briefing:
 
 async def _plan_until_written(run: Run, briefing: Briefing, first: Plan) -> Outcome:
     """Gather, judge, write and review the ``first`` plan; plan again (with what fell short)
-    while the sources cannot support an answer or the skeptic finds it not viable, up to the limit."""
+    while the sources cannot support an answer or the skeptic finds it not viable, up to the limit,
+    and only while new sources could help (:mod:`.run.replan`)."""
     max_plans = _max_plans(run)
     written: Written | None = None
     plan = first
@@ -159,13 +160,16 @@ async def _plan_until_written(run: Run, briefing: Briefing, first: Plan) -> Outc
         gate = await _judge(run, briefing, await _gather(run, plan.sub_queries))
         if not gate.can_write:
             _check_something_was_read(run)  # another plan cannot help an endpoint that answers nothing readable
-            _record_gate(run, plan, gate, "replan" if can_replan else "give_up")
-            if not can_replan:
+            skip = replan_skip(plan) if can_replan else ""
+            if skip:
+                run.ledger.not_replanned(skip)
+            _record_gate(run, plan, gate, "replan" if can_replan and not skip else "give_up")
+            if not can_replan or skip:
                 return Outcome(
                     gate, written, plan.number, f"{gate.decision} after {plan.number} plan(s): {gate.reason}"
                 )
             run.progress.note(f"replanning ({plan.number + 1}/{max_plans}): {gate.decision}, {gate.reason}")
-            guidance = _replan_guidance(gate, None, plan.sub_queries)
+            guidance = replan_guidance(gate, None, plan.sub_queries)
         else:
             written = await write_and_review(run, plan, gate, can_replan=can_replan)
             if written.decision != "replan":
@@ -174,7 +178,7 @@ async def _plan_until_written(run: Run, briefing: Briefing, first: Plan) -> Outc
             run.progress.note(
                 f"replanning ({plan.number + 1}/{max_plans}): viability {viability} < {run.settings.min_viability}"
             )
-            guidance = _replan_guidance(gate, written.skeptic, plan.sub_queries)
+            guidance = replan_guidance(gate, written.skeptic, plan.sub_queries)
         plan = await _plan(run, plan.number + 1, lessons_block=briefing.decompose_lessons, guidance=guidance)
 
 
@@ -203,19 +207,6 @@ async def _plan(run: Run, number: int, *, lessons_block: str, guidance: str = ""
                           "dropped as no search queries (see the run record)")  # fmt: skip
     run.progress.counts(sub_queries=len(run.ledger.sub_queries), tokens=run.tokens())
     return plan
-
-
-def _replan_guidance(gate: Gate, skeptic: SkepticReport | None, sub_queries: Sequence[str]) -> str:
-    """What the next plan is told about this one: its queries, and where it fell short."""
-    parts = [f"Earlier queries: {'; '.join(sub_queries)}."]
-    if not gate.can_write:
-        parts.append(f"They found too little: {gate.reason}.")
-    if skeptic is not None:
-        if skeptic.viability is not None:
-            parts.append(f"A reviewer rated the answer's viability {skeptic.viability}/100.")
-        for finding in skeptic.critical[:5]:
-            parts.append(f"Critical gap: {sanitize(finding.reason, max_chars=200, single_line=True)}")
-    return " ".join(parts)
 
 
 # --- gather ------------------------------------------------------------------------------
@@ -258,12 +249,7 @@ async def _judge(run: Run, briefing: Briefing, sources: tuple[Source, ...]) -> G
             lessons_block=_relevance_lessons(run, briefing, sources), batch_tokens=run.settings.relevance_batch_tokens,
             slots=run.settings.llm_concurrency, notify=run.ledger.warn,
         )
-        run.ledger.add_scored(scored)
-        unscored = [item for item in scored if item.score is None]
-        if unscored:
-            run.ledger.warn(
-                f"{len(unscored)} source(s) could not be scored and are left out ({unscored[0].reason})"
-            )
+        run.ledger.add_scored(scored)  # score_sources said how many are left out unscored
         gate = decide_gate(run.ledger.scored, run.settings.mode, site_of=lambda s: source_site(s, run.corpus_roots))
         run.progress.counts(scored=len(run.ledger.scored), kept=len(gate.kept), tokens=run.tokens())
     return gate

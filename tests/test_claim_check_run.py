@@ -28,6 +28,7 @@ from tests.support.claims import asked_claims
 from tests.support.pipeline import CLAIM, QUERY, DocsProvider, queue, record_of, settings_for
 from tests.support.research_responder import ResearchResponder
 from tests.support.responder_model import ResponderModel
+from tests.support.streams import JumpingLoop
 
 UNSUPPORTED = "Plain VACUUM marks the space as reusable within the table file without returning it to the operating system"
 REWORDED = "Plain VACUUM marks that space as reusable inside the table file without returning it to the operating system"
@@ -284,15 +285,6 @@ async def test_a_skeptic_that_times_out_leaves_claims_not_checked(tmp_path, scri
     assert block["checked"] == 0 and block["verdicts"] == []
     facts = measure_run(read_run_record(result.run_record_path), report, now=datetime.now(UTC)).claims
     assert facts.checked == 0 and facts.unsupported_share is None
-
-
-class JumpingLoop(asyncio.SelectorEventLoop):
-    """An event loop whose clock a test moves forward: time passes at once, not by waiting."""
-
-    offset = 0.0
-
-    def time(self) -> float:
-        return super().time() + self.offset
 
 
 class HangingAt(ResponderModel):

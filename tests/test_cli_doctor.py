@@ -92,3 +92,37 @@ def test_the_table_has_headers_and_says_missing_not_ok(tmp_path):
     assert [cell.strip() for cell in header.split("┃")[1:4]] == ["check", "status", "detail"]
     assert "does not exist yet" in proc.stdout and not (tmp_path / "new").exists()
     assert not (tmp_path / "reports").exists(), "doctor creates no ./reports"
+
+
+def test_a_busy_server_is_slow_not_a_model_it_does_not_serve(tmp_path):
+    waited: list[float] = []
+
+    def busy(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v1/models":
+            return httpx.Response(200, json={"data": [{"id": "/models/SmolLM2-135M-Instruct-Q4_1.gguf"}]})
+        waited.append(request.extensions["timeout"]["read"])
+        raise httpx.ReadTimeout("the one slot is busy", request=request)
+
+    settings = Settings(base_url="http://127.0.0.1:1/v1", model="smollm2", reports_dir=tmp_path, cache_dir=tmp_path,
+                        llm_timeout=240.0)  # fmt: skip
+    ok, detail = checks_of(settings, busy)["model endpoint"]
+    assert ok == "slow" and waited == [240.0], "the completion is waited for as long as --llm-timeout"
+    assert "gave no answer to a one-token completion of smollm2 within 240s (--llm-timeout): the server is slow" in detail
+    assert "does not serve" not in detail
+
+
+def test_a_server_too_busy_to_list_its_models_is_slow_not_unreachable(tmp_path):
+    waited: list[float] = []
+
+    def busy(request: httpx.Request) -> httpx.Response:
+        waited.append(request.extensions["timeout"]["read"])
+        raise httpx.ReadTimeout("the one slot is busy", request=request)
+
+    settings = Settings(base_url="http://127.0.0.1:1/v1", model="smollm2", reports_dir=tmp_path, cache_dir=tmp_path,
+                        llm_timeout=90.0)  # fmt: skip
+    ok, detail = checks_of(settings, busy)["model endpoint"]
+    assert ok == "slow" and waited == [90.0]
+    assert detail == ("http://127.0.0.1:1/v1 took the request but gave no answer to /models within 90s (--llm-timeout): "
+                      "the server is slow or busy")  # fmt: skip
+    refused = checks_of(settings, lambda r: (_ for _ in ()).throw(httpx.ConnectError("refused", request=r)))
+    assert refused["model endpoint"] == (False, "cannot reach http://127.0.0.1:1/v1: ConnectError")

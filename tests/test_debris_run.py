@@ -127,4 +127,5 @@ async def test_a_low_confidence_critical_finding_is_listed_but_does_not_reject(t
     result = await run(tmp_path, scripted_model)
     assert "review" not in parse_front_matter(result.report_markdown)
     assert result.run_record.review.status == "approved"
-    assert f'Unresolved after review: "{CLAIM}"' in result.report_markdown
+    assert 'Unresolved after review: skeptic: evidence at line ' in result.report_markdown
+    assert f': "{CLAIM}": the draft overstates what the source says.' in result.report_markdown

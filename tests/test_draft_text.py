@@ -112,3 +112,21 @@ def test_the_prompts_framing_echoed_back_is_dropped():
         "Tasks wrap coroutines and are scheduled on the loop [2].",
         "[3] says so — the path /etc/hosts is prose here, not a header line",
     )
+
+
+def test_an_echo_of_the_prompts_own_instructions_is_dropped() -> None:
+    # Seen from SmolLM2 on a real llama.cpp server (issue 32): the prompt's last line, reworded,
+    # became a Limitations bullet. Lines that only resemble an instruction stay.
+    answer = (
+        "The event loop runs one callback at a time [1].\n\n"
+        "## Limitations\n\n"
+        "- Writing no title and no list of sources: the report adds both.\n"
+        "- Cite every factual claim with the number of its source in square brackets.\n"
+        "- No source compares the loop with threads, and the report adds nothing on that.\n"
+        "- Where the sources disagree on cancellation, the report says so [1, 2].\n"
+    )
+    draft = read_draft(answer)
+    assert draft.limitations == (
+        "No source compares the loop with threads, and the report adds nothing on that.",
+        "Where the sources disagree on cancellation, the report says so [1, 2].",
+    )

@@ -22,7 +22,7 @@ from tests.support.pipeline import QUERY
 from tests.support.research_responder import ResearchResponder
 from tests.support.review_reports import long_body, report
 
-TOOLS = {"research", "review_report", "memory_lessons", "memory_list", "memory_show", "memory_effects", "memory_proposals"}
+TOOLS = {"research", "research_batch", "review_report", "memory_lessons", "memory_list", "memory_show", "memory_effects", "memory_proposals"}
 # The corpus is indexed while the first model call runs, so "index" only has to come before "search".
 STAGES_IN_ORDER = ["decompose", "search", "relevance", "draft", "skeptic", "write"]
 

@@ -211,3 +211,14 @@ def test_the_memory_groups_reports_dir_is_used_too(tmp_path, corpus):
     result = CliRunner().invoke(app, args, obj=deps)
     assert result.exit_code == 0, result.output
     assert len(saved_ab(group)[1]["pairs"]) == 1 and not (tmp_path / "reports").exists()
+
+
+def test_no_finished_pair_is_cost_unknown_never_zero(tmp_path, corpus):
+    # issue 32: both questions failed, and the usage lines said "0 tokens, ~$0.0000"
+    def fail() -> None:
+        raise InvalidModelOutput("the draft answer had no paragraph", stage="draft")
+
+    model = ResponderModel(ResearchResponder(), before=lambda request: fail() if request.stage == "draft" else None)
+    result = ab(tmp_path, corpus, model, "--quick")
+    assert result.exit_code == 1 and "no question has a complete pair (2 failed)" in result.output
+    assert "baseline: 0 tokens (0 in runs, 0 in critiques), cost unknown" in result.stdout and "$" not in result.stdout

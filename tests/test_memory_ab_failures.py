@@ -12,6 +12,8 @@ import json
 import signal
 from pathlib import Path
 
+import yaml
+
 from research_agent.errors import InvalidModelOutput
 from research_agent.interrupts import sigterm_as_ctrl_c
 from research_agent.llm import ChatRequest, ChatResponse
@@ -20,6 +22,7 @@ from research_agent.pipeline import research
 from tests.support.ab import QUESTIONS, ab_deps, run_ab_command, saved_ab, ticking
 from tests.support.research_responder import ResearchResponder
 from tests.support.responder_model import ResponderModel, on_call
+from tests.support.streams import JumpingLoop
 
 
 def fail_critique(number: int):
@@ -104,3 +107,65 @@ def test_sigterm_after_a_finished_pair_saves_it_and_exits_143(tmp_path, corpus):
     assert json.loads(result.stdout)["pairs"] == data["pairs"]
     assert signal.getsignal(signal.SIGTERM) == before, "the handler the A/B found is put back"
     assert isinstance(path, Path)
+
+
+class FirstDraftCaught(ResponderModel):
+    """The first draft streams a complete paragraph; then the clock jumps ``jump`` seconds (past
+    the first run's deadline) and that writer never goes on. Every other call answers at once."""
+
+    def __init__(self, loop: JumpingLoop, jump: float) -> None:
+        super().__init__(ResearchResponder())
+        self.loop, self.jump, self.drafts = loop, jump, 0
+
+    async def stream(self, request: ChatRequest, on_tokens=None) -> ChatResponse:
+        if request.stage == "draft":
+            self.drafts += 1
+            if self.drafts == 1:
+                on_tokens(1, "## Summary\n\nVacuum marks the space of dead tuples as reusable [1].\n\n## Key")
+                self.loop.offset += self.jump
+                await asyncio.Event().wait()
+        return await self.complete(request)
+
+
+def test_a_deadline_during_the_first_runs_draft_publishes_it_and_the_other_arm_still_runs(tmp_path, corpus):
+    # issue 32: the first run took the whole pair's time, so the question failed where `run` publishes
+    settings = ab_deps(tmp_path, None).load_settings({"corpus_dirs": (corpus,), "run_timeout": 100.0})
+    loop = JumpingLoop()
+    ledger = AbLedger(1)
+    try:
+        loop.run_until_complete(run_ab(QUESTIONS[:1], settings, model=FirstDraftCaught(loop, 60.0), research=research,
+                                       ledger=ledger, clock=ticking(), monotonic=loop.time))  # fmt: skip
+    finally:
+        loop.close()
+    assert ledger.failed == [] and len(ledger.pairs) == 1
+    (pair,) = ledger.pairs
+    records = {arm: yaml.safe_load((settings.meta_dir / f"run-{getattr(pair, arm).run_id}.yaml").read_text())
+               for arm in ("baseline", "adaptive")}  # fmt: skip
+    first, second = (pair.first, "adaptive") if pair.first == "baseline" else (pair.first, "baseline")
+    assert records[first]["stop_reason"] == "deadline" and records[first]["draft_cut"] == "deadline"
+    assert records[second]["stop_reason"] != "deadline"
+    assert pair.complete, "40 s were left of the pair for the second run and both critiques"
+
+
+def test_a_run_the_deadline_catches_before_any_draft_fails_its_question_naming_its_share(tmp_path, corpus):
+    settings = ab_deps(tmp_path, None).load_settings({"corpus_dirs": (corpus,), "run_timeout": 100.0})
+    loop = JumpingLoop()
+
+    class HangingPlanner(ResponderModel):
+        async def complete(self, request: ChatRequest) -> ChatResponse:
+            if request.stage == "decompose" and not self.calls("decompose"):
+                self.requests.append(request)
+                loop.offset += 60.0
+                await asyncio.Event().wait()
+            return await super().complete(request)
+
+    ledger = AbLedger(1)
+    try:
+        loop.run_until_complete(run_ab(QUESTIONS[:1], settings, model=HangingPlanner(ResearchResponder()),
+                                       research=research, ledger=ledger, clock=ticking(), monotonic=loop.time))  # fmt: skip
+    finally:
+        loop.close()
+    assert ledger.pairs == [] and [f.error for f in ledger.failed] == [
+        "the baseline run passed its 50s share of the pair's 100s deadline during the decompose stage "
+        "(raise it with --timeout)"
+    ]

@@ -291,3 +291,9 @@ def test_memory_show_keeps_the_text_a_run_was_given_when_its_template_wrote_it(
     out = json.loads(invoke(app, ["show", "latest", "--json"], deps_for(reports)).output)
     (lesson,) = out["lessons_applied"]
     assert lesson["text"] == (text if shown else "")
+def test_list_keeps_the_question_readable_when_stdout_is_not_a_terminal(reports: Path) -> None:
+    # issue 32: into a pipe the table was 80 columns wide and the question folded to 9 characters
+    question = "How does PostgreSQL VACUUM reclaim space from dead tuples in a busy table?"
+    put(reports / "meta", make_critique(0, query=question))
+    result = invoke(app, ["list"], deps_for(reports))
+    assert result.exit_code == 0 and question in result.output

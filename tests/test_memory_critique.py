@@ -238,3 +238,11 @@ def test_spawn_failure_is_a_storage_error(tmp_path: Path) -> None:
 def test_critique_argv_uses_absolute_paths() -> None:
     argv = critique_argv(Path("reports/meta/run-x.yaml"), reports_dir=Path("reports"))
     assert Path(argv[3]).is_absolute() and Path(argv[5]).is_absolute()
+
+
+async def test_a_null_written_as_text_is_no_suggestion(tmp_path: Path, scripted_model) -> None:
+    # issue 32: a critique stored suggestions: ['null']
+    answer = {**ANSWER, "suggestions": ["null", " None. ", "N/A", "Add independent field data."], "weaknesses": ["null"]}
+    scripted_model.enqueue("critique", answer)
+    critique = await critique_run(make_record(tmp_path), scripted_model, settings=Settings(), now=NOW)
+    assert critique.suggestions == ("Add independent field data.",) and critique.weaknesses == ()

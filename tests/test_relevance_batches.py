@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from research_agent.config import MODES, Settings
+from research_agent.errors import InvalidModelOutput
 from research_agent.sources import Source
 from research_agent.stages.relevance import MAX_BATCH, plan_batches, score_sources
 from tests.support.answers import relevance_blocks, scored_each
@@ -87,3 +88,43 @@ async def test_the_stray_ids_note_says_only_what_happened(scripted_model) -> Non
     assert notes == [
         "the model's relevance answers held 4 score(s) for sources it was not asked about; those were ignored"
     ]
+# --- unscored sources get one more chance (issue 32, point 8) ---------------------------------------
+
+
+async def test_a_batch_whose_call_failed_is_asked_again_once_in_halves(scripted_model) -> None:
+    from research_agent.errors import LLMTimeout
+
+    scripted_model.enqueue("relevance", LLMTimeout("model call for stage relevance timed out after 180s"))
+    scripted_model.enqueue("relevance", scored_each({"score": 4, "reason": "half"}))
+    scripted_model.enqueue("relevance", InvalidModelOutput("the relevance answer had no scores", stage="relevance"))
+    notes: list[str] = []
+    scored = await score_sources(scripted_model, "How does vacuum work?", sources(6), token_budget=100,
+                                 batch_tokens=800, slots=1, notify=notes.append)  # fmt: skip
+    first, *again = scripted_model.calls("relevance")
+    assert len(relevance_blocks(first.user)) == 6 and [len(relevance_blocks(c.user)) for c in again] == [3, 3]
+    assert [s.score for s in scored] == [4, 4, 4, None, None, None]
+    assert notes == ["3 source(s) could not be scored and are left out (the relevance answer had no scores); "
+                     "6 source(s) left without a score had been asked again in smaller batches first"]  # fmt: skip
+
+
+async def test_sources_scored_on_the_second_ask_need_no_warning_and_one_source_is_not_asked_twice(
+    scripted_model,
+) -> None:
+    from research_agent.errors import LLMTimeout, LLMUnavailable
+
+    stray = {"scores": [{"id": 9, "score": 5, "reason": "no such source"}]}  # valid, but scores none of them
+    scripted_model.enqueue("relevance", stray)
+    scripted_model.enqueue("relevance", scored_each({"score": 2, "reason": "again"}), times=2)
+    notes: list[str] = []
+    scored = await score_sources(scripted_model, "q", sources(4), token_budget=100, slots=1, notify=notes.append)
+    assert [s.score for s in scored] == [2] * 4
+    assert notes == ["the model's relevance answers held 1 score(s) for sources it was not asked about; those were ignored"]
+    assert [len(relevance_blocks(c.user)) for c in scripted_model.calls("relevance")] == [4, 2, 2]
+
+    for failure in (LLMTimeout("timed out"), LLMUnavailable("connection refused")):
+        model = type(scripted_model)().enqueue("relevance", failure)
+        (alone,) = await score_sources(model, "q", sources(1), token_budget=100, slots=1)
+        assert alone.score is None and len(model.calls("relevance")) == 1
+    model = type(scripted_model)().enqueue("relevance", LLMUnavailable("connection refused"))
+    assert [s.score for s in await score_sources(model, "q", sources(3), token_budget=100, slots=1)] == [None] * 3
+    assert len(model.calls("relevance")) == 1, "an endpoint that cannot answer is not asked again"

@@ -131,7 +131,7 @@ async def test_invented_and_skeptic_citations_are_renumbered_or_removed_through_
     assert "\u201cBloat grows without it [3, 4, 5, 6]\u201d. source [7] describes bloat differently [7]" in adversarial
     assert "Response: compare with [7]" in adversarial
     limits = report.split("## Limitations & Gaps\n", 1)[1].split("\n## ", 1)[0]
-    assert 'Unresolved after review: "Plain vacuum keeps the file size [1]": the passage in [7] says' in limits
+    assert ': "Plain vacuum keeps the file size [1]": the passage in [7] says' in limits
     assert "it has" not in report and "not in the Sources list" not in report
 
     # invented numbers: removed, the sentence marked only when nothing else supports it

@@ -6,7 +6,7 @@ import yaml
 
 from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
-from tests.support.pipeline import CLAIM, CRITICAL, DOCS, QUERY, DocsProvider, script, settings_for
+from tests.support.pipeline import CLAIM, CRITICAL, DOCS, GAP, QUERY, DocsProvider, script, settings_for
 from tests.support.research_responder import ResearchResponder
 
 
@@ -22,7 +22,7 @@ async def run(tmp_path, model, **changes):
 
 async def test_low_viability_three_times_makes_exactly_three_plans_then_proceeds(tmp_path, scripted_model):
     # later plans find no new sources, so only the first plan's sources are scored
-    script(scripted_model, ResearchResponder(viability=30), plans=3, drafts=3, skeptics=3)
+    script(scripted_model, ResearchResponder(viability=30, findings=[GAP]), plans=3, drafts=3, skeptics=3)
     result = await run(tmp_path, scripted_model)
     assert [i.decision for i in result.iterations] == ["replan", "replan", "proceed"]
     assert len(scripted_model.calls("decompose")) == 3
@@ -34,7 +34,7 @@ async def test_low_viability_three_times_makes_exactly_three_plans_then_proceeds
 
 
 async def test_low_then_high_viability_makes_two_plans(tmp_path, scripted_model):
-    script(scripted_model, ResearchResponder(viability=[30, 80]), plans=2, drafts=2, skeptics=2)
+    script(scripted_model, ResearchResponder(viability=[30, 80], findings=[GAP]), plans=2, drafts=2, skeptics=2)
     result = await run(tmp_path, scripted_model)
     assert [i.decision for i in result.iterations] == ["replan", "proceed"]
     assert "below the threshold" not in result.report_markdown
@@ -75,7 +75,7 @@ async def test_no_retry_turns_both_loops_off(tmp_path, scripted_model):
 
 
 async def test_limits_are_settings(tmp_path, scripted_model):
-    script(scripted_model, ResearchResponder(viability=30), plans=2, drafts=2, skeptics=2)
+    script(scripted_model, ResearchResponder(viability=30, findings=[GAP]), plans=2, drafts=2, skeptics=2)
     result = await run(tmp_path, scripted_model, max_plans=2, min_viability=40)
     assert len(result.iterations) == 2 and len(DOCS) == len(scripted_model.calls("relevance"))
 

@@ -124,3 +124,12 @@ def test_an_empty_or_unstructured_file_is_a_rejected_report_exit_1(tmp_path: Pat
 
 def test_a_binary_file_stays_unusable_input_exit_2(tmp_path: Path) -> None:
     assert "binary" in one_line_error([str(write(tmp_path, b"\x00\x01\x02PK\x00", "zip.md"))])
+
+
+def test_a_paragraph_looped_through_near_copies_is_rejected(tmp_path: Path) -> None:
+    para = "Installers say that careful sizing and good insulation matter more than the brand of the unit [3]."
+    near = para.replace("careful sizing", "careful unit sizing")
+    looped = long_body(MODES["standard"].target_words) + "\n## Loop\n" + "\n\n".join([para] + [near] * 13) + "\n"
+    result = runner.invoke(app, [str(write(tmp_path, report(looped)))])
+    assert result.exit_code == 1, result.output  # approved (exit 0) before near copies counted as repeats
+    assert "X Duplicated paragraphs (13 issues):" in result.stdout

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from research_agent.config import MODES
 from research_agent.review.checks.text import prose_word_count
 from research_agent.review.issues import Issue
 from research_agent.review.lint import lint_report
 from research_agent.review.markdown import parse_front_matter, parse_report
 from research_agent.review.rules import Rule
-from tests.support.review_reports import CLEAN_BODY, FRONT, SOURCES, line_of, report
+from tests.support.review_reports import CLEAN_BODY, FRONT, SOURCES, line_of, long_body, report
 
 
 def kinds(issues: list[Issue]) -> list[tuple[str, str, int | None]]:
@@ -474,3 +475,34 @@ def test_the_short_reports_own_gate_counts_are_not_uncited_numbers(reason: str) 
     meta = ReportMeta("How do heat pumps work?", "standard", "2026-11-22", "m", "no_new_findings")
     markdown = render_insufficient(meta=meta, reason=reason, sub_queries=["heat pumps"], examined=[])
     assert [i.type for i in lint_report(markdown, target_words=None)] == []
+
+
+# --- near copies that loop (issue 32 point 4) ----------------------------------------------------
+
+NEAR = PARA.replace("careful sizing", "careful unit sizing")  # 90% of the words in order
+
+
+def test_exact_copies_of_a_near_copy_are_repeats_of_one_paragraph_and_all_critical() -> None:
+    # one paragraph, then 12 exact copies of a 90%-similar variant: approved before, a loop now
+    body = long_body(MODES["standard"].target_words) + "\n## Loop\n" + "\n\n".join([PARA] + [NEAR] * 13) + "\n"
+    md = report(body)
+    issues = [i for i in lint_report(md, target_words=None) if i.type == "duplicate_paragraph"]
+    first = line_of(md, PARA[:30])
+    variant = line_of(md, NEAR[:40])
+    assert len(issues) == 13 and {i.severity for i in issues} == {"critical"}
+    assert issues[0].line == variant
+    assert issues[0].reason == f"nearly repeats the paragraph at line {first}; the paragraph at line {first} is repeated 13 times"
+    assert {i.reason for i in issues[1:]} == {f"repeats the paragraph at line {variant}"}
+
+
+def test_near_copies_are_critical_from_the_third_repeat_or_past_a_quarter_of_the_text() -> None:
+    long = long_body(MODES["standard"].target_words)
+    variants = [PARA.replace("careful", word) for word in ("correct", "proper", "precise")]
+
+    def severities(body: str) -> list[str]:
+        return [i.severity for i in lint_report(report(body), target_words=None) if i.type == "duplicate_paragraph"]
+
+    assert severities(long + "\n## Loop\n" + "\n\n".join([PARA, *variants[:2]]) + "\n") == ["warning"] * 2
+    assert severities(long + "\n## Loop\n" + "\n\n".join([PARA, *variants]) + "\n") == ["critical"] * 3
+    # one near copy, in a short text that it makes more than a quarter of
+    assert severities(f"## Summary\n{PARA}\n\n{variants[0]}\n\nHeat pumps need sizing [1].\n") == ["critical"]

@@ -6,13 +6,13 @@ from dataclasses import dataclass
 
 import pytest
 
+from research_agent.review.feedback import open_issue_lines
 from research_agent.review.issues import Issue
 from research_agent.review.review import (
     Review,
     clamp_viability,
     issues_from_findings,
     needs_revision,
-    open_issue_lines,
     review_draft,
 )
 from tests.support.review_reports import CLEAN_BODY, report
@@ -206,7 +206,9 @@ def test_sources_numbers_are_passed_to_lint_for_a_draft_without_sources() -> Non
 def test_open_issue_lines_name_critical_issues_for_limitations() -> None:
     md = report(CLEAN_BODY + "\n## Extra\nSales rose 40%.\n\nIn 2022 sales fell.\n")
     lines = open_issue_lines(review_draft(md, target_words=None))
-    assert lines == ('Unresolved after review: "Sales rose 40%": numeric claim without a citation.',)
+    at = md.split("\n").index("Sales rose 40%.") + 1
+    assert lines == (f'Unresolved after review: unsupported claims at line {at}: "Sales rose 40%": numeric claim '
+                     "without a citation.",)  # fmt: skip
 
 
 def test_as_dict_is_json_ready() -> None:
@@ -221,5 +223,5 @@ def test_open_issue_lines_leave_out_citation_issues_the_final_report_settles() -
     review = review_draft(md, target_words=None)
     assert {i.type for i in review.issues if i.critical} == {"missing_source", "unsupported_claim"}
     lines = open_issue_lines(review)
-    assert lines == ('Unresolved after review: "Sales rose 40%": numeric claim without a citation.',)
+    assert len(lines) == 1 and lines[0].endswith('"Sales rose 40%": numeric claim without a citation.')
     assert not any("99" in line or "it has" in line for line in lines)

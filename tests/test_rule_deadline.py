@@ -7,7 +7,6 @@ the rule is always stopped, by its budget or by the deadline.
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from tests.support.fake_openai_server import FakeOpenAIServer
 from tests.support.pipeline import QUERY, DocsProvider, script, settings_for
 from tests.support.reliability import cli_env, message_lines, write_docs
 from tests.support.research_responder import ResearchResponder
+from tests.support.streams import JumpingLoop
 
 NEVER_ENDS = r"^(?:[\w ,]|[\w ,]{2})+$"  # with multiline: exponential on any line of 60+ such characters
 SLOW_RULE = {"name": "slow-rule", "pattern": NEVER_ENDS, "reason": "r", "fix": "f", "severity": "warning",
@@ -104,15 +104,6 @@ async def test_a_run_skips_a_rule_that_ran_past_its_budget_and_says_so_once(tmp_
     message = "custom rule 'slow-rule' ran past its time budget and was stopped; it is skipped from now on"
     assert notes.count(message) == 1 and result.warnings.count(message) == 1
     assert yaml.safe_load(result.run_record_path.read_text(encoding="utf-8"))["warnings"].count(message) == 1
-
-
-class JumpingLoop(asyncio.SelectorEventLoop):
-    """An event loop whose clock a test can move forward: time passes at once, not by waiting."""
-
-    offset = 0.0
-
-    def time(self) -> float:
-        return super().time() + self.offset
 
 
 def test_the_run_deadline_reaches_a_custom_rule_and_the_draft_is_published(tmp_path: Path, scripted_model) -> None:

@@ -28,7 +28,15 @@ from tests.support.pipeline import (
     use,
 )
 from tests.support.research_responder import ResearchResponder
-from tests.support.streams import DONE, ManualTicker, content_events, event, events_then, sse_response
+from tests.support.streams import (
+    DONE,
+    JumpingLoop,
+    ManualTicker,
+    content_events,
+    event,
+    events_then,
+    sse_response,
+)
 
 
 def timed_out(stage: str) -> LLMTimeout:
@@ -96,15 +104,6 @@ class HangingSkeptic:
             self.loop.offset += 7200.0
             await asyncio.Event().wait()
         return await self.inner.complete(request)
-
-
-class JumpingLoop(asyncio.SelectorEventLoop):
-    """An event loop whose clock a test moves forward: time passes at once, not by waiting."""
-
-    offset = 0.0
-
-    def time(self) -> float:
-        return super().time() + self.offset
 
 
 def test_the_deadline_passing_during_the_skeptic_publishes_the_draft(tmp_path, scripted_model) -> None:

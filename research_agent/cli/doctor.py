@@ -1,11 +1,14 @@
 """``research-agent doctor``: check the setup before a long run finds out the hard way.
 
-Each check is ``(what, ok, detail)``: ``ok`` is True (ok), False (fail: exit 1) or None (an
-optional extra that is missing: shown as "missing", never a failure). Doctor changes nothing:
+Each check is ``(what, ok, detail)``: ``ok`` is True (ok), False (fail: exit 1), None (an
+optional extra that is missing: shown as "missing", never a failure) or "slow" (the model did
+not answer in time: no failure either). Doctor changes nothing:
 it creates no folder (a folder that does not exist yet is checked through its nearest existing
 parent). A model the server does not list is tried with a one-token completion, since some
-servers (llama.cpp's) list a file path and serve any name. Each scholarly search provider the
-settings name (openalex, arxiv, pubmed, semanticscholar, wikipedia) is asked one small query, unless
+servers (llama.cpp's) list a file path and serve any name; it is waited for as long as
+``--llm-timeout`` (a one-slot server busy with another request answers late), and one that does
+not answer by then is "slow", never "not served". Each scholarly search provider the settings
+name (openalex, arxiv, pubmed, semanticscholar, wikipedia) is asked one small query, unless
 ``--offline`` says not to reach out.
 
 httpx is imported when the command runs, not with the CLI (it costs start-up for every command).
@@ -26,7 +29,7 @@ from rich.table import Table
 from ..config import Settings, default_config_path, load_settings
 from ..version import extra_hint
 from .boundary import guarded
-from .run_options import ReportsDir
+from .run_options import LlmTimeout, ReportsDir
 from .terminal import markup
 
 if TYPE_CHECKING:
@@ -34,7 +37,8 @@ if TYPE_CHECKING:
 
 __all__ = ["doctor_command", "run_checks", "Check"]
 
-Check = tuple[str, bool | None, str]  # (what, ok / fail / None: an optional extra is missing, detail)
+# (what, ok / fail / None: an optional extra is missing / "slow": the model did not answer in time, detail)
+Check = tuple[str, bool | str | None, str]
 
 # module: (what it is for, the optional extra that installs it, or None when it is required)
 _MODULES: dict[str, tuple[str, str | None]] = {
@@ -54,13 +58,19 @@ def _listed(response: Any) -> list[str]:
         return []
 
 
-def _answers(client: httpx.Client, base: str, headers: dict[str, str], model: str) -> str | None:
-    """None when ``model`` answers a one-token completion, else why not."""
+_SLOW = "slow"  # the status of an endpoint whose model did not answer within --llm-timeout
+
+
+def _answers(client: httpx.Client, base: str, headers: dict[str, str], model: str, wait: httpx.Timeout) -> str | None:
+    """None when ``model`` answers a one-token completion within ``wait`` (a server
+    busy with another request answers late, not never), :data:`_SLOW` when it did not, else why not."""
     import httpx
 
     body = {"model": model, "messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 1}
     try:
-        response = client.post(f"{base}/chat/completions", json=body, headers=headers)
+        response = client.post(f"{base}/chat/completions", json=body, headers=headers, timeout=wait)
+    except httpx.TimeoutException:
+        return _SLOW
     except httpx.HTTPError as exc:
         return f"the completion failed ({exc.__class__.__name__})"
     if response.status_code >= 400:
@@ -73,13 +83,26 @@ def _models(client: httpx.Client, base: str, headers: dict[str, str], settings: 
     wanted = sorted({settings.model, settings.fast_model_name})
     listed = ", ".join(names[:_SHOWN_NAMES]) + (f" and {len(names) - _SHOWN_NAMES} more" if len(names) > _SHOWN_NAMES else "")
     unlisted = [m for m in wanted if names and m not in names]
-    problems = [f"{m}: {why}" for m in unlisted if (why := _answers(client, base, headers, m)) is not None]
+    answers = {m: _answers(client, base, headers, m, _answer_within(client, settings)) for m in unlisted}
+    problems = [f"{m}: {why}" for m, why in answers.items() if why not in (None, _SLOW)]
     if problems:
         return ("model endpoint", False, f"{base} does not serve {'; '.join(problems)}; it lists: {listed}")
+    slow = [m for m, why in answers.items() if why == _SLOW]
+    if slow:
+        return ("model endpoint", _SLOW, f"{base} gave no answer to a one-token completion of {', '.join(slow)} within "
+                f"{settings.llm_timeout:g}s (--llm-timeout): the server is slow or busy; it lists: {listed}")  # fmt: skip
     detail = f"{base}, model {settings.model}, fast model {settings.fast_model_name}"
     if unlisted:
         detail += f" (not in its list, which names {listed}, but it answered a one-token completion)"
     return ("model endpoint", True, detail)
+
+
+def _answer_within(client: httpx.Client, settings: Settings) -> httpx.Timeout:
+    """The client's limits (``--timeout``), but an answer waited for as long as ``--llm-timeout``."""
+    import httpx
+
+    return httpx.Timeout(client.timeout.connect, read=settings.llm_timeout, write=client.timeout.write,
+                         pool=client.timeout.pool)  # fmt: skip
 
 
 def _endpoint(settings: Settings, client: httpx.Client) -> Check:
@@ -89,8 +112,11 @@ def _endpoint(settings: Settings, client: httpx.Client) -> Check:
         return ("model endpoint", False, "not configured: set OPENAI_API_KEY, or OPENAI_BASE_URL for a local server")
     base = (settings.base_url or "https://api.openai.com/v1").rstrip("/")
     headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
-    try:
-        response = client.get(f"{base}/models", headers=headers)
+    try:  # connected, a busy one-slot server may answer even its list late: waited for as long as a model call
+        response = client.get(f"{base}/models", headers=headers, timeout=_answer_within(client, settings))
+    except (httpx.ReadTimeout, httpx.WriteTimeout):
+        return ("model endpoint", _SLOW, f"{base} took the request but gave no answer to /models within "
+                f"{settings.llm_timeout:g}s (--llm-timeout): the server is slow or busy")  # fmt: skip
     except httpx.HTTPError as exc:
         return ("model endpoint", False, f"cannot reach {base}: {exc.__class__.__name__}")
     if response.status_code in (401, 403):
@@ -175,7 +201,8 @@ async def _probe(settings: Settings, names: list[str]) -> list[Check]:
         return await probe([scholarly_provider(name, settings, client) for name in names])
 
 
-_STATUS = {True: "[green]ok[/green]", False: "[red]fail[/red]", None: "[yellow]missing[/yellow]"}
+_STATUS = {True: "[green]ok[/green]", False: "[red]fail[/red]", None: "[yellow]missing[/yellow]",
+           _SLOW: "[yellow]slow[/yellow]"}  # fmt: skip
 
 
 @guarded
@@ -187,13 +214,17 @@ def doctor_command(
     offline: Annotated[
         bool, typer.Option("--offline", help="Do not ask the scholarly search providers a test query.")
     ] = False,
+    llm_timeout: LlmTimeout = None,
 ) -> None:
     """Check settings, the model endpoint, folders, search providers and optional extras; exit 1 if
-    something is wrong."""
+    something is wrong.
+
+    A model the server does not list is tried with a one-token completion, waited for as long
+    as --llm-timeout: a busy one-slot server is "slow", not a model it does not serve."""
     import httpx
 
     console = Console(stderr=False, highlight=False)
-    settings = load_settings({"reports_dir": reports_dir})
+    settings = load_settings({"reports_dir": reports_dir, "llm_timeout": llm_timeout})
     with httpx.Client(timeout=timeout) as client:
         checks = run_checks(settings, client=client, offline=offline, timeout=timeout)
     table = Table(show_header=True, header_style="bold")

@@ -49,6 +49,9 @@ class _Command(NamedTuple):
 COMMANDS: dict[str, _Command] = {
     "run": _Command("run", "run", "Research QUERY and write reports/<id>.md plus a run record in reports/meta/\n"
                     "(and, with --format html|pdf, reports/<id>.html or .pdf, or --output in that format)."),
+    "batch": _Command("batch", "batch_command", "Research every question of FILE (reports/<id>.md each), critique each report as it finishes,\n"
+                      "and write the batch page reports/batch-<id>.md; the state in reports/meta/batch-<id>.yaml lets\n"
+                      "the same command (or --resume ID) continue where it stopped."),
     "critique": _Command("critique", "critique_command",
                          "Critique a finished run and store reports/meta/critique-<id>.yaml next to its record."),
     "review": _Command("review", "review_command",

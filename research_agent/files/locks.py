@@ -16,19 +16,27 @@ from pathlib import Path
 
 from ..errors import StorageError
 
-__all__ = ["exclusive_lock"]
+__all__ = ["exclusive_lock", "Locked"]
+
+
+class Locked(StorageError):
+    """Another process holds the lock (only when asked not to wait for it)."""
 
 
 @contextlib.contextmanager
-def exclusive_lock(path: Path, *, mode: int = 0o644) -> Iterator[None]:
+def exclusive_lock(path: Path, *, mode: int = 0o644, wait: bool = True) -> Iterator[None]:
     """Hold an exclusive ``flock`` on ``path`` (created with ``mode`` when missing; never
-    through a symlink); StorageError when it cannot be opened."""
+    through a symlink); StorageError when it cannot be opened. ``wait=False``: :class:`Locked`
+    at once when another process holds it."""
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), mode)
     except OSError as exc:
         raise StorageError(f"cannot lock {path}: {exc.strerror or exc}") from None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            raise Locked(f"{path} is locked by another process") from None
         yield
     finally:
         with contextlib.suppress(OSError):  # closing the descriptor releases the lock anyway

@@ -24,38 +24,18 @@ from ..errors import InputError
 from ..review.report_file import check_report_size, read_report
 from ..review.rules import load_rules
 from ..run_refs import Runs, short_id
-from ..search.registry import KNOWN_PROVIDERS
 from ..service import Service
 from ..service.folders import inside_any
 from ..service.runs import research_and_schedule, unwound_on_cancel
 from .answers import answered, service_of
+from .arguments import CorpusFolders, MaxSources, ModeName, Providers, Question, run_settings
+from .batch_tool import research_batch
 from .memory_tools import memory_effects, memory_lessons, memory_list, memory_proposals, memory_show
 from .progress import NotifyingProgress
 from .shapes import ResearchOutput, ReviewOutput, research_output, review_output
 from .summaries import research_text, review_text
 
 __all__ = ["ToolSpec", "TOOLS", "research", "review_report"]
-
-
-Question = Annotated[str, Field(description="The question to research (at most 2,000 characters).")]
-ModeName = Annotated[
-    str,
-    Field(
-        description="quick (fewer sources, no skeptic, no critique), standard, or deep.",
-        json_schema_extra={"enum": list(MODES)},
-    ),
-]
-CorpusFolders = Annotated[
-    list[str] | None,
-    Field(description="Folders of documents to search; each must be one the server allows (--allow-dir). "
-                      "Alone, they mean local only: the web is not searched."),
-]
-Providers = Annotated[
-    list[str] | None,
-    Field(description=f"Search providers, among {', '.join(KNOWN_PROVIDERS)} (default: local with a corpus, "
-                      "else ddgs)."),
-]
-MaxSources = Annotated[int | None, Field(description="At most this many sources fetched and scored per plan.")]
 
 
 @answered(summary=research_text)
@@ -78,12 +58,7 @@ async def research(
     half-written file.
     """
     service = service_of(ctx)
-    settings = service.run_settings(
-        mode=mode,
-        corpus_dirs=tuple(corpus) if corpus else None,
-        search_providers=tuple(search) if search else None,
-        max_sources=max_sources,
-    )
+    settings = run_settings(service, mode, corpus, search, max_sources)
     with service.slots.take():
         progress = NotifyingProgress(asyncio.get_running_loop())
         async with progress.forwarding(ctx.report_progress):
@@ -165,6 +140,7 @@ class ToolSpec:
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(research, "Research a question", read_only=False, open_world=True),
+    ToolSpec(research_batch, "Research many questions", read_only=False, open_world=True),
     ToolSpec(review_report, "Review a markdown report"),
     ToolSpec(memory_lessons, "Lessons a run would get now", open_world=True),
     ToolSpec(memory_list, "List stored critiques"),

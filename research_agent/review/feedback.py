@@ -22,13 +22,14 @@ delimiter is named by its line, never repeated into the next prompt.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 
 from ..text.sanitize import sanitize
 from .issues import Issue
-from .review import Review, order_issues
+from .review import Review, open_critical_issues, order_issues
 
-__all__ = ["format_feedback", "issue_title", "ISSUE_TITLES"]
+__all__ = ["format_feedback", "issue_title", "open_issue_lines", "ISSUE_TITLES"]
 
 ISSUE_TITLES: dict[str, str] = {
     "structure": "Report structure",
@@ -125,3 +126,39 @@ def format_feedback(review: Review) -> str:
     if review.words is not None:
         out.append(f"  - Words of prose: {review.words}")
     return "\n".join(out)
+
+
+_LINE_SHOWN = 5  # line numbers listed per kind of open issue; the rest are counted
+_LINE_REF = re.compile(r"\bline (\d+)\b")
+
+
+def open_issue_lines(review: Review, *, line_of: Callable[[int], int] | None = None) -> tuple[str, ...]:
+    """One line per kind of critical issue left open (whatever its confidence), for the report's
+    Limitations & Gaps: every kind, how many, where, and the first one's text and reason.
+
+    ``line_of`` maps a line of the markdown the review read to the same line of the published
+    report (lines in the lint's reasons too). Citation issues are left out: the final report
+    settles them."""
+    moved = line_of or (lambda line: line)
+    kinds: dict[str, list[Issue]] = {}
+    for issue in open_critical_issues(review, min_confidence=0.0):
+        kinds.setdefault(issue_title(issue.type).lower(), []).append(issue)
+    return tuple(_kind_line(kind, issues, moved) for kind, issues in kinds.items())
+
+
+def _kind_line(kind: str, issues: list[Issue], moved: Callable[[int], int]) -> str:
+    """``Unresolved after review: KIND (N issue(s), at lines ...), the first "TEXT": REASON.``"""
+    first = issues[0]
+    at = sorted({moved(i.line) for i in issues if i.line is not None})
+    where = ", ".join(str(n) for n in at[:_LINE_SHOWN])
+    if len(at) > _LINE_SHOWN:
+        where += f" and {len(at) - _LINE_SHOWN} more"
+    quoted = f'"{_clean(first.matched)}"' if first.matched else ""
+    if len(issues) == 1:
+        head = (f"{kind} at line {where}" if at else kind) + (f": {quoted}" if quoted else "")
+    else:
+        head = f"{kind} ({len(issues)} issue(s)" + (f", at lines {where})" if at else ")") + f", the first {quoted}"
+    reason = _clean(first.reason).rstrip(".")
+    if first.origin == "lint":
+        reason = _LINE_REF.sub(lambda m: f"line {moved(int(m.group(1)))}", reason)
+    return f"Unresolved after review: {head.rstrip()}: {reason}."

@@ -33,7 +33,6 @@ __all__ = [
     "clamp_viability",
     "cap_viability",
     "open_critical_issues",
-    "open_issue_lines",
     "order_issues",
     "still_open",
     "counted",
@@ -355,15 +354,3 @@ def open_critical_issues(review: Review, *, min_confidence: float = MIN_CONFIDEN
     and the lint does not read a disputed sentence as a claim.
     """
     return tuple(i for i in _open_critical(review.issues) if i.confidence >= min_confidence)
-
-
-def open_issue_lines(review: Review, *, limit: int = 10) -> tuple[str, ...]:
-    """One line per critical issue left open (whatever its confidence), for the report's
-    Limitations & Gaps. Citation issues are left out: the final report settles them."""
-    lines: list[str] = []
-    for issue in _open_critical(review.issues)[:limit]:
-        subject = f'"{issue.matched}"' if issue.matched else "the report"
-        line = f"Unresolved after review: {subject}: {issue.reason}."
-        if line not in lines:  # two copies of one line would be a repeat the lint rejects
-            lines.append(line)
-    return tuple(lines)

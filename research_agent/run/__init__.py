@@ -5,6 +5,7 @@
   :mod:`.context` ``research_context.md`` read as data
 * :mod:`.ledger`       what a run accumulates as it goes: sources, sub-queries, iterations, warnings, the latest draft
 * :mod:`.writing`      write and review: draft, skeptic, review, revise
+* :mod:`.replan`       whether another plan could help (only when new sources could), and what it is told
 * :mod:`.claim_round`  the claim check in a run: planned from the draft, answered in the skeptic's round
 * :mod:`.report`       a draft rendered to markdown: the drafts the review reads, the final and the short report
 * :mod:`.finish`       the final report, the run record and passage store, written all or none

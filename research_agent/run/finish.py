@@ -33,16 +33,16 @@ from ..record.passages import prune_passage_stores
 from ..record.types import ReviewOutcome
 from ..results import Briefing, Outcome, ResearchResult, summarize_sources
 from ..review.checks.text import CUT_SHORT_NOTE
-from ..review.feedback import issue_title
+from ..review.feedback import issue_title, open_issue_lines
 from ..review.markdown import REJECTION_MARK
-from ..review.review import open_critical_issues, open_issue_lines
+from ..review.review import open_critical_issues
 from ..sources import ScoredSource, Source
 from ..stages.draft_text import CUT_NOTES
 from ..stages.skeptic import DEADLINE_BEFORE_SKEPTIC, SkepticReport, with_claim_findings
 from ..stages.synthesize import writer_text
 from .assembly import Run
 from .ledger import RunLedger
-from .report import compose_report, render_insufficient
+from .report import RenderedReport, compose_report, published_lines, render_insufficient
 from .writing import Written, after_revisions
 
 __all__ = ["FinalReport", "finish_run", "final_report", "run_record", "writer_texts"]
@@ -117,16 +117,21 @@ def final_report(run: Run, briefing: Briefing, outcome: Outcome) -> FinalReport:
     verdict = review_outcome(written)
     if verdict.rejected:
         meta = replace(meta, review="rejected", open_critical=verdict.open_critical)
-    rendered = compose_report(
-        written.draft,
-        tuple(s.source for s in gate.kept),
-        meta=meta,
-        skeptic=with_claim_findings(shown_skeptic(written), written.claims),
-        limitations=_limitations(run, outcome, written),
-        lessons_markdown=briefing.lessons_markdown,
-        final=True,
-        notice=_rejection_notice(verdict, written.revisions) if verdict.rejected else "",
-    )
+    kept = tuple(s.source for s in gate.kept)
+
+    def compose(limitations: list[str]) -> RenderedReport:
+        return compose_report(
+            written.draft, kept, meta=meta, skeptic=with_claim_findings(shown_skeptic(written), written.claims),
+            limitations=limitations, lessons_markdown=briefing.lessons_markdown, final=True,
+            notice=_rejection_notice(verdict, written.revisions) if verdict.rejected else "",
+        )  # fmt: skip
+
+    known = _limitations(run, outcome, written)
+    # The open issues are listed first, at their lines in the published file: nothing above them
+    # depends on them, so a first rendering without them tells where each line of the draft went.
+    reviewed = compose_report(written.draft, kept, meta=run.report_meta(gate.decision), skeptic=None, final=False)
+    line_of = published_lines(reviewed.markdown, compose(known).markdown)
+    rendered = compose([*open_issue_lines(written.review, line_of=line_of), *known])
     return FinalReport(rendered.markdown, rendered.cited, rendered.citations_removed, "proceed", verdict)
 
 
@@ -172,9 +177,10 @@ def _best_first(scored: tuple[ScoredSource, ...]) -> list[ScoredSource]:
 
 
 def _limitations(run: Run, outcome: Outcome, written: Written) -> list[str]:
-    """What the run itself knows its report lacks, for the Limitations & Gaps section."""
+    """What the run itself knows its report lacks, for the Limitations & Gaps section (after the
+    issues the review left open, which :func:`final_report` lists first)."""
     skeptic, gate, min_viability = written.skeptic, outcome.gate, run.settings.min_viability
-    limitations = list(open_issue_lines(written.review))
+    limitations: list[str] = []
     if written.draft.cut:
         limitations.append(
             f"{CUT_SHORT_NOTE} ({CUT_NOTES.get(written.draft.cut, written.draft.cut)}): "
@@ -188,11 +194,17 @@ def _limitations(run: Run, outcome: Outcome, written: Written) -> list[str]:
             f"The skeptic's answers could not be used ({why}), so this report has no adversarial findings: "
             "its claims were not independently challenged."
         )
-    if skeptic is not None and skeptic.viability is not None and skeptic.viability < min_viability:
+    if skeptic is not None and skeptic.unfounded:
+        limitations.append(
+            f"The skeptic rated viability {skeptic.viability}/100 without naming a problem behind the score: "
+            "it was set aside, and decided no replan."
+        )
+    elif skeptic is not None and skeptic.viability is not None and skeptic.viability < min_viability:
         limitations.append(
             f"The skeptic rated viability {skeptic.viability}/100, below the threshold of "
             f"{min_viability}, after {outcome.plans} plan(s): treat the conclusions as tentative."
         )
+    limitations += [f"Not replanned: {reason}." for reason in run.ledger.replans_skipped]
     if gate.decision == "short_report":
         limitations.append(f"Short report: {gate.reason}.")
     if any(s.source.snippet_only for s in gate.kept):

@@ -5,7 +5,8 @@ the sources scored so far (a later plan adds to them), the sub-queries asked and
 their searches found (and whether the user's source limit cut that), the iterations of the plan/write/review loop, the warnings, the search and fetch failures,
 the custom lint rules skipped for overrunning their time budget, the latest draft (what a
 run whose deadline passes publishes), the first draft while it streams (published in its
-place when the deadline comes first) and how many writer answers were cut short.
+place when the deadline comes first), how many writer answers were cut short and the
+replans not made (and why).
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ class RunLedger:
         self._latest_draft: KeptDraft | None = None
         self._draft_in_progress: DraftInProgress | None = None
         self._cut_answers = 0
+        self._not_replanned: list[str] = []
 
     # --- sources and sub-queries --------------------------------------------------------
 
@@ -157,6 +159,17 @@ class RunLedger:
     @property
     def cut_answers(self) -> int:
         return self._cut_answers
+
+    def not_replanned(self, reason: str) -> None:
+        """A replan the run did not make, and why (:mod:`.replan`): said once per reason, kept
+        for the run record's warnings and the report's Limitations."""
+        if reason not in self._not_replanned:
+            self._not_replanned.append(reason)
+            self.warn(f"not replanned: {reason}")
+
+    @property
+    def replans_skipped(self) -> tuple[str, ...]:
+        return tuple(self._not_replanned)
 
     # --- what went wrong ----------------------------------------------------------------
 

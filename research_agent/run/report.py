@@ -3,7 +3,8 @@ report of a run that found too little."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import bisect
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import yaml
@@ -21,6 +22,7 @@ __all__ = [
     "compose_report",
     "render_insufficient",
     "renumber_citations",
+    "published_lines",
     "CITATION",
 ]
 
@@ -99,11 +101,14 @@ def _adversarial_lines(skeptic: SkepticReport | None, mode: str) -> list[str]:
     if skeptic.unavailable:
         return ["The skeptic gave no usable answer; claims were not independently challenged."]
     lines = []
-    if skeptic.viability is not None:
+    if skeptic.unfounded:  # a low score with no finding behind it: never beside "found no problems"
+        lines.append(f"The skeptic rated viability {skeptic.viability}/100 without naming a problem behind the "
+                     "score, so the score was set aside.")  # fmt: skip
+    elif skeptic.viability is not None:
         lines.append(f"Viability of the answer from these sources: {skeptic.viability}/100.")
     else:
         lines.append("The skeptic gave no viability score.")
-    if not skeptic.findings:
+    if not skeptic.findings and not skeptic.unfounded:
         lines += ["", "The skeptic found no problems with the draft."]
     for finding in skeptic.findings:
         claim = plain_text_with_citations(finding.claim, max_chars=600)
@@ -200,6 +205,23 @@ def compose_report(
     if lessons_markdown.strip():
         parts.append(lessons_markdown.strip() + "\n")
     return RenderedReport("\n".join(parts), cited, removed)
+
+
+def published_lines(reviewed: str, published: str) -> Callable[[int], int]:
+    """A line of ``reviewed`` (a draft as the review read it) -> the same line of ``published``
+    (the final report of that draft), found under the same heading: both have the same title and
+    headings in the same order; what lies between them differs only in what comes before."""
+
+    def anchors(markdown: str) -> list[int]:
+        return [n for n, line in enumerate(markdown.split("\n"), start=1) if line.startswith(("# ", "## "))]
+
+    before, after = anchors(reviewed), anchors(published)
+
+    def moved(line: int) -> int:
+        k = min(max(0, bisect.bisect_right(before, line) - 1), len(after) - 1, len(before) - 1)
+        return line - before[k] + after[k] if k >= 0 else line
+
+    return moved
 
 
 def render_insufficient(

@@ -1,8 +1,8 @@
 """Write and review: draft from the kept sources, attack the draft, review it, revise it.
 
 :func:`write_and_review` is one pass of the story's "write and review" step. It ends
-either in ``replan`` (the skeptic rated the answer's viability below the bar and another
-plan is allowed) or in ``proceed`` with the last draft, after at most
+either in ``replan`` (the skeptic rated the answer's viability below the bar, another
+plan is allowed, and new sources could help: :mod:`.replan`) or in ``proceed`` with the last draft, after at most
 ``settings.max_revisions`` revisions for high-confidence critical issues. Each decision
 is kept as an :class:`~research_agent.record.Iteration` in the run's ledger, and so is
 the latest draft at every step (:meth:`~research_agent.run.ledger.RunLedger.keep_draft`):
@@ -42,6 +42,7 @@ from ..stages.skeptic import (
 from ..stages.synthesize import ReportDraft, draft_report, revise_report
 from .assembly import Run
 from .claim_round import check_rest, mark_draft, plan_claims, settle
+from .replan import replan_skip, unfounded
 from .report import ReportMeta, compose_report
 
 __all__ = ["Written", "write_and_review", "as_it_stood", "after_revisions"]
@@ -81,8 +82,11 @@ class _Pass:
     plan: Plan
     gate: Gate
     viability: int | None  # the skeptic's own score: what decides a replan
+    skipped: str = ""  # why a replan the viability asked for was not made (:mod:`.replan`)
 
     def record(self, run: Run, review: Review, revision: int, decision: str, reason: str) -> None:
+        if revision == 0 and self.skipped:  # the pass's first iteration says why it did not replan
+            reason = f"{reason}; not replanned: {self.skipped}"
         run.ledger.add_iteration(
             Iteration(
                 plan=self.plan.number,
@@ -114,25 +118,21 @@ def after_revisions(revisions: int) -> str:
 
 async def write_and_review(run: Run, plan: Plan, gate: Gate, *, can_replan: bool) -> Written:
     """Draft, attack, review and revise the answer from ``gate.kept``."""
-    min_viability = run.settings.min_viability
     meta = run.report_meta(gate.decision)
     kept = tuple(s.source for s in gate.kept)
     draft = await _draft(run, plan, gate, kept)
     run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, None, None, 0))
     markdown = _as_reviewed(draft, kept, meta=meta)
     skeptic, claims = await _attack(run, kept, markdown)
-    run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, skeptic, None, 0, claims))
     findings = (*(skeptic.findings if skeptic else ()), *claim_findings(claims))
+    skeptic = _weigh_viability(run, skeptic, findings)
+    run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, skeptic, None, 0, claims))
     this = _Pass(plan, gate, skeptic.viability if skeptic else None)
     review = _review(run, markdown, findings, this.viability, draft)
     run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, skeptic, review, 0, claims))
-    if this.viability is not None and this.viability < min_viability:
-        if can_replan:
-            this.record(run, review, 0, "replan", f"viability {this.viability} < {min_viability}")
-            return Written("replan", draft, skeptic, review, 0, claims)
-        run.ledger.record_warning(
-            f"viability {this.viability} stayed below {min_viability} after {plan.number} plan(s)"
-        )
+    this = _replan_or_not(run, this, review, skeptic, findings, can_replan=can_replan)
+    if this is None:
+        return Written("replan", draft, skeptic, review, 0, claims)
     revised = await _revise(run, this, kept, meta, _Revised(draft, review, findings, 0), skeptic, claims)
     revised, claims = _mark_disputed(run, this, kept, meta, revised, claims)
     review = revised.review
@@ -142,6 +142,43 @@ async def write_and_review(run: Run, plan: Plan, gate: Gate, *, can_replan: bool
         reason = "approved" if review.approved else "no high-confidence critical issues"
     this.record(run, review, revised.revisions, "proceed", reason)
     return Written("proceed", revised.draft, skeptic, review, revised.revisions, claims)
+
+
+def _weigh_viability(
+    run: Run, skeptic: SkepticReport | None, findings: Sequence[SkepticFinding]
+) -> SkepticReport | None:
+    """The skeptic's report, its viability set aside (``unfounded``, said once) when it is below
+    the bar with no finding behind it: such a score decides no replan (:mod:`.replan`)."""
+    min_viability = run.settings.min_viability
+    if skeptic is None or not unfounded(skeptic.viability, min_viability, findings):
+        return skeptic
+    note = f"viability {skeptic.viability} is below {min_viability} with no finding behind it: not credible, set aside"
+    run.ledger.warn(f"the skeptic's {note} (no replan)")
+    return replace(skeptic, unfounded=True, viability_note=f"{skeptic.viability_note}; {note}".lstrip("; "))
+
+
+def _replan_or_not(
+    run: Run, this: _Pass, review: Review, skeptic: SkepticReport | None, findings: Sequence[SkepticFinding],
+    *, can_replan: bool,
+) -> _Pass | None:
+    """None when the viability asks for a replan that new sources could answer (recorded);
+    else the pass, with the reason a replan was not made when one was asked for."""
+    min_viability = run.settings.min_viability
+    if this.viability is None or this.viability >= min_viability:
+        return this
+    if skeptic is not None and skeptic.unfounded:
+        return replace(this, skipped="the viability had no finding behind it") if can_replan else this
+    if not can_replan:
+        run.ledger.record_warning(
+            f"viability {this.viability} stayed below {min_viability} after {this.plan.number} plan(s)"
+        )
+        return this
+    skip = replan_skip(this.plan, review, findings)
+    if skip:
+        run.ledger.not_replanned(skip)
+        return replace(this, skipped=skip)
+    this.record(run, review, 0, "replan", f"viability {this.viability} < {min_viability}")
+    return None
 
 
 async def _draft(run: Run, plan: Plan, gate: Gate, kept: tuple[Source, ...]) -> ReportDraft:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the web providers (and httpx) are imported only by a run th
 __all__ = [
     "KNOWN_PROVIDERS",
     "provider_names",
+    "check_providers",
     "build_providers",
     "search_all",
     "merge_hits",
@@ -60,7 +61,8 @@ def provider_names(settings: Settings) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _check(settings: Settings, names: Sequence[str]) -> None:
+def check_providers(settings: Settings, names: Sequence[str]) -> None:
+    """ConfigError (one line) when a run of ``settings`` could not use the providers ``names``."""
     unknown = [n for n in names if n not in KNOWN_PROVIDERS]
     if unknown:
         known = ", ".join((*KNOWN_PROVIDERS, ACADEMIC))
@@ -100,7 +102,7 @@ def build_providers(
     seams for tests and for Tavily-compatible gateways (default :data:`~.web.TAVILY_BASE_URL`).
     """
     names = provider_names(settings)
-    _check(settings, names)
+    check_providers(settings, names)
     if http_client is None and WEB_PROVIDERS.intersection(names) - {"ddgs"}:
         raise ValueError("build_providers: the web search APIs need an http_client")
     if "local" in names and local_provider is None:

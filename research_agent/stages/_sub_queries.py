@@ -74,8 +74,8 @@ def answer_problem(screened: Screened) -> str | None:
     if screened.usable:
         return None
     total = len(screened.kept) + len(screened.dropped)
+    advice = "Write each sub-query as a few plain words a search engine can use"
+    if total == 0:
+        return f"the answer gave no sub-query. {advice}"
     shown = "; ".join(f"{d.query[:60]!r} ({d.reason})" for d in screened.dropped[:4])
-    return (
-        f"only {len(screened.kept)} of {total} sub-queries are search queries; not searchable: {shown}. "
-        "Write each sub-query as a few plain words a search engine can use"
-    )
+    return f"only {len(screened.kept)} of {total} sub-queries are search queries; not searchable: {shown}. {advice}"

@@ -26,13 +26,15 @@ MAX_ANSWER_TOKENS = 2000
 @dataclass(frozen=True)
 class Plan:
     """The sub-queries of one plan, in the order the model gave them, the domain it
-    named (empty when it was not asked), and the sub-queries dropped as debris."""
+    named (empty when it was not asked), and the sub-queries dropped as debris.
+    ``fell_back``: the model gave no usable sub-query, so the plan searches the question itself."""
 
     number: int
     sub_queries: tuple[str, ...]
     guidance: str = ""
     domain: str = ""
     dropped: tuple[DroppedQuery, ...] = ()
+    fell_back: bool = False
 
 
 def schema_for(count: int, *, pick_domain: bool = False) -> dict:
@@ -93,7 +95,7 @@ async def decompose(
         notify(f"the decompose stage got no usable sub-queries: {answer_problem(screened)}; {fallback}")
     dropped = screened.dropped or (checked[-1].dropped if checked else ())
     domain = DEFAULT_DOMAIN if pick_domain else ""
-    return Plan(number, (query[:200],), guidance=guidance, domain=domain, dropped=dropped)
+    return Plan(number, (query[:200],), guidance=guidance, domain=domain, dropped=dropped, fell_back=True)
 
 
 def _prompt(query: str, count: int, context_block: str, lessons_block: str, guidance: str, pick_domain: bool) -> prompts.Prompt:

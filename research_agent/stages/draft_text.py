@@ -18,9 +18,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from functools import cache
 from typing import TYPE_CHECKING
 
+from .. import prompts
 from ..review.markdown import LESSONS_TITLES, SOURCES_TITLES, heading_key
 from ..text.sanitize import DATA_MARKER
 
@@ -126,15 +128,47 @@ class _Heading:
 
 def _unfenced(text: str) -> str:
     """The answer without a code fence wrapped around all of it (```markdown ... ```), and
-    without the prompt's framing echoed back (data delimiters, source header lines): that is
-    the tool's own text, never the writer's."""
+    without the prompt's framing echoed back (data delimiters, source header lines, the
+    prompt's own instructions): that is the tool's own text, never the writer's."""
     text = DATA_MARKER.sub("", text)
-    lines = [line for line in text.strip("\n").split("\n") if not _ECHOED_HEADER.fullmatch(line)]
+    lines = [line for line in text.strip("\n").split("\n")
+             if not _ECHOED_HEADER.fullmatch(line) and not _echoes_instructions(line)]  # fmt: skip
     if lines and _FENCE_OPEN.match(lines[0].strip()):
         lines = lines[1:]
         if lines and lines[-1].strip() == "```":
             lines = lines[:-1]
     return "\n".join(lines)
+
+
+_ECHO_MIN_WORDS = 5
+_ECHO_SIMILAR = 0.8  # of the words in order: "Writing no title ..." echoes "Write no title ..."
+_LIST_MARKER = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
+
+
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+@cache
+def _instructions() -> tuple[tuple[str, ...], ...]:
+    """The writer prompts' own instruction sentences (draft and revise) of 5 or more words, as words."""
+    found = []
+    for name in ("draft", "revise"):
+        for line in prompts.load(name)[0].template.split("\n"):
+            if "$" not in line and not line.lstrip().startswith("#"):
+                found += [w for part in re.split(r"(?<=[.!?])\s+", line) if len(w := _words(part)) >= _ECHO_MIN_WORDS]
+    return tuple(found)
+
+
+def _echoes_instructions(line: str) -> bool:
+    """A line (a paragraph or list item) that says one of the prompt's instructions again."""
+    words = _words(_LIST_MARKER.sub("", line))
+    if len(words) < _ECHO_MIN_WORDS:
+        return False
+    return any(
+        abs(len(said) - len(words)) <= 0.3 * len(said) and SequenceMatcher(None, words, said).ratio() >= _ECHO_SIMILAR
+        for said in _instructions()
+    )
 
 
 def _headings(tokens: Sequence[Token]) -> list[_Heading]:

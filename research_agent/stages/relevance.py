@@ -9,8 +9,10 @@ side in one round, and a short answer comes back sooner than a long one
 (``bench/bench_pipeline.py`` shows the numbers behind this choice).
 
 Every source still gets its 1-5 score and reason, or an explicit unscored state. A batch
-answer that leaves sources out is asked again for just those; ids outside the batch and
-repeated ids are ignored and counted in one warning.
+answer that leaves sources out is asked again for just those, once, in one smaller batch; a
+batch whose call failed (or whose answer scored none) is asked again in halves. Ids outside
+the batch and repeated ids are ignored and counted in one warning; the sources left out
+unscored in another, with how many were asked again.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .. import prompts
-from ..errors import LLMError
+from ..errors import LLMError, LLMUnavailable, ModelNotFound
 from ..llm import ChatModel, ChatRequest
 from ..sources import ScoredSource, Source
 from ..text.passages import estimate_tokens, select_passages
@@ -86,11 +88,27 @@ def plan_batches(sizes: Sequence[int], budget: int, slots: int) -> list[list[int
 
 
 @dataclass
-class _Strays:
-    """Ids a batch answer named that it should not have: outside the batch, or repeated."""
+class _Tally:
+    """What the batch answers did besides scoring: ids they should not have named (outside the
+    batch, or repeated), and the sources they left without a score that were asked again."""
 
     outside: int = 0
     repeated: int = 0
+    asked_again: int = 0
+
+    def notes(self, scored: Sequence[ScoredSource]) -> list[str]:
+        """The warnings to give: stray ids, and the sources left out unscored."""
+        notes = []
+        if self.outside or self.repeated:
+            notes.append(self.note())
+        unscored = [item for item in scored if item.score is None]
+        if unscored:
+            note = f"{len(unscored)} source(s) could not be scored and are left out ({unscored[0].reason})"
+            if self.asked_again:
+                note += (f"; {self.asked_again} source(s) left without a score had been asked again in smaller "
+                         "batches first")  # fmt: skip
+            notes.append(note)
+        return notes
 
     def note(self) -> str:
         """The one line that tells the user, in plain words (a count of zero left out)."""
@@ -111,7 +129,7 @@ def _entry(n: int, item: _Item) -> str:
     return f"[{n}] Source title: {title}{note}\n" + wrap_data(f"source {n}: {item.source.location}", item.excerpt)
 
 
-async def _ask(model: ChatModel, query: str, items: Sequence[_Item], lessons: str, strays: _Strays) -> dict[int, tuple[int, str]]:
+async def _ask(model: ChatModel, query: str, items: Sequence[_Item], lessons: str, tally: _Tally) -> dict[int, tuple[int, str]]:
     """(score, reason) by 0-based position in ``items``, for the sources the answer scored."""
     prompt = prompts.render(
         "relevance",
@@ -125,9 +143,9 @@ async def _ask(model: ChatModel, query: str, items: Sequence[_Item], lessons: st
     for entry in (await model.complete(request)).data["scores"]:
         position = int(entry["id"]) - 1
         if not 0 <= position < len(items):
-            strays.outside += 1
+            tally.outside += 1
         elif position in answered:
-            strays.repeated += 1
+            tally.repeated += 1
         else:
             answered[position] = (int(entry["score"]), " ".join(str(entry["reason"]).split())[:300])
     return answered
@@ -142,24 +160,41 @@ def _scored(item: _Item, answer: tuple[int, str] | None, why_not: str) -> Scored
     return ScoredSource(item.source, score, reason)
 
 
-async def _score_batch(model: ChatModel, query: str, items: list[_Item], lessons: str, strays: _Strays) -> list[ScoredSource]:
-    """Score one batch; the sources its answer left out are asked again, once, on their own call."""
+def _again(items: list[_Item], missing: list[int], failed: LLMError | None) -> list[list[int]]:
+    """The batches in which the sources an answer left out are asked again: all in one (fewer
+    than the batch held), or, when none was scored, in halves; none after a call that failed
+    on one source, or on an endpoint that cannot answer (another call would fail the same)."""
+    if not missing or isinstance(failed, LLMUnavailable | ModelNotFound) or (failed is not None and len(items) == 1):
+        return []
+    size = len(missing) if len(missing) < len(items) else max(1, -(-len(items) // 2))
+    return [missing[i : i + size] for i in range(0, len(missing), size)]
+
+
+async def _score_batch(model: ChatModel, query: str, items: list[_Item], lessons: str, tally: _Tally) -> list[ScoredSource]:
+    """Score one batch; the sources its answer left without a score (all of them when the call
+    failed) are asked again, once, in smaller batches (:func:`_again`) before they are left out."""
+    answered: dict[int, tuple[int, str]] = {}
+    failed: LLMError | None = None
     try:
-        answered = await _ask(model, query, items, lessons, strays)
+        answered = await _ask(model, query, items, lessons, tally)
     except LLMError as exc:
         # One unscorable batch must not sink the run: its sources are kept out, visibly.
-        log.info("could not score %d source(s): %s", len(items), exc)  # the pipeline tells the user once
-        return [_scored(item, None, str(exc)) for item in items]
-    missing = [i for i in range(len(items)) if i not in answered]
-    why_not = NO_SCORE
-    if missing:
+        log.info("could not score %d source(s): %s", len(items), exc)  # score_sources tells the user once
+        failed = exc
+    why_not = {i: str(failed) if failed else NO_SCORE for i in range(len(items))}
+    batches = _again(items, [i for i in range(len(items)) if i not in answered], failed)
+    tally.asked_again += sum(len(batch) for batch in batches)
+
+    async def again(batch: list[int]) -> None:
         try:
-            again = await _ask(model, query, [items[i] for i in missing], lessons, strays)
+            scored = await _ask(model, query, [items[i] for i in batch], lessons, tally)
         except LLMError as exc:
-            why_not = str(exc)
+            why_not.update(dict.fromkeys(batch, str(exc)))
         else:
-            answered.update({missing[k]: answer for k, answer in again.items()})
-    return [_scored(item, answered.get(i), why_not) for i, item in enumerate(items)]
+            answered.update({batch[k]: answer for k, answer in scored.items()})
+
+    await asyncio.gather(*(again(batch) for batch in batches))
+    return [_scored(item, answered.get(i), why_not[i]) for i, item in enumerate(items)]
 
 
 async def score_sources(
@@ -176,13 +211,15 @@ async def score_sources(
     """Score every source from its best-matching passages within ``token_budget`` (see
     :func:`relevance_excerpt`), in calls planned by :func:`plan_batches` (``batch_tokens``
     a call, ``slots`` calls side by side), run concurrently (the model bounds its own
-    concurrency). Ids an answer should not have named are counted in one ``notify``."""
+    concurrency). Ids an answer should not have named are counted in one ``notify``; so are the
+    sources left out unscored (and how many of the sources left without a score were asked again)."""
     items = [_Item(s, relevance_excerpt(s, query, token_budget=token_budget)) for s in sources]
     batches = plan_batches([estimate_tokens(item.excerpt) for item in items], batch_tokens, slots)
-    strays = _Strays()
+    tally = _Tally()
     scored = await asyncio.gather(
-        *(_score_batch(model, query, [items[i] for i in batch], lessons_block, strays) for batch in batches)
+        *(_score_batch(model, query, [items[i] for i in batch], lessons_block, tally) for batch in batches)
     )
-    if (strays.outside or strays.repeated) and notify is not None:
-        notify(strays.note())
-    return tuple(item for batch in scored for item in batch)
+    result = tuple(item for batch in scored for item in batch)
+    for note in tally.notes(result) if notify is not None else ():
+        notify(note)
+    return result

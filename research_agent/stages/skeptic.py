@@ -80,7 +80,9 @@ class SkepticReport:
     ``unavailable`` says why there is no adversarial analysis at all: the skeptic's answers
     could not be read. Such a report has no findings and no viability, so it triggers
     neither a replan nor a revision. ``verdicts``: its verdicts on the cited sentences it
-    was asked to check (:mod:`research_agent.claims`), quotes checked.
+    was asked to check (:mod:`research_agent.claims`), quotes checked. ``unfounded``: the run
+    set the viability aside, a score below the bar with no finding behind it
+    (:func:`research_agent.run.replan.unfounded`).
     """
 
     findings: tuple[SkepticFinding, ...]
@@ -88,6 +90,7 @@ class SkepticReport:
     viability_note: str = ""
     unavailable: str = ""
     verdicts: tuple[ClaimVerdict, ...] = ()
+    unfounded: bool = False
 
     @property
     def critical(self) -> tuple[SkepticFinding, ...]:

@@ -125,6 +125,17 @@ CRITICAL = {
 }
 
 
+# A finding about what the sources cover: the kind behind a low viability that a new plan could answer.
+GAP = {
+    "lens": "scope",
+    "severity": "concern",
+    "claim": "",
+    "reason": "the sources say nothing about how VACUUM FULL locks the table",
+    "fix": "find sources on VACUUM FULL locking",
+    "confidence": 0.8,
+}
+
+
 class Recorded:
     """A Progress that keeps what it was told."""
 

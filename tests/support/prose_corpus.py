@@ -13,10 +13,27 @@ __all__ = ["PROSE_QUESTION", "write_prose_corpus"]
 
 PROSE_QUESTION = "How does the asyncio event loop schedule coroutines and tasks?"
 
+# Each subject with the words only it uses: its notes' sentences and titles differ by more than a
+# word or two, so the writer's paragraphs from them are no near copies of each other.
 _SUBJECTS = (
-    "the event loop", "coroutines", "tasks", "futures", "callbacks", "the scheduler",
-    "cancellation", "timeouts", "executors", "streams", "subprocesses", "synchronization primitives",
-    "queues", "signals", "debug mode", "task groups", "context variables", "sockets",
+    ("the event loop", "run", "one run call drives each job that waits"),
+    ("coroutines", "await", "a new one does no work until it is awaited"),
+    ("tasks", "spawn", "to spawn one hands it to the loop at once"),
+    ("futures", "result", "each holds a result or an error set just once"),
+    ("callbacks", "soon", "a call made soon goes to the back of the line"),
+    ("the scheduler", "turns", "fair turns keep busy code from starving the rest"),
+    ("cancellation", "error", "the error climbs up the stack unless code eats it"),
+    ("timeouts", "limits", "a limit wraps the work and stops it when time is up"),
+    ("executors", "pools", "a pool of threads takes the work that would block"),
+    ("streams", "bytes", "a reader keeps bytes in a buffer until asked"),
+    ("subprocesses", "pipes", "child programs start with their output on pipes"),
+    ("synchronization primitives", "locks", "locks and events let code take turns with no threads"),
+    ("queues", "items", "one side puts items in while the other side waits"),
+    ("signals", "handlers", "a handler for a Unix signal runs inside the loop"),
+    ("debug mode", "warnings", "it warns of slow steps and work never awaited"),
+    ("task groups", "groups", "a group stops its other members once one fails"),
+    ("context variables", "context", "a value set in one task follows it past each await"),
+    ("sockets", "reads", "reads and writes wait for the socket with no thread"),
 )  # fmt: skip
 _FACETS = (
     "{s} decide when a coroutine resumes after it awaits a future or a sleeping timer",
@@ -34,19 +51,20 @@ _THEMES = (
     "practical guidance", "the history of the design", "alternatives and their costs",
 )  # fmt: skip
 _SENTENCES = (
-    "In practice {facet}.",
+    "In practice {facet}, and {detail}.",
     "This note gives {theme}: {facet}, which matters for {s} in long running services.",
     "Developers who study {s} learn that {facet}.",
     "A common mistake with {s} is to forget that {facet}.",
-    "Seen as {theme}, {s} show that {facet}.",
+    "Seen as {theme}, {s} show that {detail}.",
 )
 
 
-def _paragraph(subject: str, theme: str, note: int, paragraph: int) -> str:
+def _paragraph(subject: tuple[str, str, str], theme: str, note: int, paragraph: int) -> str:
+    name, _, detail = subject
     sentences = []
     for k, template in enumerate(_SENTENCES):
-        facet = _FACETS[(note + paragraph + k) % len(_FACETS)].format(s=subject)
-        sentences.append(template.format(facet=facet, s=subject, theme=theme))
+        facet = _FACETS[(note + paragraph + k) % len(_FACETS)].format(s=name)
+        sentences.append(template.format(facet=facet, s=name, theme=theme, detail=detail))
     return " ".join(sentences)
 
 
@@ -57,6 +75,6 @@ def write_prose_corpus(folder: Path, *, notes: int = 36, paragraphs: int = 6) ->
         subject = _SUBJECTS[i % len(_SUBJECTS)]
         theme = _THEMES[i % len(_THEMES)]
         body = "\n\n".join(_paragraph(subject, theme, i, j) for j in range(paragraphs))
-        title = f"Asyncio {subject}: {theme}"
+        title = f"Asyncio {subject[0]} and {subject[1]}: {theme}"
         (folder / f"note-{i:02d}.md").write_text(f"# {title}\n\n{body}\n", encoding="utf-8")
     return folder

@@ -144,7 +144,7 @@ def check_folder(reports: Path) -> dict[str, list[Path]]:
     found: dict[str, list[Path]] = {"reports": [], "records": [], "critiques": []}
     if not reports.is_dir():
         return found
-    for path in sorted(reports.glob("*.md")):
+    for path in sorted(p for p in reports.glob("*.md") if not p.name.startswith("batch-")):  # not a batch's page
         check_report(path)
         found["reports"].append(path)
     meta = reports / "meta"
@@ -158,6 +158,8 @@ def check_folder(reports: Path) -> dict[str, list[Path]]:
             assert check_report(report)["query"] == record["query"], f"{path.name}: report of another query"
             assert record.get("usage") and record.get("finished"), f"{path.name}: incomplete record"
             found["records"].append(path)
+        elif path.name.startswith("batch-"):
+            continue  # a batch's state (tests/test_batch_* read it)
         elif path.name.startswith("critique-"):
             critique = load_critique(path, meta_dir=meta)
             record = meta / f"run-{critique.id}.yaml"

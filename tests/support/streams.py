@@ -16,9 +16,18 @@ from typing import Any
 
 import httpx
 
-__all__ = ["ManualTicker", "event", "content_events", "sse", "sse_response", "usage_event", "DONE"]
+__all__ = ["JumpingLoop", "ManualTicker", "event", "content_events", "sse", "sse_response", "usage_event", "DONE"]
 
 DONE = b"data: [DONE]\n\n"
+
+
+class JumpingLoop(asyncio.SelectorEventLoop):
+    """An event loop whose clock a test moves forward: time passes at once, not by waiting."""
+
+    offset = 0.0
+
+    def time(self) -> float:
+        return super().time() + self.offset
 
 
 class ManualTicker:

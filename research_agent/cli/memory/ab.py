@@ -41,6 +41,7 @@ from ..boundary import guarded, stderr_console
 from ..progress import RichProgress, cost_text
 from ..terminal import markup, one_line
 from .group import MemoryDeps, app, chosen_reports_dir, echo_json, memory_deps
+from .group import console as stdout_console
 
 __all__ = ["ab_command"]
 
@@ -256,7 +257,7 @@ def _print(result: AbResult, saved: Path | None, json_output: bool) -> None:
     if json_output:
         echo_json({**result.as_dict(), "path": None if saved is None else str(saved)})
         return
-    console = Console(highlight=False, soft_wrap=False)
+    console = stdout_console()
     console.print(_table(result))
     for arm, usage in (("baseline", result.baseline_usage), ("adaptive", result.adaptive_usage)):
         console.print(f"{arm}: {_usage_text(usage)}", soft_wrap=True)

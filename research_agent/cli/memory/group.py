@@ -91,9 +91,14 @@ def memory_settings(ctx: typer.Context, reports_dir: Path | None = None) -> Sett
     return memory_deps(ctx).load_settings({"reports_dir": chosen} if chosen is not None else {})
 
 
+_PIPE_WIDTH = 200  # a table printed into a pipe or a file: rich would fold it to 80 columns
+
+
 def console() -> Console:
-    """The stdout console tables are printed on."""
-    return Console(highlight=False, soft_wrap=False)
+    """The stdout console tables are printed on; not a terminal (a pipe, a file, a log), it is
+    wide enough that a question keeps a readable column (a table is only as wide as it needs)."""
+    out = Console(highlight=False, soft_wrap=False)
+    return out if out.is_terminal else Console(highlight=False, soft_wrap=False, width=_PIPE_WIDTH)
 
 
 def echo_json(data: Any) -> None:

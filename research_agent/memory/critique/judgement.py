@@ -140,12 +140,18 @@ def build_request(facts: RunFacts, report: str) -> ChatRequest:
     )
 
 
+# What a weak model writes for "nothing": not a weakness or a suggestion (it was stored as 'null').
+_NOTHING = frozenset({"null", "none", "nil", "n/a", "na", "undefined", "nothing", "-", "--", "..."})
+
+
 def _clean_texts(values: Any) -> tuple[str, ...]:
     out: list[str] = []
     for value in values if isinstance(values, list) else []:
         if not isinstance(value, str):
             continue
         text = sanitize(value, single_line=True, max_chars=MAX_TEXT)
+        if text.strip(" .'\"`").lower() in _NOTHING:
+            continue
         if text and text not in out:
             out.append(text)
         if len(out) == MAX_ITEMS:

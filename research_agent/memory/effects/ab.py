@@ -9,7 +9,8 @@ before either is critiqued, so a question's baseline critique never becomes a le
 for its own adaptive run. Each critique is made here and now
 (:func:`~research_agent.memory.critique.judgement.critique_run`), and joins memory like any
 run's. ``settings.run_timeout`` bounds each question's pair as a whole, critiques included:
-each run gets what is left of it as its own deadline, and so does each critique. A run
+the first run gets half of it as its own deadline, the second run what is left, and so does
+each critique; a run that reaches its deadline publishes its draft, as ``run`` does. A run
 that fails (a RunTimeout, an InvalidModelOutput, a SearchError) fails its question; a
 critique that fails or runs out of time keeps the pair, marked incomplete with the
 reason (:attr:`~.ab_types.AbPair.incomplete`), and the A/B goes on. Finished pairs go into
@@ -175,10 +176,12 @@ async def _run_pair(
     left: Callable[[], float],
 ) -> AbPair:
     """Both runs of one question (alternating which goes first), then both critiques, all
-    within the ``left()`` seconds the pair has."""
+    within the ``left()`` seconds the pair has. The first run gets half of it, the second what
+    is left: a run that reaches its deadline publishes its draft as ``run`` does, and the other
+    arm still runs (the pair is then kept, incomplete if no time is left for the critiques)."""
     order = ("baseline", "adaptive") if index % 2 else ("adaptive", "baseline")
     results: dict[str, Any] = {}
-    for arm in order:
+    for position, arm in enumerate(order):
         with watcher.step(index, total, f"{arm} run", question) as progress:
             remaining = left()
             if remaining <= 0:
@@ -186,10 +189,17 @@ async def _run_pair(
                     f"the pair passed its {settings.run_timeout:g}s deadline before the {arm} run "
                     "(raise it with --timeout)"
                 )
-            results[arm] = await research(
-                question, settings=arm_settings(settings, arm).replace(run_timeout=remaining), model=model,
-                progress=progress, now=clock(),
-            )  # fmt: skip
+            share = remaining / (len(order) - position)  # the run after this one gets as long
+            try:
+                results[arm] = await research(
+                    question, settings=arm_settings(settings, arm).replace(run_timeout=share), model=model,
+                    progress=progress, now=clock(),
+                )  # fmt: skip
+            except RunTimeout as exc:  # before any draft: the user set the pair's deadline, not this one
+                raise RunTimeout(
+                    f"the {arm} run passed its {share:.0f}s share of the pair's {settings.run_timeout:g}s deadline "
+                    f"during the {exc.stage or 'last'} stage (raise it with --timeout)", stage=exc.stage,
+                ) from None
     arms: dict[str, ArmResult] = {}
     with watcher.step(index, total, "critiques", question) as progress:
         for arm in order:

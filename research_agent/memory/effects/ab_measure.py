@@ -58,7 +58,10 @@ def fact_measures(pairs: Sequence[AbPair]) -> tuple[Measure, ...]:
 
 
 def arm_usage(pairs: Sequence[AbPair], arm: str) -> ArmUsage:
-    """What one arm spent over all pairs (cost None when any price was unknown)."""
+    """What one arm spent over all pairs (cost None when any price was unknown, or when no pair
+    was finished: what failed questions spent is not known here, and is never shown as $0)."""
+    if not pairs:
+        return ArmUsage(cost_usd=None)
     total = ArmUsage()
     for pair in pairs:
         total = total + getattr(pair, arm).usage

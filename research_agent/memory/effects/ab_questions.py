@@ -14,7 +14,7 @@ from pathlib import Path
 from ...errors import InputError
 from ...files.safefile import UnsafeFile, read_text_capped
 
-__all__ = ["MAX_QUESTIONS_BYTES", "MAX_QUESTIONS", "read_questions", "questions_from_text"]
+__all__ = ["MAX_QUESTIONS_BYTES", "MAX_QUESTIONS", "read_questions", "questions_from_text", "looks_binary"]
 
 MAX_QUESTIONS_BYTES = 1024 * 1024
 MAX_QUESTIONS = 200
@@ -23,7 +23,7 @@ MAX_QUESTIONS = 200
 _CONTROLS = frozenset(range(0x00, 0x09)) | frozenset(range(0x0E, 0x20)) | {0x0B, 0x7F}
 
 
-def _looks_binary(text: str) -> bool:
+def looks_binary(text: str) -> bool:
     """A NUL character, or more than 5% control characters: not a text file of questions."""
     if "\x00" in text:
         return True
@@ -45,7 +45,7 @@ def read_questions(path: Path, *, max_chars: int, max_questions: int = MAX_QUEST
         if "not UTF-8" in reason:
             reason = f"not a text file ({reason})"
         raise InputError(f"questions file {path}: {reason}") from None
-    if _looks_binary(text):
+    if looks_binary(text):
         raise InputError(f"questions file {path}: binary data, not a text file of questions")
     return questions_from_text(text, source=str(path), max_chars=max_chars, max_questions=max_questions)
 

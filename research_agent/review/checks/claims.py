@@ -105,13 +105,15 @@ _NUMERIC_KINDS: tuple[_NumericKind, ...] = tuple(
 # The same goes for the gate's own counts ("12 source(s) scored but only 0 reached relevance 3;
 # at least 1 needed"), which the short report quotes as its reason, and the review's own counts
 # ("3 critical issue(s) ... after 2 revision(s)") in the note of a report its review rejected, and
-# the length it quotes ("250 words, target 1200") among the issues left open.
+# the length it quotes ("250 words, target 1200") and the lines it lists ("at lines 18, 22 and 3
+# more") among the issues left open.
 _OWN_SCORE = re.compile(
     r"\bviability\b[^.\d\n]{0,60}?\b\d{1,3}/100\b(?:,\s*below the threshold of \d{1,3}\b)?"
     r"|\b\d{1,4} (?:relevant )?(?:source|site)\(s\)|\breached relevance \d\b|\bat least \d{1,4} needed\b"
     r"|\bneeds \d{1,4} from \d{1,4}\b|\b\d{1,4} (?:critical )?issue\(s\)|\b\d{1,4} revision\(s\)"
     r"|\b\d{1,6} words(?:, target \d{1,6}\b| of prose\b)|\btarget of \d{1,6}\b"
-    r"|\bClaims checked against their sources: [^\n]{0,600}",  # the claim check's own counts (one line)
+    r"|\bClaims checked against their sources: [^\n]{0,600}"  # the claim check's own counts (one line)
+    r"|\bat lines \d{1,6}(?:, \d{1,6})*(?: and \d{1,6} more)?",  # where the issues left open stand
     re.I,
 )
 

@@ -8,7 +8,10 @@ every key finding. Stated by structure, whatever the text:
 - a paragraph or list item equal to an earlier one, of any length, is critical; compared
   by its words, case and citations aside (text with no word is compared as written);
 - a paragraph of 8 or more words that nearly repeats an earlier one (90% of the words in
-  order) is a warning: two sources can make nearly the same point.
+  order) is a warning, since two sources can make nearly the same point, unless the
+  repetition is a loop: a paragraph repeated three or more times (near or exact copies alike,
+  and an exact copy of a near copy is a repeat of the same paragraph), or repeats that make
+  up more than a quarter of the prose's words, make every repeat critical.
 
 Table rows are compared only when they have 8 or more words: a table repeats short cells.
 """
@@ -32,6 +35,8 @@ _MIN_NEAR_WORDS = 8
 _NEAR_DUPLICATE = 0.9
 _SHINGLE = 3
 _COMMON_SHINGLE = 200  # a word triple in this many paragraphs says nothing about duplication
+_LOOP_REPEATS = 3  # repeats of one paragraph that make a loop
+_LOOP_SHARE = 0.25  # the share of the prose's words in repeats that makes a loop
 
 Key = tuple[str, ...]
 
@@ -132,34 +137,78 @@ def _repeated_sections(doc: ParsedReport, read: Sequence[_Read]) -> tuple[list[I
     return issues, covered
 
 
-def _repeated_paragraphs(read: Sequence[_Read], covered: set[int]) -> list[Issue]:
-    exact: dict[Key, Block] = {}
+class _Repeat(NamedTuple):
+    """A paragraph that repeats ``earlier`` (exactly or nearly); ``first``: the first paragraph
+    of the copies, which every later copy (of it, or of a near copy of it) is counted against."""
+
+    item: _Read
+    earlier: Block
+    first: Block
+    exact: bool
+
+
+def _find_repeats(read: Sequence[_Read]) -> list[_Repeat]:
+    """Every paragraph that repeats an earlier one, with the paragraph it repeats.
+
+    A near copy's own text is remembered too: its exact copies are repeats of the same first
+    paragraph, never new paragraphs that only nearly repeat it."""
+    seen: dict[Key, tuple[Block, Block]] = {}  # key -> (its first block, the first of its copies)
     near = _NearIndex()
-    issues: list[Issue] = []
-    for block, words, key in read:
+    repeats: list[_Repeat] = []
+    for item in read:
+        block, words, key = item
         if not key or (block.kind == "row" and len(words) < _MIN_NEAR_WORDS):
             continue
-        earlier = exact.get(key)
-        how, severity = "repeats", "critical"
         shingles = _shingles(words) if len(words) >= _MIN_NEAR_WORDS else set()
-        if earlier is None and shingles:
-            earlier, how, severity = near.find(words, shingles), "nearly repeats", "warning"
-        if earlier is not None:
-            if block.line not in covered:
-                issues.append(
-                    lint_issue(
-                        "duplicate_paragraph",
-                        severity,
-                        block.line,
-                        " ".join(block.text.split()[:12]),
-                        f"{how} the paragraph at line {earlier.line}",
-                        "remove the repetition, or merge the two into one paragraph",
-                    )
-                )
-            continue  # compare later paragraphs with the first copy only
-        exact[key] = block
-        if shingles:
+        if key in seen:
+            earlier, first = seen[key]
+            repeats.append(_Repeat(item, earlier, first, True))
+            continue
+        first = near.find(words, shingles) if shingles else None
+        if first is not None:
+            seen[key] = (block, first)
+            repeats.append(_Repeat(item, first, first, False))
+            continue
+        seen[key] = (block, block)
+        if shingles:  # later paragraphs are compared with the first copy only
             near.add(block, words, shingles)
+    return repeats
+
+
+def _loops(read: Sequence[_Read], repeats: Sequence[_Repeat]) -> tuple[dict[int, int], float]:
+    """How many times each first paragraph is repeated (by its line), and the share of the
+    prose's words that repeats hold."""
+    counts: dict[int, int] = {}
+    for repeat in repeats:
+        counts[repeat.first.line] = counts.get(repeat.first.line, 0) + 1
+    total = sum(len(item.words) for item in read)
+    share = sum(len(r.item.words) for r in repeats) / total if total else 0.0
+    return counts, share
+
+
+def _repeated_paragraphs(read: Sequence[_Read], covered: set[int]) -> list[Issue]:
+    repeats = _find_repeats(read)
+    counts, share = _loops(read, repeats)
+    issues: list[Issue] = []
+    for item, earlier, first, exact in repeats:
+        if item.block.line in covered:
+            continue
+        times = counts[first.line]
+        loop = times >= _LOOP_REPEATS or share > _LOOP_SHARE
+        reason = f"{'repeats' if exact else 'nearly repeats'} the paragraph at line {earlier.line}"
+        if loop and not exact:
+            reason += (f"; the paragraph at line {first.line} is repeated {times} times" if times >= _LOOP_REPEATS
+                       else f"; repeats make up {share:.0%} of the text")  # fmt: skip
+        issues.append(
+            lint_issue(
+                "duplicate_paragraph",
+                "critical" if exact or loop else "warning",
+                item.block.line,
+                " ".join(item.block.text.split()[:12]),
+                reason,
+                "remove the repetition, or merge the two into one paragraph",
+            )
+        )
     return issues
 
 

@@ -1,0 +1,228 @@
+"""``research-agent batch FILE``: research many questions, bounded by the endpoint's limits, resumable.
+
+The command reads as its steps: the file is read and every row checked before any model call
+(:mod:`research_agent.batch.questions`, :mod:`research_agent.batch.plan`); the batch of that
+file that did not finish is continued (or the one ``--resume ID`` names), else a new one
+starts; the questions run (:mod:`research_agent.batch.session`) with one bar on stderr
+(:mod:`.view`); the batch page's path is printed on stdout (or one JSON object). Ctrl-C or
+SIGTERM stops the running questions cleanly, keeps the finished ones, writes the state and the
+page, and exits 130 or 143; a second Ctrl-C stops at once. The exit code is 1 when a question
+failed. Collaborators come from a :class:`BatchDeps` found as the Click context ``obj`` (tests
+pass fakes that way).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from ... import interrupts
+from ...config import Settings, load_settings
+from ...errors import InputError
+from .. import run_options as opt
+from ..boundary import guarded, json_failures, stderr_console
+from ..startup import importing
+from ..terminal import dumps_json, echo, markup
+
+if TYPE_CHECKING:
+    from ...batch.plan import Batch
+    from ...batch.session import ModelFactory, SessionOptions
+
+__all__ = ["app", "batch_command", "BatchDeps"]
+
+app = typer.Typer(add_completion=False, rich_markup_mode=None)
+
+QuestionsFile = Annotated[
+    Path | None,
+    typer.Argument(metavar="FILE", help="Questions: text (one a line), CSV with a question column, or JSONL "
+                                        "(.jsonl) with a question key; rows may set mode, corpus, search, max_sources.",
+                   show_default=False),
+]  # fmt: skip
+Resume = Annotated[str | None, typer.Option("--resume", metavar="ID", help="Continue the batch ID (FILE optional).")]
+Parallel = Annotated[
+    int | None,
+    typer.Option("--parallel", min=1, max=64, metavar="N", help="Questions at once.",
+                 show_default="the endpoint's slots + 1, at most 8"),
+]  # fmt: skip
+Rpm = Annotated[int | None, typer.Option("--rpm", min=1, metavar="N", help="At most N model requests a minute.")]
+Tpm = Annotated[int | None, typer.Option("--tpm", min=1, metavar="N", help="At most N model tokens a minute.")]
+Retries = Annotated[
+    int, typer.Option("--retries", min=0, max=10, metavar="N", help="Tries again of a question that failed transiently.")
+]
+PageFormat = Annotated[
+    str, typer.Option("--format", "-f", metavar="md|html", help="html: the page and each report as HTML too.")
+]
+
+
+@dataclass(frozen=True)
+class BatchDeps:
+    """Collaborators of ``batch``; pass one as ``obj`` to replace any of them."""
+
+    load_settings: Callable[[Mapping[str, Any]], Settings] = load_settings
+    make_model: ModelFactory | None = None  # None: the OpenAI-compatible client of the settings
+    research: Callable[..., Any] | None = None  # None: the pipeline's research
+    sleep: Callable[[float], Any] = asyncio.sleep
+
+
+@app.command()
+@guarded
+def batch_command(
+    ctx: typer.Context,
+    file: QuestionsFile = None,
+    resume: Resume = None,
+    parallel: Parallel = None,
+    rpm: Rpm = None,
+    tpm: Tpm = None,
+    retries: Retries = 2,
+    fmt: PageFormat = "md",
+    json_output: opt.JsonOutput = False,
+    quick: opt.Quick = False,
+    standard: opt.Standard = False,
+    deep: opt.Deep = False,
+    corpus: opt.Corpus = None,
+    exclude: opt.Exclude = None,
+    search: opt.Search = None,
+    searxng_url: opt.SearxngUrl = None,
+    max_sources: opt.MaxSources = None,
+    no_cache: opt.NoCache = False,
+    allow_private: opt.AllowPrivate = False,
+    ignore_robots: opt.IgnoreRobots = False,
+    model: opt.Model = None,
+    fast_model: opt.FastModel = None,
+    reports_dir: opt.ReportsDir = None,
+    context: opt.Context = None,
+    timeout: opt.Timeout = None,
+    llm_timeout: opt.LlmTimeout = None,
+    no_retry: opt.NoRetry = False,
+    min_viability: opt.MinViability = None,
+    max_plans: opt.MaxPlans = None,
+    max_revisions: opt.MaxRevisions = None,
+    rules: opt.Rules = None,
+    no_critique: opt.NoCritique = False,
+    no_lessons: opt.NoLessons = False,
+) -> None:
+    """Research every question of FILE (reports/<id>.md each), critique each report as it finishes,
+    and write the batch page reports/batch-<id>.md; the state in reports/meta/batch-<id>.yaml lets
+    the same command (or --resume ID) continue where it stopped."""
+    with json_failures(json_output):
+        if fmt not in ("md", "html"):
+            raise InputError(f"--format {fmt[:20]!r}: choose md or html")
+        deps = ctx.find_root().obj if isinstance(ctx.find_root().obj, BatchDeps) else BatchDeps()
+        given = {k: v for k, v in opt.settings_overrides(ctx.params).items() if v is not None}
+        with importing():  # what a batch needs, loaded only when one runs
+            from ...batch.session import SessionOptions, default_parallel
+
+        batch, base = _plan(file, resume, given, deps)
+        options = SessionOptions(parallel or default_parallel(base), retries, rpm, tpm, html=fmt == "html")
+        data, stopped = _run(batch, base, options, deps)
+        _print(data, json_output, fmt)
+    _finish(batch, stopped)
+
+
+def _plan(file: Path | None, resume: str | None, given: dict[str, Any], deps: BatchDeps) -> tuple[Batch, Settings]:
+    """The batch to run and its base settings; every problem refused here, before any model call."""
+    from ...batch.plan import plan_batch, rows_of
+    from ...batch.questions import read_batch_file
+    from ...batch.state import BatchState, find_unfinished
+    from ...files.atomic import ensure_writable_dir
+    from ...files.safefile import check_folder_inside
+
+    if file is None and resume is None:
+        raise InputError("give a questions FILE, or --resume ID")
+    base = deps.load_settings(given)
+    check_folder_inside(base.meta_dir, base.reports_dir)
+    previous = BatchState.load(base.meta_dir, resume) if resume else None
+    used = given
+    if previous is not None and file is None:  # the options it was started with, then those given now
+        used = {**previous.overrides, **given}
+        base = deps.load_settings(used)
+    rows = read_batch_file(file) if file is not None else rows_of(previous)  # type: ignore[arg-type]
+    where = str(file.resolve()) if file is not None else previous.file  # type: ignore[union-attr]
+    if previous is None:
+        ensure_writable_dir(base.meta_dir)
+        previous = find_unfinished(base.meta_dir, where)
+    batch = plan_batch(rows, base, file=where, overrides=used, previous=previous)
+    ensure_writable_dir(base.meta_dir)
+    return batch, base
+
+
+def _run(batch: Batch, base: Settings, options: SessionOptions, deps: BatchDeps) -> tuple[dict[str, Any], int | None]:
+    """Run the batch with its progress on stderr; the page's content, and the exit code when a
+    signal stopped it (None: it ran to its end)."""
+    from ...batch.session import default_model, run_session
+    from ...files.locks import Locked, exclusive_lock
+    from ...pipeline import research
+    from .view import BatchView
+
+    state = batch.state
+    view = BatchView(stderr_console(), len(state.entries), done=state.count("done"), parallel=options.parallel)
+    session = run_session(batch, base, options=options, research=deps.research or research,
+                          make_model=deps.make_model or default_model, watcher=view, sleep=deps.sleep)  # fmt: skip
+    lock = base.meta_dir / f"batch-{state.id}.lock"
+    try:
+        with exclusive_lock(lock, wait=False), _quiet_logs():
+            interrupts.run_interruptibly(session)
+    except Locked:
+        session.close()
+        raise InputError(f"batch {state.id} is running in another process") from None
+    except KeyboardInterrupt:  # the first Ctrl-C or SIGTERM, once the running questions have unwound
+        return batch.page, interrupts.interrupt_exit_code()
+    finally:
+        view.stop()
+        if not state.path.exists():  # it never started (no endpoint): nothing of it is left
+            lock.unlink(missing_ok=True)
+    return batch.page, None
+
+
+@contextmanager
+def _quiet_logs() -> Iterator[None]:
+    """Without -v, the runs' warnings stay in their records, off the progress on stderr."""
+    logger = logging.getLogger("research_agent")
+    if logger.level and logger.level <= logging.DEBUG:
+        yield
+        return
+    before = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(before)
+
+
+def _print(data: dict[str, Any], json_output: bool, fmt: str) -> None:
+    if not data:
+        return
+    page = Path(data["state_path"]).parent.parent / f"batch-{data['id']}.{'html' if fmt == 'html' else 'md'}"
+    if json_output:
+        typer.echo(dumps_json({**data, "page": str(page)}))
+        return
+    echo(page)
+    t = data["totals"]
+    stderr_console().print(
+        markup(f"batch {data['id']}: {t['done']} done, {t['failed']} failed, {t['pending'] + t['running']} not run; "
+               f"state {data['state_path']}"),
+        soft_wrap=True,
+    )  # fmt: skip
+
+
+def _finish(batch: Batch, stopped: int | None) -> None:
+    """Exit as the batch ended: 130/143 after Ctrl-C/SIGTERM, 1 when a question failed, else 0.
+    Told from the state, which is up to date even when a second Ctrl-C cut the page short."""
+    state = batch.state
+    if stopped is not None:
+        left = sum(1 for entry in state.entries if entry.state not in ("done", "failed"))
+        stderr_console().print(
+            markup(f"{interrupts.interrupt_word()}: batch {state.id} stopped, {left} question(s) left; "
+                   f"continue with: research-agent batch --resume {state.id}"),
+            soft_wrap=True,
+        )  # fmt: skip
+        raise typer.Exit(stopped)
+    if state.count("failed"):
+        raise typer.Exit(1)
