@@ -83,7 +83,7 @@ def test_a_model_the_server_does_not_list_is_tried_with_one_token(tmp_path):
                       "it lists: llama3, qwen2.5")  # fmt: skip
 
 
-def test_a_missing_optional_extra_is_missing_with_its_name_never_ok_and_mcp_is_checked(tmp_path):
+def test_a_missing_optional_extra_is_missing_with_its_name_never_ok_and_mcp_and_web_are_checked(tmp_path):
     assert _module("no_such_module_for_doctor", "PDF files in a corpus", "pdf") == (
         "no_such_module_for_doctor", None,
         "optional extra 'pdf' not installed: PDF files in a corpus; pip install 'cited-research-agent[pdf]'",
@@ -92,6 +92,7 @@ def test_a_missing_optional_extra_is_missing_with_its_name_never_ok_and_mcp_is_c
     settings = Settings(reports_dir=tmp_path, cache_dir=tmp_path)
     checks = checks_of(settings, lambda r: None)
     assert checks["mcp"] == (True, "research-agent mcp (the MCP server) (extra 'mcp')")
+    assert checks["jinja2"] == (True, "research-agent serve (the web workbench) (extra 'web')")
 
 
 def test_the_table_has_headers_and_says_missing_not_ok(tmp_path):

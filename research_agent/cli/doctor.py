@@ -47,6 +47,7 @@ _MODULES: dict[str, tuple[str, str | None]] = {
     "pypdf": ("PDF files in a corpus", "pdf"),
     "matplotlib": ("memory stats --plot", "plot"),
     "mcp": ("research-agent mcp (the MCP server)", "mcp"),
+    "jinja2": ("research-agent serve (the web workbench)", "web"),  # the web extra's one module mcp lacks
 }
 _SHOWN_NAMES = 5
 
