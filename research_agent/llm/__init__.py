@@ -10,8 +10,8 @@
 * :mod:`.usage`, :mod:`.prices` - tokens and cost per stage; :mod:`.waiting` - how long
   a call has been waiting, for the progress line.
 
-Every stage talks to a :class:`ChatModel`; tests pass a scripted one. ``openai`` itself
-is imported only when an :class:`OpenAIChatModel` is built (it is slow to import).
+Every stage talks to a :class:`ChatModel`; tests pass a scripted one. :class:`OpenAIChatModel`
+speaks the chat-completions protocol over httpx; the ``openai`` package is not needed.
 """
 
 from .client.openai_compat import DEFAULT_TIMEOUT, NO_ENDPOINT_MESSAGE, OpenAIChatModel

@@ -1,4 +1,4 @@
-"""What an endpoint's refusals and failures say, read from the ``openai`` client's errors.
+"""What an endpoint's refusals and failures say, read from the errors of :mod:`.transport`.
 
 A refused ``response_format`` (the structured-output cascade then tries the next form), a
 parameter a model does not accept (sent again without it), a one-line description of
@@ -45,7 +45,7 @@ DROPPABLE_PARAMS = ("temperature", "max_tokens", "stream_options")
 
 
 def error_text(exc: Any) -> str:
-    """The message of an ``openai.APIStatusError``: the body's message when it has one."""
+    """The message of a :class:`~.transport.StatusError`: the body's message when it has one."""
     body = exc.body
     if isinstance(body, dict):
         message = body.get("message") or body.get("error") or body
@@ -147,8 +147,8 @@ def final_error(
     status_error: type[BaseException],
     connection_error: type[BaseException],
 ) -> LLMError:
-    """The error of a call whose last attempt failed with ``failure`` (the ``openai`` error
-    classes are passed in: the package is imported on first use)."""
+    """The error of a call whose last attempt failed with ``failure`` (the transport's error
+    classes are passed in)."""
     tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
     if isinstance(failure, TimeoutError):
         return LLMTimeout(f"model call for stage {stage} timed out after {timeout:g}s ({tries})")
