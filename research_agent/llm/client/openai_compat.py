@@ -336,7 +336,7 @@ class OpenAIChatModel:
             delay = self._delay(attempt, failure)
             attempt += 1
             tally.retries += 1
-            log.info("stage %s: %s; retry %d/%d in %.1fs", request.stage, describe(failure, StatusError), attempt,
+            log.info("stage %s: %s; retry %d/%d in %.1fs", request.stage, describe(failure), attempt,
                      self.max_retries, delay)  # fmt: skip
             await self._sleep(delay)
 
@@ -373,5 +373,4 @@ class OpenAIChatModel:
         return backoff_delay(attempt, self._rng, parse_retry_after(failure.headers) if status else None)
 
     def _final_error(self, request: ChatRequest, failure: BaseException, attempts: int) -> LLMError:
-        return final_error(failure, stage=request.stage, base_url=self.base_url, timeout=self.timeout, attempts=attempts,
-                           status_error=StatusError, connection_error=ConnectionFailed)  # fmt: skip
+        return final_error(failure, stage=request.stage, base_url=self.base_url, timeout=self.timeout, attempts=attempts)

@@ -28,8 +28,10 @@ import httpx
 from ...version import __version__
 from .answers import ConnectionLost, Unreadable, read_body
 
-__all__ = ["ChatTransport", "StatusError", "ConnectionFailed", "http_client", "load_tls_ahead", "MAX_ERROR_BYTES"]
+__all__ = ["ChatTransport", "StatusError", "ConnectionFailed", "http_client", "load_tls_ahead", "MAX_ERROR_BYTES",
+           "CONNECTION_LIMITS"]  # fmt: skip
 
+CONNECTION_LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=100)  # the openai package's
 MAX_ERROR_BYTES = 256 * 1024  # an error answer is read this far: its message is in the first lines
 _NOT_SENT = ("extra_headers", "timeout")  # the request's options, not its JSON body
 
@@ -65,7 +67,10 @@ class _Ahead:
                 self.thread.start()
 
     def _make(self) -> None:
-        self.context = httpx.create_ssl_context()
+        try:
+            self.context = httpx.create_ssl_context()
+        except Exception:  # noqa: BLE001 - the client then makes its own, and says what is wrong
+            self.context = None
 
     def take(self) -> ssl.SSLContext | bool:
         """The context made ahead (once; joined if still being made), else True: httpx makes its own."""
@@ -90,9 +95,8 @@ def load_tls_ahead() -> None:
 def http_client(timeout: float) -> httpx.AsyncClient:
     """An HTTP client with the connection defaults the ``openai`` package used: many connections
     kept open, redirects followed; ``timeout`` for each request (set per request in any case)."""
-    limits = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
-    return httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=5.0), limits=limits, follow_redirects=True,
-                             verify=_ahead.take())  # fmt: skip
+    return httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=5.0), limits=CONNECTION_LIMITS,
+                             follow_redirects=True, verify=_ahead.take())  # fmt: skip
 
 
 def _status_error(response: httpx.Response, body: bytes | None) -> StatusError:
@@ -143,7 +147,7 @@ class ChatTransport:
             response = await self.http.send(request, stream=True)
         except httpx.TimeoutException as exc:
             raise TimeoutError(f"{type(exc).__name__}: {exc}") from exc
-        except (httpx.RequestError, ssl.SSLError) as exc:
+        except (httpx.RequestError, OSError) as exc:  # OSError: TLS and socket errors httpx let through
             raise ConnectionFailed(f"{type(exc).__name__}: {exc}") from exc
         try:
             if not response.is_success:
