@@ -26,14 +26,8 @@ from .files.safefile import UnsafeFile, read_text_capped
 from .modes import MODES, Mode
 
 __all__ = [
-    "Mode",
-    "MODES",
-    "Settings",
-    "load_settings",
-    "default_cache_dir",
-    "default_config_path",
-    "default_state_dir",
-    "mcp_token",
+    "Mode", "MODES", "Settings", "load_settings", "default_cache_dir", "default_config_path", "default_state_dir",
+    "server_token", "SERVER_TOKEN_VARS",
 ]
 
 
@@ -389,8 +383,11 @@ def load_settings(
     return Settings(**values).validate()
 
 
-def mcp_token(env: Mapping[str, str] | None = None) -> str:
-    """The MCP server's bearer token from ``$RESEARCH_AGENT_MCP_TOKEN`` ("" when unset): kept
-    out of Settings, which runs print and pass around."""
+SERVER_TOKEN_VARS = {"mcp": "RESEARCH_AGENT_MCP_TOKEN", "web": "RESEARCH_AGENT_WEB_TOKEN"}
+
+
+def server_token(server: str, env: Mapping[str, str] | None = None) -> str:
+    """The bearer token of ``server`` (mcp, web) from its variable in :data:`SERVER_TOKEN_VARS`
+    ("" when unset): kept out of Settings, which runs print and pass around."""
     env = os.environ if env is None else env
-    return env.get("RESEARCH_AGENT_MCP_TOKEN", "").strip()
+    return env.get(SERVER_TOKEN_VARS[server], "").strip()

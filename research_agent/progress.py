@@ -21,7 +21,10 @@ class Progress(Protocol):
     ``kept``, ``tokens``, ``waiting`` (seconds the oldest model call has waited), and while
     the writer streams, ``streamed`` (tokens so far; 0 when the stream ended) with
     ``streamed_ms`` (milliseconds since its first token), and ``reading`` (1 from the moment a
-    writer's request is sent until its first token: the server is reading the prompt).
+    writer's request is sent until its first token: the server is reading the prompt); after the
+    skeptic, ``findings``, ``findings_critical`` and ``viability`` (when it gave one), and the claim
+    check's ``claims_cited``, ``claims_checked``, ``claims_supported``, ``claims_partial`` and
+    ``claims_unsupported``.
     """
 
     def stage(self, name: str, detail: str = "") -> None: ...

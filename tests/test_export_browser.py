@@ -8,15 +8,13 @@ installs Debian's chromium).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 from pypdf import PdfReader
 
-from research_agent.errors import ConfigError
-from research_agent.export import find_browser
 from research_agent.export.browser import dump_dom
+from tests.support.chromium import chromium_or_skip
 from tests.support.cli import cli
 from tests.support.fake_openai_server import FakeOpenAIServer
 from tests.support.html_dom import parse_dom
@@ -39,12 +37,7 @@ FACT = (
 
 @pytest.fixture(scope="module")
 def browser() -> Path:
-    try:
-        return find_browser()
-    except ConfigError:
-        if os.environ.get("CI"):
-            pytest.fail("CI is set but no Chromium was found: .ci/run installs Debian's chromium")
-        pytest.skip("no Chromium installed (CI installs Debian's chromium)")
+    return chromium_or_skip()
 
 
 def _corpus(folder: Path) -> Path:

@@ -169,10 +169,11 @@ Every setting resolves as **flag > environment variable > config file > default*
   default one may be absent.
 - A bad value anywhere (a number out of range, `nan`, a word where a number belongs) is one line
   on stderr and exit 2, before any work starts.
-- Flags are `research-agent run`'s; `memory ab` and `mcp` take the same ones where they have them
-  (see [Commands](#commands)).
+- Flags are `research-agent run`'s; `memory ab`, `mcp` and `serve` take the same ones where they have
+  them (see [Commands](#commands)).
 - Environment variables that are not settings: `RESEARCH_AGENT_CONFIG` (the config file),
-  `RESEARCH_AGENT_MCP_TOKEN` (the MCP server's bearer token, kept out of settings on purpose),
+  `RESEARCH_AGENT_MCP_TOKEN` and `RESEARCH_AGENT_WEB_TOKEN` (the MCP server's and the web workbench's
+  bearer tokens, kept out of settings on purpose),
   `XDG_CACHE_HOME`, `XDG_STATE_HOME` and `XDG_CONFIG_HOME` (the default folders).
 """
 

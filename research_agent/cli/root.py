@@ -60,7 +60,10 @@ COMMANDS: dict[str, _Command] = {
                        "citations preview their passage, or as PDF."),
     "doctor": _Command("doctor", "doctor_command", "Check settings, the model endpoint, folders, search providers "
                        "and optional extras; exit 1 if\nsomething is wrong."),
-    "mcp": _Command("mcp", "mcp_command", "Serve research, review and memory as MCP tools over stdio (or --http PORT)."),
+    "mcp": _Command("servers", "mcp_command",
+                    "Serve research, review and memory as MCP tools over stdio (or --http PORT)."),
+    "serve": _Command("servers", "serve_command", "Serve the research workbench in your browser: ask, watch a run, "
+                      "read reports, see what the memory learned."),
     "corpus": _Command("corpus", "app", "Index and search local document folders.", group=True),
     "memory": _Command("memory", "app", "Stored critiques and lessons: list, show, retry, lessons, effects, stats "
                        "(memory stats --plot FILE draws the score history), validate, prune, ab.", group=True),

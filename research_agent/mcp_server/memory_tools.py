@@ -24,11 +24,11 @@ from ..llm import OpenAIChatModel
 from ..memory.lessons.effects_view import lesson_effects, shown_lesson_texts
 from ..memory.lessons.select import preview_lessons
 from ..memory.store.failures import load_failures
-from ..memory.store.files import critique_path, load_all, load_critique
+from ..memory.store.files import critique_path, load_critique
 from ..memory.store.index.summary import list_critiques
-from ..memory.store.person.proposals import collect_proposals, decided_texts
 from ..run.assembly import validate_query
 from ..run_refs import Runs
+from ..service.person import LessonPlace, undecided_proposals
 from ..stages.classify import classify_domain
 from .answers import answered, service_of
 from .shapes import (
@@ -165,9 +165,8 @@ APPROVAL_NOTE = (
 
 
 def _undecided_proposals(meta_dir: Path, state_dir: Path) -> list[dict[str, Any]]:
-    loaded = load_all(meta_dir, now=datetime.now(UTC))
-    critiques = [item.critique for item in loaded if item.critique is not None]
-    return [p.as_dict() for p in collect_proposals(critiques, decided_texts(state_dir))]
+    found = undecided_proposals(LessonPlace(meta_dir, state_dir), now=datetime.now(UTC))
+    return [p.as_dict() for p in found]
 
 
 @answered(summary=proposals_text)

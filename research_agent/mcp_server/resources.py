@@ -7,7 +7,7 @@ unique prefix of either, ``latest``, ``latest~N``), resolved against the folder'
 a URI can never name a path. A report is read size-capped from the reports folder, never
 through a symlink; a critique is loaded and validated as ``memory show`` does, and given back
 as the YAML of its file. Rendering the page is a plain function of the reports folder and the
-id (:func:`report_html_text`), run in one of the server's CPU worker processes
+id (:func:`research_agent.service.reports.report_html_text`), run in one of the server's CPU worker processes
 (:mod:`.cpu`), never on the event loop. :func:`listed_resources` lists the
 reports and critiques that exist, newest first, at most :data:`MAX_LISTED`.
 """
@@ -25,10 +25,9 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import Resource
 
 from ..errors import ResearchError, error_message
-from ..export import report_page
 from ..files.safeyaml import dump_yaml
-from ..memory.critique.evidence import read_report_file
-from ..run_refs import Runs, UnknownRun, run_file
+from ..run_refs import Runs, UnknownRun
+from ..service.reports import report_html_text, report_markdown
 from .answers import service_of
 from .memory_tools import load_by_id
 
@@ -55,25 +54,10 @@ def _resource_errors(read: Callable[P, Awaitable[str]]) -> Callable[P, Awaitable
     return resource
 
 
-def _report_path(reports_dir: Path, ref: str) -> Path:
-    """The report a reference names in ``reports_dir``; UnknownRun when there is none."""
-    return run_file(reports_dir, "report", Runs.scan(reports_dir).resolve(ref, "report"))
-
-
 @_resource_errors
 async def report(run_id: str, ctx: Context) -> str:
     """The markdown of a report in the reports folder."""
-    reports_dir = service_of(ctx).settings().reports_dir
-    path = await asyncio.to_thread(_report_path, reports_dir, run_id)
-    return await asyncio.to_thread(read_report_file, path, reports_dir)
-
-
-def report_html_text(reports_dir: Path, run_id: str) -> str:
-    """A report of ``reports_dir`` as one self-contained HTML page (a plain function: it can run
-    in a thread or a worker process)."""
-    path = _report_path(reports_dir, run_id)
-    page, _ = report_page(path, read_report_file(path, reports_dir), reports_dir)
-    return page.html
+    return await asyncio.to_thread(report_markdown, service_of(ctx).settings().reports_dir, run_id)
 
 
 @_resource_errors

@@ -215,7 +215,9 @@ async def _attack(
     mode = run.settings.mode
     plan = plan_claims(run, kept, markdown)
     if not mode.skeptic:
-        return None, settle(plan, None, ())
+        claims = settle(plan, None, ())
+        run.progress.counts(**_attack_counts(None, claims))
+        return None, claims
     with run.clock.stage("skeptic", ", ".join(mode.skeptic_lenses)):
         skeptic, answers = await asyncio.gather(
             run_skeptic(
@@ -226,7 +228,22 @@ async def _attack(
         )  # fmt: skip
     if skeptic.viability_note:
         run.ledger.record_warning(skeptic.viability_note)
-    return skeptic, settle(plan, skeptic, answers)
+    claims = settle(plan, skeptic, answers)
+    run.progress.counts(**_attack_counts(skeptic, claims))
+    return skeptic, claims
+
+
+def _attack_counts(skeptic: SkepticReport | None, claims: ClaimCheck) -> dict[str, int]:
+    """The skeptic's findings and the claim check as progress counts (a web page shows them live)."""
+    counts: dict[str, int] = {"claims_cited": claims.cited, "claims_checked": claims.checked}
+    for verdict in ("supported", "partial", "unsupported"):
+        counts[f"claims_{verdict}"] = sum(1 for v in claims.verdicts if v.verdict == verdict)
+    if skeptic is not None:
+        counts["findings"] = len(skeptic.findings)
+        counts["findings_critical"] = len(skeptic.critical)
+        if skeptic.viability is not None:
+            counts["viability"] = skeptic.viability
+    return counts
 
 
 def as_it_stood(run: Run, gate: Gate, written: Written) -> Written:

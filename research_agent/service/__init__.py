@@ -1,4 +1,4 @@
-"""What every front end shares (the MCP server, the web workbench, the batch driver), written once.
+"""What every front end shares (the CLI, the MCP server, the web workbench, the batch driver), written once.
 
 * :mod:`.options`  :class:`ServiceOptions` (how a front end was started) and :class:`Service`:
                    its run slots, its CPU workers, the settings each call gets
@@ -9,6 +9,9 @@
 * :mod:`.cpu`      CPU-heavy work (review, export) in worker processes, off the event loop
 * :mod:`.http`     the HTTP guard: loopback by default, a bearer token off loopback, Host and
                    Origin checked on every bind; uvicorn imported only where HTTP is served
+* :mod:`.reports`  a reports folder's reports by run reference (never a path): markdown, page, PDF
+* :mod:`.person`   a person's acts on the lessons (add, trust, approve, reject), for the CLI and the
+                   web workbench alike; the undecided proposals
 
 Nothing here imports the ``mcp`` SDK, starlette or uvicorn at import time.
 """

@@ -1,0 +1,150 @@
+"""The runs this workbench started: research runs, and critiques retried from the memory page.
+
+Each :class:`Job` holds a run slot of the shared :class:`~research_agent.service.Service` from
+the moment it is asked for (one more than ``--max-runs`` is refused at once with
+:class:`~research_agent.service.Busy`) until it ends, and reports through an
+:class:`~research_agent.service.events.EventLog`, which a run page follows over server-sent
+events, replayed from the start for a page opened late or reloaded.
+
+A job is named by a random key (``/runs/<key>``), never by anything the person typed. Cancelling
+a research job cancels its task once: the pipeline unwinds as it does on Ctrl-C, and nothing
+partial is written. The board keeps the newest :data:`KEEP` jobs; a job of an earlier server
+process is gone (its report, if any, is in the reports folder).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from ..config import Settings
+from ..errors import ResearchError, error_message
+from ..service import Service
+from ..service.events import EventLog
+from ..service.runs import research_and_schedule
+
+__all__ = ["Job", "JobBoard", "KEEP"]
+
+log = logging.getLogger(__name__)
+
+KEEP = 200
+Work = Callable[[EventLog], Awaitable[str]]  # runs the job; gives the run id it made or worked on
+
+
+@dataclass
+class Job:
+    """One run started here: what was asked (``title``, and ``shown``: its options as a person
+    reads them), its events, and once it ended, the run id it wrote (``run_id``) or why not."""
+
+    key: str
+    kind: str  # research | critique
+    title: str
+    shown: tuple[tuple[str, str], ...]
+    log: EventLog
+    started: datetime
+    task: asyncio.Future[None] | None = None
+    run_id: str = ""
+    error: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def outcome(self) -> str:
+        """``running``, or how it ended: ``done``, ``failed`` or ``cancelled``."""
+        return self.log.ended.outcome if self.log.ended is not None else "running"
+
+    @property
+    def cancellable(self) -> bool:
+        return self.kind == "research" and self.outcome == "running"
+
+
+class JobBoard:
+    """The jobs of one workbench, newest last, sharing ``service`` 's run slots."""
+
+    def __init__(self, service: Service, *, keep: int = KEEP) -> None:
+        self.service = service
+        self.keep = keep
+        self._jobs: dict[str, Job] = {}
+
+    def get(self, key: str) -> Job | None:
+        return self._jobs.get(key)
+
+    def newest(self) -> list[Job]:
+        return list(reversed(self._jobs.values()))
+
+    def research(self, question: str, settings: Settings, shown: tuple[tuple[str, str], ...]) -> Job:
+        """Start researching ``question`` with ``settings``; Busy when every slot is taken."""
+
+        async def work(events: EventLog) -> str:
+            result, scheduled = await research_and_schedule(question, settings, events)
+            job.notes.append(_critique_note(scheduled.state, scheduled.error))
+            return result.id
+
+        job = self._start("research", question, shown, work)
+        return job
+
+    def critique(self, run_id: str, short: str, critique: Callable[[], object]) -> Job:
+        """Critique run ``run_id`` again in a worker thread (``critique`` does it, as ``memory
+        retry`` does); Busy when every slot is taken. A critique cannot be cancelled halfway."""
+
+        async def work(events: EventLog) -> str:
+            events.stage("critique", f"run {short}")
+            await asyncio.to_thread(critique)
+            return run_id
+
+        return self._start("critique", f"Critique of run {short}", (("run", short),), work)
+
+    def cancel(self, key: str) -> bool:
+        """Cancel the research job ``key`` while it runs; whether a cancellation was sent."""
+        job = self._jobs.get(key)
+        if job is None or not job.cancellable or job.task is None:
+            return False
+        return job.task.cancel()
+
+    async def close(self) -> None:
+        """Cancel every job still running and wait until each has unwound."""
+        running = [job.task for job in self._jobs.values() if job.task is not None and not job.task.done()]
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+
+    def _start(self, kind: str, title: str, shown: tuple[tuple[str, str], ...], work: Work) -> Job:
+        slot = ExitStack()
+        slot.enter_context(self.service.slots.take())  # Busy, before anything else
+        job = Job(secrets.token_hex(8), kind, title, shown, EventLog(asyncio.get_running_loop()), datetime.now(UTC))
+        job.task = asyncio.ensure_future(self._run(job, work, slot))
+        self._jobs[job.key] = job
+        for old in list(self._jobs)[: max(0, len(self._jobs) - self.keep)]:
+            if self._jobs[old].outcome != "running":
+                del self._jobs[old]
+        return job
+
+    async def _run(self, job: Job, work: Work, slot: ExitStack) -> None:
+        with slot:
+            try:
+                job.run_id = await work(job.log)
+            except asyncio.CancelledError:
+                job.log.end("cancelled", "cancelled: the run stopped and wrote nothing")
+                raise
+            except ResearchError as exc:
+                job.error = " ".join(error_message(exc).split())
+                job.log.end("failed", job.error)
+            except Exception as exc:  # a bug: said on the page and logged with its traceback, never lost
+                log.exception("%s job %s failed", job.kind, job.key)
+                job.error = f"unexpected error: {type(exc).__name__}: {exc}"
+                job.log.end("failed", job.error)
+            else:
+                job.log.end("done", "done")
+
+
+def _critique_note(state: str, error: str) -> str:
+    """What became of a finished run's critique, in words."""
+    return {
+        "skipped": "No critique: the mode or the settings skip it.",
+        "started": "Its critique runs in the background; the memory page lists it once written.",
+        "done": "Its critique is written.",
+    }.get(state, f"Its critique could not be made: {error or state}.")
