@@ -110,17 +110,19 @@ _RATE = re.compile(r"^… (?:draft|revise)\b.*?: (\d+ tokens, [\d.]+ tok/s)$", r
 def run_cli(
     query: str, corpus: Path, cache_dir: Path, responder: ResearchResponder, *, latency: float, mode: str,
     token_delay: float = 0.0, concurrency: int | None = None, src: Path | None = None,
-    extra: dict[str, str] | None = None,
+    extra: dict[str, str] | None = None, sources: Sequence[str] | None = None,
 ) -> CliRun:
     """Run ``python -m research_agent run`` once against a fresh server answering after ``latency``
     (plus ``token_delay`` per completion token), with ``concurrency`` calls at once if given, from
     the checkout ``src`` (default: this one; another one measures an earlier version); ``extra``:
-    more settings for the CLI (e.g. ``RESEARCH_AGENT_CHECK_CLAIMS``)."""
+    more settings for the CLI (e.g. ``RESEARCH_AGENT_CHECK_CLAIMS``); ``sources``: the options that say where
+    to search, instead of ``--corpus corpus`` (e.g. a SearXNG on 127.0.0.1)."""
     recorder = Recorder(responder)
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(recorder, delay=latency, token_delay=token_delay) as server:
         home = Path(tmp)
         command = [
-            sys.executable, "-m", "research_agent", "run", query, f"--{mode}", "--corpus", str(corpus),
+            sys.executable, "-m", "research_agent", "run", query, f"--{mode}",
+            *(sources if sources is not None else ("--corpus", str(corpus))),
             "--reports-dir", str(home / "reports"), "--context", "none", "--no-critique",
         ]  # fmt: skip
         env = cli_env(home, cache_dir, server.base_url)

@@ -4,6 +4,7 @@ refusal for size asked again once, smaller, never the same request twice."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import httpx
@@ -12,7 +13,7 @@ import pytest
 from research_agent.errors import ContextExceeded
 from research_agent.llm import ChatRequest, ChatResponse
 from research_agent.llm.budget import ContextBudget, prompt_estimate
-from research_agent.llm.client.window import Windows, refusal, window_questions
+from research_agent.llm.client.window import Windows, ask_window, refusal, window_questions
 from research_agent.sources import Source
 from research_agent.stages.writing.draft_text import ReportDraft
 from research_agent.stages.writing.synthesize import draft_report, revise_report
@@ -196,3 +197,27 @@ async def test_a_prompt_that_fits_without_its_answer_is_asked_again_with_a_short
     await model.aclose()
     assert response.data == {"ok": True} and response.usage.retries == 1
     assert [b["max_tokens"] for b in bodies] == [4000, bodies[1]["max_tokens"]] and bodies[1]["max_tokens"] < 1200
+
+
+# --- asked at once (issue 37) ----------------------------------------
+
+
+async def test_every_place_is_asked_at_once_and_the_first_in_order_wins() -> None:
+    asked: list[str] = []
+    all_asked = asyncio.Event()
+
+    async def server(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.path)
+        if len(asked) == 4:
+            all_asked.set()
+        if request.url.path == "/props":  # answers only once every other place has been asked
+            await all_asked.wait()
+            return httpx.Response(200, json={"default_generation_settings": {"n_ctx": 8192}})
+        if request.url.path == "/slots":
+            return httpx.Response(200, json=[{"id": 0, "n_ctx": 4096}])
+        return httpx.Response(404)
+
+    async with httpx.AsyncClient(transport=httpx.MockTransport(server)) as http, asyncio.timeout(30):
+        said = await ask_window(http, "http://127.0.0.1:8080/v1", "smollm2", {}, 5.0)
+    assert said == ContextBudget(8192, "llama.cpp /props"), "the first place in order wins, not the first to answer"
+    assert sorted(asked) == ["/api/show", "/props", "/slots", "/v1/models"]

@@ -95,7 +95,8 @@ def test_the_fetch_package_names_load_on_first_use_and_extract_stays_the_functio
     assert "httpx" not in _loaded_after("import research_agent.fetch")
 
 
-def test_a_corpus_only_run_loads_no_web_provider_or_httpx() -> None:
+def test_a_corpus_only_run_loads_no_web_provider_or_fetcher() -> None:
+    """(httpx it loads: the model client speaks it, issue 37.)"""
     modules = _loaded_after(
         "import research_agent.pipeline\n"
         "from research_agent.config import Settings\n"
@@ -103,4 +104,4 @@ def test_a_corpus_only_run_loads_no_web_provider_or_httpx() -> None:
         "settings = Settings(corpus_dirs=('.',))\n"
         "assert build_providers(settings, http_client=None, local_provider=object()) != []\n"
     )
-    assert [m for m in ("httpx", "research_agent.search.web", "research_agent.fetch.fetcher") if m in modules] == []
+    assert [m for m in ("research_agent.search.web", "research_agent.fetch.fetcher") if m in modules] == []

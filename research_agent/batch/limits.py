@@ -35,6 +35,7 @@ import httpx
 
 from ..errors import LLMError
 from ..llm import ChatRequest, ChatResponse, Usage, parse_retry_after
+from ..llm.client.transport import CONNECTION_LIMITS
 from ..llm.protocol import TokenCallback
 
 __all__ = ["EndpointLimits", "LimitStats", "LimitedModel", "TokenBucket", "limited_http_client", "estimate_tokens"]
@@ -238,9 +239,9 @@ class _Observing(httpx.AsyncBaseTransport):
 
 
 def limited_http_client(limits: EndpointLimits, transport: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncClient:
-    """The HTTP client for the batch's OpenAI client (the openai package's connection defaults), its
+    """The HTTP client for the batch's model client (the model client's connection defaults), its
     requests counted and its 429s heard by ``limits``. ``transport``: what sends them (default: the
     network). The model client sets each request's time limit itself."""
-    sender = transport or httpx.AsyncHTTPTransport(limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))
+    sender = transport or httpx.AsyncHTTPTransport(limits=CONNECTION_LIMITS)
     return httpx.AsyncClient(transport=_Observing(sender, limits), timeout=httpx.Timeout(600, connect=5.0),
                              follow_redirects=True)  # fmt: skip

@@ -18,11 +18,9 @@ from ..config import Settings, load_settings
 from ..errors import ResearchError
 from ..files.output import check_output_path
 from ..interrupts import interrupt_exit_code, interrupt_word
-from ..memory.critique.schedule import after_report
 from ..results import ResearchResult
 from ..run_refs import Runs, short_id
 from .boundary import guarded, json_failures, run_async, stderr_console
-from .critique import print_scheduled
 from .export import Browser, ExportPlan, Format, export_after_run, plan_export, print_note
 from .progress import RichProgress, cost_text
 from .run_options import (
@@ -150,11 +148,11 @@ def _rejected(result: ResearchResult) -> bool:
 
 def _research(query: str, settings: Settings) -> ResearchResult:
     """Run the pipeline with live progress on stderr; Ctrl-C says what it left behind."""
-    with importing():  # everything the run needs, the openai package included, loaded up front
-        from ..llm.client.openai_compat import import_openai
-        from ..pipeline import research
+    with importing():
+        from ..llm.client.transport import load_tls_ahead
 
-        import_openai()
+        load_tls_ahead()  # the model client's TLS context is made in a thread while the pipeline loads
+        from ..pipeline import research
 
     progress = RichProgress(stderr_console())
     try:
@@ -194,7 +192,10 @@ def print_result(result: ResearchResult, *, json_output: bool, exported: Exporte
 
 def _critique_afterwards(run_record_path: Path, settings: Settings, time_left: float) -> None:
     """Ask memory to critique the run (skipped, waited for within ``time_left`` seconds, or
-    detached, as settings say) and tell how it went."""
+    detached, as settings say) and tell how it went. Loaded here: the run does not need it."""
+    from ..memory.critique.schedule import after_report
+    from .critique import print_scheduled
+
     console = stderr_console()
     try:
         scheduled = after_report(run_record_path, settings, time_left=time_left)

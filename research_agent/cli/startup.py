@@ -1,8 +1,8 @@
 """Starting and stopping the command line quickly.
 
 Most of a short run's fixed cost is Python's own: importing the CLI, the pipeline and
-the ``openai`` package (whose hundreds of pydantic models take half a second), and, at
-exit, tearing all of that down again. Two measures, neither of which changes what a
+their dependencies (the model client speaks httpx itself: the ``openai`` package's second
+of imports is not paid), and, at exit, tearing all of that down again. Two measures, neither of which changes what a
 command does:
 
 * :func:`importing`: the cyclic garbage collector is paused while modules load. Imports

@@ -10,11 +10,12 @@
 * :mod:`.usage`, :mod:`.prices` - tokens and cost per stage; :mod:`.waiting` - how long
   a call has been waiting, for the progress line.
 
-Every stage talks to a :class:`ChatModel`; tests pass a scripted one. ``openai`` itself
-is imported only when an :class:`OpenAIChatModel` is built (it is slow to import).
+Every stage talks to a :class:`ChatModel`; tests pass a scripted one. :class:`OpenAIChatModel`
+speaks the chat-completions protocol over httpx (loaded on first use, with httpx: a command
+that only reads reports never needs them); the ``openai`` package is not needed.
 """
 
-from .client.openai_compat import DEFAULT_TIMEOUT, NO_ENDPOINT_MESSAGE, OpenAIChatModel
+from ..lazy import lazy_names
 from .client.retry import parse_retry_after
 from .prices import Price, PriceTable
 from .protocol import (
@@ -51,3 +52,6 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "NO_ENDPOINT_MESSAGE",
 ]
+
+_LAZY = dict.fromkeys(("OpenAIChatModel", "DEFAULT_TIMEOUT", "NO_ENDPOINT_MESSAGE"), "client.openai_compat")
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())

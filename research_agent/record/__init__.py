@@ -11,20 +11,17 @@ same types, checked against ``record.schema.json``. Memory reads runs only this 
   and a citation's passage in it
 """
 
-from .io import MAX_RUN_RECORD_BYTES, read_run_record, record_yaml, run_record_schema, write_run_record
-from .passages import PassageStore, StoredSource, build_passage_store, read_passage_store
-from .types import (
-    RUN_RECORD_VERSION,
-    AppliedLesson,
-    CorpusRecord,
-    FetchFailure,
-    Iteration,
-    LessonsRecord,
-    RunRecord,
-    SourceSummary,
-    SubQueryCount,
-    WithheldLesson,
-)
+from ..lazy import lazy_names
+
+# Imported on first use: memory reads ``lessons`` and ``types`` on the way to a run's first model
+# call, which must not wait for ``io`` (the schema, yaml, the skeptic's and the claim check's types).
+_LAZY = {
+    **dict.fromkeys(("MAX_RUN_RECORD_BYTES", "read_run_record", "record_yaml", "run_record_schema",
+                     "write_run_record"), "io"),
+    **dict.fromkeys(("PassageStore", "StoredSource", "build_passage_store", "read_passage_store"), "passages"),
+    **dict.fromkeys(("RUN_RECORD_VERSION", "AppliedLesson", "CorpusRecord", "FetchFailure", "Iteration",
+                     "LessonsRecord", "RunRecord", "SourceSummary", "SubQueryCount", "WithheldLesson"), "types"),
+}  # fmt: skip
 
 __all__ = [
     "RUN_RECORD_VERSION",
@@ -47,3 +44,5 @@ __all__ = [
     "build_passage_store",
     "read_passage_store",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())

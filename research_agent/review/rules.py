@@ -33,8 +33,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import regex
-
 from ..errors import InputError
 from ..files.safefile import UnsafeFile, read_text_capped
 from ..files.safeyaml import UnsafeYaml, load_yaml_text
@@ -57,11 +55,11 @@ MAX_PATTERN_CHARS = 2000
 MAX_TEXT_CHARS = 500
 
 RULE_TIME_BUDGET = 2.0  # seconds one rule may spend on one text
-RULE_FLAGS: dict[str, int] = {
-    "ignorecase": regex.IGNORECASE,
-    "multiline": regex.MULTILINE,
-    "dotall": regex.DOTALL,
-    "verbose": regex.VERBOSE,
+RULE_FLAGS: dict[str, str] = {  # the rule's flag: the regex module's name for it
+    "ignorecase": "IGNORECASE",
+    "multiline": "MULTILINE",
+    "dotall": "DOTALL",
+    "verbose": "VERBOSE",
 }
 _FIELDS = {"name", "pattern", "reason", "fix", "severity", "flags", "type"}
 _REQUIRED = ("name", "pattern", "reason", "fix", "severity")
@@ -98,11 +96,13 @@ class Rule:
             raise InputError(f"{label}: severity must be 'critical' or 'warning', not {self.severity!r}")
         if self.type is not None and (not isinstance(self.type, str) or not _NAME.match(self.type)):
             raise InputError(f"{label}: type must be a short name (letters, digits, spaces, . : / - _)")
+        import regex  # loaded with the first rule: a run without rules never needs it (20 ms)
+
         bits = 0
         for flag in self.flags:
             if flag not in RULE_FLAGS:
                 raise InputError(f"{label}: unknown flag {flag!r} (use {', '.join(RULE_FLAGS)})")
-            bits |= RULE_FLAGS[flag]
+            bits |= getattr(regex, RULE_FLAGS[flag])
         try:
             compiled = regex.compile(self.pattern, bits)
         except (regex.error, ValueError, OverflowError) as exc:

@@ -21,7 +21,7 @@ import typer
 from rich.console import Console
 
 from ...config import Settings, load_settings
-from ...llm import ChatModel, OpenAIChatModel
+from ...llm import ChatModel
 from ..terminal import dumps_json
 
 __all__ = ["app", "MemoryDeps", "memory_deps", "memory_settings", "chosen_reports_dir", "echo_json", "console",
@@ -38,6 +38,8 @@ ReportsDirOption = Annotated[
 
 
 def _default_model(settings: Settings) -> ChatModel:
+    from ...llm import OpenAIChatModel  # with httpx, only for the commands that ask the model
+
     return OpenAIChatModel.from_settings(settings)
 
 

@@ -1,7 +1,7 @@
 """Reading a model's answer off the wire: bounded, and named when it cannot be read.
 
 An endpoint that says HTTP 200 has not yet given an answer. The body is read here, not by
-the ``openai`` client: streamed and decompressed under a size cap (decompressed bytes
+the HTTP client: streamed and decompressed under a size cap (decompressed bytes
 count, so a gzip bomb is refused like a 50 MB body), then checked to be what a chat
 completion is: UTF-8 JSON, an object, with ``choices`` whose first message has text.
 Anything else raises :class:`Unreadable` with a reason a person can act on (an HTML login
@@ -54,24 +54,6 @@ class ConnectionLost(Exception):
     """The connection broke while the answer was being read (retried like a connection error)."""
 
 
-def _transport_errors() -> tuple[type[BaseException], ...]:
-    """The connection errors of httpx, and of httpx2 where the openai client uses it."""
-    import httpx
-
-    found: list[type[BaseException]] = [httpx.TransportError]
-    try:
-        import httpx2  # type: ignore[import-not-found]
-    except ImportError:
-        pass
-    else:
-        found.append(httpx2.TransportError)
-    return tuple(found)
-
-
-def _is_timeout(exc: BaseException) -> bool:
-    return any(cls.__name__ == "TimeoutException" for cls in type(exc).__mro__)
-
-
 def _megabytes(size: int) -> str:
     return f"{size / (1024 * 1024):g} MB"
 
@@ -93,7 +75,8 @@ async def body_chunks(response: Any, max_bytes: int) -> AsyncIterator[bytes]:
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > max_bytes:
         raise Unreadable(f"the answer is {int(declared):,} bytes, over the {_megabytes(max_bytes)} cap")
-    transport = _transport_errors()
+    import httpx
+
     try:
         if getattr(response, "is_stream_consumed", False):  # read and decoded already (httpx.MockTransport)
             decoder, chunks = BoundedDecoder("identity"), _once(response.content)
@@ -108,8 +91,8 @@ async def body_chunks(response: Any, max_bytes: int) -> AsyncIterator[bytes]:
         out = decoder.flush(max_bytes - total)
         if out:
             yield out
-    except transport as exc:
-        if _is_timeout(exc):
+    except httpx.TransportError as exc:
+        if isinstance(exc, httpx.TimeoutException):
             raise TimeoutError(str(exc)) from exc
         raise ConnectionLost(f"{type(exc).__name__}: {exc}") from exc
     except Refused as exc:

@@ -41,20 +41,16 @@ class WindowFit:
     """The windows of one client's models, and what they mean for each request."""
 
     def __init__(self, base_url: str, api_key: str, setting: int | None, http_client: Any, *, ask: bool) -> None:
+        """``http_client`` (an ``httpx.AsyncClient``, the model's own) asks the server, when ``ask``."""
         self._base_url = base_url
         self._headers = {"Authorization": f"Bearer {api_key}"}
         self._http = http_client
         self._windows = Windows(setting, self._ask if ask else None)
 
     async def _ask(self, model: str) -> ContextBudget | None:
-        import httpx
-
         try:
             async with asyncio.timeout(PROBE_TIMEOUT):
-                if self._http is not None:
-                    return await ask_window(self._http, self._base_url, model, self._headers, PROBE_TIMEOUT)
-                async with httpx.AsyncClient(timeout=PROBE_TIMEOUT) as http:
-                    return await ask_window(http, self._base_url, model, self._headers, PROBE_TIMEOUT)
+                return await ask_window(self._http, self._base_url, model, self._headers, PROBE_TIMEOUT)
         except TimeoutError:
             log.info("model %s: the server did not say its context window within %gs", model, PROBE_TIMEOUT)
             return None

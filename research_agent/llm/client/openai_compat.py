@@ -1,10 +1,10 @@
-"""The OpenAI-compatible :class:`~research_agent.llm.protocol.ChatModel`, built on ``openai``.
+"""The OpenAI-compatible :class:`~research_agent.llm.protocol.ChatModel`, over httpx.
 
 Any chat-completions endpoint works: OpenAI, Azure-compatible gateways, Ollama, vLLM, llama.cpp's
-server, LM Studio, OpenRouter. This module holds the HTTP side: the client, the retry loop (backoff
-with jitter, ``Retry-After``, one retry after a timeout; none when the first call cannot connect at
-all), and what an endpoint's refusals mean. How a structured answer is asked for, read and repaired
-is :mod:`research_agent.llm.structured`.
+server, LM Studio, OpenRouter. This module holds the HTTP side: the retry loop (backoff with jitter,
+``Retry-After``, one retry after a timeout; none when the first call cannot connect at all), and
+what an endpoint's refusals mean; one request on the wire is :mod:`.transport`. How a structured
+answer is asked for, read and repaired is :mod:`research_agent.llm.structured`.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import logging
 import random
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
+
+import httpx
 
 from ...errors import ConfigError, ContextExceeded, InvalidModelOutput, LLMError
 from ..budget import ContextBudget
@@ -44,26 +46,13 @@ from .fitting import WindowFit
 from .refusals import describe, error_text, final_error, status_verdict, unreachable, unreachable_error
 from .retry import RequestTally, backoff_delay, parse_retry_after, request_kwargs
 from .streaming import EmptyStream, StreamReader
+from .transport import ChatTransport, ConnectionFailed, StatusError
 from .window import refusal
 
 if TYPE_CHECKING:
-    import openai
-
     from ...config import Settings
-else:
-    openai = None  # imported on first use: it costs half a second of start-up for every command
 
-
-def import_openai() -> None:
-    """Import the openai package now rather than when the first model is built."""
-    global openai
-    if openai is None:
-        import openai as module
-
-        openai = module
-
-
-__all__ = ["OpenAIChatModel", "import_openai", "DEFAULT_TIMEOUT", "DEFAULT_BASE_URL", "NO_ENDPOINT_MESSAGE"]
+__all__ = ["OpenAIChatModel", "DEFAULT_TIMEOUT", "DEFAULT_BASE_URL", "NO_ENDPOINT_MESSAGE"]
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +97,8 @@ class OpenAIChatModel:
     lowered to fit beside its prompt, and a refusal for size is asked again once, with the room
     the server's numbers leave, when that is a smaller answer: never the same request twice.
     Answers are read with control characters taken out (counted in ``controls_dropped``).
+    Requests go through ``http_client`` (an ``httpx.AsyncClient``, closed with the model) or a
+    client of the model's own (:mod:`.transport`).
     """
 
     def __init__(
@@ -120,7 +111,7 @@ class OpenAIChatModel:
         max_retries: int = 4,
         concurrency: int = 16,
         prices: PriceTable | None = None,
-        http_client: Any = None,
+        http_client: httpx.AsyncClient | None = None,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         *,
         rng: random.Random | None = None,
@@ -152,20 +143,13 @@ class OpenAIChatModel:
         self._reached = False  # set once the endpoint answered anything: a refused connect is then transient
         # ``limiter`` lets several models share one bound on calls in flight to an endpoint
         self._semaphore = limiter if limiter is not None else asyncio.Semaphore(max(1, int(concurrency)))
-        import_openai()
-        self._client = openai.AsyncOpenAI(
-            api_key=api_key or PLACEHOLDER_API_KEY,
-            base_url=self.base_url,
-            max_retries=0,
-            timeout=self.timeout,
-            http_client=http_client,
-        )
-        self._fit = WindowFit(self.base_url, api_key or PLACEHOLDER_API_KEY, context_tokens,
-                              http_client if ask_window else None, ask=ask_window)  # fmt: skip
+        key = api_key or PLACEHOLDER_API_KEY
+        self._transport = ChatTransport(self.base_url, key, http_client, timeout=self.timeout)
+        self._fit = WindowFit(self.base_url, key, context_tokens, self._transport.http, ask=ask_window)
 
     @classmethod
     def from_settings(
-        cls, settings: Settings, *, http_client: Any = None, ticker: Ticker | None = None
+        cls, settings: Settings, *, http_client: httpx.AsyncClient | None = None, ticker: Ticker | None = None
     ) -> OpenAIChatModel:
         """Build from Settings; ConfigError when neither an API key nor a base URL is set."""
         if not settings.api_key and not settings.base_url:
@@ -190,7 +174,7 @@ class OpenAIChatModel:
 
     async def aclose(self) -> None:
         """Close the underlying HTTP client."""
-        await self._client.close()
+        await self._transport.aclose()
 
     async def context_budget(self, tier: str = "main") -> ContextBudget | None:
         """The context window of the ``tier``'s model: what its server says (asked once), else the setting."""
@@ -221,7 +205,7 @@ class OpenAIChatModel:
         """
         model = self.fast_model if request.tier == "fast" else self.model
         tally = RequestTally()
-        reader = StreamReader(self._client, idle=self.timeout, ticker=self._ticker, max_bytes=self.max_answer_bytes,
+        reader = StreamReader(self._transport.send, idle=self.timeout, ticker=self._ticker, max_bytes=self.max_answer_bytes,
                               on_tokens=on_tokens, prompt_rate=self.prompt_rate)  # fmt: skip
 
         async def answer(asked: ChatRequest) -> ChatResponse:
@@ -335,38 +319,36 @@ class OpenAIChatModel:
                     answer = await (read or self._read_completion)(kwargs, messages)
                 self._reached = True
                 return answer
-            except (TimeoutError, openai.APITimeoutError):
+            except TimeoutError:
                 failure: BaseException = TimeoutError()
-            except (openai.APIConnectionError, ConnectionLost, Unreadable) as exc:
+            except (ConnectionFailed, ConnectionLost, Unreadable) as exc:
                 why = None if self._reached else unreachable(exc)
                 if why is not None:  # nothing to wait for: a setting or a server to fix
                     raise unreachable_error(self.base_url, why) from None
                 failure = exc
-            except openai.APIStatusError as exc:
+            except StatusError as exc:
                 self._reached = True
                 if not self._retryable_status(exc, request, model, response_format):
                     continue  # a parameter the model refuses was dropped: send again at once
-                failure = exc
-            except openai.APIError as exc:  # a response the client could not read
                 failure = exc
             if attempt >= self.max_retries or not tally.may_retry(failure):
                 raise self._final_error(request, failure, attempt + 1) from None
             delay = self._delay(attempt, failure)
             attempt += 1
             tally.retries += 1
-            log.info("stage %s: %s; retry %d/%d in %.1fs", request.stage, describe(failure, openai.APIStatusError), attempt,
+            log.info("stage %s: %s; retry %d/%d in %.1fs", request.stage, describe(failure), attempt,
                      self.max_retries, delay)  # fmt: skip
             await self._sleep(delay)
 
     async def _read_completion(self, kwargs: dict[str, Any], messages: list[dict[str, str]]) -> RawAnswer:
         """One whole answer, read under the total-time limit and the size cap."""
         async with asyncio.timeout(self.timeout):
-            async with self._client.chat.completions.with_streaming_response.create(**kwargs) as response:
-                body = await read_body(response.http_response, self.max_answer_bytes)
+            async with self._transport.send(kwargs) as response:
+                body = await read_body(response, self.max_answer_bytes)
         return completion_answer(body, messages)
 
     def _retryable_status(
-        self, exc: openai.APIStatusError, request: ChatRequest, model: str, response_format: dict[str, Any] | None
+        self, exc: StatusError, request: ChatRequest, model: str, response_format: dict[str, Any] | None
     ) -> bool:
         """True for a transient status; False when a refused parameter was dropped; raises otherwise
         (a refusal for size as ContextExceeded)."""
@@ -387,9 +369,8 @@ class OpenAIChatModel:
                               dropped=self._dropped_params.get((self.base_url, model), set()), stream=stream)  # fmt: skip
 
     def _delay(self, attempt: int, failure: BaseException) -> float:
-        status = isinstance(failure, openai.APIStatusError)
-        return backoff_delay(attempt, self._rng, parse_retry_after(dict(failure.response.headers)) if status else None)
+        status = isinstance(failure, StatusError)
+        return backoff_delay(attempt, self._rng, parse_retry_after(failure.headers) if status else None)
 
     def _final_error(self, request: ChatRequest, failure: BaseException, attempts: int) -> LLMError:
-        return final_error(failure, stage=request.stage, base_url=self.base_url, timeout=self.timeout, attempts=attempts,
-                           status_error=openai.APIStatusError, connection_error=openai.APIConnectionError)  # fmt: skip
+        return final_error(failure, stage=request.stage, base_url=self.base_url, timeout=self.timeout, attempts=attempts)

@@ -1,4 +1,4 @@
-"""What an endpoint's refusals and failures say, read from the ``openai`` client's errors.
+"""What an endpoint's refusals and failures say, read from the errors of :mod:`.transport`.
 
 A refused ``response_format`` (the structured-output cascade then tries the next form), a
 parameter a model does not accept (sent again without it), a one-line description of
@@ -10,7 +10,6 @@ from __future__ import annotations
 import errno
 import logging
 import socket
-from typing import Any
 
 from ...errors import (
     ConfigError,
@@ -24,6 +23,7 @@ from ...errors import (
 from ..structured import SchemaRejected
 from .answers import Unreadable
 from .retry import RETRYABLE_STATUS
+from .transport import ConnectionFailed, StatusError
 
 __all__ = [
     "error_text",
@@ -44,8 +44,8 @@ _REJECTION_WORDS = ("response_format", "json_schema", "schema", "grammar")
 DROPPABLE_PARAMS = ("temperature", "max_tokens", "stream_options")
 
 
-def error_text(exc: Any) -> str:
-    """The message of an ``openai.APIStatusError``: the body's message when it has one."""
+def error_text(exc: StatusError) -> str:
+    """The message of a :class:`~.transport.StatusError`: the body's message when it has one."""
     body = exc.body
     if isinstance(body, dict):
         message = body.get("message") or body.get("error") or body
@@ -125,12 +125,12 @@ def status_verdict(
     return True
 
 
-def describe(failure: BaseException, status_error: type[BaseException] | None = None) -> str:
+def describe(failure: BaseException) -> str:
     """One line for a failed call: ``timed out``, ``HTTP 503 overloaded``, or the cause."""
     if isinstance(failure, TimeoutError):
         return "timed out"
-    if status_error is not None and isinstance(failure, status_error):
-        return f"HTTP {failure.status_code} {error_text(failure)[:200]}"  # type: ignore[attr-defined]
+    if isinstance(failure, StatusError):
+        return f"HTTP {failure.status_code} {error_text(failure)[:200]}"
     cause = failure.__cause__
     if cause is not None:
         return f"{type(cause).__name__}: {cause}"
@@ -144,17 +144,14 @@ def final_error(
     base_url: str,
     timeout: float,
     attempts: int,
-    status_error: type[BaseException],
-    connection_error: type[BaseException],
 ) -> LLMError:
-    """The error of a call whose last attempt failed with ``failure`` (the ``openai`` error
-    classes are passed in: the package is imported on first use)."""
+    """The error of a call whose last attempt failed with ``failure``."""
     tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
     if isinstance(failure, TimeoutError):
         return LLMTimeout(f"model call for stage {stage} timed out after {timeout:g}s ({tries})")
     if isinstance(failure, Unreadable):
         return UnreadableAnswer(f"model endpoint {base_url} gave an unreadable answer for stage {stage}: {failure} ({tries})")
     cause = failure.__cause__
-    if isinstance(failure, connection_error) and cause is not None and type(cause).__name__ == "ConnectError":
+    if isinstance(failure, ConnectionFailed) and cause is not None and type(cause).__name__ == "ConnectError":
         return LLMUnavailable(f"cannot reach the model endpoint at {base_url}: {cause} ({tries})")
-    return LLMUnavailable(f"model endpoint {base_url} kept failing: {describe(failure, status_error)} ({tries})")
+    return LLMUnavailable(f"model endpoint {base_url} kept failing: {describe(failure)} ({tries})")

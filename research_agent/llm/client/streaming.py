@@ -24,6 +24,8 @@ streaming, to read what it says). Server behaviour worth a warning is named in t
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,11 +81,14 @@ class _Arrived:
 
 
 class StreamReader:
-    """Reads streamed attempts for one request; :meth:`response` turns the last into a ChatResponse."""
+    """Reads streamed attempts for one request; :meth:`response` turns the last into a ChatResponse.
+
+    ``send(kwargs)`` makes one request and gives its answer, headers read, body not yet
+    (:meth:`.transport.ChatTransport.send`)."""
 
     def __init__(
         self,
-        client: Any,
+        send: Callable[[dict[str, Any]], AbstractAsyncContextManager[Any]],
         *,
         idle: float,
         ticker: Ticker,
@@ -91,7 +96,7 @@ class StreamReader:
         on_tokens: TokenCallback | None,
         prompt_rate: float = float("inf"),
     ) -> None:
-        self._client = client
+        self._send = send
         self._idle = idle
         self._prompt_rate = prompt_rate
         self._ticker = ticker
@@ -116,9 +121,8 @@ class StreamReader:
         if self._on_tokens is not None:
             self._on_tokens(0, "")  # sent: the server reads the prompt
         try:
-            create = self._client.chat.completions.with_streaming_response.create
-            async with idle_limit(first, self._ticker) as watch, create(**kwargs) as response:
-                await self._consume(response.http_response, got, watch, messages, "stream_options" in kwargs)
+            async with idle_limit(first, self._ticker) as watch, self._send(kwargs) as response:
+                await self._consume(response, got, watch, messages, "stream_options" in kwargs)
         except IdleTimeout:
             if got.finish is None:
                 got.finish = STALLED if got.tokens else NO_FIRST_TOKEN

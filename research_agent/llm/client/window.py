@@ -1,6 +1,6 @@
 """The context window a server says it has, and the refusals that say a prompt did not fit.
 
-Where servers say it (:func:`window_questions`, asked in order until one answers):
+Where servers say it (:func:`window_questions`, asked at once, the first in this order that answers wins):
 
 * llama.cpp's server: ``GET /props`` (``default_generation_settings.n_ctx``) or ``GET /slots``
   (``n_ctx`` of each slot);
@@ -142,22 +142,42 @@ async def ask_window(
     http: Any, base_url: str, model: str, headers: dict[str, str], timeout: float
 ) -> ContextBudget | None:
     """The window the server says (an httpx.AsyncClient ``http``); None when it says none. A
-    guess (Ollama without ``num_ctx``) comes back with ``source`` ending in "(guessed)"."""
+    guess (Ollama without ``num_ctx``) comes back with ``source`` ending in "(guessed)".
+
+    Every place is asked at once (one round trip before the first call, not four in a row: a
+    remote gateway answers none of them) and the answers are read in :func:`window_questions`'
+    order, so the same place wins as if they had been asked one by one; the questions still
+    open when one says the window are dropped."""
     from .answers import read_body
 
-    heard = Heard()
-    for question in window_questions(base_url, model):
+    async def one(question: Question) -> tuple[int, bytes] | None:
         try:
             async with http.stream(question.method, question.url, json=question.body, headers=headers,
                                    timeout=timeout) as response:  # fmt: skip
                 ok = response.status_code == 200
-                said = heard.take(question, response.status_code, await read_body(response, MAX_PROBE_BYTES) if ok else b"")
+                return response.status_code, await read_body(response, MAX_PROBE_BYTES) if ok else b""
         except Exception as exc:  # noqa: BLE001 - any failure here means "not said here"
             log.debug("context window: %s: %s: %s", question.url, type(exc).__name__, exc)
-            continue
-        if said is not None:
-            return said
-    return heard.guess
+            return None
+
+    heard = Heard()
+    questions = list(window_questions(base_url, model))
+    asked = [asyncio.ensure_future(one(question)) for question in questions]
+    try:
+        for question, answer in zip(questions, asked, strict=True):
+            got = await answer
+            try:
+                said = heard.take(question, *got) if got is not None else None
+            except Exception as exc:  # noqa: BLE001 - an answer that cannot be read says nothing
+                log.debug("context window: %s: %s: %s", question.url, type(exc).__name__, exc)
+                continue
+            if said is not None:
+                return said
+        return heard.guess
+    finally:
+        for task in asked:
+            task.cancel()
+        await asyncio.gather(*asked, return_exceptions=True)
 
 
 def settled(said: ContextBudget | None, setting: int | None) -> ContextBudget | None:

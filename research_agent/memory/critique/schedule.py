@@ -23,7 +23,7 @@ from typing import Any, Literal
 from ...config import Settings
 from ...errors import ResearchError, RunTimeout
 from ...interrupts import run_interruptibly
-from ...llm import ChatModel, OpenAIChatModel
+from ...llm import ChatModel
 from ...run_refs import named_run_id
 from ..store.critique_types import Critique
 from ..store.failures import log_failure
@@ -105,6 +105,8 @@ def critique_now(
     with _failures_logged(record, now):
         chosen = settings() if callable(settings) else settings
         if model is None:
+            from ...llm import OpenAIChatModel  # loaded with httpx by the critique that needs it
+
             model = (make_model or OpenAIChatModel.from_settings)(chosen)
     return run_interruptibly(_critique_and_close(record, model, chosen, now, timeout))
 

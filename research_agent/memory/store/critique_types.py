@@ -15,8 +15,7 @@ from typing import Any
 
 from ...ids import format_utc, parse_zoned_time
 from ...measures import CritiqueFacts
-from ...record.lessons import probability
-from ...record.types import WithheldLesson
+from ...record.lessons import WithheldLesson, probability
 from .schema import (
     DIMENSIONS,
     FIELD_ORDER,
