@@ -9,6 +9,8 @@ import os
 import signal
 from pathlib import Path
 
+import pytest
+
 from research_agent.errors import InvalidModelOutput, LLMUnavailable
 from research_agent.files.locks import exclusive_lock
 from research_agent.llm import ChatRequest
@@ -128,6 +130,7 @@ def test_lessons_from_the_batch_s_first_critiques_reach_its_later_questions(tmp_
     assert decompose and any(lesson.text in decompose[0].user for lesson in applied[3] if lesson.stage == "decompose")
 
 
+@pytest.mark.usefixtures("default_sigint")  # a suite started in the background inherits SIGINT ignored
 def test_a_cancelled_batch_resumes_where_it_stopped_and_skips_the_questions_done(tmp_path: Path) -> None:
     def stop_at_the_second(request: ChatRequest) -> None:
         if request.stage == "decompose" and QUESTIONS[1] in request.user:
@@ -154,6 +157,7 @@ def test_a_cancelled_batch_resumes_where_it_stopped_and_skips_the_questions_done
     assert [q["state"] for q in resumed["questions"]] == ["done"] * 3 and resumed["status"] == "finished"
 
 
+@pytest.mark.usefixtures("default_sigint")  # a suite started in the background inherits SIGINT ignored
 def test_resume_by_id_continues_with_the_options_it_was_started_with(tmp_path: Path) -> None:
     def stop_at_the_second(request: ChatRequest) -> None:
         if request.stage == "decompose" and QUESTIONS[1] in request.user:
