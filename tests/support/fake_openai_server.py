@@ -57,11 +57,12 @@ import time
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from research_agent.llm import extract_json
 from tests.support.fake_embeddings import embeddings_payload
+from tests.support.quiet_server import QuietServer
 
 __all__ = [
     "FakeOpenAIServer",
@@ -651,10 +652,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
+class _Server(QuietServer):
     request_queue_size = 256
-    allow_reuse_address = True
     owner: FakeOpenAIServer
 
 

@@ -29,10 +29,12 @@ import threading
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+
+from tests.support.quiet_server import QuietServer
 
 __all__ = ["LocalServer", "Recorded", "ARTICLE_TEXT", "local_server", "article_html", "TAVILY_KEY"]
 
@@ -128,9 +130,7 @@ class _Handler(BaseHTTPRequestHandler):
         return parse_qs(urlsplit(self.path).query)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
+class _Server(QuietServer):
     owner: LocalServer
 
 
