@@ -103,8 +103,9 @@ def _streamed_so_far(run: Run) -> KeptDraft | None:
     """The complete paragraphs (else sentences) of the first draft as far as it had streamed, when they make a draft."""
     arriving = run.ledger.draft_in_progress
     draft = kept_part(arriving.text, "deadline", run.settings.mode.target_words) if arriving is not None else None
-    if draft is None:
+    if arriving is None or draft is None:
         return None
+    draft = draft.citing(len(arriving.gate.kept))  # citations read as draft_report reads a whole answer's
     run.ledger.count_cut()
     return KeptDraft(arriving.plan, arriving.gate, Written("proceed", draft, None, None, 0))
 

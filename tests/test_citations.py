@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from research_agent.text.citations import REMOVED_MARK, find_citations, renumber, strip_citations
+from research_agent.stages.writing.draft_text import ReportDraft
+from research_agent.text.citations import (
+    REMOVED_MARK,
+    find_citations,
+    normalize_citations,
+    renumber,
+    strip_citations,
+)
 
 
 def test_numbers_follow_first_appearance_across_all_texts_and_uncited_sources_get_none() -> None:
@@ -23,6 +30,17 @@ def test_bracket_ranges_and_plain_mentions_of_sources_go_through_the_map() -> No
     result = renumber(["Cited [7].", "Quoted [3]-[6]; source 9 and sources 7 and 8 disagree; open source 20 years."], 12)
     assert result.texts[1] == "Quoted [2, 3, 4, 5]; source [6] and sources [1, 7] disagree; open source 20 years."
     assert result.order == (7, 3, 4, 5, 6, 9, 8)
+
+
+def test_a_draft_reads_its_plain_mentions_as_the_report_will_print_them() -> None:
+    text = "The source 2 says so; sources 1 and 3 agree; source 9 is no source here.\n```\nsource 1\n```"
+    once = normalize_citations(text, 3)
+    assert once == "The source [2] says so; sources [1, 3] agree; source 9 is no source here.\n```\nsource 1\n```"
+    assert normalize_citations(once, 3) == once and normalize_citations("Quoted [3]-[6].", 6) == "Quoted [3-6]."
+    draft = ReportDraft("Per source 1, yes.", ("Source 2 agrees.",), (("Notes", "See source 3."),), ("Source 4 is old.",))
+    cited = draft.citing(4)
+    assert cited.texts == ("Per source [1], yes.", "Source [2] agrees.", "See source [3].")
+    assert cited.limitations == ("Source [4] is old.",) and cited.citing(4) is cited
 
 
 def test_code_links_and_urls_are_not_citations_and_are_left_alone() -> None:

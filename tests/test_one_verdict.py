@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from research_agent.cli.review import app as review_app
 from research_agent.review.markdown import REJECTION_MARK, parse_report
 from tests.support.one_verdict import verdict_disagreements
-from tests.support.pipeline import CLAIM, CRITICAL, queue, run, use
+from tests.support.pipeline import CLAIM, CRITICAL, queue, record_of, run, use
 from tests.support.research_responder import ResearchResponder
 
 runner = CliRunner()
@@ -133,3 +133,34 @@ async def test_the_check_catches_a_run_and_a_review_that_disagree(tmp_path, scri
     (found,) = verdict_disagreements(tmp_path)
     assert found.startswith(result.report_path.name)
     result.run_record_path.unlink()  # so that the check after this test has nothing to say
+
+
+# A weak writer's shape (SmolLM2 on llama.cpp): everything before any heading, so Key Findings is
+# empty; sources named in plain words ("The source 1 is ..."), which the report prints as citations;
+# two paragraphs that differ only in the source they name.
+MENTIONS_DRAFT = """You have already asked about VACUUM, so here are a few more details:
+
+The source 1 is actually from the PostgreSQL manual. Plain VACUUM marks the space as reusable within the table file.
+
+The source 2 is actually from the autovacuum page. The original source 1 says autovacuum runs VACUUM automatically.
+
+The source 3 is actually from the autovacuum page. The original source 1 says autovacuum runs VACUUM automatically.
+
+I hope this helps! Let me know if you have any further questions.
+"""
+
+
+async def test_sources_named_in_words_are_citations_to_the_run_as_to_review(tmp_path, scripted_model) -> None:
+    writer = ResearchResponder(fix_on_revise=False)
+    queue(scripted_model, writer, draft=[lambda request: MENTIONS_DRAFT], revise=[lambda request: MENTIONS_DRAFT] * 2)
+    result = await run(tmp_path, scripted_model)
+    assert "The source [1] is actually" in result.report_markdown
+    outcome = result.run_record.review
+    assert outcome.rejected and outcome.reasons == ("duplicated paragraphs", "empty sections", "length")
+
+    code, data = review_json(result.report_path)
+    assert code == 1 and critical_types(data) == ["duplicate_paragraph", "empty_section", "length"]
+    assert data["words"] == outcome.words
+    claims = record_of(result)["claim_check"]
+    assert claims["cited"] >= 4 and claims["skipped"] == ""  # the check read the citations the report prints
+    assert {pair["source"] for pair in record_of(result)["citation_support"]["weak_pairs"]} <= {1, 2, 3}

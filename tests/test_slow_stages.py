@@ -181,6 +181,22 @@ def test_the_deadline_during_the_first_draft_publishes_its_complete_paragraphs(t
     assert "The draft was cut short (the run reached its deadline while the model was writing)" in limits
 
 
+def test_a_draft_caught_by_the_deadline_reads_sources_named_in_words_as_citations(tmp_path, scripted_model):
+    queue(scripted_model, ResearchResponder(), draft=[], skeptic=[])
+    arrived = ("## Summary\n\nThe source 1 says that plain VACUUM marks the space of dead tuples as reusable.\n\n"
+               "The source 2 says that autovacuum runs VACUUM in the background on busy tables.\n\nThe source 3 rew")
+    loop = JumpingLoop()
+    model = WriterCaughtByTheDeadline(scripted_model, loop, arrived)
+    run_it = research(QUERY, settings=settings_for(tmp_path, run_timeout=3600.0), model=model,
+                      providers=[DocsProvider(tmp_path)], lessons=LessonSelection.none)  # fmt: skip
+    try:
+        result = loop.run_until_complete(run_it)
+    finally:
+        loop.close()
+    assert "The source [1] says that plain VACUUM" in result.report_markdown
+    assert "no citations" not in result.run_record.review.reasons  # conftest's _one_verdict: review agrees
+
+
 def test_the_deadline_before_any_draft_is_still_the_error(tmp_path, scripted_model) -> None:
     loop = JumpingLoop()
 

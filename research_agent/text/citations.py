@@ -24,6 +24,7 @@ __all__ = [
     "citation_numbers",
     "find_citations",
     "mask_code_and_urls",
+    "normalize_citations",
     "renumber",
     "sentence_spans",
     "strip_citations",
@@ -269,6 +270,16 @@ def _marked_citations(masked: str, plans: list[tuple[FoundCitation, list[int], i
     return marked
 
 
+def normalize_citations(text: str, source_count: int) -> str:
+    """``text`` with its citations written as a report prints them: "[3]-[6]" joined into "[3-6]",
+    and plain mentions of source numbers ("source 4", "sources 2 and 5") bracketed ("source [4]",
+    "sources [2, 5]") when every number names one of ``source_count`` sources; fenced code is left
+    alone. It is the first step of :func:`renumber`, and a draft reads this way from the moment it
+    is written, so the run's review reads the citations ``review`` of the published file reads.
+    Applying it twice changes nothing."""
+    return "\n".join(line if kind == "code" else _prepare_line(line, source_count) for kind, line in _lines(text))
+
+
 def renumber(texts: Sequence[str], source_count: int) -> Renumbered:
     """Renumber the citations of ``texts`` (one report, in reading order) by first appearance.
 
@@ -278,13 +289,7 @@ def renumber(texts: Sequence[str], source_count: int) -> Renumbered:
     turned into citations first, so they are renumbered too. Citations in headings are
     dropped (a heading is no place for one), and fenced code is left alone.
     """
-    prepared = [
-        "\n".join(
-            line if kind == "code" else _prepare_line(line, source_count) for kind, line in _lines(text)
-        )
-        for text in texts
-    ]
-    scanned = [_scan(text) for text in prepared]
+    scanned = [_scan(normalize_citations(text, source_count)) for text in texts]
     order = _first_appearance(scanned, source_count)
     new_of = {old: i + 1 for i, old in enumerate(order)}
     removed = 0

@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 from functools import cache
 from typing import TYPE_CHECKING
 
 from ... import prompts
 from ...review.markdown import LESSONS_TITLES, SOURCES_TITLES, heading_key
-from ...text.citations import sentence_spans
+from ...text.citations import normalize_citations, sentence_spans
 from ...text.controls import without_controls
 from ...text.sanitize import DATA_MARKER
 from .bounds import BLOCK_START, HEADING_START, DraftBound, DraftLimits
@@ -90,6 +90,24 @@ class ReportDraft:
     @property
     def word_count(self) -> int:
         return sum(len(p.split()) for p in self.texts)
+
+    def citing(self, source_count: int) -> ReportDraft:
+        """This draft with its citations as the report will print them ("source 2" is "source [2]":
+        :func:`~research_agent.text.citations.normalize_citations`), so that the skeptic, the claim
+        check, the run's review and ``review`` of the published file all read the same citations;
+        the draft itself when nothing changes."""
+
+        def cite(text: str) -> str:
+            return normalize_citations(text, source_count)
+
+        cited = replace(
+            self,
+            executive_summary=cite(self.executive_summary),
+            key_findings=tuple(cite(f) for f in self.key_findings),
+            sections=tuple((heading, cite(body)) for heading, body in self.sections),
+            limitations=tuple(cite(x) for x in self.limitations),
+        )
+        return self if cited == self else cited
 
 
 def complete_part(text: str) -> str:

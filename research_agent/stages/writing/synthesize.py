@@ -84,8 +84,9 @@ async def draft_report(
     idle: float | None = None,
     notify: Notify | None = None,
 ) -> ReportDraft:
-    """Write the first draft; sources are cited by their position (1-based). A draft cut
-    short keeps its complete paragraphs (``cut`` says why); only no usable paragraph fails."""
+    """Write the first draft; sources are cited by their position (1-based), plain mentions
+    ("source 2") read as citations (:meth:`ReportDraft.citing`). A draft cut short keeps its
+    complete paragraphs (``cut`` says why); only no usable paragraph fails."""
     target = target_words // 2 if short else target_words
 
     def build(trim: Trim) -> ChatRequest:
@@ -101,9 +102,10 @@ async def draft_report(
 
     start = Trim(source_tokens, 0, max(1500, int(target * 2.2)))
     floor = Trim(min(source_tokens, _MIN_PASSAGE_TOKENS), 0, min(start.answer, 800))
-    return await _within_window(model, build, start, floor, notify,
-                                lambda request: ask_writer(model, request, target_words=target, on_tokens=on_tokens,
-                                                           idle=idle))  # fmt: skip
+    draft = await _within_window(model, build, start, floor, notify,
+                                 lambda request: ask_writer(model, request, target_words=target, on_tokens=on_tokens,
+                                                            idle=idle))  # fmt: skip
+    return draft.citing(len(sources))
 
 
 async def revise_report(
@@ -152,7 +154,7 @@ async def revise_report(
         if notify is not None:
             notify(message)
         return draft
-    return revised
+    return revised if revised is draft else revised.citing(len(sources))
 
 
 async def _within_window(
