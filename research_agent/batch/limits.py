@@ -17,7 +17,7 @@ holds what a provider meters per minute and what it asks of everyone at once:
 the answer's token limit; after it, the estimate is corrected from the usage the endpoint
 reported, and every HTTP request the call made beyond the first (a retry, a structured-output
 fallback) is charged to the request bucket. :func:`limited_http_client` is the HTTP client the
-shared OpenAI client is built with: it counts those requests and hears the 429s (the client's
+shared model client is built with: it counts those requests and hears the 429s (the client's
 own retry loop still waits out its own ``Retry-After``). Waiting happens before a call starts,
 never inside the client's time limits.
 """
