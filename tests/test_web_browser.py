@@ -83,8 +83,14 @@ class Served:
         self.url = workbench.url
 
     def files(self) -> set[str]:
+        """What runs have written under reports/: the memory's index (``meta/index.sqlite``, a cache
+        any run rebuilds from the critiques when it reads its lessons) is not among them."""
         reports = self.root / "reports"
-        return {p.relative_to(reports).as_posix() for p in reports.rglob("*") if p.is_file()}
+        return {
+            p.relative_to(reports).as_posix()
+            for p in reports.rglob("*")
+            if p.is_file() and not p.name.startswith("index.sqlite")
+        }
 
 
 @pytest.fixture(scope="module")
