@@ -201,7 +201,7 @@ NUMBER_RANGES: dict[str, tuple[float, float, bool]] = {
 def _number_problem(name: str, value: Any, bounds: tuple[float, float, bool]) -> str | None:
     """Why ``value`` is not a usable Settings.<name>, or None."""
     low, high, low_ok = bounds
-    if value is None and name in ("max_sources", "context_tokens"):
+    if value is None and str(_FIELD_TYPES[name]).endswith("| None"):
         return None
     whole = str(_FIELD_TYPES[name]).startswith("int")
     kind = "a whole number" if whole else "a number"

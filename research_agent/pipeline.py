@@ -138,8 +138,8 @@ def _briefing(run: Run, domain: str, selection: LessonSelection) -> Briefing:
     """The domain and the lessons the run was given: the prompt blocks and the report's section."""
     for warning in selection.warnings:
         run.ledger.warn(warning)
-    if lessons_line(selection):  # what the run got: lessons given, withheld for their trial, or a control run
-        run.progress.note(lessons_line(selection))
+    if line := lessons_line(selection):  # what the run got: lessons given, withheld for their trial, or a control run
+        run.progress.note(line)
     given = selection.adaptive and bool(selection.lessons)
     return Briefing(
         domain, selection, lessons_markdown=lessons_markdown(selection),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from urllib.parse import quote
 
 __all__ = ["SearchHit", "Document", "Page", "Source", "ScoredSource", "Work", "WORK_IDS"]
@@ -52,11 +52,6 @@ class Work:
         return {name: value for name in WORK_IDS if (value := getattr(self, name))}
 
     @property
-    def scholarly(self) -> bool:
-        """Whether it is a scholarly work (it has an identifier), not an encyclopedia article."""
-        return bool(self.identifiers)
-
-    @property
     def identity(self) -> str:
         """Its best identifier as ``scheme:value`` (``doi:10.1038/x``); "" without one."""
         return next((f"{name}:{value}" for name, value in self.identifiers.items()), "")
@@ -84,7 +79,7 @@ class Work:
         changes = {f.name: getattr(other, f.name) for f in fields(self) if not getattr(self, f.name)}
         if len(other.abstract) > len(self.abstract):
             changes["abstract"] = other.abstract
-        return Work(**{**self.__dict__, **changes})
+        return replace(self, **changes)
 
 
 @dataclass(frozen=True)

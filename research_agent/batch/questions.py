@@ -34,6 +34,7 @@ from ..run.assembly import validate_query
 from ..search.registry import KNOWN_PROVIDERS
 from ..search.scholarly import ACADEMIC
 from ..text.controls import has_controls
+from .state import question_key
 
 __all__ = ["BatchQuestion", "read_batch_file", "questions_from_list", "MAX_ROWS", "MAX_FILE_BYTES", "ROW_KEYS", "question_key"]
 
@@ -61,11 +62,6 @@ class BatchQuestion:
                    "search": list(self.search) if self.search is not None else None,
                    "max_sources": self.max_sources}  # fmt: skip
         return {key: value for key, value in options.items() if value is not None}
-
-
-def question_key(question: str) -> str:
-    """A question as compared for duplicates: case and spacing do not matter."""
-    return " ".join(question.casefold().split())
 
 
 class _Refused(Exception):

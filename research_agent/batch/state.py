@@ -28,7 +28,7 @@ from ..files.atomic import atomic_write_text
 from ..files.safeyaml import dump_yaml, load_yaml_text, read_capped
 from ..ids import format_utc, is_run_id, make_run_id
 
-__all__ = ["Entry", "BatchState", "STATES", "entry_key", "state_path", "find_unfinished", "make_batch_id",
+__all__ = ["Entry", "BatchState", "STATES", "entry_key", "question_key", "state_path", "find_unfinished", "make_batch_id",
            "is_batch_id"]  # fmt: skip
 
 STATES = ("pending", "running", "done", "failed")
@@ -58,9 +58,14 @@ def is_batch_id(text: object) -> bool:
     return isinstance(text, str) and BATCH_ID.match(text) is not None and not is_run_id(text)
 
 
+def question_key(question: str) -> str:
+    """A question as compared for duplicates and for resuming: case and spacing do not matter."""
+    return " ".join(question.casefold().split())
+
+
 def entry_key(question: str, options: dict[str, Any]) -> str:
     """The hash that says two questions run alike: the question's words and the run options."""
-    text = json.dumps({"q": " ".join(question.casefold().split()), "o": options}, sort_keys=True)
+    text = json.dumps({"q": question_key(question), "o": options}, sort_keys=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 

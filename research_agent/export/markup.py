@@ -32,6 +32,7 @@ from pathlib import PurePosixPath
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from ..review.checks.common import short
 from ..review.markdown import SOURCES_TITLES, heading_key
 from ..text.citations import CITATION, citation_numbers, sentence_spans
 from ..text.passage_window import PassageWindow, key_terms
@@ -89,11 +90,6 @@ def _as_text(renderer: object, tokens: Sequence[Token], idx: int, options: objec
 def _shown(text: str) -> str:
     """``text`` with every run of more than :data:`MAX_SHOWN_CHARS` characters without a space cut."""
     return _LONG_RUN.sub(lambda m: m.group()[:MAX_SHOWN_CHARS] + "\u2026", text) if len(text) > MAX_SHOWN_CHARS else text
-
-
-def _title(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= MAX_SHOWN_CHARS else text[: MAX_SHOWN_CHARS - 1].rstrip() + "\u2026"
 
 
 
@@ -172,7 +168,7 @@ def _sources(tokens: list[Token], local_files: bool) -> dict[int, str]:
             if local_files and not any(c.type == "link_open" for c in children):
                 token.children = children = _link_path(children)
             text = "".join(c.content for c in children if c.type in _TEXT_TYPES)
-            titles[number] = _title(text.split(" \u2014 ", 1)[0]) or f"Source {number}"
+            titles[number] = short(text.split(" \u2014 ", 1)[0], MAX_SHOWN_CHARS) or f"Source {number}"
     return titles
 
 

@@ -22,10 +22,10 @@ from typing_extensions import TypedDict
 
 from ..batch.plan import plan_batch
 from ..batch.questions import questions_from_list
+from ..batch.runner import QuietWatcher
 from ..batch.session import SessionOptions, run_session
 from ..batch.state import Entry
 from ..files.atomic import ensure_writable_dir
-from ..service.events import EventLog
 from ..service.runs import unwound_on_cancel
 from .answers import answered, service_of
 from .arguments import CorpusFolders, MaxSources, ModeName, Providers, run_settings
@@ -122,19 +122,13 @@ def _output(data: dict[str, Any], page: str) -> BatchOutput:
                        totals=data["totals"], lessons_changed=data["lessons_changed"], questions=questions)  # type: ignore[typeddict-item]
 
 
-class _Notifier:
+class _Notifier(QuietWatcher):
     """A BatchWatcher that sends one progress notification as each question ends, in order."""
 
     def __init__(self, total: int) -> None:
         self.total = total
         self.ended_count = 0
         self._queue: asyncio.Queue[tuple[float, str] | None] = asyncio.Queue()
-
-    def started(self, entry: Entry, events: EventLog) -> None:
-        return None
-
-    def retrying(self, entry: Entry, delay: float) -> None:
-        return None
 
     def ended(self, entry: Entry) -> None:
         if entry.state in ("done", "failed"):

@@ -74,7 +74,7 @@ def read_report(path: Path, max_bytes: int = MAX_REPORT_BYTES) -> str:
     text, dropped = strip_controls(text)
     if dropped:
         log.warning("report %s: %d control character(s) dropped (NUL, escape sequences, bidi controls)", path, dropped)
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    return text  # strip_controls made every line end "\n"
 
 
 def _target_words(markdown: str, mode: str | None) -> int | None:

@@ -235,9 +235,11 @@ async def _attack(
 
 def _attack_counts(skeptic: SkepticReport | None, claims: ClaimCheck) -> dict[str, int]:
     """The skeptic's findings and the claim check as progress counts (a web page shows them live)."""
-    counts: dict[str, int] = {"claims_cited": claims.cited, "claims_checked": claims.checked}
-    for verdict in ("supported", "partial", "unsupported"):
-        counts[f"claims_{verdict}"] = sum(1 for v in claims.verdicts if v.verdict == verdict)
+    facts = claims.facts()
+    counts: dict[str, int] = {
+        "claims_cited": claims.cited, "claims_checked": facts.checked, "claims_supported": facts.supported,
+        "claims_partial": facts.partial, "claims_unsupported": facts.unsupported,
+    }  # fmt: skip
     if skeptic is not None:
         counts["findings"] = len(skeptic.findings)
         counts["findings_critical"] = len(skeptic.critical)

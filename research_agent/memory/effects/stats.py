@@ -46,7 +46,7 @@ from ...version import extra_hint
 from ..store.critique_types import Critique
 from ..store.files import LoadedCritique
 from ..store.schema import DIMENSIONS
-from .estimate import Tally, estimate
+from .estimate import Arms, estimate
 from .measures import ClaimTrend, CritiqueCost, claim_trend, critique_cost
 from .sequential import radius, variance_floor
 
@@ -231,10 +231,7 @@ def z_scores(critiques: Iterable[Critique]) -> dict[str, float]:
 
 def _difference(adaptive: Sequence[float], baseline: Sequence[float]) -> tuple[float, float] | None:
     """The always-valid interval of ``mean(adaptive) - mean(baseline)`` (unpaired), or None."""
-    cells = {("", i): (Tally(), Tally()) for i in range(len(adaptive) + len(baseline))}
-    for i, value in enumerate([*adaptive, *baseline]):
-        cells[("", i)][0 if i < len(adaptive) else 1].add(value)
-    found = estimate(cells, floor=variance_floor(Z_STEP))
+    found = estimate(Arms.of(adaptive, baseline).target, floor=variance_floor(Z_STEP))
     if found is None:
         return None
     half = radius(found, alpha=SUSPEND_ALPHA)

@@ -14,9 +14,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 
-from ..store.names import corpus_id, valid_hostname
+from ..store.names import valid_hostname
 from ..store.schema import key_kind
 from .build.evidence import Evidence
 
@@ -33,14 +32,14 @@ def is_site_lesson(key: str) -> bool:
 
 @dataclass(frozen=True)
 class RunSetting:
-    """A run's setting: whether it searches the web, and the ids of the corpora it searches."""
+    """A run's setting: whether it searches the web (its corpora, if any, change no lesson's fit)."""
 
     web: bool
-    corpora: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, corpus_dirs: Iterable[str | os.PathLike[str]], *, web: bool) -> RunSetting:
-        return cls(web, tuple(corpus_id(Path(root).resolve()) for root in corpus_dirs))
+        """The setting of a run over ``corpus_dirs`` (and the web when ``web``)."""
+        return cls(web)
 
     def fit(self, evidence: Sequence[Evidence]) -> tuple[list[Evidence], list[tuple[str, str]]]:
         """The evidence that fits the setting, and ``(key, reason)`` for the rest."""

@@ -8,8 +8,8 @@ root, lower-cased, under the id of the corpus (:func:`corpus_id`); a folder name
 before that names no corpus (:func:`site_corpus` is None) and teaches no site lesson.
 A scholarly work (a paper found by openalex, arxiv, pubmed or semanticscholar) counts as its own
 site, ``scholarly/<its identifier>`` (:func:`scholarly_site`): it is no site a lesson can steer
-towards or away from (an API host is not a publisher, and a venue is outside text), so
-:func:`is_scholarly_site` keeps it out of site lessons.
+towards or away from (an API host is not a publisher, and a venue is outside text); being no
+web host, it gets no site lesson (:func:`~research_agent.memory.lessons.build.judging.usable_site` takes web hosts only).
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ __all__ = [
     "local_site",
     "site_corpus",
     "scholarly_site",
-    "is_scholarly_site",
 ]
 
 _HOSTNAME = re.compile(r"^(?=.{4,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
@@ -108,8 +107,3 @@ def scholarly_site(identity: str) -> str:
     if len(name) > _MAX_WORK:
         name = f"{name[: _MAX_WORK - 9]}-{hashlib.sha256(identity.encode()).hexdigest()[:8]}"
     return SCHOLARLY_PREFIX + name
-
-
-def is_scholarly_site(site: str) -> bool:
-    """Whether ``site`` is a scholarly work's (:func:`scholarly_site`): no site lesson is built about it."""
-    return site.startswith(SCHOLARLY_PREFIX)

@@ -25,6 +25,6 @@ from __future__ import annotations
 
 __all__ = ["SCHOLARLY_PROVIDERS", "ACADEMIC", "ACADEMIC_PROVIDERS"]
 
-SCHOLARLY_PROVIDERS = ("openalex", "arxiv", "pubmed", "semanticscholar", "wikipedia")
 ACADEMIC = "academic"  # --search academic: the four paper indexes, not Wikipedia
 ACADEMIC_PROVIDERS = ("openalex", "arxiv", "pubmed", "semanticscholar")
+SCHOLARLY_PROVIDERS = (*ACADEMIC_PROVIDERS, "wikipedia")

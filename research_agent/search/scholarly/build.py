@@ -28,11 +28,10 @@ __all__ = ["check_settings", "scholarly_provider", "probe", "PROBE_QUERY"]
 
 PROBE_QUERY = "climate"  # doctor's one small query: a word every index has results for
 _MAILTO = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-_URL_SETTING = {name: f"{name}_url" for name in ("openalex", "arxiv", "pubmed", "semanticscholar", "wikipedia")}
 
 
 def _base_url(settings: Settings, name: str) -> str:
-    url = str(getattr(settings, _URL_SETTING[name])).strip()
+    url = str(getattr(settings, f"{name}_url")).strip()
     return wikipedia.api_url(url, settings.wikipedia_language) if name == "wikipedia" else url
 
 
@@ -44,9 +43,9 @@ def check_settings(settings: Settings, names: Sequence[str]) -> None:
             raise ConfigError(
                 f"wikipedia_language {settings.wikipedia_language!r} is not a Wikipedia language code (en, de, zh-yue...)"
             )
-        if not is_web_url(_base_url(settings, name)):
+        if not is_web_url(url := _base_url(settings, name)):
             env = f"RESEARCH_AGENT_{name.upper()}_URL"
-            raise ConfigError(f"{name} needs an http(s) base URL ({_URL_SETTING[name]} or {env}), got {_base_url(settings, name)!r}")
+            raise ConfigError(f"{name} needs an http(s) base URL ({name}_url or {env}), got {url!r}")
     if "pubmed" in names and not is_web_url(settings.pmc_url):
         raise ConfigError(f"pubmed needs an http(s) PubMed Central URL (pmc_url or RESEARCH_AGENT_PMC_URL), got {settings.pmc_url!r}")
     if names and settings.mailto and not _MAILTO.match(settings.mailto):

@@ -43,7 +43,6 @@ class Pace:
         self._sleep = sleep or asyncio.sleep
         self._lock = asyncio.Lock()
         self._next = -math.inf
-        self.waited = 0.0  # seconds spent waiting for turns, in all
 
     def now(self) -> float:
         return self._clock() if self._clock is not None else asyncio.get_running_loop().time()
@@ -65,7 +64,6 @@ class Pace:
             if wait > longest_wait:
                 raise Resting(wait)
             if wait > 0:
-                self.waited += wait
                 await self._sleep(wait)
             self._next = self.now() + self.interval
             yield

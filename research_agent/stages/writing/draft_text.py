@@ -268,7 +268,7 @@ def _section_level(headings: Sequence[_Heading]) -> int:
 def read_draft(text: str, *, cut: str = "") -> ReportDraft:
     """The writer's markdown answer read into its parts (see the module docstring); control
     characters are left out first (model text is text)."""
-    lines = _unfenced(without_controls(text).replace("\r\n", "\n")).split("\n")
+    lines = _unfenced(without_controls(text)).split("\n")  # line ends made "\n" there too
     headings = _headings(_parser().parse("\n".join(lines)))
     level = _section_level(headings)
     parts: list[tuple[str, str, list[str]]] = [("summary", "", [])]  # (kind, heading, lines)

@@ -11,7 +11,7 @@
   releases, where the critic tagged them and the facts counted weakly supported citations.
 
 Each key is counted over its own window of the pool (:mod:`.pool`). Only names that pass
-:func:`~research_agent.memory.store.names.valid_site` and fit a lesson key reach a lesson, and
+:func:`~research_agent.memory.store.names.valid_hostname` and fit a lesson key reach a lesson, and
 a site name reaches a prompt only when it names a site of the run's own sources
 (:mod:`..setting`).
 """
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...store.critique_types import Critique
-from ...store.names import valid_hostname, valid_site
+from ...store.names import valid_hostname
 from ...store.schema import LESSON_KEY
 from .evidence import Evidence, Need, shown, stamp_of_id
 from .pool import EvidencePool
@@ -54,7 +54,7 @@ def usable_site(site: str) -> bool:
     """A site name that may appear in a lesson and its key: a web host (never a folder of the user's
     own documents, nor a scholarly work's ``scholarly/<identifier>``)."""
     return (
-        len(site) <= MAX_SITE_CHARS and valid_site(site) and valid_hostname(site)
+        len(site) <= MAX_SITE_CHARS and valid_hostname(site)
         and bool(LESSON_KEY.match(f"site:kept:{site}"))
     )  # fmt: skip
 
