@@ -19,7 +19,7 @@ from ..errors import ResearchError
 from ..files.output import check_output_path
 from ..interrupts import interrupt_exit_code, interrupt_word
 from ..results import ResearchResult
-from ..run_refs import Runs, short_id
+from ..run_refs import Runs, named_run_id, short_id
 from .boundary import guarded, json_failures, run_async, stderr_console
 from .export import Browser, ExportPlan, Format, export_after_run, plan_export, print_note
 from .progress import RichProgress, cost_text
@@ -192,9 +192,10 @@ def print_result(result: ResearchResult, *, json_output: bool, exported: Exporte
 
 def _critique_afterwards(run_record_path: Path, settings: Settings, time_left: float) -> None:
     """Ask memory to critique the run (skipped, waited for within ``time_left`` seconds, or
-    detached, as settings say) and tell how it went. Loaded here: the run does not need it."""
+    detached, as settings say) and tell how it went, and which earlier critiques failed since the
+    last command. Loaded here: the run does not need it."""
     from ..memory.critique.schedule import after_report
-    from .critique import print_scheduled
+    from .critique import print_scheduled, tell_failed_critiques
 
     console = stderr_console()
     try:
@@ -202,4 +203,6 @@ def _critique_afterwards(run_record_path: Path, settings: Settings, time_left: f
     except KeyboardInterrupt:  # typer would turn it into a silent exit 130
         console.print(f"{interrupt_word()}: the report is written; its critique was not", soft_wrap=True)
         raise typer.Exit(interrupt_exit_code()) from None
-    print_scheduled(scheduled, console)
+    print_scheduled(scheduled, console, record=Path(run_record_path), settings=settings)
+    told = {named_run_id(Path(run_record_path).name)} if scheduled.state in ("failed", "not_started") else set()
+    tell_failed_critiques(settings, console, told=told)  # an earlier run's, failed since the last command
