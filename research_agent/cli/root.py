@@ -7,8 +7,10 @@ carries only what a command prints as its result (a report path, a table, JSON).
 
 The root group (:class:`_Root`) also makes the command line behave alike everywhere:
 ``-v``/``-vv`` may follow the subcommand (:func:`research_agent.cli.usage.hoist_verbose`),
-help shows metavars a person reads (:func:`research_agent.cli.usage.tidy_help`), and a usage
-error is one line with typer's suggestion kept (plus one JSON object on stdout for ``--json``).
+help shows metavars a person reads (:func:`research_agent.cli.usage.tidy_help`), a usage
+error is one line with typer's suggestion kept (plus one JSON object on stdout for ``--json``),
+and output whose reader closed the pipe early (``| head``) ends quietly
+(:func:`research_agent.cli.boundary.pipe_closed`), help included.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from ..interrupts import interrupt_exit_code, interrupt_word
-from .boundary import set_verbose, stderr_console
+from .boundary import pipe_closed, set_verbose, stderr_console
 from .startup import importing, settle
 from .terminal import VisibleFormatter
 from .usage import ClickException, UsageError, hoist_verbose, tidy_help, usage_error
@@ -112,6 +114,18 @@ class _Root(TyperGroup):
             if matches and "Did you mean" not in exc.message:
                 exc.message = f"{exc.message.rstrip('.')}. Did you mean {', '.join(map(repr, matches))}?"
             raise
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        try:  # the root's --help is printed here
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except BrokenPipeError:
+            raise pipe_closed() from None
+
+    def invoke(self, ctx: Any) -> Any:
+        try:  # a command's --help, and whatever a command prints outside its boundary
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            raise pipe_closed() from None
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         self._listing = True
