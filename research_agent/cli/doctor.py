@@ -28,7 +28,7 @@ from rich.table import Table
 from ..config import Settings, default_config_path, load_settings
 from ..version import extra_hint
 from .boundary import console, guarded
-from .run_options import LlmTimeout, ReportsDir
+from .run_options import MODEL, SOURCES, LlmTimeout, ReportsDir
 from .terminal import markup
 
 if TYPE_CHECKING:
@@ -238,11 +238,13 @@ _STATUS = {True: "[green]ok[/green]", False: "[red]fail[/red]", None: "[yellow]m
 @guarded
 def doctor_command(
     timeout: Annotated[
-        float, typer.Option("--timeout", metavar="SECONDS", help="How long to wait for the endpoint.")
+        float, typer.Option("--timeout", metavar="SECONDS", help="How long to wait for the endpoint.",
+                            rich_help_panel=MODEL)
     ] = 5.0,
     reports_dir: ReportsDir = None,
     offline: Annotated[
-        bool, typer.Option("--offline", help="Do not ask the scholarly search providers a test query.")
+        bool, typer.Option("--offline", help="Do not ask the scholarly search providers a test query.",
+                           rich_help_panel=SOURCES)
     ] = False,
     llm_timeout: LlmTimeout = None,
 ) -> None:

@@ -21,7 +21,7 @@ from ..interrupts import interrupt_exit_code, interrupt_word
 from ..results import ResearchResult
 from ..run_refs import Runs, named_run_id, short_id
 from .boundary import guarded, json_failures, run_async, stderr_console
-from .export import Browser, ExportPlan, Format, export_after_run, plan_export, print_note
+from .export import ExportPlan, export_after_run, plan_export, print_note
 from .progress import RichProgress, cost_text
 from .run_options import (
     AllowPrivate,
@@ -49,6 +49,8 @@ from .run_options import (
     Quick,
     ReportsDir,
     Rules,
+    RunBrowser,
+    RunFormat,
     Search,
     SearxngUrl,
     Standard,
@@ -99,15 +101,15 @@ def run(
     no_critique: NoCritique = False,
     wait_critique: WaitCritique = False,
     no_lessons: NoLessons = False,
-    fmt: Format = "md",
-    browser: Browser = None,
+    fmt: RunFormat = "md",
+    browser: RunBrowser = None,
     strict: Strict = False,
 ) -> None:
     """Research QUERY and write reports/<id>.md plus a run record in reports/meta/
     (and, with --format html|pdf, reports/<id>.html or .pdf, or --output in that format).
 
     A report the tool's own review rejected is written all the same, marked as such;
-    ``--strict`` then makes the command exit 1.
+    --strict then makes the command exit 1.
     """
     with json_failures(json_output):
         settings = load_settings(settings_overrides(ctx.params))  # every option above, by name
