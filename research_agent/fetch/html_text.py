@@ -31,7 +31,7 @@ from typing import Any
 
 from ..sources import Document
 
-__all__ = ["html_document", "clean_lines", "plain_paragraphs", "TRAFILATURA_MAX_CHARS"]
+__all__ = ["html_document", "clean_lines", "plain_paragraphs", "unmarked", "TRAFILATURA_MAX_CHARS"]
 
 log = logging.getLogger(__name__)
 
