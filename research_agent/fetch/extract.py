@@ -26,8 +26,8 @@ The rules:
 In every kind, paragraphs are separated by blank lines (what passage splitting
 relies on) and titles are one line of at most 300 characters. The title is kept apart
 from the text: a Markdown or reST document that opens with its title heading, or a page
-whose text opens with its title or ``<h1>``, has that line only as its title (a text
-file's first line stays in its text: it may be a sentence). And no text carries markup
+whose text opens with its title or ``<h1>``, has that line only as its title, unless it is
+all the text (a text file's first line stays in its text: it may be a sentence). And no text carries markup
 that would change the structure of a report quoting it (:func:`.html_text.plain_paragraphs`):
 heading marks are cut from the start of every line (``# Setup`` reads ``Setup``), and lines
 of rule or underline characters alone (``---``, ``***``, ``=====``) are dropped.

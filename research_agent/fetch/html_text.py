@@ -72,10 +72,10 @@ def plain_paragraphs(text: str, *, titles: Iterable[str] = ()) -> str:
     """``text`` as :func:`clean_lines` makes it, with nothing that would change the structure of a
     report it is quoted in: no heading marks at the start of a line (its words stay), no line of
     rule or underline characters alone; and without a first line that only repeats one of ``titles``
-    (the document's title is kept apart from its text)."""
+    (the document's title is kept apart from its text), unless nothing else is left."""
     lines = [line for line in map(unmarked, clean_lines(text).split("\n")) if not _RULE_LINE.match(line)]
     repeated = {" ".join(t.split()).casefold() for t in titles if t.strip()}
-    if lines and lines[0].casefold() in repeated:
+    if any(lines[1:]) and lines[0].casefold() in repeated:  # a page that is only its title keeps it
         lines = lines[1:]
     return clean_lines("\n".join(lines))
 
