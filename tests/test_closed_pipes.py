@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -42,3 +43,16 @@ def test_a_closed_pipe_ends_the_command_quietly(tmp_path, args):
     finally:
         os.close(write_end)
     assert (done.returncode, done.stderr) == (PIPE_CLOSED, "")
+
+
+def test_a_broken_pipe_that_is_not_the_output_is_an_error_as_any_other():
+    code = (
+        "from research_agent.cli.boundary import guarded\n"
+        "@guarded\n"
+        "def command():\n"
+        "    raise BrokenPipeError(32, 'Broken pipe')  # a helper process's pipe, say: stdout is fine\n"
+        "try:\n    command()\nexcept Exception as exc:  # typer.Exit, outside a click context\n"
+        "    raise SystemExit(exc.exit_code) from None\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "error: unexpected BrokenPipeError" in done.stderr, done.stderr

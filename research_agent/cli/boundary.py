@@ -94,6 +94,20 @@ def json_failures(enabled: bool) -> Iterator[None]:
         raise
 
 
+def _output_gone() -> bool:
+    """Whether stdout or stderr is a pipe whose reader has gone (``poll`` says so); True where that
+    cannot be asked (no file behind the stream, no ``poll``)."""
+    try:
+        import select
+
+        poller = select.poll()
+        for stream in (sys.stdout, sys.stderr):
+            poller.register(stream.fileno(), select.POLLOUT)
+        return any(event & (select.POLLERR | select.POLLHUP) for _, event in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+        return True
+
+
 def pipe_closed() -> typer.Exit:
     """The quiet end of a command whose reader closed stdout (``| head``): what is still buffered,
     and anything written from now on, goes nowhere (the interpreter's last flush would fail
@@ -132,8 +146,8 @@ def guarded(command: Command) -> Command:
             return command(*args, **kwargs)
         except _PASS_THROUGH:
             raise
-        except BrokenPipeError:
-            raise pipe_closed() from None
+        except BrokenPipeError as exc:  # the reader of our output left, or some other pipe broke
+            raise (pipe_closed() if _output_gone() else exit_for(exc)) from None
         except Exception as exc:
             raise exit_for(exc) from None
 
