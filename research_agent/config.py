@@ -12,6 +12,7 @@ The config file is TOML, at ``$RESEARCH_AGENT_CONFIG`` or
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import os
 import tomllib
@@ -27,47 +28,47 @@ from .modes import MODES, Mode
 
 __all__ = [
     "Mode", "MODES", "Settings", "load_settings", "default_cache_dir", "default_config_path", "default_state_dir",
-    "server_token", "SERVER_TOKEN_VARS",
+    "server_token", "SERVER_TOKEN_VARS", "SECRET_FIELDS", "LEGACY_ENV_VARS",
 ]
 
+log = logging.getLogger(__name__)
 
-def _xdg(env: Mapping[str, str], var: str, fallback: str) -> Path:
-    base = env.get(var) or str(Path.home() / fallback)
-    return Path(base) / "research-agent"
+
+def _xdg(env: Mapping[str, str] | None, own: str, var: str, fallback: str) -> Path:
+    """``$own`` when set, else ``$var/research-agent`` (``~/<fallback>/research-agent``)."""
+    env = os.environ if env is None else env
+    if own and env.get(own):
+        return Path(env[own])
+    return Path(env.get(var) or str(Path.home() / fallback)) / "research-agent"
 
 
 def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    if env.get("RESEARCH_AGENT_CACHE_DIR"):
-        return Path(env["RESEARCH_AGENT_CACHE_DIR"])
-    return _xdg(env, "XDG_CACHE_HOME", ".cache")
+    return _xdg(env, "RESEARCH_AGENT_CACHE_DIR", "XDG_CACHE_HOME", ".cache")
 
 
 def default_state_dir(env: Mapping[str, str] | None = None) -> Path:
     """The user state folder: what the tool must trust, kept outside ``reports/`` (which a
     repository may carry from someone else): the key that signs index rows, the hashes of
     lesson files a person trusted. ``RESEARCH_AGENT_STATE_DIR`` overrides it."""
-    env = os.environ if env is None else env
-    if env.get("RESEARCH_AGENT_STATE_DIR"):
-        return Path(env["RESEARCH_AGENT_STATE_DIR"])
-    return _xdg(env, "XDG_STATE_HOME", ".local/state")
+    return _xdg(env, "RESEARCH_AGENT_STATE_DIR", "XDG_STATE_HOME", ".local/state")
 
 
 def default_config_path(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     if env.get("RESEARCH_AGENT_CONFIG"):
         return Path(env["RESEARCH_AGENT_CONFIG"])
-    return _xdg(env, "XDG_CONFIG_HOME", ".config") / "config.toml"
+    return _xdg(env, "", "XDG_CONFIG_HOME", ".config") / "config.toml"
 
 
 @dataclass(frozen=True)
 class Settings:
-    """Everything a run needs to know, resolved once."""
+    """Everything a run needs to know, resolved once. Its repr leaves out every key
+    (:data:`SECRET_FIELDS`): a traceback or a debug line that shows the settings shows none."""
 
     # LLM
     model: str = "gpt-4o-mini"
     fast_model: str = ""  # empty: same as model
-    api_key: str = ""
+    api_key: str = field(default="", repr=False)
     base_url: str = ""
     llm_timeout: float = 180.0  # per structured call in all; for a streamed draft, idle time (no token)
     llm_max_retries: int = 4
@@ -90,7 +91,7 @@ class Settings:
     corpus_exclude: tuple[str, ...] = ()  # gitignore patterns filtered out of the corpus at query time
     search_providers: tuple[str, ...] = ()  # empty: local if corpus given, else ddgs
     searxng_url: str = ""
-    tavily_api_key: str = ""
+    tavily_api_key: str = field(default="", repr=False)
     max_sources: int | None = None
     cache_dir: Path = field(default_factory=default_cache_dir)
     state_dir: Path = field(default_factory=default_state_dir)
@@ -106,13 +107,13 @@ class Settings:
     # scholarly providers (docs/sources.md): base URLs, keys, a contact address for the polite pools
     mailto: str = ""  # OpenAlex's polite pool, NCBI's email parameter, and the API requests' User-Agent
     openalex_url: str = "https://api.openalex.org"
-    openalex_api_key: str = ""
+    openalex_api_key: str = field(default="", repr=False)
     arxiv_url: str = "https://export.arxiv.org/api"
     pubmed_url: str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
     pmc_url: str = "https://pmc.ncbi.nlm.nih.gov/articles"  # where a PubMed Central article's full text is read
-    ncbi_api_key: str = ""
+    ncbi_api_key: str = field(default="", repr=False)
     semanticscholar_url: str = "https://api.semanticscholar.org/graph/v1"
-    semanticscholar_api_key: str = ""
+    semanticscholar_api_key: str = field(default="", repr=False)
     wikipedia_url: str = ""  # empty: https://<wikipedia_language>.wikipedia.org/w/api.php
     wikipedia_language: str = "en"
 
@@ -171,31 +172,18 @@ class Settings:
 
 # name: (lowest, highest, whether the lowest value itself is allowed). Integers for int fields.
 NUMBER_RANGES: dict[str, tuple[float, float, bool]] = {
-    "llm_timeout": (0, 24 * 3600, False),
-    "llm_max_retries": (0, 20, True),
-    "llm_concurrency": (1, 256, True),
-    "llm_max_answer_bytes": (64 * 1024, 1 << 30, True),
-    "llm_prompt_rate": (0, 1_000_000, False),
-    "context_tokens": (512, 10_000_000, True),
-    "relevance_batch_tokens": (50, 100_000, True),
-    "run_timeout": (0, 7 * 24 * 3600, False),
-    "max_sources": (1, 200, True),
-    "cache_ttl": (0, 10 * 365 * 24 * 3600, True),
-    "fetch_concurrency": (1, 256, True),
-    "fetch_per_host": (1, 64, True),
-    "fetch_timeout": (0, 3600, False),
-    "max_page_bytes": (1024, 1 << 30, True),
+    "llm_timeout": (0, 24 * 3600, False), "llm_max_retries": (0, 20, True), "llm_concurrency": (1, 256, True),
+    "llm_max_answer_bytes": (64 * 1024, 1 << 30, True), "llm_prompt_rate": (0, 1_000_000, False),
+    "context_tokens": (512, 10_000_000, True), "relevance_batch_tokens": (50, 100_000, True),
+    "run_timeout": (0, 7 * 24 * 3600, False), "max_sources": (1, 200, True),
+    "cache_ttl": (0, 10 * 365 * 24 * 3600, True), "fetch_concurrency": (1, 256, True),
+    "fetch_per_host": (1, 64, True), "fetch_timeout": (0, 3600, False), "max_page_bytes": (1024, 1 << 30, True),
     "search_reply_max_bytes": (1024, 1 << 30, True),
-    "min_viability": (0, 100, True),
-    "max_plans": (1, 10, True),
-    "max_revisions": (0, 10, True),
-    "claim_tokens": (200, 100_000, True),
-    "review_max_bytes": (1024, 64 * 1024 * 1024, True),
-    "control_fraction": (0, 1, True),
-    "trial_probability": (0, 1, True),
-    "lesson_ttl_days": (0, 36_500, False),
+    "min_viability": (0, 100, True), "max_plans": (1, 10, True), "max_revisions": (0, 10, True),
+    "claim_tokens": (200, 100_000, True), "review_max_bytes": (1024, 64 * 1024 * 1024, True),
+    "control_fraction": (0, 1, True), "trial_probability": (0, 1, True), "lesson_ttl_days": (0, 36_500, False),
     "max_critiques": (0, 100_000, True),
-}
+}  # fmt: skip
 
 
 def _number_problem(name: str, value: Any, bounds: tuple[float, float, bool]) -> str | None:
@@ -218,36 +206,29 @@ def _number_problem(name: str, value: Any, bounds: tuple[float, float, bool]) ->
 
 # Environment variables and the settings they set. OPENAI_* follow the ecosystem's names.
 ENV_VARS: dict[str, str] = {
-    "OPENAI_API_KEY": "api_key",
-    "OPENAI_BASE_URL": "base_url",
-    "RESEARCH_AGENT_MODEL": "model",
-    "RESEARCH_AGENT_FAST_MODEL": "fast_model",
-    "RESEARCH_AGENT_REPORTS_DIR": "reports_dir",
-    "RESEARCH_AGENT_MODE": "mode",
-    "RESEARCH_AGENT_TIMEOUT": "run_timeout",
-    "RESEARCH_AGENT_LLM_TIMEOUT": "llm_timeout",
-    "RESEARCH_AGENT_LLM_CONCURRENCY": "llm_concurrency",
-    "RESEARCH_AGENT_LLM_PROMPT_RATE": "llm_prompt_rate",
-    "RESEARCH_AGENT_CONTEXT_TOKENS": "context_tokens",
-    "RESEARCH_AGENT_SEARCH": "search_providers",
-    "RESEARCH_AGENT_SEARXNG_URL": "searxng_url",
-    "TAVILY_API_KEY": "tavily_api_key",
-    "RESEARCH_AGENT_PRICES": "price_table",
-    "RESEARCH_AGENT_CACHE_DIR": "cache_dir",
-    "RESEARCH_AGENT_STATE_DIR": "state_dir",
-    "MIN_VIABILITY_SCORE": "min_viability",
-    "MAX_PLANNING_ITERATIONS": "max_plans",
-    "MAX_REVISIONS": "max_revisions",
-    "RESEARCH_AGENT_CHECK_CLAIMS": "check_claims",
-    "RESEARCH_AGENT_MAILTO": "mailto",
-    "OPENALEX_API_KEY": "openalex_api_key",
-    "NCBI_API_KEY": "ncbi_api_key",
-    "SEMANTIC_SCHOLAR_API_KEY": "semanticscholar_api_key",
-    "RESEARCH_AGENT_WIKIPEDIA_LANGUAGE": "wikipedia_language",
+    "OPENAI_API_KEY": "api_key", "OPENAI_BASE_URL": "base_url",
+    "RESEARCH_AGENT_MODEL": "model", "RESEARCH_AGENT_FAST_MODEL": "fast_model",
+    "RESEARCH_AGENT_REPORTS_DIR": "reports_dir", "RESEARCH_AGENT_MODE": "mode", "RESEARCH_AGENT_TIMEOUT": "run_timeout",
+    "RESEARCH_AGENT_LLM_TIMEOUT": "llm_timeout", "RESEARCH_AGENT_LLM_CONCURRENCY": "llm_concurrency",
+    "RESEARCH_AGENT_LLM_PROMPT_RATE": "llm_prompt_rate", "RESEARCH_AGENT_CONTEXT_TOKENS": "context_tokens",
+    "RESEARCH_AGENT_SEARCH": "search_providers", "RESEARCH_AGENT_SEARXNG_URL": "searxng_url",
+    "TAVILY_API_KEY": "tavily_api_key", "RESEARCH_AGENT_PRICES": "price_table",
+    "RESEARCH_AGENT_CACHE_DIR": "cache_dir", "RESEARCH_AGENT_STATE_DIR": "state_dir",
+    "MIN_VIABILITY_SCORE": "min_viability", "MAX_PLANNING_ITERATIONS": "max_plans", "MAX_REVISIONS": "max_revisions",
+    "RESEARCH_AGENT_MIN_VIABILITY": "min_viability", "RESEARCH_AGENT_MAX_PLANS": "max_plans",
+    "RESEARCH_AGENT_MAX_REVISIONS": "max_revisions",
+    "RESEARCH_AGENT_CHECK_CLAIMS": "check_claims", "RESEARCH_AGENT_MAILTO": "mailto",
+    "OPENALEX_API_KEY": "openalex_api_key", "NCBI_API_KEY": "ncbi_api_key",
+    "SEMANTIC_SCHOLAR_API_KEY": "semanticscholar_api_key", "RESEARCH_AGENT_WIKIPEDIA_LANGUAGE": "wikipedia_language",
     **{f"RESEARCH_AGENT_{name.upper()}_URL": f"{name}_url" for name in ("openalex", "arxiv", "pubmed", "pmc", "semanticscholar", "wikipedia")},
-}
+}  # fmt: skip
+
+# Unprefixed names kept for compatibility (another tool may have left one set): never fatal.
+LEGACY_ENV_VARS = frozenset({"MIN_VIABILITY_SCORE", "MAX_PLANNING_ITERATIONS", "MAX_REVISIONS"})
 
 _FIELD_TYPES = {f.name: f.type for f in fields(Settings)}
+# Fields that hold a key: never in a repr, a log line or a record.
+SECRET_FIELDS = frozenset(f.name for f in fields(Settings) if not f.repr)
 
 
 def _shown(value: Any) -> str:
@@ -355,6 +336,18 @@ def _read_config_file(path: Path, *, named: bool) -> dict[str, Any]:
     return data
 
 
+def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    """The settings the environment sets (:data:`ENV_VARS`); see :func:`_legacy` for the unprefixed names."""
+    values: dict[str, Any] = {}
+    named = {key for var, key in ENV_VARS.items() if env.get(var) and var not in LEGACY_ENV_VARS}
+    for var, key in ENV_VARS.items():
+        if var not in LEGACY_ENV_VARS and env.get(var):
+            values[key] = _coerce(key, env[var])
+        elif env.get(var) and key not in named and (value := _legacy(var, key, env[var])) is not None:
+            values[key] = value  # the RESEARCH_AGENT_* name, when set, wins
+    return values
+
+
 def load_settings(
     overrides: Mapping[str, Any] | None = None,
     *,
@@ -368,9 +361,7 @@ def load_settings(
     named = config_file is None and bool(env.get("RESEARCH_AGENT_CONFIG"))
     for key, value in _read_config_file(path, named=named).items():
         values[key] = _coerce(key, value)
-    for var, key in ENV_VARS.items():
-        if env.get(var):
-            values[key] = _coerce(key, env[var])
+    values.update(_from_env(env))
     if "cache_dir" not in values:
         values["cache_dir"] = default_cache_dir(env)
     if "state_dir" not in values:
@@ -381,6 +372,22 @@ def load_settings(
         if value is not None:
             values[key] = _coerce(key, value)
     return Settings(**values).validate()
+
+
+_warned: set[tuple[str, str]] = set()
+
+
+def _legacy(var: str, name: str, text: str) -> Any:
+    """An unprefixed variable's value; None, with one warning a process, when it is no usable ``name``."""
+    try:
+        value = _coerce(name, text)
+        problem = _number_problem(name, value, NUMBER_RANGES[name])
+    except ConfigError as exc:
+        problem = str(exc).removeprefix(f"setting {name}: ")
+    if problem is not None and (var, text) not in _warned:
+        _warned.add((var, text))
+        log.warning("ignoring %s=%s (an older name of %s): %s", var, _shown(text), name, problem)
+    return value if problem is None else None
 
 
 SERVER_TOKEN_VARS = {"mcp": "RESEARCH_AGENT_MCP_TOKEN", "web": "RESEARCH_AGENT_WEB_TOKEN"}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -155,10 +155,12 @@ class ResearchResult:
 
 
 def summarize_sources(
-    scored: Iterable[ScoredSource], kept_keys: set[str], cited: Sequence[Source], sub_queries: Sequence[str] = ()
+    scored: Iterable[ScoredSource], kept_keys: set[str], cited: Sequence[Source], sub_queries: Sequence[str] = (),
+    site_of: Callable[[Source], str] | None = None,
 ) -> tuple[SourceSummary, ...]:
     """Every scored source, numbered as the report cites it, cited ones first; each with the
-    1-based indices (in ``sub_queries``) of the sub-queries that found it, and its date."""
+    1-based indices (in ``sub_queries``) of the sub-queries that found it, and its date, and the
+    site it counts under (``site_of``, the gate's rule; default: its own ``site``)."""
     number = {s.key: n for n, s in enumerate(cited, start=1)}
     index = {query: i for i, query in enumerate(sub_queries, start=1)}
     items = []
@@ -170,7 +172,7 @@ def summarize_sources(
                 n=number.get(src.key),
                 title=sanitize(src.title, max_chars=200, single_line=True),
                 location=src.location,
-                site=src.site,
+                site=site_of(src) if site_of is not None else src.site,
                 provider=src.provider,
                 score=item.score,
                 reason=sanitize(item.reason, max_chars=300, single_line=True),

@@ -138,8 +138,10 @@ class Source:
     """A document the run will read: one URL or one file, however many passages matched.
 
     ``key`` is its identity (normalised URL or resolved path); ``site`` the registrable
-    domain for web pages, and the path itself for local files (each document counts as
-    its own site). ``text`` holds the passages the later stages read.
+    domain for web pages, and the path itself for local files: the site a file counts under
+    is its corpus's first folder, named by :func:`research_agent.memory.critique.site_names.source_site`
+    (the one rule of the gate, the run record and the critique facts). ``text`` holds the
+    passages the later stages read.
     """
 
     key: str

@@ -102,7 +102,8 @@ def test_help_shows_readable_metavars_and_the_defaults(tmp_path) -> None:
     assert re.search(r"--corpus DIR\s", text) and re.search(r"--timeout SECONDS\s", text)
     for option, default in (("--max-sources N", "quick 6, standard 12, deep 20"), ("--timeout SECONDS", "1800"),
                             ("--min-viability 0-100", "51"), ("--max-plans N", "3")):  # fmt: skip
-        described = " ".join(text.split()).split(option, 1)[1].split(" --", 1)[0]  # the option's own help
+        words = " ".join(text.replace("│", " ").split())  # run's options are drawn in panels
+        described = words.split(option, 1)[1].split(" --", 1)[0]  # the option's own help
         assert f"[default: ({default})]" in described, described
     memory = cli(tmp_path, "memory", "--help", env={"COLUMNS": "200"}).stdout
     assert "memory stats --plot FILE" in memory and "retry" in memory

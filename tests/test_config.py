@@ -102,3 +102,37 @@ def test_the_cli_names_a_config_file_that_is_not_there_in_one_line_and_exits_2(t
     proc = cli(tmp_path, "memory", "list", env={"RESEARCH_AGENT_CONFIG": str(path)})
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
     assert proc.stderr.startswith(f"error: config file {path}:") and proc.stderr.count("\n") == 1, proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("var", "value", "setting"),
+    [("MIN_VIABILITY_SCORE", "x", "min_viability"), ("MAX_REVISIONS", "99", "max_revisions"),
+     ("MAX_PLANNING_ITERATIONS", "2.5", "max_plans"), ("MIN_VIABILITY_SCORE", "nan", "min_viability")],
+)
+def test_a_bad_unprefixed_variable_is_ignored_with_one_warning_naming_it(tmp_path, caplog, var, value, setting):
+    """Issue 43: a stray MIN_VIABILITY_SCORE=x left by another tool broke every run."""
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), var: value}
+    with caplog.at_level("WARNING", logger="research_agent.config"):
+        settings = load_settings(env=env)
+    assert getattr(settings, setting) == getattr(load_settings(env={"XDG_CONFIG_HOME": env["XDG_CONFIG_HOME"]}), setting)
+    (warning,) = [r.getMessage() for r in caplog.records if var in r.getMessage()]
+    assert warning.startswith(f"ignoring {var}=") and setting in warning and "\n" not in warning
+
+
+def test_a_good_unprefixed_variable_still_counts_and_the_prefixed_name_wins(tmp_path):
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "MIN_VIABILITY_SCORE": "60", "MAX_REVISIONS": "1"}
+    settings = load_settings(env=env)
+    assert (settings.min_viability, settings.max_revisions) == (60, 1)
+    both = load_settings(env={**env, "RESEARCH_AGENT_MIN_VIABILITY": "70", "RESEARCH_AGENT_MAX_REVISIONS": "0"})
+    assert (both.min_viability, both.max_revisions) == (70, 0)
+    bad_old = load_settings(env={**env, "MAX_PLANNING_ITERATIONS": "x", "RESEARCH_AGENT_MAX_PLANS": "5"})
+    assert bad_old.max_plans == 5
+    with pytest.raises(ConfigError, match="max_plans"):  # a prefixed name is the user's own: still an error
+        load_settings(env={**env, "RESEARCH_AGENT_MAX_PLANS": "x"})
+
+
+def test_the_cli_runs_with_a_stray_unprefixed_variable_and_says_so_once(tmp_path: Path) -> None:
+    proc = cli(tmp_path, "memory", "list", "--reports-dir", str(tmp_path / "r"), env={"MIN_VIABILITY_SCORE": "x"})
+    assert proc.returncode == 0, proc.stderr
+    (line,) = [line for line in proc.stderr.splitlines() if "MIN_VIABILITY_SCORE" in line]
+    assert "ignoring MIN_VIABILITY_SCORE='x'" in line

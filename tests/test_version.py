@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import re
 import subprocess
 import sys
 import tomllib
@@ -38,3 +39,14 @@ def test_version_flag_prints_the_pyproject_version() -> None:
 
 def test_the_version_is_0_only_when_the_metadata_is_missing() -> None:
     assert installed_version("no-such-distribution-for-research-agent-tests") == "0"
+
+
+def test_the_changelog_s_newest_release_is_the_version_with_unreleased_work_above_it() -> None:
+    text = (Path(__file__).parents[1] / "CHANGELOG.md").read_text(encoding="utf-8")
+    headings = re.findall(r"^## \[(.+?)\](.*)$", text, re.MULTILINE)
+    assert headings[0] == ("Unreleased", "")
+    releases = headings[1:]
+    assert releases and all(re.fullmatch(r" - \d{4}-\d{2}-\d{2}", date) for _, date in releases), releases
+    assert releases[0][0] == PYPROJECT["project"]["version"]
+    dates = [date for _, date in releases]
+    assert dates == sorted(dates, reverse=True)  # newest first

@@ -168,7 +168,11 @@ Every setting resolves as **flag > environment variable > config file > default*
   key is an error. A file named by `$RESEARCH_AGENT_CONFIG` must exist and be a regular file; the
   default one may be absent.
 - A bad value anywhere (a number out of range, `nan`, a word where a number belongs) is one line
-  on stderr and exit 2, before any work starts.
+  on stderr and exit 2, before any work starts. The one exception: the unprefixed names kept for
+  compatibility (`MIN_VIABILITY_SCORE`, `MAX_PLANNING_ITERATIONS`, `MAX_REVISIONS`), which another tool
+  may have left set. A bad value in one of them is ignored with a one-line warning naming it, and the
+  `RESEARCH_AGENT_*` name wins where both are set.
+- API keys never show in a repr of the settings, a log line or a run record.
 - Flags are `research-agent run`'s; `memory ab`, `mcp` and `serve` take the same ones where they have
   them (see [Commands](#commands)).
 - Environment variables that are not settings: `RESEARCH_AGENT_CONFIG` (the config file),

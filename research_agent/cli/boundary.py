@@ -4,13 +4,18 @@ A :class:`~research_agent.errors.ResearchError` becomes ``error: <message>`` on 
 of stderr and the error's exit code. Any other exception becomes ``error: unexpected
 <Type>: <message> (run with -v for details)`` and exit 1, or its traceback with ``-v``.
 Ctrl-C while a coroutine runs (:func:`run_async`) becomes one line and exit 130 (SIGTERM:
-the same path, exit 143). Typer's
-own exits (``typer.Exit``, usage errors) pass through untouched.
+the same path, exit 143). A reader that closed the pipe early (``memory show latest | head``)
+ends the command quietly (:func:`pipe_closed`): nothing more is written and the exit status is
+141, as for a Unix tool stopped by SIGPIPE. Typer's own exits (``typer.Exit``, usage errors) pass
+through untouched.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
+import os
+import sys
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -23,12 +28,14 @@ from ..errors import ResearchError, error_message
 from ..interrupts import interrupt_exit_code, interrupt_word, run_interruptibly
 from .terminal import dumps_json, markup, one_line
 
-__all__ = ["guarded", "exit_for", "print_error", "run_async", "set_verbose", "json_error", "json_failures"]
+__all__ = ["guarded", "exit_for", "print_error", "run_async", "set_verbose", "json_error", "json_failures",
+           "pipe_closed", "PIPE_CLOSED", "console"]  # fmt: skip
 
 Command = TypeVar("Command", bound=Callable[..., Any])
 
 # typer's own ways out of a command (usage errors are raised before a command runs)
 _PASS_THROUGH = (typer.Exit, typer.Abort, typer.BadParameter)
+PIPE_CLOSED = 128 + 13  # the status of a process that SIGPIPE stopped (`yes | head`)
 
 
 class _State:
@@ -40,9 +47,23 @@ def set_verbose(verbose: bool) -> None:
     _State.verbose = verbose
 
 
+class _Console(Console):
+    """A rich console whose closed pipe reaches the boundary (:func:`pipe_closed`): rich's own
+    answer is a bare exit 1."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, "the reader closed the pipe")
+
+
+def console(**options: Any) -> Console:
+    """A rich console for a command's output (``Console``'s options), quiet on a closed pipe."""
+    return _Console(**options)
+
+
 def stderr_console() -> Console:
     """A console on the current stderr (made when needed, so a test's captured stderr is used)."""
-    return Console(stderr=True, highlight=False, emoji=False)
+    return console(stderr=True, highlight=False, emoji=False)
 
 
 def print_error(message: object) -> None:
@@ -73,6 +94,37 @@ def json_failures(enabled: bool) -> Iterator[None]:
         raise
 
 
+def _output_gone() -> bool:
+    """Whether stdout or stderr is a pipe whose reader has gone (``poll`` says so); True where that
+    cannot be asked (no file behind the stream, no ``poll``)."""
+    try:
+        import select
+
+        poller = select.poll()
+        for stream in (sys.stdout, sys.stderr):
+            poller.register(stream.fileno(), select.POLLOUT)
+        return any(event & (select.POLLERR | select.POLLHUP) for _, event in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+        return True
+
+
+def pipe_closed() -> typer.Exit:
+    """The quiet end of a command whose reader closed stdout (``| head``): what is still buffered,
+    and anything written from now on, goes nowhere (the interpreter's last flush would fail
+    again); return the Exit to raise, :data:`PIPE_CLOSED`."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # the closed pipe itself, or a stream already closed
+            try:
+                sink = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(sink, stream.fileno())
+                os.close(sink)
+            except (OSError, ValueError, AttributeError):  # no file behind it (a test's capture)
+                pass
+    return typer.Exit(PIPE_CLOSED)
+
+
 def exit_for(exc: BaseException) -> typer.Exit:
     """Tell the user about ``exc`` and return the Exit to raise: the error's code, or 1."""
     if isinstance(exc, ResearchError):
@@ -94,6 +146,8 @@ def guarded(command: Command) -> Command:
             return command(*args, **kwargs)
         except _PASS_THROUGH:
             raise
+        except BrokenPipeError as exc:  # the reader of our output left, or some other pipe broke
+            raise (pipe_closed() if _output_gone() else exit_for(exc)) from None
         except Exception as exc:
             raise exit_for(exc) from None
 

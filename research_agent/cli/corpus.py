@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
@@ -22,7 +21,7 @@ from ..errors import InputError
 from ..interrupts import run_interruptibly
 from ..search.corpus_index import IndexStats
 from ..search.local import LocalSearchProvider
-from .boundary import guarded
+from .boundary import console, guarded
 from .terminal import dumps_json, markup
 
 __all__ = ["app"]
@@ -76,7 +75,7 @@ def _summary(stats: IndexStats) -> Table:
 
 def _prepare_with_a_bar(provider: LocalSearchProvider) -> list[IndexStats]:
     """Refresh every folder's index, with a progress bar per folder on a terminal's stderr."""
-    err = Console(stderr=True)
+    err = console(stderr=True)
     if not err.is_terminal:
         return provider.prepare()
     with Progress(
@@ -113,7 +112,7 @@ def index_command(
     Sphinx build files (_sources/, _static/, genindex*, search.html, py-modindex.html) and the
     patterns of a .research-ignore file in the folder (gitignore syntax) are skipped too.
     """
-    out = Console(highlight=False)
+    out = console(highlight=False)
     provider = LocalSearchProvider(dirs, _cache_dir(cache_dir), token_budget=1, index_exclude=list(exclude or ()))
     all_stats = _prepare_with_a_bar(provider)
     for stats in all_stats:
@@ -141,7 +140,7 @@ def search_command(
     ] = None,
 ) -> None:
     """Search corpus folders: one result per file, best first."""
-    out = Console(highlight=False)
+    out = console(highlight=False)
     if not query.strip():
         raise InputError("the search query is empty")
     settings = load_settings()

@@ -23,13 +23,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from ..config import Settings, default_config_path, load_settings
 from ..version import extra_hint
-from .boundary import guarded
-from .run_options import LlmTimeout, ReportsDir
+from .boundary import console, guarded
+from .run_options import MODEL, SOURCES, LlmTimeout, ReportsDir
 from .terminal import markup
 
 if TYPE_CHECKING:
@@ -239,11 +238,13 @@ _STATUS = {True: "[green]ok[/green]", False: "[red]fail[/red]", None: "[yellow]m
 @guarded
 def doctor_command(
     timeout: Annotated[
-        float, typer.Option("--timeout", metavar="SECONDS", help="How long to wait for the endpoint.")
+        float, typer.Option("--timeout", metavar="SECONDS", help="How long to wait for the endpoint.",
+                            rich_help_panel=MODEL)
     ] = 5.0,
     reports_dir: ReportsDir = None,
     offline: Annotated[
-        bool, typer.Option("--offline", help="Do not ask the scholarly search providers a test query.")
+        bool, typer.Option("--offline", help="Do not ask the scholarly search providers a test query.",
+                           rich_help_panel=SOURCES)
     ] = False,
     llm_timeout: LlmTimeout = None,
 ) -> None:
@@ -254,7 +255,7 @@ def doctor_command(
     as --llm-timeout: a busy one-slot server is "slow", not a model it does not serve."""
     import httpx
 
-    console = Console(stderr=False, highlight=False)
+    out = console(stderr=False, highlight=False)
     settings = load_settings({"reports_dir": reports_dir, "llm_timeout": llm_timeout})
     with httpx.Client(timeout=timeout) as client:
         checks = run_checks(settings, client=client, offline=offline, timeout=timeout)
@@ -263,5 +264,5 @@ def doctor_command(
         table.add_column(column)
     for what, ok, detail in checks:
         table.add_row(markup(what), _STATUS[ok], markup(detail))
-    console.print(table)
+    out.print(table)
     raise typer.Exit(1 if any(ok is False for _, ok, _ in checks) else 0)

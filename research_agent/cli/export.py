@@ -33,20 +33,14 @@ __all__ = [
     "print_note",
     "Format",
     "Browser",
+    "FORMAT_HELP",
+    "BROWSER_HELP",
 ]
 
-Format = Annotated[
-    str,
-    typer.Option(
-        "--format", "-f", help="html (one self-contained page) or pdf (printed by headless Chromium)."
-    ),
-]
-Browser = Annotated[
-    Path | None,
-    typer.Option(
-        "--browser", help="The Chromium to print PDF with (default: chromium on PATH).", show_default=False
-    ),
-]
+FORMAT_HELP = "html (one self-contained page) or pdf (printed by headless Chromium)."
+BROWSER_HELP = "The Chromium to print PDF with (default: chromium on PATH)."
+Format = Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP)]
+Browser = Annotated[Path | None, typer.Option("--browser", help=BROWSER_HELP, show_default=False)]
 
 
 @guarded

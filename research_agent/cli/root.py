@@ -7,8 +7,10 @@ carries only what a command prints as its result (a report path, a table, JSON).
 
 The root group (:class:`_Root`) also makes the command line behave alike everywhere:
 ``-v``/``-vv`` may follow the subcommand (:func:`research_agent.cli.usage.hoist_verbose`),
-help shows metavars a person reads (:func:`research_agent.cli.usage.tidy_help`), and a usage
-error is one line with typer's suggestion kept (plus one JSON object on stdout for ``--json``).
+help shows metavars a person reads (:func:`research_agent.cli.usage.tidy_help`), a usage
+error is one line with typer's suggestion kept (plus one JSON object on stdout for ``--json``),
+and output whose reader closed the pipe early (``| head``) ends quietly
+(:func:`research_agent.cli.boundary.pipe_closed`), help included.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from ..interrupts import interrupt_exit_code, interrupt_word
-from .boundary import set_verbose, stderr_console
+from .boundary import pipe_closed, set_verbose, stderr_console
 from .startup import importing, settle
 from .terminal import VisibleFormatter
 from .usage import ClickException, UsageError, hoist_verbose, tidy_help, usage_error
@@ -35,12 +37,13 @@ _QUIET_LOGGERS = ("httpx", "httpcore", "trafilatura", "htmldate", "charset_norma
 
 
 class _Command(NamedTuple):
-    """A command of the root group: where it lives, and the summary ``--help`` lists it with
-    (its help's first paragraph; tests/test_startup.py holds the two the same)."""
+    """A command of the root group: where it lives, its help's first paragraph (tests/test_startup.py
+    holds the two the same), and the one whole sentence ``--help`` lists it with."""
 
     module: str  # a module of this package
     attribute: str  # its command function, or its Typer app for a group
     summary: str
+    short: str  # fits the listing's line at 80 columns: click would cut a longer one mid-phrase
     group: bool = False
 
 
@@ -48,26 +51,33 @@ class _Command(NamedTuple):
 # import none of them (nor the pipeline, the model client or the memory store behind them).
 COMMANDS: dict[str, _Command] = {
     "run": _Command("run", "run", "Research QUERY and write reports/<id>.md plus a run record in reports/meta/\n"
-                    "(and, with --format html|pdf, reports/<id>.html or .pdf, or --output in that format)."),
+                    "(and, with --format html|pdf, reports/<id>.html or .pdf, or --output in that format).",
+                    "Research a question and write a cited report."),
     "batch": _Command("batch", "batch_command", "Research every question of FILE (reports/<id>.md each), critique each report as it finishes,\n"
                       "and write the batch page reports/batch-<id>.md; the state in reports/meta/batch-<id>.yaml lets\n"
-                      "the same command (or --resume ID) continue where it stopped."),
+                      "the same command (or --resume ID) continue where it stopped.",
+                      "Research every question of a file, resumably."),
     "critique": _Command("critique", "critique_command",
-                         "Critique a finished run and store reports/meta/critique-<id>.yaml next to its record."),
+                         "Critique a finished run and store reports/meta/critique-<id>.yaml next to its record.",
+                         "Critique a finished run and store the critique."),
     "review": _Command("review", "review_command",
-                       "Lint a markdown report: exit 0 when it would be approved, 1 when rejected."),
+                       "Lint a markdown report: exit 0 when it would be approved, 1 when rejected.",
+                       "Lint a markdown report (exit 1 when rejected)."),
     "export": _Command("export", "export_command", "Export a report as one self-contained HTML page whose "
-                       "citations preview their passage, or as PDF."),
+                       "citations preview their passage, or as PDF.", "Export a report as one HTML page, or as PDF."),
     "doctor": _Command("doctor", "doctor_command", "Check settings, the model endpoint, folders, search providers "
-                       "and optional extras; exit 1 if\nsomething is wrong."),
+                       "and optional extras; exit 1 if\nsomething is wrong.", "Check the settings, the model endpoint and the folders."),
     "mcp": _Command("servers", "mcp_command",
-                    "Serve research, review and memory as MCP tools over stdio (or --http PORT)."),
+                    "Serve research, review and memory as MCP tools over stdio (or --http PORT).",
+                    "Serve research, review and memory as MCP tools."),
     "serve": _Command("servers", "serve_command", "Serve the research workbench in your browser: ask, watch a run, "
-                      "read reports, see what the memory learned."),
-    "corpus": _Command("corpus", "app", "Index and search local document folders.", group=True),
+                      "read reports, see what the memory learned.", "Serve the research workbench in your browser."),
+    "corpus": _Command("corpus", "app", "Index and search local document folders.",
+                       "Index and search local document folders.", group=True),
     "memory": _Command("memory", "app", "Stored critiques and lessons: list, show, retry, lessons, effects, stats "
-                       "(memory stats --plot FILE draws the score history), validate, prune, ab.", group=True),
-    "cache": _Command("cache", "app", "Manage the on-disk page cache.", group=True),
+                       "(memory stats --plot FILE draws the score history), validate, prune, ab.",
+                       "See the stored critiques and what the memory learned.", group=True),
+    "cache": _Command("cache", "app", "Manage the on-disk page cache.", "Manage the on-disk page cache.", group=True),
 }  # fmt: skip
 
 
@@ -83,6 +93,7 @@ def load_command(name: str) -> Any:
     else:
         one.command(name)(getattr(module, spec.attribute))
     command = typer.main.get_group(one).commands[name]
+    command.short_help = spec.short
     tidy_help(command)
     return command
 
@@ -100,7 +111,7 @@ class _Root(TyperGroup):
         if cmd_name not in COMMANDS or cmd_name in self.commands:
             return super().get_command(ctx, cmd_name)
         if self._listing:
-            return TyperCommand(cmd_name, help=COMMANDS[cmd_name].summary)
+            return TyperCommand(cmd_name, help=COMMANDS[cmd_name].summary, short_help=COMMANDS[cmd_name].short)
         self.commands[cmd_name] = load_command(cmd_name)
         return self.commands[cmd_name]
 
@@ -112,6 +123,18 @@ class _Root(TyperGroup):
             if matches and "Did you mean" not in exc.message:
                 exc.message = f"{exc.message.rstrip('.')}. Did you mean {', '.join(map(repr, matches))}?"
             raise
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        try:  # the root's --help is printed here
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except BrokenPipeError:
+            raise pipe_closed() from None
+
+    def invoke(self, ctx: Any) -> Any:
+        try:  # a command's --help, and whatever a command prints outside its boundary
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            raise pipe_closed() from None
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         self._listing = True

@@ -19,9 +19,9 @@ from ..errors import ResearchError
 from ..files.output import check_output_path
 from ..interrupts import interrupt_exit_code, interrupt_word
 from ..results import ResearchResult
-from ..run_refs import Runs, short_id
+from ..run_refs import Runs, named_run_id, short_id
 from .boundary import guarded, json_failures, run_async, stderr_console
-from .export import Browser, ExportPlan, Format, export_after_run, plan_export, print_note
+from .export import ExportPlan, export_after_run, plan_export, print_note
 from .progress import RichProgress, cost_text
 from .run_options import (
     AllowPrivate,
@@ -49,6 +49,8 @@ from .run_options import (
     Quick,
     ReportsDir,
     Rules,
+    RunBrowser,
+    RunFormat,
     Search,
     SearxngUrl,
     Standard,
@@ -99,15 +101,15 @@ def run(
     no_critique: NoCritique = False,
     wait_critique: WaitCritique = False,
     no_lessons: NoLessons = False,
-    fmt: Format = "md",
-    browser: Browser = None,
+    fmt: RunFormat = "md",
+    browser: RunBrowser = None,
     strict: Strict = False,
 ) -> None:
     """Research QUERY and write reports/<id>.md plus a run record in reports/meta/
     (and, with --format html|pdf, reports/<id>.html or .pdf, or --output in that format).
 
     A report the tool's own review rejected is written all the same, marked as such;
-    ``--strict`` then makes the command exit 1.
+    --strict then makes the command exit 1.
     """
     with json_failures(json_output):
         settings = load_settings(settings_overrides(ctx.params))  # every option above, by name
@@ -192,9 +194,10 @@ def print_result(result: ResearchResult, *, json_output: bool, exported: Exporte
 
 def _critique_afterwards(run_record_path: Path, settings: Settings, time_left: float) -> None:
     """Ask memory to critique the run (skipped, waited for within ``time_left`` seconds, or
-    detached, as settings say) and tell how it went. Loaded here: the run does not need it."""
+    detached, as settings say) and tell how it went, and which earlier critiques failed since the
+    last command. Loaded here: the run does not need it."""
     from ..memory.critique.schedule import after_report
-    from .critique import print_scheduled
+    from .critique import print_scheduled, tell_failed_critiques
 
     console = stderr_console()
     try:
@@ -202,4 +205,6 @@ def _critique_afterwards(run_record_path: Path, settings: Settings, time_left: f
     except KeyboardInterrupt:  # typer would turn it into a silent exit 130
         console.print(f"{interrupt_word()}: the report is written; its critique was not", soft_wrap=True)
         raise typer.Exit(interrupt_exit_code()) from None
-    print_scheduled(scheduled, console)
+    print_scheduled(scheduled, console, record=Path(run_record_path), settings=settings)
+    told = {named_run_id(Path(run_record_path).name)} if scheduled.state in ("failed", "not_started") else set()
+    tell_failed_critiques(settings, console, told=told)  # an earlier run's, failed since the last command

@@ -1,7 +1,9 @@
 """The options ``run`` takes, and the Settings overrides they stand for.
 
 Shared by every command that runs the pipeline (``run``, ``memory ab``), so that an
-option means the same thing everywhere and becomes the same setting.
+option means the same thing everywhere and becomes the same setting. Each option names the
+help panel ``--help`` lists it in (typer's ``rich_help_panel``, drawn by
+:func:`research_agent.cli.usage.tidy_help`).
 """
 
 from __future__ import annotations
@@ -15,8 +17,14 @@ import typer
 
 from ..config import MODES, Settings
 from ..errors import InputError
+from .export import BROWSER_HELP, FORMAT_HELP
 
-__all__ = ["settings_overrides"]
+__all__ = ["settings_overrides", "RUN", "SOURCES", "MODEL", "OUTPUT", "REVIEW", "MEMORY"]
+
+# The help panels of run's options, in the order --help shows them.
+RUN, SOURCES, MODEL, OUTPUT, REVIEW, MEMORY = (
+    "The run", "Sources", "Model", "Output", "Review and retries", "Critique and lessons",
+)  # fmt: skip
 
 
 def _default(name: str) -> str:
@@ -26,83 +34,85 @@ def _default(name: str) -> str:
 
 
 Query = Annotated[str, typer.Argument(help="The question to research (at most 2,000 characters).")]
-Quick = Annotated[bool, typer.Option("--quick", help="Fewer sources, no skeptic, no critique.")]
-Standard = Annotated[bool, typer.Option("--standard", help="The default mode.")]
-Deep = Annotated[bool, typer.Option("--deep", help="More sub-queries and sources, a deeper skeptic.")]
+Quick = Annotated[bool, typer.Option("--quick", help="Fewer sources, no skeptic, no critique.", rich_help_panel=RUN)]
+Standard = Annotated[bool, typer.Option("--standard", help="The default mode.", rich_help_panel=RUN)]
+Deep = Annotated[bool, typer.Option("--deep", help="More sub-queries and sources, a deeper skeptic.", rich_help_panel=RUN)]
 Corpus = Annotated[
     list[Path] | None,
-    typer.Option("--corpus", metavar="DIR", help="A folder of your documents (repeatable). Alone, it means local only."),
+    typer.Option("--corpus", metavar="DIR", help="A folder of your documents (repeatable). Alone, it means local only.", rich_help_panel=SOURCES),
 ]
 Exclude = Annotated[
     list[str] | None,
     typer.Option("--exclude", metavar="GLOB", help="Leave out corpus files matching this gitignore-style pattern "
-                 "(repeatable; filters the index as it is, without re-indexing)."),
+                 "(repeatable; filters the index as it is, without re-indexing).", rich_help_panel=SOURCES),
 ]
 Search = Annotated[
     str | None, typer.Option("--search", metavar="LIST", help="Search providers, comma-separated: ddgs, searxng, tavily, local, openalex, "
                  "arxiv, pubmed, semanticscholar, wikipedia; academic = the four paper indexes.",
-                 show_default="local with --corpus, else ddgs")
+                 show_default="local with --corpus, else ddgs", rich_help_panel=SOURCES)
 ]
-SearxngUrl = Annotated[str | None, typer.Option("--searxng-url", metavar="URL", help="Base URL of a SearXNG instance.")]
+SearxngUrl = Annotated[str | None, typer.Option("--searxng-url", metavar="URL", help="Base URL of a SearXNG instance.", rich_help_panel=SOURCES)]
 MaxSources = Annotated[
     int | None, typer.Option("--max-sources", metavar="N", help="At most this many sources fetched and scored per plan.",
-                 show_default=", ".join(f"{m.name} {m.sources_scored}" for m in MODES.values()))
+                 show_default=", ".join(f"{m.name} {m.sources_scored}" for m in MODES.values()), rich_help_panel=SOURCES)
 ]
-NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the page cache.")]
+NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the page cache.", rich_help_panel=SOURCES)]
 AllowPrivate = Annotated[
-    bool, typer.Option("--allow-private", help="Allow fetching loopback and private-network addresses.")
+    bool, typer.Option("--allow-private", help="Allow fetching loopback and private-network addresses.", rich_help_panel=SOURCES)
 ]
-IgnoreRobots = Annotated[bool, typer.Option("--ignore-robots", help="Do not check robots.txt.")]
-Model = Annotated[str | None, typer.Option("--model", metavar="NAME", help="Main model (RESEARCH_AGENT_MODEL).", show_default=_default("model"))]
+IgnoreRobots = Annotated[bool, typer.Option("--ignore-robots", help="Do not check robots.txt.", rich_help_panel=SOURCES)]
+Model = Annotated[str | None, typer.Option("--model", metavar="NAME", help="Main model (RESEARCH_AGENT_MODEL).", show_default=_default("model"), rich_help_panel=MODEL)]
 FastModel = Annotated[str | None, typer.Option("--fast-model", metavar="NAME", help="Cheaper model for relevance and critique.",
-                 show_default="the main model")]
+                 show_default="the main model", rich_help_panel=MODEL)]
 ReportsDir = Annotated[
     Path | None, typer.Option("--reports-dir", metavar="DIR", help="Where reports go (RESEARCH_AGENT_REPORTS_DIR).",
-                 show_default=_default("reports_dir"))
+                 show_default=_default("reports_dir"), rich_help_panel=OUTPUT)
 ]
-Output = Annotated[Path | None, typer.Option("--output", "-o", metavar="FILE", help="Also write the report here.")]
+Output = Annotated[Path | None, typer.Option("--output", "-o", metavar="FILE", help="Also write the report here.", rich_help_panel=OUTPUT)]
 Context = Annotated[
     str | None, typer.Option("--context", metavar="FILE|none", help="Business context file, or 'none'.",
-                 show_default="./research_context.md")
+                 show_default="./research_context.md", rich_help_panel=RUN)
 ]
-JsonOutput = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
+JsonOutput = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.", rich_help_panel=OUTPUT)]
 Timeout = Annotated[float | None, typer.Option("--timeout", metavar="SECONDS",
                                     help="Overall deadline of the run; a draft that exists by then is published.",
-                                    show_default=_default("run_timeout"))]
+                                    show_default=_default("run_timeout"), rich_help_panel=RUN)]
 LlmTimeout = Annotated[
     float | None,
     typer.Option("--llm-timeout", metavar="SECONDS", help="How long one structured model call may take, and how "
                  "long the streamed draft may go without a token (RESEARCH_AGENT_LLM_TIMEOUT).",
-                 show_default=_default("llm_timeout")),
+                 show_default=_default("llm_timeout"), rich_help_panel=MODEL),
 ]
 LlmPromptRate = Annotated[
     float | None,
     typer.Option("--llm-prompt-rate", metavar="TOKENS/S", help="How fast the model server reads a prompt: the first "
                  "streamed token may take --llm-timeout plus the prompt at this rate (RESEARCH_AGENT_LLM_PROMPT_RATE).",
-                 show_default=_default("llm_prompt_rate")),
+                 show_default=_default("llm_prompt_rate"), rich_help_panel=MODEL),
 ]
 ContextTokens = Annotated[
     int | None,
     typer.Option("--context-tokens", metavar="N", help="The model's context window, when its server does not say it "
                  "(llama.cpp /props, Ollama /api/show): prompts and answers are fitted to it "
-                 "(RESEARCH_AGENT_CONTEXT_TOKENS).", show_default="what the server says"),
+                 "(RESEARCH_AGENT_CONTEXT_TOKENS).", show_default="what the server says", rich_help_panel=MODEL),
 ]
-NoRetry = Annotated[bool, typer.Option("--no-retry", help="No replanning and no revision loop.")]
+NoRetry = Annotated[bool, typer.Option("--no-retry", help="No replanning and no revision loop.", rich_help_panel=REVIEW)]
 MinViability = Annotated[
     int | None, typer.Option("--min-viability", metavar="0-100", help="Replan below this skeptic viability.",
-                 show_default=_default("min_viability"))
+                 show_default=_default("min_viability"), rich_help_panel=REVIEW)
 ]
-MaxPlans = Annotated[int | None, typer.Option("--max-plans", metavar="N", help="At most this many plans.", show_default=_default("max_plans"))]
+MaxPlans = Annotated[int | None, typer.Option("--max-plans", metavar="N", help="At most this many plans.", show_default=_default("max_plans"), rich_help_panel=REVIEW)]
 MaxRevisions = Annotated[int | None, typer.Option("--max-revisions", metavar="N", help="At most this many revisions.",
-                                          show_default=_default("max_revisions"))]
-Rules = Annotated[Path | None, typer.Option("--rules", metavar="FILE", help="Custom lint rules (YAML).", show_default="rules.yaml beside the context file")]
-NoCritique = Annotated[bool, typer.Option("--no-critique", help="Do not critique the report afterwards.")]
-WaitCritique = Annotated[bool, typer.Option("--wait-critique", help="Wait for the critique and print its summary.")]
+                                          show_default=_default("max_revisions"), rich_help_panel=REVIEW)]
+Rules = Annotated[Path | None, typer.Option("--rules", metavar="FILE", help="Custom lint rules (YAML).", show_default="rules.yaml beside the context file", rich_help_panel=REVIEW)]
+NoCritique = Annotated[bool, typer.Option("--no-critique", help="Do not critique the report afterwards.", rich_help_panel=MEMORY)]
+WaitCritique = Annotated[bool, typer.Option("--wait-critique", help="Wait for the critique and print its summary.", rich_help_panel=MEMORY)]
 Strict = Annotated[
-    bool, typer.Option("--strict", help="Exit 1 when the tool's own review rejects the report (it is still written).")
+    bool, typer.Option("--strict", help="Exit 1 when the tool's own review rejects the report (it is still written).", rich_help_panel=OUTPUT)
 ]
+RunFormat = Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP, rich_help_panel=OUTPUT)]  # export's, in a panel
+RunBrowser = Annotated[Path | None, typer.Option("--browser", help=BROWSER_HELP, show_default=False, rich_help_panel=OUTPUT)]
 NoLessons = Annotated[
-    bool, typer.Option("--no-lessons", help="Run without lessons from past critiques (a baseline run).")
+    bool, typer.Option("--no-lessons", help="Run without lessons from past critiques (a baseline run).", rich_help_panel=MEMORY)
 ]
 
 # Options that map one to one onto a Settings field (the rest are translated below).

@@ -93,8 +93,19 @@ def dumps_json_records(lists: Mapping[str, Sequence[Any]]) -> str:
     return "{\n" + ",\n".join(names) + "\n}"
 
 
+# A key in a logged address (a library's "HTTP Request: GET ...?api_key=..." at -vv) or header.
+_LOGGED_SECRET = re.compile(
+    r"(?i)([?&][\w.-]*(?:key|token|secret|password)[\w.-]*=)[^&\s\"'#]+|(\bbearer\s+)[^\s\"',]+"
+)
+
+
+def _redacted(match: re.Match[str]) -> str:
+    return f"{match.group(1) or match.group(2)}***"
+
+
 class VisibleFormatter(logging.Formatter):
-    """A logging formatter whose output (tracebacks included) shows control characters as escapes."""
+    """A logging formatter whose output (tracebacks included) shows control characters as escapes,
+    and no key: a key-like query parameter or a bearer token is shown as ``***``."""
 
     def format(self, record: logging.LogRecord) -> str:
-        return visible(super().format(record))
+        return _LOGGED_SECRET.sub(_redacted, visible(super().format(record)))

@@ -3,13 +3,17 @@
 * :func:`hoist_verbose` moves ``-v``/``-vv``/``--verbose`` given after a subcommand to the front,
   where the root group reads them (``run "..." -v`` works as the README shows it).
 * :func:`tidy_help` gives every option a metavar a person understands (``N``, ``SECONDS``,
-  ``DIR``...) instead of a Python type (``<list[Path]>``), and flags none at all.
+  ``DIR``...) instead of a Python type (``<list[Path]>``), and flags none at all; and every
+  subcommand a summary that is a whole sentence (:func:`first_sentence`), never one cut mid-phrase.
 * :func:`usage_error` prints a usage error as one line, typer's suggestion kept ("Did you mean
   'memory'?"), and for a ``--json`` command also the one JSON object its stdout promises.
 """
 
 from __future__ import annotations
 
+import functools
+import re
+import sys
 from typing import Any
 
 import typer
@@ -17,7 +21,7 @@ from typer.core import TyperArgument, TyperOption
 
 from .boundary import json_error, print_error
 
-__all__ = ["hoist_verbose", "tidy_help", "usage_error", "ClickException", "UsageError"]
+__all__ = ["hoist_verbose", "tidy_help", "first_sentence", "usage_error", "ClickException", "UsageError"]
 
 # typer ships its own click: its exception classes, reached through the public BadParameter
 ClickException: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
@@ -53,12 +57,61 @@ def _tidy_params(command: Any) -> None:
                 param.metavar = _TYPE_METAVARS.get(bare, bare.upper())
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")
+
+
+def first_sentence(help_text: str) -> str:
+    """The first sentence of a help text's first paragraph, whole (click would cut it mid-phrase
+    to fit a listing's column; a whole sentence wraps instead)."""
+    paragraph = " ".join(help_text.split("\n\n")[0].split())
+    return _SENTENCE_END.split(paragraph, maxsplit=1)[0]
+
+
+def _options_in_panels(command: Any, ctx: Any, formatter: Any) -> None:
+    """``command``'s arguments and options as rich panels, one for each ``rich_help_panel`` its
+    options name, in the order they come (any other option under "Options", typer's name). Drawn
+    here with rich's Panel and Table: typer's own rich help costs its import of rich's markdown and
+    traceback modules, tens of milliseconds that every ``--help`` would pay."""
+    import io
+
+    from rich import box
+    from rich.console import Console
+    from rich.panel import Panel
+    from rich.table import Table
+    from rich.text import Text
+
+    panels: dict[str, list[tuple[str, str]]] = {}
+    for param in command.get_params(ctx):
+        record = param.get_help_record(ctx)
+        if record is not None:
+            title = "Arguments" if param.param_type_name == "argument" else param.rich_help_panel or "Options"
+            panels.setdefault(title, []).append(record)
+    out = io.StringIO()
+    unicode = (getattr(sys.stdout, "encoding", "") or "").lower().replace("-", "").startswith("utf")
+    console = Console(file=out, width=max(formatter.width, 40), color_system=None, highlight=False, emoji=False)
+    for title, rows in panels.items():
+        table = Table.grid(padding=(0, 2))
+        table.add_column(no_wrap=True)
+        table.add_column(ratio=1)
+        for name, text in rows:
+            table.add_row(Text(name), Text(text))
+        console.print(Panel(table, title=title, title_align="left", box=box.ROUNDED if unicode else box.ASCII))
+    formatter.write_paragraph()
+    formatter.write(out.getvalue())
+
+
 def tidy_help(command: Any) -> None:
-    """Give every parameter of ``command`` and its subcommands a readable metavar (once)."""
+    """Give every parameter of ``command`` and its subcommands a readable metavar, every
+    subcommand without a summary of its own its help's first sentence as one, and a command whose
+    options name help panels (typer's ``rich_help_panel``) its options in those panels (once)."""
     if getattr(command, "_research_agent_tidy", False):
         return
     _tidy_params(command)
+    if any(getattr(param, "rich_help_panel", None) for param in command.params):
+        command.format_options = functools.partial(_options_in_panels, command)
     for sub in getattr(command, "commands", {}).values():
+        if not sub.short_help and sub.help:
+            sub.short_help = first_sentence(sub.help)
         tidy_help(sub)
     command._research_agent_tidy = True  # type: ignore[attr-defined]
 

@@ -34,7 +34,9 @@ __all__ = ["PageCache", "CACHE_VERSION"]
 
 log = logging.getLogger(__name__)
 
-CACHE_VERSION = 3  # 2: entries carry the addresses the page came from; 3: text without permalink marks
+# 2: entries carry the addresses the page came from; 3: text without permalink marks; 4: the title apart
+# from the text, and no markdown heading marks or rules in it
+CACHE_VERSION = 4
 _MAX_ENTRY_BYTES = 64 * 1024 * 1024
 
 

@@ -17,14 +17,20 @@ The rules:
   and text that is more than 30% U+FFFD is :data:`UNDECODABLE`;
 * **HTML** (:mod:`.html_text`): the title from the page's own metadata, the main text
   from trafilatura, the visible text when that is tiny or the page is huge;
-* **plain text**: a Markdown file's first heading, a reStructuredText file's first
+* **plain text**: a Markdown file's first heading (``# Title`` or ``Title`` over ``===``), a reStructuredText file's first
   underlined heading, or a text file's first line when it is short enough to be a
   title; whitespace collapsed within lines;
 * **PDF**: pypdf's text of every page (or the first ``max_pdf_pages``) and the
   document's title, when the optional ``pypdf`` is installed.
 
 In every kind, paragraphs are separated by blank lines (what passage splitting
-relies on) and titles are one line of at most 300 characters.
+relies on) and titles are one line of at most 300 characters. The title is kept apart
+from the text: a Markdown or reST document that opens with its title heading, or a page
+whose text opens with its title or ``<h1>``, has that line only as its title, unless it is
+all the text (a text file's first line stays in its text: it may be a sentence). And no text carries markup
+that would change the structure of a report quoting it (:func:`.html_text.plain_paragraphs`):
+heading marks are cut from the start of every line (``# Setup`` reads ``Setup``), and lines
+of rule or underline characters alone (``---``, ``***``, ``=====``) are dropped.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from ..sources import Document
-from .html_text import clean_lines, html_document
+from .html_text import html_document, plain_paragraphs, unmarked
 
 __all__ = [
     "Unreadable",
@@ -86,6 +92,7 @@ _XML_ENCODING = re.compile(rb"""<\?xml[^<>]+?encoding\s*=\s*["']([A-Za-z0-9_.\-]
 _WINDOWS_1252 = {"latin-1", "latin1", "iso-8859-1", "iso8859-1", "l1", "ascii", "us-ascii", "iso-ir-100"}
 _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 _MD_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]++(.*\S.*)$", re.MULTILINE)  # closing "#"s cut in code
+_MD_SETEXT = re.compile(r"^[ \t]{0,3}(\S[^\n]*)\n[ \t]{0,3}(?:=+|-+)[ \t]*$", re.MULTILINE)  # Title\n=====
 _RST_UNDERLINE = re.compile(r"^([=\-~^#*+`'\".:_])\1{2,}\s*$")
 
 
@@ -182,8 +189,11 @@ def _text_title(text: str, kind: str) -> str:
     """A plain-text document's own title: heading (Markdown, reST) or a short first line."""
     head = text[:20_000]
     if kind == MARKDOWN:
-        match = _MD_HEADING.search(head)
-        return (match.group(1).rstrip().rstrip("#").rstrip() or match.group(1).strip()) if match else ""
+        found = [m for m in (_MD_HEADING.search(head), _MD_SETEXT.search(head)) if m is not None]
+        if not found:
+            return ""
+        match = min(found, key=lambda m: m.start())
+        return match.group(1).rstrip().rstrip("#").rstrip() or match.group(1).strip()
     if kind == RST:
         lines = head.splitlines()
         for i in range(len(lines) - 1):
@@ -221,7 +231,7 @@ def _pdf_document(
     except Exception as exc:  # pypdf raises a wide variety of errors on damaged files
         log.debug("pypdf could not read a document: %s", exc)
         return Unreadable(BAD_PDF, f"{type(exc).__name__}: {exc}"[:200])
-    return Document(title=_one_line(title), text=clean_lines("\n\n".join(texts)))
+    return Document(title=_one_line(title), text=plain_paragraphs("\n\n".join(texts), titles=(title,)))
 
 
 def extract(
@@ -249,4 +259,5 @@ def extract(
     if kind == HTML:
         page = html_document(text, url=url, with_date=with_date)
         return Document(_one_line(page.title), page.text, page.date, _one_line(page.site_name))
-    return Document(title=_one_line(_text_title(text, kind)), text=clean_lines(text))
+    title = _one_line(unmarked(_text_title(text, kind).strip()))
+    return Document(title=title, text=plain_paragraphs(text, titles=(title,) if kind in (MARKDOWN, RST) else ()))

@@ -13,6 +13,8 @@
   of MB each for little gain: they get the visible text straight away. So does every
   page when trafilatura cannot be imported (logged once).
 * Every line of text is one paragraph, separated from the next by a blank line.
+* The page's heading is kept apart from its text: a first line that repeats the title or the first
+  ``<h1>`` is dropped (:func:`plain_paragraphs`, which also keeps markdown structure out).
 * Permalink marks (Sphinx's and MkDocs' ``¶`` after each heading) are dropped before any of
   it is read: they are no text, and showed in search snippets and citation previews.
 
@@ -23,11 +25,13 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
+from collections.abc import Iterable
 from typing import Any
 
 from ..sources import Document
 
-__all__ = ["html_document", "clean_lines", "TRAFILATURA_MAX_CHARS"]
+__all__ = ["html_document", "clean_lines", "plain_paragraphs", "unmarked", "TRAFILATURA_MAX_CHARS"]
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +52,32 @@ def clean_lines(text: str) -> str:
         if line or (out and out[-1]):
             out.append(line)
     return "\n".join(out).strip().replace("\n\n\n", "\n\n")
+
+
+# On a cleaned line (no leading blanks): a markdown heading's marks, and its closing marks after a blank.
+_HEADING_MARKS = re.compile(r"^#{1,6}(?:\s+|$)")
+_CLOSING_MARKS = re.compile(r"\s+#+$")
+# A line of nothing but rule or underline characters: a markdown rule or setext underline, a reST adornment.
+_RULE_LINE = re.compile(r"^[-=_*~^`'\".:+#\s]+$")
+
+
+def unmarked(line: str) -> str:
+    """One cleaned line without the marks that would make it a markdown heading (its words kept)."""
+    if not _HEADING_MARKS.match(line):
+        return line
+    return _CLOSING_MARKS.sub("", _HEADING_MARKS.sub("", line, count=1)).strip()
+
+
+def plain_paragraphs(text: str, *, titles: Iterable[str] = ()) -> str:
+    """``text`` as :func:`clean_lines` makes it, with nothing that would change the structure of a
+    report it is quoted in: no heading marks at the start of a line (its words stay), no line of
+    rule or underline characters alone; and without a first line that only repeats one of ``titles``
+    (the document's title is kept apart from its text), unless nothing else is left."""
+    lines = [line for line in map(unmarked, clean_lines(text).split("\n")) if not _RULE_LINE.match(line)]
+    repeated = {" ".join(t.split()).casefold() for t in titles if t.strip()}
+    if any(lines[1:]) and lines[0].casefold() in repeated:  # a page that is only its title keeps it
+        lines = lines[1:]
+    return clean_lines("\n".join(lines))
 
 
 def _parse(markup: str) -> Any:
@@ -170,13 +200,15 @@ def html_document(markup: str, *, url: str = "", with_date: bool = False) -> Doc
     )
     site = _meta_content(tree, "og:site_name", "application-name")
     date = _page_date(tree) if with_date else None
+    headings = (title, _first_text(tree, "//h1"))
     if len(markup) > TRAFILATURA_MAX_CHARS:
         # Read from the tree already parsed: a second tree of a page this big costs tens of MB.
-        return Document(title=title, text=_visible_text(tree), date=date, site_name=site)
-    text = _trafilatura_text(tree, url)
-    if len(text) < _FALLBACK_MIN_CHARS:
-        del tree  # trafilatura may have changed it; free it before parsing afresh
-        visible = _visible_text(_parse(markup))
-        if len(visible) > len(text):
-            text = visible
-    return Document(title=title, text=text, date=date, site_name=site)
+        text = _visible_text(tree)
+    else:
+        text = _trafilatura_text(tree, url)
+        if len(text) < _FALLBACK_MIN_CHARS:
+            del tree  # trafilatura may have changed it; free it before parsing afresh
+            visible = _visible_text(_parse(markup))
+            if len(visible) > len(text):
+                text = visible
+    return Document(title=title, text=plain_paragraphs(text, titles=headings), date=date, site_name=site)

@@ -69,8 +69,8 @@ def local_source(hit: SearchHit, queries: tuple[str, ...], token_budget: int) ->
 
 
 def work_site(work: Work, location: str) -> str:
-    """The site a work counts under: a scholarly work is its own (``doi:10.1038/x``), as a corpus file
-    is, since the papers of one journal are not one voice; an encyclopedia article its web site."""
+    """The site a work counts under: a scholarly work is its own (``doi:10.1038/x``), since the
+    papers of one journal are not one voice; an encyclopedia article its web site."""
     return work.identity or registrable_domain(location)
 
 

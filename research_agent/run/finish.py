@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from ..claims import ClaimCheck
 from ..ids import format_utc
 from ..memory.critique.citation_support import citation_support
-from ..memory.critique.site_names import source_sites
+from ..memory.critique.site_names import source_site, source_sites
 from ..memory.lessons.render import lessons_markdown
 from ..record import (
     FetchFailure,
@@ -259,7 +259,8 @@ def run_record(
         sub_queries=ledger.sub_queries,
         dropped_sub_queries=ledger.dropped_sub_queries,
         sub_query_counts=_sub_query_counts(ledger),
-        sources=summarize_sources(ledger.scored, {s.source.key for s in gate.kept}, report.cited, ledger.sub_queries),
+        sources=summarize_sources(ledger.scored, {s.source.key for s in gate.kept}, report.cited, ledger.sub_queries,
+                                  site_of=lambda s: source_site(s, run.corpus_roots)),  # as the gate counts it
         found_count=len(set().union(ledger.scored_keys, *ledger.found.values())),
         capped_by_user=ledger.capped_by_user,
         citations_removed=report.citations_removed,

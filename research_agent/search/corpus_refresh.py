@@ -36,7 +36,7 @@ __all__ = ["IndexStats", "Refresh", "storage_error", "EXTRACTION_RULES", "passag
 
 # Bump when research_agent.fetch.extract gives different text for the same bytes.
 # 2: web pages and corpus files share one set of rules.
-EXTRACTION_RULES = "3"  # 3: permalink marks (Sphinx's "¶") dropped from HTML
+EXTRACTION_RULES = "4"  # 3: permalink marks (Sphinx's "¶") dropped from HTML; 4: titles apart, no "#" or rules
 # A file that crashed or hung the extractor would do it again: it waits for a change too.
 _STICKY_REASONS = frozenset(
     {"binary", "bad_encoding", "empty", "bad_pdf", "extract_crashed", "extract_timeout", "extract_error",

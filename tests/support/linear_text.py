@@ -188,7 +188,7 @@ FUNCTIONS: dict[str, tuple[Callable[[str], Any], tuple[str, ...], tuple[tuple[st
                     ("## Sources\n", "# a", "http://a.b/"), (("# Sources", " "),), None),
     "citation_support": (_facts, (". [1]", "1.1", "A. "), (), None),
     "clean_lines": (_get("research_agent.fetch.html_text", "clean_lines"), ("\n\n\n", " \n"), (), None),
-    "extract_markdown": (_extract("markdown"), ("# a\n", "#"), HEADINGS, None),
+    "extract_markdown": (_extract("markdown"), ("# a\n", "#", "---\n", "a\n===\n", "# a ##\n", " #", "=\n"), HEADINGS, None),
     "extract_html": (_extract("html"), ("<meta ", "<p>", "<?xml ", "<div>"), (("<meta", " "), ("<?xml", " ")), None),
     "visible": (_get("research_agent.cli.terminal", "visible"), ("\x1b[", "\u202e"), (), None),
     "markup": (_get("research_agent.cli.terminal", "markup"), ("\\", "[b]", "\\[a]"), (("\\", "\\"),), None),

@@ -2,7 +2,8 @@
 
 Each note has a title and several paragraphs of plain sentences (no digits, so the
 research responder's writer quotes them). Notes differ by subject and by the facet they
-dwell on, so search, relevance and citations behave as on real documents.
+dwell on, so search, relevance and citations behave as on real documents. A note's body names
+what it is about (the asyncio event loop), as a real note's does: its title is not in its text.
 """
 
 from __future__ import annotations
@@ -47,13 +48,13 @@ _FACETS = (
 )
 # What a note dwells on: the words a planner's sub-queries ask for ("overview", "evidence"...).
 _THEMES = (
-    "an overview of how it works", "evidence and measurements", "limitations and criticism",
+    "an overview", "evidence and measurements", "limitations and criticism",
     "practical guidance", "the history of the design", "alternatives and their costs",
 )  # fmt: skip
 _SENTENCES = (
     "In practice {facet}, and {detail}.",
-    "This note gives {theme}: {facet}, which matters for {s} in long running services.",
-    "Developers who study {s} learn that {facet}.",
+    "This note on the asyncio event loop gives {theme}: {facet}.",
+    "Those who study {s} learn that {facet}.",
     "A common mistake with {s} is to forget that {facet}.",
     "Seen as {theme}, {s} show that {detail}.",
 )

@@ -26,7 +26,7 @@ from ...memory.store.files import LoadedCritique, critique_path, load_all, load_
 from ...memory.store.index.summary import INDEX_NAME, IndexTrust, list_critiques, open_index
 from ...record.passages import prune_passage_stores
 from ...run_refs import Runs, UnknownRun, run_file
-from ..boundary import guarded, print_error
+from ..boundary import guarded, print_error, stderr_console
 from ..critique_view import describe_critique
 from ..terminal import dumps_json_records, echo, markup, one_line
 from .group import ReportsDirOption, app, console, echo_json, memory_deps, memory_settings
@@ -144,7 +144,7 @@ def show_command(
     json_output: bool = typer.Option(False, "--json", help="Print JSON instead of YAML."),
     reports_dir: ReportsDirOption = None,
 ) -> None:
-    """Show one critique."""
+    """Show one critique (and, on stderr, the background critiques that failed since the last command)."""
     settings = memory_settings(ctx, reports_dir)
     runs = Runs.scan(settings.reports_dir)
     run_id = runs.resolve(critique_id, "critique")
@@ -162,6 +162,9 @@ def show_command(
     else:
         echo(f"# {path} (short id {runs.short(run_id)})")
         echo(describe_critique(critique))
+    from ..critique import tell_failed_critiques  # on stderr: stdout keeps the critique alone
+
+    tell_failed_critiques(settings, stderr_console())
 
 
 def _retry_one(ctx: typer.Context, runs: Runs, run_id: str) -> None:

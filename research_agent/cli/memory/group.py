@@ -22,6 +22,7 @@ from rich.console import Console
 
 from ...config import Settings, load_settings
 from ...llm import ChatModel
+from ..boundary import console as quiet_console
 from ..terminal import dumps_json
 
 __all__ = ["app", "MemoryDeps", "memory_deps", "memory_settings", "chosen_reports_dir", "echo_json", "console",
@@ -99,8 +100,8 @@ _PIPE_WIDTH = 200  # a table printed into a pipe or a file: rich would fold it t
 def console() -> Console:
     """The stdout console tables are printed on; not a terminal (a pipe, a file, a log), it is
     wide enough that a question keeps a readable column (a table is only as wide as it needs)."""
-    out = Console(highlight=False, soft_wrap=False)
-    return out if out.is_terminal else Console(highlight=False, soft_wrap=False, width=_PIPE_WIDTH)
+    out = quiet_console(highlight=False, soft_wrap=False)
+    return out if out.is_terminal else quiet_console(highlight=False, soft_wrap=False, width=_PIPE_WIDTH)
 
 
 def echo_json(data: Any) -> None:

@@ -1,0 +1,75 @@
+"""Issue 47.1: keys stay secret. No key shows in a repr of the settings, in ``doctor``'s table, in a
+log line (``-v`` and ``-vv``), or in anything a run writes (report, run record, passages, critique,
+critique.log, the page cache)."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from pathlib import Path
+
+import pytest
+
+from research_agent.config import ENV_VARS, SECRET_FIELDS, Settings, load_settings
+from tests.support import http_server
+from tests.support.cli import cli
+from tests.support.fake_openai_server import FakeOpenAIServer
+from tests.support.pipeline import QUERY
+from tests.support.research_responder import ResearchResponder
+from tests.support.scholarly import ScholarlyApis
+
+local_server = http_server.local_server  # the fixture
+
+KEYS = {
+    "OPENAI_API_KEY": "sk-planted-openai-4f1c9e",
+    "TAVILY_API_KEY": "tvly-planted-2b7d31",
+    "OPENALEX_API_KEY": "planted-openalex-93ac0d",
+    "NCBI_API_KEY": "planted-ncbi-5e8f2a",
+    "SEMANTIC_SCHOLAR_API_KEY": "planted-s2-c41b77",
+}
+
+
+def test_every_key_field_is_secret_and_no_repr_shows_one(tmp_path: Path) -> None:
+    names = {f.name for f in dataclasses.fields(Settings)}
+    assert {n for n in names if n.endswith(("_key", "token", "secret", "password"))} == SECRET_FIELDS
+    assert {ENV_VARS[var] for var in KEYS} == SECRET_FIELDS  # every key has its variable, planted here
+    settings = load_settings(env={**KEYS, "XDG_CONFIG_HOME": str(tmp_path)})
+    assert {getattr(settings, name) for name in SECRET_FIELDS} == set(KEYS.values())
+    for shown in (repr(settings), str(settings), repr(settings.replace(model="m")), f"{settings!r}"):
+        assert not any(key in shown for key in KEYS.values()), shown
+    assert "api_key" not in repr(settings) and "model='gpt-4o-mini'" in repr(settings)
+
+
+def test_a_debug_log_of_the_settings_shows_no_key(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    settings = Settings(api_key=KEYS["OPENAI_API_KEY"], tavily_api_key=KEYS["TAVILY_API_KEY"])
+    with caplog.at_level(logging.DEBUG):
+        logging.getLogger("research_agent.test").debug("settings: %r", settings)
+    assert "settings: Settings(" in caplog.text and KEYS["OPENAI_API_KEY"] not in caplog.text
+
+
+def _leaks(text: str) -> list[str]:
+    return [var for var, key in KEYS.items() if key in text]
+
+
+@pytest.mark.parametrize("verbosity", ["-v", "-vv"])
+def test_a_run_with_every_key_planted_shows_none_anywhere(tmp_path: Path, corpus: Path, local_server, verbosity):
+    apis = ScholarlyApis(local_server)
+    apis.mode["s2"] = "malformed"  # a provider's failure reaches the record and the report: never its key
+    reports, cache = tmp_path / "reports", tmp_path / "cache"
+    env = {**apis.env(), **KEYS, "RESEARCH_AGENT_CACHE_DIR": str(cache)}
+    with FakeOpenAIServer(ResearchResponder()) as llm:
+        proc = cli(tmp_path, verbosity, "run", QUERY, "--search", "academic", "--corpus", str(corpus),
+                   "--allow-private", "--wait-critique", "--reports-dir", str(reports), "--format", "html",
+                   base_url=llm.base_url, env=env)  # fmt: skip
+        doctor = cli(tmp_path, verbosity, "doctor", "--reports-dir", str(reports), base_url=llm.base_url,
+                     env={**env, "RESEARCH_AGENT_SEARCH": "openalex,pubmed,semanticscholar"})  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "DEBUG research_agent" in proc.stderr  # the debug lines were there to search
+    written = sorted(p for p in [*reports.rglob("*"), *cache.rglob("*")] if p.is_file())
+    names = {p.name.split("-", 1)[0] for p in written}
+    assert {"run", "critique", "passages"} <= names and any(p.suffix == ".html" for p in written)
+    found = {str(p): _leaks(p.read_bytes().decode("utf-8", "replace")) for p in written}
+    assert {path: leaks for path, leaks in found.items() if leaks} == {}
+    assert _leaks(proc.stdout + proc.stderr) == [] and _leaks(doctor.stdout + doctor.stderr) == []
+    assert "search openalex" in doctor.stdout  # the providers were asked, with their keys
+    assert any("planted-openalex" in r.path for r in apis.server.requests)
