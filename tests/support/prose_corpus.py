@@ -53,7 +53,7 @@ _THEMES = (
 )  # fmt: skip
 _SENTENCES = (
     "In practice {facet}, and {detail}.",
-    "This note on the asyncio event loop gives {theme}: {facet}.",
+    "This note on the asyncio event loop gives {theme} for {s} in long running services.",
     "Those who study {s} learn that {facet}.",
     "A common mistake with {s} is to forget that {facet}.",
     "Seen as {theme}, {s} show that {detail}.",
