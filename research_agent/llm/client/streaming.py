@@ -84,7 +84,7 @@ class StreamReader:
     """Reads streamed attempts for one request; :meth:`response` turns the last into a ChatResponse.
 
     ``send(kwargs)`` makes one request and gives its answer, headers read, body not yet
-    (:meth:`.transport.ChatTransport.send`)."""
+    (:meth:`.sdk.SdkSender.send`)."""
 
     def __init__(
         self,
