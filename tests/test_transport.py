@@ -56,21 +56,23 @@ async def test_a_chat_request_is_sent_by_the_openai_sdk_with_the_key_the_stage_a
 
 
 @pytest.mark.parametrize(
-    ("answer", "body", "message"),
+    ("answer", "body"),
     [
         (httpx.Response(400, json={"error": {"message": "bad 'temperature'", "type": "invalid"}}),
-         {"message": "bad 'temperature'", "type": "invalid"}, "Error code: 400 - bad 'temperature'"),
-        (httpx.Response(500, json={"detail": "overloaded"}), {"detail": "overloaded"}, "Error code: 500"),
-        (httpx.Response(502, text="<html>Bad Gateway</html>"), "<html>Bad Gateway</html>", "Error code: 502"),
+         {"message": "bad 'temperature'", "type": "invalid"}),
+        (httpx.Response(500, json={"detail": "overloaded"}), {"detail": "overloaded"}),
+        (httpx.Response(502, text="<html>Bad Gateway</html>"), "<html>Bad Gateway</html>"),
     ],
 )
-async def test_an_error_answer_is_named_from_the_sdks_error(answer, body, message):
+async def test_an_error_answer_is_named_from_the_sdks_error(answer, body):
+    """The status, the body's ``error`` object (else the body) and the headers, as the SDK gives them
+    (its message's wording differs between its versions: what the client reads is the body)."""
     answer.headers["Retry-After"] = "3"
     with pytest.raises(StatusError) as caught:
         async with sender(lambda request: answer).send(BODY):
             pass
     error = caught.value
-    assert (error.status_code, error.body, error.message) == (answer.status_code, body, message)
+    assert (error.status_code, error.body) == (answer.status_code, body)
     assert error.headers["retry-after"] == "3"
 
 
