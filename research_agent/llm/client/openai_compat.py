@@ -324,6 +324,7 @@ class OpenAIChatModel:
     ) -> RawAnswer:
         """One logical call (``read``: one attempt, streamed; by default a whole completion)
         with the retry loop; retries are added to ``tally``."""
+        await self._sender.ready()  # the SDK loaded, before any time limit starts
         attempt = 0
         while True:
             kwargs = self._kwargs(request, model, messages, response_format, stream=read is not None)

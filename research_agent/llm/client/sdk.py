@@ -16,11 +16,13 @@ with an error status (the SDK's message and its ``error`` object as ``body``),
 ``import openai`` takes 0.3-1 s (most of it the SDK's types, which a chat client never reads):
 :func:`load_sdk_ahead` starts it in a thread when a model client is built (with the chat
 resource the SDK would otherwise load at the first request), so that it overlaps what a run does
-before its first call; the first request waits for it only if it is not done.
+before its first call; the first request waits for it only if it is not done (:meth:`SdkSender.ready`,
+off the event loop and before the call's time limit starts).
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import threading
 from collections.abc import AsyncIterator, Mapping
@@ -78,13 +80,21 @@ class _Loading:
                 gc.enable()
 
     def module(self) -> ModuleType:
+        self.wait()
+        import openai
+
+        return openai
+
+    def wait(self) -> None:
+        """Until the thread (if started) is done."""
         with self.lock:
             thread = self.thread
         if thread is not None:
             thread.join()
-        import openai
 
-        return openai
+    def done(self) -> bool:
+        with self.lock:
+            return self.thread is not None and not self.thread.is_alive()
 
 
 _loading = _Loading()
@@ -112,6 +122,14 @@ class SdkSender:
         self._timeout = timeout
         self._client: Any = None
         load_sdk_ahead()
+
+    async def ready(self) -> None:
+        """Build the SDK client, waiting for its import off the event loop (a first call's time limit
+        starts after this: the import is no part of what the endpoint takes)."""
+        if self._client is None:
+            if not _loading.done():
+                await asyncio.to_thread(_loading.wait)
+            self._sdk_client()
 
     def _sdk_client(self) -> Any:
         if self._client is None:
