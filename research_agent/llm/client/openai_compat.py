@@ -156,7 +156,7 @@ class OpenAIChatModel:
         # ``limiter`` lets several models share one bound on calls in flight to an endpoint
         self._semaphore = limiter if limiter is not None else asyncio.Semaphore(max(1, int(concurrency)))
         key = api_key or PLACEHOLDER_API_KEY
-        http = http_client if http_client is not None else model_http_client(self.timeout, max_bytes=self.max_answer_bytes)
+        http = http_client or model_http_client(self.timeout, max_bytes=self.max_answer_bytes)
         self._sender = SdkSender(self.base_url, key, http, timeout=self.timeout)
         self._fit = WindowFit(self.base_url, key, context_tokens, http, ask=ask_window)
 
