@@ -183,3 +183,38 @@ async def test_an_answer_sent_in_one_event_counts_its_tokens_not_its_events(usag
     await model.aclose()
     assert response.text == LONG_ANSWER.strip() and meter.tokens == expected
     assert out.getvalue().splitlines()[-1] == f"… draft: 6 sources: {expected} tokens"
+
+
+@pytest.mark.parametrize("newline", ["\r", "\n", "\r\n"])
+async def test_a_stream_with_any_line_end_the_sse_spec_allows_is_read_as_a_stream(newline) -> None:
+    """Issue 45: with CR-only line ends the client saw no event and asked again without streaming.
+    Each event is cut across writes, a CRLF between two of them; comments and ids are skipped."""
+    text = "Vacuum reclaims space in place."
+    events = [*content_events(text, size=9), event(None, "stop"), usage_event(30, 8)]
+    wire = "".join(f": ping{newline}id: {n}{newline}data: {json.dumps(e)}{newline}{newline}" for n, e in enumerate(events))
+    wire = (wire + f"data: [DONE]{newline}{newline}").encode()
+
+    async def chunks():
+        for start in range(0, len(wire), 7):
+            yield wire[start : start + 7]
+
+    handler = Streaming(chunks)
+    model = streaming_model(handler, ManualTicker())
+    response = await model.stream(WRITER)
+    await model.aclose()
+    assert response.text == text and response.finish_reason == "stop" and response.quirks == ()
+    assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (30, 8)
+    assert len(handler.requests) == 1 and handler.requests[0]["stream"] is True, "no second request, whole"
+
+
+async def test_an_event_of_several_data_lines_is_one_payload_joined_with_newlines() -> None:
+    payload = json.dumps(event("two lines", "stop"), indent=1).splitlines()
+    wire = ("".join(f"data: {line}\r\n" for line in payload) + "\r\ndata: [DONE]\r\n\r\n").encode()
+
+    async def chunks():
+        yield wire
+
+    model = streaming_model(Streaming(chunks), ManualTicker())
+    response = await model.stream(WRITER)
+    await model.aclose()
+    assert response.text == "two lines" and response.finish_reason == "stop"

@@ -17,9 +17,11 @@ holds what a provider meters per minute and what it asks of everyone at once:
 the answer's token limit; after it, the estimate is corrected from the usage the endpoint
 reported, and every HTTP request the call made beyond the first (a retry, a structured-output
 fallback) is charged to the request bucket. :func:`limited_http_client` is the HTTP client the
-shared model client is built with: it counts those requests and hears the 429s (the client's
-own retry loop still waits out its own ``Retry-After``). Waiting happens before a call starts,
-never inside the client's time limits.
+shared model client is built with (the model client's own, with its limits: bounded bodies, no
+redirect to another origin): it counts those requests and hears the 429s. The model client's retry
+loop is the only one (the openai SDK's retries are off) and still waits out its own ``Retry-After``;
+the pause only keeps the other runs from walking into the same limit meanwhile. Waiting happens
+before a call starts, never inside the client's time limits.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ import httpx
 
 from ..errors import LLMError
 from ..llm import ChatRequest, ChatResponse, Usage, parse_retry_after
-from ..llm.client.transport import CONNECTION_LIMITS
+from ..llm.client.answers import MAX_ANSWER_BYTES
+from ..llm.client.transport import CONNECTION_LIMITS, model_http_client
 from ..llm.protocol import TokenCallback
 
 __all__ = ["EndpointLimits", "LimitStats", "LimitedModel", "TokenBucket", "limited_http_client", "estimate_tokens"]
@@ -238,10 +241,12 @@ class _Observing(httpx.AsyncBaseTransport):
         await self.inner.aclose()
 
 
-def limited_http_client(limits: EndpointLimits, transport: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncClient:
-    """The HTTP client for the batch's model client (the model client's connection defaults), its
-    requests counted and its 429s heard by ``limits``. ``transport``: what sends them (default: the
-    network). The model client sets each request's time limit itself."""
+def limited_http_client(
+    limits: EndpointLimits, transport: httpx.AsyncBaseTransport | None = None, *, max_bytes: int = MAX_ANSWER_BYTES
+) -> httpx.AsyncClient:
+    """The HTTP client for the batch's model client (:func:`~research_agent.llm.client.transport.model_http_client`,
+    answers capped at ``max_bytes``), its requests counted and its 429s heard by ``limits``.
+    ``transport``: what sends them (default: the network). The model client sets each request's
+    time limit itself."""
     sender = transport or httpx.AsyncHTTPTransport(limits=CONNECTION_LIMITS)
-    return httpx.AsyncClient(transport=_Observing(sender, limits), timeout=httpx.Timeout(600, connect=5.0),
-                             follow_redirects=True)  # fmt: skip
+    return model_http_client(600, max_bytes=max_bytes, transport=_Observing(sender, limits))

@@ -73,7 +73,7 @@ async def run_session(
     error, which then goes on."""
     state = batch.state
     limits = EndpointLimits(rpm=options.rpm, tpm=options.tpm, clock=clock, sleep=sleep)
-    http_client = limited_http_client(limits)
+    http_client = limited_http_client(limits, max_bytes=base.llm_max_answer_bytes)
     owned: list[Any] = [http_client]
     try:  # no endpoint, a bad key file: refused before anything is written
         model = LimitedModel(make_model(base, http_client), limits)

@@ -32,7 +32,7 @@ from .usage import ClickException, UsageError, hoist_verbose, tidy_help, usage_e
 
 __all__ = ["app", "main"]
 
-_QUIET_LOGGERS = ("httpx", "httpcore", "trafilatura", "htmldate", "charset_normalizer", "asyncio",
+_QUIET_LOGGERS = ("httpx", "httpcore", "openai", "trafilatura", "htmldate", "charset_normalizer", "asyncio",
                   "markdown_it", "urllib3", "primp", "mcp")  # fmt: skip
 
 

@@ -1,9 +1,9 @@
 """Starting and stopping the command line quickly.
 
 Most of a short run's fixed cost is Python's own: importing the CLI, the pipeline and
-their dependencies (the model client speaks httpx itself: the ``openai`` package's second
-of imports is not paid), and, at exit, tearing all of that down again. Two measures, neither of which changes what a
-command does:
+their dependencies (the ``openai`` package, most of a second on a loaded machine, is imported
+in a thread once a model client is built: :mod:`research_agent.llm.client.sdk`), and, at exit,
+tearing all of that down again. Two measures, neither of which changes what a command does:
 
 * :func:`importing`: the cyclic garbage collector is paused while modules load. Imports
   allocate many long-lived objects and trigger full collections that find nothing to

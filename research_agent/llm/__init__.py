@@ -11,8 +11,8 @@
   a call has been waiting, for the progress line.
 
 Every stage talks to a :class:`ChatModel`; tests pass a scripted one. :class:`OpenAIChatModel`
-speaks the chat-completions protocol over httpx (loaded on first use, with httpx: a command
-that only reads reports never needs them); the ``openai`` package is not needed.
+sends every request through the ``openai`` SDK over an httpx client that carries the project's
+limits (loaded on first use: a command that only reads reports never needs them).
 """
 
 from ..lazy import lazy_names

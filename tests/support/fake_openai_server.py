@@ -154,6 +154,7 @@ class RequestRecord:
     prompt_tokens: int
     completion_tokens: int
     route: str = "chat"  # or "embeddings"
+    user_agent: str = ""  # the client that sent it (the openai SDK says ``AsyncOpenAI/Python <version>``)
 
     @property
     def ok(self) -> bool:
@@ -367,6 +368,7 @@ class _Handler(BaseHTTPRequestHandler):
             "status": 200,
             "fault": None,
             "usage": (0, 0),
+            "user_agent": self.headers.get("User-Agent", ""),
         }
         try:
             self._answer(owner, body, stage, model, fmt, stream)

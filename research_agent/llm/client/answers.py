@@ -15,6 +15,7 @@ final event with ``choices: []`` is the usage chunk, not an unreadable one.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -44,6 +45,7 @@ MAX_ANSWER_BYTES = 4 * 1024 * 1024  # the default cap on one answer's decompress
 # Sent with every request: what the bounded decoder can undo (never brotli or zstd).
 ACCEPT_ENCODING = {"Accept-Encoding": "gzip, deflate"}
 _SHOWN = 120  # characters of an unreadable answer quoted in its reason
+_LINE_END = re.compile(rb"[\r\n]")
 
 
 class Unreadable(Exception):
@@ -246,31 +248,72 @@ def stream_event(payload: str) -> StreamEvent:
 
 
 class SseLines:
-    """Server-sent events split from bytes as they arrive: the ``data:`` payloads, in order.
+    """Server-sent events read from bytes as they arrive: each event's ``data``, in order.
 
-    The body's size is bounded where it is read (:func:`body_chunks`), so no line here can
-    grow past the answer cap.
+    Lines end with CR, LF or CRLF, as the SSE specification allows (a CRLF split between two
+    reads is one line end); an event's ``data:`` lines are joined with newlines and the event
+    ends at a blank line. Comments (``: ping``), event names, ids and retry fields are skipped;
+    ``[DONE]`` ends the stream. Every byte is searched once: the buffer keeps an offset of what
+    was searched, never re-splits what it holds, so a line that never ends costs its length,
+    not its length squared. The body's size is bounded where it is read (:func:`body_chunks`),
+    so no line here can grow past the answer cap.
     """
 
     def __init__(self) -> None:
-        self._pending = bytearray()
+        self._pending = bytearray()  # the start of a line whose end has not arrived
+        self._searched = 0  # bytes of ``_pending`` already searched for a line end
+        self._after_cr = False  # the last line ended with CR: a LF that comes next belongs to it
+        self._data: list[bytes] = []  # the data lines of the event being read
         self.done = False  # the stream said ``[DONE]``
 
     def feed(self, data: bytes) -> list[str]:
-        """The payloads of the complete lines in what has arrived so far."""
-        self._pending += data
-        *lines, rest = self._pending.split(b"\n")
-        self._pending = bytearray(rest)
-        payloads = []
-        for line in lines:
-            if not line.startswith(b"data:") or self.done:
-                continue  # comments (": ping"), event names, ids, blank separators
-            payload = line[5:].strip()
-            if payload == b"[DONE]":
-                self.done = True
-                continue
-            try:
-                payloads.append(payload.decode("utf-8"))
-            except UnicodeDecodeError:
-                raise Unreadable("a stream event is not UTF-8 text") from None
+        """The payloads of the events completed by what has arrived so far."""
+        pending = self._pending
+        pending += data
+        start = 0
+        if self._after_cr and data:
+            start = int(pending[:1] == b"\n")
+            self._after_cr = False
+        payloads: list[str] = []
+        while (found := _LINE_END.search(pending, max(start, self._searched))) is not None:
+            end = found.start()
+            self._line(bytes(pending[start:end]), payloads)
+            start = end + 1
+            if pending[end] == 13:  # CR: a LF right after it is the same line end
+                if start < len(pending):
+                    start += pending[start] == 10
+                else:
+                    self._after_cr = True
+            self._searched = start
+        del pending[:start]
+        self._searched = len(pending)
         return payloads
+
+    def end(self) -> list[str]:
+        """The stream is over: the payload of an event whose blank line never came."""
+        payloads: list[str] = []
+        if self._data:
+            self._line(b"", payloads)
+        return payloads
+
+    def _line(self, line: bytes, payloads: list[str]) -> None:
+        if self.done:
+            return
+        if not line:
+            if self._data:
+                payload = b"\n".join(self._data)
+                self._data = []
+                self._dispatch(payload.strip(), payloads)
+            return
+        name, _, value = line.partition(b":")
+        if name == b"data":  # "data" alone is an empty data line
+            self._data.append(value[1:] if value[:1] == b" " else value)
+
+    def _dispatch(self, payload: bytes, payloads: list[str]) -> None:
+        if payload == b"[DONE]":
+            self.done = True
+            return
+        try:
+            payloads.append(payload.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise Unreadable("a stream event is not UTF-8 text") from None

@@ -1,9 +1,10 @@
-"""The OpenAI-compatible :class:`~research_agent.llm.protocol.ChatModel`, over httpx.
+"""The OpenAI-compatible :class:`~research_agent.llm.protocol.ChatModel`, built on the openai SDK.
 
 Any chat-completions endpoint works: OpenAI, Azure-compatible gateways, Ollama, vLLM, llama.cpp's
-server, LM Studio, OpenRouter. This module holds the HTTP side: the retry loop (backoff with jitter,
+server, LM Studio, OpenRouter. This module holds the retry loop (backoff with jitter,
 ``Retry-After``, one retry after a timeout; none when the first call cannot connect at all), and
-what an endpoint's refusals mean; one request on the wire is :mod:`.transport`. How a structured
+what an endpoint's refusals mean; each request goes through ``openai.AsyncOpenAI`` (:mod:`.sdk`)
+over an httpx client that carries the project's limits (:mod:`.transport`). How a structured
 answer is asked for, read and repaired is :mod:`research_agent.llm.structured`.
 """
 
@@ -43,10 +44,19 @@ from .answers import (
     read_body,
 )
 from .fitting import WindowFit
-from .refusals import describe, error_text, final_error, status_verdict, unreachable, unreachable_error
+from .refusals import (
+    describe,
+    error_text,
+    final_error,
+    redirect_error,
+    status_verdict,
+    unreachable,
+    unreachable_error,
+)
 from .retry import RequestTally, backoff_delay, parse_retry_after, request_kwargs
+from .sdk import ConnectionFailed, SdkSender, StatusError
 from .streaming import EmptyStream, StreamReader
-from .transport import ChatTransport, ConnectionFailed, StatusError
+from .transport import RedirectRefused, model_http_client
 from .window import refusal
 
 if TYPE_CHECKING:
@@ -97,8 +107,10 @@ class OpenAIChatModel:
     lowered to fit beside its prompt, and a refusal for size is asked again once, with the room
     the server's numbers leave, when that is a smaller answer: never the same request twice.
     Answers are read with control characters taken out (counted in ``controls_dropped``).
-    Requests go through ``http_client`` (an ``httpx.AsyncClient``, closed with the model) or a
-    client of the model's own (:mod:`.transport`).
+    Requests go through the openai SDK (:mod:`.sdk`, its own retries off: this loop is the one
+    policy) over ``http_client`` (an ``httpx.AsyncClient`` from :func:`.transport.model_http_client`,
+    closed with the model) or a client of the model's own built there. A redirect to another
+    scheme, host or port is refused (ConfigError), never followed.
     """
 
     def __init__(
@@ -144,8 +156,9 @@ class OpenAIChatModel:
         # ``limiter`` lets several models share one bound on calls in flight to an endpoint
         self._semaphore = limiter if limiter is not None else asyncio.Semaphore(max(1, int(concurrency)))
         key = api_key or PLACEHOLDER_API_KEY
-        self._transport = ChatTransport(self.base_url, key, http_client, timeout=self.timeout)
-        self._fit = WindowFit(self.base_url, key, context_tokens, self._transport.http, ask=ask_window)
+        http = http_client or model_http_client(self.timeout, max_bytes=self.max_answer_bytes)
+        self._sender = SdkSender(self.base_url, key, http, timeout=self.timeout)
+        self._fit = WindowFit(self.base_url, key, context_tokens, http, ask=ask_window)
 
     @classmethod
     def from_settings(
@@ -174,7 +187,7 @@ class OpenAIChatModel:
 
     async def aclose(self) -> None:
         """Close the underlying HTTP client."""
-        await self._transport.aclose()
+        await self._sender.aclose()
 
     async def context_budget(self, tier: str = "main") -> ContextBudget | None:
         """The context window of the ``tier``'s model: what its server says (asked once), else the setting."""
@@ -205,7 +218,7 @@ class OpenAIChatModel:
         """
         model = self.fast_model if request.tier == "fast" else self.model
         tally = RequestTally()
-        reader = StreamReader(self._transport.send, idle=self.timeout, ticker=self._ticker, max_bytes=self.max_answer_bytes,
+        reader = StreamReader(self._sender.send, idle=self.timeout, ticker=self._ticker, max_bytes=self.max_answer_bytes,
                               on_tokens=on_tokens, prompt_rate=self.prompt_rate)  # fmt: skip
 
         async def answer(asked: ChatRequest) -> ChatResponse:
@@ -311,6 +324,7 @@ class OpenAIChatModel:
     ) -> RawAnswer:
         """One logical call (``read``: one attempt, streamed; by default a whole completion)
         with the retry loop; retries are added to ``tally``."""
+        await self._sender.ready()  # the SDK loaded, before any time limit starts
         attempt = 0
         while True:
             kwargs = self._kwargs(request, model, messages, response_format, stream=read is not None)
@@ -321,6 +335,8 @@ class OpenAIChatModel:
                 return answer
             except TimeoutError:
                 failure: BaseException = TimeoutError()
+            except RedirectRefused as exc:
+                raise redirect_error(self.base_url, exc) from None
             except (ConnectionFailed, ConnectionLost, Unreadable) as exc:
                 why = None if self._reached else unreachable(exc)
                 if why is not None:  # nothing to wait for: a setting or a server to fix
@@ -343,7 +359,7 @@ class OpenAIChatModel:
     async def _read_completion(self, kwargs: dict[str, Any], messages: list[dict[str, str]]) -> RawAnswer:
         """One whole answer, read under the total-time limit and the size cap."""
         async with asyncio.timeout(self.timeout):
-            async with self._transport.send(kwargs) as response:
+            async with self._sender.send(kwargs) as response:
                 body = await read_body(response, self.max_answer_bytes)
         return completion_answer(body, messages)
 

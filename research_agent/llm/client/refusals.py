@@ -1,4 +1,4 @@
-"""What an endpoint's refusals and failures say, read from the errors of :mod:`.transport`.
+"""What an endpoint's refusals and failures say, read from the errors of :mod:`.sdk`.
 
 A refused ``response_format`` (the structured-output cascade then tries the next form), a
 parameter a model does not accept (sent again without it), a one-line description of
@@ -23,7 +23,8 @@ from ...errors import (
 from ..structured import SchemaRejected
 from .answers import Unreadable
 from .retry import RETRYABLE_STATUS
-from .transport import ConnectionFailed, StatusError
+from .sdk import ConnectionFailed, StatusError
+from .transport import RedirectRefused
 
 __all__ = [
     "error_text",
@@ -34,6 +35,7 @@ __all__ = [
     "final_error",
     "unreachable",
     "unreachable_error",
+    "redirect_error",
     "DROPPABLE_PARAMS",
 ]
 
@@ -45,7 +47,7 @@ DROPPABLE_PARAMS = ("temperature", "max_tokens", "stream_options")
 
 
 def error_text(exc: StatusError) -> str:
-    """The message of a :class:`~.transport.StatusError`: the body's message when it has one."""
+    """The message of a :class:`~.sdk.StatusError`: the body's message when it has one."""
     body = exc.body
     if isinstance(body, dict):
         message = body.get("message") or body.get("error") or body
@@ -100,6 +102,14 @@ def unreachable(failure: BaseException) -> str | None:
 def unreachable_error(base_url: str, why: str) -> EndpointUnreachable:
     """The one line a first call that could not connect at all ends with."""
     return EndpointUnreachable(f"cannot reach the model endpoint at {base_url} ({why}); run `research-agent doctor`")
+
+
+def redirect_error(base_url: str, refused: RedirectRefused) -> ConfigError:
+    """The one line a redirect to another origin ends a call with (never retried: the endpoint's
+    address is a setting to fix, and the other address is never asked)."""
+    return ConfigError(f"the model endpoint at {base_url} redirected the request to another origin "
+                       f"({refused.target}); it was not followed and nothing was sent there: set "
+                       "OPENAI_BASE_URL to the address that answers")  # fmt: skip
 
 
 def status_verdict(

@@ -113,7 +113,7 @@ def request_kwargs(
     dropped: set[str],
     stream: bool,
 ) -> dict[str, Any]:
-    """What one attempt sends (:meth:`.transport.ChatTransport.send`): without the parameters the model
+    """What one attempt sends (:meth:`.sdk.SdkSender.send`): without the parameters the model
     refused (``dropped``), ``answer_tokens`` as its ``max_tokens``, asking a stream for its usage."""
     from .answers import ACCEPT_ENCODING
 

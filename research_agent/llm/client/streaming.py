@@ -84,7 +84,7 @@ class StreamReader:
     """Reads streamed attempts for one request; :meth:`response` turns the last into a ChatResponse.
 
     ``send(kwargs)`` makes one request and gives its answer, headers read, body not yet
-    (:meth:`.transport.ChatTransport.send`)."""
+    (:meth:`.sdk.SdkSender.send`)."""
 
     def __init__(
         self,
@@ -157,13 +157,18 @@ class StreamReader:
             return
         lines = SseLines()
         async for data in body_chunks(http, self._max_bytes):
-            for payload in lines.feed(data):
-                self._take(stream_event(payload), got, watch)
-            if lines.done:
-                got.done = True
+            if self._read(lines.feed(data), lines, got, watch, usage_asked):
                 return
-            if got.finish is not None and (got.usage != (None, None) or not usage_asked):
-                return  # finished (and counted): no wait for [DONE]
+        self._read(lines.end(), lines, got, watch, usage_asked)
+
+    def _read(self, payloads: list[str], lines: SseLines, got: _Arrived, watch: IdleWatch, usage_asked: bool) -> bool:
+        """Take the events that arrived; True when the stream has said all the reader waits for."""
+        for payload in payloads:
+            self._take(stream_event(payload), got, watch)
+        if lines.done:
+            got.done = True
+            return True
+        return got.finish is not None and (got.usage != (None, None) or not usage_asked)  # no wait for [DONE]
 
     def _take(self, event: Any, got: _Arrived, watch: IdleWatch) -> None:
         got.events += 1

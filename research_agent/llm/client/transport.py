@@ -1,54 +1,129 @@
-"""One chat-completions request on the wire, through httpx: what the ``openai`` package did for us.
+"""The HTTP client the openai SDK speaks through: the project's limits, carried by the client itself.
 
-The model client sends ``POST {base_url}/chat/completions`` with the key as a bearer token
-and reads the body itself (:mod:`.answers`: bounded, decompressed under a cap), so all it
-needs of an SDK is the request and the meaning of a failure. :class:`ChatTransport` gives
-both, through the httpx client it is handed (the batch driver's, a test's MockTransport)
-or one of its own with the ``openai`` package's connection defaults; the ``openai``
-package itself (a second or more of imports, most of it types a chat client never uses)
-is not needed at all.
+The model client hands ``openai.AsyncOpenAI`` an ``httpx.AsyncClient`` built here
+(:func:`model_http_client`; the batch's shared client is one too), so whatever reads through it,
+the SDK or the model client, reads within the same limits:
 
-Failures are named as the SDK named them: :class:`StatusError` for an answer with an error
-status (its JSON ``error`` object as ``body``, as the SDK gave it), :class:`ConnectionFailed`
-for a request that got no answer (the httpx error as its cause, so that what refused the
-connection can be read), :class:`TimeoutError` when the request's time limit passed first.
+* time: each request carries its own limit (the model client sets it per call); 5 s to connect;
+* connections: many kept open (:data:`CONNECTION_LIMITS`, the SDK's own defaults);
+* bounded bodies (:class:`GuardedTransport`): every body is decompressed here, never by httpx,
+  under a cap on the decoded bytes, so a gzip bomb is refused like a 50 MB body. An answer
+  past ``max_bytes`` stops with ``too_large`` (:func:`.answers.body_chunks` names it); an error
+  answer, which the SDK reads whole by itself, is cut at :data:`MAX_ERROR_BYTES` or before the
+  chunk that would pass it (its message is in the first lines);
+* redirects within the endpoint's own scheme, host and port only: a redirect anywhere else is
+  refused before anything is sent there (:class:`RedirectRefused`), so a prompt and its corpus
+  passages never follow a redirect to another address, and the error quotes nothing of what
+  that address would have answered.
+
+Making the TLS context (loading the CA bundle) takes 15-30 ms; :func:`load_tls_ahead` starts it
+in a thread and the next client built takes it.
 """
 
 from __future__ import annotations
 
-import json
+import re
 import ssl
 import threading
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
-from typing import Any
+from collections.abc import AsyncIterator
 
 import httpx
 
-from ...version import __version__
-from .answers import ConnectionLost, Unreadable, read_body
+from ...fetch.body import BoundedDecoder
+from ...fetch.outcome import Refused
 
-__all__ = ["ChatTransport", "StatusError", "ConnectionFailed", "http_client", "load_tls_ahead", "MAX_ERROR_BYTES",
-           "CONNECTION_LIMITS"]  # fmt: skip
+__all__ = ["GuardedTransport", "RedirectRefused", "model_http_client", "load_tls_ahead", "origin",
+           "CONNECTION_LIMITS", "MAX_ERROR_BYTES"]  # fmt: skip
 
 CONNECTION_LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=100)  # the openai package's
 MAX_ERROR_BYTES = 256 * 1024  # an error answer is read this far: its message is in the first lines
-_NOT_SENT = ("extra_headers", "timeout")  # the request's options, not its JSON body
+CONNECT_TIMEOUT = 5.0
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_SHOWN_HOST = re.compile(r"[^A-Za-z0-9./\-:\[\]]")
 
 
-class StatusError(Exception):
-    """The endpoint answered with an error status (4xx, 5xx, or any other that is not 2xx)."""
+class RedirectRefused(Exception):
+    """The endpoint redirected a request to another scheme, host or port; nothing was sent there.
+    ``target`` is that origin (``scheme://host:port``), or ``an unreadable address``."""
 
-    def __init__(self, message: str, *, status_code: int, body: object, headers: Mapping[str, str]) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status_code = status_code
-        self.body = body  # the JSON body's ``error`` object (else the body, parsed or as text; None if unread)
-        self.headers = dict(headers)
+    def __init__(self, target: str) -> None:
+        super().__init__(f"the endpoint redirected to another origin ({target}): not followed, nothing was sent there")
+        self.target = target
 
 
-class ConnectionFailed(Exception):
-    """No answer came: the connection could not be made or broke before the headers (the cause says why)."""
+def origin(url: httpx.URL) -> str:
+    """``scheme://host:port`` of ``url`` (the port made explicit), in characters safe to print."""
+    host = url.host if ":" not in url.host else f"[{url.host}]"
+    port = url.port or {"http": 80, "https": 443}.get(url.scheme, 0)
+    return _SHOWN_HOST.sub("", f"{url.scheme}://{host}:{port}")[:120]
+
+
+def _redirect_target(request: httpx.Request, response: httpx.Response) -> str | None:
+    """The origin a redirect points to when it is another one than the request's; None for a
+    redirect within the same origin (httpx follows it)."""
+    try:
+        target = request.url.join(response.headers["location"])
+    except (httpx.InvalidURL, ValueError, UnicodeError):
+        return "an unreadable address"
+    there = origin(target)
+    return None if there == origin(request.url) else there
+
+
+class _BoundedBody(httpx.AsyncByteStream):
+    """``raw`` decompressed (``encoding``) under ``limit`` decoded bytes: past it, ``too_large``
+    (:class:`~research_agent.fetch.outcome.Refused`) or, with ``cut``, the end of the body."""
+
+    def __init__(self, raw: httpx.AsyncByteStream, encoding: str, limit: int, *, cut: bool) -> None:
+        self._raw = raw
+        self._encoding = encoding
+        self._limit = limit
+        self._cut = cut
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        total = 0
+        try:
+            decoder = BoundedDecoder(self._encoding)
+            async for raw in self._raw:
+                out = decoder.feed(raw, self._limit - total)
+                total += len(out)
+                if out:
+                    yield out
+            out = decoder.flush(self._limit - total)
+        except Refused:
+            if not self._cut:
+                raise
+            return  # an error answer: what came before the cap (or the encoding that failed) is its body
+        if out:
+            yield out
+
+    async def aclose(self) -> None:
+        await self._raw.aclose()
+
+
+class GuardedTransport(httpx.AsyncBaseTransport):
+    """``inner`` (the network, or a test's MockTransport), with bounded bodies and no redirect to
+    another origin (see the module docstring). ``max_bytes``: the cap on an answer's decoded body."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, *, max_bytes: int) -> None:
+        self.inner = inner
+        self.max_bytes = max_bytes
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self.inner.handle_async_request(request)
+        if response.status_code in _REDIRECTS and "location" in response.headers:
+            target = _redirect_target(request, response)
+            if target is not None:
+                await response.aclose()
+                raise RedirectRefused(target)
+        encoding = response.headers.get("content-encoding", "")
+        dropped = (b"content-encoding", b"content-length") if encoding.strip() else ()
+        headers = [(name, value) for name, value in response.headers.raw if name.lower() not in dropped]
+        ok = 200 <= response.status_code < 300
+        body = _BoundedBody(response.stream, encoding, self.max_bytes if ok else MAX_ERROR_BYTES, cut=not ok)
+        return httpx.Response(response.status_code, headers=headers, stream=body, extensions=response.extensions)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 class _Ahead:
@@ -92,78 +167,12 @@ def load_tls_ahead() -> None:
     _ahead.start()
 
 
-def http_client(timeout: float) -> httpx.AsyncClient:
-    """An HTTP client with the connection defaults the ``openai`` package used: many connections
-    kept open, redirects followed; ``timeout`` for each request (set per request in any case)."""
-    return httpx.AsyncClient(timeout=httpx.Timeout(timeout, connect=5.0), limits=CONNECTION_LIMITS,
-                             follow_redirects=True, verify=_ahead.take())  # fmt: skip
-
-
-def _status_error(response: httpx.Response, body: bytes | None) -> StatusError:
-    """The error for ``response``, read as the ``openai`` package read it."""
-    message = f"Error code: {response.status_code}"
-    data: object = None
-    if body is not None:
-        text = body.decode("utf-8", "replace").strip()
-        data = text
-        try:
-            data = json.loads(text)
-        except (ValueError, RecursionError):
-            pass
-        else:
-            data = data.get("error", data) if isinstance(data, dict) else data
-            said = data.get("message") if isinstance(data, dict) else None
-            if isinstance(said, str) and said:
-                message += f" - {said}"
-    return StatusError(message, status_code=response.status_code, body=data, headers=response.headers)
-
-
-class ChatTransport:
-    """Sends chat-completions requests to ``base_url`` with ``api_key``, through ``http`` (kept, and
-    closed by :meth:`aclose` as the SDK closed it) or a client of its own."""
-
-    def __init__(self, base_url: str, api_key: str, http: httpx.AsyncClient | None, *, timeout: float) -> None:
-        self.url = f"{base_url.rstrip('/')}/chat/completions"
-        self.http = http if http is not None else http_client(timeout)
-        self._headers = {
-            "Authorization": f"Bearer {api_key}",
-            "Accept": "application/json",
-            "User-Agent": f"research-agent/{__version__}",
-        }
-
-    @asynccontextmanager
-    async def send(self, kwargs: dict[str, Any]) -> AsyncIterator[httpx.Response]:
-        """One request whose answer came with a 2xx status, its body not read yet.
-
-        ``kwargs`` is what :func:`.retry.request_kwargs` built: the JSON body, plus
-        ``extra_headers`` and ``timeout`` (seconds for each phase of the request).
-        """
-        body = {key: value for key, value in kwargs.items() if key not in _NOT_SENT}
-        headers = {**self._headers, **kwargs.get("extra_headers", {})}
-        timeout = kwargs.get("timeout")
-        request = self.http.build_request("POST", self.url, json=body, headers=headers,
-                                          timeout=httpx.Timeout(timeout) if timeout else httpx.USE_CLIENT_DEFAULT)  # fmt: skip
-        try:
-            response = await self.http.send(request, stream=True)
-        except httpx.TimeoutException as exc:
-            raise TimeoutError(f"{type(exc).__name__}: {exc}") from exc
-        except (httpx.RequestError, OSError) as exc:  # OSError: TLS and socket errors httpx let through
-            raise ConnectionFailed(f"{type(exc).__name__}: {exc}") from exc
-        try:
-            if not response.is_success:
-                raise _status_error(response, await self._error_body(response))
-            yield response
-        finally:
-            await response.aclose()
-
-    async def _error_body(self, response: httpx.Response) -> bytes | None:
-        """The error answer's body, at most :data:`MAX_ERROR_BYTES`; None when it cannot be read
-        (too large, broken off): its status still says what went wrong."""
-        try:
-            return await read_body(response, MAX_ERROR_BYTES)
-        except (Unreadable, ConnectionLost, TimeoutError):
-            return None
-
-    async def aclose(self) -> None:
-        """Close the HTTP client."""
-        await self.http.aclose()
+def model_http_client(
+    timeout: float, *, max_bytes: int, transport: httpx.AsyncBaseTransport | None = None
+) -> httpx.AsyncClient:
+    """The HTTP client for a model client: the limits of the module docstring, ``timeout`` for a
+    request that sets none (every model call sets its own). ``transport``: what sends the requests
+    (default: the network; the batch's counts them, a test's is a MockTransport)."""
+    inner = transport or httpx.AsyncHTTPTransport(verify=_ahead.take(), limits=CONNECTION_LIMITS)
+    return httpx.AsyncClient(transport=GuardedTransport(inner, max_bytes=max_bytes), follow_redirects=True,
+                             timeout=httpx.Timeout(timeout, connect=CONNECT_TIMEOUT), limits=CONNECTION_LIMITS)  # fmt: skip
