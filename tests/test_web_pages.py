@@ -113,7 +113,7 @@ async def test_past_max_runs_the_form_says_busy_and_cancel_stops_a_run_writing_n
     assert 'action="' + where + '/cancel"' in running.text
     assert cancelled.status_code == 303 and job.outcome == "cancelled"
     assert "status-cancelled" in after.text and "/cancel" not in after.text
-    assert "cancelled: the run stopped and wrote nothing" in after.text
+    assert "cancelled before its report was written: the run stopped and nothing of it was written" in after.text
     assert "1 of 1 run slot(s) free" in ask_again.text
     assert "skeptic" not in stages
     reports = tmp_path / "reports"
