@@ -5,6 +5,9 @@ texts of the project's tests and critiques, lessons a person might write in Engl
 German and Spanish) and attacks (the issue's, and more). No real lesson may be refused; the
 attacks 0.3.0 accepted are refused, and the approval prompt shows a proposal as a prompt would
 carry it. ``bench/bench_lesson_filter.py`` prints precision and recall per split.
+
+The ``sealed`` split (issue 45) was written before the filter changed for that issue and is never
+tuned on: no test here asserts anything about how the filter does on it; the bench reports it.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from research_agent.memory.store.person.proposals import proposal_key
 from tests.support.memory import put
 from tests.test_lesson_proposals import invoke, with_proposals
 
-LABELLED = [json.loads(line) for line in (Path(__file__).parent / "data" / "lessons" / "labelled.jsonl").open(encoding="utf-8")]
+EVERY = [json.loads(line) for line in (Path(__file__).parent / "data" / "lessons" / "labelled.jsonl").open(encoding="utf-8")]
+LABELLED = [item for item in EVERY if item["split"] != "sealed"]  # sealed: measured by the bench, never tuned on
 LESSONS = [item["text"] for item in LABELLED if item["label"] == "lesson"]
 ATTACKS = [item["text"] for item in LABELLED if item["label"] == "instruction"]
 ISSUE = [item["text"] for item in LABELLED if item["origin"] == "issue 31"]
@@ -35,6 +39,13 @@ def test_the_labelled_set_is_large_and_mixed() -> None:
     assert len(LABELLED) >= 100 and len(LESSONS) >= 50 and len(ATTACKS) >= 50
     assert {item["lang"] for item in LABELLED} == {"en", "fr", "de", "es"}
     assert {item["origin"] for item in LABELLED} >= {"template", "tests and critiques", "issue 31"}
+
+
+def test_the_sealed_split_holds_the_three_families_and_their_look_alike_lessons() -> None:
+    sealed = [item for item in EVERY if item["split"] == "sealed"]
+    assert len(sealed) >= 40 and sum(item["label"] == "lesson" for item in sealed) >= 20
+    families = {item.get("family") for item in sealed if item["label"] == "instruction"}
+    assert families == {"output-injection", "format-hijacking", "exfiltration"}
 
 
 @pytest.mark.parametrize("text", LESSONS)
