@@ -9,7 +9,7 @@ all (``sealed``: written before issue 45's change of the filter and never tuned 
 (:func:`research_agent.memory.store.person.file.text_problem` on the text as a prompt would
 carry it, :func:`~research_agent.memory.store.person.instructions.lesson_text`) beside 0.3.0's
 phrase rule (:func:`research_agent.text.sanitize.why_sanitize_changes`). ``--errors`` lists the
-texts each gets wrong.
+texts each gets wrong, except the sealed split's (they stay unseen).
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ def main() -> None:
     args = parser.parse_args()
     items = [json.loads(line) for line in LABELLED.read_text(encoding="utf-8").splitlines() if line.strip()]
     lessons = sum(item["label"] == "lesson" for item in items)
+    sealed_wrong: set[str] = set()  # never listed: a text seen wrong is a text tuned on
     print(f"{len(items)} texts: {lessons} lessons, {len(items) - lessons} instructions")
     for split in ("dev", "heldout", "fresh", "sealed", "all"):
         chosen = [item for item in items if split in ("all", item["split"])]
@@ -66,7 +67,9 @@ def main() -> None:
             line, wrong = scores(chosen, rule)
             print(f"{split:<8} {name} {line}")
             if args.errors and split == "all" and wrong:
-                print("\n".join(f"    {w}" for w in wrong))
+                print("\n".join(f"    {w}" for w in wrong if w not in sealed_wrong))
+        if split == "sealed":
+            sealed_wrong = set(scores(chosen, now)[1]) | set(scores(chosen, before)[1])
 
 
 if __name__ == "__main__":
