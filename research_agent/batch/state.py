@@ -9,7 +9,8 @@ the question and the options that decide its run (mode, corpus, search, max_sour
 so a resumed batch skips exactly the questions already done with the same options.
 
 The file lies under ``reports/``, where anything may have been planted: it is read size-capped
-and schema-checked, and a question it calls done counts as done only while its run record exists.
+and schema-checked, a question it calls done counts as done only while its run record exists,
+and the folders it names are read only under the user's signature (:mod:`.reach`).
 """
 
 from __future__ import annotations
@@ -120,6 +121,7 @@ class BatchState:
     lessons_at_start: dict[str, str] = field(default_factory=dict)
     limits: dict[str, Any] = field(default_factory=dict)
     wall_seconds: float = 0.0  # summed over the sessions that ran it
+    signed: str = ""  # the user's signature of the folders it names (see .reach)
     entries: list[Entry] = field(default_factory=list)
     _chunks: dict[str, str] = field(default_factory=dict, repr=False)  # each entry's YAML, by key
 
@@ -142,7 +144,7 @@ class BatchState:
         head = {
             "schema_version": 1, "id": self.id, "file": self.file, "created": self.created, "updated": self.updated,
             "status": self.status, "overrides": self.overrides, "lessons_at_start": self.lessons_at_start,
-            "limits": self.limits, "wall_seconds": round(self.wall_seconds, 1),
+            "limits": self.limits, "wall_seconds": round(self.wall_seconds, 1), "signed": self.signed,
         }  # fmt: skip
         for entry in changed:
             self._chunks.pop(entry.key, None)
@@ -185,9 +187,9 @@ class BatchState:
                 entries.append(Entry.from_dict(item))
             except (ValueError, TypeError) as exc:
                 raise ValueError(f"question {number}: {exc}") from None
-        plain = {name: data.get(name) for name in ("file", "created", "updated", "status")}
+        plain = {name: data.get(name) for name in ("file", "created", "updated", "status", "signed")}
         if not all(isinstance(value, str | None) for value in plain.values()):
-            raise ValueError("file, created, updated and status must be text")
+            raise ValueError("file, created, updated, status and signed must be text")
         maps = {name: data.get(name) or {} for name in ("overrides", "lessons_at_start", "limits")}
         if not all(isinstance(value, dict) for value in maps.values()):
             raise ValueError("overrides, lessons_at_start and limits must be mappings")

@@ -130,6 +130,7 @@ def _plan(file: Path | None, resume: str | None, given: dict[str, Any], deps: Ba
     """The batch to run and its base settings; every problem refused here, before any model call."""
     from ...batch.plan import plan_batch, rows_of
     from ...batch.questions import read_batch_file
+    from ...batch.reach import resumable_rows
     from ...batch.state import BatchState, find_unfinished
     from ...files.atomic import ensure_writable_dir
     from ...files.safefile import check_folder_inside
@@ -141,9 +142,11 @@ def _plan(file: Path | None, resume: str | None, given: dict[str, Any], deps: Ba
     previous = BatchState.load(base.meta_dir, resume) if resume else None
     used = given
     if previous is not None and file is None:  # the options it was started with, then those given now
+        rows = resumable_rows(previous, rows_of(previous), bool(base.corpus_dirs), base.state_dir)
         used = {**previous.overrides, **given}
         base = deps.load_settings(used)
-    rows = read_batch_file(file) if file is not None else rows_of(previous)  # type: ignore[arg-type]
+    else:
+        rows = read_batch_file(file)  # type: ignore[arg-type]
     where = str(file.resolve()) if file is not None else previous.file  # type: ignore[union-attr]
     if previous is None:
         ensure_writable_dir(base.meta_dir)
