@@ -29,8 +29,8 @@ from ..files.atomic import atomic_write_text
 from ..files.safeyaml import dump_yaml, load_yaml_text, read_capped
 from ..ids import format_utc, is_run_id, make_run_id
 
-__all__ = ["Entry", "BatchState", "STATES", "entry_key", "question_key", "state_path", "find_unfinished", "make_batch_id",
-           "is_batch_id"]  # fmt: skip
+__all__ = ["Entry", "BatchState", "STATES", "entry_key", "question_key", "state_path", "find_unfinished", "find_latest",
+           "make_batch_id", "is_batch_id"]  # fmt: skip
 
 STATES = ("pending", "running", "done", "failed")
 MAX_STATE_BYTES = 64 * 1024 * 1024
@@ -208,11 +208,18 @@ def _states_newest_first(meta_dir: Path) -> Iterator[str]:
 def find_unfinished(meta_dir: Path, file: str) -> BatchState | None:
     """The newest batch of ``file`` (a resolved path) with a question not done yet; None when its
     newest batch is complete, or it has none. Files that cannot be read are passed over."""
+    state = find_latest(meta_dir, file)
+    return None if state is None or state.complete else state
+
+
+def find_latest(meta_dir: Path, file: str) -> BatchState | None:
+    """The newest batch of ``file`` (a resolved path), finished or not; None when it has none.
+    Files that cannot be read are passed over."""
     for batch_id in _states_newest_first(meta_dir):
         try:
             state = BatchState.load(meta_dir, batch_id)
         except InputError:
             continue
         if state.file == file:
-            return None if state.complete else state
+            return state
     return None
