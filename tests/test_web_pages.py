@@ -249,3 +249,21 @@ async def test_a_page_gets_fewer_counts_and_its_stream_ends_when_the_server_stop
 
     await asyncio.wait_for(follow(), HANG_GUARD)
     assert seen == ["draft: 3 sources"] and log.ended is None
+
+
+async def test_the_pdf_of_a_report_too_long_to_print_is_refused_before_chromium_starts(tmp_path: Path) -> None:
+    """Issue 45 point 6: an 873 KB report printed to 72 MB in a worker for 47.7 s."""
+    started = tmp_path / "started"
+    browser = tmp_path / "chromium"
+    browser.write_text(f"#!/bin/sh\ntouch {started}\nsleep 600\n", encoding="utf-8")
+    browser.chmod(0o755)
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    run_id = "amplified_20260101T000000000000Z"
+    body = "\n\n".join(f"Line {i} says heat pumps move heat [1] [2] [3] [1] [2] [3]." for i in range(13_000))
+    (reports / f"{run_id}.md").write_text(f"---\nid: {run_id}\nquery: heat pumps\n---\n\n# Heat\n\n{body}\n",
+                                          encoding="utf-8")  # fmt: skip
+    async with in_process(options_for(tmp_path), browser=browser) as web:
+        pdf = await asyncio.wait_for(web.client.get(f"/reports/{run_id}.pdf"), HANG_GUARD)
+    assert pdf.status_code == 400 and "too long to print as PDF" in pdf.text and "export it as HTML" in pdf.text
+    assert not started.exists(), "no worker waited on Chromium"
