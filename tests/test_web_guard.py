@@ -56,6 +56,20 @@ async def test_a_foreign_host_is_refused_with_421_and_a_foreign_origin_with_403(
         assert web.bench.board.newest() == [], "nothing was started"
 
 
+async def test_a_header_the_guard_decides_by_given_twice_is_refused(tmp_path: Path) -> None:
+    """Issue 45: of two Origin headers the guard read the last, which a request can choose."""
+    good, evil = "http://127.0.0.1:8600", "http://attacker.example"
+    async with in_process(options_for(tmp_path)) as web:
+        csrf = await web.csrf()
+        for pair in ([good, evil], [evil, good], [good, good]):
+            twice = await web.client.post("/runs", data={"csrf": csrf, "question": "Is this a cross-site request?"},
+                                          headers=[("origin", value) for value in pair])  # fmt: skip
+            assert twice.status_code == 400 and twice.text == "Duplicate Origin header", pair
+        hosts = await web.client.get("/", headers=[("host", "127.0.0.1:8600"), ("host", "attacker.example")])
+        assert hosts.status_code == 400 and hosts.text == "Duplicate Host header"
+        assert web.bench.board.newest() == [], "nothing was started"
+
+
 async def test_a_post_without_the_csrf_token_is_refused_and_does_nothing(reports: Path, tmp_path: Path) -> None:
     async with in_process(options_for(tmp_path)) as web:
         proposal = "/memory/proposals/" + _digest() + "/approve"
