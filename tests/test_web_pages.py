@@ -200,6 +200,43 @@ async def test_reject_add_and_trust_each_ask_first(tmp_path: Path) -> None:
     assert kept.text == "Prefer the vendor's own documentation."
 
 
+async def test_an_add_lesson_confirmation_sent_twice_writes_one_lesson(tmp_path: Path) -> None:
+    """Issue 45: 12 concurrent submits of the confirmation wrote the same lesson twice (a key chosen
+    afresh for each, outside the lock); a second submit after the first did the same."""
+    meta = tmp_path / "reports" / "meta"
+    text = "Prefer the vendor's own documentation for version questions."
+    async with in_process(options_for(tmp_path)) as web:
+        confirm = {"csrf": await web.csrf(), "text": text, "stage": "decompose", "domain": "any", "target": "",
+                   "name": "", "confirm": "1"}  # fmt: skip
+        first = await web.client.post("/memory/lessons/add", data=confirm)
+        again = await web.client.post("/memory/lessons/add", data={**confirm, "text": text.lower()})
+        named = await web.client.post("/memory/lessons/add", data={**confirm, "name": "another-name"})
+        other = {**confirm, "text": "Prefer release notes to blog posts for version questions."}
+        at_once = await asyncio.gather(*[web.client.post("/memory/lessons/add", data=other) for _ in range(12)])
+    assert first.status_code == 200 and "Added" in first.text
+    for refused in (again, named):
+        assert refused.status_code == 400 and "already has this lesson, as user:prefer-the-vendor" in refused.text
+    assert sorted(answer.status_code for answer in at_once) == [200] + [400] * 11
+    lessons = read_lessons_file(meta, tmp_path / "state").usable
+    assert sorted(lesson.text for lesson in lessons) == sorted([text, other["text"]])
+
+
+async def test_twelve_approvals_of_one_proposal_at_once_write_one_lesson(tmp_path: Path) -> None:
+    """Issue 45 point 8: last round's fix for concurrent approvals, re-checked through the workbench.
+    Whatever the order the requests take, one writes the lesson and the others are refused."""
+    meta = tmp_path / "reports" / "meta"
+    seed_memory(meta)
+    async with in_process(options_for(tmp_path)) as web:
+        action = re.search(r'action="(/memory/proposals/[0-9a-f]+/approve)"', (await web.client.get("/memory")).text)
+        shown = await web.client.post(action.group(1), data={"csrf": await web.csrf()})
+        fields = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)">', shown.text))
+        answers = await asyncio.gather(*[web.client.post(action.group(1), data=fields) for _ in range(12)])
+    assert sorted(answer.status_code for answer in answers) == [200] + [400] * 11
+    assert all("already decided" in a.text or "no undecided proposal" in a.text for a in answers if a.status_code == 400)
+    written = read_lessons_file(meta, tmp_path / "state")
+    assert len(written.lessons) == 1 and written.trusted and written.lessons[0].key.startswith("approved:")
+
+
 async def test_a_failed_critique_is_retried_from_the_memory_page(tmp_path: Path, corpus: Path) -> None:
     with FakeOpenAIServer(ResearchResponder()) as server:
         options = options_for(tmp_path, base_url=server.base_url, allow_dirs=(corpus,), critique=False)
