@@ -250,3 +250,19 @@ async def test_the_workbench_says_a_late_cancel_came_and_links_the_report(tmp_pa
     assert "wrote nothing" not in page.text and "nothing of it was written" not in page.text
     assert f'"report": "/reports/{job.run_id}"' in events and "the cancel came after the report was written" in events
     assert (tmp_path / "reports" / f"{job.run_id}.md").is_file()
+
+
+async def test_a_job_cancelled_before_its_first_step_gives_its_slot_back_and_says_cancelled(tmp_path: Path) -> None:
+    async with in_process(options_for(tmp_path, max_runs=1)) as web:
+        board = web.bench.board
+        job = board.research(QUERY, web.bench.service.settings(), (("mode", "standard"),))
+        assert board.cancel(job.key) and board.service.slots.free == 0
+        await asyncio.wait({job.task}, timeout=HANG_GUARD)
+        await asyncio.wait_for(_ended(job), HANG_GUARD)
+        assert job.outcome == "cancelled" and board.service.slots.free == 1
+        assert job.log.ended is not None and "nothing of it was written" in job.log.ended.message
+
+
+async def _ended(job: Any) -> None:
+    async for _ in job.log.follow():  # the end event is the follower's last
+        pass

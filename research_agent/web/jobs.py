@@ -131,6 +131,7 @@ class JobBoard:
         slot.enter_context(self.service.slots.take())  # Busy, before anything else
         job = Job(secrets.token_hex(8), kind, title, shown, EventLog(asyncio.get_running_loop()), datetime.now(UTC))
         job.task = asyncio.ensure_future(self._run(job, work, slot))
+        job.task.add_done_callback(lambda _: _settled(job, slot))
         self._jobs[job.key] = job
         for old in list(self._jobs)[: max(0, len(self._jobs) - self.keep)]:
             if self._jobs[old].outcome != "running":
@@ -154,6 +155,14 @@ class JobBoard:
             else:
                 late = job.call is not None and job.call.cancel_late
                 job.log.end("done", f"done ({CANCEL_LATE_SHORT})" if late else "done")
+
+
+def _settled(job: Job, slot: ExitStack) -> None:
+    """A job cancelled before its first step never ran its body: its slot is given back and its end
+    said here (both are no-ops for a job that ran)."""
+    slot.close()
+    if job.log.ended is None:
+        job.log.end("cancelled", CANCELLED)
 
 
 def _critique_note(state: str, error: str) -> str:
