@@ -90,7 +90,7 @@ _HIJACK = re.compile(
     rf"|{_OUTPUT_PHRASE}\s+(?:in|as|into|en|auf)\s+(?:{_FORM})\b"
 )
 _SECRET = re.compile(
-    r"\bapi[ _-]?keys?\b|\b\w*_(?:api_)?(?:key|token|secret)\b|\baccess tokens?\b|\b(?:auth|bearer|session)\s+tokens?\b"
+    r"\bapi[ _-]?keys?\b|_(?:api_)?(?:key|token|secret)\b|\baccess tokens?\b|\b(?:auth|bearer|session)\s+tokens?\b"
     r"|\bcredentials?\b|\bpasswords?\b|\bpasswd\b|\bsecrets?\b|\bprivate keys?\b|\bssh\b|\bid_rsa\b|\bcookies?\b"
     r"|\benvironment variables?\b|\benv(?:ironment)? vars?\b|(?:^|\s)(?:~/|/etc/|/home/|/root/|\.env\b)"
     r"|\bconversation (?:so far|above|history)\b|\bchat history\b|\bthe (?:text|words|lines?|messages?) (?:above|before)\b"
@@ -99,13 +99,21 @@ _SECRET = re.compile(
     r"(?:instructions?|consignes|instrucciones|anweisungen|regeln)\b|\bcle (?:de l')?api\b|\bclave (?:de (?:la )?)?api\b"
     r"|\bschlussel\b"
 )
-_QUERY_URL = re.compile(r"\bhttps?://\S*\?\S*=")
+_TOKEN = re.compile(r"\S+")
+
+
+def _query_url(token: str) -> bool:
+    """Whether ``token`` is an address with a query for the answer to fill (``http://x/?q=``). Read
+    token by token, not by one pattern over the text: ``\\S*`` from every ``http://`` of a long run
+    would be quadratic."""
+    address, _, query = token.partition("?")
+    return "=" in query and ("http://" in address or "https://" in address)
 
 
 def output_problem(folded: str) -> str | None:
     """Why the skeleton ``folded`` reads as aimed at the run's output (see the module docstring);
     None when it does not."""
-    if _SECRET.search(folded) or _QUERY_URL.search(folded):
+    if _SECRET.search(folded) or any(_query_url(token.group()) for token in _TOKEN.finditer(folded)):
         return "reads as an instruction to the model: it asks for its prompt, keys, files or conversation to be sent out"
     if _INJECTION.search(folded):
         return "reads as an instruction to the model: it tells it what its output must carry, not what to research"
