@@ -16,7 +16,7 @@ answer at all is an endpoint failure (exit 3), never a report that blames the so
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -60,6 +60,7 @@ async def research(
     now: datetime | None = None,
     rng: random.Random | None = None,
     ticker: Ticker | None = None,
+    on_written: Callable[[ResearchResult], None] | None = None,
 ) -> ResearchResult:
     """Research ``query`` and write the report; return what the run produced.
 
@@ -68,6 +69,9 @@ async def research(
     page reader when a web provider is used, lessons from ``reports/meta``. The
     deadline (``settings.run_timeout``) covers everything from indexing to writing.
     ``ticker`` paces the "waiting for the model" count on ``progress`` (default: every second).
+    ``on_written`` hears the result in the very step that wrote the report and its record (no
+    await between them): from then on a cancel comes too late to unwrite anything, which is how a
+    front end tells a cancelled run from a finished one (:mod:`research_agent.service.runs`).
     """
     async with assemble(
         query, settings=settings, model=model, providers=providers, reader=reader, lessons=lessons,
@@ -81,7 +85,10 @@ async def research(
             outcome = _at_deadline(run, exc)
         except LLMError as exc:
             outcome = published_after_failure(run, exc)
-        return finish_run(run, briefing, outcome)
+        result = finish_run(run, briefing, outcome)
+        if on_written is not None:
+            on_written(result)
+        return result
 
 
 def research_sync(query: str, **kwargs: Any) -> ResearchResult:

@@ -40,6 +40,11 @@ BAD_FILES = [
     ("corpus.jsonl", json.dumps({"question": GOOD, "corpus": "missing-folder"}) + "\n",
      "line 1: corpus folder 'missing-folder' is not a folder"),
     ("searxng.csv", f"question,search\n{GOOD},searxng\n", "line 2: searxng needs an http(s) URL"),
+    ("repeated.jsonl", f'{{"question": "{GOOD}", "mode": "quick", "mode": "deep"}}\n',
+     "line 1: the key 'mode' appears twice in the object"),
+    ("repeated_question.jsonl", f'{{"question": "{GOOD}", "question": "What is it?"}}\n',
+     "line 1: the key 'question' appears twice in the object"),
+    ("repeated.csv", f"question,mode,Mode\n{GOOD},quick,deep\n", "line 1: the column 'mode' appears twice in the header"),
 ]  # fmt: skip
 
 

@@ -4,6 +4,7 @@ cancelled cleanly, the finished one stays, the state and the page are written, e
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import threading
 from pathlib import Path
@@ -60,8 +61,8 @@ def test_a_signal_mid_batch_keeps_what_finished_and_writes_the_state(tmp_path: P
     state = yaml.safe_load(state_file.read_text(encoding="utf-8"))
     assert state["status"] == "stopped"
     assert [q["state"] for q in state["questions"]] == ["done", "pending", "pending"]
-    assert err.splitlines()[-1] == (f"{word}: batch {state['id']} stopped, 2 question(s) left; "
-                                    f"continue with: research-agent batch --resume {state['id']}")  # fmt: skip
+    resume = shlex.join(["research-agent", "batch", "--resume", state["id"], "--reports-dir", str(reports.resolve())])
+    assert err.splitlines()[-1] == f"{word}: batch {state['id']} stopped, 2 question(s) left; continue with: {resume}"
     page = reports / f"batch-{state['id']}.md"
     assert out.strip() == str(page) and "3 questions: 1 done, 0 failed, 2 not run yet" in page.read_text()
     found = check_folder(reports)

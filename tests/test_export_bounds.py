@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from research_agent.errors import StorageError
+from research_agent.errors import InputError, StorageError
 from research_agent.export import export_report, render_page
 from research_agent.export.browser import print_pdf
+from research_agent.export.budget import MAX_PDF_PAGES, pdf_budget
 from research_agent.export.markup import MAX_LINK_CHARS, MAX_SHOWN_CHARS
 from research_agent.ids import make_run_id
 from research_agent.record.passages import build_passage_store
@@ -167,3 +168,60 @@ def _gone(pid: int) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def _stand_in(tmp_path: Path, body: str) -> Path:
+    """A stand-in Chromium running ``body`` (a shell script; ``$PDF``: where --print-to-pdf asked)."""
+    browser = tmp_path / "chromium"
+    script = 'for a in "$@"; do case "$a" in --print-to-pdf=*) PDF="${a#--print-to-pdf=}";; esac; done\n'
+    browser.write_text(f"#!/bin/sh\n{script}{body}\n", encoding="utf-8")
+    browser.chmod(browser.stat().st_mode | stat.S_IXUSR)
+    return browser
+
+
+def _issue_45_report(tmp_path: Path, lines: int = 13_000) -> Path:
+    """Issue 45's shape: 13,000 lines of six citations each (873 KB), which printed to 72 MB in 47.7 s."""
+    run_id = make_run_id("amplified", None)
+    body = "\n\n".join(f"Line {i} says heat pumps move heat [1] [2] [3] [1] [2] [3]." for i in range(lines))
+    report = tmp_path / f"{run_id}.md"
+    report.write_text(_report(run_id, body, SOURCES), encoding="utf-8")
+    return report
+
+
+def test_a_report_too_long_to_print_is_refused_before_chromium_starts(tmp_path: Path) -> None:
+    started = tmp_path / "started"
+    browser = _stand_in(tmp_path, f"touch {started}\nprintf '%%PDF-1.4' > \"$PDF\"")
+    report = _issue_45_report(tmp_path)
+    with pytest.raises(InputError) as caught:
+        export_report(report, fmt="pdf", reports_dir=tmp_path, browser=browser)
+    assert "too long to print as PDF (about " in str(caught.value) and "export it as HTML" in str(caught.value)
+    assert not started.exists() and not report.with_suffix(".pdf").exists()
+    done = cli(tmp_path, "export", str(report), "--format", "pdf", "--browser", str(browser))
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and not started.exists()
+
+
+def test_the_pdf_budget_grows_with_the_report() -> None:
+    short, long = (pdf_budget(_report("x", "A claim [1].\n\n" * n, SOURCES), "r.md") for n in (10, 2000))
+    assert short.pages < long.pages <= MAX_PDF_PAGES and short.seconds < long.seconds and short.bytes < long.bytes
+    assert 20 <= short.seconds < 25 and long.seconds <= 60
+    assert pdf_budget(_report("x", "A claim [1].\n\n" * 2000, SOURCES), "r.md", timeout=1).seconds == 1
+
+
+def test_a_pdf_past_its_report_s_size_budget_is_not_written(tmp_path: Path) -> None:
+    browser = _stand_in(tmp_path, "printf '%%PDF-1.4' > \"$PDF\"\nhead -c 4000000 /dev/zero >> \"$PDF\"")
+    report = tmp_path / "small.md"
+    report.write_text(_report(make_run_id("small", None), "A claim [1].", SOURCES), encoding="utf-8")
+    with pytest.raises(StorageError) as caught:
+        export_report(report, fmt="pdf", reports_dir=tmp_path, browser=browser)
+    assert "came out at 4.0 MB, past the 1.4 MB a report of about 1 page(s) may take" in str(caught.value)
+    assert not report.with_suffix(".pdf").exists()
+
+
+def test_a_print_past_its_time_says_whose_budget_it_was(tmp_path: Path) -> None:
+    browser = _stand_in(tmp_path, "sleep 600 &\nwait")
+    report = tmp_path / "small.md"
+    report.write_text(_report(make_run_id("small", None), "A claim [1].", SOURCES), encoding="utf-8")
+    with pytest.raises(StorageError) as caught:
+        export_report(report, fmt="pdf", reports_dir=tmp_path, browser=browser, timeout=1)
+    assert str(caught.value) == ("chromium did not finish printing the PDF within 1 s; stopped "
+                                 "(the time a report of about 1 page(s) may take)")  # fmt: skip

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import subprocess
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
@@ -39,6 +40,7 @@ from research_agent.pipeline import research
 from research_agent.record import read_run_record
 from research_agent.run_refs import short_id
 from tests.conftest import ScriptedModel
+from tests.support.cli import CLI, cli_env
 from tests.support.critique import ANSWER, make_record
 from tests.support.mcp import mcp_client, text_of
 from tests.support.memory import NOW, make_critique, put
@@ -259,6 +261,22 @@ def test_concurrent_decisions_on_one_proposal_write_it_once_and_tell_the_others(
     assert errors.count("is already decided") == n - 1, errors
     written = read_lessons_file(meta, tmp_path / "state")
     assert len(written.lessons) == (1 if command == "approve" else 0) and written.trusted == (command == "approve")
+
+
+def test_approvals_of_one_proposal_from_separate_processes_write_one_lesson(tmp_path):
+    """Issue 45 point 8: the same check across processes (the lock is a file lock): six commands
+    started together; whatever their order, one approves and five are told it is decided."""
+    meta = tmp_path / "reports" / "meta"
+    put(meta, with_proposals(1, IDEA))
+    command = [str(CLI), "memory", "approve", proposal_key(IDEA), "--reports-dir", str(tmp_path / "reports")]
+    started = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                                env=cli_env(tmp_path)) for _ in range(6)]  # fmt: skip
+    ended = [(proc.communicate(timeout=120)[1], proc.returncode) for proc in started]
+    assert sorted(code for _, code in ended) == [0] + [2] * 5, ended
+    refusals = [err for err, code in ended if code == 2]
+    assert all("is already decided" in err or "no undecided proposal" in err for err in refusals), refusals
+    written = yaml.safe_load((meta / "lessons.yaml").read_text(encoding="utf-8"))
+    assert [lesson["text"] for lesson in written["lessons"]] == [IDEA]
 
 
 def test_trust_lessons_refuses_a_meta_folder_that_validate_refuses(tmp_path):

@@ -56,6 +56,20 @@ async def test_a_foreign_host_is_refused_with_421_and_a_foreign_origin_with_403(
         assert web.bench.board.newest() == [], "nothing was started"
 
 
+async def test_a_header_the_guard_decides_by_given_twice_is_refused(tmp_path: Path) -> None:
+    """Issue 45: of two Origin headers the guard read the last, which a request can choose."""
+    good, evil = "http://127.0.0.1:8600", "http://attacker.example"
+    async with in_process(options_for(tmp_path)) as web:
+        csrf = await web.csrf()
+        for pair in ([good, evil], [evil, good], [good, good]):
+            twice = await web.client.post("/runs", data={"csrf": csrf, "question": "Is this a cross-site request?"},
+                                          headers=[("origin", value) for value in pair])  # fmt: skip
+            assert twice.status_code == 400 and twice.text == "Duplicate Origin header", pair
+        hosts = await web.client.get("/", headers=[("host", "127.0.0.1:8600"), ("host", "attacker.example")])
+        assert hosts.status_code == 400 and hosts.text == "Duplicate Host header"
+        assert web.bench.board.newest() == [], "nothing was started"
+
+
 async def test_a_post_without_the_csrf_token_is_refused_and_does_nothing(reports: Path, tmp_path: Path) -> None:
     async with in_process(options_for(tmp_path)) as web:
         proposal = "/memory/proposals/" + _digest() + "/approve"
@@ -154,3 +168,17 @@ async def test_the_form_names_folders_by_their_place_in_the_allowed_list_never_b
             assert answer.status_code == 400, given
             assert "choose corpus folders among those listed" in answer.text
         assert web.bench.board.newest() == []
+
+
+async def test_terminal_and_bidi_controls_never_reach_a_page(tmp_path: Path) -> None:
+    """Issue 45: ESC and U+202E in a typed question appeared raw in the workbench's pages."""
+    typed = "What is \x1b[31mred\x1b[0m and \u202edesrever\u202c text?"
+    async with in_process(options_for(tmp_path)) as web:
+        asked = await web.client.post("/runs", data={"csrf": await web.csrf(), "question": typed})
+        stored = web.bench.html("error.html", message="Stored \x1b]0;owned\x07 question \u202eevil\u202c")
+    assert asked.status_code == 400 and "the question holds control characters" in asked.text
+    assert web.bench.board.newest() == [], "nothing was started"
+    for page in (asked.text, stored):
+        assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", page)
+    assert "What is red and desrever text?" in asked.text, "the form keeps what was typed, without its controls"
+    assert "Stored  question evil" in stored, "any value a page shows (a record's, a job's) loses them too"

@@ -113,7 +113,7 @@ async def test_past_max_runs_the_form_says_busy_and_cancel_stops_a_run_writing_n
     assert 'action="' + where + '/cancel"' in running.text
     assert cancelled.status_code == 303 and job.outcome == "cancelled"
     assert "status-cancelled" in after.text and "/cancel" not in after.text
-    assert "cancelled: the run stopped and wrote nothing" in after.text
+    assert "cancelled before its report was written: the run stopped and nothing of it was written" in after.text
     assert "1 of 1 run slot(s) free" in ask_again.text
     assert "skeptic" not in stages
     reports = tmp_path / "reports"
@@ -200,6 +200,43 @@ async def test_reject_add_and_trust_each_ask_first(tmp_path: Path) -> None:
     assert kept.text == "Prefer the vendor's own documentation."
 
 
+async def test_an_add_lesson_confirmation_sent_twice_writes_one_lesson(tmp_path: Path) -> None:
+    """Issue 45: 12 concurrent submits of the confirmation wrote the same lesson twice (a key chosen
+    afresh for each, outside the lock); a second submit after the first did the same."""
+    meta = tmp_path / "reports" / "meta"
+    text = "Prefer the vendor's own documentation for version questions."
+    async with in_process(options_for(tmp_path)) as web:
+        confirm = {"csrf": await web.csrf(), "text": text, "stage": "decompose", "domain": "any", "target": "",
+                   "name": "", "confirm": "1"}  # fmt: skip
+        first = await web.client.post("/memory/lessons/add", data=confirm)
+        again = await web.client.post("/memory/lessons/add", data={**confirm, "text": text.lower()})
+        named = await web.client.post("/memory/lessons/add", data={**confirm, "name": "another-name"})
+        other = {**confirm, "text": "Prefer release notes to blog posts for version questions."}
+        at_once = await asyncio.gather(*[web.client.post("/memory/lessons/add", data=other) for _ in range(12)])
+    assert first.status_code == 200 and "Added" in first.text
+    for refused in (again, named):
+        assert refused.status_code == 400 and "already has this lesson, as user:prefer-the-vendor" in refused.text
+    assert sorted(answer.status_code for answer in at_once) == [200] + [400] * 11
+    lessons = read_lessons_file(meta, tmp_path / "state").usable
+    assert sorted(lesson.text for lesson in lessons) == sorted([text, other["text"]])
+
+
+async def test_twelve_approvals_of_one_proposal_at_once_write_one_lesson(tmp_path: Path) -> None:
+    """Issue 45 point 8: last round's fix for concurrent approvals, re-checked through the workbench.
+    Whatever the order the requests take, one writes the lesson and the others are refused."""
+    meta = tmp_path / "reports" / "meta"
+    seed_memory(meta)
+    async with in_process(options_for(tmp_path)) as web:
+        action = re.search(r'action="(/memory/proposals/[0-9a-f]+/approve)"', (await web.client.get("/memory")).text)
+        shown = await web.client.post(action.group(1), data={"csrf": await web.csrf()})
+        fields = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)">', shown.text))
+        answers = await asyncio.gather(*[web.client.post(action.group(1), data=fields) for _ in range(12)])
+    assert sorted(answer.status_code for answer in answers) == [200] + [400] * 11
+    assert all("already decided" in a.text or "no undecided proposal" in a.text for a in answers if a.status_code == 400)
+    written = read_lessons_file(meta, tmp_path / "state")
+    assert len(written.lessons) == 1 and written.trusted and written.lessons[0].key.startswith("approved:")
+
+
 async def test_a_failed_critique_is_retried_from_the_memory_page(tmp_path: Path, corpus: Path) -> None:
     with FakeOpenAIServer(ResearchResponder()) as server:
         options = options_for(tmp_path, base_url=server.base_url, allow_dirs=(corpus,), critique=False)
@@ -249,3 +286,21 @@ async def test_a_page_gets_fewer_counts_and_its_stream_ends_when_the_server_stop
 
     await asyncio.wait_for(follow(), HANG_GUARD)
     assert seen == ["draft: 3 sources"] and log.ended is None
+
+
+async def test_the_pdf_of_a_report_too_long_to_print_is_refused_before_chromium_starts(tmp_path: Path) -> None:
+    """Issue 45 point 6: an 873 KB report printed to 72 MB in a worker for 47.7 s."""
+    started = tmp_path / "started"
+    browser = tmp_path / "chromium"
+    browser.write_text(f"#!/bin/sh\ntouch {started}\nsleep 600\n", encoding="utf-8")
+    browser.chmod(0o755)
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    run_id = "amplified_20260101T000000000000Z"
+    body = "\n\n".join(f"Line {i} says heat pumps move heat [1] [2] [3] [1] [2] [3]." for i in range(13_000))
+    (reports / f"{run_id}.md").write_text(f"---\nid: {run_id}\nquery: heat pumps\n---\n\n# Heat\n\n{body}\n",
+                                          encoding="utf-8")  # fmt: skip
+    async with in_process(options_for(tmp_path), browser=browser) as web:
+        pdf = await asyncio.wait_for(web.client.get(f"/reports/{run_id}.pdf"), HANG_GUARD)
+    assert pdf.status_code == 400 and "too long to print as PDF" in pdf.text and "export it as HTML" in pdf.text
+    assert not started.exists(), "no worker waited on Chromium"

@@ -20,13 +20,16 @@ from ..errors import ConfigError, InputError
 from ..ids import format_utc
 from ..search.registry import check_providers, provider_names
 from .questions import BatchQuestion
+from .reach import sign_reach
 from .state import BatchState, Entry, entry_key, make_batch_id
 
 __all__ = ["Batch", "question_settings", "run_options", "plan_batch", "rows_of", "KEPT_OVERRIDES"]
 
 # The options a stored batch keeps for --resume ID: those that decide what its runs do. Never the
 # ones that reach outside (--allow-private, --context, --rules, --searxng-url): a state file under
-# reports/ may have been planted, so those are given again on the command line or not at all.
+# reports/ may have been planted, so those are given again on the command line or not at all. Its
+# folders (corpus_dirs, and each row's corpus) are kept but read only under the user's signature
+# (.reach): a resume without its file refuses them otherwise.
 KEPT_OVERRIDES = (
     "mode", "corpus_dirs", "corpus_exclude", "search_providers", "max_sources", "model", "fast_model",
     "run_timeout", "llm_timeout", "retry", "min_viability", "max_plans", "max_revisions", "critique", "lessons",
@@ -128,6 +131,7 @@ def plan_batch(
     state.entries = entries
     state.status = "running"
     state.overrides = {key: _plain(value) for key, value in overrides.items() if key in KEPT_OVERRIDES}
+    sign_reach(state, base.state_dir)
     return Batch(state, settings, new=previous is None)
 
 

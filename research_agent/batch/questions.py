@@ -167,12 +167,27 @@ def _csv_rows(text: str) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def _header_problem(names: list[str]) -> str:
-    for name in names:
+    for number, name in enumerate(names):
         if name not in ROW_KEYS:
             return f"unknown column {name[:60] or '(empty)'!r} (a row may set {', '.join(ROW_KEYS)})"
+        if name in names[:number]:
+            return f"the column {name!r} appears twice in the header (which one would count is a guess)"
     if "question" not in names:
         return "no question column in the header"
     return ""
+
+
+class _RepeatedKey(ValueError):
+    """A JSON object that names one key twice (``json`` would keep the last silently)."""
+
+
+def _no_repeated_key(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for key, item in pairs:
+        if key in value:
+            raise _RepeatedKey(key)
+        value[key] = item
+    return value
 
 
 def _jsonl_rows(text: str) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -180,7 +195,10 @@ def _jsonl_rows(text: str) -> Iterator[tuple[int, dict[str, Any]]]:
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = json.loads(line, object_pairs_hook=_no_repeated_key)
+        except _RepeatedKey as exc:
+            yield number, {_PROBLEM: f"the key {str(exc)[:60]!r} appears twice in the object (which one would count is a guess)"}
+            continue
         except (ValueError, RecursionError) as exc:
             yield number, {_PROBLEM: f"not JSON ({str(exc)[:80]})"}
             continue

@@ -8,8 +8,8 @@ learn from earlier ones. A question that fails on something that passes (the end
 unavailable or too slow, a deadline, every search provider down) is tried again after a
 backoff, at most ``retries`` times; one that keeps failing, or fails on something that would
 fail again (a bad corpus, a model that cannot answer the schema), is marked failed and the
-batch goes on. A configuration error (no endpoint, a refused key, an unknown model) or a full
-disk stops the whole batch. Cancelling (Ctrl-C, SIGTERM, an MCP client) cancels the running
+batch goes on. A configuration error (no endpoint, an endpoint that cannot be reached at all, a
+refused key, an unknown model) or a full disk stops the whole batch at once, as it ends ``run``. Cancelling (Ctrl-C, SIGTERM, an MCP client) cancels the running
 questions, which unwind as a run does and go back to pending; the finished ones stay.
 """
 
@@ -29,6 +29,7 @@ from ..config import Settings
 from ..errors import (
     ConfigError,
     DiskFull,
+    EndpointUnreachable,
     LLMTimeout,
     LLMUnavailable,
     ModelNotFound,
@@ -52,7 +53,7 @@ __all__ = ["BatchWatcher", "QuietWatcher", "RunOptions", "run_batch", "TRANSIENT
 log = logging.getLogger(__name__)
 
 TRANSIENT = (LLMUnavailable, LLMTimeout, UnreadableAnswer, RunTimeout, SearchError)
-FATAL = (ConfigError, ModelNotFound, DiskFull)  # every later question would fail the same way
+FATAL = (ConfigError, ModelNotFound, EndpointUnreachable, DiskFull)  # every later question would fail the same way
 RETRY_BASE = 5.0  # seconds before the first retry of a question; doubled each time, with jitter
 RETRY_CAP = 120.0
 

@@ -9,7 +9,8 @@ the question and the options that decide its run (mode, corpus, search, max_sour
 so a resumed batch skips exactly the questions already done with the same options.
 
 The file lies under ``reports/``, where anything may have been planted: it is read size-capped
-and schema-checked, and a question it calls done counts as done only while its run record exists.
+and schema-checked, a question it calls done counts as done only while its run record exists,
+and the folders it names are read only under the user's signature (:mod:`.reach`).
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ from ..files.atomic import atomic_write_text
 from ..files.safeyaml import dump_yaml, load_yaml_text, read_capped
 from ..ids import format_utc, is_run_id, make_run_id
 
-__all__ = ["Entry", "BatchState", "STATES", "entry_key", "question_key", "state_path", "find_unfinished", "make_batch_id",
-           "is_batch_id"]  # fmt: skip
+__all__ = ["Entry", "BatchState", "STATES", "entry_key", "question_key", "state_path", "find_unfinished", "find_latest",
+           "make_batch_id", "is_batch_id"]  # fmt: skip
 
 STATES = ("pending", "running", "done", "failed")
 MAX_STATE_BYTES = 64 * 1024 * 1024
@@ -120,6 +121,7 @@ class BatchState:
     lessons_at_start: dict[str, str] = field(default_factory=dict)
     limits: dict[str, Any] = field(default_factory=dict)
     wall_seconds: float = 0.0  # summed over the sessions that ran it
+    signed: str = ""  # the user's signature of the folders it names (see .reach)
     entries: list[Entry] = field(default_factory=list)
     _chunks: dict[str, str] = field(default_factory=dict, repr=False)  # each entry's YAML, by key
 
@@ -142,7 +144,7 @@ class BatchState:
         head = {
             "schema_version": 1, "id": self.id, "file": self.file, "created": self.created, "updated": self.updated,
             "status": self.status, "overrides": self.overrides, "lessons_at_start": self.lessons_at_start,
-            "limits": self.limits, "wall_seconds": round(self.wall_seconds, 1),
+            "limits": self.limits, "wall_seconds": round(self.wall_seconds, 1), "signed": self.signed,
         }  # fmt: skip
         for entry in changed:
             self._chunks.pop(entry.key, None)
@@ -185,9 +187,9 @@ class BatchState:
                 entries.append(Entry.from_dict(item))
             except (ValueError, TypeError) as exc:
                 raise ValueError(f"question {number}: {exc}") from None
-        plain = {name: data.get(name) for name in ("file", "created", "updated", "status")}
+        plain = {name: data.get(name) for name in ("file", "created", "updated", "status", "signed")}
         if not all(isinstance(value, str | None) for value in plain.values()):
-            raise ValueError("file, created, updated and status must be text")
+            raise ValueError("file, created, updated, status and signed must be text")
         maps = {name: data.get(name) or {} for name in ("overrides", "lessons_at_start", "limits")}
         if not all(isinstance(value, dict) for value in maps.values()):
             raise ValueError("overrides, lessons_at_start and limits must be mappings")
@@ -206,11 +208,18 @@ def _states_newest_first(meta_dir: Path) -> Iterator[str]:
 def find_unfinished(meta_dir: Path, file: str) -> BatchState | None:
     """The newest batch of ``file`` (a resolved path) with a question not done yet; None when its
     newest batch is complete, or it has none. Files that cannot be read are passed over."""
+    state = find_latest(meta_dir, file)
+    return None if state is None or state.complete else state
+
+
+def find_latest(meta_dir: Path, file: str) -> BatchState | None:
+    """The newest batch of ``file`` (a resolved path), finished or not; None when it has none.
+    Files that cannot be read are passed over."""
     for batch_id in _states_newest_first(meta_dir):
         try:
             state = BatchState.load(meta_dir, batch_id)
         except InputError:
             continue
         if state.file == file:
-            return None if state.complete else state
+            return state
     return None

@@ -5,6 +5,7 @@
 * :mod:`.page`     the page: template and style from the package, the front matter's facts
 * :mod:`.files`    finding a report and its passages, writing HTML or PDF atomically
 * :mod:`.browser`  headless Chromium, off the network: print to PDF, dump the DOM, screenshot
+* :mod:`.budget`   what a PDF may cost (pages, seconds, bytes) in proportion to its report
 
 The passages come from the run's store (:mod:`research_agent.record.passages`); a citation's
 passage is :func:`research_agent.text.passage_window.best_window`.

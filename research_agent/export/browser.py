@@ -28,6 +28,7 @@ __all__ = [
     "BROWSER_NAMES",
     "INSTALL_HINT",
     "PDF_TIMEOUT",
+    "BrowserTimeout",
     "find_browser",
     "browser_command",
     "run_browser",
@@ -35,6 +36,10 @@ __all__ = [
     "dump_dom",
     "screenshot",
 ]
+
+class BrowserTimeout(StorageError):
+    """A headless launch ran past its time limit and was stopped."""
+
 
 BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 INSTALL_HINT = "install Chromium (apt install chromium) or give its path with --browser PATH"
@@ -106,7 +111,7 @@ def run_browser(browser: Path, args: Sequence[str], *, timeout: float = _TIMEOUT
             stdout, stderr = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             _kill_group(proc)
-            raise StorageError(f"{browser.name} did not finish{doing} within {timeout:g} s; stopped") from None
+            raise BrowserTimeout(f"{browser.name} did not finish{doing} within {timeout:g} s; stopped") from None
         finally:
             if proc.poll() is None:  # interrupted (Ctrl-C) while waiting
                 _kill_group(proc)

@@ -31,7 +31,8 @@ from ..record.passages import (
 from ..review.markdown import parse_front_matter, split_front_matter
 from ..review.report_file import read_report
 from ..run_refs import resolve_run, run_file
-from .browser import PDF_TIMEOUT, find_browser, print_pdf
+from .browser import PDF_TIMEOUT, find_browser
+from .budget import pdf_budget, print_within
 from .page import NO_PASSAGES, Page, render_page
 
 __all__ = [
@@ -145,8 +146,10 @@ def export_report(
     browser: Path | None = None,
     timeout: float = PDF_TIMEOUT,
 ) -> Exported:
-    """Write the report at ``report`` as ``fmt`` (html or pdf) to ``output`` (default: beside it);
-    a PDF print that takes longer than ``timeout`` seconds is stopped (StorageError, one line)."""
+    """Write the report at ``report`` as ``fmt`` (html or pdf) to ``output`` (default: beside it).
+    A PDF is printed within a budget in proportion to the report (:mod:`.budget`; ``timeout``
+    seconds at most): one too long to print is refused before Chromium starts (InputError), a
+    print past its time or size is stopped (StorageError), each in one line, nothing written."""
     if fmt not in ("html", "pdf"):
         raise InputError(f"unknown export format {fmt[:20]!r}: choose html or pdf")
     check_markdown_report(report)
@@ -156,7 +159,11 @@ def export_report(
         raise InputError(f"output file {target}: it is the report itself")
     markdown = read_report(Path(report))
     check_markdown_report(report, markdown)
+    budget = pdf_budget(markdown, report, timeout=timeout) if chromium is not None else None
     page, note = report_page(Path(report), markdown, reports_dir)
-    data = print_pdf(chromium, page.html, timeout=timeout) if chromium is not None else page.html.encode("utf-8")
+    if chromium is not None and budget is not None:
+        data = print_within(chromium, page.html, budget, report)
+    else:
+        data = page.html.encode("utf-8")
     atomic_write_bytes(target, data)
     return Exported(target, fmt, page.citations, page.previews, note)

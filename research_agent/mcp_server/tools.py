@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -26,7 +27,7 @@ from ..review.rules import load_rules
 from ..run_refs import Runs, short_id
 from ..service import Service
 from ..service.folders import inside_any
-from ..service.runs import research_and_schedule, unwound_on_cancel
+from ..service.runs import ResearchCall
 from .answers import answered, service_of
 from .arguments import CorpusFolders, MaxSources, ModeName, Providers, Question, run_settings
 from .batch_tool import research_batch
@@ -36,6 +37,8 @@ from .shapes import ResearchOutput, ReviewOutput, research_output, review_output
 from .summaries import research_text, review_text
 
 __all__ = ["ToolSpec", "TOOLS", "research", "review_report"]
+
+log = logging.getLogger(__name__)
 
 
 @answered(summary=research_text)
@@ -55,14 +58,17 @@ async def research(
     markdown and path, the gate decision, the cited sources, the lessons applied, token
     usage and cost (null when a price is unknown). The report's critique is scheduled
     afterwards, as the CLI does. Cancelling the call stops the run and leaves no
-    half-written file.
+    half-written file; once the report is written, the run finishes and the report stays.
     """
     service = service_of(ctx)
     settings = run_settings(service, mode, corpus, search, max_sources)
     with service.slots.take():
         progress = NotifyingProgress(asyncio.get_running_loop())
         async with progress.forwarding(ctx.report_progress):
-            result, scheduled = await unwound_on_cancel(research_and_schedule(question, settings, progress))
+            call = ResearchCall(question, settings, progress)
+            result, scheduled = await call.outcome()
+            if call.cancel_late:
+                log.info("research: the cancel came after the report was written: %s stays", result.report_path)
     return research_output(result, scheduled, short_id(result.id, await asyncio.to_thread(_known_ids, settings)))
 
 

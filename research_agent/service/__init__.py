@@ -4,7 +4,8 @@
                    its run slots, its CPU workers, the settings each call gets
 * :mod:`.slots`    run slots: at most ``--max-runs`` runs at once, :class:`Busy` past that
 * :mod:`.folders`  the ``--allow-dir`` check (symlinks resolved, nothing outside)
-* :mod:`.runs`     one research call; a caller's cancellation unwinds it as Ctrl-C does
+* :mod:`.runs`     one research call (:class:`~.runs.ResearchCall`); a cancel before its report is
+                   written unwinds it as Ctrl-C does, one after leaves it to finish (``done``)
 * :mod:`.events`   a run's progress as a front-end-neutral stream of events
 * :mod:`.cpu`      CPU-heavy work (review, export) in worker processes, off the event loop
 * :mod:`.http`     the HTTP guard: loopback by default, a bearer token off loopback, Host and

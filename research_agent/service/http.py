@@ -105,9 +105,9 @@ ASGIApp = Callable[[dict[str, Any], Callable[..., Awaitable[Any]], Callable[...,
 
 
 class HttpGuard:
-    """ASGI middleware in front of ``app`` for ``bind``: the bearer token when the bind has one
-    (else 401), then the Host (else 421) and the Origin when there is one (else 403). ``.app`` is
-    the app behind it (its lifespan is the app's own)."""
+    """ASGI middleware in front of ``app`` for ``bind``: Host, Origin and Authorization each at most
+    once (else 400), the bearer token when the bind has one (else 401), then the Host (else 421) and
+    the Origin when there is one (else 403). ``.app`` is the app behind it (its lifespan is the app's own)."""
 
     def __init__(self, app: ASGIApp, bind: HttpBind) -> None:
         self.app = app
@@ -117,7 +117,8 @@ class HttpGuard:
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] in ("http", "websocket"):
-            refusal = self._refusal(dict(scope.get("headers", ())))
+            headers, repeated = _single_headers(scope.get("headers", ()))
+            refusal = (400, b"Duplicate " + repeated.title() + b" header", []) if repeated else self._refusal(headers)
             if refusal is not None:
                 await _refuse(send, *refusal)
                 return
@@ -138,6 +139,21 @@ class HttpGuard:
         scheme, _, credentials = given.partition(b" ")
         right_token = hmac.compare_digest(credentials.strip(b" "), self._expected)
         return right_token and scheme.lower() == b"bearer"
+
+
+# Headers the guard decides by: one of each, or the request is refused. Of two, the guard and the
+# app behind it could each read another (a dict keeps the last, Starlette reads the first).
+_SINGLE = frozenset((b"host", b"origin", b"authorization"))
+
+
+def _single_headers(pairs: Any) -> tuple[dict[bytes, bytes], bytes]:
+    """The request's headers by name, and the name of a header of :data:`_SINGLE` given twice (b"": none)."""
+    headers: dict[bytes, bytes] = {}
+    for name, value in pairs:
+        if name in _SINGLE and name in headers:
+            return headers, name
+        headers[name] = value
+    return headers, b""
 
 
 async def _refuse(send: Any, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:

@@ -140,8 +140,22 @@ def reject_proposal(place: LessonPlace, proposal: Proposal, *, now: datetime) ->
 
 
 def add_person_lesson(place: LessonPlace, lesson: PersonLesson) -> LessonsFile:
-    """Write the person's ``lesson`` (made by :func:`new_lesson`) into ``lessons.yaml``, trusted."""
-    return add_lesson(place.meta_dir, place.state_dir, lesson)
+    """Write the person's ``lesson`` (made by :func:`new_lesson`) into ``lessons.yaml``, trusted;
+    InputError when the file already holds the same lesson (its text, case and spacing aside, for
+    the same stage and domain) under any key: checked under the lessons lock, so a confirmation
+    sent twice, at once or one after the other, writes one lesson."""
+
+    def unless_held(current: LessonsFile) -> PersonLesson:
+        for held in current.lessons:
+            if (held.stage, held.domain, _words(held.text)) == (lesson.stage, lesson.domain, _words(lesson.text)):
+                raise InputError(f"{current.path} already has this lesson, as {held.key}")
+        return lesson
+
+    return add_lesson(place.meta_dir, place.state_dir, unless_held)
+
+
+def _words(text: str) -> str:
+    return " ".join(text.casefold().split())
 
 
 def trust_lessons(place: LessonPlace, shown_digest: str | None) -> LessonsFile:

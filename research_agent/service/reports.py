@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..export import report_page
-from ..export.browser import print_pdf
+from ..export.budget import pdf_budget, print_within
 from ..memory.critique.evidence import read_report_file
 from ..run_refs import Runs, run_file
 
@@ -41,5 +41,11 @@ def report_html_text(reports_dir: Path, ref: str) -> str:
 
 
 def report_pdf_bytes(reports_dir: Path, ref: str, browser: Path) -> bytes:
-    """The page of :func:`report_html_text` printed to PDF by the Chromium at ``browser``."""
-    return print_pdf(browser, report_html_text(reports_dir, ref))
+    """The page of :func:`report_html_text` printed to PDF by the Chromium at ``browser``, within
+    the budget of the report's size (:mod:`research_agent.export.budget`): a report too long to
+    print is refused before Chromium starts, so no request holds a worker for long."""
+    path = report_path(reports_dir, ref)
+    markdown = read_report_file(path, reports_dir)
+    budget = pdf_budget(markdown, path.name)
+    page, _ = report_page(path, markdown, reports_dir)
+    return print_within(browser, page.html, budget, path.name)

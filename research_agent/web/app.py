@@ -23,6 +23,7 @@ from typing import Any
 
 import anyio
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
@@ -34,6 +35,7 @@ from ..errors import ConfigError
 from ..export import find_browser
 from ..service import Service, ServiceOptions
 from ..service.http import HttpBind, HttpGuard, listen, serve_asgi
+from ..text.controls import without_controls
 from ..version import __version__
 from .forms import Csrf
 from .jobs import JobBoard
@@ -117,6 +119,7 @@ class Workbench:
             autoescape=select_autoescape(default=True, default_for_string=True),
             trim_blocks=True,
             lstrip_blocks=True,
+            finalize=shown,
         )
 
     def settings(self, **call: Any) -> Settings:
@@ -132,6 +135,14 @@ class Workbench:
     async def close(self) -> None:
         await self.board.close()
         self.service.close()
+
+
+def shown(value: Any) -> Any:
+    """What a page shows of a value: text without terminal controls, escape sequences or bidi
+    overrides (a question or a record may hold ESC or U+202E; escaping alone leaves them), then escaped."""
+    if isinstance(value, Markup):
+        return Markup(without_controls(str(value)))
+    return without_controls(value) if isinstance(value, str) else value
 
 
 def _browser() -> Path | None:

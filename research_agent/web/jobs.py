@@ -7,8 +7,10 @@ the moment it is asked for (one more than ``--max-runs`` is refused at once with
 events, replayed from the start for a page opened late or reloaded.
 
 A job is named by a random key (``/runs/<key>``), never by anything the person typed. Cancelling
-a research job cancels its task once: the pipeline unwinds as it does on Ctrl-C, and nothing
-partial is written. The board keeps the newest :data:`KEEP` jobs; a job of an earlier server
+a research job stops its :class:`~research_agent.service.runs.ResearchCall`: before the report is
+written the pipeline unwinds as it does on Ctrl-C and nothing of the run is written (``cancelled``);
+once it is written the cancel comes too late, the run goes on to its end and the job ends
+``done`` with the report's link and a note that the cancel came after the write. The board keeps the newest :data:`KEEP` jobs; a job of an earlier server
 process is gone (its report, if any, is in the reports folder).
 """
 
@@ -24,16 +26,20 @@ from datetime import UTC, datetime
 
 from ..config import Settings
 from ..errors import ResearchError, error_message
+from ..memory.critique.schedule import after_report
 from ..service import Service
 from ..service.events import EventLog
-from ..service.runs import research_and_schedule
+from ..service.runs import ResearchCall, Schedule
 
-__all__ = ["Job", "JobBoard", "KEEP"]
+__all__ = ["Job", "JobBoard", "KEEP", "CANCELLED", "CANCEL_LATE"]
 
 log = logging.getLogger(__name__)
 
 KEEP = 200
 Work = Callable[[EventLog], Awaitable[str]]  # runs the job; gives the run id it made or worked on
+CANCELLED = "cancelled before its report was written: the run stopped and nothing of it was written"
+CANCEL_LATE = "The cancel came after the report was written, so the run finished: the report stays."
+CANCEL_LATE_SHORT = "the cancel came after the report was written"
 
 
 @dataclass
@@ -48,6 +54,7 @@ class Job:
     log: EventLog
     started: datetime
     task: asyncio.Future[None] | None = None
+    call: ResearchCall | None = None  # a research job's run
     run_id: str = ""
     error: str = ""
     notes: list[str] = field(default_factory=list)
@@ -65,9 +72,10 @@ class Job:
 class JobBoard:
     """The jobs of one workbench, newest last, sharing ``service`` 's run slots."""
 
-    def __init__(self, service: Service, *, keep: int = KEEP) -> None:
+    def __init__(self, service: Service, *, keep: int = KEEP, schedule: Schedule = after_report) -> None:
         self.service = service
         self.keep = keep
+        self.schedule = schedule  # asks memory for a finished run's critique
         self._jobs: dict[str, Job] = {}
 
     def get(self, key: str) -> Job | None:
@@ -80,7 +88,10 @@ class JobBoard:
         """Start researching ``question`` with ``settings``; Busy when every slot is taken."""
 
         async def work(events: EventLog) -> str:
-            result, scheduled = await research_and_schedule(question, settings, events)
+            job.call = ResearchCall(question, settings, events, schedule=self.schedule)
+            result, scheduled = await job.call.outcome()
+            if job.call.cancel_late:
+                job.notes.append(CANCEL_LATE)
             job.notes.append(_critique_note(scheduled.state, scheduled.error))
             return result.id
 
@@ -99,14 +110,17 @@ class JobBoard:
         return self._start("critique", f"Critique of run {short}", (("run", short),), work)
 
     def cancel(self, key: str) -> bool:
-        """Cancel the research job ``key`` while it runs; whether a cancellation was sent."""
+        """Cancel the research job ``key`` while it runs; whether a cancellation was sent (none once
+        its report is written: the job then ends done, saying the cancel came late)."""
         job = self._jobs.get(key)
         if job is None or not job.cancellable or job.task is None:
             return False
-        return job.task.cancel()
+        if job.call is None:  # not started yet: nothing of it exists
+            return job.task.cancel()
+        return job.call.cancel()
 
     async def close(self) -> None:
-        """Cancel every job still running and wait until each has unwound."""
+        """Cancel every job still running (a run past its write finishes) and wait until each has ended."""
         running = [job.task for job in self._jobs.values() if job.task is not None and not job.task.done()]
         for task in running:
             task.cancel()
@@ -117,6 +131,7 @@ class JobBoard:
         slot.enter_context(self.service.slots.take())  # Busy, before anything else
         job = Job(secrets.token_hex(8), kind, title, shown, EventLog(asyncio.get_running_loop()), datetime.now(UTC))
         job.task = asyncio.ensure_future(self._run(job, work, slot))
+        job.task.add_done_callback(lambda _: _settled(job, slot))
         self._jobs[job.key] = job
         for old in list(self._jobs)[: max(0, len(self._jobs) - self.keep)]:
             if self._jobs[old].outcome != "running":
@@ -128,7 +143,7 @@ class JobBoard:
             try:
                 job.run_id = await work(job.log)
             except asyncio.CancelledError:
-                job.log.end("cancelled", "cancelled: the run stopped and wrote nothing")
+                job.log.end("cancelled", CANCELLED)
                 raise
             except ResearchError as exc:
                 job.error = " ".join(error_message(exc).split())
@@ -138,7 +153,16 @@ class JobBoard:
                 job.error = f"unexpected error: {type(exc).__name__}: {exc}"
                 job.log.end("failed", job.error)
             else:
-                job.log.end("done", "done")
+                late = job.call is not None and job.call.cancel_late
+                job.log.end("done", f"done ({CANCEL_LATE_SHORT})" if late else "done")
+
+
+def _settled(job: Job, slot: ExitStack) -> None:
+    """A job cancelled before its first step never ran its body: its slot is given back and its end
+    said here (both are no-ops for a job that ran)."""
+    slot.close()
+    if job.log.ended is None:
+        job.log.end("cancelled", CANCELLED)
 
 
 def _critique_note(state: str, error: str) -> str:

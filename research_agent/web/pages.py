@@ -31,6 +31,7 @@ from ..search.registry import KNOWN_PROVIDERS
 from ..service import Busy
 from ..service.events import TOTAL, RunEvent
 from ..service.reports import report_html_text, report_markdown, report_pdf_bytes
+from ..text.controls import has_controls
 from .app import REPORT_POLICY, Workbench, bench_of
 from .forms import Form, Refused, job_key, read_form, run_ref
 from .jobs import Job
@@ -125,6 +126,9 @@ async def start_run(request: Request) -> Response:
     except Refused as exc:
         return bench.page("error.html", status=exc.status, message=exc.message)
     try:
+        if has_controls(form.get("question")):
+            raise InputError("the question holds control characters (terminal escapes, bidi overrides): type it "
+                             "without them")  # fmt: skip
         question = validate_query(form.get("question"))
         call, shown = _call(bench, form)
         settings = bench.service.run_settings(**call)

@@ -222,8 +222,10 @@ FUNCTIONS: dict[str, tuple[Callable[[str], Any], tuple[str, ...], tuple[tuple[st
                     ("\u0430a ", "\u0430 ", "a\u0456", "\uff41"), (), None),
     "instruction_problem": (_get("research_agent.memory.store.person.instructions", "instruction_problem"),
                             ("a ", "and print ", "ignore ", "ignore the ", "### ", "system: ", ", say ", "every page ",
-                             "you to ", "A ", "PWNED "),
-                            (("ignore", " "), ("print", " a"), ("a", " a")), None),
+                             "you to ", "A ", "PWNED ", "append ", "append the ", "to the report ", "the report must ",
+                             "write the whole ", "respond in ", "use ", "a_", "_key ", "http://a?b=", "schreib"),
+                            (("ignore", " "), ("print", " a"), ("a", " a"), ("append", " "), ("the", " "),
+                             ("the report", " "), ("schreib", "a"), ("a", "a")), None),
     "quote_found": (_quote, ("a...", "\u2026", "a ", "a b c d ", "a b c d \u2026 "), (), None),
 }
 

@@ -1,12 +1,13 @@
 """``research-agent batch FILE``: research many questions, bounded by the endpoint's limits, resumable.
 
 The command reads as its steps: the file is read and every row checked before any model call
-(:mod:`research_agent.batch.questions`, :mod:`research_agent.batch.plan`); the batch of that
-file that did not finish is continued (or the one ``--resume ID`` names), else a new one
-starts; the questions run (:mod:`research_agent.batch.session`) with one bar on stderr
+(:mod:`research_agent.batch.questions`, :mod:`research_agent.batch.plan`); the newest batch of
+that file is continued (or the one ``--resume ID`` names), else a new one starts (``--again``:
+always a new one); a batch with nothing left to do says so and costs no call; the questions run (:mod:`research_agent.batch.session`) with one bar on stderr
 (:mod:`.view`); the batch page's path is printed on stdout (or one JSON object). Ctrl-C or
 SIGTERM stops the running questions cleanly, keeps the finished ones, writes the state and the
-page, and exits 130 or 143; a second Ctrl-C stops at once. The exit code is 1 when a question
+page, and exits 130 or 143 with the command that continues it (the options a stored batch does not
+keep, such as --reports-dir, included); a second Ctrl-C stops at once. The exit code is 1 when a question
 failed. Collaborators come from a :class:`BatchDeps` found as the Click context ``obj`` (tests
 pass fakes that way).
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shlex
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
     from ...batch.plan import Batch
     from ...batch.session import ModelFactory, SessionOptions
 
-__all__ = ["app", "batch_command", "BatchDeps"]
+__all__ = ["app", "batch_command", "BatchDeps", "resume_command"]
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None)
 
@@ -46,6 +48,9 @@ QuestionsFile = Annotated[
                    show_default=False),
 ]  # fmt: skip
 Resume = Annotated[str | None, typer.Option("--resume", metavar="ID", help="Continue the batch ID (FILE optional).")]
+Again = Annotated[
+    bool, typer.Option("--again", help="Research FILE's questions anew in a new batch, even those already done.")
+]
 Parallel = Annotated[
     int | None,
     typer.Option("--parallel", min=1, max=64, metavar="N", help="Questions at once.",
@@ -77,6 +82,7 @@ def batch_command(
     ctx: typer.Context,
     file: QuestionsFile = None,
     resume: Resume = None,
+    again: Again = False,
     parallel: Parallel = None,
     rpm: Rpm = None,
     tpm: Tpm = None,
@@ -119,35 +125,45 @@ def batch_command(
         with importing():  # what a batch needs, loaded only when one runs
             from ...batch.session import SessionOptions, default_parallel
 
-        batch, base = _plan(file, resume, given, deps)
+        batch, base = _plan(file, resume, given, deps, again=again)
+        if not batch.new and not batch.todo():
+            _print(_nothing_to_do(batch), json_output, fmt)
+            return
         options = SessionOptions(parallel or default_parallel(base), retries, rpm, tpm, html=fmt == "html")
         data, stopped = _run(batch, base, options, deps)
         _print(data, json_output, fmt)
-    _finish(batch, stopped)
+    _finish(batch, stopped, given)
 
 
-def _plan(file: Path | None, resume: str | None, given: dict[str, Any], deps: BatchDeps) -> tuple[Batch, Settings]:
+def _plan(
+    file: Path | None, resume: str | None, given: dict[str, Any], deps: BatchDeps, *, again: bool
+) -> tuple[Batch, Settings]:
     """The batch to run and its base settings; every problem refused here, before any model call."""
     from ...batch.plan import plan_batch, rows_of
     from ...batch.questions import read_batch_file
-    from ...batch.state import BatchState, find_unfinished
+    from ...batch.reach import resumable_rows
+    from ...batch.state import BatchState, find_latest
     from ...files.atomic import ensure_writable_dir
     from ...files.safefile import check_folder_inside
 
     if file is None and resume is None:
         raise InputError("give a questions FILE, or --resume ID")
+    if again and (resume is not None or file is None):
+        raise InputError("--again researches a questions FILE anew in a new batch: give the FILE, without --resume")
     base = deps.load_settings(given)
     check_folder_inside(base.meta_dir, base.reports_dir)
     previous = BatchState.load(base.meta_dir, resume) if resume else None
     used = given
     if previous is not None and file is None:  # the options it was started with, then those given now
+        rows = resumable_rows(previous, rows_of(previous), bool(base.corpus_dirs), base.state_dir)
         used = {**previous.overrides, **given}
         base = deps.load_settings(used)
-    rows = read_batch_file(file) if file is not None else rows_of(previous)  # type: ignore[arg-type]
+    else:
+        rows = read_batch_file(file)  # type: ignore[arg-type]
     where = str(file.resolve()) if file is not None else previous.file  # type: ignore[union-attr]
-    if previous is None:
+    if previous is None and not again:
         ensure_writable_dir(base.meta_dir)
-        previous = find_unfinished(base.meta_dir, where)
+        previous = find_latest(base.meta_dir, where)
     batch = plan_batch(rows, base, file=where, overrides=used, previous=previous)
     ensure_writable_dir(base.meta_dir)
     return batch, base
@@ -212,7 +228,39 @@ def _print(data: dict[str, Any], json_output: bool, fmt: str) -> None:
     )  # fmt: skip
 
 
-def _finish(batch: Batch, stopped: int | None) -> None:
+def _nothing_to_do(batch: Batch) -> dict[str, Any]:
+    """What a batch whose every question is done prints, having called nothing."""
+    from ...batch.summary import summary_data
+
+    state = batch.state
+    state.status = "finished"  # as it stands on disk: nothing is written
+    stderr_console().print(
+        markup(f"nothing to do: the {len(state.entries)} question(s) of batch {state.id} are done; "
+               "--again researches them anew"),
+        soft_wrap=True,
+    )  # fmt: skip
+    return {**summary_data(state, lessons_now=state.lessons_at_start), "nothing_to_do": True}
+
+
+# What a stored batch does not keep (it may have been planted: see batch.plan), given again on resume.
+_NOT_KEPT = {"reports_dir": "--reports-dir", "context_path": "--context", "rules_path": "--rules",
+             "searxng_url": "--searxng-url"}  # fmt: skip
+_NOT_KEPT_FLAGS = {"allow_private": ("--allow-private", True), "respect_robots": ("--ignore-robots", False)}
+
+
+def resume_command(batch_id: str, given: Mapping[str, Any]) -> str:
+    """The command that continues batch ``batch_id`` as printed, from any folder: ``--resume`` with
+    the options given now that the state does not keep (paths made absolute)."""
+    words = ["research-agent", "batch", "--resume", batch_id]
+    for setting, option in _NOT_KEPT.items():
+        if given.get(setting) is not None:
+            value = given[setting]
+            words += [option, str(Path(value).resolve()) if setting.endswith(("_dir", "_path")) else str(value)]
+    words += [option for setting, (option, value) in _NOT_KEPT_FLAGS.items() if given.get(setting) is value]
+    return shlex.join(words)
+
+
+def _finish(batch: Batch, stopped: int | None, given: Mapping[str, Any]) -> None:
     """Exit as the batch ended: 130/143 after Ctrl-C/SIGTERM, 1 when a question failed, else 0.
     Told from the state, which is up to date even when a second Ctrl-C cut the page short."""
     state = batch.state
@@ -220,7 +268,7 @@ def _finish(batch: Batch, stopped: int | None) -> None:
         left = sum(1 for entry in state.entries if entry.state not in ("done", "failed"))
         stderr_console().print(
             markup(f"{interrupts.interrupt_word()}: batch {state.id} stopped, {left} question(s) left; "
-                   f"continue with: research-agent batch --resume {state.id}"),
+                   f"continue with: {resume_command(state.id, given)}"),
             soft_wrap=True,
         )  # fmt: skip
         raise typer.Exit(stopped)

@@ -21,6 +21,7 @@ from typing import Any
 
 from ...fetch.urls import is_web_url
 from ...sources import SearchHit, Work
+from ...text.controls import without_controls
 
 __all__ = [
     "doi_of",
@@ -59,10 +60,11 @@ _YEAR = re.compile(r"^(\d{4})(?:\D|$)")
 
 
 def one_line(value: object, limit: int = MAX_TITLE) -> str:
-    """Outside text on one line, cut at ``limit`` characters ("" for anything but text or a number)."""
+    """Outside text on one line, without terminal escapes, controls or bidi overrides (whole sequences,
+    so no ``[31m`` is left behind), cut at ``limit`` characters ("" for anything but text or a number)."""
     if not isinstance(value, str | int | float) or isinstance(value, bool):
         return ""
-    return " ".join(str(value).split())[:limit]
+    return " ".join(without_controls(str(value)).split())[:limit]
 
 
 def as_mapping(value: object) -> Mapping[str, Any]:
