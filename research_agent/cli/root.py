@@ -64,6 +64,8 @@ COMMANDS: dict[str, _Command] = {
                     "Serve research, review and memory as MCP tools over stdio (or --http PORT)."),
     "serve": _Command("servers", "serve_command", "Serve the research workbench in your browser: ask, watch a run, "
                       "read reports, see what the memory learned."),
+    "eval": _Command("eval", "app", "Quality measured against ground truth: research every question of a world with known answers,\n"
+                     "grade each report by program, and compare evals.", group=True),
     "corpus": _Command("corpus", "app", "Index and search local document folders.", group=True),
     "memory": _Command("memory", "app", "Stored critiques and lessons: list, show, retry, lessons, effects, stats "
                        "(memory stats --plot FILE draws the score history), validate, prune, ab.", group=True),
