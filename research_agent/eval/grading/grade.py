@@ -28,8 +28,8 @@ from pathlib import Path, PurePosixPath
 
 from ...record import RunRecord
 from ...review.checks.claims import OWN_SCORE
-from ...text.citations import CITED, blank, find_citations, mask_code_and_urls, sentence_spans
 from ...review.markdown import LIMITATIONS_TITLE, REJECTION_MARK
+from ...text.citations import CITED, blank, find_citations, mask_code_and_urls, sentence_spans
 from ...text.report_body import SKIPPED_SECTIONS, body_blocks
 from ..world import Question, World
 from .mentions import Corpus, answer_pattern, names_in, normalized, numbers_in

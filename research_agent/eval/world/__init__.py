@@ -7,9 +7,9 @@
 """
 
 from .builtin import DEFAULT_SEED, KINDS, builtin_name, generate, write_world
-from .load import PAGES_DIR, QUESTIONS_FILE, Checkpoint, Question, Superseded, World, load_world
+from .load import PAGES_DIR, QUESTIONS_FILE, Checkpoint, Question, Superseded, World, load_world, world_schema
 
 __all__ = [
     "Checkpoint", "Question", "Superseded", "World", "load_world", "write_world", "generate", "builtin_name",
-    "DEFAULT_SEED", "KINDS", "PAGES_DIR", "QUESTIONS_FILE",
+    "world_schema", "DEFAULT_SEED", "KINDS", "PAGES_DIR", "QUESTIONS_FILE",
 ]  # fmt: skip
