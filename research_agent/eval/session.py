@@ -33,12 +33,13 @@ class Grades:
 
     def __init__(self, plan: EvalPlan, base: Settings) -> None:
         self.plan, self.base = plan, base
+        self.entries = {entry.key: entry for entry in plan.state.entries}  # the runner changes them in place
         self.by_key: dict[str, GradedRun] = {}
 
     def of(self, key: str) -> GradedRun | None:
         """The graded run of entry ``key`` (None: not finished, or its files cannot be read)."""
         if key not in self.by_key:
-            entry = next((e for e in self.plan.state.entries if e.key == key), None)
+            entry = self.entries.get(key)
             run = grade_entry(self.plan.world, entry, self.base.meta_dir, self.base.reports_dir) if entry else None
             if run is None:
                 return None
@@ -46,10 +47,9 @@ class Grades:
         return self.by_key[key]
 
     def all(self) -> dict[str, GradedRun]:
-        for entry in self.plan.state.entries:
-            if entry.state == "done":
-                self.of(entry.key)
-        return {key: run for key, run in self.by_key.items() if any(e.key == key for e in self.plan.state.entries)}
+        """Every finished run of the eval, graded."""
+        graded = {key: self.of(key) for key, entry in self.entries.items() if entry.state == "done"}
+        return {key: run for key, run in graded.items() if run is not None}
 
 
 async def run_eval(

@@ -19,7 +19,7 @@ import typer
 
 from ...errors import InputError
 from .. import run_options as opt
-from ..batch import BatchDeps, finish, run_locked
+from ..batch import BatchDeps, Parallel, Retries, finish, run_locked
 from ..boundary import guarded, json_failures, stderr_console
 from ..startup import importing
 from ..terminal import dumps_json, echo
@@ -37,11 +37,6 @@ WorldDir = Annotated[
                    show_default="the built-in fictional world of --seed"),
 ]  # fmt: skip
 Mode = Annotated[str, typer.Option("--mode", metavar="quick|standard|deep", help="How much work each run does.")]
-Parallel = Annotated[
-    int | None,
-    typer.Option("--parallel", min=1, max=64, metavar="N", help="Questions at once.",
-                 show_default="the endpoint's slots + 1, at most 8"),
-]  # fmt: skip
 Limit = Annotated[int | None, typer.Option("--limit", min=1, metavar="N", help="Only the world's first N questions.")]
 Seed = Annotated[
     int | None,
@@ -56,9 +51,6 @@ Holdout = Annotated[
                                          "build no lesson.")
 ]  # fmt: skip
 Resume = Annotated[str | None, typer.Option("--resume", metavar="ID", help="Continue the eval ID (WORLD_DIR optional).")]
-Retries = Annotated[
-    int, typer.Option("--retries", min=0, max=10, metavar="N", help="Tries again of a run that failed transiently.")
-]
 
 
 @guarded

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from rich.console import Group, RenderableType
 from rich.table import Table
+from rich.text import Text
 
 from ...batch.state import Entry
 from ...eval.graded import GradedRun
@@ -61,4 +62,5 @@ class EvalView(BatchView):
             table.add_row(run.question.id, str(run.round), f"{g.found}/{len(g.checkpoints)}", str(g.cited),
                           str(len(g.unsupported)), "yes" if g.declined else "-")  # fmt: skip
         shown = "-" if recall is None else f"{recall:.2f}"
-        return Group(super()._render(), f"fact recall so far {shown} over {len(self.graded)} graded run(s)", table)
+        line = Text(f"fact recall so far {shown} over {len(self.graded)} graded run(s)")
+        return Group(super()._render(), line, table) if self.graded else Group(super()._render(), line)
