@@ -4,7 +4,8 @@ limits (:func:`~research_agent.batch.session.open_endpoint`), each round run as 
 written after every change, cancellation), then every finished run graded and the scorecard written.
 
 Rounds run one after another: the questions of round 2 start once round 1's have ended, so they
-get the lessons round 1's critiques built. The scorecard pages are written however the session
+get the lessons round 1's critiques built. Each run is graded as it ends, its critique's scores read
+while the critique is there (retention keeps only the newest critiques). The scorecard pages are written however the session
 ends: finished, stopped by an error, or cancelled (a second Ctrl-C may cut them short; the state is
 up to date all the same).
 """
@@ -16,10 +17,12 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..batch.runner import BatchWatcher, ResearchFn, RunOptions, run_batch
+from ..batch.runner import BatchWatcher, QuietWatcher, ResearchFn, RunOptions, run_batch
 from ..batch.session import ModelFactory, SessionOptions, default_model, open_endpoint, statuses_now
+from ..batch.state import Entry
 from ..batch.summary import lesson_changes, lesson_statuses
 from ..config import Settings
+from ..service.events import EventLog
 from .graded import GradedRun, grade_entry
 from .pages import write_pages
 from .plan import EvalPlan
@@ -52,6 +55,25 @@ class Grades:
         return {key: run for key, run in graded.items() if run is not None}
 
 
+class _Grading:
+    """A BatchWatcher that grades each run as it ends (before retention may prune its critique),
+    then tells ``inner``."""
+
+    def __init__(self, grades: Grades, inner: BatchWatcher | None) -> None:
+        self.grades, self.inner = grades, inner or QuietWatcher()
+
+    def started(self, entry: Entry, events: EventLog) -> None:
+        self.inner.started(entry, events)
+
+    def retrying(self, entry: Entry, delay: float) -> None:
+        self.inner.retrying(entry, delay)
+
+    def ended(self, entry: Entry) -> None:
+        if entry.state == "done":
+            self.grades.of(entry.key)
+        self.inner.ended(entry)
+
+
 async def run_eval(
     plan: EvalPlan,
     base: Settings,
@@ -70,13 +92,14 @@ async def run_eval(
     grades = grades or Grades(plan, base)
     endpoint = await open_endpoint(base, options, make_model, sleep=sleep, clock=clock)  # refused: nothing written
     started = time.monotonic()
+    grading = _Grading(grades, watcher)
     try:
         if plan.new:
             state.lessons_at_start = await asyncio.to_thread(lesson_statuses, base)
         for number in range(1, plan.options.rounds + 1):
             batch = plan.round_batch(number)
             if batch.todo():
-                await run_batch(batch, model=endpoint.model, research=research, watcher=watcher, sleep=sleep,
+                await run_batch(batch, model=endpoint.model, research=research, watcher=grading, sleep=sleep,
                                 options=RunOptions(options.parallel, options.retries, options.html))  # fmt: skip
     finally:
         await endpoint.aclose()
