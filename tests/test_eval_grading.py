@@ -99,10 +99,16 @@ def test_the_tools_own_words_are_not_unsupported_facts() -> None:
               "2 revision(s): length. It is published as the last revision left it; the issues are listed "
               "under Limitations & Gaps.")  # fmt: skip
     limitations = ('- Unresolved after review: duplicated paragraphs at line 32: "Acme Works employs": repeats '
-                   "the paragraph at line 25.\n- Claims checked against their sources: 9 of 25 cited sentences.")
+                   "the paragraph at line 25.\n- Claims checked against their sources: 9 of 25 cited sentences.\n"
+                   "- The skeptic rated viability 30/100, below the threshold of 51, after 2 plan(s): treat the "
+                   "conclusions as tentative.\n- Short report: 2 relevant source(s) from 1 site(s); a full report "
+                   "needs 3 from 2.")  # fmt: skip
     report = report_with("Acme Works employs 12,400 people [1].", notice=notice, limitations=limitations)
     graded = grade(WORLD, report, record_for(WORLD, question.question))
     assert graded.unsupported == () and graded.found == graded.cited == 1
+    writers = grade(WORLD, report_with("Acme Works employs 12,400 people [1].", limitations=(
+        "- The Varn Canal was damaged by a fire in 2031.\n" + limitations)), record_for(WORLD, question.question))
+    assert [u.token for u in writers.unsupported] == ["2031"], "the writer's own limitations are read"
 
 
 def test_an_invented_name_and_number_are_listed_with_their_sentence() -> None:

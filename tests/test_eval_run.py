@@ -128,6 +128,7 @@ def test_an_eval_that_stopped_continues_with_only_the_runs_it_lacks(tmp_path: Pa
     first, data = _eval(tmp_path, ResponderModel(CopyingResponder(), before=failing_writer), "--limit", "3",
                         "--no-critique")  # fmt: skip
     assert first.exit_code == 1 and data["summary"]["failed"] == 1
+    assert data["status"] == "finished", "it ran to its end: one run failed, none is left to run"
     second_model = ResponderModel(CopyingResponder())
     again, resumed = _eval(tmp_path, second_model, "--limit", "3", "--no-critique")
     assert again.exit_code == 0 and resumed["id"] == data["id"] and resumed["summary"]["failed"] == 0

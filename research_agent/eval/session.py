@@ -92,7 +92,7 @@ async def run_eval(
     grades = grades or Grades(plan, base)
     endpoint = await open_endpoint(base, options, make_model, sleep=sleep, clock=clock)  # refused: nothing written
     started = time.monotonic()
-    grading = _Grading(grades, watcher)
+    grading, ran = _Grading(grades, watcher), False
     try:
         if plan.new:
             state.lessons_at_start = await asyncio.to_thread(lesson_statuses, base)
@@ -101,11 +101,12 @@ async def run_eval(
             if batch.todo():
                 await run_batch(batch, model=endpoint.model, research=research, watcher=grading, sleep=sleep,
                                 options=RunOptions(options.parallel, options.retries, options.html))  # fmt: skip
+        ran = True
     finally:
         await endpoint.aclose()
         state.wall_seconds += time.monotonic() - started
         state.limits = endpoint.limits.stats.as_dict()
-        state.status = "finished" if state.complete else "stopped"
+        state.status = "finished" if ran else "stopped"  # finished: ran to its end, failed runs and all
         state.save()
         changed = lesson_changes(state.lessons_at_start, await statuses_now(base))
         plan.page = scorecard_data(plan, grades.all(), lessons_changed=changed)

@@ -12,8 +12,9 @@ blanked first, since no writer claimed them. Then, for the report's question:
 * ``stale``: the body states a superseded value and never its replacement;
 * ``unsupported``: names and numbers (:mod:`.mentions`) that no page of the world and not the
   question hold, each with its sentence: facts the model made up. Read in the writer's sentences
-  only: not in Limitations & Gaps (where the tool lists its own findings beside the writer's), and
-  not at all in the short report of a run whose gate found too little (the tool wrote all of it);
+  only: not in the lines the tool adds to Limitations & Gaps (:data:`TOOL_LINES`: what its review
+  left open, its claim check, its notes on the run), and not at all in the short report of a run
+  whose gate found too little (the tool wrote all of it);
 * ``declined``: the run's gate found too little, or the Executive Summary says the sources do not
   answer (right for a question marked ``answerable: false``).
 """
@@ -28,17 +29,24 @@ from pathlib import Path, PurePosixPath
 
 from ...record import RunRecord
 from ...review.checks.claims import OWN_SCORE
-from ...review.markdown import LIMITATIONS_TITLE, REJECTION_MARK
+from ...review.checks.text import CUT_SHORT_NOTE
+from ...review.markdown import REJECTION_MARK
 from ...text.citations import CITED, blank, find_citations, mask_code_and_urls, sentence_spans
-from ...text.report_body import SKIPPED_SECTIONS, body_blocks
+from ...text.report_body import body_blocks
 from ..world import Question, World
 from .mentions import Corpus, answer_pattern, names_in, normalized, numbers_in
 
-__all__ = ["CheckpointGrade", "Unsupported", "Grade", "grade", "GATE_DECLINED", "UNSUPPORTED_SKIPPED"]
+__all__ = ["CheckpointGrade", "Unsupported", "Grade", "grade", "GATE_DECLINED", "TOOL_LINES"]
 
 GATE_DECLINED = ("insufficient_data", "no_new_findings")
-# Where the tool lists its own findings beside the writer's: not read for unsupported facts.
-UNSUPPORTED_SKIPPED = SKIPPED_SECTIONS | {LIMITATIONS_TITLE.lower()}
+# How the lines the tool adds to Limitations & Gaps begin (run/finish.py, review/feedback.py, the
+# claim check, run/report.py): its own findings, beside the writer's; not read for unsupported facts.
+TOOL_LINES = (
+    "Unresolved after review:", "Claims checked against their sources:", "Claims not checked:", "Short report:",
+    "Not replanned:", "Some sources could only be read from their search snippets", CUT_SHORT_NOTE,
+    "Search provider(s) failed during the run:", "The skeptic rated viability", "The skeptic's answers could not be used",
+    "The run reached its", "Some citations pointed to sources that do not exist",
+)  # fmt: skip
 _NOTICE = re.compile(rf"^> {re.escape(REJECTION_MARK)}[^\n]*$", re.M)
 _DISPUTED = re.compile(r"\[disputed\]", re.I)
 _HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.*?)[ \t#]*$", re.M)
@@ -168,7 +176,8 @@ def _unsupported(world: World, question: Question, report: str, record: RunRecor
         return ()
     pages, asked = _pages(world), Corpus.of([question.question])
     found: dict[tuple[str, str], Unsupported] = {}
-    for sentence, masked in _sentences(body_blocks(report, skip=UNSUPPORTED_SKIPPED)):
+    writers = [block for block in body_blocks(report) if not block.startswith(TOOL_LINES)]
+    for sentence, masked in _sentences(writers):
         for match in numbers_in(masked):
             token = match.group(0)
             if not pages.has_number(token) and not asked.has_number(token):
