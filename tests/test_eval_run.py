@@ -151,3 +151,7 @@ def test_ctrl_c_stops_the_eval_keeps_what_finished_and_writes_its_pages(tmp_path
     assert f"continue with: research-agent eval run --resume {state['id']}" in stopped.stderr
     page = json.loads((tmp_path / "reports" / f"eval-{state['id']}.json").read_text(encoding="utf-8"))
     assert page["status"] == "stopped" and page["summary"]["reports"] == 2 and page["summary"]["not_run"] == 2
+    model = ResponderModel(CopyingResponder())
+    again, resumed = _eval(tmp_path, model, "--resume", state["id"])  # its options kept: --limit 4, no critique
+    assert again.exit_code == 0 and resumed["id"] == state["id"] and resumed["summary"]["reports"] == 4
+    assert len(model.calls("draft")) == 2 and not model.calls("critique")
