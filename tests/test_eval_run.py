@@ -33,7 +33,8 @@ def _eval(tmp_path: Path, model: ResponderModel, *args: str):
 
 
 def _written(data: dict) -> list[dict]:
-    """The reports a writer wrote (a run whose gate found too little publishes the tool's short report)."""
+    """The reports a writer wrote: "its reports" (a run whose gate found too little publishes the tool's
+    own short report, in which no writer could invent anything)."""
     return [q for q in data["questions"] if q["graded"] and read_run_record(
         Path(q["report"]).parent / "meta" / f"run-{q['run_id']}.yaml").gate_decision in ("full_report", "short_report")]
 
