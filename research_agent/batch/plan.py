@@ -23,7 +23,8 @@ from .questions import BatchQuestion
 from .reach import sign_reach
 from .state import BatchState, Entry, entry_key, make_batch_id
 
-__all__ = ["Batch", "question_settings", "run_options", "plan_batch", "rows_of", "KEPT_OVERRIDES"]
+__all__ = ["Batch", "question_settings", "run_options", "plan_batch", "rows_of", "still_done", "plain_value",
+           "KEPT_OVERRIDES"]
 
 # The options a stored batch keeps for --resume ID: those that decide what its runs do. Never the
 # ones that reach outside (--allow-private, --context, --rules, --searxng-url): a state file under
@@ -45,6 +46,8 @@ class Batch:
     settings: dict[str, Settings]
     new: bool = True  # False: an earlier batch continued
     page: dict[str, Any] = field(default_factory=dict)  # what the batch page shows, once a session wrote it
+    # entry key -> the eval whose measured half the question is (eval --holdout): its critique builds no lesson
+    held_out: dict[str, str] = field(default_factory=dict)
 
     def todo(self) -> list[Entry]:
         """The questions not done yet, in file order."""
@@ -104,7 +107,7 @@ def plan_batch(
     """The batch for ``questions`` run with ``base`` settings: ``previous`` continued when given
     (its questions done with the same options and still on disk are kept), else a new one."""
     now = now or datetime.now(UTC)
-    kept = {entry.key: entry for entry in previous.entries if _still_done(entry, base)} if previous else {}
+    kept = {entry.key: entry for entry in previous.entries if still_done(entry, base)} if previous else {}
     settings: dict[str, Settings] = {}
     by_row: dict[str, Settings] = {}
     entries = []
@@ -130,18 +133,18 @@ def plan_batch(
     state.file = file or state.file
     state.entries = entries
     state.status = "running"
-    state.overrides = {key: _plain(value) for key, value in overrides.items() if key in KEPT_OVERRIDES}
+    state.overrides = {key: plain_value(value) for key, value in overrides.items() if key in KEPT_OVERRIDES}
     sign_reach(state, base.state_dir)
     return Batch(state, settings, new=previous is None)
 
 
-def _still_done(entry: Entry, settings: Settings) -> bool:
+def still_done(entry: Entry, settings: Settings) -> bool:
     """A question a stored batch calls done, whose run record is still there."""
     return entry.state == "done" and bool(entry.run_id) and (settings.meta_dir / f"run-{entry.run_id}.yaml").is_file()
 
 
-def _plain(value: Any) -> Any:
+def plain_value(value: Any) -> Any:
     """A setting as YAML keeps it (folders as text, tuples as lists)."""
     if isinstance(value, tuple | list):
-        return [_plain(item) for item in value]
+        return [plain_value(item) for item in value]
     return str(value) if isinstance(value, Path) else value

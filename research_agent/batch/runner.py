@@ -169,7 +169,7 @@ async def _ask(batch: Batch, entry: Entry, shared: _Shared) -> None:
         shared.watcher.started(entry, events)
         started = time.monotonic()
         try:
-            entry.outcome = await _one(entry, settings, events, shared, started)
+            entry.outcome = await _one(entry, settings, events, shared, started, batch.held_out.get(entry.key))
         except BaseException as exc:
             events.end("cancelled" if isinstance(exc, asyncio.CancelledError) else "failed", _message(exc))
             goes_on = _failed(entry, exc, shared)
@@ -216,10 +216,13 @@ def _backoff(attempt: int, rng: random.Random) -> float:
     return ceiling * (0.5 + 0.5 * rng.random())
 
 
-async def _one(entry: Entry, settings: Settings, events: EventLog, shared: _Shared, started: float) -> dict[str, Any]:
+async def _one(
+    entry: Entry, settings: Settings, events: EventLog, shared: _Shared, started: float, held_out: str | None
+) -> dict[str, Any]:
     result = await shared.research(entry.question, settings=settings, model=shared.model, reader=shared.reader,
                                    progress=events)  # fmt: skip
-    critique = await _critique(result, settings, events, shared, settings.run_timeout - (time.monotonic() - started))
+    time_left = settings.run_timeout - (time.monotonic() - started)
+    critique = await _critique(result, settings, events, shared, time_left, held_out)
     html = ""
     if shared.options.export_html:
         html = await _export_html(result.report_path, settings.reports_dir)
@@ -227,15 +230,17 @@ async def _one(entry: Entry, settings: Settings, events: EventLog, shared: _Shar
 
 
 async def _critique(
-    result: ResearchResult, settings: Settings, events: EventLog, shared: _Shared, time_left: float
+    result: ResearchResult, settings: Settings, events: EventLog, shared: _Shared, time_left: float,
+    held_out: str | None = None,
 ) -> dict[str, Any]:
-    """The run's critique, here and now (as ``--wait-critique`` does); its failure leaves the question done."""
+    """The run's critique, here and now (as ``--wait-critique`` does); its failure leaves the question done.
+    ``held_out``: the eval that holds the run out of learning (the critique then builds no lesson)."""
     if settings.mode.name == "quick" or not settings.critique:
         return {"state": "skipped"}
     events.stage("critique")
     try:
         critique = await critique_within(result.run_record_path, shared.model, settings=settings, now=None,
-                                         timeout=max(0.0, time_left))  # fmt: skip
+                                         timeout=max(0.0, time_left), held_out=held_out)  # fmt: skip
     except ResearchError as exc:
         return {"state": "failed", "error": _message(exc)}
     return {"state": "passed" if critique.overall_pass else "not passed", "mean_score": critique.mean_score,

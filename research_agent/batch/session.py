@@ -24,7 +24,8 @@ from .plan import Batch
 from .runner import BatchWatcher, ResearchFn, RunOptions, run_batch
 from .summary import lesson_statuses, summary_data, write_summary
 
-__all__ = ["SessionOptions", "ModelFactory", "run_session", "default_model", "default_parallel", "MAX_PARALLEL"]
+__all__ = ["SessionOptions", "ModelFactory", "Endpoint", "open_endpoint", "run_session", "shared_reader", "statuses_now",
+           "default_model", "default_parallel", "MAX_PARALLEL"]
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +58,40 @@ class SessionOptions:
     html: bool = False
 
 
+@dataclass
+class Endpoint:
+    """What the runs of a session share on the model endpoint: the one model client behind the
+    endpoint's ``limits``, and what closing it closes (the page reader joins once made)."""
+
+    model: LimitedModel
+    limits: EndpointLimits
+    owned: list[Any]
+
+    async def aclose(self) -> None:
+        await _close(self.owned)
+
+
+async def open_endpoint(
+    base: Settings,
+    options: SessionOptions,
+    make_model: ModelFactory,
+    *,
+    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> Endpoint:
+    """The session's model client behind the limits ``options`` set; what it opened is closed
+    again when the client cannot be made (no endpoint, a bad key file), which is raised."""
+    limits = EndpointLimits(rpm=options.rpm, tpm=options.tpm, clock=clock, sleep=sleep)
+    http_client = limited_http_client(limits, max_bytes=base.llm_max_answer_bytes)
+    owned: list[Any] = [http_client]
+    try:
+        model = LimitedModel(make_model(base, http_client), limits)
+    except BaseException:
+        await _close(owned)
+        raise
+    return Endpoint(model, limits, [model, *owned])
+
+
 async def run_session(
     batch: Batch,
     base: Settings,
@@ -72,36 +107,28 @@ async def run_session(
     ``batch.page``). The page is written even when the session is cancelled or stopped by an
     error, which then goes on."""
     state = batch.state
-    limits = EndpointLimits(rpm=options.rpm, tpm=options.tpm, clock=clock, sleep=sleep)
-    http_client = limited_http_client(limits, max_bytes=base.llm_max_answer_bytes)
-    owned: list[Any] = [http_client]
-    try:  # no endpoint, a bad key file: refused before anything is written
-        model = LimitedModel(make_model(base, http_client), limits)
-    except BaseException:
-        await _close(owned)
-        raise
-    owned.insert(0, model)
+    endpoint = await open_endpoint(base, options, make_model, sleep=sleep, clock=clock)  # refused: nothing written
     started = time.monotonic()
     try:
         if batch.new:
             state.lessons_at_start = await asyncio.to_thread(lesson_statuses, base)
-        reader = _shared_reader(batch, base)
+        reader = shared_reader(batch, base)
         if reader is not None:
-            owned.insert(0, reader)
-        await run_batch(batch, model=model, research=research, reader=reader, watcher=watcher, sleep=sleep,
+            endpoint.owned.insert(0, reader)
+        await run_batch(batch, model=endpoint.model, research=research, reader=reader, watcher=watcher, sleep=sleep,
                         options=RunOptions(options.parallel, options.retries, options.html))  # fmt: skip
     finally:
-        await _close(owned)
+        await endpoint.aclose()
         state.wall_seconds += time.monotonic() - started
-        state.limits = limits.stats.as_dict()
+        state.limits = endpoint.limits.stats.as_dict()
         state.status = "stopped" if state.status == "running" else state.status
         state.save()
-        batch.page = summary_data(state, lessons_now=await _statuses_now(base))
+        batch.page = summary_data(state, lessons_now=await statuses_now(base))
         write_summary(batch.page, base.reports_dir, html=options.html)
     return batch.page
 
 
-def _shared_reader(batch: Batch, base: Settings) -> Any:
+def shared_reader(batch: Batch, base: Settings) -> Any:
     """One page reader for every run of the batch that reads web pages (its fetch and extraction
     bounded as for one run); None when no question searches the web."""
     if not any(WEB_PROVIDERS.intersection(provider_names(s)) for s in batch.settings.values()):
@@ -111,7 +138,7 @@ def _shared_reader(batch: Batch, base: Settings) -> Any:
     return Fetcher.from_settings(base)
 
 
-async def _statuses_now(base: Settings) -> dict[str, str]:
+async def statuses_now(base: Settings) -> dict[str, str]:
     try:
         return await asyncio.to_thread(lesson_statuses, base)
     except asyncio.CancelledError:  # a second Ctrl-C while the page is written: no lesson changes shown

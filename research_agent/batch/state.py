@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import InputError
 from ..files.atomic import atomic_write_text
@@ -103,13 +103,19 @@ class Entry:
         return entry
 
 
-def state_path(meta_dir: Path, batch_id: str) -> Path:
-    return Path(meta_dir) / f"batch-{batch_id}.yaml"
+def state_path(meta_dir: Path, batch_id: str, kind: str = "batch") -> Path:
+    return Path(meta_dir) / f"{kind}-{batch_id}.yaml"
 
 
 @dataclass
 class BatchState:
-    """A batch: its id, the file it came from, the options given, its questions, and how it ended."""
+    """A batch: its id, the file it came from, the options given, its questions, and how it ended.
+
+    ``KIND`` names its file (``<KIND>-<id>.yaml``) and ``HEADER`` heads it: a subclass keeps another
+    kind of batch (an eval's) in a file of its own."""
+
+    KIND: ClassVar[str] = "batch"
+    HEADER: ClassVar[str] = _HEADER
 
     id: str
     meta_dir: Path
@@ -127,7 +133,7 @@ class BatchState:
 
     @property
     def path(self) -> Path:
-        return state_path(self.meta_dir, self.id)
+        return state_path(self.meta_dir, self.id, self.KIND)
 
     def count(self, state: str) -> int:
         return sum(1 for entry in self.entries if entry.state == state)
@@ -148,7 +154,7 @@ class BatchState:
         }  # fmt: skip
         for entry in changed:
             self._chunks.pop(entry.key, None)
-        parts = [_HEADER.format(id=self.id), dump_yaml(head), "questions:\n" if self.entries else "questions: []\n"]
+        parts = [self.HEADER.format(id=self.id), dump_yaml(head), "questions:\n" if self.entries else "questions: []\n"]
         for entry in self.entries:
             if entry.key not in self._chunks:
                 self._chunks[entry.key] = dump_yaml([asdict(entry)])
@@ -163,16 +169,17 @@ class BatchState:
     def load(cls, meta_dir: Path, batch_id: str) -> BatchState:
         """The batch ``batch_id`` of ``meta_dir``; InputError (one line) when it is missing or unreadable."""
         if not is_batch_id(batch_id):
-            raise InputError(f"--resume {batch_id[:80]!r}: not a batch id (see reports/meta/batch-<id>.yaml)")
-        path = state_path(meta_dir, batch_id)
+            article = "an" if cls.KIND[0] in "aeiou" else "a"
+            raise InputError(f"--resume {batch_id[:80]!r}: not {article} {cls.KIND} id (see reports/meta/{cls.KIND}-<id>.yaml)")
+        path = state_path(meta_dir, batch_id, cls.KIND)
         if not path.exists():
-            raise InputError(f"no batch {batch_id} in {meta_dir} (no {path.name})")
+            raise InputError(f"no {cls.KIND} {batch_id} in {meta_dir} (no {path.name})")
         try:
             data = load_yaml_text(read_capped(path, max_bytes=MAX_STATE_BYTES, within=Path(meta_dir)),
                                   max_nodes=MAX_STATE_NODES)  # fmt: skip
             return cls._from_data(Path(meta_dir), batch_id, data)
         except (InputError, ValueError, TypeError) as exc:
-            raise InputError(f"batch state {path}: {exc}") from None
+            raise InputError(f"{cls.KIND} state {path}: {exc}") from None
 
     @classmethod
     def _from_data(cls, meta_dir: Path, batch_id: str, data: Any) -> BatchState:
@@ -200,24 +207,26 @@ class BatchState:
                    entries=entries)  # fmt: skip
 
 
-def _states_newest_first(meta_dir: Path) -> Iterator[str]:
-    ids = [p.name.removeprefix("batch-").removesuffix(".yaml") for p in Path(meta_dir).glob("batch-*.yaml")]
+def _states_newest_first(meta_dir: Path, kind: str = "batch") -> Iterator[str]:
+    ids = [p.name.removeprefix(f"{kind}-").removesuffix(".yaml") for p in Path(meta_dir).glob(f"{kind}-*.yaml")]
     yield from sorted((i for i in ids if is_batch_id(i)), key=lambda batch_id: batch_id[-23:], reverse=True)
 
 
-def find_unfinished(meta_dir: Path, file: str) -> BatchState | None:
+def find_unfinished(meta_dir: Path, file: str, kind: type[BatchState] | None = None) -> BatchState | None:
     """The newest batch of ``file`` (a resolved path) with a question not done yet; None when its
-    newest batch is complete, or it has none. Files that cannot be read are passed over."""
-    state = find_latest(meta_dir, file)
+    newest batch is complete, or it has none. Files that cannot be read are passed over.
+    ``kind``: the state class whose files are looked at (default :class:`BatchState`)."""
+    state = find_latest(meta_dir, file, kind)
     return None if state is None or state.complete else state
 
 
-def find_latest(meta_dir: Path, file: str) -> BatchState | None:
+def find_latest(meta_dir: Path, file: str, kind: type[BatchState] | None = None) -> BatchState | None:
     """The newest batch of ``file`` (a resolved path), finished or not; None when it has none.
-    Files that cannot be read are passed over."""
-    for batch_id in _states_newest_first(meta_dir):
+    Files that cannot be read are passed over. ``kind``: as for :func:`find_unfinished`."""
+    kind = kind or BatchState
+    for batch_id in _states_newest_first(meta_dir, kind.KIND):
         try:
-            state = BatchState.load(meta_dir, batch_id)
+            state = kind.load(meta_dir, batch_id)
         except InputError:
             continue
         if state.file == file:

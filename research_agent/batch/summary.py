@@ -24,7 +24,8 @@ from ..files.atomic import atomic_write_text
 from ..text.mdsafe import plain_text
 from .state import BatchState, Entry
 
-__all__ = ["summary_data", "summary_markdown", "summary_html", "write_summary", "lesson_statuses"]
+__all__ = ["summary_data", "summary_markdown", "summary_html", "write_summary", "lesson_statuses", "lesson_changes",
+           "report_link", "duration_text", "cost_text", "html_page"]
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,7 @@ def lesson_statuses(settings: Settings, now: datetime | None = None) -> dict[str
     return {f"{effect.domain}/{effect.key}": effect.status for effect in effects}
 
 
-def _lesson_changes(before: dict[str, str], after: dict[str, str]) -> list[dict[str, str]]:
+def lesson_changes(before: dict[str, str], after: dict[str, str]) -> list[dict[str, str]]:
     changes = []
     for name in sorted(set(before) | set(after)):
         old, new = before.get(name, "new"), after.get(name, "gone")
@@ -89,18 +90,18 @@ def summary_data(state: BatchState, *, lessons_now: dict[str, str]) -> dict[str,
     return {
         "id": state.id, "file": state.file, "status": state.status, "created": state.created,
         "state_path": str(state.path), "totals": {**_totals(questions), "wall_seconds": round(state.wall_seconds, 1)},
-        "limits": state.limits, "lessons_changed": _lesson_changes(state.lessons_at_start, lessons_now),
+        "limits": state.limits, "lessons_changed": lesson_changes(state.lessons_at_start, lessons_now),
         "questions": questions,
     }  # fmt: skip
 
 
-def _duration(seconds: float) -> str:
+def duration_text(seconds: float) -> str:
     seconds = int(round(seconds))
     hours, rest = divmod(seconds, 3600)
     return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
 
 
-def _cost(cost: float | None) -> str:
+def cost_text(cost: float | None) -> str:
     return "unknown" if cost is None else f"${cost:.4f}"
 
 
@@ -125,8 +126,8 @@ def _lines(data: dict[str, Any]) -> list[str]:
         f"{t['questions']} question{'' if t['questions'] == 1 else 's'}: {t['done']} done, {t['failed']} failed, {t['pending'] + t['running']} not run yet",
         f"review: {t['approved']} approved, {t['rejected']} rejected; claims checked {t['claims_checked']}, "
         f"{_share(t['unsupported_share'])} unsupported; sources kept {t['sources_kept']}",
-        f"tokens {t['tokens']:,}; cost {_cost(t['cost_usd'])}; wall time {_duration(t['wall_seconds'])} "
-        f"(questions {_duration(t['question_seconds'])} summed)",
+        f"tokens {t['tokens']:,}; cost {cost_text(t['cost_usd'])}; wall time {duration_text(t['wall_seconds'])} "
+        f"(questions {duration_text(t['question_seconds'])} summed)",
     ]
     if limits:
         lines.append(f"endpoint: {limits.get('calls', 0)} calls, {limits.get('pauses', 0)} pause(s) after a 429 "
@@ -146,10 +147,10 @@ def _cells(q: dict[str, Any]) -> list[str]:
     return [str(q["line"]), q["question"], _status(q), (q["review"] or "-") if done else "-",
             str(q["claims_checked"]) if done else "-", _share(q["unsupported_share"]) if done else "-",
             str(q["sources_kept"]) if done else "-", f"{q['tokens']:,}" if done else "-",
-            _cost(q["cost_usd"]) if done else "-", _duration(q["seconds"]) if q["seconds"] else "-"]  # fmt: skip
+            cost_text(q["cost_usd"]) if done else "-", duration_text(q["seconds"]) if q["seconds"] else "-"]  # fmt: skip
 
 
-def _link(path: str, reports_dir: Path) -> str:
+def report_link(path: str, reports_dir: Path) -> str:
     """A report's address from the batch page beside it: its name when it lies in the reports folder."""
     target = Path(path)
     return target.name if target.parent.resolve() == Path(reports_dir).resolve() else target.resolve().as_uri()
@@ -164,7 +165,7 @@ def summary_markdown(data: dict[str, Any], reports_dir: Path) -> str:
     for q in data["questions"]:
         cells = _cells(q)  # the question and the status (an error's text) come from outside: made inert
         cells[1:3] = [plain_text(cells[1], max_chars=MAX_QUESTION_CHARS), plain_text(cells[2], max_chars=400)]
-        report = f"[report](<{_link(q['report'], reports_dir)}>)" if q["report"] and q["status"] == "done" else "-"
+        report = f"[report](<{report_link(q['report'], reports_dir)}>)" if q["report"] and q["status"] == "done" else "-"
         out.append("| " + " | ".join([*cells, report]) + " |")
     return "\n".join(out) + "\n"
 
@@ -184,7 +185,7 @@ th, td {{ border-bottom: 1px solid var(--rule); padding: 0.3rem 0.5rem; text-ali
 </style>
 </head>
 <body>
-<header class="masthead"><p class="kicker">Research batch</p><h1>{title}</h1></header>
+<header class="masthead"><p class="kicker">{kicker}</p><h1>{title}</h1></header>
 <main>
 <ul>{facts}</ul>
 <table><thead><tr>{head}</tr></thead><tbody>
@@ -196,19 +197,25 @@ th, td {{ border-bottom: 1px solid var(--rule); padding: 0.3rem 0.5rem; text-ali
 """
 
 
+def html_page(title: str, kicker: str, lines: list[str], columns: tuple[str, ...], rows: list[str]) -> str:
+    """A page of facts and one table, self-contained in the export's style (no script, nothing from
+    outside): ``lines`` and ``columns`` are plain text (escaped here), ``rows`` ready ``<tr>`` markup."""
+    style = resources.files("research_agent.export").joinpath("report.css").read_text(encoding="utf-8")
+    return _PAGE.format(title=escape(title), kicker=escape(kicker), style=style,
+                        facts="".join(f"<li>{escape(line)}</li>" for line in lines),
+                        head="".join(f"<th>{escape(c)}</th>" for c in columns), rows="\n".join(rows))  # fmt: skip
+
+
 def summary_html(data: dict[str, Any], reports_dir: Path) -> str:
     """The batch page as one self-contained HTML page; each report links to its HTML export."""
-    style = resources.files("research_agent.export").joinpath("report.css").read_text(encoding="utf-8")
-    facts = "".join(f"<li>{escape(line)}</li>" for line in [f"file: {data['file'] or '(questions given directly)'}",
-                                                           f"status: {data['status']}", *_lines(data)])  # fmt: skip
     rows = []
     for q in data["questions"]:
         cells = "".join(f"<td>{escape(cell)}</td>" for cell in _cells(q))
         target = q["html"] or q["report"]
-        link = f'<a href="{escape(_link(target, reports_dir))}">report</a>' if target and q["status"] == "done" else "-"
+        link = f'<a href="{escape(report_link(target, reports_dir))}">report</a>' if target and q["status"] == "done" else "-"
         rows.append(f"<tr>{cells}<td>{link}</td></tr>")
-    return _PAGE.format(title=escape(f"Batch {data['id']}"), style=style, facts=facts,
-                        head="".join(f"<th>{escape(c)}</th>" for c in _COLUMNS), rows="\n".join(rows))  # fmt: skip
+    lines = [f"file: {data['file'] or '(questions given directly)'}", f"status: {data['status']}", *_lines(data)]
+    return html_page(f"Batch {data['id']}", "Research batch", lines, _COLUMNS, rows)
 
 
 def write_summary(data: dict[str, Any], reports_dir: Path, *, html: bool) -> list[Path]:

@@ -7,6 +7,8 @@
 * :mod:`.review`    ``review``: lint any markdown report
 * :mod:`.export`    ``export``: a report as one HTML page or PDF (and ``run --format``'s step after the run)
 * :mod:`.memory`    ``memory list|show|lessons|effects|validate|prune|stats|ab``: a package, one module per family
+* :mod:`.batch`     ``batch FILE``, and :mod:`.eval` ``eval run|compare``: packages (the work is
+  :mod:`research_agent.batch`'s and :mod:`research_agent.eval`'s)
 * :mod:`.mcp`       ``mcp``: the MCP server's options (the server is :mod:`research_agent.mcp_server`)
 * :mod:`.corpus`    ``corpus index|search``;  :mod:`.cache`  ``cache clear``;  :mod:`.doctor`  ``doctor``
 * :mod:`.boundary`  the one error boundary every command runs in (SIGTERM as Ctrl-C: :mod:`research_agent.interrupts`)

@@ -72,6 +72,9 @@ COMMANDS: dict[str, _Command] = {
                     "Serve research, review and memory as MCP tools."),
     "serve": _Command("servers", "serve_command", "Serve the research workbench in your browser: ask, watch a run, "
                       "read reports, see what the memory learned.", "Serve the research workbench in your browser."),
+    "eval": _Command("eval", "app", "Quality measured against ground truth: research every question of a world with known answers,\n"
+                     "grade each report by program, and compare evals.", "Grade reports against a world with known answers.",
+                     group=True),
     "corpus": _Command("corpus", "app", "Index and search local document folders.",
                        "Index and search local document folders.", group=True),
     "memory": _Command("memory", "app", "Stored critiques and lessons: list, show, retry, lessons, effects, stats "

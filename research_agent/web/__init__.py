@@ -6,6 +6,7 @@ static files are package data.
 * :mod:`.app`           the ASGI app (routes, headers, the shared HTTP guard) and serving it
 * :mod:`.pages`         ask (``/``), watch (``/runs/<key>``, its events and Cancel), read (``/reports``)
 * :mod:`.memory_pages`  ``/memory``: lessons and their effects, critiques, proposals; a person's acts
+* :mod:`.eval_pages`    ``/evals``: the evals of the reports folder and their scorecards (read-only)
 * :mod:`.jobs`          the runs this server started, each holding a run slot, followed as events
 * :mod:`.forms`         CSRF token, size-capped forms, loopback clients, run ids (never paths)
 * :mod:`.views`         the reports list's rows and a run record's parts, read from the reports folder

@@ -154,6 +154,7 @@ def _browser() -> Path | None:
 
 def build_app(options: ServiceOptions, bind: HttpBind, *, bench: Workbench | None = None) -> HttpGuard:
     """The workbench for ``options`` on ``bind``, guarded. ``bench``: one made already (tests)."""
+    from .eval_pages import EVAL_ROUTES
     from .memory_pages import MEMORY_ROUTES
     from .pages import PAGE_ROUTES
 
@@ -174,7 +175,7 @@ def build_app(options: ServiceOptions, bind: HttpBind, *, bench: Workbench | Non
 
     static = StaticFiles(packages=[("research_agent.web", "static")])
     app = Starlette(
-        routes=[*PAGE_ROUTES, *MEMORY_ROUTES, Mount("/static", static, name="static")],
+        routes=[*PAGE_ROUTES, *MEMORY_ROUTES, *EVAL_ROUTES, Mount("/static", static, name="static")],
         lifespan=lifespan,
         exception_handlers={404: not_here, 405: not_here},
     )

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import shlex
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,8 +36,10 @@ from ..terminal import dumps_json, echo, markup
 if TYPE_CHECKING:
     from ...batch.plan import Batch
     from ...batch.session import ModelFactory, SessionOptions
+    from ...batch.state import BatchState
+    from .view import BatchView
 
-__all__ = ["app", "batch_command", "BatchDeps", "resume_command"]
+__all__ = ["app", "batch_command", "BatchDeps", "resume_command", "run_locked", "finish", "quiet_logs"]
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None)
 
@@ -132,7 +134,7 @@ def batch_command(
         options = SessionOptions(parallel or default_parallel(base), retries, rpm, tpm, html=fmt == "html")
         data, stopped = _run(batch, base, options, deps)
         _print(data, json_output, fmt)
-    _finish(batch, stopped, given)
+    finish(batch.state, stopped, resume_command("research-agent batch", batch.state.id, given))
 
 
 def _plan(
@@ -173,7 +175,6 @@ def _run(batch: Batch, base: Settings, options: SessionOptions, deps: BatchDeps)
     """Run the batch with its progress on stderr; the page's content, and the exit code when a
     signal stopped it (None: it ran to its end)."""
     from ...batch.session import default_model, run_session
-    from ...files.locks import Locked, exclusive_lock
     from ...pipeline import research
     from .view import BatchView
 
@@ -181,24 +182,33 @@ def _run(batch: Batch, base: Settings, options: SessionOptions, deps: BatchDeps)
     view = BatchView(stderr_console(), len(state.entries), done=state.count("done"), parallel=options.parallel)
     session = run_session(batch, base, options=options, research=deps.research or research,
                           make_model=deps.make_model or default_model, watcher=view, sleep=deps.sleep)  # fmt: skip
-    lock = base.meta_dir / f"batch-{state.id}.lock"
+    stopped = run_locked(session, state, view)
+    return batch.page, stopped
+
+
+def run_locked(session: Coroutine[Any, Any, Any], state: BatchState, view: BatchView) -> int | None:
+    """Run ``session`` (a batch's, or an eval's) holding the lock of its ``state``, its progress in
+    ``view``; the exit code when a signal stopped it (None: it ran to its end)."""
+    from ...files.locks import Locked, exclusive_lock
+
+    lock = state.meta_dir / f"{state.KIND}-{state.id}.lock"
     try:
-        with exclusive_lock(lock, wait=False), _quiet_logs():
+        with exclusive_lock(lock, wait=False), quiet_logs():
             interrupts.run_interruptibly(session)
     except Locked:
         session.close()
-        raise InputError(f"batch {state.id} is running in another process") from None
+        raise InputError(f"{state.KIND} {state.id} is running in another process") from None
     except KeyboardInterrupt:  # the first Ctrl-C or SIGTERM, once the running questions have unwound
-        return batch.page, interrupts.interrupt_exit_code()
+        return interrupts.interrupt_exit_code()
     finally:
         view.stop()
         if not state.path.exists():  # it never started (no endpoint): nothing of it is left
             lock.unlink(missing_ok=True)
-    return batch.page, None
+    return None
 
 
 @contextmanager
-def _quiet_logs() -> Iterator[None]:
+def quiet_logs() -> Iterator[None]:
     """Without -v, the runs' warnings stay in their records, off the progress on stderr."""
     logger = logging.getLogger("research_agent")
     if logger.level and logger.level <= logging.DEBUG:
@@ -248,10 +258,11 @@ _NOT_KEPT = {"reports_dir": "--reports-dir", "context_path": "--context", "rules
 _NOT_KEPT_FLAGS = {"allow_private": ("--allow-private", True), "respect_robots": ("--ignore-robots", False)}
 
 
-def resume_command(batch_id: str, given: Mapping[str, Any]) -> str:
-    """The command that continues batch ``batch_id`` as printed, from any folder: ``--resume`` with
-    the options given now that the state does not keep (paths made absolute)."""
-    words = ["research-agent", "batch", "--resume", batch_id]
+def resume_command(command: str, batch_id: str, given: Mapping[str, Any]) -> str:
+    """The command (``research-agent batch``, ``research-agent eval run``) that continues batch
+    ``batch_id`` as printed, from any folder: ``--resume`` with the options given now that the state
+    does not keep (paths made absolute)."""
+    words = [*command.split(), "--resume", batch_id]
     for setting, option in _NOT_KEPT.items():
         if given.get(setting) is not None:
             value = given[setting]
@@ -260,15 +271,15 @@ def resume_command(batch_id: str, given: Mapping[str, Any]) -> str:
     return shlex.join(words)
 
 
-def _finish(batch: Batch, stopped: int | None, given: Mapping[str, Any]) -> None:
-    """Exit as the batch ended: 130/143 after Ctrl-C/SIGTERM, 1 when a question failed, else 0.
-    Told from the state, which is up to date even when a second Ctrl-C cut the page short."""
-    state = batch.state
+def finish(state: BatchState, stopped: int | None, resume: str) -> None:
+    """Exit as the batch (or eval) ended: 130/143 after Ctrl-C/SIGTERM, 1 when a question failed,
+    else 0. Told from the state, which is up to date even when a second Ctrl-C cut the page short.
+    ``resume``: the command that continues it, as printed (:func:`resume_command`)."""
     if stopped is not None:
         left = sum(1 for entry in state.entries if entry.state not in ("done", "failed"))
         stderr_console().print(
-            markup(f"{interrupts.interrupt_word()}: batch {state.id} stopped, {left} question(s) left; "
-                   f"continue with: {resume_command(state.id, given)}"),
+            markup(f"{interrupts.interrupt_word()}: {state.KIND} {state.id} stopped, {left} question(s) left; "
+                   f"continue with: {resume}"),
             soft_wrap=True,
         )  # fmt: skip
         raise typer.Exit(stopped)

@@ -21,7 +21,7 @@ from ...batch.state import Entry
 from ...service.events import EventLog
 from ..terminal import one_line
 
-__all__ = ["BatchView"]
+__all__ = ["BatchView", "short_question"]
 
 QUESTION_CHARS = 60
 
@@ -77,9 +77,12 @@ class BatchView:
         self.done += entry.state == "done"
         self.failed += entry.state == "failed"
         if self._live is None:
-            what = f"done ({entry.run_id})" if entry.state == "done" else f"failed: {entry.error}"
-            self.console.print(Text(f"[{self.done + self.failed}/{self.total}] {_short(entry.question)}: {what}"),
-                               soft_wrap=True)  # fmt: skip
+            self.console.print(Text(f"[{self.done + self.failed}/{self.total}] {self.ended_line(entry)}"), soft_wrap=True)
+
+    def ended_line(self, entry: Entry) -> str:
+        """What is printed, without a terminal, of a question that ended (after its number)."""
+        what = f"done ({entry.run_id})" if entry.state == "done" else f"failed: {entry.error}"
+        return f"{short_question(entry.question)}: {what}"
 
     # --- drawing ---------------------------------------------------------------------------
 
@@ -101,11 +104,11 @@ class BatchView:
         lines: list[RenderableType] = [head]
         for running in self.running.values():
             doing = running.note or running.events.current or "starting"
-            lines.append(Text(f"  {running.entry.line}: {_short(running.entry.question)} - {one_line(doing)}",
+            lines.append(Text(f"  {running.entry.line}: {short_question(running.entry.question)} - {one_line(doing)}",
                               no_wrap=True, overflow="ellipsis"))  # fmt: skip
         return Group(*lines)
 
 
-def _short(question: str) -> str:
+def short_question(question: str) -> str:
     text = one_line(question)
     return text if len(text) <= QUESTION_CHARS else text[: QUESTION_CHARS - 1] + "\u2026"

@@ -215,6 +215,7 @@ def critique_from_answer(
     report_path: str,
     usage: CritiqueUsage | None = None,
     skip_proposals: Collection[str] = (),
+    held_out: str | None = None,
 ) -> Critique:
     """Turn the model's answer and the run's facts into a clean, valid Critique.
 
@@ -260,6 +261,7 @@ def critique_from_answer(
         usage=usage,
         suspect=ramp_reason(scores),
         review=review,
+        held_out=held_out,
         proposed_lessons=clean_proposals(answer.get("proposed_lessons"), skip=skip_proposals),
     )
 
@@ -271,6 +273,7 @@ async def critique_run(
     settings: Settings,
     now: datetime | None = None,
     meta_dir: Path | None = None,
+    held_out: str | None = None,
 ) -> Critique:
     """Critique the run recorded at ``run_record_path``; write, prune and log; return the critique.
 
@@ -298,6 +301,7 @@ async def critique_run(
             report_path=record.report_path,
             usage=CritiqueUsage.from_usage(recorder.total),
             skip_proposals=not_to_propose(folder, settings.state_dir),
+            held_out=held_out,
         )
         write_critique(folder, critique)
         prune_critiques(folder, settings.max_critiques, protect=[critique.id], now=when)

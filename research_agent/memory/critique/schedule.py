@@ -112,15 +112,17 @@ def critique_now(
 
 
 async def critique_within(
-    run_record_path: Path, model: ChatModel, *, settings: Settings, now: datetime | None, timeout: float | None
+    run_record_path: Path, model: ChatModel, *, settings: Settings, now: datetime | None, timeout: float | None,
+    held_out: str | None = None,
 ) -> Critique:
     """:func:`critique_run` stopped after ``timeout`` seconds (None: no limit) with a
-    RunTimeout, logged to ``critique.log`` like any failure."""
+    RunTimeout, logged to ``critique.log`` like any failure. ``held_out``: the eval that holds the
+    run out of learning (its critique builds no lesson)."""
     from .judgement import critique_run  # a run that only spawns the detached critique never loads it
 
     try:
         async with asyncio.timeout(None if timeout is None else max(0.0, timeout)):
-            return await critique_run(run_record_path, model, settings=settings, now=now)
+            return await critique_run(run_record_path, model, settings=settings, now=now, held_out=held_out)
     except TimeoutError:
         exc = RunTimeout(
             f"the critique did not finish within the {max(0.0, timeout or 0.0):.3g}s left of the deadline "

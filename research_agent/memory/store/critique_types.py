@@ -171,6 +171,7 @@ class Critique:
     suspect: str | None = None  # why the critic's answer looks degenerate; such a critique teaches nothing
     proposed_lessons: tuple[ProposedLesson, ...] = ()
     review: str | None = None  # "rejected": the report was published rejected; the critique then never passes
+    held_out: str | None = None  # the eval (--holdout) whose measured half the run was: it builds no lesson
     # What loading left out of a file written by an earlier version (``memory validate`` shows it).
     load_notes: tuple[str, ...] = field(default=(), compare=False)
 
@@ -243,6 +244,7 @@ class Critique:
             "lessons": None if self.lessons_available else "unavailable",
             "suspect": self.suspect,
             "review": self.review,
+            "held_out": self.held_out,
             "proposed_lessons": [p.as_dict() for p in self.proposed_lessons],
             "facts": None if self.facts is None else self.facts.as_dict(),
         }
@@ -304,6 +306,7 @@ class Critique:
             lessons_available=data.get("lessons") != "unavailable",
             suspect=data.get("suspect"),
             review=data.get("review"),
+            held_out=data.get("held_out"),
             proposed_lessons=tuple(ProposedLesson(p["stage"], p["text"]) for p in data.get("proposed_lessons", ())),
             load_notes=notes,
         )

@@ -15,7 +15,7 @@ from ..issues import Issue
 from ..markdown import ParsedReport
 from .common import claim_context, lint_issue
 
-__all__ = ["check_numeric_claims"]
+__all__ = ["check_numeric_claims", "OWN_SCORE"]
 
 _N = r"\d+(?:[.,]\d+)*"
 _BEFORE = r"(?<![\w.,/-])"
@@ -107,7 +107,7 @@ _NUMERIC_KINDS: tuple[_NumericKind, ...] = tuple(
 # ("3 critical issue(s) ... after 2 revision(s)") in the note of a report its review rejected, and
 # the length it quotes ("250 words, target 1200") and the lines it lists ("at lines 18, 22 and 3
 # more") among the issues left open.
-_OWN_SCORE = re.compile(
+OWN_SCORE = re.compile(
     r"\bviability\b[^.\d\n]{0,60}?\b\d{1,3}/100\b(?:,\s*below the threshold of \d{1,3}\b)?"
     r"|\b\d{1,4} (?:relevant )?(?:source|site)\(s\)|\breached relevance \d\b|\bat least \d{1,4} needed\b"
     r"|\bneeds \d{1,4} from \d{1,4}\b|\b\d{1,4} (?:critical )?issue\(s\)|\b\d{1,4} revision\(s\)"
@@ -168,7 +168,7 @@ def check_numeric_claims(doc: ParsedReport) -> list[Issue]:
     """
     issues: list[Issue] = []
     for block in doc.blocks:
-        masked = blank(mask_code_and_urls(block.text), _OWN_SCORE)
+        masked = blank(mask_code_and_urls(block.text), OWN_SCORE)
         cites = [(m.start(), m.end()) for m in CITED.finditer(masked)]
         masked = blank(masked, CITED)
         seen = seen_text(block.text) if "[" in block.text else block.text  # where a reader sees the mark

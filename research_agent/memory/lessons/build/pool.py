@@ -41,7 +41,9 @@ class EvidencePool:
 
     @classmethod
     def of(cls, critiques: Iterable[Critique], *, limit: int = 10, on: Iterable[str] = ()) -> EvidencePool:
-        return cls(tuple(critiques), limit, frozenset(on))
+        """The pool of ``critiques``, but those an eval held out (``eval --holdout``: its measured
+        half is graded, never learned from)."""
+        return cls(tuple(c for c in critiques if c.held_out is None), limit, frozenset(on))
 
     def for_key(self, key: str) -> list[Critique]:
         """The newest ``limit`` critiques whose run was not given ``key``."""
