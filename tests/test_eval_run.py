@@ -156,3 +156,49 @@ def test_ctrl_c_stops_the_eval_keeps_what_finished_and_writes_its_pages(tmp_path
     again, resumed = _eval(tmp_path, model, "--resume", state["id"])  # its options kept: --limit 4, no critique
     assert again.exit_code == 0 and resumed["id"] == state["id"] and resumed["summary"]["reports"] == 4
     assert len(model.calls("draft")) == 2 and not model.calls("critique")
+
+
+def _stopped_eval_of(tmp_path: Path, world: Path) -> tuple[Path, dict]:
+    """An eval of ``world`` stopped before any question ran (its state written, signed, as the tool writes it)."""
+    def stop_at_once(request: ChatRequest) -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+
+    stopped, _ = _eval(tmp_path, ResponderModel(CopyingResponder(), before=stop_at_once), str(world), "--limit", "2",
+                       "--parallel", "1", "--no-critique")  # fmt: skip
+    assert stopped.exit_code == 130, stopped.output
+    [state_path] = (tmp_path / "reports" / "meta").glob("eval-*.yaml")
+    return state_path, yaml.safe_load(state_path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.usefixtures("default_sigint")
+def test_a_planted_eval_state_cannot_make_a_resume_read_another_world(tmp_path: Path) -> None:
+    from research_agent.eval.world import write_world
+
+    mine, theirs = write_world(tmp_path / "mine", 7), write_world(tmp_path / "theirs", 8)
+    state_path, state = _stopped_eval_of(tmp_path, mine)
+    text = state_path.read_text(encoding="utf-8").replace(str(mine), str(theirs))
+    state_path.write_text(text, encoding="utf-8")  # someone else's file names another folder
+    model = ResponderModel(CopyingResponder())
+    refused, _ = _eval(tmp_path, model, "--resume", state["id"])
+    assert refused.exit_code == 2 and "does not match" in refused.stderr and "WORLD_DIR" in refused.stderr
+    assert not model.calls("decompose") and not model.calls("draft")
+    again, resumed = _eval(tmp_path, model, str(mine), "--resume", state["id"])  # the folder given again: it runs
+    assert again.exit_code == 0 and resumed["summary"]["reports"] == 2
+
+
+@pytest.mark.usefixtures("default_sigint")
+def test_a_planted_built_in_eval_state_writes_its_world_only_into_the_cache(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    def stop_at_once(request: ChatRequest) -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+
+    stopped, _ = _eval(tmp_path, ResponderModel(CopyingResponder(), before=stop_at_once), "--limit", "1",
+                       "--parallel", "1", "--no-critique")  # fmt: skip
+    assert stopped.exit_code == 130
+    [state_path] = (tmp_path / "reports" / "meta").glob("eval-*.yaml")
+    state = yaml.safe_load(state_path.read_text(encoding="utf-8"))
+    state_path.write_text(state_path.read_text(encoding="utf-8").replace(state["file"], str(victim)), encoding="utf-8")
+    again, resumed = _eval(tmp_path, ResponderModel(CopyingResponder()), "--resume", state["id"])
+    assert again.exit_code == 0 and resumed["summary"]["reports"] == 1
+    assert list(victim.iterdir()) == [], "nothing is written where a stored state points"

@@ -2,7 +2,7 @@
 
 A batch state file lies under ``reports/``, where anything may have been planted or edited. Its
 questions and options are data: they say what was asked and where it stands. The folders it names
-(the options' ``corpus_dirs``, each question's ``corpus``) would be authority: resumed as they
+(the options' ``corpus_dirs``, each question's ``corpus``, an eval's world) would be authority: resumed as they
 stand, a planted file could make ``batch --resume ID`` read any folder and send its text to the
 model endpoint. So the tool signs them when it writes the state (a keyed BLAKE2b over the batch
 id and every folder named, keyed by the user's secret key in the user state folder, outside
@@ -32,7 +32,8 @@ _PERSON = b"batch-reach"
 
 def folders_named(state: BatchState) -> list[str]:
     """Every folder ``state`` names for its runs to read, in order, each once."""
-    named = [*_texts(state.overrides.get("corpus_dirs"))]
+    named = [state.file] if state.FILE_IS_FOLDER and state.file else []
+    named += _texts(state.overrides.get("corpus_dirs"))
     for entry in state.entries:
         named += _texts(entry.row.get("corpus"))
     return list(dict.fromkeys(named))

@@ -112,10 +112,12 @@ class BatchState:
     """A batch: its id, the file it came from, the options given, its questions, and how it ended.
 
     ``KIND`` names its file (``<KIND>-<id>.yaml``) and ``HEADER`` heads it: a subclass keeps another
-    kind of batch (an eval's) in a file of its own."""
+    kind of batch (an eval's) in a file of its own. ``FILE_IS_FOLDER``: ``file`` names a folder its
+    runs read (an eval's world), which :mod:`.reach` signs as it signs their corpus folders."""
 
     KIND: ClassVar[str] = "batch"
     HEADER: ClassVar[str] = _HEADER
+    FILE_IS_FOLDER: ClassVar[bool] = False
 
     id: str
     meta_dir: Path

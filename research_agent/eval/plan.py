@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from ..batch.plan import KEPT_OVERRIDES, Batch, plain_value, run_options, still_done
+from ..batch.reach import sign_reach
 from ..batch.state import BatchState, Entry, entry_key, make_batch_id
 from ..config import Settings
 from ..errors import InputError
@@ -44,6 +45,7 @@ class EvalState(BatchState):
 
     KIND: ClassVar[str] = "eval"
     HEADER: ClassVar[str] = _HEADER
+    FILE_IS_FOLDER: ClassVar[bool] = True  # the world's folder: its pages are what every run reads
 
 
 @dataclass(frozen=True)
@@ -158,4 +160,5 @@ def plan_eval(
     state.status = "running"
     kept_overrides = {key: plain_value(value) for key, value in overrides.items() if key in KEPT_OVERRIDES}
     state.overrides = {**kept_overrides, "eval": options.as_dict()}
+    sign_reach(state, base.state_dir)
     return plan

@@ -97,13 +97,14 @@ def run_command(
 
 
 def _world(world_dir: Path | None, options: EvalOptions, base: Settings) -> Path:
-    """The world's folder; the built-in world is generated into the cache folder first."""
+    """The world's folder; the built-in world is generated into the cache folder first (always there:
+    never into a folder a stored state names)."""
     if world_dir is not None and not options.builtin:
         return world_dir
     from ...eval.world import builtin_name, write_world
     from ...files.atomic import ensure_writable_dir
 
-    folder = world_dir or Path(base.cache_dir).expanduser() / "eval-worlds" / builtin_name(options.seed)
+    folder = Path(base.cache_dir).expanduser() / "eval-worlds" / builtin_name(options.seed)
     ensure_writable_dir(folder)
     return write_world(folder, options.seed)
 
@@ -126,7 +127,8 @@ def _plan(
         options = EvalOptions.from_dict(previous.overrides.get("eval"))
         used = {**{k: v for k, v in previous.overrides.items() if k != "eval"}, **given}
         base = deps.load_settings(used)
-        world_dir = Path(previous.file) if world_dir is None or options.builtin else world_dir
+        if world_dir is None and not options.builtin:
+            world_dir = Path(_trusted_world(previous, base))
     world = load_world(_world(world_dir, options, base))
     if previous is None:
         ensure_writable_dir(base.meta_dir)
@@ -135,6 +137,17 @@ def _plan(
     plan = plan_eval(world, base, options, overrides=used, previous=previous)  # type: ignore[arg-type]
     ensure_writable_dir(base.meta_dir)
     return plan, base
+
+
+def _trusted_world(state: EvalPlan | Any, base: Settings) -> str:
+    """The world folder a stored eval names, when this user's tool signed it (the state lies under
+    reports/, where it may have been planted); else InputError saying to give WORLD_DIR."""
+    from ...batch.reach import reach_problem
+
+    problem = reach_problem(state, base.state_dir)
+    if problem is not None:
+        raise InputError(f"eval state {state.path}: {problem}; give the world's folder again (WORLD_DIR) to resume it")
+    return str(state.file)
 
 
 def _same(state: Any, options: EvalOptions) -> bool:
