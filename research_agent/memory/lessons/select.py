@@ -49,6 +49,7 @@ from ..effects.stats import collapse_check, compare_adaptive
 from ..store.critique_types import Critique
 from ..store.files import FUTURE_SLACK, stamp_of
 from ..store.index.summary import CritiqueIndex, IndexTrust, open_index
+from ..store.trials import TrialLedger, trial_states
 from .build.judging import judging_evidence
 from .build.planning import planning_evidence
 from .build.pool import POOL_FACTOR, EvidencePool
@@ -71,6 +72,7 @@ __all__ = [
     "build_lessons",
     "file_exclusions",
     "evidence_pool",
+    "compared_runs",
     "MAX_LESSONS",
     "MAX_WITHHELD",
     "MAX_LISTED",
@@ -89,6 +91,22 @@ class _Run(NamedTuple):
     adaptive: bool
     mean_score: float
     whole_run_baseline: bool
+
+
+def compared_runs(ledger: TrialLedger, domain: str, rules: SelectionRules) -> list[_Run]:
+    """The runs of ``domain`` the suspension and collapse checks compare, from the trial ledger:
+    critiqued, not suspect, their memory readable, not an arm of ``memory ab``, in the window. An
+    adaptive run given a lesson that has since been retired is left out: it tells of a set of
+    lessons no run gets any more (this is how a suspension lifts, even once every lesson is retired)."""
+    window = _window(rules)
+    retired = {key for (where, key), state in trial_states(ledger.events).items()
+               if where == domain and state.decision is not None and state.decision.event == "retired"}  # fmt: skip
+    return [
+        _Run(row.run, row.model, row.adaptive, row.mean, row.whole_run_baseline)  # type: ignore[arg-type]
+        for row in ledger.ordered(domain)
+        if row.measured and window["cutoff"] <= row.stamp <= window["future"]
+        and (row.created or 0.0) <= float(window["latest"]) and not (row.adaptive and row.given() & retired)
+    ]
 
 
 def check_ttl(ttl_days: float) -> None:
@@ -189,7 +207,7 @@ def _build(
     if not lessons:
         return Ranked(excluded=left_out)
     keys = [lesson.key for lesson in lessons]
-    found = effects_in(index, now=rules.now, domain=domain, keys=keys, person=person.stages_and_targets())
+    found = effects_in(index.ledger(), now=rules.now, domain=domain, keys=keys, person=person.stages_and_targets())
     effects: dict[str, LessonEffect] = {e.key: e for e in found}
     return rank(lessons, effects, rules.max_lessons, left_out)
 
@@ -251,7 +269,7 @@ def select_in(
     run's trial seed (drawn from ``rng`` when None). ``explain``: list the files left out.
     ``person``: the lessons of the person's trusted file, eligible without waiting for critiques."""
     pool, names = evidence_pool(index, domain, rules)
-    runs = [_Run(*row) for row in index.runs(domain, **_window(rules))]  # type: ignore[arg-type]
+    runs = compared_runs(index.ledger(), domain, rules)
     enough = len(pool.critiques) >= rules.min_critiques
     built = _build(index, pool if enough else None, domain, rules, person)
     collapse = collapse_check(domain, runs)  # type: ignore[arg-type]

@@ -116,7 +116,9 @@ FIELD_ORDER: tuple[str, ...] = (
 # Fields written only when present: ``lessons_withheld``, ``usage`` and the version-3
 # additions may be left out; ``facts`` is required since version 2 and absent from version-1
 # files (which still load).
-OPTIONAL_FIELDS: tuple[str, ...] = ("lessons_withheld", "lessons", "suspect", "review", "proposed_lessons", "facts", "usage")
+OPTIONAL_FIELDS: tuple[str, ...] = (
+    "lessons_withheld", "lessons", "suspect", "review", "run_kind", "plan_by_person", "proposed_lessons", "facts", "usage",
+)  # fmt: skip
 STAGES: tuple[str, ...] = ("decompose", "relevance")  # the stages a lesson can be written for
 # A lesson's stable key is a fixed kind, then what it is about (``coverage:unanswered``,
 # ``site:kept:docs.python.org``; the critique schema holds the same pattern). Each kind is

@@ -44,6 +44,7 @@ from pathlib import Path
 from ....errors import ResearchError
 from ..critique_types import Critique
 from ..files import LoadedCritique, future_problem
+from ..trials import TrialLedger, sync_ledger
 from .db import IndexBusy, TimeLeft, connect_file, connect_memory
 from .listing import Listing, list_files
 from .rows import MAX_VALUE, critique_from_evidence
@@ -210,6 +211,26 @@ class CritiqueIndex(IndexStore):
             f"FROM (SELECT domain, key, name, arm, question, {value} AS v, mean, reason, p, stamp FROM uses WHERE {clause})"
         )
         return self._query(query, params)
+
+    def present(self) -> dict[str, tuple[str, float | None, bool]]:
+        """``run id -> (file name, mean score, passes)`` of every critique file the loader accepted."""
+        rows = self._query("SELECT run_id, name, mean, passed FROM files WHERE ok = 1 ORDER BY stamp, name")
+        return {run_id: (name, mean, bool(passed)) for run_id, name, mean, passed in rows}
+
+    def ledger(self) -> TrialLedger:
+        """The trial ledger beside the critiques (:mod:`..trials`), with a row for every critique
+        that exists (rebuilt from it where missing), signed with the user's key (in memory without
+        one); opened once per index."""
+        found = self.trial_ledger
+        if found is None:
+            owner = self.owner
+            found = TrialLedger.open(self.meta_dir, owner.key if owner is not None else None)
+            try:
+                sync_ledger(found, self.meta_dir, self.present())
+            except ResearchError as exc:  # cannot be written: the rows rebuilt serve this look only
+                found.problem = found.problem or str(exc)
+            self.trial_ledger = found
+        return found
 
     def critiques(self, now: datetime | None = None) -> list[LoadedCritique]:
         """Every critique file newest first, loaded or with the reason it was refused, as

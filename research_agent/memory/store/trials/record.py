@@ -1,0 +1,103 @@
+"""Keeping the trial ledger whole: rows from critiques where missing, grades, and each lesson's trial.
+
+* :func:`open_ledger` opens the ledger of a reports folder with the user's key.
+* :func:`sync_ledger` adds the row of every critique that exists and has none (the ledger was new,
+  cleared, or a write failed), and amends a row whose critique's mean score or pass changed since
+  it was recorded (a hand edit): the ledger is rebuilt from critiques only where it is missing.
+* :func:`record_grade` records an eval's grade of a run (:class:`~.rows.Grade`), amending its row,
+  or making one from its run record when the run was never critiqued.
+* :func:`trial_states` reads the events: for each lesson key in each domain, when its current
+  trial began (a person's reinstatement starts a new one) and the decision recorded in it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ....errors import InputError
+from ....files.state import secret_key
+from ....ids import is_run_id
+from ..files import entry_for_name, load_entry
+from .ledger import TrialLedger
+from .rows import Grade, TrialEvent, TrialRow, row_from_critique, row_from_record
+
+__all__ = ["open_ledger", "sync_ledger", "record_grade", "TrialState", "trial_states", "Present"]
+
+# run id -> (critique file name, its mean score, whether it passes), as the summary index holds them
+Present = Mapping[str, tuple[str, float | None, bool]]
+
+
+def open_ledger(meta_dir: Path, state_dir: Path | None) -> TrialLedger:
+    """The ledger of ``meta_dir``, signed with the key in ``state_dir`` (None: in memory only)."""
+    return TrialLedger.open(Path(meta_dir), secret_key(Path(state_dir)) if state_dir is not None else None)
+
+
+def _changed(row: TrialRow, mean: float | None, passed: bool) -> bool:
+    return row.mean is None or (mean is not None and abs(row.mean - mean) > 1e-9) or row.passed != passed
+
+
+def sync_ledger(ledger: TrialLedger, meta_dir: Path, present: Present) -> int:
+    """Add or amend the rows of the critiques in ``present`` that the ledger lacks or holds with
+    another outcome (see the module docstring); return how many rows were written."""
+    rows: list[TrialRow] = []
+    for run_id, (name, mean, passed) in present.items():
+        row = ledger.rows.get(run_id)
+        if row is not None and not _changed(row, mean, passed):
+            continue
+        entry = entry_for_name(Path(meta_dir), name)
+        loaded = load_entry(entry, meta_dir=Path(meta_dir)) if entry is not None else None
+        if loaded is not None and loaded.critique is not None and loaded.critique.id == run_id:
+            rows.append(row_from_critique(loaded.critique))
+    ledger.add(rows)
+    return len(rows)
+
+
+def record_grade(meta_dir: Path, state_dir: Path, run_id: str, grade: Grade) -> TrialRow:
+    """Record ``grade`` as run ``run_id``'s ground truth in the ledger of ``meta_dir`` (signed with
+    the key in ``state_dir``) and return its row: its row amended, or, for a run never critiqued,
+    a row made from its run record (``run-<id>.yaml``: its lessons given and withheld, scores null).
+    InputError when the run has neither a row nor a readable run record."""
+    from ....record import read_run_record  # only a grade needs the run record's reader
+
+    if not is_run_id(run_id):
+        raise InputError(f"not a run id: {run_id[:80]!r}")
+    ledger = open_ledger(meta_dir, state_dir)
+    row = ledger.rows.get(run_id)
+    if row is None:
+        path = Path(meta_dir) / f"run-{run_id}.yaml"
+        try:
+            record = read_run_record(path, allow_symlink=False)
+        except InputError as exc:
+            raise InputError(f"cannot grade {run_id}: it has no row in the trial ledger, and {exc}") from None
+        if record.id != run_id:
+            raise InputError(f"cannot grade {run_id}: {path.name} holds run {record.id}")
+        row = row_from_record(record)
+    amended = replace(row, grade=grade)
+    ledger.add([amended])
+    return ledger.rows[run_id]
+
+
+@dataclass(frozen=True)
+class TrialState:
+    """One lesson key's current trial in one domain: the stamp from which its runs count (''
+    from the start: it was never reinstated), the reinstatement that began it, and the decision
+    recorded in it (the latest; a ``retired`` one stands whatever follows)."""
+
+    since: str = ""
+    reinstated: TrialEvent | None = None
+    decision: TrialEvent | None = None
+
+
+def trial_states(events: list[TrialEvent]) -> dict[tuple[str, str], TrialState]:
+    """Each ``(domain, key)``'s current trial, from the ledger's events in the order recorded."""
+    states: dict[tuple[str, str], TrialState] = {}
+    for event in events:
+        where = (event.domain, event.key)
+        state = states.get(where, TrialState())
+        if event.event == "reinstated":
+            states[where] = TrialState(event.stamp, event, None)
+        elif state.decision is None or state.decision.event != "retired":
+            states[where] = TrialState(state.since, state.reinstated, event)
+    return states
