@@ -147,7 +147,7 @@ def test_memory_effects_shows_helpful_apart_from_active_with_the_runs_to_a_decis
     shown = invoke(["effects"], reports)
     assert shown.exit_code == 0, shown.output
     assert "counterarguments:missing: helpful (proven to help; still withheld now and then" in shown.stdout
-    assert "; decided after " in shown.stdout and "mean score 4.50 with, 3.30 without" in shown.stdout
+    assert "    helpful on run " in shown.stdout and "mean score 4.50 with, 3.30 without" in shown.stdout
     (effect,) = json.loads(invoke(["effects", "--json"], reports).stdout)
     assert effect["status"] == "helpful" and effect["decided_after"] >= 10
     assert effect["decided_on"] in ("scores.coverage", "mean_score")

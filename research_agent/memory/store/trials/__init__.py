@@ -16,7 +16,8 @@ domain's suspension read the ledger, never the window of critique files that ret
   whose MAC does not check is ignored: a planted line can neither add evidence, retire nor
   reinstate a lesson)
 * ``record``  rows rebuilt from the critiques that still exist where the ledger lacks them,
-  :func:`~.record.record_grade`, and each lesson's current trial from the events
+  :func:`~.record.record_grade`, each lesson's current trial from the events, and a person's
+  reinstatement of a retired lesson (:func:`~.record.reinstate_lesson`)
 
 Interfaces other parts rely on:
 
@@ -33,10 +34,19 @@ Interfaces other parts rely on:
 """
 
 from .ledger import LEDGER_NAME, TrialLedger
-from .record import TrialState, open_ledger, record_grade, sync_ledger, trial_states
+from .record import (
+    TrialState,
+    open_ledger,
+    record_grade,
+    reinstate_lesson,
+    retired_in,
+    sync_ledger,
+    trial_states,
+)
 from .rows import DECISIONS, KINDS, Grade, TrialEvent, TrialRow, Use, row_from_critique, row_from_record
 
 __all__ = [
-    "LEDGER_NAME", "TrialLedger", "TrialState", "open_ledger", "record_grade", "sync_ledger", "trial_states",
+    "LEDGER_NAME", "TrialLedger", "TrialState", "open_ledger", "record_grade", "reinstate_lesson", "retired_in",
+    "sync_ledger", "trial_states",
     "DECISIONS", "KINDS", "Grade", "TrialEvent", "TrialRow", "Use", "row_from_critique", "row_from_record",
 ]  # fmt: skip

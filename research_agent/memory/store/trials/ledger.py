@@ -67,6 +67,7 @@ class TrialLedger:
             return cls(None, RowSigner(None))
         path = Path(meta_dir) / LEDGER_NAME
         try:
+            os.lstat(path)
             text = read_text_capped(path, max_bytes=MAX_LEDGER_BYTES, inside=Path(meta_dir), errors="replace")
         except FileNotFoundError:
             return cls(path, RowSigner(key))

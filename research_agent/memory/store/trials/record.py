@@ -8,22 +8,28 @@
   or making one from its run record when the run was never critiqued.
 * :func:`trial_states` reads the events: for each lesson key in each domain, when its current
   trial began (a person's reinstatement starts a new one) and the decision recorded in it.
+* :func:`reinstate_lesson` records a person's reinstatement of a retired lesson (``memory
+  reinstate``, the workbench): it is given again, in a new trial whose runs start after it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 
 from ....errors import InputError
 from ....files.state import secret_key
-from ....ids import is_run_id
+from ....ids import format_utc, is_run_id
 from ..files import entry_for_name, load_entry
 from .ledger import TrialLedger
 from .rows import Grade, TrialEvent, TrialRow, row_from_critique, row_from_record
 
-__all__ = ["open_ledger", "sync_ledger", "record_grade", "TrialState", "trial_states", "Present"]
+__all__ = [
+    "open_ledger", "sync_ledger", "record_grade", "TrialState", "trial_states", "Present", "retired_in",
+    "reinstate_lesson",
+]  # fmt: skip
 
 # run id -> (critique file name, its mean score, whether it passes), as the summary index holds them
 Present = Mapping[str, tuple[str, float | None, bool]]
@@ -101,3 +107,32 @@ def trial_states(events: list[TrialEvent]) -> dict[tuple[str, str], TrialState]:
         elif state.decision is None or state.decision.event != "retired":
             states[where] = TrialState(state.since, state.reinstated, event)
     return states
+
+
+def retired_in(ledger: TrialLedger, key: str | None = None) -> dict[tuple[str, str], TrialEvent]:
+    """``(domain, key) -> the decision`` of every lesson retired in its current trial (of ``key`` only)."""
+    return {
+        where: state.decision
+        for where, state in trial_states(ledger.events).items()
+        if state.decision is not None and state.decision.event == "retired" and key in (None, where[1])
+    }
+
+
+def reinstate_lesson(
+    meta_dir: Path, state_dir: Path, key: str, *, domain: str | None = None, now: datetime
+) -> TrialEvent:
+    """Record that a person reinstated ``key`` (retired in ``domain``, or in the one domain where it
+    is retired) at ``now``; return the event. InputError when it is not retired there, or is
+    retired in several domains and none is named."""
+    ledger = open_ledger(meta_dir, state_dir)
+    found = [where for where in retired_in(ledger, key) if domain is None or where[0] == domain]
+    where_words = f" in {domain}" if domain is not None else ""
+    if not found:
+        raise InputError(f"{key[:120]} is not retired{where_words}: there is nothing to reinstate "
+                         "(`research-agent memory effects` shows each lesson's status)")  # fmt: skip
+    if len(found) > 1:
+        domains = ", ".join(sorted(d for d, _ in found))
+        raise InputError(f"{key[:120]} is retired in {domains}: name the domain with --domain")
+    event = TrialEvent("reinstated", found[0][0], key, format_utc(now))
+    ledger.add([event])
+    return event
