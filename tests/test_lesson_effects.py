@@ -4,12 +4,13 @@ measuring / active / no-effect / retired, and what retirement does to later runs
 from __future__ import annotations
 
 import random
-from datetime import timedelta
 from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from research_agent.memory.effects.lesson_effects import decision_words
 from research_agent.memory.lessons.effects_view import lesson_effects
 from research_agent.memory.lessons.select import select_lessons
 from research_agent.memory.store.critique_types import WithheldLesson
@@ -176,8 +177,9 @@ def test_a_retired_lesson_is_not_given_is_listed_with_its_numbers_and_is_in_no_a
     keys = [lesson.key for lesson in selection.lessons]
     assert COUNTER not in keys and "coverage:low-score" in keys  # coverage 2 in 4 of 10 also teaches
     reason = dict(selection.excluded)[COUNTER]
-    assert reason == f"retired: {retired.numbers()}"
-    assert reason.startswith("retired: coverage 2.33 with it over 12 run(s), 4.00 without over 12; delta -1.67 (always-valid")
+    assert reason == decision_words(retired)
+    assert reason.startswith("retired on run ") and ": lowered the coverage by 1.67 (always-valid interval [" in reason
+    assert "coverage 2.33 with it over 12 run(s), 4.00 without over 12; delta -1.67" in retired.numbers()
     assert {"file": COUNTER, "reason": reason} in selection.as_record()["excluded"]
     assert WithheldLesson(COUNTER, "retired") in selection.withheld
     baseline = select(tmp_path, force_control=True)

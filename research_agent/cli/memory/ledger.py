@@ -15,7 +15,6 @@ import typer
 from ...domains import DOMAINS, parse_domain
 from ...errors import InputError
 from ...memory.store.index.summary import IndexTrust, open_index
-from ...memory.store.targets import TARGETS
 from ...memory.store.trials import (
     LEDGER_NAME,
     TrialEvent,
@@ -35,19 +34,8 @@ _KIND_WORDS = {"ordinary": "ordinary", "control": "whole-run control", "no_lesso
 
 
 def event_words(event: TrialEvent) -> str:
-    """One recorded event in words."""
-    if event.event == "reinstated":
-        return f"{event.domain} {event.key}: reinstated by a person at {event.at[:16].replace('T', ' ')} (a new trial)"
-    spec = TARGETS.get(event.measure)
-    label = spec.label if spec is not None else "its target"
-    on = f" on run {event.number}" if event.number is not None else ""
-    numbers = ""
-    if event.delta is not None and spec is not None:
-        raised = (event.delta > 0) != spec.lower_is_better
-        span = "" if event.interval is None else f", interval [{event.interval[0]:+.2f}, {event.interval[1]:+.2f}]"
-        numbers = (f": {'raised' if raised else 'lowered'} the {label} by {abs(event.delta):.2f}{span}; "
-                   f"{event.n_with} run(s) with it, {event.n_without} without")  # fmt: skip
-    return f"{event.domain} {event.key}: {event.event}{on}{numbers or f', on {label}'} (recorded {event.at[:10]})"
+    """One recorded event in words, with its domain and key."""
+    return f"{event.domain} {event.key}: {event.words()}"
 
 
 def row_words(row: TrialRow) -> str:

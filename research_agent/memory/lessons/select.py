@@ -164,14 +164,18 @@ def file_exclusions(
     expired = f"expired (older than {rules.ttl_days:g} days)"
     out = [(p.name, "invalid: file name is not critique-<run id>.yaml") for p in index.last.misnamed]
     rows = index.standings(domain, **window, expired=expired, cap=MAX_LISTED)  # type: ignore[arg-type]
-    for name, reason, _run_id, _model, _adaptive, mean, passed in rows:
+    ledger = index.ledger()
+    for name, reason, run_id, _model, _adaptive, mean, passed in rows:
         if name in drawn:
             continue
-        if reason is None:
+        if reason is None and not passed:
+            row = ledger.rows.get(run_id)
+            rejected = row is not None and row.review == "rejected"
+            reason = "rejected by its own review" if rejected else f"failing (mean {float(mean or 0.0):.2f})"
+        elif reason is None:
             reason = (
-                f"failing (mean {float(mean or 0.0):.2f})"
-                if not passed
-                else f"older than the newest {rules.limit} eligible critiques (each lesson's, without it)"
+                f"not among the newest {rules.limit} passing critiques of the domain that each lesson is counted "
+                "over (for each lesson, those whose run was not given it)"
             )
         out.append((name, reason))
     listed_drawn = sum(1 for row in rows if row[0] in drawn)

@@ -333,6 +333,20 @@ class TrialEvent:
         when = parse_zoned_time(self.at)
         return "" if when is None else stamp_of(when)
 
+    def words(self) -> str:
+        """The event in words, e.g. "retired on run 21: lowered the mean score by 0.45 ..."."""
+        if self.event == "reinstated":
+            return f"reinstated by a person at {self.at[:16].replace('T', ' ')} (a new trial)"
+        spec = TARGETS.get(self.measure)
+        label = spec.label if spec is not None else "its target"
+        on = f" on run {self.number}" if self.number is not None else ""
+        if self.delta is None or spec is None:
+            return f"{self.event}{on}, on {label} (recorded {self.at[:10]})"
+        raised = (self.delta > 0) != spec.lower_is_better
+        span = "" if self.interval is None else f" (always-valid interval [{self.interval[0]:+.2f}, {self.interval[1]:+.2f}])"
+        return (f"{self.event}{on}: {'raised' if raised else 'lowered'} the {label} by {abs(self.delta):.2f}{span}, "
+                f"{self.n_with} run(s) with it and {self.n_without} without (recorded {self.at[:10]})")  # fmt: skip
+
     def as_json(self) -> dict[str, Any]:
         return {
             "event": self.event, "domain": self.domain, "key": self.key, "at": self.at, "run": self.run,
