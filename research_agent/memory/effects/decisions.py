@@ -60,6 +60,7 @@ def use_rows(
     dated after ``future`` (run time) or ``latest`` (critique time) are left out. ``person``: a
     person's lesson's ``(stage, target)``; ``stages``: every built key's stage."""
     out: list[Row] = []
+    targets: dict[str, str] = {}
     for row in ledger.ordered(domain):
         if not row.measured or row.stamp > future or (row.created or 0.0) > latest:
             continue
@@ -70,7 +71,7 @@ def use_rows(
                 continue
             if row.stamp <= states.get((row.domain, use.key), TrialState()).since:
                 continue  # the lesson's earlier trial, before a person reinstated it
-            target = entry[1] if entry is not None else target_of(use.key)
+            target = entry[1] if entry is not None else targets.get(use.key) or targets.setdefault(use.key, target_of(use.key))
             out.append((row.domain, use.key, row.run, use.arm, row.question, row.value(target), row.mean,
                         use.reason, use.p, row.stamp))  # fmt: skip
     return out

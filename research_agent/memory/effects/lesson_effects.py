@@ -272,22 +272,23 @@ def effect_of(
     entry: tuple[str, str] | None = None,
     alpha: float = ALPHA,
     trial_runs: int | None = None,
+    more: bool = False,
 ) -> LessonEffect:
     """The effect of ``key`` from its runs with and without it; ``entry``: the ``(stage,
     target)`` of a person's lesson, from its entry; ``trial_runs``: the domain's runs since its
-    trial began (None: both arms' runs stand for them)."""
+    trial began (None: both arms' runs stand for them); ``more``: estimate ``more_runs`` too."""
     stage, target = entry if entry is not None else (stage_of(key), target_of(key))
     alone = target == PERSON_TARGET
     own = _measured(arms.target, target, alpha if alone else alpha * (1 - SCORE_SHARE))
     score = None if alone else _measured(arms.score, PERSON_TARGET, alpha * SCORE_SHARE)
     runs = arms.runs()
     status, decided_on = status_of(own, score, runs, trial_runs)
-    more = None if status in DECIDED else _more_runs(own, score, alpha, alone, sum(runs), trial_runs)
+    more_runs = None if status in DECIDED or not more else _more_runs(own, score, alpha, alone, sum(runs), trial_runs)
     return LessonEffect(
         key, stage, target, text, domain, runs[0], runs[1], own.mean_with, own.mean_without, own.delta,
         own.interval, status, "paired" if own.paired_questions else "unpaired", own.paired_questions,
         tuple(confounded_with), score, decided_on, trial_runs=sum(runs) if trial_runs is None else trial_runs,
-        more_runs=more,
+        more_runs=more_runs,
     )  # fmt: skip
 
 
@@ -340,7 +341,7 @@ def effects_in(
     """The effect of every lesson key (or of ``keys``) in ``domain`` (or every domain), read from
     the trial ledger, with the decisions it records applied (:func:`.decisions.settled`).
 
-    ``detail``: also find ``confounded_with``. ``texts``: ``(domain, key) -> text`` to show with
+    ``detail``: also find ``confounded_with`` and ``more_runs``. ``texts``: ``(domain, key) -> text`` to show with
     each effect (the text the lesson has when it is built now; never text read from a critique).
     ``person``: ``key -> (stage, target)`` of a person's lessons (see the module docstring).
     ``record``: record in the ledger each decision the numbers reach for the first time (it then
@@ -383,7 +384,7 @@ def _effect(
     seen, numbers = trial_runs(ledger, where, key, state.since)
     effect = effect_of(
         key, where, arms, text=(texts or {}).get((where, key), ""), entry=entry, alpha=alpha, trial_runs=seen,
-        confounded_with=confounded(key, runs, look.arms_by_run) if detail else (),
+        confounded_with=confounded(key, runs, look.arms_by_run) if detail else (), more=detail,
     )  # fmt: skip
     reached = None
     if effect.status in DECIDED and (state.decision is None or state.decision.event != effect.status):

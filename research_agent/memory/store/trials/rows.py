@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ....ids import id_timestamp, is_run_id, parse_zoned_time
+from ....ids import is_run_id, parse_zoned_time
 from ....record.lessons import probability
 from ..critique_types import WHOLE_RUN_REASONS, Critique
 from ..files import stamp_of
@@ -174,9 +174,9 @@ class TrialRow:
 
     @property
     def stamp(self) -> str:
-        """The run's start time as a sortable stamp (from its id)."""
-        when = id_timestamp(self.run)
-        return "" if when is None else stamp_of(when)
+        """The run's start time as a sortable stamp: the one its id ends with (what
+        :func:`~..files.stamp_of` writes)."""
+        return self.run.rsplit("_", 1)[-1]
 
     @property
     def measured(self) -> bool:
