@@ -73,8 +73,15 @@ async def test_a_lesson_retired_under_a_small_limit_is_never_given_again(tmp_pat
     assert i - retired_at >= 2 * LIMIT and given_after == []
     ledger = open_ledger(settings.meta_dir, settings.state_dir)
     assert len(ledger.rows) == i  # every run's evidence, whatever retention deleted
+    last = ledger.ordered()[-1]  # each row says what the run's selection left out, and why
+    assert dict(last.excluded)[COUNTER].startswith(f"retired on run {retired_at_number(ledger)}")
     (decision,) = [e for e in ledger.events if e.key == COUNTER]
     assert decision.event == "retired"
     (effect,) = [e for e in lesson_effects(settings.meta_dir, now=NOW + timedelta(minutes=10 * i),
                                            state_dir=settings.state_dir) if e.key == COUNTER]  # fmt: skip
     assert effect.status == "retired" and effect.decided_after == decision.number
+
+
+def retired_at_number(ledger) -> int:
+    (decision,) = [e for e in ledger.events if e.key == COUNTER]
+    return decision.number

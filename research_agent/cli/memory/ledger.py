@@ -53,6 +53,8 @@ def row_words(row: TrialRow) -> str:
         parts.append(f"given {', '.join(given)}")
     if held:
         parts.append(f"withheld {', '.join(held)}")
+    if row.excluded:
+        parts.append(f"left out {', '.join(key for key, _ in row.excluded)}")
     if row.grade is not None:
         parts.append(f"graded by eval {row.grade.eval_id}: fact recall {row.grade.fact_recall:.2f}")
     return "; ".join(parts)

@@ -46,6 +46,7 @@ from ..store.schema import (
     ramp_reason,
 )
 from ..store.trials import open_ledger, row_from_critique
+from ..store.trials.rows import excluded_lessons
 from .evidence import MAX_REPORT_BYTES, locate_report, read_report_file
 from .facts import RunFacts, compute_facts
 from .proposing import not_to_propose
@@ -311,7 +312,7 @@ async def critique_run(
             run_kind=run_kind,
         )
         write_critique(folder, critique)
-        ledger_note = _add_to_ledger(folder, settings.state_dir, critique)
+        ledger_note = _add_to_ledger(folder, settings.state_dir, critique, excluded_lessons(record.lessons.excluded))
         prune_critiques(folder, settings.max_critiques, protect=[critique.id], now=when)
     except Exception as exc:
         message = str(exc) or type(exc).__name__
@@ -332,11 +333,11 @@ async def critique_run(
     return critique
 
 
-def _add_to_ledger(folder: Path, state_dir: Path, critique: Critique) -> str:
+def _add_to_ledger(folder: Path, state_dir: Path, critique: Critique, excluded: tuple[tuple[str, str], ...]) -> str:
     """Add the critique's row to the trial ledger; '' when it was, else why not (the next run that
     reads memory adds it from the critique while the critique exists)."""
     try:
-        open_ledger(folder, state_dir).add([row_from_critique(critique)])
+        open_ledger(folder, state_dir).add([row_from_critique(critique, excluded)])
     except ResearchError as exc:
         return f"; not in the trial ledger yet: {exc}"
     return ""

@@ -34,7 +34,7 @@ from ..targets import PERSON_TARGET, TARGETS
 
 __all__ = [
     "KINDS", "EVENTS", "DECISIONS", "Grade", "Use", "TrialRow", "TrialEvent", "row_from_critique",
-    "row_from_record", "row_from_json", "event_from_json", "kind_of", "scores_digest",
+    "row_from_record", "row_from_json", "event_from_json", "kind_of", "scores_digest", "excluded_lessons",
 ]  # fmt: skip
 
 # ordinary: any run that is none of the others; control: a whole-run draw sent it without lessons
@@ -45,6 +45,8 @@ EVENTS = ("retired", "helpful", "reinstated")
 DECISIONS = ("retired", "helpful")
 _FACTS = tuple(name for name in TARGETS if name.startswith("facts."))
 _MAX_TEXT = 200
+_WHY = 80  # an excluded lesson's reason, as kept
+_MAX_EXCLUDED = 20
 
 
 def _text(value: Any, what: str, *, limit: int = _MAX_TEXT) -> str:
@@ -171,6 +173,7 @@ class TrialRow:
     created: float | None = None
     grade: Grade | None = None
     digest: str = ""
+    excluded: tuple[tuple[str, str], ...] = ()  # lessons left out of the run's selection, and why (from its record)
 
     @property
     def stamp(self) -> str:
@@ -212,6 +215,7 @@ class TrialRow:
             "mean": self.mean, "pass": self.passed, "review": self.review, "suspect": self.suspect,
             "facts": dict(self.facts), "created": self.created,
             "grade": None if self.grade is None else self.grade.as_dict(), "digest": self.digest,
+            "excluded": [list(pair) for pair in self.excluded],
         }  # fmt: skip
 
 
@@ -251,7 +255,24 @@ def row_from_json(data: Any) -> TrialRow:
         _text(data.get("suspect"), "suspect"), {k: _number(v, k) for k, v in facts.items()},
         _optional(data.get("created"), lambda v, w: _number(v, w, low=0, high=1e11), "created"),
         None if data.get("grade") is None else Grade.from_dict(data["grade"]), _text(data.get("digest"), "digest", limit=32),
+        _excluded_from(data.get("excluded", [])),
     )  # fmt: skip
+
+
+def _excluded_from(value: Any) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, list) or len(value) > 100:
+        raise ValueError("row: bad excluded")
+    out = []
+    for item in value:
+        if not isinstance(item, list) or len(item) != 2 or not LESSON_KEY.match(str(item[0])):
+            raise ValueError("row: bad excluded")
+        out.append((item[0], _text(item[1], "excluded reason", limit=_WHY)))
+    return tuple(out)
+
+
+def excluded_lessons(excluded: Any) -> tuple[tuple[str, str], ...]:
+    """The lessons (not critique files) a run record's ``excluded`` list names, each reason cut short."""
+    return tuple((key, why[:_WHY]) for key, why in excluded if LESSON_KEY.match(key))[:_MAX_EXCLUDED]
 
 
 def kind_of(adaptive: bool, withheld: Any, run_kind: str = "") -> str:
@@ -280,8 +301,9 @@ def _finite(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) and abs(value) <= 1e7 else None
 
 
-def row_from_critique(critique: Critique) -> TrialRow:
-    """The row of the run ``critique`` judged."""
+def row_from_critique(critique: Critique, excluded: tuple[tuple[str, str], ...] = ()) -> TrialRow:
+    """The row of the run ``critique`` judged; ``excluded``: the lessons its selection left out,
+    and why (:func:`excluded_lessons` of its run record, where it is at hand)."""
     facts = {name: v for name in _FACTS if (v := _finite(TARGETS[name].read(critique))) is not None}
     scores = tuple(critique.scores.get(d) for d in DIMENSIONS)
     suspect = critique.suspect_reason or ""
@@ -292,7 +314,7 @@ def row_from_critique(critique: Critique) -> TrialRow:
         critique.adaptive, critique.lessons_available, _uses(critique.lessons_applied, critique.lessons_withheld),
         scores, critique.mean_score, critique.overall_pass, review, suspect[:_MAX_TEXT], facts,
         critique.created_at.timestamp(), None,
-        scores_digest(scores, critique.mean_score, critique.overall_pass, review, suspect[:_MAX_TEXT]),
+        scores_digest(scores, critique.mean_score, critique.overall_pass, review, suspect[:_MAX_TEXT]), excluded,
     )  # fmt: skip
 
 
@@ -305,6 +327,7 @@ def row_from_record(record: Any, grade: Grade | None = None) -> TrialRow:
         record.id, record.domain[:40], question_key(record.query), record.model[:_MAX_TEXT],
         kind_of(adaptive, lessons.withheld), bool(getattr(record, "plan_by_person", False)), adaptive,
         lessons.available, _uses(lessons.applied, lessons.withheld), grade=grade,
+        excluded=excluded_lessons(lessons.excluded),
     )  # fmt: skip
 
 
