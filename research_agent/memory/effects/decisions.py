@@ -108,6 +108,7 @@ class Look:
     rows: list[Row]
     arms_by_run: dict[str, dict[str, str]]
     states: Mapping[tuple[str, str], TrialState]
+    untried: set[tuple[str, str]]  # (domain, key) given by no trial draw (trials off): shown, in no arm
 
 
 def look_at(ledger: TrialLedger, now: datetime, domain: str | None, person: Mapping[str, tuple[str, str]]) -> Look:
@@ -120,7 +121,9 @@ def look_at(ledger: TrialLedger, now: datetime, domain: str | None, person: Mapp
     arms_by_run: dict[str, dict[str, str]] = defaultdict(dict)
     for row in rows:
         arms_by_run[row[2]][row[1]] = row[3]
-    return Look(rows, arms_by_run, states)
+    untried = {(run.domain, use.key) for run in ledger.ordered(domain) if run.measured
+               for use in run.uses if use.arm == "applied" and use.p == 0}  # fmt: skip
+    return Look(rows, arms_by_run, states, untried)
 
 
 def trial_runs(ledger: TrialLedger, domain: str, key: str, since: str) -> tuple[int, dict[str, int]]:

@@ -295,13 +295,18 @@ def effect_of(
 def _more_runs(
     own: Measured, score: Measured | None, alpha: float, alone: bool, arm_runs: int, trial_runs: int | None
 ) -> int | None:  # fmt: skip
-    """The fewest more runs of the domain either measure needs to decide (:func:`.decisions.runs_to_decide`)."""
+    """The fewest more runs of the domain either measure needs to decide (:func:`.decisions.runs_to_decide`),
+    and at least those that bring both arms to :data:`MIN_RUNS`."""
     share = arm_runs / trial_runs if trial_runs else 1.0
     needs = [runs_to_decide(own.found, alpha if alone else alpha * (1 - SCORE_SHARE), share)]
     if score is not None:
         needs.append(runs_to_decide(score.found, alpha * SCORE_SHARE, share))
     found = [n for n in needs if n is not None]
-    return min(found) if found else None
+    if not found:
+        return None
+    fewest = min(own.n_with, own.n_without) if score is None else min(score.n_with, score.n_without)
+    floor = math.ceil((MIN_RUNS - fewest) * (trial_runs or arm_runs) / fewest) if 0 < fewest < MIN_RUNS else 0
+    return max(min(found), floor)
 
 
 def _arms(rows: Sequence[Row], covariates: tuple[str, ...], given_by_run: Mapping[str, Collection[str]]) -> Arms:
@@ -356,6 +361,9 @@ def effects_in(
             by_key[(row[0], row[1])].append(row)
     for (where, key), state in look.states.items():  # a decision stands even with no run left to show it
         if state.decision is not None and (domain is None or where == domain) and (chosen is None or key in chosen):
+            by_key.setdefault((where, key), [])
+    for where, key in look.untried:  # given with trials off: shown, with no run in either arm
+        if chosen is None or key in chosen:
             by_key.setdefault((where, key), [])
     given_by_run = {run: {k for k, arm in arms.items() if arm == "applied"} for run, arms in look.arms_by_run.items()}
     effects, events = [], []
