@@ -208,6 +208,18 @@ def _withheld(record: RunRecord) -> tuple[WithheldLesson, ...]:
     return tuple(first.values())[:20]
 
 
+def _answer_scores(answer: Any) -> dict[str, int | None]:
+    """The answer's scores, each clamped to 1-5 (null where not applicable may be); InvalidModelOutput
+    when there are none, or one is missing."""
+    if not isinstance(answer, dict) or not isinstance(answer.get("scores"), dict):
+        raise InvalidModelOutput("critique answer has no scores object", stage="critique")
+    raw = answer["scores"]
+    missing = [d for d in DIMENSIONS if d not in raw]
+    if missing:
+        raise InvalidModelOutput(f"critique answer has no score for {', '.join(missing)}", stage="critique")
+    return {d: _clamp_score(raw[d], d) for d in DIMENSIONS}
+
+
 def critique_from_answer(
     record: RunRecord,
     facts: RunFacts,
@@ -227,19 +239,12 @@ def critique_from_answer(
     A suspect critique (scores that are a ramp) and one of a report its own review rejected
     propose nothing: the critique types promise that neither teaches.
     """
-    if not isinstance(answer, dict) or not isinstance(answer.get("scores"), dict):
-        raise InvalidModelOutput("critique answer has no scores object", stage="critique")
-    raw = answer["scores"]
-    missing = [d for d in DIMENSIONS if d not in raw]
-    if missing:
-        raise InvalidModelOutput(f"critique answer has no score for {', '.join(missing)}", stage="critique")
-    scores = {d: _clamp_score(raw[d], d) for d in DIMENSIONS}
+    scores = _answer_scores(answer)
     model_tags = [t for t in answer.get("tags") or [] if isinstance(t, str) and t in TAGS]
     tags = tuple(t for t in dict.fromkeys([*facts.tags(), *model_tags]) if tag_applies(t, scores["geographic_balance"]))
     tags = tags[:MAX_ITEMS]
     adaptive, applied = _applied(record)
-    review = "rejected" if record.review is not None and record.review.rejected else None
-    suspect = ramp_reason(scores)
+    review, suspect = "rejected" if record.review is not None and record.review.rejected else None, ramp_reason(scores)
     return Critique(
         id=record.id,
         query=sanitize(record.query, single_line=True, max_chars=500) or "(empty query)",

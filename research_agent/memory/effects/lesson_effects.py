@@ -181,18 +181,6 @@ class LessonEffect:
             "reinstated": self.reinstated or None,
         }
 
-    def numbers(self) -> str:
-        """The effect in words, e.g. for the run record's ``excluded`` list."""
-        label = TARGETS[self.target].label
-        words = (
-            f"{label} {_num(self.mean_with)} with it over {self.applied_runs} run(s), {_num(self.mean_without)} "
-            f"without over {self.baseline_runs}; delta {_num(self.delta, signed=True)} "
-            f"(always-valid interval {_span(self.interval)}; positive means better)"
-        )
-        if self.score is not None:
-            words += f"; mean score delta {_num(self.score.delta, signed=True)} {_span(self.score.interval)}"
-        return words
-
 
 def decision_words(effect: LessonEffect) -> str:
     """A decided lesson's decision in words, from the evidence recorded when it was taken, e.g.
@@ -217,12 +205,6 @@ def decision_words(effect: LessonEffect) -> str:
         f"{effect.status}{when}: {'raised' if raised else 'lowered'} the {spec.label} by {abs(delta):.2f} "
         f"(always-valid interval {_span(interval)}, + means better)"
     )
-
-
-def _num(value: float | None, *, signed: bool = False) -> str:
-    if value is None:
-        return "-"
-    return f"{value:+.2f}" if signed else f"{value:.2f}"
 
 
 def _span(interval: tuple[float, float] | None) -> str:

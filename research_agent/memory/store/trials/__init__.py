@@ -10,8 +10,9 @@ of an eval run. Beside the rows, events: decisions (``retired``, ``helpful``) as
 and a person's ``reinstated``, which starts a new trial. Lessons' arms, their decisions and the
 domain's suspension read the ledger, never the window of critique files that retention keeps.
 
-* ``rows``    a row and an event, made from a critique or a run record, read back checked;
+* ``rows``    a row, made from a critique or a run record, read back checked;
   :class:`~.rows.Grade`, an eval's grade of a run
+* ``events``  a decision as it was taken, a person's reinstatement
 * ``ledger``  the file: signed lines, appended under a lock, read back line by line (a line
   whose MAC does not check is ignored: a planted line can neither add evidence, retire nor
   reinstate a lesson)
@@ -33,6 +34,7 @@ Interfaces other parts rely on:
   amends a row whose critique's mean score or pass changed (a hand edit) from the critique.
 """
 
+from .events import DECISIONS, TrialEvent
 from .ledger import LEDGER_NAME, TrialLedger
 from .record import (
     TrialState,
@@ -43,7 +45,7 @@ from .record import (
     sync_ledger,
     trial_states,
 )
-from .rows import DECISIONS, KINDS, Grade, TrialEvent, TrialRow, Use, row_from_critique, row_from_record
+from .rows import KINDS, Grade, TrialRow, Use, row_from_critique, row_from_record
 
 __all__ = [
     "LEDGER_NAME", "TrialLedger", "TrialState", "open_ledger", "record_grade", "reinstate_lesson", "retired_in",

@@ -32,7 +32,8 @@ from ....errors import StorageError
 from ....files.atomic import file_kind
 from ....files.safefile import UnsafeFile, read_text_capped
 from ..index.sign import RowSigner
-from .rows import TrialEvent, TrialRow, event_from_json, row_from_json
+from .events import TrialEvent, event_from_json
+from .rows import TrialRow, row_from_json
 
 __all__ = ["LEDGER_NAME", "MAX_LEDGER_BYTES", "TrialLedger"]
 

@@ -23,8 +23,9 @@ from ....errors import InputError
 from ....files.state import secret_key
 from ....ids import format_utc, is_run_id
 from ..files import entry_for_name, load_entry
+from .events import TrialEvent
 from .ledger import TrialLedger
-from .rows import Grade, TrialEvent, TrialRow, row_from_critique, row_from_record
+from .rows import Grade, TrialRow, row_from_critique, row_from_record
 
 __all__ = [
     "open_ledger", "sync_ledger", "record_grade", "TrialState", "trial_states", "Present", "retired_in",

@@ -8,11 +8,9 @@ measured facts that lessons target, and the ground-truth :class:`Grade` of an ev
 made from a critique (:func:`row_from_critique`) or, for a run graded but never critiqued, from
 its run record (:func:`row_from_record`: lessons from the record, scores null).
 
-A :class:`TrialEvent` records a decision as it was taken (``retired``, ``helpful``: the run at
-which the evidence first reached it, that run's number in its domain, the measure that decided
-it and its numbers then) or a person's ``reinstated``, which starts a new, separate trial of the
-key in its domain. Both are kept as JSON objects (:meth:`TrialRow.as_json`, :func:`row_from_json`);
-reading one back checks every field, so a row that does not hold what this module writes is refused.
+A row is kept as a JSON object (:meth:`TrialRow.as_json`, :func:`row_from_json`); reading one back
+checks every field, so a row that does not hold what this module writes is refused. The events
+beside the rows are :mod:`.events`'.
 """
 
 from __future__ import annotations
@@ -24,38 +22,35 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ....ids import is_run_id, parse_zoned_time
+from ....ids import is_run_id
 from ....record.lessons import probability
 from ..critique_types import WHOLE_RUN_REASONS, Critique
-from ..files import stamp_of
 from ..index.rows import question_key
 from ..schema import DIMENSIONS, LESSON_KEY, WITHHELD_REASONS
 from ..targets import PERSON_TARGET, TARGETS
 
 __all__ = [
-    "KINDS", "EVENTS", "DECISIONS", "Grade", "Use", "TrialRow", "TrialEvent", "row_from_critique",
-    "row_from_record", "row_from_json", "event_from_json", "kind_of", "scores_digest", "excluded_lessons",
+    "KINDS", "Grade", "Use", "TrialRow", "row_from_critique", "row_from_record", "row_from_json", "kind_of",
+    "scores_digest", "excluded_lessons", "text_field", "number_field", "count_field", "optional_field",
 ]  # fmt: skip
 
 # ordinary: any run that is none of the others; control: a whole-run draw sent it without lessons
 # (a control run, or a suspended domain's); no_lessons: the person turned lessons off; ab: an arm
 # of ``memory ab``.
 KINDS = ("ordinary", "control", "no_lessons", "ab")
-EVENTS = ("retired", "helpful", "reinstated")
-DECISIONS = ("retired", "helpful")
 _FACTS = tuple(name for name in TARGETS if name.startswith("facts."))
 _MAX_TEXT = 200
 _WHY = 80  # an excluded lesson's reason, as kept
 _MAX_EXCLUDED = 20
 
 
-def _text(value: Any, what: str, *, limit: int = _MAX_TEXT) -> str:
+def text_field(value: Any, what: str, *, limit: int = _MAX_TEXT) -> str:
     if not isinstance(value, str) or len(value) > limit:
         raise ValueError(f"{what}: not a string of at most {limit} characters")
     return value
 
 
-def _number(value: Any, what: str, *, low: float = -1e7, high: float = 1e7) -> float:
+def number_field(value: Any, what: str, *, low: float = -1e7, high: float = 1e7) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ValueError(f"{what}: not a finite number")
     if not low <= value <= high:
@@ -63,14 +58,14 @@ def _number(value: Any, what: str, *, low: float = -1e7, high: float = 1e7) -> f
     return float(value)
 
 
-def _count(value: Any, what: str) -> int:
+def count_field(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 1_000_000:
         raise ValueError(f"{what}: not a count")
-    return value
+    return int(value)
 
 
-def _optional(value: Any, read: Any, what: str) -> Any:
-    return None if value is None else read(value, what)
+def optional_field(value: Any, read: Any, what: str) -> Any:
+    return None if value is None else read(value, what)  # a field that may be null
 
 
 @dataclass(frozen=True)
@@ -90,11 +85,11 @@ class Grade:
 
     def __post_init__(self) -> None:
         for name in ("world", "eval_id", "question_id"):
-            _text(getattr(self, name), f"grade {name}")
-        _number(self.fact_recall, "grade fact_recall", low=0.0, high=1.0)
-        _optional(self.cited_precision, lambda v, w: _number(v, w, low=0.0, high=1.0), "grade cited_precision")
-        _count(self.unsupported, "grade unsupported")
-        _count(self.stale, "grade stale")
+            text_field(getattr(self, name), f"grade {name}")
+        number_field(self.fact_recall, "grade fact_recall", low=0.0, high=1.0)
+        optional_field(self.cited_precision, lambda v, w: number_field(v, w, low=0.0, high=1.0), "grade cited_precision")
+        count_field(self.unsupported, "grade unsupported")
+        count_field(self.stale, "grade stale")
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -110,8 +105,8 @@ class Grade:
             raise ValueError("grade: not a grade")
         cited = data["cited_precision"]
         return cls(
-            data["world"], data["eval_id"], data["question_id"], float(_number(data["fact_recall"], "fact_recall")),
-            None if cited is None else float(_number(cited, "cited_precision")), data["unsupported"], data["stale"],
+            data["world"], data["eval_id"], data["question_id"], float(number_field(data["fact_recall"], "fact_recall")),
+            None if cited is None else float(number_field(cited, "cited_precision")), data["unsupported"], data["stale"],
         )  # fmt: skip
 
 
@@ -126,7 +121,7 @@ class Use:
     p: float | None = None
 
     def as_list(self) -> list[Any]:
-        return [self.key, self.arm[0], self.reason, self.p]
+        return [self.key, self.arm[0], self.reason, self.p]  # "a" applied, "w" withheld
 
 
 def _use(item: Any) -> Use:
@@ -188,7 +183,7 @@ class TrialRow:
         return self.mean is not None and not self.suspect and self.available and self.kind != "ab"
 
     @property
-    def whole_run_baseline(self) -> bool:
+    def whole_run_baseline(self) -> bool:  # a control run, or a suspended domain's
         return self.kind == "control"
 
     def value(self, target: str) -> float | None:
@@ -200,7 +195,7 @@ class TrialRow:
             return None if value is None else float(value)
         return self.facts.get(target)
 
-    def given(self) -> frozenset[str]:
+    def given(self) -> frozenset[str]:  # the keys the run was given
         return frozenset(use.key for use in self.uses if use.arm == "applied")
 
     def with_outcome_of(self, newer: TrialRow) -> TrialRow:
@@ -249,12 +244,12 @@ def row_from_json(data: Any) -> TrialRow:
     if data.get("review") not in ("", "rejected"):
         raise ValueError("row: bad review")
     return TrialRow(
-        run, _text(data.get("domain"), "domain", limit=40), _text(data.get("q"), "q", limit=40),
-        _text(data.get("model"), "model"), data["kind"], *flags, tuple(_use(item) for item in uses),
-        _scores(data.get("scores")), _optional(data.get("mean"), _number, "mean"), data.get("pass"), data["review"],
-        _text(data.get("suspect"), "suspect"), {k: _number(v, k) for k, v in facts.items()},
-        _optional(data.get("created"), lambda v, w: _number(v, w, low=0, high=1e11), "created"),
-        None if data.get("grade") is None else Grade.from_dict(data["grade"]), _text(data.get("digest"), "digest", limit=32),
+        run, text_field(data.get("domain"), "domain", limit=40), text_field(data.get("q"), "q", limit=40),
+        text_field(data.get("model"), "model"), data["kind"], *flags, tuple(_use(item) for item in uses),
+        _scores(data.get("scores")), optional_field(data.get("mean"), number_field, "mean"), data.get("pass"), data["review"],
+        text_field(data.get("suspect"), "suspect"), {k: number_field(v, k) for k, v in facts.items()},
+        optional_field(data.get("created"), lambda v, w: number_field(v, w, low=0, high=1e11), "created"),
+        None if data.get("grade") is None else Grade.from_dict(data["grade"]), text_field(data.get("digest"), "digest", limit=32),
         _excluded_from(data.get("excluded", [])),
     )  # fmt: skip
 
@@ -266,7 +261,7 @@ def _excluded_from(value: Any) -> tuple[tuple[str, str], ...]:
     for item in value:
         if not isinstance(item, list) or len(item) != 2 or not LESSON_KEY.match(str(item[0])):
             raise ValueError("row: bad excluded")
-        out.append((item[0], _text(item[1], "excluded reason", limit=_WHY)))
+        out.append((item[0], text_field(item[1], "excluded reason", limit=_WHY)))
     return tuple(out)
 
 
@@ -329,74 +324,3 @@ def row_from_record(record: Any, grade: Grade | None = None) -> TrialRow:
         lessons.available, _uses(lessons.applied, lessons.withheld), grade=grade,
         excluded=excluded_lessons(lessons.excluded),
     )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class TrialEvent:
-    """A decision (``retired``, ``helpful``) or a person's ``reinstated`` of lesson ``key`` in
-    ``domain``, at ``at`` (UTC, ISO 8601). A decision names the run at which the evidence first
-    reached it (``run``, ``number``: its number among the domain's runs), the ``measure`` that
-    decided it, and that measure's delta, always-valid interval and runs in each arm then."""
-
-    event: str
-    domain: str
-    key: str
-    at: str
-    run: str = ""
-    number: int | None = None
-    measure: str = ""
-    delta: float | None = None
-    interval: tuple[float, float] | None = None
-    n_with: int = 0
-    n_without: int = 0
-
-    @property
-    def stamp(self) -> str:
-        """The time the event took effect, as a sortable stamp."""
-        when = parse_zoned_time(self.at)
-        return "" if when is None else stamp_of(when)
-
-    def words(self) -> str:
-        """The event in words, e.g. "retired on run 21: lowered the mean score by 0.45 ..."."""
-        if self.event == "reinstated":
-            return f"reinstated by a person at {self.at[:16].replace('T', ' ')} (a new trial)"
-        spec = TARGETS.get(self.measure)
-        label = spec.label if spec is not None else "its target"
-        on = f" on run {self.number}" if self.number is not None else ""
-        if self.delta is None or spec is None:
-            return f"{self.event}{on}, on {label} (recorded {self.at[:10]})"
-        raised = (self.delta > 0) != spec.lower_is_better
-        span = "" if self.interval is None else f" (always-valid interval [{self.interval[0]:+.2f}, {self.interval[1]:+.2f}])"
-        return (f"{self.event}{on}: {'raised' if raised else 'lowered'} the {label} by {abs(self.delta):.2f}{span}, "
-                f"{self.n_with} run(s) with it and {self.n_without} without (recorded {self.at[:10]})")  # fmt: skip
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "event": self.event, "domain": self.domain, "key": self.key, "at": self.at, "run": self.run,
-            "number": self.number, "measure": self.measure, "delta": self.delta,
-            "interval": None if self.interval is None else list(self.interval),
-            "n_with": self.n_with, "n_without": self.n_without,
-        }  # fmt: skip
-
-
-def event_from_json(data: Any) -> TrialEvent:
-    """The event :meth:`TrialEvent.as_json` wrote; ValueError for anything else."""
-    if not isinstance(data, Mapping) or data.get("event") not in EVENTS:
-        raise ValueError("event: not an event")
-    key, run, measure = data.get("key"), data.get("run"), data.get("measure")
-    if not isinstance(key, str) or not LESSON_KEY.match(key) or not (run == "" or is_run_id(run)):
-        raise ValueError("event: bad key or run")
-    if measure != "" and measure not in TARGETS:
-        raise ValueError("event: bad measure")
-    interval = data.get("interval")
-    if interval is not None and (not isinstance(interval, list) or len(interval) != 2):
-        raise ValueError("event: bad interval")
-    event = TrialEvent(
-        data["event"], _text(data.get("domain"), "domain", limit=40), key, _text(data.get("at"), "at", limit=40),
-        run, _optional(data.get("number"), _count, "number"), measure, _optional(data.get("delta"), _number, "delta"),
-        None if interval is None else (_number(interval[0], "interval"), _number(interval[1], "interval")),
-        _count(data.get("n_with"), "n_with"), _count(data.get("n_without"), "n_without"),
-    )  # fmt: skip
-    if not event.stamp:
-        raise ValueError("event: at is not a time")
-    return event
