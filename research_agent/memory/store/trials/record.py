@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -22,6 +22,7 @@ from pathlib import Path
 from ....errors import InputError
 from ....files.state import secret_key
 from ....ids import format_utc, is_run_id
+from ..critique_types import Critique
 from ..files import entry_for_name, load_entry
 from .events import TrialEvent
 from .ledger import TrialLedger
@@ -45,18 +46,25 @@ def _changed(row: TrialRow, mean: float | None, passed: bool) -> bool:
     return row.mean is None or (mean is not None and abs(row.mean - mean) > 1e-9) or row.passed != passed
 
 
-def sync_ledger(ledger: TrialLedger, meta_dir: Path, present: Present) -> int:
+def _read(meta_dir: Path, name: str) -> Critique | None:
+    entry = entry_for_name(meta_dir, name)
+    return None if entry is None else load_entry(entry, meta_dir=meta_dir).critique
+
+
+def sync_ledger(
+    ledger: TrialLedger, meta_dir: Path, present: Present, *, load: Callable[[str], Critique | None] | None = None
+) -> int:
     """Add or amend the rows of the critiques in ``present`` that the ledger lacks or holds with
-    another outcome (see the module docstring); return how many rows were written."""
+    another outcome (see the module docstring); return how many rows were written. ``load``: the
+    critique of a file name as the caller already holds it (None: read the file)."""
     rows: list[TrialRow] = []
     for run_id, (name, mean, passed) in present.items():
         row = ledger.rows.get(run_id)
         if row is not None and not _changed(row, mean, passed):
             continue
-        entry = entry_for_name(Path(meta_dir), name)
-        loaded = load_entry(entry, meta_dir=Path(meta_dir)) if entry is not None else None
-        if loaded is not None and loaded.critique is not None and loaded.critique.id == run_id:
-            rows.append(row_from_critique(loaded.critique))
+        critique = (load(name) if load is not None else None) or _read(Path(meta_dir), name)
+        if critique is not None and critique.id == run_id:
+            rows.append(row_from_critique(critique))
     ledger.add(rows)
     return len(rows)
 
