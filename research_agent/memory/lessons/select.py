@@ -101,11 +101,12 @@ def compared_runs(ledger: TrialLedger, domain: str, rules: SelectionRules) -> li
     window = _window(rules)
     retired = {key for (where, key), state in trial_states(ledger.events).items()
                if where == domain and state.decision is not None and state.decision.event == "retired"}  # fmt: skip
+    cutoff, future, latest = str(window["cutoff"]), str(window["future"]), float(window["latest"])
     return [
         _Run(row.run, row.model, row.adaptive, row.mean, row.whole_run_baseline)  # type: ignore[arg-type]
         for row in ledger.ordered(domain)
-        if row.measured and window["cutoff"] <= row.stamp <= window["future"]
-        and (row.created or 0.0) <= float(window["latest"]) and not (row.adaptive and row.given() & retired)
+        if row.measured and cutoff <= row.stamp <= future and (row.created or 0.0) <= latest
+        and not (retired and row.adaptive and row.given_keys & retired)
     ]
 
 

@@ -101,12 +101,17 @@ class TrialLedger:
                 self.refused += 1
 
     def _keep(self, item: TrialRow | TrialEvent) -> None:
-        if isinstance(item, TrialRow):
-            old = self.rows.get(item.run)
-            self.rows[item.run] = item if old is None else old.with_outcome_of(item)
-        else:
+        if not isinstance(item, TrialRow):
             self.events.append(item)
-        self._ordered.clear()
+            return
+        old = self.rows.get(item.run)
+        row = self.rows[item.run] = item if old is None else old.with_outcome_of(item)
+        for domain in (None, row.domain):  # a new newest run extends the orders kept; anything else resets them
+            found = self._ordered.get(domain)
+            if found is not None and old is None and (not found or (found[-1].stamp, found[-1].run) <= (row.stamp, row.run)):
+                found.append(row)
+            else:
+                self._ordered.pop(domain, None)
 
     def _line(self, item: TrialRow | TrialEvent) -> str:
         kind = "row" if isinstance(item, TrialRow) else "event"

@@ -20,6 +20,7 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from ....ids import is_run_id
@@ -170,7 +171,7 @@ class TrialRow:
     digest: str = ""
     excluded: tuple[tuple[str, str], ...] = ()  # lessons left out of the run's selection, and why (from its record)
 
-    @property
+    @cached_property
     def stamp(self) -> str:
         """The run's start time as a sortable stamp: the one its id ends with (what
         :func:`~..files.stamp_of` writes)."""
@@ -195,7 +196,9 @@ class TrialRow:
             return None if value is None else float(value)
         return self.facts.get(target)
 
-    def given(self) -> frozenset[str]:  # the keys the run was given
+    @cached_property
+    def given_keys(self) -> frozenset[str]:
+        """The keys the run was given."""
         return frozenset(use.key for use in self.uses if use.arm == "applied")
 
     def with_outcome_of(self, newer: TrialRow) -> TrialRow:
