@@ -39,13 +39,14 @@ authority: the YAML stays the truth.
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime
 from pathlib import Path
 
 from ....errors import ResearchError
 from ..critique_types import Critique
 from ..files import LoadedCritique, future_problem
-from ..trials import TrialLedger, sync_ledger
+from ..trials import LEDGER_NAME, TrialLedger, sync_ledger
 from .db import IndexBusy, TimeLeft, connect_file, connect_memory
 from .listing import Listing, list_files
 from .rows import critique_from_evidence
@@ -165,10 +166,11 @@ class CritiqueIndex(IndexStore):
         one); opened once per index."""
         found = self.trial_ledger
         if found is None:
-            owner = self.owner
-            found = TrialLedger.open(self.meta_dir, owner.key if owner is not None else None)
+            present, owner = self.present(), self.owner
+            kept = present or os.path.lexists(self.meta_dir / LEDGER_NAME)  # else no key is made for nothing
+            found = TrialLedger.open(self.meta_dir, owner.key if owner is not None and kept else None)
             try:
-                sync_ledger(found, self.meta_dir, self.present(), load=self._kept)
+                sync_ledger(found, self.meta_dir, present, load=self._kept)
             except ResearchError as exc:  # cannot be written: the rows rebuilt serve this look only
                 found.problem = found.problem or str(exc)
             self.trial_ledger = found
