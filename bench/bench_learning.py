@@ -1,17 +1,24 @@
-"""Learning that cannot fool itself (issue 30): a seeded simulation of lesson trials.
+"""Learning that cannot fool itself (issues 30 and 41): a seeded simulation of lesson trials.
 
-Drives the project's own code through synthetic worlds, run after run:
+Drives the project's own code through synthetic worlds, run after run, as the tool is shipped:
 
 * what a run is given: :func:`research_agent.memory.lessons.choose.rank` and ``choose`` (the
   control draw, a suspended domain's runs, each lesson's trial draw at the probability its
-  status calls for, :mod:`research_agent.memory.lessons.trials`);
-* which runs enter a lesson's arms: the critique's use rows
-  (:func:`research_agent.memory.store.index.rows.use_rows`, ``in_trial``), made from a real
-  :class:`~research_agent.memory.store.critique_types.Critique`;
+  status calls for, :mod:`research_agent.memory.lessons.trials`), from lessons that are built
+  only while the critiques retention keeps hold at least 3 passing ones;
+* the trial ledger: each run's row made from a real
+  :class:`~research_agent.memory.store.critique_types.Critique` by
+  :func:`~research_agent.memory.store.trials.row_from_critique`, kept in a
+  :class:`~research_agent.memory.store.trials.TrialLedger` whatever retention deletes;
+* which runs enter a lesson's arms: :func:`research_agent.memory.effects.decisions.use_rows`;
 * each lesson's effect and status: :func:`research_agent.memory.effects.lesson_effects.effect_of`
   (paired by question, adjusted for the other lessons given beside it, the always-valid
-  interval, the mean-score check);
-* the suspension: :func:`research_agent.memory.effects.stats.compare_adaptive`.
+  interval, the mean-score check), and decisions that stay made
+  (:func:`research_agent.memory.effects.decisions.settled`, the events the ledger records);
+* the suspension: :func:`research_agent.memory.effects.stats.compare_adaptive` over
+  :func:`research_agent.memory.lessons.select.compared_runs` (the ledger's runs).
+* retention: after every critique the critiques kept are cut to the newest ``max_critiques``
+  (``--max-critiques``, by default the configuration's default and 10; 0 keeps every one).
 
 Only the index (SQLite) and the YAML files are left out: they store what this feeds in directly
 (``tests/test_learning_simulation.py`` checks that a world run through real files decides alike).
@@ -21,13 +28,15 @@ planning lessons. Each run asks a question drawn at random; each of its five sco
 ``clip(round(3 + offset + the effects of the lessons it was given + N(0, 0.8)), 1, 5)``.
 Settings as shipped: control fraction 0.2, trial probability 0.5 (a fifth of it once helpful).
 
-Printed: how often a lesson that does nothing is retired or called helpful within 200 runs of
-its domain (alone, and beside a lesson worth -1; the goal is at most 5%), its estimate's bias
-beside the -1 neighbour (goal within 0.05), how often a -1 lesson is retired and a +1 lesson
-called helpful within 40 runs (goal at least 90%), the median runs to each decision, and the
--0.5 case. Each rate comes with its 95% Wilson interval over the histories simulated.
+Printed for each retention: how often a lesson that does nothing is retired or called helpful
+within 200 and 500 runs of its domain (alone, and beside a lesson worth -1; the goal is at most
+5%), its estimate's bias beside the -1 neighbour (goal within 0.05), how often a -1 lesson is
+retired and a +1 lesson called helpful within 40 runs (goal at least 90%), the median runs to each
+decision, the -0.5 case, and in how many histories a retired lesson was given again (goal 0).
+Each rate comes with its 95% Wilson interval over the histories simulated.
 
-    .venv/bin/python bench/bench_learning.py [--histories 200] [--seed 30]
+    nice .venv/bin/python bench/bench_learning.py [--histories 200] [--seed 30] [--runs 200 --runs 500]
+        [--max-critiques 50 --max-critiques 10]
 """
 
 from __future__ import annotations
@@ -44,14 +53,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from research_agent.config import Settings  # noqa: E402
 from research_agent.ids import make_run_id  # noqa: E402
-from research_agent.memory.effects.lesson_effects import Arms, LessonEffect, effect_of  # noqa: E402
+from research_agent.memory.effects.decisions import settled, use_rows  # noqa: E402
+from research_agent.memory.effects.lesson_effects import DECIDED, Arms, LessonEffect, effect_of  # noqa: E402
 from research_agent.memory.effects.stats import compare_adaptive  # noqa: E402
 from research_agent.memory.lessons.choose import RunDraw, choose, rank  # noqa: E402
+from research_agent.memory.lessons.select import SelectionRules, compared_runs  # noqa: E402
 from research_agent.memory.lessons.types import MAX_LESSONS, Lesson, LessonSelection  # noqa: E402
 from research_agent.memory.store.critique_types import Critique, LessonUse, Scores  # noqa: E402
-from research_agent.memory.store.index.rows import in_trial, use_rows  # noqa: E402
+from research_agent.memory.store.index.sign import RowSigner  # noqa: E402
 from research_agent.memory.store.targets import stage_of, target_of  # noqa: E402
+from research_agent.memory.store.trials import TrialLedger, TrialState, row_from_critique, trial_states  # noqa: E402
 
 DOMAIN = "technology"
 KEYS = ("coverage:low-score", "counterarguments:missing", "primary:evidence")
@@ -62,22 +75,29 @@ BASE = 3.0
 CONTROL_FRACTION = 0.2
 TRIAL_PROBABILITY = 0.5
 START = datetime(2026, 1, 1, tzinfo=UTC)
+MIN_CRITIQUES = 3  # passing critiques a domain needs before lessons are built
+STAGES = {key: stage_of(key) for key in KEYS}
 
 
 @dataclass
 class Track:
-    """One lesson in one history: when it was first retired or called helpful, and its last effect."""
+    """One lesson in one history: when it was first retired or called helpful (runs of the domain
+    since its trial began: its first run with at least 3 passing critiques kept), its effect after
+    each horizon, and the runs that were given it after it was retired."""
 
     retired: int | None = None
     helpful: int | None = None
-    last: LessonEffect | None = None
+    last: dict[int, LessonEffect] = field(default_factory=dict)
+    given_retired: int = 0
 
-    def see(self, runs: int, effect: LessonEffect) -> None:
-        self.last = effect
+    def see(self, runs: int, trial_runs: int, effect: LessonEffect, horizons: tuple[int, ...]) -> None:
+        """The effect after ``runs`` runs of the domain, ``trial_runs`` of them since the lesson's trial began."""
+        if runs in horizons:
+            self.last[runs] = effect
         if effect.status == "retired" and self.retired is None:
-            self.retired = runs
+            self.retired = trial_runs
         if effect.status == "helpful" and self.helpful is None:
-            self.helpful = runs
+            self.helpful = trial_runs
 
 
 @dataclass
@@ -86,7 +106,6 @@ class World:
 
     name: str
     effects: tuple[float, ...]
-    runs: int
     tracks: list[list[Track]] = field(default_factory=list)  # per history, per lesson
     suspended: int = 0  # histories in which the domain was ever suspended
 
@@ -105,38 +124,80 @@ def _critique(n: int, question: int, scores: list[int], selection: LessonSelecti
     )  # fmt: skip
 
 
-def history(world: World, seed: int) -> tuple[list[Track], bool]:
-    """One history of ``world``: each lesson's track, and whether the domain was ever suspended."""
+def _look(ledger: TrialLedger, arms: dict[str, Arms], seen: dict[str, int], when: datetime) -> dict[str, LessonEffect]:
+    """Each lesson's effect now, ``seen[key]`` runs of the domain since its trial began, its recorded
+    decision applied; a decision reached for the first time is recorded (this look is the first to
+    reach it: one look before every run)."""
+    states = trial_states(ledger.events)
+    effects = {}
+    for key in KEYS:
+        effect = effect_of(key, DOMAIN, arms[key], trial_runs=seen[key])
+        state = states.get((DOMAIN, key), TrialState())
+        first = effect.status in DECIDED and (state.decision is None or state.decision.event != effect.status)
+        effect, event = settled(effect, state, ("", seen[key]) if first else None, now=when)
+        if event is not None:
+            ledger.add([event])
+        effects[key] = effect
+    return effects
+
+
+def _enter(ledger: TrialLedger, critique: Critique, arms: dict[str, Arms], given: set[str]) -> None:
+    """Record the run's row and add its uses that enter lessons' arms (the real filter, on this row)."""
+    row = row_from_critique(critique)
+    ledger.add([row])
+    one = TrialLedger(None, RowSigner(b"0" * 32))
+    one.add([row])
+    states = trial_states(ledger.events)
+    for _, key, _, arm, question, value, score, _, p, _ in use_rows(
+        one, domain=DOMAIN, future="99999999T999999999999Z", latest=float("inf"), states=states, person={},
+        stages=STAGES,
+    ):  # fmt: skip
+        arms[key].add(arm, question, value, score=score, p=p, others=given)
+
+
+def history(world: World, seed: int, runs: int, keep: int, horizons: tuple[int, ...]) -> tuple[list[Track], bool]:
+    """One history of ``world`` over ``runs`` runs, retention keeping ``keep`` critiques (0: all):
+    each lesson's track, and whether the domain was ever suspended."""
     rng = random.Random(seed)
     offsets = [rng.gauss(0.0, QUESTION_SD) for _ in range(QUESTIONS)]
     worth = dict(zip(KEYS, world.effects, strict=True))
     lessons = [Lesson(key, stage_of(key), target_of(key), f"lesson {key}", ()) for key in KEYS]
     arms = {key: Arms(tuple(k for k in KEYS if k != key)) for key in KEYS}
     tracks = [Track() for _ in KEYS]
-    critiques: list[Critique] = []
+    ledger = TrialLedger(None, RowSigner(b"0" * 32))
+    kept: list[Critique] = []  # the critique files retention leaves
+    first: dict[str, int] = {}  # the run at which each lesson's trial began (its first run eligible for it)
     suspended = False
-    for n in range(world.runs + 1):
-        effects = {key: effect_of(key, DOMAIN, arms[key]) for key in KEYS}
+    for n in range(runs + 1):
+        when = START + timedelta(minutes=n)
+        seen = {key: n - first[key] if key in first else 0 for key in KEYS}
+        effects = _look(ledger, arms, seen, when)
         for track, key in zip(tracks, KEYS, strict=True):
-            track.see(n, effects[key])
-        if n == world.runs:
+            track.see(n, seen[key], effects[key], horizons)
+        if n == runs:
             break
-        comparison = compare_adaptive(DOMAIN, critiques)
+        rules = SelectionRules(when, 30, 10, MIN_CRITIQUES, CONTROL_FRACTION, False, MAX_LESSONS, TRIAL_PROBABILITY)
+        comparison = compare_adaptive(DOMAIN, compared_runs(ledger, DOMAIN, rules))  # type: ignore[arg-type]
         suspended = suspended or comparison.suspended
         run = RunDraw(rng.random(), rng.getrandbits(48), CONTROL_FRACTION, TRIAL_PROBABILITY)
-        base = LessonSelection(DOMAIN, (), False, "")
+        passing = sum(1 for c in kept if c.overall_pass and c.teaches)
+        built = lessons if passing >= MIN_CRITIQUES else []
+        scarce = "" if built else f"no lessons: {passing} eligible critique(s)"
         chosen = choose(
-            base, rank(lessons, effects, MAX_LESSONS), run, comparison=comparison, scarce="", eligible=10
-        )
+            LessonSelection(DOMAIN, (), False, ""), rank(built, effects, MAX_LESSONS), run, comparison=comparison,
+            scarce=scarce, eligible=min(passing, 10),
+        )  # fmt: skip
         question = rng.randrange(QUESTIONS)
         level = BASE + offsets[question] + sum(worth[x.key] for x in chosen.lessons)
         scores = [min(5, max(1, round(level + rng.gauss(0.0, NOISE_SD)))) for _ in range(5)]
         critique = _critique(n, question, scores, chosen)
-        critiques.append(critique)
         given = {x.key for x in chosen.lessons}
-        for row in use_rows(f"critique-{critique.id}.yaml", critique):
-            if in_trial(row.arm, row.reason):
-                arms[row.key].add(row.arm, row.question, row.value, score=row.mean, p=row.p, others=given)
+        for key in (*given, *chosen.withheld_keys):
+            first.setdefault(key, n)
+        for track, key in zip(tracks, KEYS, strict=True):
+            track.given_retired += track.retired is not None and key in given
+        _enter(ledger, critique, arms, given)
+        kept = kept + [critique] if not keep else (kept + [critique])[-keep:]
     return tracks, suspended
 
 
@@ -168,28 +229,35 @@ def _false(tracks: list[Track], within: int) -> tuple[int, int]:
     return hits, len(tracks)
 
 
-def _bias(tracks: list[Track]) -> tuple[float, float]:
-    """The mean final estimate of a harmless lesson, on its target and on the mean score."""
-    own = [t.last.delta for t in tracks if t.last is not None and t.last.delta is not None]
-    score = [t.last.score.delta for t in tracks if t.last and t.last.score and t.last.score.delta is not None]
+def _bias(tracks: list[Track], horizon: int) -> tuple[float, float]:
+    """The mean estimate of a harmless lesson after ``horizon`` runs, on its target and on the mean score."""
+    last = [t.last[horizon] for t in tracks if horizon in t.last]
+    own = [e.delta for e in last if e.delta is not None]
+    score = [e.score.delta for e in last if e.score is not None and e.score.delta is not None]
     return statistics.fmean(own), statistics.fmean(score)
 
 
-def report(worlds: dict[str, World]) -> None:
+def report(worlds: dict[str, World], keep: int, horizons: tuple[int, ...]) -> None:
     alone, beside, mixed = worlds["alone"], worlds["beside"], worlds["mixed"]
     harmless_alone, harmless_beside = _tracks(alone, 0.0), _tracks(beside, 0.0)
     harmful, helpful, half = _tracks(beside, -1.0), _tracks(mixed, 1.0), _tracks(mixed, -0.5)
-    print(f"histories: {len(alone.tracks)} per world; a harmless lesson counted once per history it is in")
-    print("goal                                              measured (95% interval)")
-    print(f"harmless alone: retired or helpful within 200      {_wilson(*_false(harmless_alone, 200))}  (<= 5%)")
-    print(f"harmless beside a -1: retired or helpful within 200 {_wilson(*_false(harmless_beside, 200))}  (<= 5%)")
-    own, score = _bias(harmless_beside)
-    print(f"harmless beside a -1: mean estimate after 200 runs  target {own:+.3f}, mean score {score:+.3f}  (|bias| <= 0.05)")
-    print(f"-1 lesson retired within 40 runs                    {_wilson(*_rate(harmful, 'retired', 40))}  (>= 90%)")
-    print(f"+1 lesson called helpful within 40 runs             {_wilson(*_rate(helpful, 'helpful', 40))}  (>= 90%)")
-    print(f"-0.5 lesson retired within 40 / 200 runs            {_wilson(*_rate(half, 'retired', 40))} / "
-          f"{_wilson(*_rate(half, 'retired', 200))}")  # fmt: skip
-    print("median runs of the domain to the decision (histories that reached it within 200 runs):")
+    kept = "every critique kept" if not keep else f"max_critiques {keep}"
+    print(f"== retention: {kept}; {len(alone.tracks)} histories per world; a harmless lesson counted once per history")
+    print("goal                                                measured (95% interval)")
+    for horizon in horizons:
+        print(f"harmless alone: retired or helpful within {horizon:<4}      {_wilson(*_false(harmless_alone, horizon))}  (<= 5%)")
+        print(f"harmless beside a -1: retired or helpful within {horizon:<4} {_wilson(*_false(harmless_beside, horizon))}  (<= 5%)")
+        own, score = _bias(harmless_beside, horizon)
+        print(f"harmless beside a -1: mean estimate after {horizon:<4} runs  target {own:+.3f}, mean score {score:+.3f}  (|bias| <= 0.05)")
+    print(f"-1 lesson retired within 40 runs                      {_wilson(*_rate(harmful, 'retired', 40))}  (>= 90%)")
+    print(f"+1 lesson called helpful within 40 runs               {_wilson(*_rate(helpful, 'helpful', 40))}  (>= 90%)")
+    print(f"-0.5 lesson retired within 40 / {horizons[-1]} runs              {_wilson(*_rate(half, 'retired', 40))} / "
+          f"{_wilson(*_rate(half, 'retired', horizons[-1]))}")  # fmt: skip
+    every = [t for w in worlds.values() for h in w.tracks for t in h]
+    again = sum(1 for w in worlds.values() for h in w.tracks if any(t.given_retired for t in h))
+    print(f"retired lessons given again: in {again} of {sum(len(w.tracks) for w in worlds.values())} histories, "
+          f"{sum(t.given_retired for t in every)} run(s) in all  (goal 0)")
+    print(f"median runs of the domain to the decision (histories that reached it within {horizons[-1]} runs):")
     print(f"  -1 retired {_median([t.retired for t in harmful if t.retired is not None])}, "
           f"+1 helpful {_median([t.helpful for t in helpful if t.helpful is not None])}, "
           f"-0.5 retired {_median([t.retired for t in half if t.retired is not None])}")  # fmt: skip
@@ -203,20 +271,26 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--histories", type=int, default=200, help="histories per world (default 200)")
     parser.add_argument("--seed", type=int, default=30)
+    parser.add_argument("--runs", type=int, action="append", help="horizons to report (default 200 and 500)")
+    parser.add_argument("--max-critiques", type=int, action="append", dest="keep",
+                        help=f"retention to apply (default {Settings().max_critiques}, as configured, and 10; 0 keeps all)")
     args = parser.parse_args(argv)
-    worlds = {
-        "alone": World("alone", (0.0, 0.0, 0.0), 200),
-        "beside": World("beside", (0.0, -1.0, 0.0), 200),
-        "mixed": World("mixed", (1.0, -0.5, 0.0), 200),
-    }
-    started = time.process_time()
-    for w, world in enumerate(worlds.values()):
-        for h in range(args.histories):
-            tracks, suspended = history(world, args.seed * 1_000_003 + w * 100_003 + h)
-            world.tracks.append(tracks)
-            world.suspended += suspended
-    report(worlds)
-    print(f"({time.process_time() - started:.0f} s of CPU on one core)")
+    horizons = tuple(sorted(set(args.runs or (200, 500))))
+    for keep in args.keep or (Settings().max_critiques, 10):
+        worlds = {
+            "alone": World("alone", (0.0, 0.0, 0.0)),
+            "beside": World("beside", (0.0, -1.0, 0.0)),
+            "mixed": World("mixed", (1.0, -0.5, 0.0)),
+        }
+        started = time.process_time()
+        for w, world in enumerate(worlds.values()):
+            for h in range(args.histories):
+                tracks, suspended = history(world, args.seed * 1_000_003 + w * 100_003 + h, horizons[-1], keep, horizons)
+                world.tracks.append(tracks)
+                world.suspended += suspended
+        report(worlds, keep, horizons)
+        print(f"({time.process_time() - started:.0f} s of CPU on one core)")
+        print()
 
 
 if __name__ == "__main__":

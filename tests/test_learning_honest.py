@@ -36,7 +36,9 @@ def test_a_control_run_never_enters_a_per_lesson_arm(tmp_path: Path) -> None:
     for i, reason in enumerate(("control", "no_lessons", "suspended", "retired") * 3):
         put(tmp_path, make_critique(30 + i, withheld=(COUNTER, LOW), reason=reason, scores=(2, 2, 2, 2, 2)))
     after = {e.key: e for e in lesson_effects(tmp_path, now=NOW)}
-    assert after == before
+    # the domain has had 12 more runs (runs of the trial count every run of the domain); the arms are as they were
+    assert {k: replace(e, trial_runs=before[k].trial_runs, more_runs=before[k].more_runs) for k, e in after.items()} == before
+    assert after[COUNTER].trial_runs == before[COUNTER].trial_runs + 12
     assert (after[COUNTER].applied_runs, after[COUNTER].baseline_runs) == (6, 6)
     assert (after[LOW].applied_runs, after[LOW].baseline_runs) == (12, 0)
     assert [r.reason for r in use_rows("x.yaml", make_critique(1, withheld=(COUNTER,), reason="control"))] == ["control"]

@@ -70,7 +70,8 @@ async def test_trials_tell_a_helpful_and_a_harmful_lesson_apart(tmp_path) -> Non
     assert helpful["confounded_with"] == [] and harmful["confounded_with"] == []
     assert min(harmful["applied_runs"], harmful["baseline_runs"]) >= 5
     table = CliRunner().invoke(app, ["effects"], obj=deps)
-    assert "  primary:evidence: retired (not given); decided after " in table.stdout
+    assert "  primary:evidence: retired (not given)\n    retired on run " in table.stdout
+    assert ": lowered the mean score by " in table.stdout
     # harm to the mean score retires it (its own target, claim support, had too few runs to decide);
     # a constant difference of whole points still has an interval of some width
     assert harmful["decided_on"] == "mean_score" and harmful["decided_after"] >= 10

@@ -67,7 +67,7 @@ def test_rejected_critiques_teach_nothing_but_count_in_every_effect(tmp_path: Pa
         put(tmp_path, rejected(n))
     selection = select_lessons(tmp_path, "technology", now=NOW, rng=__import__("random").Random(0))
     assert selection.lessons == () and selection.considered == ()
-    assert "failing (mean 4.00)" in dict(selection.excluded).values()
+    assert "rejected by its own review" in dict(selection.excluded).values()  # not "failing (mean 4.00)"
     # a lesson whose runs get their reports rejected must show it: those runs still count
     for n in range(10, 13):
         put(tmp_path, rejected(n, applied=(COUNTER,), scores=(2, 3, 3, 3, 3)))
@@ -147,7 +147,7 @@ def test_memory_effects_shows_helpful_apart_from_active_with_the_runs_to_a_decis
     shown = invoke(["effects"], reports)
     assert shown.exit_code == 0, shown.output
     assert "counterarguments:missing: helpful (proven to help; still withheld now and then" in shown.stdout
-    assert "; decided after " in shown.stdout and "mean score 4.50 with, 3.30 without" in shown.stdout
+    assert "    helpful on run " in shown.stdout and "mean score 4.50 with, 3.30 without" in shown.stdout
     (effect,) = json.loads(invoke(["effects", "--json"], reports).stdout)
     assert effect["status"] == "helpful" and effect["decided_after"] >= 10
     assert effect["decided_on"] in ("scores.coverage", "mean_score")

@@ -4,11 +4,13 @@ measuring / active / no-effect / retired, and what retirement does to later runs
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from research_agent.memory.effects.lesson_effects import decision_words
 from research_agent.memory.lessons.effects_view import lesson_effects
 from research_agent.memory.lessons.select import select_lessons
 from research_agent.memory.store.critique_types import WithheldLesson
@@ -84,7 +86,7 @@ def test_arms_that_do_not_spread_still_give_an_interval_of_some_width(tmp_path: 
     lo, hi = found.interval
     assert found.delta == 1.0 and hi - lo > 1.0 and lo < 0 < hi
     assert found.score.interval[1] - found.score.interval[0] > 0.2
-    assert found.status == "active" and "-0.0 [-0.0, -0.0]" not in found.numbers()
+    assert found.status == "active"
 
 
 def _seed_worse(meta: Path, applied: int = 5, withheld: int = 5, reason: str = "trial") -> None:
@@ -175,8 +177,9 @@ def test_a_retired_lesson_is_not_given_is_listed_with_its_numbers_and_is_in_no_a
     keys = [lesson.key for lesson in selection.lessons]
     assert COUNTER not in keys and "coverage:low-score" in keys  # coverage 2 in 4 of 10 also teaches
     reason = dict(selection.excluded)[COUNTER]
-    assert reason == f"retired: {retired.numbers()}"
-    assert reason.startswith("retired: coverage 2.33 with it over 12 run(s), 4 without over 12; delta -1.67 (always-valid")
+    assert reason == decision_words(retired)
+    assert reason.startswith("retired on run ") and ": lowered the coverage by 1.67 (always-valid interval [" in reason
+    assert (round(retired.mean_with, 2), retired.mean_without, round(retired.delta, 2)) == (2.33, 4.0, -1.67)
     assert {"file": COUNTER, "reason": reason} in selection.as_record()["excluded"]
     assert WithheldLesson(COUNTER, "retired") in selection.withheld
     baseline = select(tmp_path, force_control=True)
@@ -188,7 +191,9 @@ def test_a_retired_lesson_is_not_given_is_listed_with_its_numbers_and_is_in_no_a
     # runs that held it back because it is retired are in neither of its arms: its evidence stands
     for i in range(8):
         put(tmp_path, with_coverage(70 + i, 2, withheld=(COUNTER,), reason="retired", tags=("missing_counterarguments",)))
-    assert effect(tmp_path, COUNTER) == retired
+    later = effect(tmp_path, COUNTER)  # the domain has had 8 more runs; the lesson's arms are as they were
+    assert replace(later, trial_runs=retired.trial_runs, decided_after=retired.decided_after) == retired
+    assert later.trial_runs > retired.trial_runs
 
 
 def test_effects_as_json_fields(tmp_path: Path) -> None:
@@ -197,6 +202,6 @@ def test_effects_as_json_fields(tmp_path: Path) -> None:
     assert list(data) == [
         "key", "stage", "target", "text", "domain", "applied_runs", "baseline_runs",
         "mean_with", "mean_without", "delta", "interval", "method", "paired_questions", "confounded_with", "status",
-        "score", "decided_on", "decided_after",
+        "score", "decided_on", "decided_after", "decided_at", "trial_runs", "more_runs", "reinstated",
     ]  # fmt: skip
     assert data["mean_with"] == 4.0 and data["mean_without"] is None and data["delta"] is None

@@ -11,8 +11,8 @@ import typer
 from research_agent.cli.memory import app
 
 COMMANDS = [
-    "ab", "add-lesson", "approve", "effects", "lessons", "list", "proposals", "prune", "reject", "retry", "show",
-    "stats", "trust-lessons", "validate",
+    "ab", "add-lesson", "approve", "effects", "ledger", "lessons", "list", "proposals", "prune", "reinstate", "reject",
+    "retry", "show", "stats", "trust-lessons", "validate",
 ]
 
 _PROBE = """

@@ -87,7 +87,8 @@ def test_a_hand_edit_is_picked_up_even_with_the_mtime_put_back(tmp_path: Path, k
     )
     assert make_critique(0).id not in selection.considered
     assert rows(tmp_path)[paths[0].name][0] == 0  # the index itself knows
-    assert [e.applied_runs for e in lesson_effects(tmp_path, now=NOW, state_dir=state_in(tmp_path))] == [2]
+    # the run's evidence was recorded in the trial ledger when its critique was sound: it stays
+    assert [e.applied_runs for e in lesson_effects(tmp_path, now=NOW, state_dir=state_in(tmp_path))] == [3]
 
 
 def test_a_file_swapped_for_a_symlink_leaves_the_index(tmp_path: Path) -> None:
@@ -159,12 +160,12 @@ def test_a_damaged_or_outdated_index_is_rebuilt(tmp_path: Path) -> None:
         assert index.on_disk and index.last.read == 3
 
 
-def test_pruned_files_leave_the_effects(tmp_path: Path) -> None:
+def test_pruned_files_keep_their_evidence_in_the_trial_ledger(tmp_path: Path) -> None:
     for i in range(4):
         put(tmp_path, make_critique(i, applied=(COUNTER,)))
     assert [e.applied_runs for e in lesson_effects(tmp_path, now=NOW, state_dir=state_in(tmp_path))] == [4]
     prune_critiques(tmp_path, 2, now=NOW)
-    assert [e.applied_runs for e in lesson_effects(tmp_path, now=NOW, state_dir=state_in(tmp_path))] == [2]
+    assert [e.applied_runs for e in lesson_effects(tmp_path, now=NOW, state_dir=state_in(tmp_path))] == [4]
 
 
 def test_concurrent_runs_share_the_index_without_harm(tmp_path: Path) -> None:

@@ -99,7 +99,10 @@ def test_newest_ten_eligible_are_used(tmp_path: Path) -> None:
     assert selection.lessons[0].text == GEO_LESSON.format(k=10, n=10)
     older = {name: why for name, why in selection.excluded}
     assert older == {
-        f"critique-{make_critique(i).id}.yaml": "older than the newest 10 eligible critiques (each lesson's, without it)"
+        f"critique-{make_critique(i).id}.yaml": (
+            "not among the newest 10 passing critiques of the domain that each lesson is counted over (for each lesson, "
+            "those whose run was not given it)"
+        )
         for i in range(10, 14)
     }
 

@@ -16,7 +16,7 @@ from research_agent.memory.store.person.lessons import read_lessons_file
 from research_agent.web import WebBind
 from research_agent.web.app import PAGE_POLICY
 from tests.support.memory import make_critique, put
-from tests.support.web import IDEA, in_process, options_for, seed_memory
+from tests.support.web import COUNTER, IDEA, in_process, options_for, seed_memory
 
 PAGES = ["/", "/reports", "/memory"]
 
@@ -75,7 +75,9 @@ async def test_a_post_without_the_csrf_token_is_refused_and_does_nothing(reports
         proposal = "/memory/proposals/" + _digest() + "/approve"
         for path, data in [("/runs", {"question": "How do heat pumps work?"}), (proposal, {"confirm": "1"}),
                            ("/memory/lessons/add", {"text": "Prefer primary sources.", "stage": "decompose",
-                                                    "domain": "any", "confirm": "1"})]:  # fmt: skip
+                                                    "domain": "any", "confirm": "1"}),
+                           ("/memory/lessons/reinstate", {"key": "counterarguments:missing", "domain": "technology",
+                                                          "confirm": "1"})]:  # fmt: skip
             missing = await web.client.post(path, data=data)
             wrong = await web.client.post(path, data={**data, "csrf": "not-the-token"})
             for answer in (missing, wrong):
@@ -95,8 +97,8 @@ async def test_approving_from_another_machine_is_refused_even_with_the_token(rep
         csrf = await web.csrf()
         digest = _digest()
         for path in (f"/memory/proposals/{digest}/approve", f"/memory/proposals/{digest}/reject",
-                     "/memory/lessons/add", "/memory/lessons/trust"):  # fmt: skip
-            answer = await web.client.post(path, data={"csrf": csrf, "confirm": "1", "text": IDEA,
+                     "/memory/lessons/add", "/memory/lessons/trust", "/memory/lessons/reinstate"):  # fmt: skip
+            answer = await web.client.post(path, data={"csrf": csrf, "confirm": "1", "text": IDEA, "key": COUNTER,
                                                        "stage": "decompose", "domain": "any"})  # fmt: skip
             assert answer.status_code == 403, path
             assert "only from this machine" in answer.text

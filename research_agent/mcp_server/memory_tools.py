@@ -148,7 +148,10 @@ async def memory_effects(ctx: Context, domain: DomainName = None) -> EffectsOutp
     difference (positive means better) with an always-valid interval (paired by question, adjusted
     for the other lessons), the same for the mean score (score), the keys it was never apart from
     (confounded_with), its status (helpful, active, measuring, no-effect: ranked last, or retired:
-    no longer given) and the runs its decision took (decided_after)."""
+    never given again unless a person reinstates it), the measure that decided it (decided_on), the
+    run of its domain at which the evidence first reached the decision (decided_after: run N), the
+    runs of its domain since its trial began (trial_runs) and, while undecided, about how many more
+    a decision needs at the current spread (more_runs)."""
     wanted = parse_domain(domain) if domain is not None else None
     settings = service_of(ctx).settings()
     found = await asyncio.to_thread(

@@ -184,7 +184,11 @@ class EffectOut(TypedDict):
     status: str  # helpful | active | measuring | no-effect | retired
     score: ScoreCheckOut | None  # its mean-score check (None when its target is the mean score)
     decided_on: str | None  # the target whose interval decided it (helpful, retired)
-    decided_after: int | None  # runs (both arms) its decision took
+    decided_after: int | None  # the run of its domain ("run N") at which the evidence first reached the decision
+    decided_at: str | None  # when the decision was recorded in the trial ledger (UTC)
+    trial_runs: int  # runs of its domain since its trial began
+    more_runs: int | None  # about how many more runs of the domain a decision needs at the current spread
+    reinstated: str | None  # when a person reinstated it, starting its current trial
 
 
 class ProposalOut(TypedDict):

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..memory.store.targets import TARGETS
+
 __all__ = ["research_text", "review_text", "lessons_text", "list_text", "show_text", "effects_text", "proposals_text"]
 
 _SHOWN = 10
@@ -83,6 +85,11 @@ def show_text(data: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _measure(name: str) -> str:
+    """A measure's name in words (``scores.coverage`` -> coverage)."""
+    return TARGETS[name].label if name in TARGETS else name
+
+
 def effects_text(data: Mapping[str, Any]) -> str:
     """memory_effects: one line per lesson key."""
     effects = data["effects"]
@@ -90,8 +97,11 @@ def effects_text(data: Mapping[str, Any]) -> str:
         return "no lesson has been measured yet"
     lines = [f"{len(effects)} lesson key(s):"]
     for e in effects[:_SHOWN]:
-        delta = "n/a" if e["delta"] is None else f"{e['delta']:+.3g}"
-        decided = "" if e.get("decided_after") is None else f" (decided after {e['decided_after']} runs)"
+        delta = "n/a" if e["delta"] is None else f"{e['delta']:+.2f}"
+        decided = ""
+        if e.get("decided_on"):
+            run = "" if e.get("decided_after") is None else f" on run {e['decided_after']} of the domain"
+            decided = f" (decided{run}, on {_measure(e['decided_on'])})"
         lines.append(f"- {e['key']} ({e['domain']}): {e['status']}{decided}, difference {delta} "
                      f"over {e['applied_runs']} run(s) with it and {e['baseline_runs']} without")  # fmt: skip
     return "\n".join(lines)

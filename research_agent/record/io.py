@@ -199,6 +199,7 @@ def _record(data: Mapping[str, Any]) -> RunRecord:
         iterations=tuple(_iteration(i) for i in data.get("iterations") or ()),
         review=_review(data.get("review")),
         lessons=LessonsRecord.from_dict(data.get("lessons", {})),
+        plan_by_person=data.get("plan_by_person") is True,
         provider_failures=tuple(data.get("provider_failures", ())),
         fetch_failures=tuple(
             FetchFailure(f.get("location", ""), f.get("reason", "")) for f in data.get("fetch_failures", ())

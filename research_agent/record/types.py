@@ -204,6 +204,7 @@ class RunRecord:
     controls_dropped: int = 0  # control characters, escape sequences, bidi marks taken out of model answers
     review: ReviewOutcome | None = None  # None: no draft was reviewed (the run gave up), or an older record
     lessons: LessonsRecord = LessonsRecord()
+    plan_by_person: bool = False  # a person gave or edited the plan: it counts for judging lessons only
     provider_failures: tuple[str, ...] = ()
     fetch_failures: tuple[FetchFailure, ...] = ()
     corpus: tuple[CorpusRecord, ...] = ()
@@ -263,6 +264,7 @@ class RunRecord:
             **{k: getattr(self, k) for k in _ENDING},
             "review": None if self.review is None else self.review.as_dict(),
             "lessons": self.lessons.as_dict(),
+            **({"plan_by_person": True} if self.plan_by_person else {}),
             "provider_failures": list(self.provider_failures),
             "fetch_failures": [{"location": f.location, "reason": f.reason} for f in self.fetch_failures],
             "corpus": [c.as_dict() for c in self.corpus],

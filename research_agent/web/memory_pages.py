@@ -7,7 +7,10 @@ proposals, and the person's ``lessons.yaml``. A lesson's text is the one
 :func:`~research_agent.memory.lessons.effects_view.lesson_effects` gives: a person's own text,
 or a built lesson's text regenerated now, never text read from a critique.
 
-Approving, rejecting, adding and trusting are a person's acts: POSTs with the CSRF token, from a
+A decided lesson shows its decision as the trial ledger recorded it: the run of its domain, the
+measure that decided it and by how much; a retired one has a "Reinstate" button.
+
+Approving, rejecting, adding, trusting and reinstating are a person's acts: POSTs with the CSRF token, from a
 loopback client only, in two steps: the first shows exactly what prompts would carry and asks
 for confirmation; only the second (``confirm=1``) writes, through the functions the CLI's
 ``memory`` commands use (:mod:`research_agent.service.person`).
@@ -26,10 +29,10 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from ..config import Settings
-from ..domains import DOMAINS
+from ..domains import DOMAINS, parse_domain
 from ..errors import InputError
 from ..memory.critique.schedule import critique_now
-from ..memory.effects.lesson_effects import STATUSES, LessonEffect
+from ..memory.effects.lesson_effects import STATUSES, LessonEffect, decision_words
 from ..memory.lessons.effects_view import lesson_effects
 from ..memory.store.critique_types import Critique
 from ..memory.store.failures import FailedCritique, load_failures
@@ -39,6 +42,7 @@ from ..memory.store.person.lessons import LessonsFile, read_lessons_file
 from ..memory.store.person.proposals import Proposal
 from ..memory.store.schema import STAGES
 from ..memory.store.targets import PERSON_TARGET, TARGETS
+from ..memory.store.trials import TrialEvent, open_ledger, reinstate_lesson, retired_in
 from ..run_refs import Runs, run_file
 from ..service import person
 from .app import Workbench, bench_of
@@ -107,7 +111,8 @@ def _choices() -> dict[str, Any]:
 async def memory(request: Request) -> Response:
     bench = bench_of(request)
     view = await asyncio.to_thread(memory_view, bench.settings(), bench.now())
-    return bench.page("memory.html", here="memory", view=view, statuses=STATUSES, **_choices())
+    return bench.page("memory.html", here="memory", view=view, statuses=STATUSES, decision_words=decision_words,
+                      **_choices())  # fmt: skip
 
 
 @answered
@@ -208,6 +213,32 @@ async def trust(request: Request) -> Response:
                                    "the prompts; a later edit needs trusting again.")  # fmt: skip
 
 
+def _retired(place: person.LessonPlace, key: str, domain: str) -> TrialEvent:
+    """The decision that retired ``key`` in ``domain`` (InputError when it is not retired there)."""
+    where = parse_domain(domain)
+    found = retired_in(open_ledger(place.meta_dir, place.state_dir), key).get((where, key))
+    if found is None:
+        raise InputError(f"{key[:120]} is not retired in {where}: there is nothing to reinstate")
+    return found
+
+
+@answered
+async def reinstate(request: Request) -> Response:
+    """Give a retired lesson back to runs, in a new trial (what ``memory reinstate`` does)."""
+    bench, form, place = await _act(request)
+    key, domain = form.get("key").strip(), form.get("domain").strip()
+    decision = await asyncio.to_thread(_retired, place, key, domain)
+    if not form.flag("confirm"):
+        return _confirm(bench, action=request.url.path, heading="Reinstate this lesson?", lesson=None,
+                        fields={"key": key, "domain": decision.domain}, button="Reinstate",
+                        reinstating=decision)  # fmt: skip
+    event = await asyncio.to_thread(
+        reinstate_lesson, place.meta_dir, place.state_dir, key, domain=decision.domain, now=bench.now()
+    )
+    return _done(bench, "Reinstated", f"{event.key} is reinstated in {event.domain}: runs may be given it again, "
+                                      "in a new trial of its own; the evidence that retired it is not counted again.")  # fmt: skip
+
+
 MEMORY_ROUTES = [
     Route("/memory", memory, methods=["GET"]),
     Route("/memory/retry/{ref}", retry, methods=["POST"]),
@@ -215,4 +246,5 @@ MEMORY_ROUTES = [
     Route("/memory/proposals/{digest}/reject", reject, methods=["POST"]),
     Route("/memory/lessons/add", add, methods=["POST"]),
     Route("/memory/lessons/trust", trust, methods=["POST"]),
+    Route("/memory/lessons/reinstate", reinstate, methods=["POST"]),
 ]

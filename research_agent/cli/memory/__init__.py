@@ -6,6 +6,7 @@ One module per command family, each registering its commands on the group's Type
 * :mod:`.critiques` ``list``, ``show``, ``retry``, ``validate``, ``prune``: the critique files (and failed ones)
 * :mod:`.lessons`   ``lessons QUERY``: what a run would be given now
 * :mod:`.effects`   ``effects``: each lesson's measured effect
+* :mod:`.ledger`    ``ledger``, ``reinstate``: the trial ledger, and giving a retired lesson back
 * :mod:`.stats`     ``stats``: score trends, adaptive against baseline
 * :mod:`.ab`        ``ab QUESTIONS.txt``: a learning A/B on the user's endpoint
 * :mod:`.person`    ``add-lesson``, ``trust-lessons``, ``proposals``, ``approve``, ``reject``: the
@@ -16,7 +17,7 @@ Importing this package registers every command, ``ab`` included, whatever was im
 
 from __future__ import annotations
 
-from . import ab, critiques, effects, lessons, person, stats
+from . import ab, critiques, effects, ledger, lessons, person, stats
 from .group import REPORTS_DIR_KEY, MemoryDeps, app, echo_json, memory_deps, memory_settings
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "ab",
     "critiques",
     "effects",
+    "ledger",
     "lessons",
     "person",
     "stats",

@@ -17,7 +17,7 @@ from pathlib import Path
 import typer
 
 from ...domains import DOMAINS, parse_domain
-from ...memory.effects.lesson_effects import MIN_RUNS, NO_EFFECT_RUNS, LessonEffect, Measured
+from ...memory.effects.lesson_effects import MIN_RUNS, NO_EFFECT_RUNS, LessonEffect, Measured, decision_words
 from ...memory.effects.sequential import ALPHA
 from ...memory.lessons.effects_view import lesson_effects
 from ...memory.lessons.trials import HELPFUL_SHARE
@@ -46,8 +46,11 @@ LEGEND = (
     "mean score: every lesson is also measured on the critique's mean score; harm there retires it "
     "whatever its target.",
     f"measuring: fewer than {MIN_RUNS} runs in an arm; active: not decided yet; helpful: an interval wholly "
-    f"above zero (then withheld {HELPFUL_SHARE:.0%} as often); retired: an interval wholly below zero; no "
-    f"effect: still undecided after {NO_EFFECT_RUNS} runs. decided after: the runs its decision took.",
+    f"above zero (then withheld {HELPFUL_SHARE:.0%} as often); retired: an interval wholly below zero (never "
+    f"given again unless you `memory reinstate` it); no effect: still undecided {NO_EFFECT_RUNS} runs of its "
+    "domain after its trial began. \"run N\": the Nth run of the lesson's domain (`memory ledger` lists them).",
+    "a decision, once reached, is recorded in the trial ledger and stays made; the numbers go on being shown. "
+    "more runs: about how many more runs of the domain a decision needs if the estimate and spread stay as they are.",
     "never apart from: keys given and withheld together in every one of this lesson's runs, so their "
     "effects cannot be told apart (trials separate them over time).",
 )
@@ -83,6 +86,17 @@ _STAGE_WORDS = {"decompose": "planning", "relevance": "judging"}
 _ORIGIN_WORDS = {"user": " of yours (lessons.yaml)", "approved": " you approved (lessons.yaml)"}
 
 
+def _progress(effect: LessonEffect) -> str:
+    """How far an undecided lesson's trial has come, and what a decision still needs."""
+    since = f", reinstated {effect.reinstated[:10]}" if effect.reinstated else ""
+    words = f"{effect.trial_runs} run(s) of the domain since its trial began{since}"
+    if effect.more_runs is not None:
+        return f"{words}; about {effect.more_runs} more run(s) to decide at the current estimate and spread"
+    if effect.status in ("active", "measuring") and effect.trial_runs < NO_EFFECT_RUNS:
+        return f"{words}; called no effect in {NO_EFFECT_RUNS - effect.trial_runs} more run(s) if still undecided"
+    return words
+
+
 def _lesson_lines(effect: LessonEffect) -> list[str]:
     """One lesson as a few short lines: what it is, its numbers, its text, what it is tied to."""
     target = TARGETS[effect.target]
@@ -90,11 +104,11 @@ def _lesson_lines(effect: LessonEffect) -> list[str]:
     stage = _STAGE_WORDS.get(effect.stage, effect.stage)
     origin = _ORIGIN_WORDS.get(effect.key.split(":", 1)[0], "")
     status = _STATUS_WORDS.get(effect.status, effect.status)
-    if effect.decided_after is not None:
-        on = TARGETS[effect.decided_on].label if effect.decided_on in TARGETS else "its target"
-        status += f"; decided after {effect.decided_after} runs, on {on}"
+    decided = decision_words(effect)
     lines = [
         f"  {effect.key}: {status}",
+        *([f"    {decided}"] if decided else []),
+        *([f"    {_progress(effect)}"] if not decided else []),
         f"    {stage} lesson{origin}; target {target.label} ({better})",
         f"    with it {_number(effect.mean_with)} over {effect.applied_runs} run(s); without it "
         f"{_number(effect.mean_without)} over {effect.baseline_runs} run(s)",

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.table import Table
 
+from ...config import Settings
 from ...memory.effects.stats import ClaimTrend, CritiqueCost, MemoryStats, compute_stats, plot_history
+from ...memory.lessons.select import SelectionRules, compared_runs
+from ...memory.lessons.types import MAX_LESSONS
 from ...memory.store.files import load_all
+from ...memory.store.index.summary import IndexTrust, open_index
 from ...memory.store.schema import DIMENSIONS
 from ..boundary import guarded
 from ..terminal import echo, markup
@@ -83,6 +89,14 @@ def _print_tables(stats: MemoryStats) -> None:
     console().print(compare)
 
 
+def _compared(settings: Settings, now: datetime) -> dict[str, list[Any]]:
+    """Per domain, the runs its suspension compares, from the trial ledger (as a run's selection reads them)."""
+    rules = SelectionRules(now, settings.lesson_ttl_days, 10, 3, settings.control_fraction, False, MAX_LESSONS)
+    with open_index(settings.meta_dir, trust=IndexTrust(settings.state_dir)) as index:
+        ledger = index.ledger()
+        return {domain: compared_runs(ledger, domain, rules) for domain in ledger.domains()}
+
+
 @app.command("stats")
 @guarded
 def stats_command(
@@ -97,7 +111,7 @@ def stats_command(
     deps = memory_deps(ctx)
     settings = memory_settings(ctx, reports_dir)
     loaded = load_all(settings.meta_dir, now=deps.clock())
-    stats = compute_stats(loaded)
+    stats = compute_stats(loaded, _compared(settings, deps.clock()))
     if plot is not None:
         critiques = [item.critique for item in loaded if item.critique is not None]
         plot_history(critiques, plot, pyplot=deps.pyplot)

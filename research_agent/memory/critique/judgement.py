@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ...config import Settings
-from ...errors import InvalidModelOutput
+from ...errors import InvalidModelOutput, ResearchError
 from ...files.safefile import check_folder_inside
 from ...llm import ChatModel, ChatRequest, UsageRecorder
 from ...prompts import render
@@ -45,6 +45,8 @@ from ..store.schema import (
     mean_of,
     ramp_reason,
 )
+from ..store.trials import open_ledger, row_from_critique
+from ..store.trials.rows import excluded_lessons
 from .evidence import MAX_REPORT_BYTES, locate_report, read_report_file
 from .facts import RunFacts, compute_facts
 from .proposing import not_to_propose
@@ -206,6 +208,18 @@ def _withheld(record: RunRecord) -> tuple[WithheldLesson, ...]:
     return tuple(first.values())[:20]
 
 
+def _answer_scores(answer: Any) -> dict[str, int | None]:
+    """The answer's scores, each clamped to 1-5 (null where not applicable may be); InvalidModelOutput
+    when there are none, or one is missing."""
+    if not isinstance(answer, dict) or not isinstance(answer.get("scores"), dict):
+        raise InvalidModelOutput("critique answer has no scores object", stage="critique")
+    raw = answer["scores"]
+    missing = [d for d in DIMENSIONS if d not in raw]
+    if missing:
+        raise InvalidModelOutput(f"critique answer has no score for {', '.join(missing)}", stage="critique")
+    return {d: _clamp_score(raw[d], d) for d in DIMENSIONS}
+
+
 def critique_from_answer(
     record: RunRecord,
     facts: RunFacts,
@@ -216,25 +230,22 @@ def critique_from_answer(
     usage: CritiqueUsage | None = None,
     skip_proposals: Collection[str] = (),
     held_out: str | None = None,
+    run_kind: str = "",
 ) -> Critique:
     """Turn the model's answer and the run's facts into a clean, valid Critique.
 
     ``usage``: what the critique's own model calls cost, stored in the file.
     ``skip_proposals``: hashes of texts not to propose again (decided by a person, or already
-    a lesson; see :mod:`..store.proposals`).
+    a lesson; see :mod:`..store.proposals`). ``run_kind``: ``ab`` for an arm of ``memory ab``.
+    A suspect critique (scores that are a ramp) and one of a report its own review rejected
+    propose nothing: the critique types promise that neither teaches.
     """
-    if not isinstance(answer, dict) or not isinstance(answer.get("scores"), dict):
-        raise InvalidModelOutput("critique answer has no scores object", stage="critique")
-    raw = answer["scores"]
-    missing = [d for d in DIMENSIONS if d not in raw]
-    if missing:
-        raise InvalidModelOutput(f"critique answer has no score for {', '.join(missing)}", stage="critique")
-    scores = {d: _clamp_score(raw[d], d) for d in DIMENSIONS}
+    scores = _answer_scores(answer)
     model_tags = [t for t in answer.get("tags") or [] if isinstance(t, str) and t in TAGS]
     tags = tuple(t for t in dict.fromkeys([*facts.tags(), *model_tags]) if tag_applies(t, scores["geographic_balance"]))
     tags = tags[:MAX_ITEMS]
     adaptive, applied = _applied(record)
-    review = "rejected" if record.review is not None and record.review.rejected else None
+    review, suspect = "rejected" if record.review is not None and record.review.rejected else None, ramp_reason(scores)
     return Critique(
         id=record.id,
         query=sanitize(record.query, single_line=True, max_chars=500) or "(empty query)",
@@ -259,10 +270,12 @@ def critique_from_answer(
         lessons_available=record.lessons.available,
         facts=facts.measured,
         usage=usage,
-        suspect=ramp_reason(scores),
+        suspect=suspect,
         review=review,
         held_out=held_out,
-        proposed_lessons=clean_proposals(answer.get("proposed_lessons"), skip=skip_proposals),
+        run_kind=run_kind,
+        plan_by_person=record.plan_by_person,
+        proposed_lessons=() if suspect or review else clean_proposals(answer.get("proposed_lessons"), skip=skip_proposals),
     )
 
 
@@ -274,8 +287,12 @@ async def critique_run(
     now: datetime | None = None,
     meta_dir: Path | None = None,
     held_out: str | None = None,
+    run_kind: str = "",
 ) -> Critique:
-    """Critique the run recorded at ``run_record_path``; write, prune and log; return the critique.
+    """Critique the run recorded at ``run_record_path``; write it, add its run's row to the trial
+    ledger (:mod:`..store.trials`: the evidence retention never deletes), prune and log; return
+    the critique. ``held_out``: the eval that holds the run out of learning (its critique builds no
+    lesson); ``run_kind``: ``ab`` for an arm of ``memory ab`` (kept in no lesson's arms).
 
     The critique file goes into ``meta_dir`` (default: the run record's folder), which
     must not lead out of its parent folder. Every model call is counted into the
@@ -302,8 +319,10 @@ async def critique_run(
             usage=CritiqueUsage.from_usage(recorder.total),
             skip_proposals=not_to_propose(folder, settings.state_dir),
             held_out=held_out,
+            run_kind=run_kind,
         )
         write_critique(folder, critique)
+        ledger_note = _add_to_ledger(folder, settings.state_dir, critique, excluded_lessons(record.lessons.excluded))
         prune_critiques(folder, settings.max_critiques, protect=[critique.id], now=when)
     except Exception as exc:
         message = str(exc) or type(exc).__name__
@@ -318,9 +337,20 @@ async def critique_run(
         "ok",
         subject,
         f"mean {critique.mean_score:.2f}, {'pass' if critique.overall_pass else 'fail'}"
-        + (f", suspect: {critique.suspect}" if critique.suspect else ""),
+        + (f", suspect: {critique.suspect}" if critique.suspect else "")
+        + ledger_note,
     )
     return critique
+
+
+def _add_to_ledger(folder: Path, state_dir: Path, critique: Critique, excluded: tuple[tuple[str, str], ...]) -> str:
+    """Add the critique's row to the trial ledger; '' when it was, else why not (the next run that
+    reads memory adds it from the critique while the critique exists)."""
+    try:
+        open_ledger(folder, state_dir).add([row_from_critique(critique, excluded)])
+    except ResearchError as exc:
+        return f"; not in the trial ledger yet: {exc}"
+    return ""
 
 
 def summarize(critique: Critique, *, path: Path | None = None) -> str:

@@ -114,15 +114,18 @@ def critique_now(
 async def critique_within(
     run_record_path: Path, model: ChatModel, *, settings: Settings, now: datetime | None, timeout: float | None,
     held_out: str | None = None,
-) -> Critique:
+    run_kind: str = "",
+) -> Critique:  # fmt: skip
     """:func:`critique_run` stopped after ``timeout`` seconds (None: no limit) with a
     RunTimeout, logged to ``critique.log`` like any failure. ``held_out``: the eval that holds the
-    run out of learning (its critique builds no lesson)."""
+    run out of learning (its critique builds no lesson); ``run_kind``: ``ab`` for an arm of
+    ``memory ab`` (see :func:`critique_run`)."""
     from .judgement import critique_run  # a run that only spawns the detached critique never loads it
 
     try:
         async with asyncio.timeout(None if timeout is None else max(0.0, timeout)):
-            return await critique_run(run_record_path, model, settings=settings, now=now, held_out=held_out)
+            return await critique_run(run_record_path, model, settings=settings, now=now, held_out=held_out,
+                                      run_kind=run_kind)
     except TimeoutError:
         exc = RunTimeout(
             f"the critique did not finish within the {max(0.0, timeout or 0.0):.3g}s left of the deadline "

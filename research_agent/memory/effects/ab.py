@@ -7,8 +7,10 @@ lessons on and no chance of becoming a control run (see :func:`arm_settings`). T
 that runs first alternates from question to question. Both runs of a question finish
 before either is critiqued, so a question's baseline critique never becomes a lesson
 for its own adaptive run. Each critique is made here and now
-(:func:`~research_agent.memory.critique.judgement.critique_run`), and joins memory like any
-run's. ``settings.run_timeout`` bounds each question's pair as a whole, critiques included:
+(:func:`~research_agent.memory.critique.judgement.critique_run`), marked ``run_kind: ab``: it
+joins memory's critiques, but stays out of every lesson's arms, on both sides, and out of the
+adaptive-versus-baseline comparison (its adaptive arm is given its lessons by no trial draw, its
+baseline arm withholds them all). ``settings.run_timeout`` bounds each question's pair as a whole, critiques included:
 the first run gets half of it as its own deadline, the second run what is left, and so does
 each critique; a run that reaches its deadline publishes its draft, as ``run`` does. A run
 that fails (a RunTimeout, an InvalidModelOutput, a SearchError) fails its question; a
@@ -222,7 +224,7 @@ async def _critique_arm(
     }
     try:
         critique = await critique_within(
-            result.run_record_path, model, settings=settings, now=now, timeout=time_left
+            result.run_record_path, model, settings=settings, now=now, timeout=time_left, run_kind="ab"
         )
     except ResearchError as exc:
         usage = ArmUsage(result.total_usage.tokens, 0, result.total_usage.calls, result.total_usage.cost_usd)

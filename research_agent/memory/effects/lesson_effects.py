@@ -1,62 +1,63 @@
 """Each lesson's effect: the runs given it against the runs that withheld it by its own trial draw.
 
-For every lesson key (per domain) the runs *with* it are the critiques whose run was given it
-(``lessons_applied``): only adaptive runs, never controls. The runs *without* it are the runs
-that were eligible for it and withheld it by its **own** trial draw (``lessons_withheld`` with
-reason ``trial``), nothing else: a whole-run control, ``--no-lessons``, a suspended domain and
-a retired lesson withhold every lesson at once (or on no draw at all), so counted as "without"
-they would make the other lessons' presence differ between the two arms and lend this lesson
-their effects (:func:`~..store.index.rows.in_trial`). Because each lesson's draw is independent
-of every other's, the other lessons are then given equally often, on average, in both arms.
-The whole-run controls serve one comparison only: adaptive runs against baseline runs, which
-suspends a domain (:mod:`.stats`). Runs that are suspect, or whose memory could not be read,
-are in neither arm (the index has no use rows for them).
+The runs come from the trial ledger (:mod:`..store.trials`), which retention never deletes, so a
+lesson's evidence is every run of its trial, not the window of critique files kept. For every
+lesson key (per domain) the runs *with* it are the runs given it by its trial draw; the runs
+*without* it are the runs that were eligible for it and withheld it by its **own** trial draw
+(reason ``trial``), nothing else: a whole-run control, ``--no-lessons``, a suspended domain and a
+retired lesson withhold every lesson at once (or on no draw at all), so counted as "without" they
+would make the other lessons' presence differ between the two arms and lend this lesson their
+effects. Runs of ``memory ab``, suspect critiques, runs that could not read their memory and, for
+planning lessons, runs whose plan a person gave are in neither arm (:mod:`.decisions`). Because
+each lesson's draw is independent of every other's, the other lessons are then given equally
+often, on average, in both arms. The whole-run controls serve one comparison only: adaptive runs
+against baseline runs, which suspends a domain (:mod:`.stats`).
 
-Every lesson is measured twice: on its own *target* (:mod:`..store.targets`; a run where it
-does not apply is left out) and on the critique's *mean score*, whatever its target (once,
-for a lesson whose target is the mean score). Each measure is estimated by
-:func:`.estimate.estimate`: paired by question wherever both arms share questions, only between
-runs drawn at the same trial probability, and adjusted for the other lessons given beside it
-(:func:`covariates_of`: they are balanced between the arms, so this removes their noise, not a
-bias). Its interval is the always-valid one of
-:mod:`.sequential`, the error budget ``ALPHA`` shared between the two measures
-(:data:`SCORE_SHARE` of it to the mean score, the rest to the target), so that a lesson that
-does nothing is retired or called helpful, at any of the looks ever taken, in at most
-``ALPHA`` of histories.
-Signs are turned so that positive always means better.
+Every lesson is measured twice: on its own *target* (:mod:`..store.targets`; a run where it does
+not apply is left out) and on the critique's *mean score*, whatever its target (once, for a lesson
+whose target is the mean score). Each measure is estimated by :func:`.estimate.estimate`: paired
+by question wherever both arms share questions, only between runs drawn at the same trial
+probability, and adjusted for the other lessons given beside it (:func:`.decisions.covariates_of`).
+Its interval is the always-valid one of :mod:`.sequential`, the error budget ``ALPHA`` shared
+between the two measures (:data:`SCORE_SHARE` of it to the mean score, the rest to the target), so
+that a lesson that does nothing is retired or called helpful, at any of the looks ever taken, in
+at most ``ALPHA`` of histories. Signs are turned so that positive always means better.
 
 Status (:func:`status_of`), once both arms have :data:`MIN_RUNS` runs: ``retired`` when either
 measure's interval lies wholly below zero (harm to the mean score retires a lesson whatever its
-target says); ``helpful`` when one lies wholly above zero and neither below; else ``active``,
-and ``no-effect`` from :data:`NO_EFFECT_RUNS` runs (both arms together) on: whatever it does is
-too small to see (kept, but ranked after the others for a slot). Before that, ``measuring``.
-``decided_after``: the runs (both arms) at which the evidence first reached the current
-decision, when it is one (:func:`effects_in` with ``detail``).
+target says); ``helpful`` when one lies wholly above zero and neither below; else ``active``, and
+``no-effect`` once :data:`NO_EFFECT_RUNS` runs of its domain have passed since its trial began:
+whatever it does is too small to see (kept, but ranked after the others for a slot). Before that,
+``measuring``. A decision is recorded in the ledger the first time a look reaches it, with the run
+of the domain at which the evidence first did (``decided_after``: "run N" is the Nth run of the
+domain) and the measure that decided it; later looks continue the same sequence and the decision
+stays made (:func:`.decisions.settled`) until a person reinstates the lesson, which starts a new
+trial. ``more_runs``: how many more runs of the domain an undecided lesson needs at the current
+spread (:func:`.decisions.runs_to_decide`).
 
-``confounded_with``: the other keys that were never apart from this one in its evidence (in
-every one of its runs, given when it was given and withheld when it was withheld). Their
+``confounded_with``: the other keys that were never apart from this one in its evidence. Their
 effects cannot be told apart from its own; it is empty once trials have separated them.
 
 A person's lesson (``user:``, ``approved:``) is measured only with its entry at hand
-(``person``: its stage and target, from the trusted ``lessons.yaml``); without one it is left
-out, since nothing else may say what it is for.
+(``person``: its stage and target, from the trusted ``lessons.yaml``); without one it is left out.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from ..store.files import FUTURE_SLACK, stamp_of
-from ..store.index.rows import in_trial
-from ..store.index.summary import CritiqueIndex
+from ...errors import StorageError
 from ..store.schema import LESSON_KEY, STAGES
 from ..store.targets import PERSON_TARGET, TARGETS, is_person_key, stage_of, target_of
-from .estimate import Arms, Cell, Tally, estimate
+from ..store.trials import TrialEvent, TrialLedger, TrialState
+from .decisions import Look, Row, confounded, covariates_of, look_at, runs_to_decide, settled, trial_runs
+from .estimate import Arms, Cell, Estimate, Tally, estimate
 from .sequential import ALPHA, radius, variance_floor
 
 __all__ = [
@@ -70,6 +71,7 @@ __all__ = [
     "Arms",
     "covariates_of",
     "effect_of",
+    "decision_words",
     "status_of",
     "effects_in",
 ]
@@ -77,7 +79,6 @@ __all__ = [
 MIN_RUNS = 5  # runs in each arm before any decision
 NO_EFFECT_RUNS = 40  # runs in both arms together from which an undecided lesson has no effect worth seeing
 SCORE_SHARE = 0.75  # of the error budget, what the mean-score check gets (the measure every lesson shares)
-MAX_COVARIATES = 6  # other lessons a lesson's effect is adjusted for, at most
 STATUSES = ("measuring", "active", "helpful", "no-effect", "retired")
 DECIDED = ("helpful", "retired")
 
@@ -95,6 +96,7 @@ class Measured:
     delta: float | None
     interval: tuple[float, float] | None
     paired_questions: int = 0
+    found: Estimate | None = field(default=None, compare=False, repr=False)  # before signs were turned
 
     @property
     def verdict(self) -> str | None:
@@ -140,7 +142,12 @@ class LessonEffect:
     confounded_with: tuple[str, ...] = ()
     score: Measured | None = None
     decided_on: str = ""  # the target whose interval decided it ('' while undecided)
-    decided_after: int | None = None  # runs (both arms) when the evidence first reached the decision
+    decided_after: int | None = None  # the run of the domain at which the evidence first reached the decision
+    decided_at: str = ""  # when the decision was recorded (UTC)
+    trial_runs: int = 0  # runs of the domain since its trial began
+    more_runs: int | None = None  # runs of the domain a decision still needs at the current spread (estimate)
+    reinstated: str = ""  # when a person reinstated it, starting this trial ('' for its first trial)
+    decision: TrialEvent | None = field(default=None, compare=False)  # the decision as the ledger records it
 
     @property
     def retired(self) -> bool:
@@ -168,29 +175,40 @@ class LessonEffect:
             "score": None if self.score is None else self.score.as_dict(),
             "decided_on": self.decided_on or None,
             "decided_after": self.decided_after,
+            "decided_at": self.decided_at or None,
+            "trial_runs": self.trial_runs,
+            "more_runs": self.more_runs,
+            "reinstated": self.reinstated or None,
         }
 
-    def numbers(self) -> str:
-        """The effect in words, e.g. for the run record's ``excluded`` list."""
-        label = TARGETS[self.target].label
-        words = (
-            f"{label} {_num(self.mean_with)} with it over {self.applied_runs} run(s), {_num(self.mean_without)} "
-            f"without over {self.baseline_runs}; delta {_num(self.delta, signed=True)} "
-            f"(always-valid interval {_span(self.interval)}; positive means better)"
-        )
-        if self.score is not None:
-            words += f"; mean score delta {_num(self.score.delta, signed=True)} {_span(self.score.interval)}"
-        return words
 
-
-def _num(value: float | None, *, signed: bool = False) -> str:
-    if value is None:
-        return "-"
-    return f"{value:+.3g}" if signed else f"{value:.3g}"
+def decision_words(effect: LessonEffect) -> str:
+    """A decided lesson's decision in words, from the evidence recorded when it was taken, e.g.
+    "retired on run 21: lowered the mean score by 0.45 (always-valid interval [-0.80, -0.10])";
+    '' while undecided."""
+    if effect.status not in DECIDED:
+        return ""
+    event = effect.decision
+    measure = effect.decided_on or (event.measure if event is not None else "") or effect.target
+    spec = TARGETS.get(measure, TARGETS[PERSON_TARGET])
+    if event is not None and event.delta is not None:
+        delta, interval = event.delta, event.interval
+    elif measure == PERSON_TARGET and effect.score is not None:
+        delta, interval = effect.score.delta, effect.score.interval
+    else:
+        delta, interval = effect.delta, effect.interval
+    when = f" on run {effect.decided_after}" if effect.decided_after is not None else ""
+    if delta is None:
+        return f"{effect.status}{when}, on {spec.label}"
+    raised = (delta > 0) != spec.lower_is_better
+    return (
+        f"{effect.status}{when}: {'raised' if raised else 'lowered'} the {spec.label} by {abs(delta):.2f} "
+        f"(always-valid interval {_span(interval)}, + means better)"
+    )
 
 
 def _span(interval: tuple[float, float] | None) -> str:
-    return "none" if interval is None else f"[{interval[0]:+.3g}, {interval[1]:+.3g}]"
+    return "none" if interval is None else f"[{interval[0]:+.2f}, {interval[1]:+.2f}]"
 
 
 def _measured(cells: Mapping[Cell, tuple[Tally, Tally]], target: str, alpha: float) -> Measured:
@@ -209,11 +227,12 @@ def _measured(cells: Mapping[Cell, tuple[Tally, Tally]], target: str, alpha: flo
     if spec.lower_is_better and delta is not None:
         delta = -delta
         interval = None if interval is None else (-interval[1], -interval[0])
-    return Measured(target, n_with, n_without, mean_with, mean_without, delta, interval, paired)
+    return Measured(target, n_with, n_without, mean_with, mean_without, delta, interval, paired, found)
 
 
-def status_of(own: Measured, score: Measured | None, runs: tuple[int, int]) -> tuple[str, str]:
-    """The status from the measures (see the module docstring), and the target that decided it."""
+def status_of(own: Measured, score: Measured | None, runs: tuple[int, int], trial_runs: int | None = None) -> tuple[str, str]:
+    """The status from the measures (see the module docstring), and the target that decided it;
+    ``trial_runs``: the domain's runs since the lesson's trial began (None: both arms' runs)."""
     measures = [own] if score is None else [own, score]
     for verdict, status in (("worse", "retired"), ("better", "helpful")):
         decided = next((m for m in measures if m.verdict == verdict), None)
@@ -221,7 +240,8 @@ def status_of(own: Measured, score: Measured | None, runs: tuple[int, int]) -> t
             return status, decided.target
     if min(runs) < MIN_RUNS:
         return "measuring", ""
-    return ("no-effect" if sum(runs) >= NO_EFFECT_RUNS else "active"), ""
+    seen = sum(runs) if trial_runs is None else trial_runs
+    return ("no-effect" if seen >= NO_EFFECT_RUNS else "active"), ""
 
 
 def effect_of(
@@ -233,48 +253,42 @@ def effect_of(
     confounded_with: Sequence[str] = (),
     entry: tuple[str, str] | None = None,
     alpha: float = ALPHA,
+    trial_runs: int | None = None,
+    more: bool = False,
 ) -> LessonEffect:
     """The effect of ``key`` from its runs with and without it; ``entry``: the ``(stage,
-    target)`` of a person's lesson, from its entry."""
+    target)`` of a person's lesson, from its entry; ``trial_runs``: the domain's runs since its
+    trial began (None: both arms' runs stand for them); ``more``: estimate ``more_runs`` too."""
     stage, target = entry if entry is not None else (stage_of(key), target_of(key))
     alone = target == PERSON_TARGET
     own = _measured(arms.target, target, alpha if alone else alpha * (1 - SCORE_SHARE))
     score = None if alone else _measured(arms.score, PERSON_TARGET, alpha * SCORE_SHARE)
     runs = arms.runs()
-    status, decided_on = status_of(own, score, runs)
+    status, decided_on = status_of(own, score, runs, trial_runs)
+    more_runs = None if status in DECIDED or not more else _more_runs(own, score, alpha, alone, sum(runs), trial_runs)
     return LessonEffect(
         key, stage, target, text, domain, runs[0], runs[1], own.mean_with, own.mean_without, own.delta,
         own.interval, status, "paired" if own.paired_questions else "unpaired", own.paired_questions,
-        tuple(confounded_with), score, decided_on,
+        tuple(confounded_with), score, decided_on, trial_runs=sum(runs) if trial_runs is None else trial_runs,
+        more_runs=more_runs,
     )  # fmt: skip
 
 
-# domain, key, file, arm, question, value, mean score, reason, trial probability, run time
-Row = tuple[str, str, str, str, str, "float | None", "float | None", str, "float | None", str]
-
-
-def _confounded(key: str, runs: Mapping[str, str], arms_by_run: Mapping[str, Mapping[str, str]]) -> list[str]:
-    """The other keys in the same arm as ``key`` in every one of its ``runs`` (file -> arm)."""
-    together: set[str] | None = None
-    for name, arm in runs.items():
-        same = {other for other, other_arm in arms_by_run[name].items() if other_arm == arm and other != key}
-        together = same if together is None else together & same
-        if not together:
-            return []
-    return sorted(together or ())
-
-
-def covariates_of(key: str, runs: Iterable[str], given_by_run: Mapping[str, Collection[str]]) -> tuple[str, ...]:
-    """The other lessons to adjust ``key``'s effect for: those given in some of its ``runs`` but not
-    in all, at most :data:`MAX_COVARIATES`, the most often given first (ties by key)."""
-    counts: dict[str, int] = defaultdict(int)
-    names = list(runs)
-    for name in names:
-        for other in given_by_run.get(name, ()):
-            if other != key:
-                counts[other] += 1
-    varying = [other for other, count in counts.items() if count < len(names)]
-    return tuple(sorted(varying, key=lambda other: (-counts[other], other))[:MAX_COVARIATES])
+def _more_runs(
+    own: Measured, score: Measured | None, alpha: float, alone: bool, arm_runs: int, trial_runs: int | None
+) -> int | None:  # fmt: skip
+    """The fewest more runs of the domain either measure needs to decide (:func:`.decisions.runs_to_decide`),
+    and at least those that bring both arms to :data:`MIN_RUNS`."""
+    share = arm_runs / trial_runs if trial_runs else 1.0
+    needs = [runs_to_decide(own.found, alpha if alone else alpha * (1 - SCORE_SHARE), share)]
+    if score is not None:
+        needs.append(runs_to_decide(score.found, alpha * SCORE_SHARE, share))
+    found = [n for n in needs if n is not None]
+    if not found:
+        return None
+    fewest = min(own.n_with, own.n_without) if score is None else min(score.n_with, score.n_without)
+    floor = math.ceil((MIN_RUNS - fewest) * (trial_runs or arm_runs) / fewest) if 0 < fewest < MIN_RUNS else 0
+    return max(min(found), floor)
 
 
 def _arms(rows: Sequence[Row], covariates: tuple[str, ...], given_by_run: Mapping[str, Collection[str]]) -> Arms:
@@ -284,34 +298,23 @@ def _arms(rows: Sequence[Row], covariates: tuple[str, ...], given_by_run: Mappin
     return arms
 
 
-def _decided_after(
+def _reached(
     rows: Sequence[Row], found: LessonEffect, entry: tuple[str, str] | None, alpha: float, arms: Arms,
     given_by_run: Mapping[str, Collection[str]],
-) -> int | None:  # fmt: skip
-    """How many runs (both arms) the evidence first needed to reach ``found``'s decision,
-    replaying ``rows`` (one key's, oldest first) into arms like ``arms``."""
-    if found.status not in DECIDED:
-        return None
+) -> str:  # fmt: skip
+    """The run at which the evidence first reached ``found``'s decision, replaying ``rows`` (one
+    key's, oldest first) into arms like ``arms`` ('' when the replay does not reach it)."""
     replay = Arms(arms.covariates)
     for _, key, name, arm, question, value, score, _, p, _ in rows:
         replay.add(arm, question, value, score=score, p=p, others=given_by_run.get(name, ()))
         runs = replay.runs()
         if min(runs) >= MIN_RUNS and effect_of(key, found.domain, replay, entry=entry, alpha=alpha).status == found.status:
-            return sum(runs)
-    return None
-
-
-def _rows(
-    index: CritiqueIndex, window: dict[str, Any], keys: list[str] | None, person: Mapping[str, tuple[str, str]]
-) -> list[Row]:
-    """The use rows that enter effects (their lesson's own trial), oldest first."""
-    targets = {key: target for key, (_, target) in person.items()}
-    rows = index.uses(keys, **window, targets=targets)
-    return sorted((row for row in rows if in_trial(row[3], row[7])), key=lambda row: (row[9], row[2]))
+            return name
+    return ""
 
 
 def effects_in(
-    index: CritiqueIndex,
+    ledger: TrialLedger,
     *,
     now: datetime,
     domain: str | None = None,
@@ -320,41 +323,63 @@ def effects_in(
     texts: Mapping[tuple[str, str], str] | None = None,
     person: Mapping[str, tuple[str, str]] | None = None,
     alpha: float = ALPHA,
+    record: bool = True,
 ) -> tuple[LessonEffect, ...]:
-    """The effect of every lesson key (or of ``keys``) in ``domain`` (or every domain).
+    """The effect of every lesson key (or of ``keys``) in ``domain`` (or every domain), read from
+    the trial ledger, with the decisions it records applied (:func:`.decisions.settled`).
 
-    ``detail``: also find ``confounded_with`` and ``decided_after``, and adjust for every other
-    key (reads every key's uses, not only ``keys``'s).
-    ``texts``: ``(domain, key) -> text`` to show with each effect (the text the lesson has when
-    it is built now; never text read from a critique).
+    ``detail``: also find ``confounded_with`` and ``more_runs``. ``texts``: ``(domain, key) -> text`` to show with
+    each effect (the text the lesson has when it is built now; never text read from a critique).
     ``person``: ``key -> (stage, target)`` of a person's lessons (see the module docstring).
+    ``record``: record in the ledger each decision the numbers reach for the first time (it then
+    stays made); where the ledger cannot be written it is kept for this look only.
     """
     person = person or {}
-    latest = now + FUTURE_SLACK
-    window = {"domain": domain, "future": stamp_of(latest), "latest": latest.timestamp()}
-    wanted = None if keys is None else sorted(k for k in set(keys) if LESSON_KEY.match(k))
-    rows = _rows(index, window, None if detail else wanted, person)
-    chosen = None if wanted is None else set(wanted)
+    look = look_at(ledger, now, domain, person)
+    chosen = None if keys is None else {k for k in keys if LESSON_KEY.match(k)}
     by_key: dict[tuple[str, str], list[Row]] = defaultdict(list)
-    arms_by_run: dict[str, dict[str, str]] = defaultdict(dict)
-    for row in rows:
-        row_domain, key, name, arm = row[:4]
-        arms_by_run[name][key] = arm
-        if not LESSON_KEY.match(key) or (chosen is not None and key not in chosen):
-            continue
-        if not is_person_key(key) or key in person:
-            by_key[(row_domain, key)].append(row)
-    given_by_run = {name: {k for k, arm in arms.items() if arm == "applied"} for name, arms in arms_by_run.items()}
-    effects = []
+    for row in look.rows:
+        if (chosen is None or row[1] in chosen) and (not is_person_key(row[1]) or row[1] in person):
+            by_key[(row[0], row[1])].append(row)
+    for (where, key), state in look.states.items():  # a decision stands even with no run left to show it
+        if state.decision is not None and (domain is None or where == domain) and (chosen is None or key in chosen):
+            by_key.setdefault((where, key), [])
+    for where, key in look.untried:  # given with trials off: shown, with no run in either arm
+        if chosen is None or key in chosen:
+            by_key.setdefault((where, key), [])
+    given_by_run = {run: {k for k, arm in arms.items() if arm == "applied"} for run, arms in look.arms_by_run.items()}
+    effects, events = [], []
     for (where, key), found in by_key.items():
-        runs = {row[2]: row[3] for row in found}
-        arms = _arms(found, covariates_of(key, runs, given_by_run), given_by_run)
-        effect = effect_of(
-            key, where, arms, text=(texts or {}).get((where, key), ""), entry=person.get(key), alpha=alpha,
-            confounded_with=_confounded(key, runs, arms_by_run) if detail else (),
-        )  # fmt: skip
-        if detail:
-            decided = _decided_after(found, effect, person.get(key), alpha, arms, given_by_run)
-            effect = replace(effect, decided_after=decided)
+        if is_person_key(key) and key not in person:
+            continue
+        effect, event = _effect(ledger, look, where, key, found, given_by_run, texts, person.get(key), alpha, detail, now)
         effects.append(effect)
+        if event is not None:
+            events.append(event)
+    if record and events:
+        with contextlib.suppress(StorageError):  # unwritable: decided again at the next look
+            ledger.add(events)
     return tuple(sorted(effects, key=lambda e: (e.domain, STAGES.index(e.stage), e.key)))
+
+
+def _effect(
+    ledger: TrialLedger, look: Look, where: str, key: str, found: list[Row], given_by_run: Mapping[str, set[str]],
+    texts: Mapping[tuple[str, str], str] | None, entry: tuple[str, str] | None, alpha: float, detail: bool,
+    now: datetime,
+) -> tuple[LessonEffect, TrialEvent | None]:  # fmt: skip
+    """One key's effect in one domain, its recorded decision applied, and a new decision to record."""
+    state = look.states.get((where, key), TrialState())
+    runs = {row[2]: row[3] for row in found}
+    arms = _arms(found, covariates_of(key, runs, given_by_run), given_by_run)
+    seen, numbers = trial_runs(ledger, where, key, state.since)
+    effect = effect_of(
+        key, where, arms, text=(texts or {}).get((where, key), ""), entry=entry, alpha=alpha, trial_runs=seen,
+        confounded_with=confounded(key, runs, look.arms_by_run) if detail else (), more=detail,
+    )  # fmt: skip
+    reached = None
+    if effect.status in DECIDED and (state.decision is None or state.decision.event != effect.status):
+        run = _reached(found, effect, entry, alpha, arms, given_by_run)
+        reached = (run, numbers.get(run))
+    effect, event = settled(effect, state, reached, now=now)
+    reinstated = state.reinstated.at if state.reinstated is not None else ""
+    return replace(effect, reinstated=reinstated, decision=event or state.decision), event

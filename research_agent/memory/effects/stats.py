@@ -34,7 +34,7 @@ import io
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -302,8 +302,10 @@ def _mean(values: Sequence[float | None]) -> float | None:
     return round(statistics.fmean(present), 2) if present else None
 
 
-def domain_stats(domain: str, critiques: Sequence[Critique]) -> DomainStats:
-    """Trends, comparison and collapse state for the critiques of one domain."""
+def domain_stats(domain: str, critiques: Sequence[Critique], compared: Sequence[Any] | None = None) -> DomainStats:
+    """Trends, comparison and collapse state for the critiques of one domain; ``compared``: the
+    runs the adaptive-versus-baseline comparison reads, as selection reads them from the trial
+    ledger (None: the measurable critiques)."""
     ordered = chronological(critiques)
     half = len(ordered) // 2
     trends = []
@@ -318,7 +320,7 @@ def domain_stats(domain: str, critiques: Sequence[Critique]) -> DomainStats:
         passed=sum(1 for c in ordered if c.overall_pass),
         mean=_mean([c.mean_score for c in ordered]) or 0.0,
         trends=tuple(trends),
-        comparison=compare_adaptive(domain, [c for c in ordered if c.measurable]),
+        comparison=compare_adaptive(domain, [c for c in ordered if c.measurable] if compared is None else compared),
         collapse=collapse_check(domain, ordered),
         cost=critique_cost(ordered),
         suspect=tuple((c.id, c.suspect_reason) for c in ordered if c.suspect_reason),  # type: ignore[misc]
@@ -326,8 +328,11 @@ def domain_stats(domain: str, critiques: Sequence[Critique]) -> DomainStats:
     )
 
 
-def compute_stats(loaded: Iterable[LoadedCritique | Critique]) -> MemoryStats:
-    """Per-domain statistics over valid critiques; invalid files are listed, not counted."""
+def compute_stats(
+    loaded: Iterable[LoadedCritique | Critique], compared: Mapping[str, Sequence[Any]] | None = None
+) -> MemoryStats:
+    """Per-domain statistics over valid critiques; invalid files are listed, not counted.
+    ``compared``: per domain, the runs its suspension compares (see :func:`domain_stats`)."""
     by_domain: dict[str, list[Critique]] = defaultdict(list)
     invalid: list[tuple[str, str]] = []
     total = 0
@@ -339,7 +344,7 @@ def compute_stats(loaded: Iterable[LoadedCritique | Critique]) -> MemoryStats:
                 continue
             item = item.critique
         by_domain[item.query_domain].append(item)
-    domains = tuple(domain_stats(d, by_domain[d]) for d in sorted(by_domain))
+    domains = tuple(domain_stats(d, by_domain[d], None if compared is None else compared.get(d, ())) for d in sorted(by_domain))
     return MemoryStats(domains, total, tuple(invalid))
 
 

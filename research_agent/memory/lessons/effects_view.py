@@ -57,7 +57,7 @@ def lesson_effects(
     person = PersonLessons.read(Path(meta_dir), state_dir) if state_dir is not None else PersonLessons()
     trust = IndexTrust(state_dir) if state_dir is not None else None
     with open_index(Path(meta_dir), trust=trust) as index:
-        effects = effects_in(index, now=now, domain=domain, detail=True, person=person.stages_and_targets())
+        effects = effects_in(index.ledger(), now=now, domain=domain, detail=True, person=person.stages_and_targets())
         texts = current_texts(index, sorted({e.domain for e in effects}), now=now, ttl_days=ttl_days)
     own = {entry.key: entry.text for entry in person.entries}
     return tuple(replace(e, text=own.get(e.key, texts.get((e.domain, e.key), ""))) for e in effects)

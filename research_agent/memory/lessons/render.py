@@ -128,10 +128,23 @@ def _without(selection: LessonSelection) -> list[str]:
     return [f"Withheld for their trial (each lesson is left out of some runs at random, to measure it): {keys}."]
 
 
+def _retired(selection: LessonSelection) -> list[str]:
+    """The retired lessons the run would otherwise have been given, each with its decision (the
+    reason its selection excluded it with); none for a run told to go without (``--no-lessons``)."""
+    reasons = _reasons(selection)
+    if "no_lessons" in reasons:
+        return []
+    why = dict(selection.excluded)
+    keys = [w.key for w in selection.withheld if w.reason == "retired"]
+    return [f"Not given, retired by its own trial: {code_span(key)}, {plain_text(why.get(key, 'retired'))}."
+            for key in keys]  # fmt: skip
+
+
 def lessons_markdown(selection: LessonSelection) -> str:
     """The report's closing "## Lessons Applied" section; empty when the run had no lesson to
-    get, or was told to go without (``--no-lessons``)."""
-    without = _without(selection)
+    get, or was told to go without (``--no-lessons``). A retired lesson the run would otherwise
+    have been given is named with its decision."""
+    without = _without(selection) + _retired(selection)
     if not selection.lessons and not without:
         return ""
     lines = ["## Lessons Applied", ""]

@@ -49,6 +49,7 @@ from ..effects.stats import collapse_check, compare_adaptive
 from ..store.critique_types import Critique
 from ..store.files import FUTURE_SLACK, stamp_of
 from ..store.index.summary import CritiqueIndex, IndexTrust, open_index
+from ..store.trials import TrialLedger, trial_states
 from .build.judging import judging_evidence
 from .build.planning import planning_evidence
 from .build.pool import POOL_FACTOR, EvidencePool
@@ -71,6 +72,7 @@ __all__ = [
     "build_lessons",
     "file_exclusions",
     "evidence_pool",
+    "compared_runs",
     "MAX_LESSONS",
     "MAX_WITHHELD",
     "MAX_LISTED",
@@ -89,6 +91,23 @@ class _Run(NamedTuple):
     adaptive: bool
     mean_score: float
     whole_run_baseline: bool
+
+
+def compared_runs(ledger: TrialLedger, domain: str, rules: SelectionRules) -> list[_Run]:
+    """The runs of ``domain`` the suspension and collapse checks compare, from the trial ledger:
+    critiqued, not suspect, their memory readable, not an arm of ``memory ab``, in the window. An
+    adaptive run given a lesson that has since been retired is left out: it tells of a set of
+    lessons no run gets any more (this is how a suspension lifts, even once every lesson is retired)."""
+    window = _window(rules)
+    retired = {key for (where, key), state in trial_states(ledger.events).items()
+               if where == domain and state.decision is not None and state.decision.event == "retired"}  # fmt: skip
+    cutoff, future, latest = str(window["cutoff"]), str(window["future"]), float(window["latest"])
+    return [
+        _Run(row.run, row.model, row.adaptive, row.mean, row.whole_run_baseline)  # type: ignore[arg-type]
+        for row in ledger.ordered(domain)
+        if row.measured and cutoff <= row.stamp <= future and (row.created or 0.0) <= latest
+        and not (retired and row.adaptive and row.given_keys & retired)
+    ]
 
 
 def check_ttl(ttl_days: float) -> None:
@@ -146,14 +165,18 @@ def file_exclusions(
     expired = f"expired (older than {rules.ttl_days:g} days)"
     out = [(p.name, "invalid: file name is not critique-<run id>.yaml") for p in index.last.misnamed]
     rows = index.standings(domain, **window, expired=expired, cap=MAX_LISTED)  # type: ignore[arg-type]
-    for name, reason, _run_id, _model, _adaptive, mean, passed in rows:
+    ledger = index.ledger()
+    for name, reason, run_id, _model, _adaptive, mean, passed in rows:
         if name in drawn:
             continue
-        if reason is None:
+        if reason is None and not passed:
+            row = ledger.rows.get(run_id)
+            rejected = row is not None and row.review == "rejected"
+            reason = "rejected by its own review" if rejected else f"failing (mean {float(mean or 0.0):.2f})"
+        elif reason is None:
             reason = (
-                f"failing (mean {float(mean or 0.0):.2f})"
-                if not passed
-                else f"older than the newest {rules.limit} eligible critiques (each lesson's, without it)"
+                f"not among the newest {rules.limit} passing critiques of the domain that each lesson is counted "
+                "over (for each lesson, those whose run was not given it)"
             )
         out.append((name, reason))
     listed_drawn = sum(1 for row in rows if row[0] in drawn)
@@ -189,7 +212,7 @@ def _build(
     if not lessons:
         return Ranked(excluded=left_out)
     keys = [lesson.key for lesson in lessons]
-    found = effects_in(index, now=rules.now, domain=domain, keys=keys, person=person.stages_and_targets())
+    found = effects_in(index.ledger(), now=rules.now, domain=domain, keys=keys, person=person.stages_and_targets())
     effects: dict[str, LessonEffect] = {e.key: e for e in found}
     return rank(lessons, effects, rules.max_lessons, left_out)
 
@@ -251,7 +274,7 @@ def select_in(
     run's trial seed (drawn from ``rng`` when None). ``explain``: list the files left out.
     ``person``: the lessons of the person's trusted file, eligible without waiting for critiques."""
     pool, names = evidence_pool(index, domain, rules)
-    runs = [_Run(*row) for row in index.runs(domain, **_window(rules))]  # type: ignore[arg-type]
+    runs = compared_runs(index.ledger(), domain, rules)
     enough = len(pool.critiques) >= rules.min_critiques
     built = _build(index, pool if enough else None, domain, rules, person)
     collapse = collapse_check(domain, runs)  # type: ignore[arg-type]

@@ -172,6 +172,8 @@ class Critique:
     proposed_lessons: tuple[ProposedLesson, ...] = ()
     review: str | None = None  # "rejected": the report was published rejected; the critique then never passes
     held_out: str | None = None  # the eval (--holdout) whose measured half the run was: it builds no lesson
+    run_kind: str = ""  # "ab": an arm of `memory ab`, in no lesson's arms
+    plan_by_person: bool = False  # a person gave or edited the run's plan: it counts for judging lessons only
     # What loading left out of a file written by an earlier version (``memory validate`` shows it).
     load_notes: tuple[str, ...] = field(default=(), compare=False)
 
@@ -245,6 +247,8 @@ class Critique:
             "suspect": self.suspect,
             "review": self.review,
             "held_out": self.held_out,
+            "run_kind": self.run_kind or None,
+            "plan_by_person": self.plan_by_person or None,
             "proposed_lessons": [p.as_dict() for p in self.proposed_lessons],
             "facts": None if self.facts is None else self.facts.as_dict(),
         }
@@ -307,6 +311,8 @@ class Critique:
             suspect=data.get("suspect"),
             review=data.get("review"),
             held_out=data.get("held_out"),
+            run_kind=data.get("run_kind") or "",
+            plan_by_person=bool(data.get("plan_by_person", False)),
             proposed_lessons=tuple(ProposedLesson(p["stage"], p["text"]) for p in data.get("proposed_lessons", ())),
             load_notes=notes,
         )

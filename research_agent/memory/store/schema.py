@@ -117,7 +117,8 @@ FIELD_ORDER: tuple[str, ...] = (
 # additions may be left out; ``facts`` is required since version 2 and absent from version-1
 # files (which still load).
 OPTIONAL_FIELDS: tuple[str, ...] = (
-    "lessons_withheld", "lessons", "suspect", "review", "held_out", "proposed_lessons", "facts", "usage",
+    "lessons_withheld", "lessons", "suspect", "review", "held_out", "run_kind", "plan_by_person", "proposed_lessons",
+    "facts", "usage",
 )  # fmt: skip
 STAGES: tuple[str, ...] = ("decompose", "relevance")  # the stages a lesson can be written for
 # A lesson's stable key is a fixed kind, then what it is about (``coverage:unanswered``,

@@ -75,6 +75,8 @@ class IndexStore:
         self._conn = conn
         self.on_disk = on_disk
         self._trust = trust if on_disk else None
+        self.owner = trust  # the user's trust as given, whether or not the index lives on disk
+        self.trial_ledger: Any = None  # the trial ledger, once :meth:`~.summary.CritiqueIndex.ledger` opened it
         self._signer = RowSigner(self._trust.key if self._trust is not None else None)
         self._sealed = sealed and self._trust is not None  # its rows were checked before: none is again
         self._time_left = time_left

@@ -1,7 +1,9 @@
 """The summary index of the critique files: ``reports/meta/index.sqlite``.
 
-Parsing thousands of YAML files takes seconds; selection, effects and ``memory list`` need a
-few numbers from each, the critique without its free text, or the critique as loaded. The
+Parsing thousands of YAML files takes seconds; selection and ``memory list`` need a few numbers
+from each, the critique without its free text, or the critique as loaded. Lessons' effects read
+the trial ledger instead (:meth:`CritiqueIndex.ledger`, :mod:`..trials`), which the index keeps
+whole: a row for every critique it lists. The
 index keeps those (see :mod:`.rows`) beside the files. It is a cache, never an
 authority: the YAML stays the truth.
 
@@ -37,16 +39,17 @@ authority: the YAML stays the truth.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import os
 from datetime import datetime
 from pathlib import Path
 
 from ....errors import ResearchError
 from ..critique_types import Critique
 from ..files import LoadedCritique, future_problem
+from ..trials import LEDGER_NAME, TrialLedger, sync_ledger
 from .db import IndexBusy, TimeLeft, connect_file, connect_memory
 from .listing import Listing, list_files
-from .rows import MAX_VALUE, critique_from_evidence
+from .rows import critique_from_evidence
 from .seal import IndexTrust
 from .store import INDEX_NAME, IndexStore, Refresh
 
@@ -88,10 +91,6 @@ SELECT name, sig, run_id, evidence, evidence_mac FROM files
 WHERE domain = :domain AND ok = 1 AND passed = 1 AND suspect = '' AND {_WINDOW}
 ORDER BY stamp DESC, name DESC LIMIT :limit
 """
-_RUNS = f"""
-SELECT run_id, model, adaptive, mean, baseline FROM files
-WHERE domain = :domain AND ok = 1 AND suspect = '' AND available = 1 AND {_WINDOW}
-"""
 _LAST_KEYS = """
 SELECT key FROM uses WHERE domain = :domain AND name = (
     SELECT name FROM uses WHERE domain = :domain AND stamp <= :future AND created <= :latest
@@ -105,13 +104,10 @@ ORDER BY f.stamp DESC, f.name DESC
 # A file as a run in some domain sees it: (name, why it cannot serve the run or None,
 # run id, model, adaptive 0/1, mean, passed 0/1).
 Standing = tuple[str, "str | None", str, str, int, "float | None", int]
-# A use of a lesson: (domain, key, file name, arm, question, value, mean score, reason, trial
-# probability, run time)
-Use = tuple[str, str, str, str, str, "float | None", "float | None", str, "float | None", str]
 
 
 class CritiqueIndex(IndexStore):
-    """One open summary index and what selection, effects and ``memory list`` ask of it;
+    """One open summary index and what selection and ``memory list`` ask of it (and the trial ledger);
     use :func:`open_index` and close it (or use ``with``)."""
 
     def standings(
@@ -152,13 +148,6 @@ class CritiqueIndex(IndexStore):
             self._rebuild(forged)
         return []  # pragma: no cover - the loop always returns
 
-    def runs(self, domain: str, *, cutoff: str, future: str, latest: float) -> list[tuple[str, str, int, float, int]]:
-        """``(run id, model, adaptive 0/1, mean, whole-run baseline 0/1)`` of every valid run of
-        ``domain`` in the window that counts in suspension and collapse (not suspect, its memory
-        was readable)."""
-        values = {"domain": domain, "cutoff": cutoff, "future": future, "latest": latest}
-        return self._query(_RUNS, values)
-
     def last_keys(self, domain: str, *, future: str, latest: float) -> set[str]:
         """The keys the newest run of ``domain`` with any lesson recorded was eligible for
         (given or withheld): the lessons that were on before this run."""
@@ -166,50 +155,36 @@ class CritiqueIndex(IndexStore):
         values = {"domain": domain, "future": future, "latest": latest}
         return {key for (key,) in self._query(_LAST_KEYS, values)}
 
-    def keys(self) -> list[str]:
-        """Every lesson key some critique applied or withheld."""
-        self.check_uses(None)
-        return [key for (key,) in self._query("SELECT DISTINCT key FROM uses")]
+    def present(self) -> dict[str, tuple[str, float | None, bool]]:
+        """``run id -> (file name, mean score, passes)`` of every critique file the loader accepted."""
+        rows = self._query("SELECT run_id, name, mean, passed FROM files WHERE ok = 1 ORDER BY stamp, name")
+        return {run_id: (name, mean, bool(passed)) for run_id, name, mean, passed in rows}
 
-    def uses(
-        self,
-        keys: list[str] | None,
-        *,
-        domain: str | None,
-        future: str,
-        latest: float,
-        targets: Mapping[str, str] | None = None,
-    ) -> list[Use]:
-        """``(domain, key, file name, arm, question, value, mean score, reason, trial probability,
-        run time)`` of every use of ``keys`` (every key for None) by a run not after ``future``
-        whose critique is not timed after ``latest``, in ``domain`` when given; a value beyond any
-        measurement reads as None. The rows are checked first (:meth:`check_uses`).
+    def ledger(self) -> TrialLedger:
+        """The trial ledger beside the critiques (:mod:`..trials`), with a row for every critique
+        that exists (rebuilt from it where missing), signed with the user's key (in memory without
+        one); opened once per index."""
+        found = self.trial_ledger
+        if found is None:
+            present, owner = self.present(), self.owner
+            kept = present or os.path.lexists(self.meta_dir / LEDGER_NAME)  # else no key is made for nothing
+            found = TrialLedger.open(self.meta_dir, owner.key if owner is not None and kept else None)
+            try:
+                sync_ledger(found, self.meta_dir, present, load=self._kept)
+            except ResearchError as exc:  # cannot be written: the rows rebuilt serve this look only
+                found.problem = found.problem or str(exc)
+            self.trial_ledger = found
+        return found
 
-        ``targets``: ``key -> target`` for a person's lessons whose entry names their target:
-        their value is that target's, from ``measures`` (a use row holds the default target's)."""
-        if keys is not None and not keys:
-            return []
-        self.check_uses(domain)
-        clause, params = "stamp <= ? AND created <= ?", [future, latest]
-        if keys is not None:
-            clause += f" AND key IN ({', '.join('?' * len(keys))})"
-            params += keys
-        if domain is not None:
-            clause += " AND domain = ?"
-            params.append(domain)
-        named = dict(targets or {})
-        value = "value"
-        if named:  # the named key's value comes from measures; every other key keeps its own
-            self.check_measures()
-            cases = " ".join("WHEN ? THEN (SELECT m.value FROM measures AS m WHERE m.name = uses.name AND m.target = ?)"
-                             for _ in named)  # fmt: skip
-            value = f"CASE key {cases} ELSE value END"
-            params = [p for key, target in named.items() for p in (key, target)] + params
-        query = (
-            f"SELECT domain, key, name, arm, question, CASE WHEN abs(v) <= {MAX_VALUE} THEN v END, mean, reason, p, stamp "
-            f"FROM (SELECT domain, key, name, arm, question, {value} AS v, mean, reason, p, stamp FROM uses WHERE {clause})"
+    def _kept(self, name: str) -> Critique | None:
+        """The critique kept for file ``name`` when its row checks (None: read the file instead)."""
+        rows = self._query(
+            "SELECT f.sig, b.sig, b.body, b.mac FROM files f JOIN bodies b ON b.name = f.name WHERE f.name = ?", (name,)
         )
-        return self._query(query, params)
+        for sig, body_sig, body, mac in rows:
+            if body_sig == sig and self._signer.check("bodies", (name, body_sig, body, mac), 3):
+                return Critique._from_valid(json.loads(body))
+        return None
 
     def critiques(self, now: datetime | None = None) -> list[LoadedCritique]:
         """Every critique file newest first, loaded or with the reason it was refused, as

@@ -102,9 +102,13 @@ def collect_proposals(critiques: Iterable[Critique], decided: Collection[str] = 
     """The undecided proposals in ``critiques`` (newest first), one per normalized text and
     stage; ``decided``: hashes (:func:`text_hash`) a person approved or rejected. Each text is
     as a prompt would carry it (:func:`.instructions.lesson_text`); one that could not be a
-    lesson's text (a critique written by hand, or by an older version) is not listed."""
+    lesson's text (a critique written by hand, or by an older version) is not listed. A suspect
+    critique, or one of a report its own review rejected, proposes nothing (an older version
+    wrote their proposals all the same): neither teaches."""
     found: dict[tuple[str, str], Proposal] = {}
     for critique in sorted(critiques, key=lambda c: c.timestamp, reverse=True):
+        if not critique.teaches or critique.review == "rejected":
+            continue
         for proposed in critique.proposed_lessons:
             text = lesson_text(proposed.text)
             digest = text_hash(text)

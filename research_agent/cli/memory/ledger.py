@@ -1,0 +1,165 @@
+"""``memory ledger`` and ``memory reinstate``: the trial ledger, and a person taking back a retirement.
+
+``memory ledger`` shows the ledger (:mod:`research_agent.memory.store.trials`): how many runs it
+holds and what they cost on disk, per domain and kind, each decision recorded and the newest
+rows; ``--clear`` deletes it on purpose, after saying what that forgets. ``memory reinstate KEY``
+gives a retired lesson back to runs, in a new trial of its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from ...domains import DOMAINS, parse_domain
+from ...errors import InputError
+from ...memory.store.index.summary import IndexTrust, open_index
+from ...memory.store.trials import (
+    LEDGER_NAME,
+    TrialEvent,
+    TrialLedger,
+    TrialRow,
+    reinstate_lesson,
+    retired_in,
+)
+from ...run_refs import short_id
+from ..boundary import guarded
+from ..terminal import echo
+from .group import ReportsDirOption, app, echo_json, memory_deps, memory_settings
+
+__all__ = ["ledger_command", "reinstate_command", "event_words", "row_words"]
+
+_KIND_WORDS = {"ordinary": "ordinary", "control": "whole-run control", "no_lessons": "--no-lessons", "ab": "memory ab"}
+
+
+def event_words(event: TrialEvent) -> str:
+    """One recorded event in words, with its domain and key."""
+    return f"{event.domain} {event.key}: {event.words()}"
+
+
+def row_words(row: TrialRow) -> str:
+    """One run's row in words."""
+    outcome = "not critiqued" if row.mean is None else f"mean {row.mean:.2f} {'pass' if row.passed else 'fail'}"
+    if row.review:
+        outcome += " (report rejected by its own review)"
+    if row.suspect:
+        outcome += " (suspect critique)"
+    given = [u.key for u in row.uses if u.arm == "applied"]
+    held = [f"{u.key} ({u.reason})" for u in row.uses if u.arm == "withheld"]
+    parts = [f"{short_id(row.run)}  {row.domain}  {_KIND_WORDS[row.kind]}"
+             + (", plan by a person" if row.plan_by_person else "") + f"  {outcome}"]  # fmt: skip
+    if given:
+        parts.append(f"given {', '.join(given)}")
+    if held:
+        parts.append(f"withheld {', '.join(held)}")
+    if row.excluded:
+        parts.append(f"left out {', '.join(key for key, _ in row.excluded)}")
+    if row.grade is not None:
+        parts.append(f"graded by eval {row.grade.eval_id}: fact recall {row.grade.fact_recall:.2f}")
+    return "; ".join(parts)
+
+
+def _summary(ledger: TrialLedger) -> dict[str, Any]:
+    by_domain: dict[str, dict[str, int]] = {}
+    for row in ledger.rows.values():
+        counts = by_domain.setdefault(row.domain, {kind: 0 for kind in _KIND_WORDS} | {"graded": 0, "critiqued": 0})
+        counts[row.kind] += 1
+        counts["graded"] += row.grade is not None
+        counts["critiqued"] += row.mean is not None
+    return {
+        "path": str(ledger.path) if ledger.path is not None else None,
+        "runs": len(ledger.rows),
+        "bytes": ledger.size,
+        "ignored_lines": ledger.refused,
+        "domains": dict(sorted(by_domain.items())),
+        "events": [event.as_json() for event in ledger.events],
+        "problem": ledger.problem or None,
+    }
+
+
+def _show(ledger: TrialLedger, limit: int) -> None:
+    where = ledger.path if ledger.path is not None else "memory only (no ledger file is kept: the state folder is not usable)"
+    per_run = f", about {ledger.size // max(1, ledger.lines)} bytes a line" if ledger.lines else ""
+    echo(f"trial ledger {where}: {len(ledger.rows)} run(s), {len(ledger.events)} event(s){per_run}")
+    for domain, counts in _summary(ledger)["domains"].items():
+        kinds = ", ".join(f"{counts[k]} {_KIND_WORDS[k]}" for k in _KIND_WORDS if counts[k])
+        echo(f"  {domain}: {sum(counts[k] for k in _KIND_WORDS)} run(s) ({kinds}); {counts['critiqued']} critiqued, "
+             f"{counts['graded']} graded by an eval")  # fmt: skip
+    if ledger.events:
+        echo("decisions and reinstatements, as recorded:")
+        for event in ledger.events:
+            echo(f"  {event_words(event)}")
+    newest = ledger.ordered()[-limit:] if limit else []
+    if newest:
+        echo(f"the newest {len(newest)} run(s):")
+        for row in newest:
+            echo(f"  {row_words(row)}")
+    if ledger.refused:
+        echo(f"{ledger.refused} line(s) ignored: their signature does not check (planted, edited, torn, or "
+             "written under another user's key)")  # fmt: skip
+    if ledger.problem:
+        echo(f"note: {ledger.problem}")
+
+
+def _forgets(ledger: TrialLedger, present: int) -> str:
+    retired = sorted(f"{key} ({domain})" for domain, key in retired_in(ledger))
+    words = (f"clearing forgets {len(ledger.rows)} run(s) of evidence ({max(0, len(ledger.rows) - present)} of them "
+             f"no longer have a critique, so they cannot be rebuilt) and {len(ledger.events)} recorded event(s)")  # fmt: skip
+    if retired:
+        words += f"; retired lesson(s) would be given again and measured anew: {', '.join(retired)}"
+    return words
+
+
+@app.command("ledger")
+@guarded
+def ledger_command(
+    ctx: typer.Context,
+    limit: int = typer.Option(20, "--limit", min=0, metavar="N", help="Newest runs to list (0: none)."),
+    clear: bool = typer.Option(False, "--clear", help="Delete the ledger, after saying what that forgets."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="With --clear: delete without asking (needed without a terminal)."),
+    json_output: bool = typer.Option(False, "--json", help="Print JSON only."),
+    reports_dir: ReportsDirOption = None,
+) -> None:
+    """The trial ledger (reports/meta/trials.jsonl): every run's lessons and outcome, kept whatever
+    retention deletes, and every decision as it was taken. Lessons' effects read it."""
+    settings = memory_settings(ctx, reports_dir)
+    with open_index(settings.meta_dir, trust=IndexTrust(settings.state_dir)) as index:
+        ledger, present = index.ledger(), len(index.present())
+    if not clear:
+        if json_output:
+            echo_json({**_summary(ledger), "rows": [row.as_json() for row in ledger.ordered()[-limit:] if limit]})
+        else:
+            _show(ledger, limit)
+        return
+    if not ledger.rows and not ledger.events:
+        echo(f"no trial ledger to clear in {settings.meta_dir}")
+        return
+    echo(_forgets(ledger, present))
+    if not yes:
+        answer = memory_deps(ctx).ask(f"delete {settings.meta_dir / LEDGER_NAME}?")
+        if answer is None:
+            raise InputError("memory ledger --clear deletes the evidence of every lesson's trial: pass --yes to "
+                             "delete it without a question")  # fmt: skip
+        if not answer:
+            echo("nothing deleted")
+            raise typer.Exit(1)
+    ledger.clear()
+    echo(f"deleted {settings.meta_dir / LEDGER_NAME}; the next run rebuilds it from the {present} critique(s) kept")
+
+
+@app.command("reinstate")
+@guarded
+def reinstate_command(
+    ctx: typer.Context,
+    key: str = typer.Argument(..., help="The retired lesson's key, as `memory effects` shows it."),
+    domain: str | None = typer.Option(None, "--domain", help=f"Its domain, where it is retired in several: one of {', '.join(DOMAINS)}."),
+    reports_dir: ReportsDirOption = None,
+) -> None:
+    """Give a retired lesson back to runs: it starts a new, separate trial (its runs from now on;
+    the evidence that retired it stays in the ledger and is not counted again)."""
+    settings = memory_settings(ctx, reports_dir)
+    chosen = parse_domain(domain) if domain else None
+    event = reinstate_lesson(settings.meta_dir, settings.state_dir, key.strip(), domain=chosen, now=memory_deps(ctx).clock())
+    echo(f"{event.key} is reinstated in {event.domain}: runs from now on may be given it again, in a new trial "
+         "(`memory effects` shows it measuring)")  # fmt: skip

@@ -1,0 +1,54 @@
+"""The trial ledger, ``reports/meta/trials.jsonl``: every run's evidence about its lessons, kept
+whatever retention deletes. Pruning critiques removes text, not evidence.
+
+One compact row per run (:class:`~.rows.TrialRow`, a few hundred bytes): its domain and question,
+its kind (ordinary, whole-run control, ``--no-lessons``, an arm of ``memory ab``), whether a person
+gave or edited its plan, each lesson it was given or withheld (and why, at which trial
+probability), the critique's scores, mean, pass and review verdict, whether the critique is
+suspect, the facts lessons target, a hash of the outcome as recorded, and the ground-truth grade
+of an eval run. Beside the rows, events: decisions (``retired``, ``helpful``) as they were taken,
+and a person's ``reinstated``, which starts a new trial. Lessons' arms, their decisions and the
+domain's suspension read the ledger, never the window of critique files that retention keeps.
+
+* ``rows``    a row, made from a critique or a run record, read back checked;
+  :class:`~.rows.Grade`, an eval's grade of a run
+* ``events``  a decision as it was taken, a person's reinstatement
+* ``ledger``  the file: signed lines, appended under a lock, read back line by line (a line
+  whose MAC does not check is ignored: a planted line can neither add evidence, retire nor
+  reinstate a lesson)
+* ``record``  rows rebuilt from the critiques that still exist where the ledger lacks them,
+  :func:`~.record.record_grade`, each lesson's current trial from the events, and a person's
+  reinstatement of a retired lesson (:func:`~.record.reinstate_lesson`)
+
+Interfaces other parts rely on:
+
+* ``Grade(world, eval_id, question_id, fact_recall, cited_precision, unsupported, stale)`` and
+  ``record_grade(meta_dir, state_dir, run_id, grade)``: an eval records each graded run's grade;
+  the run's row is amended, or made from its run record (``run-<id>.yaml``) when it was never
+  critiqued (``eval run --no-critique``: lessons from the record, scores null). Rows read back
+  carry their grade (``TrialRow.grade``); a critique made after the grade keeps it.
+* ``TrialRow.kind`` (:data:`~.rows.KINDS`) and ``TrialRow.plan_by_person`` (from the run record's
+  ``plan_by_person``, carried into the critique): a run whose plan a person gave or edited counts
+  in no planning lesson's arms, and still in judging lessons'.
+* ``TrialRow.digest``: a hash of the critique's outcome as recorded; :func:`~.record.sync_ledger`
+  amends a row whose critique's mean score or pass changed (a hand edit) from the critique.
+"""
+
+from .events import DECISIONS, TrialEvent
+from .ledger import LEDGER_NAME, TrialLedger
+from .record import (
+    TrialState,
+    open_ledger,
+    record_grade,
+    reinstate_lesson,
+    retired_in,
+    sync_ledger,
+    trial_states,
+)
+from .rows import KINDS, Grade, TrialRow, Use, row_from_critique, row_from_record
+
+__all__ = [
+    "LEDGER_NAME", "TrialLedger", "TrialState", "open_ledger", "record_grade", "reinstate_lesson", "retired_in",
+    "sync_ledger", "trial_states",
+    "DECISIONS", "KINDS", "Grade", "TrialEvent", "TrialRow", "Use", "row_from_critique", "row_from_record",
+]  # fmt: skip
