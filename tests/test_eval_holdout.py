@@ -1,5 +1,5 @@
 """The holdout marker: a critique of an eval's measured half (``held_out``) builds no lesson, and
-still counts as an outcome (its use rows reach every effect). The one place that decides is the
+still counts as an outcome (its row in the trial ledger reaches every effect). The one place that decides is the
 evidence pool (memory/lessons/build/pool.py), which every lesson is built from."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 
 from research_agent.memory.lessons.build.pool import EvidencePool
 from research_agent.memory.lessons.select import build_lessons, select_lessons
-from research_agent.memory.store.files import critique_path, load_critique, stamp_of
-from research_agent.memory.store.index.summary import open_index
+from research_agent.memory.store.files import critique_path, load_critique
 from research_agent.memory.store.schema import validate_critique
-from tests.support.memory import NOW, make_critique, make_facts, put, state_in, trust_in
+from research_agent.memory.store.trials import open_ledger
+from tests.support.memory import NOW, make_critique, make_facts, put, state_in
 
 EVAL_ID = "builtin-42-20261122T110000000000Z"
 WEAK = make_facts(sub_queries=((5, 0, 0), (5, 3, 2), (5, 0, 0), (5, 2, 1)))  # builds coverage:unanswered
@@ -47,8 +47,8 @@ def test_a_run_selects_no_lesson_from_held_out_critiques_but_they_still_count_in
         put(meta, critique)
     selection = select_lessons(meta, "technology", now=NOW, rng=random.Random(1), state_dir=state_in(tmp_path))
     assert selection.lessons == () and "0 eligible technology critique(s)" in selection.reason
-    with open_index(meta, trust=trust_in(tmp_path)) as index:
-        uses = index.uses(None, domain="technology", future=stamp_of(NOW), latest=NOW.timestamp())
+    rows = open_ledger(meta, state_in(tmp_path)).rows.values()
+    uses = [use for row in rows for use in row.uses if use.key == "coverage:low-score" and use.arm == "applied"]
     assert len(uses) == 4, "the held-out runs are outcomes: their uses of a lesson count in its effect"
     for critique in _critiques(None, 4):
         put(meta, replace(critique, id=critique.id.replace("question", "learning"), query="learning " + critique.query))

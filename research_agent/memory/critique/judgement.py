@@ -236,7 +236,8 @@ def critique_from_answer(
 
     ``usage``: what the critique's own model calls cost, stored in the file.
     ``skip_proposals``: hashes of texts not to propose again (decided by a person, or already
-    a lesson; see :mod:`..store.proposals`). ``run_kind``: ``ab`` for an arm of ``memory ab``.
+    a lesson; see :mod:`..store.proposals`). ``held_out``: the eval that holds the run out of
+    learning (its critique builds no lesson). ``run_kind``: ``ab`` for an arm of ``memory ab``.
     A suspect critique (scores that are a ramp) and one of a report its own review rejected
     propose nothing: the critique types promise that neither teaches.
     """
@@ -291,13 +292,11 @@ async def critique_run(
 ) -> Critique:
     """Critique the run recorded at ``run_record_path``; write it, add its run's row to the trial
     ledger (:mod:`..store.trials`: the evidence retention never deletes), prune and log; return
-    the critique. ``held_out``: the eval that holds the run out of learning (its critique builds no
-    lesson); ``run_kind``: ``ab`` for an arm of ``memory ab`` (kept in no lesson's arms).
+    the critique. ``held_out`` and ``run_kind``: as for :func:`critique_from_answer`.
 
-    The critique file goes into ``meta_dir`` (default: the run record's folder), which
-    must not lead out of its parent folder. Every model call is counted into the
-    critique's ``usage``. A failure is logged to ``critique.log`` there and re-raised.
-    """
+    The critique goes into ``meta_dir`` (default: the run record's folder), which must not lead out
+    of its parent folder. Every model call is counted into its ``usage``. A failure is logged to
+    ``critique.log`` there and re-raised."""
     run_record_path = Path(run_record_path)
     folder = Path(meta_dir) if meta_dir is not None else run_record_path.absolute().parent
     subject, run_id = run_record_path.name, named_run_id(run_record_path.name)
