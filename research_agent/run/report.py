@@ -94,21 +94,33 @@ def _source_line(n: int, source: Source) -> str:
     return f"{n}. {_source_name(source)} \u2014 {location_markdown(source.location)}{note}"
 
 
+def _viability_line(skeptic: SkepticReport) -> str:
+    """What the report says of the skeptic's viability: the score, why it is held lower or set
+    aside, or that there is none (none given, or one that was no whole number from 0 to 100)."""
+    if skeptic.unfounded:  # a low score with no finding behind it: never beside "found no problems"
+        return (f"The skeptic rated viability {skeptic.viability}/100 without naming a problem behind the "
+                "score, so the score was set aside.")  # fmt: skip
+    if skeptic.viability is not None and skeptic.said is not None:
+        return (f"Viability of the answer from these sources: {skeptic.viability}/100 (held there while critical "
+                f"issues stay open; the skeptic said {skeptic.said}).")  # fmt: skip
+    if skeptic.viability is not None:
+        return f"Viability of the answer from these sources: {skeptic.viability}/100."
+    if skeptic.unusable:
+        return (f"The skeptic's viability score was unusable ({plain_text(skeptic.unusable)} is no whole number "
+                "from 0 to 100), so the answer is unscored.")  # fmt: skip
+    return "The skeptic gave no viability score."
+
+
 def _adversarial_lines(skeptic: SkepticReport | None, mode: str) -> list[str]:
     """The Adversarial Analysis, one text per line; the skeptic's citations stay citations."""
     if skeptic is None:
         return [f"The skeptic pass is skipped in {mode} mode; claims were not independently challenged."]
     if skeptic.unavailable:
         return ["The skeptic gave no usable answer; claims were not independently challenged."]
-    lines = []
-    if skeptic.unfounded:  # a low score with no finding behind it: never beside "found no problems"
-        lines.append(f"The skeptic rated viability {skeptic.viability}/100 without naming a problem behind the "
-                     "score, so the score was set aside.")  # fmt: skip
-    elif skeptic.viability is not None:
-        lines.append(f"Viability of the answer from these sources: {skeptic.viability}/100.")
-    else:
-        lines.append("The skeptic gave no viability score.")
-    if not skeptic.findings and not skeptic.unfounded:
+    lines = [_viability_line(skeptic)]
+    if skeptic.dropped:
+        lines += ["", f"{skeptic.dropped} of the skeptic's findings said nothing readable (debris) and are not shown."]
+    elif not skeptic.findings and not skeptic.unfounded:
         lines += ["", "The skeptic found no problems with the draft."]
     for finding in skeptic.findings:
         claim = plain_text_with_citations(finding.claim, max_chars=600)
