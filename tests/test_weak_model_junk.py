@@ -227,3 +227,14 @@ def test_doctor_says_what_it_did_not_test(tmp_path: Path) -> None:
     local = Settings(reports_dir=tmp_path / "r", cache_dir=tmp_path / "c", corpus_dirs=(tmp_path,))
     assert "search not tested" not in {what for what, _, _ in run_checks(local, client=httpx.Client(
         transport=httpx.MockTransport(lambda request: httpx.Response(404))))}  # fmt: skip
+
+
+def test_a_limitation_the_writer_repeats_is_listed_once() -> None:
+    # the quick run against SmolLM2 listed one limitation ten times, word for word
+    from research_agent.run.report import ReportMeta, compose_report
+    from research_agent.stages.writing.draft_text import read_draft
+
+    said = "The sources cover only the asyncio documentation."
+    draft = read_draft("## Summary\n\nTasks run on the loop [1].\n\n## Limitations\n\n" + f"- {said}\n" * 10)
+    meta = ReportMeta("What does asyncio.create_task do?", "quick", "2026-01-01", "smollm2", "full_report")
+    assert compose_report(draft, [], meta=meta, skeptic=None, final=False).markdown.count(said) == 1

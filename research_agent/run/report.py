@@ -170,7 +170,8 @@ def compose_report(
 ) -> RenderedReport:
     """Render ``draft`` to markdown with every outside string made inert; its H1 is the question.
 
-    ``notice`` is the program's own markdown, shown first under the title.
+    ``notice`` is the program's own markdown, shown first under the title. A limitation the writer
+    repeats word for word is listed once (the lint does not read the tool's sections).
 
     With ``final`` every part (summary, findings, bodies, the skeptic's findings, the
     writer's and the given ``limitations``) is renumbered through one map: Sources lists
@@ -184,7 +185,7 @@ def compose_report(
         [defang_markdown(_one_line(f)) for f in draft.key_findings],
         [defang_markdown(body) for _, body in draft.sections],
         _adversarial_lines(skeptic, meta.mode),
-        [defang_markdown(_one_line(x)) for x in draft.limitations if x.strip()]
+        [defang_markdown(x) for x in dict.fromkeys(_one_line(x) for x in draft.limitations if x.strip())]
         + [plain_text_with_citations(x) for x in limitations if x.strip()],
     ]
     flat = [text for group in groups for text in group]
