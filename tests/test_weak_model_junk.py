@@ -223,7 +223,7 @@ def test_doctor_says_what_it_did_not_test(tmp_path: Path) -> None:
         transport=httpx.MockTransport(lambda request: httpx.Response(404))))}  # fmt: skip
     assert checks["search providers"] == (True, "set: ddgs")
     ok, detail = checks["search not tested"]
-    assert ok == "untried" and detail.startswith("ddgs: not tried (doctor sends it no query")
+    assert ok == "untried" and detail.startswith("ddgs: not tried: doctor sends it no query")
     local = Settings(reports_dir=tmp_path / "r", cache_dir=tmp_path / "c", corpus_dirs=(tmp_path,))
     assert "search not tested" not in {what for what, _, _ in run_checks(local, client=httpx.Client(
         transport=httpx.MockTransport(lambda request: httpx.Response(404))))}  # fmt: skip

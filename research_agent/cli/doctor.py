@@ -216,7 +216,7 @@ def _search_checks(settings: Settings, *, offline: bool, timeout: float) -> list
     untried = [n for n in names if n != "local" and (offline or n not in SCHOLARLY_PROVIDERS)]
     if untried:  # doctor asks no general web search anything: say so, never "ok" for what it did not try
         why = "--offline" if offline and not set(untried) - set(scholarly) else _NOT_TRIED
-        checks.append(("search not tested", _UNTESTED, f"{', '.join(untried)}: not tried ({why})"))
+        checks.append(("search not tested", _UNTESTED, f"{', '.join(untried)}: not tried: {why}"))
     if not scholarly or offline:
         return checks
     from ..interrupts import run_interruptibly
