@@ -170,8 +170,7 @@ def compose_report(
 ) -> RenderedReport:
     """Render ``draft`` to markdown with every outside string made inert; its H1 is the question.
 
-    ``notice`` is the program's own markdown, shown first under the title. A limitation the writer
-    repeats word for word is listed once (the lint does not read the tool's sections).
+    ``notice`` is the program's own markdown, shown first under the title; a writer's limitation, once.
 
     With ``final`` every part (summary, findings, bodies, the skeptic's findings, the
     writer's and the given ``limitations``) is renumbered through one map: Sources lists
