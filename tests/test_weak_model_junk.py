@@ -238,3 +238,29 @@ def test_a_limitation_the_writer_repeats_is_listed_once() -> None:
     draft = read_draft("## Summary\n\nTasks run on the loop [1].\n\n## Limitations\n\n" + f"- {said}\n" * 10)
     meta = ReportMeta("What does asyncio.create_task do?", "quick", "2026-01-01", "smollm2", "full_report")
     assert compose_report(draft, [], meta=meta, skeptic=None, final=False).markdown.count(said) == 1
+
+
+# --- what the real run against SmolLM2 searched after the first fixes -------------------------------
+
+
+ECHOES = (  # the standard run's plans 2 and 3 (the prompt's replan framing and a repair message, echoed)
+    "] } Question: What does asyncio.create_task do? Answer: The previous plan fell short. Prior response is "
+    "invalid, and the user requested a JSON-serializable string with only one line of text. Use. They",
+    "] } ``` Your answer is invalid. You should provide a JSON-formatted response with only the requested data, "
+    "not multiple lines of text. Use a single line to describe your request and follow the format:",
+    "the previous plan fell short asyncio tasks",
+)
+
+
+async def test_a_sentence_or_an_echo_of_the_prompts_own_words_is_not_searched(tmp_path, scripted_model) -> None:
+    lesson_like = "asyncio developments of the last year"  # guidance and lessons may be followed word for word
+    plan = {"sub_queries": [*ECHOES, *REAL, lesson_like]}
+    queue(scripted_model, ResearchResponder(), decompose=[lambda request: {"domain": "technology", **plan}])
+    provider = DocsProvider(tmp_path)
+    await run(tmp_path, scripted_model, provider=provider)
+    assert set(provider.calls) == {*REAL, lesson_like}
+
+
+def test_a_relevance_reason_of_serialized_data_is_no_reason() -> None:
+    assert reason_problem("type':'string', 'value' : 5}]} {'id' : 0,'score' : 2,'reason:'type':'list', 'items' :[{")
+    assert reason_problem("TypeError: string indices explain the failure") is None

@@ -6,9 +6,10 @@ punctuation; when it carries a query string (``./science.json?type=object``,
 with a schema value (``type=object``, ``maxItems:5``, ``items: {``) or a schema value onto a key
 with no space (``create-task:true``); when it loops over the same words; when, schema vocabulary
 and web addresses set aside, it has fewer than two words of 3 or more letters
-(:mod:`research_agent.text.debris`); or when it is a list of three or more items that echo a
-list of the prompt (the domain taxonomy: ``tech,internet,science,other``), words the question
-does not use. Brackets alone are no reason: ``list[int]`` or ``numpy arr[::2] slicing`` are
+(:mod:`research_agent.text.debris`); when it has more than 20 words (a sentence, not a search);
+when it is a list of three or more items that echo a list of the prompt (the domain taxonomy:
+``tech,internet,science,other``), words the question does not use; or when it repeats five words
+in a row of the prompt's own text ("The previous plan fell short"). Brackets alone are no reason: ``list[int]`` or ``numpy arr[::2] slicing`` are
 real queries, and so are ``C++ std::string`` and ``TypeError: string indices``.
 When fewer than half of an answer's sub-queries survive, the answer as a whole is unusable
 (:func:`answer_problem`): the model is asked again with that reason.
@@ -22,16 +23,19 @@ from dataclasses import dataclass
 
 from ..text.debris import SCHEMA_VOCABULARY, mostly_punctuation, real_words, repeats_itself, without_urls
 
-__all__ = ["DroppedQuery", "Screened", "answer_problem", "list_words", "query_problem", "screen"]
+__all__ = ["DroppedQuery", "Screened", "answer_problem", "list_words", "prompt_runs", "query_problem", "schema_pair",
+           "screen"]
 
 MIN_WORDS = 2
 MIN_LIST_ITEMS = 3  # items of a prompt's list in a comma-separated run that make an echo
+MAX_WORDS = 20  # the prompt asks for at most 12: past 20, a sentence or a paragraph, not a search
+ECHO_WORDS = 5  # a run of this many words of the prompt's own text (not the question's) is an echo
 
 # A query string: "?key=" straight after an address or a file name (a "?page=2" a person types
 # after a space is a question about one).
 _QUERY_STRING = re.compile(r"[^\s?]\?[\w.%-]+=")
 # One key, one ":" or "=" (not "::", "==" or "://"), one value: a word, a number or an opening bracket.
-_PAIR = re.compile(r"(\w+)(\s*)(?<![:=])[:=](?![:=/])(\s*)(\w+|[\[{\"'])")
+_PAIR = re.compile(r"(\w+)['\"]?(\s*)(?<![:=])[:=](?![:=/])(\s*)['\"]?(\w+|[\[{\"'])")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _LIST_SEPARATOR = re.compile(r"[,;|]")
 
@@ -60,8 +64,8 @@ class Screened:
         return bool(self.kept) and len(self.kept) * 2 >= len(self.kept) + len(self.dropped)
 
 
-def _schema_pair(query: str) -> str | None:
-    """The first ``key:value`` of ``query`` that is a schema's, or None."""
+def schema_pair(query: str) -> str | None:
+    """The first ``key:value`` of ``query`` that is a schema's (``type=object``, ``'type':'string'``), or None."""
     for match in _PAIR.finditer(query):
         key, before, after, value = match.groups()
         schema_value = value.lower() in SCHEMA_VOCABULARY
@@ -84,14 +88,17 @@ def _echoed_items(query: str, listed: Collection[str]) -> int:
     return echoed
 
 
-def query_problem(query: str, listed: Collection[str] = ()) -> str | None:
+def query_problem(query: str, listed: Collection[str] = (), echoes: Collection[tuple[str, ...]] = ()) -> str | None:
     """Why ``query`` is no search query, or None when it is one. ``listed``: the words of the
-    prompt's own lists (lower case) that the question does not use."""
+    prompt's own lists (lower case) that the question does not use; ``echoes``: the prompt's runs
+    of :data:`ECHO_WORDS` words that the question does not use (:func:`prompt_runs`)."""
     if mostly_punctuation(query):
         return "mostly punctuation"
+    if len(query.split()) > MAX_WORDS:
+        return f"{len(query.split())} words: a sentence, not a search"
     if _QUERY_STRING.search(query):
         return "an address or file name with a query string, not a search"
-    pair = _schema_pair(query)
+    pair = schema_pair(query)
     if pair is not None:
         return f"a schema fragment ({pair.strip()!r}), not a search"
     if repeats_itself(query):
@@ -101,7 +108,19 @@ def query_problem(query: str, listed: Collection[str] = ()) -> str | None:
         return f"{'no word' if words == 0 else 'one word'} of 3 or more letters besides schema vocabulary and addresses"
     if _echoed_items(query, listed) >= MIN_LIST_ITEMS:
         return "echoes the prompt's list of domains, not a search"
+    if echoes and not _runs(query).isdisjoint(echoes):
+        return "echoes the prompt's own text, not a search"
     return None
+
+
+def _runs(text: str) -> set[tuple[str, ...]]:
+    words = [w.lower() for w in re.findall(r"[^\W_]+", text)]
+    return {tuple(words[i : i + ECHO_WORDS]) for i in range(len(words) - ECHO_WORDS + 1)}
+
+
+def prompt_runs(prompt_text: str, question: str) -> frozenset[tuple[str, ...]]:
+    """The runs of :data:`ECHO_WORDS` words of the prompt's own text, less those of the ``question``."""
+    return frozenset(_runs(prompt_text) - _runs(question))
 
 
 def list_words(prompt_list: str, question: str) -> frozenset[str]:
@@ -112,12 +131,14 @@ def list_words(prompt_list: str, question: str) -> frozenset[str]:
     return frozenset(w.lower() for w in words) - asked
 
 
-def screen(queries: Sequence[str], listed: Collection[str] = ()) -> Screened:
-    """Split ``queries`` into the searchable and the dropped (``listed``: see :func:`query_problem`)."""
+def screen(
+    queries: Sequence[str], listed: Collection[str] = (), echoes: Collection[tuple[str, ...]] = ()
+) -> Screened:
+    """Split ``queries`` into the searchable and the dropped (``listed``, ``echoes``: see :func:`query_problem`)."""
     kept: list[str] = []
     dropped: list[DroppedQuery] = []
     for query in queries:
-        problem = query_problem(query, listed)
+        problem = query_problem(query, listed, echoes)
         if problem is None:
             kept.append(query)
         else:

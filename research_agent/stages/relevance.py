@@ -35,6 +35,7 @@ from ..text.passages import estimate_tokens, select_passages
 from ..text.sanitize import sanitize, wrap_data
 from ._fallback import Notify
 from ._schema import array, integer, obj, scale, string
+from ._sub_queries import schema_pair
 from .gate import Gate, GateDecision, decide_gate
 
 __all__ = [
@@ -171,7 +172,10 @@ _IDENTIFIER = re.compile(r"\b\w+_\w+\b")
 
 def reason_problem(reason: str) -> str | None:
     """Why a relevance ``reason`` is no reason (debris by :func:`says_nothing`, identifiers and the
-    word "error" read as schema vocabulary), or None."""
+    word "error" read as schema vocabulary; or a schema's ``key:value``), or None."""
+    pair = schema_pair(reason)
+    if pair is not None:
+        return f"is a schema fragment ({pair.strip()!r})"
     return says_nothing(_IDENTIFIER.sub(" ", reason), _NO_REASON)
 
 
