@@ -249,16 +249,18 @@ ECHOES = (  # the standard run's plans 2 and 3 (the prompt's replan framing and 
     "] } ``` Your answer is invalid. You should provide a JSON-formatted response with only the requested data, "
     "not multiple lines of text. Use a single line to describe your request and follow the format:",
     "the previous plan fell short asyncio tasks",
+    "create-task:fetch/2018-04-30T09:56:37.123Z",  # the standard run's plan 1, after the first fixes
 )
 
 
 async def test_a_sentence_or_an_echo_of_the_prompts_own_words_is_not_searched(tmp_path, scripted_model) -> None:
     lesson_like = "asyncio developments of the last year"  # guidance and lessons may be followed word for word
-    plan = {"sub_queries": [*ECHOES, *REAL, lesson_like]}
+    real = (*REAL, lesson_like, "asyncio Task cancel", "asyncio gather versus create_task")  # half or more survive
+    plan = {"sub_queries": [*ECHOES, *real]}
     queue(scripted_model, ResearchResponder(), decompose=[lambda request: {"domain": "technology", **plan}])
     provider = DocsProvider(tmp_path)
     await run(tmp_path, scripted_model, provider=provider)
-    assert set(provider.calls) == {*REAL, lesson_like}
+    assert set(provider.calls) == set(real)
 
 
 def test_a_relevance_reason_of_serialized_data_is_no_reason() -> None:

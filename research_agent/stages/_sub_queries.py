@@ -6,7 +6,8 @@ punctuation; when it carries a query string (``./science.json?type=object``,
 with a schema value (``type=object``, ``maxItems:5``, ``items: {``) or a schema value onto a key
 with no space (``create-task:true``); when it loops over the same words; when, schema vocabulary
 and web addresses set aside, it has fewer than two words of 3 or more letters
-(:mod:`research_agent.text.debris`); when it has more than 20 words (a sentence, not a search);
+(:mod:`research_agent.text.debris`); when it has more than 20 words (a sentence, not a search), or a machine timestamp
+(``2018-04-30T09:56:37Z``);
 when it is a list of three or more items that echo a list of the prompt (the domain taxonomy:
 ``tech,internet,science,other``), words the question does not use; or when it repeats five words
 in a row of the prompt's own text ("The previous plan fell short"). Brackets alone are no reason: ``list[int]`` or ``numpy arr[::2] slicing`` are
@@ -37,6 +38,7 @@ _QUERY_STRING = re.compile(r"[^\s?]\?[\w.%-]+=")
 # One key, one ":" or "=" (not "::", "==" or "://"), one value: a word, a number or an opening bracket.
 _PAIR = re.compile(r"(\w+)['\"]?(\s*)(?<![:=])[:=](?![:=/])(\s*)['\"]?(\w+|[\[{\"'])")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")  # an ISO 8601 date and time: data a program writes
 _LIST_SEPARATOR = re.compile(r"[,;|]")
 
 
@@ -98,6 +100,8 @@ def query_problem(query: str, listed: Collection[str] = (), echoes: Collection[t
         return f"{len(query.split())} words: a sentence, not a search"
     if _QUERY_STRING.search(query):
         return "an address or file name with a query string, not a search"
+    if _TIMESTAMP.search(query):
+        return "a machine timestamp, not a search"
     pair = schema_pair(query)
     if pair is not None:
         return f"a schema fragment ({pair.strip()!r}), not a search"
