@@ -100,11 +100,11 @@ def query_problem(query: str, listed: Collection[str] = (), echoes: Collection[t
         return f"{len(query.split())} words: a sentence, not a search"
     if _QUERY_STRING.search(query):
         return "an address or file name with a query string, not a search"
-    if _TIMESTAMP.search(query):
-        return "a machine timestamp, not a search"
     pair = schema_pair(query)
     if pair is not None:
         return f"a schema fragment ({pair.strip()!r}), not a search"
+    if _TIMESTAMP.search(query):
+        return "a machine timestamp, not a search"
     if repeats_itself(query):
         return "the same words over and over"
     words = len(real_words(without_urls(query)))
