@@ -267,6 +267,9 @@ async def test_a_sentence_or_an_echo_of_the_prompts_own_words_is_not_searched(tm
     echoes = prompt_runs(f"{template.system}\n{template.user}", QUESTION)
     assert [d.reason for d in screen(ECHOES[2:], DOMAINS, echoes).dropped] == [
         "echoes the prompt's own text, not a search", "a machine timestamp, not a search"]
+    # what the last quick run searched; braces that close are no reason
+    fragment = screen(["parseJSONWithAsyncFunction(function){", "javascript function(){} syntax"], DOMAINS, echoes)
+    assert fragment.kept == ("javascript function(){} syntax",)
 
 
 def test_a_relevance_reason_of_serialized_data_is_no_reason() -> None:

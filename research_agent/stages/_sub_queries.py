@@ -7,7 +7,7 @@ with a schema value (``type=object``, ``maxItems:5``, ``items: {``) or a schema 
 with no space (``create-task:true``); when it loops over the same words; when, schema vocabulary
 and web addresses set aside, it has fewer than two words of 3 or more letters
 (:mod:`research_agent.text.debris`); when it has more than 20 words (a sentence, not a search), or a machine timestamp
-(``2018-04-30T09:56:37Z``);
+(``2018-04-30T09:56:37Z``), or an unbalanced brace (``parseJSON(function){``: a fragment of code);
 when it is a list of three or more items that echo a list of the prompt (the domain taxonomy:
 ``tech,internet,science,other``), words the question does not use; or when it repeats five words
 in a row of the prompt's own text ("The previous plan fell short"). Brackets alone are no reason: ``list[int]`` or ``numpy arr[::2] slicing`` are
@@ -105,6 +105,8 @@ def query_problem(query: str, listed: Collection[str] = (), echoes: Collection[t
         return f"a schema fragment ({pair.strip()!r}), not a search"
     if _TIMESTAMP.search(query):
         return "a machine timestamp, not a search"
+    if query.count("{") != query.count("}"):
+        return "an unbalanced brace: a fragment of code or data, not a search"
     if repeats_itself(query):
         return "the same words over and over"
     words = len(real_words(without_urls(query)))
