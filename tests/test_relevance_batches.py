@@ -60,10 +60,10 @@ async def test_a_batch_missing_two_sources_is_asked_again_for_those_two_only(scr
 
 
 async def test_a_source_still_missing_after_the_second_ask_is_unscored_not_guessed(scripted_model) -> None:
-    scripted_model.enqueue("relevance", lambda request: {"scores": [{"id": 1, "score": 4, "reason": "ok"}]})
+    scripted_model.enqueue("relevance", lambda request: {"scores": [{"id": 1, "score": 4, "reason": "on vacuum"}]})
     scripted_model.enqueue("relevance", lambda request: {"scores": [{"id": 2, "score": 4, "reason": "not in it"}]})
     scored = await score_sources(scripted_model, "q", sources(2), token_budget=100, slots=1)
-    assert [(s.score, s.reason) for s in scored] == [(4, "ok"), (None, "the model gave no score for it")]
+    assert [(s.score, s.reason) for s in scored] == [(4, "on vacuum"), (None, "the model gave no score for it")]
 
 
 async def test_a_snippet_only_source_is_capped_in_a_batch_too(scripted_model) -> None:

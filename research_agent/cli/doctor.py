@@ -1,8 +1,9 @@
 """``research-agent doctor``: check the setup before a long run finds out the hard way.
 
 Each check is ``(what, ok, detail)``: ``ok`` is True (ok), False (fail: exit 1), None (an
-optional extra that is missing: shown as "missing", never a failure) or "slow" (the model did
-not answer in time: no failure either). Doctor changes nothing:
+optional extra that is missing: shown as "missing", never a failure), "slow" (the model did
+not answer in time: no failure either) or "untried" (what doctor did not try: a web search
+provider such as ddgs, which it never sends a query; never "ok"). Doctor changes nothing:
 it creates no folder (a folder that does not exist yet is checked through its nearest existing
 parent). A model the server does not list is tried with a one-token completion, since some
 servers (llama.cpp's) list a file path and serve any name; it is waited for as long as
@@ -59,6 +60,8 @@ def _listed(response: Any) -> list[str]:
 
 
 _SLOW = "slow"  # the status of an endpoint whose model did not answer within --llm-timeout
+_UNTESTED = "untried"  # the status of what doctor did not try (a web search provider): no failure either
+_NOT_TRIED = "doctor sends it no query; the first run that searches the web shows whether it answers"
 
 
 def _answers(client: httpx.Client, base: str, headers: dict[str, str], model: str, wait: httpx.Timeout) -> str | None:
@@ -208,8 +211,11 @@ def _search_checks(settings: Settings, *, offline: bool, timeout: float) -> list
 
     names = provider_names(settings)
     scholarly = [n for n in names if n in SCHOLARLY_PROVIDERS]
-    shown = ", ".join(names) + (" (scholarly providers not tried: --offline)" if offline and scholarly else "")
-    checks: list[Check] = [("search providers", True, shown)]
+    checks: list[Check] = [("search providers", True, "set: " + ", ".join(names))]
+    untried = [n for n in names if n != "local" and (offline or n not in SCHOLARLY_PROVIDERS)]
+    if untried:  # doctor asks no general web search anything: say so, never "ok" for what it did not try
+        why = "--offline" if offline and not set(untried) - set(scholarly) else _NOT_TRIED
+        checks.append(("search not tested", _UNTESTED, f"{', '.join(untried)}: not tried: {why}"))
     if not scholarly or offline:
         return checks
     from ..interrupts import run_interruptibly
@@ -232,7 +238,7 @@ async def _probe(settings: Settings, names: list[str]) -> list[Check]:
 
 
 _STATUS = {True: "[green]ok[/green]", False: "[red]fail[/red]", None: "[yellow]missing[/yellow]",
-           _SLOW: "[yellow]slow[/yellow]"}  # fmt: skip
+           _SLOW: "[yellow]slow[/yellow]", _UNTESTED: "[yellow]untried[/yellow]"}  # fmt: skip
 
 
 @guarded

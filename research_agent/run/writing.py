@@ -27,6 +27,7 @@ from ..errors import LLMError
 from ..progress import TokenMeter
 from ..record import Iteration
 from ..results import Outcome
+from ..review.checks.addresses import known_addresses, without_unknown
 from ..review.checks.rules import RULE_TIMEOUT
 from ..review.feedback import format_feedback
 from ..review.review import Review, needs_revision, review_draft, still_open
@@ -48,7 +49,7 @@ from .claim_round import check_rest, mark_draft, plan_claims, settle
 from .replan import replan_skip, unfounded
 from .report import ReportMeta, compose_report
 
-__all__ = ["Written", "write_and_review", "as_it_stood", "after_revisions", "published_after_failure"]
+__all__ = ["Written", "write_and_review", "as_it_stood", "after_revisions", "known_only", "published_after_failure"]
 
 log = logging.getLogger(__name__)
 
@@ -204,7 +205,26 @@ async def _draft(run: Run, plan: Plan, gate: Gate, kept: tuple[Source, ...]) -> 
             meter.finish()
     if draft.cut:
         run.ledger.count_cut()
-    return draft
+    return known_only(draft, kept)
+
+
+def known_only(draft: ReportDraft, sources: Sequence[Source]) -> ReportDraft:
+    """``draft`` without the web addresses none of ``sources`` has, each marked where it stood
+    (:mod:`research_agent.review.checks.addresses`); the draft itself when it has none."""
+    known = known_addresses(s.location for s in sources)
+    taken = 0
+
+    def clean(text: str) -> str:
+        nonlocal taken
+        text, found = without_unknown(text, known)
+        taken += found
+        return text
+
+    cleaned = replace(draft, executive_summary=clean(draft.executive_summary),
+                      key_findings=tuple(clean(f) for f in draft.key_findings),
+                      sections=tuple((heading, clean(body)) for heading, body in draft.sections),
+                      limitations=tuple(clean(x) for x in draft.limitations))  # fmt: skip
+    return cleaned if taken else draft
 
 
 async def _attack(
@@ -226,8 +246,11 @@ async def _attack(
             ),
             check_rest(run, plan),
         )  # fmt: skip
-    if skeptic.viability_note:
-        run.ledger.record_warning(skeptic.viability_note)
+    if skeptic.dropped:
+        run.ledger.warn(f"{skeptic.dropped} skeptic finding(s) were debris (a claim or reason with no real word) "
+                        "and were dropped")  # fmt: skip
+    if skeptic.viability_note:  # an unusable score is said now: the report says it too
+        (run.ledger.warn if skeptic.unusable else run.ledger.record_warning)(skeptic.viability_note)
     claims = settle(plan, skeptic, answers)
     run.progress.counts(**_attack_counts(skeptic, claims))
     return skeptic, claims
@@ -333,6 +356,7 @@ async def _revise(
                 meter.finish()
         if revised is state.draft:  # the revision could not be used: keep the draft, stop revising
             break
+        revised = known_only(revised, kept)
         markdown = _as_reviewed(revised, kept, meta=meta)
         findings = still_open(state.findings, markdown)
         review = _review(run, markdown, findings, this.viability, revised)

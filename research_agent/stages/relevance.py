@@ -8,7 +8,10 @@ as many slots as sources, each source gets its own call again: the calls run sid
 side in one round, and a short answer comes back sooner than a long one
 (``bench/bench_pipeline.py`` shows the numbers behind this choice).
 
-Every source still gets its 1-5 score and reason, or an explicit unscored state. A batch
+Every source still gets its 1-5 score and reason, or an explicit unscored state. A score whose
+reason says nothing (debris, :func:`research_agent.text.debris.says_nothing`, with identifiers
+and ``error`` read as schema vocabulary: ``type:string``, ``error``, ``no_data``) is no answer: its source is left out of the
+answer, as one the model did not score. A batch
 answer that leaves sources out is asked again for just those, once, in one smaller batch; a
 batch whose call failed (or whose answer scored none) is asked again in halves. Ids outside
 the batch and repeated ids are ignored and counted in one warning; the sources left out
@@ -19,17 +22,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .. import prompts
 from ..errors import LLMError, LLMUnavailable, ModelNotFound
 from ..llm import ChatModel, ChatRequest
 from ..sources import ScoredSource, Source
+from ..text.debris import says_nothing
 from ..text.passages import estimate_tokens, select_passages
 from ..text.sanitize import sanitize, wrap_data
 from ._fallback import Notify
 from ._schema import array, integer, obj, scale, string
+from ._sub_queries import schema_pair
 from .gate import Gate, GateDecision, decide_gate
 
 __all__ = [
@@ -42,6 +48,7 @@ __all__ = [
     "SNIPPET_SCORE_CAP",
     "MAX_BATCH",
     "SCHEMA",
+    "reason_problem",
 ]
 
 # A bound on the answer: a grammar-constrained local server can otherwise generate whitespace
@@ -95,12 +102,16 @@ class _Tally:
     outside: int = 0
     repeated: int = 0
     asked_again: int = 0
+    empty: list[str] = field(default_factory=list)  # reasons that said nothing (their scores were not taken)
 
     def notes(self, scored: Sequence[ScoredSource]) -> list[str]:
         """The warnings to give: stray ids, and the sources left out unscored."""
         notes = []
         if self.outside or self.repeated:
             notes.append(self.note())
+        if self.empty:
+            notes.append(f"{len(self.empty)} relevance score(s) came with a reason that says nothing (the first "
+                         f"{self.empty[0][:60]!r}); those scores were not taken: their sources count as not scored")
         unscored = [item for item in scored if item.score is None]
         if unscored:
             note = f"{len(unscored)} source(s) could not be scored and are left out ({unscored[0].reason})"
@@ -146,9 +157,26 @@ async def _ask(model: ChatModel, query: str, items: Sequence[_Item], lessons: st
             tally.outside += 1
         elif position in answered:
             tally.repeated += 1
+        elif reason_problem(reason := " ".join(str(entry["reason"]).split())[:300]) is not None:
+            tally.empty.append(reason)
         else:
-            answered[position] = (int(entry["score"]), " ".join(str(entry["reason"]).split())[:300])
+            answered[position] = (int(entry["score"]), reason)
     return answered
+
+
+# Besides schema vocabulary, what a scoring answer writes where it gives no reason: the key of a
+# JSON error object, and identifiers ("no_data"), which name a value, not a reason.
+_NO_REASON = frozenset({"error"})
+_IDENTIFIER = re.compile(r"\b\w+_\w+\b")
+
+
+def reason_problem(reason: str) -> str | None:
+    """Why a relevance ``reason`` is no reason (debris by :func:`says_nothing`, identifiers and the
+    word "error" read as schema vocabulary; or a schema's ``key:value``), or None."""
+    pair = schema_pair(reason)
+    if pair is not None:
+        return f"is a schema fragment ({pair.strip()!r})"
+    return says_nothing(_IDENTIFIER.sub(" ", reason), _NO_REASON)
 
 
 def _scored(item: _Item, answer: tuple[int, str] | None, why_not: str) -> ScoredSource:

@@ -10,7 +10,9 @@ from .. import prompts
 from ..claims import CitedClaim, ClaimCheck, ClaimVerdict, read_verdicts
 from ..errors import LLMError
 from ..llm import ChatModel, ChatRequest
+from ..review.review import read_viability
 from ..sources import Source
+from ..text.debris import says_nothing
 from ..text.sanitize import sanitize, wrap_data
 from ._fallback import Notify, degraded_message, degrades
 from ._schema import array, enum, integer, nullable, number, obj, string
@@ -20,6 +22,7 @@ from .claim_check import answer_tokens, claims_prompt, with_claims
 __all__ = [
     "SkepticFinding",
     "SkepticReport",
+    "is_debris",
     "run_skeptic",
     "claim_findings",
     "with_claim_findings",
@@ -82,7 +85,10 @@ class SkepticReport:
     neither a replan nor a revision. ``verdicts``: its verdicts on the cited sentences it
     was asked to check (:mod:`research_agent.claims`), quotes checked. ``unfounded``: the run
     set the viability aside, a score below the bar with no finding behind it
-    (:func:`research_agent.run.replan.unfounded`).
+    (:func:`research_agent.run.replan.unfounded`). ``unusable``: the viability the skeptic gave
+    when it was no whole number from 0 to 100 (``viability`` is then None: unscored).
+    ``said``: the skeptic's own score, when the one shown is held lower while critical
+    issues stay open. ``dropped``: findings whose claim or reason was debris, left out.
     """
 
     findings: tuple[SkepticFinding, ...]
@@ -91,6 +97,9 @@ class SkepticReport:
     unavailable: str = ""
     verdicts: tuple[ClaimVerdict, ...] = ()
     unfounded: bool = False
+    unusable: str = ""
+    said: int | None = None
+    dropped: int = 0
 
     @property
     def critical(self) -> tuple[SkepticFinding, ...]:
@@ -120,6 +129,17 @@ def _distinct(findings: Iterable[SkepticFinding]) -> tuple[SkepticFinding, ...]:
             seen.add(key)
             kept.append(finding)
     return tuple(kept)
+
+
+# What a finding's claim or reason is read against besides JSON Schema's words: its own enums.
+_FINDING_VOCABULARY = frozenset({*LENSES, "observation", "concern", "critical"})
+
+
+def is_debris(finding: SkepticFinding) -> bool:
+    """A finding whose claim or reason is debris (:func:`research_agent.text.debris.says_nothing`,
+    the lens and severity names read as schema vocabulary), or that has neither."""
+    texts = [text for text in (finding.claim, finding.reason) if text.strip()]
+    return not texts or any(says_nothing(text, _FINDING_VOCABULARY) is not None for text in texts)
 
 
 def _clean(text: object, limit: int = 600) -> str:
@@ -174,8 +194,9 @@ async def run_skeptic(
 
 
 def _report(data: dict, claims: Sequence[CitedClaim]) -> SkepticReport:
-    """The skeptic's answer, clamped and normalised; its verdicts on ``claims``, quotes checked."""
-    findings = _distinct(
+    """The skeptic's answer, clamped and normalised (findings that are debris left out and
+    counted); its verdicts on ``claims``, quotes checked."""
+    answered = _distinct(
         SkepticFinding(
             lens=f["lens"],
             severity=f["severity"],
@@ -186,16 +207,16 @@ def _report(data: dict, claims: Sequence[CitedClaim]) -> SkepticReport:
         )
         for f in data["findings"]
     )
+    findings = tuple(f for f in answered if not is_debris(f))
+    dropped = len(answered) - len(findings)
     verdicts = read_verdicts(data.get("claims", ()), claims)
     raw = data.get("viability")
     if raw is None:
-        return SkepticReport(findings, None, "unscored: the skeptic gave no viability score", verdicts=verdicts)
-    viability = int(raw)
-    if not 0 <= viability <= 100:
-        clamped = min(100, max(0, viability))
-        return SkepticReport(findings, clamped, f"viability {viability} out of range, clamped to {clamped}",
-                             verdicts=verdicts)  # fmt: skip
-    return SkepticReport(findings, viability, verdicts=verdicts)
+        return SkepticReport(findings, None, "unscored: the skeptic gave no viability score", verdicts=verdicts,
+                             dropped=dropped)  # fmt: skip
+    viability, note = read_viability(raw)
+    return SkepticReport(findings, viability, note, verdicts=verdicts, unusable="" if viability is not None
+                         else str(raw)[:40], dropped=dropped)  # fmt: skip
 
 
 # The claim check's verdicts, as findings: the review and the report read them like the skeptic's own.

@@ -126,7 +126,7 @@ async def revise_report(
 
     When no usable revision comes back, or the revision was cut short (``on_cut`` hears
     it), ``draft`` itself is returned (the same object: callers can tell) and ``notify`` is told.
-    A revision cut for its length is asked once more, shorter, first.
+    A revision cut for its length is asked once more, shorter, first (``notify`` hears it start).
     """
     current = draft_markdown(draft)
 
@@ -144,7 +144,7 @@ async def revise_report(
     start = Trim(source_tokens, FEEDBACK_CHARS, max(1500, int(target_words * 2.2), estimate_tokens(current) + 500))
     floor = Trim(min(source_tokens, _MIN_PASSAGE_TOKENS), 2000, min(start.answer, estimate_tokens(current) + 200))
     ask = lambda request: ask_writer(model, request, target_words=target_words, on_tokens=on_tokens,  # noqa: E731
-                                     idle=idle, keep_cut=False)  # fmt: skip
+                                     idle=idle, keep_cut=False, notify=notify)  # fmt: skip
     revised = await or_fallback(_within_window(model, build, start, floor, notify, ask), lambda: draft,
                                 outcome="the previous draft is kept", notify=notify)  # fmt: skip
     if revised.cut:
