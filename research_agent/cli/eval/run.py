@@ -100,10 +100,11 @@ def _world(world_dir: Path | None, options: EvalOptions, base: Settings) -> Path
     """The world's folder; the built-in world is generated into the cache folder first."""
     if world_dir is not None and not options.builtin:
         return world_dir
-    from ...eval.world import builtin_name, write_world
+    from ...eval.world import write_world
+    from ...eval.world.sample import builtin_world_dir
     from ...files.atomic import ensure_writable_dir
 
-    folder = world_dir or Path(base.cache_dir).expanduser() / "eval-worlds" / builtin_name(options.seed)
+    folder = world_dir or builtin_world_dir(base.cache_dir, options.seed)  # where run --sample writes it too
     ensure_writable_dir(folder)
     return write_world(folder, options.seed)
 
