@@ -154,3 +154,22 @@ def test_a_question_of_one_s_own_on_the_sample_and_json_output(tmp_path: Path) -
     sample = write_sample(tmp_path / "cache")
     assert data["sources"] and all(Path(s["location"]).resolve().is_relative_to(sample.corpus.resolve())
                                    for s in data["sources"])  # fmt: skip
+
+
+def test_the_sample_leaves_the_business_context_out_unless_one_is_named(tmp_path: Path) -> None:
+    (tmp_path / "research_context.md").write_text("We sell CONTEXTMARK heat pumps in Minnesota.\n", encoding="utf-8")
+    seen: list[str] = []
+    responder = CopyingResponder()
+
+    def recording(body: dict, stage: str):
+        seen.append(json.dumps(body["messages"]))
+        return responder(body, stage)
+
+    with FakeOpenAIServer(recording) as server:
+        plain = cli(tmp_path, "run", "--sample", "--quick", "--no-critique", base_url=server.base_url)
+        asked = len(seen)
+        named = cli(tmp_path, "run", "--sample", "--quick", "--no-critique", "--context",
+                    str(tmp_path / "research_context.md"), base_url=server.base_url)  # fmt: skip
+    assert plain.returncode == 0 and named.returncode == 0, plain.stderr + named.stderr
+    assert asked and not any("CONTEXTMARK" in m for m in seen[:asked]), "nothing of a person's background"
+    assert any("CONTEXTMARK" in m for m in seen[asked:]), "--context names one: it is used"

@@ -117,7 +117,7 @@ def run(
         raise _missing_query(ctx)
     with json_failures(json_output):
         settings = load_settings(settings_overrides(ctx.params))  # every option above, by name
-        query, settings = _on_the_sample(query, settings) if sample else (str(query), settings)
+        query, settings = _on_the_sample(query, settings, context is not None) if sample else (str(query), settings)
         plan, settings = _plan_output(settings, output, fmt, browser)
         started = time.monotonic()  # --timeout covers what the command waits for: the critique too
         result = _research(query, settings)
@@ -137,9 +137,11 @@ def _missing_query(ctx: typer.Context) -> Exception:
     return missing("Ask a question, or try --sample", ctx=ctx, param=param)
 
 
-def _on_the_sample(query: str | None, settings: Settings) -> tuple[str, Settings]:
+def _on_the_sample(query: str | None, settings: Settings, context_given: bool) -> tuple[str, Settings]:
     """The question and settings of a run on the sample, written into the cache folder first; a line
-    on stderr says what the sample is, and which of its questions is asked when none was given."""
+    on stderr says what the sample is, and which of its questions is asked when none was given. The
+    business context file is left out unless ``--context`` names one, as an eval leaves it out: a
+    person's background has nothing to say about an invented world."""
     from ..eval.world.sample import write_sample
 
     sample = write_sample(settings.cache_dir)
@@ -151,7 +153,7 @@ def _on_the_sample(query: str | None, settings: Settings) -> tuple[str, Settings
         console.print(f"question: {markup(query)} (one of the sample's own; the others are in "
                       f"{markup(str(sample.questions_file))})",
                       soft_wrap=True)  # fmt: skip
-    return query, settings.replace(corpus_dirs=(sample.corpus,))
+    return query, settings.replace(corpus_dirs=(sample.corpus,), **({} if context_given else {"context_path": None}))
 
 
 def _plan_output(
