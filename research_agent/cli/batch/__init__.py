@@ -139,9 +139,9 @@ def _plan(
     file: Path | None, resume: str | None, given: dict[str, Any], deps: BatchDeps, *, again: bool
 ) -> tuple[Batch, Settings]:
     """The batch to run and its base settings; every problem refused here, before any model call."""
-    from ...batch.plan import plan_batch, rows_of
+    from ...batch.plan import plan_batch
     from ...batch.questions import read_batch_file
-    from ...batch.reach import resumable_rows
+    from ...batch.start import resumed
     from ...batch.state import BatchState, find_latest
     from ...files.atomic import ensure_writable_dir
     from ...files.safefile import check_folder_inside
@@ -155,9 +155,7 @@ def _plan(
     previous = BatchState.load(base.meta_dir, resume) if resume else None
     used = given
     if previous is not None and file is None:  # the options it was started with, then those given now
-        rows = resumable_rows(previous, rows_of(previous), bool(base.corpus_dirs), base.state_dir)
-        used = {**previous.overrides, **given}
-        base = deps.load_settings(used)
+        rows, used, base = resumed(previous, base, given, deps.load_settings)
     else:
         rows = read_batch_file(file)  # type: ignore[arg-type]
     where = str(file.resolve()) if file is not None else previous.file  # type: ignore[union-attr]
@@ -173,7 +171,7 @@ def _run(batch: Batch, base: Settings, options: SessionOptions, deps: BatchDeps)
     """Run the batch with its progress on stderr; the page's content, and the exit code when a
     signal stopped it (None: it ran to its end)."""
     from ...batch.session import default_model, run_session
-    from ...files.locks import Locked, exclusive_lock
+    from ...batch.start import holding
     from ...pipeline import research
     from .view import BatchView
 
@@ -181,19 +179,14 @@ def _run(batch: Batch, base: Settings, options: SessionOptions, deps: BatchDeps)
     view = BatchView(stderr_console(), len(state.entries), done=state.count("done"), parallel=options.parallel)
     session = run_session(batch, base, options=options, research=deps.research or research,
                           make_model=deps.make_model or default_model, watcher=view, sleep=deps.sleep)  # fmt: skip
-    lock = base.meta_dir / f"batch-{state.id}.lock"
     try:
-        with exclusive_lock(lock, wait=False), _quiet_logs():
+        with holding(state), _quiet_logs():  # another process running it: refused before the session starts
             interrupts.run_interruptibly(session)
-    except Locked:
-        session.close()
-        raise InputError(f"batch {state.id} is running in another process") from None
     except KeyboardInterrupt:  # the first Ctrl-C or SIGTERM, once the running questions have unwound
         return batch.page, interrupts.interrupt_exit_code()
     finally:
+        session.close()  # a no-op once it ran; one that never started is closed unawaited
         view.stop()
-        if not state.path.exists():  # it never started (no endpoint): nothing of it is left
-            lock.unlink(missing_ok=True)
     return batch.page, None
 
 
