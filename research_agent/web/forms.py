@@ -142,23 +142,22 @@ async def read_upload(request: Request, csrf: Csrf, field: str) -> tuple[Form, U
 
     try:
         parsed = await MultiPartParser(request.headers, once(), max_files=1, max_fields=MAX_FIELDS,
-                                       max_part_size=MAX_FORM_BYTES).parse()  # fmt: skip
+                                       max_part_size=MAX_UPLOAD_BYTES).parse()  # fmt: skip
     except MultiPartException as exc:
         raise Refused(400, f"the form could not be read ({exc.message})") from None
     pairs: list[tuple[str, str]] = []
     upload = None
     try:
         for name, value in parsed.multi_items():
-            if isinstance(value, UploadFile):
-                data = await value.read() if name == field else b""
-                upload = Upload(value.filename or "", data) if data or value.filename else upload
-            else:
+            if not isinstance(value, UploadFile):
                 pairs.append((name, value))
+            elif name == field and (data := await value.read()):
+                upload = Upload(value.filename or "", data)
     finally:
         await parsed.close()
     form = Form(pairs)
     csrf.check(form.get("csrf"))
-    return form, upload if upload is not None and upload.data else None
+    return form, upload
 
 
 def from_loopback(request: Request, what: str = "approving, rejecting, adding and trusting lessons") -> None:
