@@ -26,10 +26,10 @@ pytest.importorskip("playwright", reason="the browser tests need pytest-playwrig
 from playwright.sync_api import Browser, BrowserType, Page, Playwright, Route, expect, sync_playwright  # noqa: E402
 
 from research_agent.memory.store.person.lessons import read_lessons_file  # noqa: E402
+from tests.support.batch import QUESTIONS  # noqa: E402
 from tests.support.chromium import chromium_or_skip, playwright_flags  # noqa: E402
 from tests.support.fake_openai_server import FakeOpenAIServer  # noqa: E402
 from tests.support.mcp import HoldingResponder  # noqa: E402
-from tests.support.batch import QUESTIONS  # noqa: E402
 from tests.support.pipeline import DOCS  # noqa: E402
 from tests.support.research_responder import ResearchResponder  # noqa: E402
 from tests.support.web import HANG_GUARD, IDEA, ServedWorkbench, artifacts_dir, seed_memory  # noqa: E402
@@ -207,7 +207,7 @@ def test_approve_a_proposal_on_a_phone_sized_screen_and_go_back(served: Served, 
     approve = page.get_by_role("button", name="Approve…")
     approve.scroll_into_view_if_needed()
     box = approve.bounding_box()
-    assert box is not None and 0 <= box["x"] and box["x"] + box["width"] <= 390, box  # on the screen
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, box  # on the screen
     assert page.evaluate("document.documentElement.scrollWidth") <= 390, "nothing wider than the screen"
     shot(page, "memory-390")
     approve.click()

@@ -25,7 +25,7 @@ from ...batch.plan import Batch, plan_batch
 from ...batch.questions import BatchQuestion, questions_in_bytes, questions_in_text
 from ...batch.session import default_parallel
 from ...batch.start import new_batch, resumed, running_now
-from ...batch.state import BatchState, is_batch_id
+from ...batch.state import BatchState, is_batch_id, state_path
 from ...config import MODES, Settings
 from ...errors import InputError, ResearchError, error_message
 from ...files.atomic import ensure_writable_dir
@@ -58,13 +58,18 @@ async def batches(request: Request) -> Response:
     return await _list_page(request)
 
 
+def _file_name(upload: Upload) -> str:
+    """The uploaded file's name as the browser gave it, without a folder or controls (never a path here)."""
+    return without_controls(Path(upload.name.replace("\\", "/")).name)[:200]
+
+
 def _questions(form: Form, upload: Upload | None) -> tuple[BatchQuestion, ...]:
     """The questions the form gives: pasted, or in the uploaded file (not both)."""
     pasted = form.get("questions")
     if upload is not None and pasted.strip():
         raise InputError("paste questions or choose a file, not both")
     if upload is not None:
-        name = without_controls(Path(upload.name.replace("\\", "/")).name)[:200] or "questions.txt"
+        name = _file_name(upload) or "questions.txt"
         return questions_in_bytes(upload.data, name, source=f"the file {name!r}", folder=Path.cwd())
     if not pasted.strip():
         raise InputError("no questions: paste them, one a line, or choose a file")
@@ -98,7 +103,7 @@ def _planned(bench: Workbench, form: Form, upload: Upload | None) -> tuple[Batch
     questions = _questions(form, upload)
     _allowed(questions, allowed)
     wanted = _wanted(form, settings, bench.service.slots.limit)
-    file = "" if upload is None else without_controls(Path(upload.name.replace("\\", "/")).name)[:200]
+    file = "" if upload is None else _file_name(upload)
     kept = {name: value for name, value in call.items() if value is not None}
     return new_batch(questions, settings, file=file, overrides=kept), settings, wanted
 
@@ -130,7 +135,7 @@ def _stored(meta_dir: Path, ident: str) -> BatchState:
     try:
         return BatchState.load(meta_dir, ident)
     except InputError as exc:
-        if not (meta_dir / f"batch-{ident}.yaml").exists():
+        if not state_path(meta_dir, ident).exists():
             raise Refused(404, f"no batch {ident} in the reports folder") from None
         raise exc
 

@@ -16,6 +16,7 @@
     var source = null;
     var over = false;
     var wait = FIRST_WAIT;
+    var quick = true; // the first look after the stream broke is at once; the next ones wait longer each time
     var timer = null;
 
     function say(text, gone) {
@@ -24,11 +25,20 @@
       banner.hidden = !text;
     }
 
+    function later(delay) {
+      if (timer === null) {
+        timer = window.setTimeout(ask, delay);
+        if (delay > 0) {
+          wait = Math.min(LONGEST_WAIT, wait * 2);
+        }
+      }
+    }
+
     function connect() {
-      timer = null;
       source = new EventSource(options.url);
       source.addEventListener("open", function () {
         wait = FIRST_WAIT;
+        quick = true;
         say("", false);
         if (options.opened) {
           options.opened();
@@ -53,34 +63,29 @@
       source.close();
       say("Connection lost: reattaching…", false);
       options.lost("lost");
-      if (timer === null) {
-        timer = window.setTimeout(ask, 0);
-      }
-    }
-
-    function again(text, gone) {
-      say(text, gone);
-      timer = window.setTimeout(ask, wait);
-      wait = Math.min(LONGEST_WAIT, wait * 2);
+      later(quick ? 0 : wait);
+      quick = false;
     }
 
     function ask() {
+      timer = null;
       window.fetch(window.location.href, {cache: "no-store", headers: {"Accept": "text/html"}})
         .then(function (answer) {
           if (answer.ok) {
-            say("Connection lost: reattaching…", false);
             connect();
           } else if (answer.status === 404) {
             over = true;
             say("The server no longer knows this page (it was restarted): reload it to see what is there now.", true);
             options.lost("gone");
           } else {
-            again("Connection lost: the server answers " + answer.status + "; trying again…", false);
+            say("Connection lost: the server answers " + answer.status + "; trying again…", false);
+            later(wait);
           }
         })
         .catch(function () {
+          say("Connection lost: the server is gone (it does not answer). Trying again every few seconds…", true);
           options.lost("gone");
-          again("Connection lost: the server is gone (it does not answer). Trying again every few seconds…", true);
+          later(wait);
         });
     }
 
