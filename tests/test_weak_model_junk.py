@@ -17,11 +17,11 @@ from research_agent import prompts
 from research_agent.batch.runner import outcome_of
 from research_agent.batch.state import BatchState, Entry, make_batch_id
 from research_agent.batch.summary import summary_data, summary_markdown
-from research_agent.cli.doctor import run_checks
 from research_agent.cli.review import app as review_app
 from research_agent.config import Settings
 from research_agent.review.checks.addresses import without_unknown
 from research_agent.review.lint import lint_report
+from research_agent.service.setup.checks import run_checks
 from research_agent.sources import Source
 from research_agent.stages._sub_queries import list_words, prompt_runs, screen
 from research_agent.stages.relevance import reason_problem, score_sources

@@ -257,12 +257,13 @@ async def _attack(
 
 
 def _attack_counts(skeptic: SkepticReport | None, claims: ClaimCheck) -> dict[str, int]:
-    """The skeptic's findings and the claim check as progress counts (a web page shows them live)."""
-    facts = claims.facts()
-    counts: dict[str, int] = {
-        "claims_cited": claims.cited, "claims_checked": facts.checked, "claims_supported": facts.supported,
-        "claims_partial": facts.partial, "claims_unsupported": facts.unsupported,
-    }  # fmt: skip
+    """The skeptic's findings and the claim check as progress counts (a web page shows them live).
+    A check not made (quick mode, ``--no-claims``) counts no verdict: no 0 beside "not checked"."""
+    counts: dict[str, int] = {"claims_cited": claims.cited}
+    if not claims.skipped:
+        facts = claims.facts()
+        counts.update(claims_checked=facts.checked, claims_supported=facts.supported, claims_partial=facts.partial,
+                      claims_unsupported=facts.unsupported)  # fmt: skip
     if skeptic is not None:
         counts["findings"] = len(skeptic.findings)
         counts["findings_critical"] = len(skeptic.critical)
