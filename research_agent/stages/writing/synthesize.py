@@ -68,7 +68,7 @@ def _shape(short: bool, target_words: int) -> str:
             "- The evidence is thin: write a SHORT report (about half the usual length) and say plainly "
             "which parts of the question the sources leave open.\n"
         )
-    return f"- Use 2-5 body sections with informative headings; about {target_words} words overall.\n"
+    return "- Use 2-5 body sections with informative headings.\n"
 
 
 async def draft_report(
