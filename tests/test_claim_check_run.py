@@ -178,7 +178,7 @@ async def test_a_skeptic_whose_answers_cannot_be_used_leaves_claims_not_checked(
     def use(request):
         return responder.answer(request.stage, request.system, request.user)
 
-    scripted_model.enqueue("decompose", use).enqueue("relevance", use, times=4).enqueue("draft", use)
+    scripted_model.enqueue("decompose", use).enqueue("relevance", use).enqueue("draft", use)  # 4 sources, one call
     scripted_model.enqueue("skeptic", INVALID, times=3)
     result = await run(tmp_path, scripted_model)
     report = result.report_path.read_text(encoding="utf-8")

@@ -102,11 +102,11 @@ def draft_view(review: str, listed: Collection[int], elided: Collection[int]) ->
             if shown is None:
                 continue
             if shown == ELIDED and pieces and pieces[-1] == ELIDED and not line[at : sentence.start].strip():
-                at = sentence.end
+                at = sentence.start + len(line[sentence.start : sentence.end].rstrip())
                 continue
             start = max(sentence.start, lead.end() if lead and at == 0 else 0)  # a list item keeps its marker
             pieces += [line[at:start], shown]
-            at = sentence.end
+            at = sentence.start + len(line[sentence.start : sentence.end].rstrip())
         out.append("".join([*pieces, line[at:]]))
     return "\n".join(_merged(out))
 
