@@ -16,7 +16,7 @@ from research_agent.claims.select import pack
 from research_agent.llm.budget import ContextBudget
 from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
-from research_agent.run.first_draft import disagreement, renumbered
+from research_agent.run.first_draft import disagreement, pruned
 from research_agent.sources import ScoredSource, Source
 from research_agent.stages._skeptic_input import ELIDED, draft_view
 from research_agent.stages.claim_check import claims_prompt
@@ -87,33 +87,57 @@ class DropsBloat(ResearchResponder):
         return answer
 
 
-async def test_a_draft_citing_a_source_relevance_dropped_is_written_again_from_the_kept_ones(tmp_path) -> None:
+async def test_what_only_a_source_relevance_dropped_says_is_removed_from_the_draft(tmp_path) -> None:
     model = Ordered(DropsBloat(viability=80))
     result = await _run(tmp_path, model)
-    first, again = model.calls("draft")
-    assert "Table bloat" in first.user and "Table bloat" not in again.user
-    assert all("bloat.md" not in s.location for s in result.sources if s.score and s.score >= 3)
+    (draft,) = model.calls("draft")
+    assert "Table bloat" in draft.user  # the writer read it while relevance scored it
+    report = result.report_path.read_text(encoding="utf-8")
+    assert "bloat.md" not in report.split("## Sources", 1)[1] and "Table bloat bears directly" not in report
+    assert "Regular VACUUM prevents bloat" not in report  # a sentence only the dropped page states
     warnings = record_of(result)["warnings"]
-    assert any("set aside (it cites 1 source(s) relevance did not keep)" in w for w in warnings), warnings
-    assert "bloat.md" not in result.report_path.read_text(encoding="utf-8").split("## Sources", 1)[1]
+    assert any("citing only sources relevance did not keep were removed" in w for w in warnings), warnings
+
+
+class DropsTheFirstThree(ResearchResponder):
+    """Scores the first three sources of the batch 1: the draft's summary cites only them."""
+
+    def _relevance(self, system: str, user: str) -> dict:
+        answer = super()._relevance(system, user)
+        for entry in answer["scores"]:
+            if entry["id"] <= 3:
+                entry.update(score=1, reason="off topic")
+        return answer
+
+
+async def test_a_draft_left_without_its_summary_is_written_again_from_the_kept_sources(tmp_path) -> None:
+    model = Ordered(DropsTheFirstThree(viability=80))
+    result = await _run(tmp_path, model)
+    first, again = model.calls("draft")
+    assert first.user.count("<<<DATA source ") == 5 and again.user.count("<<<DATA source ") == 2
+    assert result.gate_decision == "short_report"
+    assert any("set aside (nothing usable is left" in w for w in record_of(result)["warnings"])
 
 
 def _source(name: str) -> Source:
     return Source(f"/d/{name}.md", name, f"/d/{name}.md", "/d", f"{name} text", "local")
 
 
-def test_a_kept_draft_is_cited_by_the_kept_order_and_one_citing_a_dropped_source_is_not_kept() -> None:
+def test_a_kept_draft_keeps_the_writers_order_and_loses_what_only_a_dropped_source_says() -> None:
     a, b, c = _source("a"), _source("b"), _source("c")
     written_from = Gate("full_report", tuple(ScoredSource(s, None, "") for s in (a, b, c)), (), (), 1, "")
     gate = Gate("full_report", (ScoredSource(c, 5, ""), ScoredSource(a, 4, "")), (ScoredSource(b, 1, ""),), (), 1, "")
-    draft = ReportDraft("A says so [1] and C too [3].", ("C [3].",), (("Body", "Both [1, 3]."),), ("None [1].",))
-    assert disagreement(draft, written_from, gate) == ""
-    kept = renumbered(draft, written_from, gate)
-    assert kept.texts == ("A says so [2] and C too [1].", "C [1].", "Both [1, 2].") and kept.limitations == ("None [2].",)
-    citing_b = ReportDraft("B says so [2].", (), (), ())
-    assert disagreement(citing_b, written_from, gate) == "it cites 1 source(s) relevance did not keep"
-    short = Gate("short_report", gate.kept, gate.dropped, (), 1, "")
-    assert disagreement(draft, written_from, short) == "relevance allows only a short report"
+    assert disagreement(written_from, gate) == ""
+    draft = ReportDraft("A says so [1] and C too [3]. B alone [2].", ("C [3].", "Only B [2]."),
+                        (("Body", "Both [1, 3]. B and A [2, 1]. B [2]."), ("Gone", "B only [2].")), ("None [1].",))
+    kept = pruned(draft, written_from, gate)
+    assert kept is not None and kept.removed == 4
+    assert kept.draft.texts == ("A says so [1] and C too [2].", "C [2].", "Both [1, 2]. B and A [1].")
+    assert kept.draft.limitations == ("None [1].",) and [h for h, _ in kept.draft.sections] == ["Body"]
+    assert pruned(ReportDraft("B says so [2].", ("A [1] is enough to keep the draft going on.",), (), ()),
+                  written_from, gate) is None  # no summary left
+    unread = Gate("full_report", (*gate.kept, ScoredSource(_source("d"), 4, "")), (), (), 1, "")
+    assert disagreement(written_from, unread) == "relevance kept a source the writer did not read"
 
 
 def test_the_skeptic_reads_listed_sentences_by_number_and_the_stated_ones_as_one_mark() -> None:

@@ -4,35 +4,41 @@ Relevance and the writer read the same sources, and relevance (short answers, th
 is done long before the writer. So where the model has more than one slot, the writer does not
 wait for it: it drafts from the sources retrieval found (the plan's new ones, after those an
 earlier plan's relevance kept), in retrieval's order, while relevance scores them. When
-relevance is done, the gate decides as before, and the draft stands only if relevance agrees
-with it:
+relevance is done, the gate decides as before; a gate that allows no report stops the writer.
+Otherwise the draft is kept as relevance leaves it:
 
-* the gate allows a full report (a short one is written shorter, from the start), and
-* the draft cites no source relevance dropped or left unscored.
+* the kept sources stay in the order the writer read them (so revise's prompt starts as the
+  draft's did, and a server's prompt cache reuses it), the draft's citations renumbered where a
+  dropped source leaves a gap;
+* a sentence (or finding) that cites only sources relevance did not keep is removed: it says
+  what no kept source was judged to support, and a draft written after relevance would not have
+  read those sources; a citation of a dropped source beside a kept one is dropped.
 
-Then the draft's citations are renumbered to the kept sources' order, and the run goes on to
-the skeptic as if the draft had been written after relevance. Otherwise the draft is set aside
-and written again from the kept sources (one round more, said in the run's warnings); a gate that
-allows no report stops the writer. With one slot the calls would only queue behind each other,
-so relevance goes first, as before.
+Only a draft with nothing usable left (or no summary) is written again from the kept sources,
+one round more, said in the run's warnings. With one slot the calls would only queue behind
+each other, so relevance goes first, as before.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, replace
 
+from ..claims.sentences import line_sentences
 from ..sources import ScoredSource, Source
 from ..stages.gate import Gate
+from ..stages.writing.draft_text import usable
 from ..stages.writing.synthesize import ReportDraft
-from ..text.citations import find_citations, remap_citations
+from ..text.citations import remap_citations
 from .assembly import Run
 
-__all__ = ["Judged", "judge_beside_draft", "drafts_beside", "provisional", "disagreement", "renumbered", "UNJUDGED"]
+__all__ = ["Judged", "Pruned", "judge_beside_draft", "drafts_beside", "provisional", "disagreement", "pruned", "UNJUDGED"]
 
 UNJUDGED = "drafted from while relevance was scoring it"
+_LEAD = re.compile(r"[ \t]*(?:[-*+]|\d{1,3}[.)])?[ \t]*")  # what is left of a list item whose sentences all went
 
 
 @dataclass(frozen=True)
@@ -63,7 +69,7 @@ async def judge_beside_draft(
     run: Run, judging: Awaitable[Gate], drafting: Awaitable[ReportDraft], written_from: Gate
 ) -> Judged:
     """Await ``judging`` (relevance and the gate) while ``drafting`` (the writer, from
-    ``written_from.kept``) runs beside it; keep the draft where the gate agrees with it."""
+    ``written_from.kept``) runs beside it; keep the draft as relevance leaves it (:func:`pruned`)."""
     draft_task = asyncio.ensure_future(drafting)
     try:
         gate = await judging
@@ -76,53 +82,74 @@ async def judge_beside_draft(
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await draft_task
             run.ledger.discard_draft_in_progress()
-    why = disagreement(draft, written_from, gate)
-    if why:
+    why = disagreement(written_from, gate)
+    kept = None if why else pruned(draft, written_from, gate)
+    if kept is None:
+        why = why or "nothing usable is left once the sentences citing only sources relevance did not keep are removed"
         note = f"the draft written while relevance scored the sources was set aside ({why}): written again"
         run.progress.note(note)
         run.ledger.record_warning(note)
         run.ledger.discard_draft_in_progress()
         return Judged(gate)
-    return Judged(gate, renumbered(draft, written_from, gate))
+    if kept.removed:
+        note = (f"{kept.removed} sentence(s) of the draft citing only sources relevance did not keep were removed "
+                "(it was written while relevance scored them)")  # fmt: skip
+        run.progress.note(note)
+        run.ledger.record_warning(note)
+    return Judged(replace(gate, kept=_in_draft_order(written_from, gate)), kept.draft)
 
 
-def _numbers(draft: ReportDraft) -> set[int]:
-    return {n for text in (*draft.texts, *draft.limitations) for cite in find_citations(text) for n in cite.numbers}
+def _in_draft_order(written_from: Gate, gate: Gate) -> tuple[ScoredSource, ...]:
+    """The kept sources in the order the writer read them (those it read)."""
+    kept = {id(s.source): s for s in gate.kept}
+    return tuple(kept[id(s.source)] for s in written_from.kept if id(s.source) in kept)
 
 
 def _positions(written_from: Gate, gate: Gate) -> dict[int, int]:
-    """Each source's number in the draft -> its number among the kept sources (kept ones only)."""
-    kept = {id(s.source): n for n, s in enumerate(gate.kept, start=1)}
-    return {n: kept[id(s.source)] for n, s in enumerate(written_from.kept, start=1) if id(s.source) in kept}
+    """Each kept source's number in the draft -> its number among the kept sources, in the writer's order."""
+    kept = {id(s.source) for s in gate.kept}
+    numbers = [n for n, s in enumerate(written_from.kept, start=1) if id(s.source) in kept]
+    return {old: new for new, old in enumerate(numbers, start=1)}
 
 
-def disagreement(draft: ReportDraft, written_from: Gate, gate: Gate) -> str:
-    """Why relevance disagrees with a draft written from ``written_from.kept`` ("" when it agrees)."""
-    if gate.decision != "full_report":
-        return f"relevance allows only a {gate.decision.replace('_', ' ')}"
-    positions = _positions(written_from, gate)
-    if len(positions) != len(gate.kept):
+def disagreement(written_from: Gate, gate: Gate) -> str:
+    """Why a draft written from ``written_from.kept`` cannot stand whatever it cites ("" when it can)."""
+    if len(_positions(written_from, gate)) != len(gate.kept):
         return "relevance kept a source the writer did not read"
-    cited = {n for n in _numbers(draft) if 1 <= n <= len(written_from.kept)}
-    dropped = sorted(cited - positions.keys())
-    if dropped:
-        return f"it cites {len(dropped)} source(s) relevance did not keep"
     return ""
 
 
-def renumbered(draft: ReportDraft, written_from: Gate, gate: Gate) -> ReportDraft:
-    """``draft`` cited by the kept sources' order instead of the order it was written from."""
+@dataclass(frozen=True)
+class Pruned:
+    draft: ReportDraft
+    removed: int  # sentences and findings removed for citing only dropped sources
+
+
+def pruned(draft: ReportDraft, written_from: Gate, gate: Gate) -> Pruned | None:
+    """``draft`` cited by the kept sources in the writer's order, without the sentences that cite
+    only sources relevance did not keep (None when no summary or no usable paragraph is left)."""
     positions = _positions(written_from, gate)
-    if all(old == new for old, new in positions.items()) and len(positions) == len(written_from.kept):
-        return draft
+    dropped = {n for n in range(1, len(written_from.kept) + 1) if n not in positions}
+    removed = 0
 
-    def remap(text: str) -> str:
-        return remap_citations(text, positions)
+    def prune(text: str) -> str:
+        nonlocal removed
+        lines = []
+        for line in text.split("\n"):
+            cut = [s for s in line_sentences(line) if s.numbers and set(s.numbers) <= dropped]
+            for sentence in reversed(cut):
+                line = line[: sentence.start] + line[sentence.end :].lstrip(" \t")
+            removed += len(cut)
+            if not cut or _LEAD.sub("", line).strip():
+                lines.append(line.rstrip() if cut else line)
+        return remap_citations("\n".join(lines).strip("\n"), positions)
 
-    return replace(
-        draft,
-        executive_summary=remap(draft.executive_summary),
-        key_findings=tuple(remap(f) for f in draft.key_findings),
-        sections=tuple((heading, remap(body)) for heading, body in draft.sections),
-        limitations=tuple(remap(x) for x in draft.limitations),
-    )
+    result = replace(
+        draft, executive_summary=prune(draft.executive_summary),
+        key_findings=tuple(f for f in map(prune, draft.key_findings) if f.strip()),
+        sections=tuple((h, b) for h, b in ((h, prune(b)) for h, b in draft.sections) if b.strip()),
+        limitations=tuple(x for x in map(prune, draft.limitations) if x.strip()),
+    )  # fmt: skip
+    if not result.executive_summary.strip() or not usable(result):
+        return None
+    return Pruned(result, removed)

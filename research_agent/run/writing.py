@@ -357,6 +357,7 @@ async def _revise(
                     run.model, run.query, state.draft, feedback, kept, target_words=settings.mode.target_words,
                     source_tokens=settings.mode.source_tokens, notify=run.ledger.warn, on_tokens=meter,
                     idle=settings.llm_timeout, on_cut=lambda _: run.ledger.count_cut(),
+                    short=this.gate.decision == "short_report", context_block=run.context_block,
                 )  # fmt: skip
             finally:
                 meter.finish()
