@@ -253,9 +253,9 @@ async def _gather(run: Run, sub_queries: tuple[str, ...]) -> tuple[Source, ...]:
 async def _judge_and_draft(run: Run, briefing: Briefing, plan: Plan, sources: tuple[Source, ...]) -> Judged:
     """Relevance and the gate; where the model has slots to spare, the first draft is written
     beside them and kept where relevance agrees with it (:mod:`.run.first_draft`)."""
-    if not sources or not drafts_beside(run):
+    if not sources or not drafts_beside(run, plan.number):
         return Judged(await _judge(run, briefing, sources))
-    written_from = provisional(run, sources)
+    written_from = provisional(sources)
     return await judge_beside_draft(run, _judge(run, briefing, sources), draft_from(run, plan, written_from), written_from)
 
 

@@ -2,8 +2,8 @@
 
 Relevance and the writer read the same sources, and relevance (short answers, the fast model)
 is done long before the writer. So where the model has more than one slot, the writer does not
-wait for it: it drafts from the sources retrieval found (the plan's new ones, after those an
-earlier plan's relevance kept), in retrieval's order, while relevance scores them. When
+wait for it: it drafts from the sources retrieval found, in retrieval's order, while relevance
+scores them. When
 relevance is done, the gate decides as before; a gate that allows no report stops the writer.
 Otherwise the draft is kept as relevance leaves it:
 
@@ -16,7 +16,7 @@ Otherwise the draft is kept as relevance leaves it:
 
 Only a draft with nothing usable left (or no summary) is written again from the kept sources,
 one round more, said in the run's warnings. With one slot the calls would only queue behind
-each other, so relevance goes first, as before.
+each other, so relevance goes first, as before; so it does for a replan's sources.
 """
 
 from __future__ import annotations
@@ -50,19 +50,18 @@ class Judged:
     draft: ReportDraft | None = None
 
 
-def drafts_beside(run: Run) -> bool:
-    """Whether the writer drafts while relevance runs: only where calls run side by side."""
-    return run.settings.llm_concurrency > 1
+def drafts_beside(run: Run, plan: int) -> bool:
+    """Whether the writer drafts while relevance runs: only where calls run side by side, and only
+    for the first plan (a later one follows sources that fell short: a draft beside it is more
+    often one the gate stops, its prompt spent for nothing)."""
+    return run.settings.llm_concurrency > 1 and plan == 1
 
 
-def provisional(run: Run, sources: Sequence[Source]) -> Gate:
-    """What the writer drafts from before relevance is done: what earlier plans kept (best first),
-    then ``sources``, each unscored as yet; as the gate would call it, a full report."""
-    mode = run.settings.mode
-    earlier = sorted((s for s in run.ledger.scored if s.score is not None and s.score >= mode.keep_score),
-                     key=lambda s: -(s.score or 0))  # fmt: skip
-    kept = (*earlier, *(ScoredSource(s, None, UNJUDGED) for s in sources))
-    return Gate("full_report", kept, (), (), len({s.source.site for s in kept}), UNJUDGED)
+def provisional(sources: Sequence[Source]) -> Gate:
+    """What the writer drafts from before relevance is done: the plan's ``sources`` in retrieval's
+    order, each unscored as yet; as the gate would call it, a full report."""
+    kept = tuple(ScoredSource(s, None, UNJUDGED) for s in sources)
+    return Gate("full_report", kept, (), (), len({s.site for s in sources}), UNJUDGED)
 
 
 async def judge_beside_draft(
