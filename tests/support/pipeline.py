@@ -163,7 +163,8 @@ def use(responder: ResearchResponder):
 def queue(model, responder: ResearchResponder, **answers) -> None:
     """Queue one run's calls; ``answers[stage]`` replaces the responder's answers for a stage."""
     plan = {"decompose": [use(responder)],
-            "relevance": [use(responder)] * len(DOCS), "draft": [use(responder)], "skeptic": [use(responder)]}
+            "relevance": [use(responder)] * -(-len(DOCS) // MAX_BATCH), "draft": [use(responder)],
+            "skeptic": [use(responder)]}  # fmt: skip
     plan.update(answers)
     for stage, items in plan.items():
         for item in items:
