@@ -49,7 +49,7 @@ from .claim_round import check_rest, mark_draft, plan_claims, settle
 from .replan import replan_skip, unfounded
 from .report import ReportMeta, compose_report
 
-__all__ = ["Written", "write_and_review", "as_it_stood", "after_revisions", "known_only", "published_after_failure"]
+__all__ = ["Written", "write_and_review", "draft_from", "as_it_stood", "after_revisions", "known_only", "published_after_failure"]
 
 log = logging.getLogger(__name__)
 
@@ -120,11 +120,14 @@ def after_revisions(revisions: int) -> str:
     return f"after {revisions} revision(s)" if revisions else "with no revision made"
 
 
-async def write_and_review(run: Run, plan: Plan, gate: Gate, *, can_replan: bool) -> Written:
-    """Draft, attack, review and revise the answer from ``gate.kept``."""
+async def write_and_review(
+    run: Run, plan: Plan, gate: Gate, *, can_replan: bool, drafted: ReportDraft | None = None
+) -> Written:
+    """Draft, attack, review and revise the answer from ``gate.kept`` (``drafted``: the draft
+    already written from them, beside relevance: :mod:`.first_draft`)."""
     meta = run.report_meta(gate.decision)
     kept = tuple(s.source for s in gate.kept)
-    draft = await _draft(run, plan, gate, kept)
+    draft = drafted if drafted is not None else await draft_from(run, plan, gate)
     run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, None, None, 0))
     markdown = _as_reviewed(draft, kept, meta=meta)
     skeptic, claims = await _attack(run, kept, markdown)
@@ -185,8 +188,11 @@ def _replan_or_not(
     return None
 
 
-async def _draft(run: Run, plan: Plan, gate: Gate, kept: tuple[Source, ...]) -> ReportDraft:
+async def draft_from(run: Run, plan: Plan, gate: Gate) -> ReportDraft:
+    """The writer's draft from ``gate.kept``, streamed to the progress line and kept as it
+    arrives (what the deadline publishes when it comes first)."""
     mode = run.settings.mode
+    kept = tuple(s.source for s in gate.kept)
     meter = TokenMeter(run.progress, run.ticker.now)
     arriving = run.ledger.drafting(plan.number, gate)
 
@@ -242,7 +248,7 @@ async def _attack(
         skeptic, answers = await asyncio.gather(
             run_skeptic(
                 run.model, run.query, markdown, kept, lenses=mode.skeptic_lenses, source_tokens=mode.source_tokens,
-                cited_tokens=mode.cited_tokens, notify=run.ledger.warn, claims=plan.first,
+                cited_tokens=mode.cited_tokens, notify=run.ledger.warn, claims=plan.first, elided=plan.elided,
             ),
             check_rest(run, plan),
         )  # fmt: skip
@@ -352,6 +358,7 @@ async def _revise(
                     run.model, run.query, state.draft, feedback, kept, target_words=settings.mode.target_words,
                     source_tokens=settings.mode.source_tokens, notify=run.ledger.warn, on_tokens=meter,
                     idle=settings.llm_timeout, on_cut=lambda _: run.ledger.count_cut(),
+                    short=this.gate.decision == "short_report", context_block=run.context_block,
                 )  # fmt: skip
             finally:
                 meter.finish()

@@ -1,12 +1,13 @@
-"""Score each source 1-5 against the question, several sources to a call where that saves rounds.
+"""Score each source 1-5 against the question, several sources to a call.
 
-A server with one slot (``llm_concurrency`` 1) answers one call at a time, so one call per
-source is one round per source: 12 rounds for a standard run. :func:`plan_batches` puts
-several sources in one call, within a budget of source tokens per call
-(``relevance_batch_tokens``; the default gives a standard run's 12 sources 3 calls). With
-as many slots as sources, each source gets its own call again: the calls run side by
-side in one round, and a short answer comes back sooner than a long one
-(``bench/bench_pipeline.py`` shows the numbers behind this choice).
+:func:`plan_batches` puts several sources in one call, within a budget of source tokens per
+call (``relevance_batch_tokens``; the default gives a standard run's 12 sources one call), and
+within what the model's context window leaves beside the answer, where the window is known.
+Each call repeats the instructions and the question, so fewer calls send fewer tokens; on a
+server with one slot every call is a round of its own. A run scores its sources while the
+writer drafts from them (:mod:`research_agent.run.first_draft`), so a batch's longer answer
+costs no round. ``slots`` asks for the sources spread over at least that many calls instead
+(``bench/bench_pipeline.py`` shows the numbers of both).
 
 Every source still gets its 1-5 score and reason, or an explicit unscored state. A score whose
 reason says nothing (debris, :func:`research_agent.text.debris.says_nothing`, with identifiers
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,6 +31,7 @@ from dataclasses import dataclass, field
 from .. import prompts
 from ..errors import LLMError, LLMUnavailable, ModelNotFound
 from ..llm import ChatModel, ChatRequest
+from ..llm.protocol import budget_of
 from ..sources import ScoredSource, Source
 from ..text.debris import says_nothing
 from ..text.passages import estimate_tokens, select_passages
@@ -57,7 +60,7 @@ MAX_ANSWER_TOKENS = 1500
 
 log = logging.getLogger(__name__)
 
-MAX_BATCH = 8  # sources in one call at most, whatever the budget
+MAX_BATCH = 12  # sources in one call at most, whatever the budget
 SCHEMA = obj(scores=array(obj(id=integer(), score=scale(1, 5), reason=string(300)), min_items=1, max_items=MAX_BATCH))
 SNIPPET_SCORE_CAP = 3  # a source read only from its search snippet can never rank as a full read
 NO_SCORE = "the model gave no score for it"
@@ -134,19 +137,29 @@ class _Item:
     excerpt: str
 
 
-def _entry(n: int, item: _Item) -> str:
+def _entry(n: int, item: _Item, folder: str) -> str:
     note = " (search snippet only)" if item.source.snippet_only else ""
     title = sanitize(item.source.title, max_chars=200, single_line=True)
-    return f"[{n}] Source title: {title}{note}\n" + wrap_data(f"source {n}: {item.source.location}", item.excerpt)
+    return f"[{n}] {title}{note}\n" + wrap_data(f"source {n}: {item.source.location[len(folder):]}", item.excerpt)
+
+
+def _folder(items: Sequence[_Item]) -> str:
+    """The folder every source of a batch of files lies in ("" for a batch with a page from the
+    web): their locations are shown under it, the part that tells one file from another."""
+    if not items or not all(item.source.is_file for item in items):
+        return ""
+    common = os.path.commonpath([item.source.location for item in items]) if len(items) > 1 else ""
+    return common.rstrip("/") + "/" if common.startswith("/") and len(common) > 1 else ""
 
 
 async def _ask(model: ChatModel, query: str, items: Sequence[_Item], lessons: str, tally: _Tally) -> dict[int, tuple[int, str]]:
     """(score, reason) by 0-based position in ``items``, for the sources the answer scored."""
+    folder = _folder(items)
     prompt = prompts.render(
         "relevance",
         query=query,
         lessons=f"\n{lessons}\n" if lessons else "",
-        sources="\n\n".join(_entry(n, item) for n, item in enumerate(items, start=1)),
+        sources="\n\n".join(_entry(n, item, folder) for n, item in enumerate(items, start=1)),
     )
     request = ChatRequest(stage="relevance", system=prompt.system, user=prompt.user, schema=SCHEMA, temperature=0.0,
                           tier="fast", max_tokens=MAX_ANSWER_TOKENS)  # fmt: skip
@@ -225,6 +238,21 @@ async def _score_batch(model: ChatModel, query: str, items: list[_Item], lessons
     return [_scored(item, answered.get(i), why_not[i]) for i, item in enumerate(items)]
 
 
+_ENTRY_TOKENS = 40  # an entry's own lines besides its excerpt: its number, title and data markers
+
+
+async def _room(model: ChatModel, query: str, lessons: str) -> int:
+    """Excerpt tokens a call has room for beside its instructions and answer, in the model's
+    context window (a large number when the window is not known)."""
+    budget = await budget_of(model)
+    if budget is None:
+        return 1 << 30
+    prompt = prompts.render("relevance", query=query, lessons=lessons, sources="")
+    fixed = estimate_tokens(prompt.system) + estimate_tokens(prompt.user)
+    answer = MAX_ANSWER_TOKENS // 2  # a batch's scores and reasons take a few hundred tokens
+    return max(1, budget.prompt_room(answer) - fixed - MAX_BATCH * _ENTRY_TOKENS)
+
+
 async def score_sources(
     model: ChatModel,
     query: str,
@@ -232,8 +260,8 @@ async def score_sources(
     *,
     token_budget: int,
     lessons_block: str = "",
-    batch_tokens: int = 800,
-    slots: int = 16,
+    batch_tokens: int = 1800,
+    slots: int = 1,
     notify: Notify | None = None,
 ) -> tuple[ScoredSource, ...]:
     """Score every source from its best-matching passages within ``token_budget`` (see
@@ -242,6 +270,7 @@ async def score_sources(
     concurrency). Ids an answer should not have named are counted in one ``notify``; so are the
     sources left out unscored (and how many of the sources left without a score were asked again)."""
     items = [_Item(s, relevance_excerpt(s, query, token_budget=token_budget)) for s in sources]
+    batch_tokens = min(batch_tokens, await _room(model, query, lessons_block))
     batches = plan_batches([estimate_tokens(item.excerpt) for item in items], batch_tokens, slots)
     tally = _Tally()
     scored = await asyncio.gather(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -16,7 +16,7 @@ from ..text.debris import says_nothing
 from ..text.sanitize import sanitize, wrap_data
 from ._fallback import Notify, degraded_message, degrades
 from ._schema import array, enum, integer, nullable, number, obj, string
-from ._skeptic_input import SkepticEvidence, cited_block, draft_for_review
+from ._skeptic_input import cited_block, draft_for_review, draft_view
 from .claim_check import answer_tokens, claims_prompt, with_claims
 
 __all__ = [
@@ -36,6 +36,13 @@ __all__ = [
 MAX_ANSWER_TOKENS = 4000
 
 LENSES = ("evidence", "counterarguments", "scope", "recency", "bias")
+LENS_RULES = {  # what each lens looks for, in the prompt of a skeptic that attacks through it
+    "evidence": "claims the cited passages do not support, or that lack a citation",
+    "counterarguments": "important opposing views or evidence the draft ignores",
+    "scope": "overgeneralisation, answering a different question, missing parts of the question",
+    "recency": "outdated information presented as current",
+    "bias": "one-sided sourcing, promotional sources taken at face value",
+}
 # Why a report published at the run's deadline has no adversarial analysis (SkepticReport.unavailable).
 DEADLINE_BEFORE_SKEPTIC = "the run reached its deadline before the skeptic answered"
 FindingSeverity = Literal["observation", "concern", "critical"]
@@ -106,17 +113,15 @@ class SkepticReport:
         return tuple(f for f in self.findings if f.severity == "critical")
 
 
-_MIN_CITED_TOKENS = 150  # below this, the passages shown with the claims to check are all the skeptic gets
-
-
 def _evidence(
     review: str, sources: tuple[Source, ...], *, source_tokens: int, cited_tokens: int, claims: Sequence[CitedClaim]
-) -> SkepticEvidence:
-    """The cited passages within what the claims to check leave of ``cited_tokens``."""
-    left = cited_tokens - sum(c.tokens for c in claims)
-    if claims and left < _MIN_CITED_TOKENS:
-        return SkepticEvidence("(see the cited sentences to check, below)", "shown with each cited sentence to check")
-    return cited_block(review, sources, source_tokens=source_tokens, cited_tokens=left)
+) -> str:
+    """The cited passages within ``cited_tokens``, under their heading; none beside a claim list,
+    whose passages take their place (the list may use their budget too)."""
+    if claims:
+        return ""
+    evidence = cited_block(review, sources, source_tokens=source_tokens, cited_tokens=cited_tokens)
+    return f"\n\nCited passages ({evidence.coverage}):\n{evidence.block}"
 
 
 def _distinct(findings: Iterable[SkepticFinding]) -> tuple[SkepticFinding, ...]:
@@ -157,6 +162,7 @@ async def run_skeptic(
     cited_tokens: int,
     notify: Notify | None = None,
     claims: Sequence[CitedClaim] = (),
+    elided: Collection[int] = (),
 ) -> SkepticReport:
     """Attack the draft through ``lenses`` in one call; clamp and normalise what comes back
     (repeated findings are kept once).
@@ -168,16 +174,21 @@ async def run_skeptic(
     failing endpoint), the result has no findings and says why in ``unavailable``
     (announced through ``notify``). ``claims``: cited sentences, with their passages, to
     judge one by one in the same call (:mod:`.claim_check`); their passages are cited
-    passages too, so they share ``cited_tokens`` with the rest."""
+    passages too, so they share ``cited_tokens`` with the rest. In the body of the draft it reads,
+    a listed sentence stands as its number, and the cited sentences in ``elided`` (checked in a
+    call beside, or found stated in their passages by the lexical check) as one mark a run
+    (:func:`draft_view`): the list is read instead of the draft where the check covers it."""
     review = draft_for_review(draft_markdown)
     evidence = _evidence(review, sources, source_tokens=source_tokens, cited_tokens=cited_tokens, claims=claims)
+    view = draft_view(review, {c.number for c in claims}, elided)
     prompt = prompts.render(
         "skeptic",
         query=query,
         lenses=", ".join(lenses),
-        draft=wrap_data("draft", sanitize(review, max_chars=40000)),
-        coverage=evidence.coverage,
-        sources=evidence.block,
+        lens_rules="\n".join(f"- {lens}: {LENS_RULES[lens]}" for lens in lenses if lens in LENS_RULES),
+        view=f"\n{prompts.fragment('skeptic_view')}" if view != review else "",
+        draft=wrap_data("draft", sanitize(view, max_chars=40000)),
+        passages=evidence,
         claims=claims_prompt(claims),
     )
     schema = with_claims(SCHEMA, len(claims)) if claims else SCHEMA
