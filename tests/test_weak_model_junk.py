@@ -61,7 +61,7 @@ async def junk_run(tmp_path, scripted_model):
     responder = DebrisResponder(JUNK)
     plan = {"domain": "technology", "sub_queries": [*JUNK.sub_queries, *REAL]}
     queue(scripted_model, responder, decompose=[lambda request: plan], revise=[use(responder)] * 2)
-    scripted_model.enqueue("relevance", use(responder), times=3)  # the sources with junk reasons, asked again
+    scripted_model.enqueue("relevance", use(responder))  # the sources with junk reasons, asked again in one batch
     provider = DocsProvider(tmp_path)
     result = await run(tmp_path, scripted_model, provider=provider)
     return provider, result
