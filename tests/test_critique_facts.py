@@ -103,7 +103,7 @@ async def _corpus_run(tmp_path: Path):
     root = _corpus(tmp_path)
     model = ScriptedModel()
     model.enqueue("decompose", {"domain": "technology", "sub_queries": SUB_QUERIES})
-    model.enqueue("relevance", _relevance, times=5)
+    model.enqueue("relevance", _relevance)  # the five files in one batched call
     model.enqueue("draft", as_markdown(_draft))
     settings = Settings(
         mode=QUICK, reports_dir=tmp_path / "reports", cache_dir=tmp_path / "cache", context_path=None,
@@ -175,10 +175,8 @@ async def _web_run(tmp_path: Path, max_sources: int | None):
     sub_queries = ["heat pump efficiency", "heat pump cost", "heat pump noise"]
     model = ScriptedModel()
     model.enqueue("decompose", {"domain": "technology", "sub_queries": sub_queries})
-    scored = 6 if max_sources is None else min(max_sources, 8)
-    model.enqueue(
+    model.enqueue(  # every page in one batched call
         "relevance", scored_each(lambda block: {"score": 1 if "forum" in block else 3, "reason": "scripted"}),
-        times=scored,
     )
 
     def draft(request) -> dict:

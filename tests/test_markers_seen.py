@@ -12,7 +12,7 @@ import pytest
 
 from research_agent.claims import ClaimCheck, ClaimVerdict, cited_claims, is_disputed, mark_unsupported
 from research_agent.review.review import review_draft
-from research_agent.run.claim_report import ReportClaims
+from research_agent.run.claims.on_report import ReportClaims
 
 SPOOFS = [
     "<!-- [Disputed] -->",

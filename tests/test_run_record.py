@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import re
 import shutil
 import tomllib
 from pathlib import Path
@@ -42,7 +43,13 @@ async def a_run(tmp_path: Path, model: ScriptedModel):
     """A run that keeps four sources, drops one (off topic) and cannot score one."""
     responder = ResearchResponder()
     docs = {**DOCS, **OFF_TOPIC, "unread.md": ("Unread", UNREAD)}
-    queue(model, responder, relevance=[INVALID] * 3 + [use(responder)] * (len(docs) - 1))
+
+    def without_unread(request) -> dict:  # the batch's answer names every source but the unread one
+        unread = re.search(r"^\[(\d+)\] Unread", request.user, re.M)
+        answer = use(responder)(request)
+        return {"scores": [s for s in answer["scores"] if unread is None or s["id"] != int(unread.group(1))]}
+
+    queue(model, responder, relevance=[without_unread] + [INVALID] * 3)  # asked again alone: no answer
     return await research(
         QUERY, settings=settings_for(tmp_path), model=model, providers=[DocsProvider(tmp_path, docs)],
         lessons=lambda domain: LessonSelection.none(domain),

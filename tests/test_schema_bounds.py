@@ -210,7 +210,7 @@ async def test_a_whole_run_against_a_llama_cpp_like_server_writes_its_report(tmp
 
 
 async def test_a_field_cut_to_its_bound_is_a_warning_in_the_run_record(tmp_path, scripted_model) -> None:
-    from tests.support.pipeline import queue, record_of, run, use
+    from tests.support.pipeline import queue, record_of, run
 
     responder = ResearchResponder()
 
@@ -219,7 +219,7 @@ async def test_a_field_cut_to_its_bound_is_a_warning_in_the_run_record(tmp_path,
         answer["scores"][0]["reason"] = "R" * 350
         return answer
 
-    queue(scripted_model, responder, relevance=[long_reason] + [use(responder)] * 3)
+    queue(scripted_model, responder, relevance=[long_reason])  # every source in one batched call
     result = await run(tmp_path, scripted_model)
     assert "R" * 300 + "R" not in yaml.safe_dump(record_of(result))
     assert record_of(result)["warnings"] == ["relevance answer /scores/0/reason: cut from 350 to 300 characters"]

@@ -9,7 +9,7 @@
 
 No model is called here: the verdicts ride in the skeptic's call
 (:mod:`research_agent.stages.claim_check`); ``review --check-claims`` runs the same check
-on a finished report (:mod:`research_agent.run.claim_report`).
+on a finished report (:mod:`research_agent.run.claims.on_report`).
 """
 
 from .check import ClaimCheck, lexical_only

@@ -10,7 +10,7 @@ which the MCP server's ``review_report`` tool uses too. The main app mounts :fun
 wraps it alone.
 
 ``--check-claims`` also checks every cited sentence against its stored passage with the
-configured model (:mod:`research_agent.run.claim_report`): without an endpoint it says what to
+configured model (:mod:`research_agent.run.claims.on_report`): without an endpoint it says what to
 set (exit 2); an unsupported claim the report does not mark "[Disputed]" rejects it (exit 1).
 """
 
@@ -88,10 +88,10 @@ def review_command(
     raise typer.Exit(0 if approved else 1)
 
 
-def _check_claims(report: Path, settings: Settings):  # -> claim_report.ReportClaims
+def _check_claims(report: Path, settings: Settings):  # -> run.claims.on_report.ReportClaims
     """The claim check of the report at ``report``; without an endpoint, the usual ConfigError first."""
     from ..llm import OpenAIChatModel
-    from ..run.claim_report import (  # the model layer loads only when asked
+    from ..run.claims.on_report import (  # the model layer loads only when asked
         check_report_claims,
         report_evidence,
     )

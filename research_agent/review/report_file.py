@@ -4,7 +4,7 @@ The ``review`` command and the MCP server's ``review_report`` tool both come her
 report gets the same verdict however it is asked for. The lint reads a report the tool wrote
 as the run read its draft (:mod:`.markdown`: the parts the tool adds are not prose), and the
 ``review`` command adds the skeptic's findings its run stored
-(:func:`research_agent.run.claim_report.run_findings`), so the verdict and the word count
+(:func:`research_agent.run.claims.on_report.run_findings`), so the verdict and the word count
 are the run's. The mode whose target length
 applies is the one given, else the one in the report's front matter, else none (no
 length check). A report is at most ``review_max_bytes`` (a setting, 1 MiB by default: a

@@ -6,10 +6,11 @@
 * :mod:`.ledger`       what a run accumulates as it goes: sources, sub-queries, iterations, warnings, the latest draft
 * :mod:`.writing`      write and review: draft, skeptic, review, revise
 * :mod:`.replan`       whether another plan could help (only when new sources could), and what it is told
-* :mod:`.claim_round`  the claim check in a run: planned from the draft, answered in the skeptic's round
+* :mod:`.first_draft`  the first plan's draft, written while relevance scores the same sources
+* :mod:`.claims`       the claim check: in a run (planned from the draft, answered in the skeptic's round),
+                       and ``review --check-claims`` on a finished report, from what its run stored
 * :mod:`.report`       a draft rendered to markdown: the drafts the review reads, the final and the short report
 * :mod:`.finish`       the final report, the run record and passage store, written all or none
-* :mod:`.claim_report` ``review --check-claims``: the same claim check on a finished report, from what its run stored
 
 The shared vocabulary these use (:mod:`research_agent.sources`, :mod:`research_agent.progress`) stays at
 the root: fetch, search, stages, memory and the front ends import it too, so it cannot live here

@@ -70,17 +70,22 @@ async def judge_beside_draft(
     """Await ``judging`` (relevance and the gate) while ``drafting`` (the writer, from
     ``written_from.kept``) runs beside it; keep the draft as relevance leaves it (:func:`pruned`)."""
     draft_task = asyncio.ensure_future(drafting)
+    set_aside = True  # the gate stopped the writer: what it streamed is no draft of this run
     try:
         gate = await judging
         if not gate.can_write:
             return Judged(gate)
         draft = await draft_task
+    except BaseException:
+        set_aside = False  # the run is stopping (its deadline, a cancel): what was streamed stays for it to publish
+        raise
     finally:
         if not draft_task.done():
             draft_task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await draft_task
-            run.ledger.discard_draft_in_progress()
+            if set_aside:
+                run.ledger.discard_draft_in_progress()
     why = disagreement(written_from, gate)
     kept = None if why else pruned(draft, written_from, gate)
     if kept is None:

@@ -10,7 +10,7 @@ a run whose deadline passes after a draft exists publishes the best draft it has
 While the writer streams, its tokens and rate go to the progress line (:class:`TokenMeter`).
 
 The skeptic's call also checks the draft's cited sentences against their passages
-(:mod:`research_agent.run.claim_round`): an unsupported claim is a critical finding for revise,
+(:mod:`research_agent.run.claims.in_run`): an unsupported claim is a critical finding for revise,
 and after the last revision (or at the deadline) every sentence still like one, citing its
 source, is marked "[Disputed]" by the program.
 """
@@ -45,7 +45,7 @@ from ..stages.skeptic import (
 from ..stages.writing.draft_text import CUT_NOTES
 from ..stages.writing.synthesize import ReportDraft, draft_report, revise_report
 from .assembly import Run
-from .claim_round import check_rest, mark_draft, plan_claims, settle
+from .claims.in_run import check_rest, mark_draft, plan_claims, settle
 from .replan import replan_skip, unfounded
 from .report import ReportMeta, compose_report
 

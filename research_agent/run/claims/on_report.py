@@ -17,16 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..claims import ClaimCheck, ClaimVerdict, choose_claims, cited_claims, is_disputed, pack
-from ..errors import InputError
-from ..export.files import report_passages
-from ..llm import ChatModel
-from ..record.passages import PassageStore
-from ..review.markdown import parse_front_matter
-from ..stages._skeptic_input import draft_for_review
-from ..stages.claim_check import check_claims
-from ..text.sanitize import sanitize
-from .stored import report_record
+from ...claims import ClaimCheck, ClaimVerdict, choose_claims, cited_claims, is_disputed, pack
+from ...errors import InputError
+from ...export.files import report_passages
+from ...llm import ChatModel
+from ...record.passages import PassageStore
+from ...review.markdown import parse_front_matter
+from ...stages._skeptic_input import draft_for_review
+from ...stages.claim_check import check_claims
+from ...text.sanitize import sanitize
+from ..stored import report_record
 
 __all__ = ["ReportClaims", "check_report_claims", "report_evidence"]
 

@@ -16,7 +16,7 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ..claims import (
+from ...claims import (
     CitedClaim,
     ClaimCheck,
     choose_claims,
@@ -25,12 +25,12 @@ from ..claims import (
     mark_unsupported,
     pack,
 )
-from ..sources import Source
-from ..stages._skeptic_input import draft_for_review
-from ..stages.claim_check import ClaimAnswer, check_claims
-from ..stages.skeptic import SkepticReport
-from ..stages.writing.synthesize import ReportDraft, writer_text
-from .assembly import Run
+from ...sources import Source
+from ...stages._skeptic_input import draft_for_review
+from ...stages.claim_check import ClaimAnswer, check_claims
+from ...stages.skeptic import SkepticReport
+from ...stages.writing.synthesize import ReportDraft, writer_text
+from ..assembly import Run
 
 __all__ = [
     "ClaimPlan",
