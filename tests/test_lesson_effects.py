@@ -138,7 +138,7 @@ def test_what_effects_leave_out(tmp_path: Path) -> None:
     put(
         tmp_path, make_critique(when=NOW + timedelta(days=2), scores=(4, 4, 4, 1, 4), applied=(key,))
     )  # future
-    put_raw(tmp_path, make_critique(3, scores=(4, 4, 4, 5, 4), applied=(key,)), mean_score=1.0)  # invalid
+    put_raw(tmp_path, make_critique(3, scores=(4, 4, 4, 5, 4), applied=(key,)), mean_score="1.0")  # invalid
     put(tmp_path, make_critique(4, scores=(4, 4, 4, 2, 4), withheld=(key,)))
     found = effect(tmp_path, key)
     # the run where its target does not apply still counts in its arm, for the mean score
