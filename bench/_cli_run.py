@@ -42,6 +42,11 @@ def writer_source_tokens(messages: Sequence[dict[str, Any]]) -> int:
     return len(json.dumps(sources)) // 4 if sep else 0
 
 
+def _shared(a: str, b: str) -> int:
+    """Characters ``a`` and ``b`` share from their start."""
+    return len(os.path.commonprefix([a, b]))
+
+
 @dataclass
 class Recorder:
     """A responder that answers like ``responder`` and counts each stage's calls and tokens."""
@@ -50,11 +55,16 @@ class Recorder:
     calls: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     tokens: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     writer_sources: list[int] = field(default_factory=list)
+    prompts: list[str] = field(default_factory=list)  # each call's messages, serialized, in arrival order
+    reusable: int = 0  # prompt tokens that start as an earlier call's did (what a prompt cache can reuse)
 
     def __call__(self, body: dict[str, Any], stage: str) -> str:
         messages = body.get("messages", [])
         self.calls[stage] += 1
         self.tokens[stage] += message_tokens(messages)
+        text = json.dumps(messages)
+        self.reusable += max((_shared(text, earlier) for earlier in self.prompts), default=0) // 4
+        self.prompts.append(text)
         if stage == "draft":
             self.writer_sources.append(writer_source_tokens(messages))
         return self.responder(body, stage)
@@ -74,6 +84,7 @@ class CliRun:
     between: float = 0.0  # seconds between rounds, in all (each round ends with its last answer)
     after_last: float = 0.0  # seconds from the last answer to the CLI's exit
     writer_rates: tuple[str, ...] = ()  # the writer's "N tokens, R tok/s" as the progress line printed them
+    reusable_tokens: int = 0  # prompt tokens that start as an earlier call's prompt did
 
     @property
     def overhead(self) -> float:
@@ -145,7 +156,7 @@ def run_cli(
         before_first=spans[0][0] - clock if spans else wall,
         between=sum(later[0] - earlier[1] for earlier, later in zip(spans, spans[1:], strict=False)),
         after_last=clock + wall - spans[-1][1] if spans else 0.0,
-        writer_rates=tuple(_RATE.findall(done.stderr)),
+        writer_rates=tuple(_RATE.findall(done.stderr)), reusable_tokens=recorder.reusable,
     )  # fmt: skip
 
 

@@ -8,8 +8,8 @@
   whose runs must take one draft plus the revisions, never a replan's draft); with ``before``
   (the path of another checkout, e.g. ``/work/main``) the same runs of that version too.
 * :func:`print_batching` measures relevance alone, in process, for 12 sources at
-  concurrency 1, 4 and 16: one source per call, as many per call as the token budget
-  allows, and what research-agent chooses (spread over the slots, within the budget).
+  concurrency 1, 4 and 16: one source per call, spread over the slots, and as many per call
+  as the token budget allows (what a run sends: it scores beside the writer's draft).
   Each call costs ``latency`` plus ``token_delay`` per completion token, so a batch's
   longer answer takes longer: the numbers behind the choice.
 """
@@ -94,7 +94,7 @@ async def print_batching(*, latency: float, token_delay: float) -> None:
           f"token, budget {budget} source tokens a call")
     print(f"{'concurrency':>11} {'plan':<14} {'calls':>6} {'rounds':>7} {'prompt tok':>11} {'answer tok':>11} {'wall':>7}")
     for concurrency in (1, 4, 16):
-        plans = {"one per call": 12, "packed": 1, "chosen": concurrency}
+        plans = {"one per call": 12, "spread": concurrency, "packed": 1}  # a run packs (beside the draft)
         for name, slots in plans.items():
             with FakeOpenAIServer(ResearchResponder(), delay=latency, token_delay=token_delay) as server:
                 wall = await _relevance_once(server.base_url, concurrency, slots, budget)

@@ -4,7 +4,9 @@ It starts the fake OpenAI-compatible server and ``research-agent serve`` on 127.
 corpus (the tests' prose notes, or ``--corpus DIR --question Q``) with a memory to show (the tests'
 seeded critiques and a proposal), asks the question in Chromium through Playwright, watches the
 run end, and photographs: the form, the finished run, the reports list, the report with one
-citation's preview open (hovered), the memory page, and the approval's confirmation.
+citation's preview open (hovered), a report's deletion asked, the memory page, the approval's
+confirmation, a batch of three questions started from the form and followed to its end, the batches
+list, and the settings page with doctor's checks run.
 
     python bench/screenshot_web.py [--corpus DIR --question Q] [--out docs/images] [--width 1280]
 
@@ -31,6 +33,11 @@ from tests.support.research_responder import ResearchResponder  # noqa: E402
 from tests.support.web import ServedWorkbench, seed_memory  # noqa: E402
 
 WAIT_MS = 120_000
+BATCH = (
+    "What happens when an asyncio task is cancelled while it awaits a future?",
+    "Why should blocking calls run in an executor thread under asyncio?",
+    "How do asyncio task groups stop their other members once one fails?",
+)
 
 
 def photograph(page: Page, url: str, corpus: Path, question: str, out: Path) -> None:
@@ -52,10 +59,26 @@ def photograph(page: Page, url: str, corpus: Path, question: str, out: Path) -> 
     citations = page.locator("main .cites a[aria-describedby]")
     citations.nth(min(4, citations.count() - 1)).hover()
     shot("report")
+    page.goto(url + "/reports/latest")
+    page.get_by_role("link", name="Delete…").click()
+    shot("delete")
     page.goto(url + "/memory")
     shot("memory", full=True)
     page.get_by_role("button", name="Approve…").click()
     shot("approve")
+    page.goto(url + "/batches")
+    page.get_by_label("Questions, one a line").fill("\n".join(BATCH))
+    shot("batches-form", full=True)
+    page.get_by_role("button", name="Start the batch").click()
+    page.locator("#outcome", has_text="finished").wait_for()
+    shot("batch", full=True)
+    page.goto(url + "/batches")
+    shot("batches")
+    page.goto(url + "/settings")
+    page.get_by_label("Do not ask the scholarly search providers a test query").check()
+    page.get_by_role("button", name="Run the checks").click()
+    page.locator("#doctor-verdict").wait_for()
+    shot("settings", full=True)
 
 
 def main() -> None:

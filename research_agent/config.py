@@ -76,7 +76,7 @@ class Settings:
     llm_max_answer_bytes: int = 4 * 1024 * 1024  # one answer's decompressed body; past it: unreadable
     llm_prompt_rate: float = 20.0  # prompt tokens a second the server reads: the first streamed token's allowance
     context_tokens: int | None = None  # the model's context window when its server does not say it
-    relevance_batch_tokens: int = 800  # source tokens per relevance call: 12 sources in 3 calls on one slot
+    relevance_batch_tokens: int = 1800  # source tokens per relevance call at most: a standard run's 12 sources in 1
     price_table: Path | None = None
 
     # the run

@@ -33,10 +33,11 @@ from .progress import Progress
 from .results import Briefing, Iteration, Outcome, ResearchResult, SourceSummary
 from .run.assembly import LessonsFn, Run, RunLessons, assemble, within_deadline
 from .run.finish import finish_run
+from .run.first_draft import Judged, drafts_beside, judge_beside_draft, provisional
 from .run.ledger import KeptDraft
 from .run.replan import guidance as replan_guidance
 from .run.replan import replan_skip
-from .run.writing import Written, as_it_stood, published_after_failure, write_and_review
+from .run.writing import Written, as_it_stood, draft_from, published_after_failure, write_and_review
 from .search.base import SearchProvider
 from .search.registry import search_all
 from .sources import Source
@@ -164,7 +165,8 @@ async def _plan_until_written(run: Run, briefing: Briefing, first: Plan) -> Outc
     plan = first
     while True:
         can_replan = plan.number < max_plans
-        gate = await _judge(run, briefing, await _gather(run, plan.sub_queries))
+        judged = await _judge_and_draft(run, briefing, plan, await _gather(run, plan.sub_queries))
+        gate = judged.gate
         if not gate.can_write:
             _check_something_was_read(run)  # another plan cannot help an endpoint that answers nothing readable
             skip = replan_skip(plan) if can_replan else ""
@@ -178,7 +180,7 @@ async def _plan_until_written(run: Run, briefing: Briefing, first: Plan) -> Outc
             run.progress.note(f"replanning ({plan.number + 1}/{max_plans}): {gate.decision}, {gate.reason}")
             guidance = replan_guidance(gate, None, plan.sub_queries)
         else:
-            written = await write_and_review(run, plan, gate, can_replan=can_replan)
+            written = await write_and_review(run, plan, gate, can_replan=can_replan, drafted=judged.draft)
             if written.decision != "replan":
                 return Outcome(gate, written, plan.number, run.ledger.iterations[-1].reason)
             viability = written.skeptic.viability if written.skeptic else None
@@ -248,13 +250,22 @@ async def _gather(run: Run, sub_queries: tuple[str, ...]) -> tuple[Source, ...]:
 # --- judge -------------------------------------------------------------------------------
 
 
+async def _judge_and_draft(run: Run, briefing: Briefing, plan: Plan, sources: tuple[Source, ...]) -> Judged:
+    """Relevance and the gate; where the model has slots to spare, the first draft is written
+    beside them and kept where relevance agrees with it (:mod:`.run.first_draft`)."""
+    if not sources or not drafts_beside(run, plan.number):
+        return Judged(await _judge(run, briefing, sources))
+    written_from = provisional(sources)
+    return await judge_beside_draft(run, _judge(run, briefing, sources), draft_from(run, plan, written_from), written_from)
+
+
 async def _judge(run: Run, briefing: Briefing, sources: tuple[Source, ...]) -> Gate:
     """Score the new sources for relevance; decide on every source scored so far."""
     with run.clock.stage("relevance", f"scoring {len(sources)} sources"):
         scored = await score_sources(
             run.model, run.query, sources, token_budget=run.settings.mode.relevance_tokens,
             lessons_block=_relevance_lessons(run, briefing, sources), batch_tokens=run.settings.relevance_batch_tokens,
-            slots=run.settings.llm_concurrency, notify=run.ledger.warn,
+            notify=run.ledger.warn,
         )
         run.ledger.add_scored(scored)  # score_sources said how many are left out unscored
         gate = decide_gate(run.ledger.scored, run.settings.mode, site_of=lambda s: source_site(s, run.corpus_roots))
@@ -273,19 +284,8 @@ def _relevance_lessons(run: Run, briefing: Briefing, sources: tuple[Source, ...]
 
 def _record_gate(run: Run, plan: Plan, gate: Gate, decision: str) -> None:
     """An iteration that ended at the gate: too little to write from."""
-    run.ledger.add_iteration(
-        Iteration(
-            plan=plan.number,
-            revision=0,
-            sub_queries=plan.sub_queries,
-            gate=gate.decision,
-            scored_count=len(run.ledger.scored),
-            kept_count=len(gate.kept),
-            viability=None,
-            critical_count=0,
-            warning_count=0,
-            decision=decision,
-            reason=gate.reason,
-            tokens=run.tokens(),
-        )
-    )
+    run.ledger.add_iteration(Iteration(
+        plan=plan.number, revision=0, sub_queries=plan.sub_queries, gate=gate.decision,
+        scored_count=len(run.ledger.scored), kept_count=len(gate.kept), viability=None, critical_count=0,
+        warning_count=0, decision=decision, reason=gate.reason, tokens=run.tokens(),
+    ))  # fmt: skip

@@ -24,7 +24,10 @@ class Progress(Protocol):
     writer's request is sent until its first token: the server is reading the prompt); after the
     skeptic, ``findings``, ``findings_critical`` and ``viability`` (when it gave one), and the claim
     check's ``claims_cited``, ``claims_checked``, ``claims_supported``, ``claims_partial`` and
-    ``claims_unsupported``.
+    ``claims_unsupported`` (the verdicts only when the check was made).
+
+    A progress that shows the writer's text as it comes (the web workbench's) also has
+    ``streamed_text(piece, *, new=False)``; :class:`TokenMeter` gives it each piece when it has one.
     """
 
     def stage(self, name: str, detail: str = "") -> None: ...
@@ -82,10 +85,12 @@ class TokenMeter:
     """Hears a stream's running token count and puts it on ``progress`` as ``streamed`` and
     ``streamed_ms`` (time from the first token, on the clock ``now``); a count of 0 (a request
     sent, nothing come yet) as ``reading`` 1 until the first token. :meth:`finish` puts
-    ``streamed`` back to 0; :attr:`rate` is the last rate seen (tokens per second)."""
+    ``streamed`` back to 0; :attr:`rate` is the last rate seen (tokens per second). The text itself
+    goes to the progress's ``streamed_text`` when it has one (``new`` where an answer begins)."""
 
     def __init__(self, progress: Progress, now: Callable[[], float]) -> None:
         self._progress = progress
+        self._text: Callable[..., None] | None = getattr(progress, "streamed_text", None)
         self._now = now
         self._first: float | None = None
         self._reading = False
@@ -97,9 +102,14 @@ class TokenMeter:
         if tokens <= 0:  # a request was sent: the server reads the prompt
             self._first, self.tokens, self._reading = None, 0, True
             self._progress.counts(streamed=0, reading=1)
+            if self._text is not None:
+                self._text("", new=True)
             return
-        if self._first is None or (tokens < self.tokens and piece):  # a new stream (the writer asked again)
+        new = self._first is None or (tokens < self.tokens and bool(piece))
+        if new:  # a new stream (the writer asked again)
             self._first = now
+        if self._text is not None and piece:
+            self._text(piece, new=new)
         self.tokens, self.milliseconds = tokens, int((now - self._first) * 1000)
         read = {"reading": 0} if self._reading else {}
         self._reading = False

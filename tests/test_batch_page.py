@@ -50,7 +50,8 @@ def test_the_page_shows_totals_each_question_and_keeps_outside_text_inert(tmp_pa
     markdown = summary_markdown(data, reports)
     assert "- 3 questions: 1 done, 1 failed, 1 not run yet" in markdown
     assert "cost unknown; wall time 1:02:05" in markdown
-    assert "endpoint: 40 calls, 2 pause(s) after a 429 (14.0 s), 3.5 s waited for the limits" in markdown
+    assert "endpoint: 40 calls let through the limits (no run record read), 2 pause(s) after a 429 (14.0 s), " \
+           "3.5 s waited for the limits" in markdown
     assert "weak\\_primary\\_sources:x (technology): measuring \u2192 active" in markdown
     assert "| 2 | How does VACUUM work? | done (critique passed, mean 3.4) | approved | 10 | 20% | 4 | 1,234 | unknown" \
         " | 1:05 | [report](<how-vacuum_20260101T000000000000Z.md>) |" in markdown

@@ -8,6 +8,7 @@ Limitations, the run record and the critique facts say what was checked.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 from datetime import UTC, datetime
@@ -62,8 +63,10 @@ class Writer(ResearchResponder):
         return json.loads(self.edit(json.dumps(answer, ensure_ascii=False)))
 
 
-async def run(tmp_path, model, mode: str = "standard", **changes: Any):
+async def run(tmp_path, model, mode: str = "standard", *, lean: bool = False, **changes: Any):
     settings = settings_for(tmp_path, mode, **{"claim_tokens": ALL, **changes})
+    if lean:  # the list's budget is claim_tokens alone (it also takes the skeptic's cited_tokens: issue 46)
+        settings = settings.replace(mode=dataclasses.replace(settings.mode, cited_tokens=0))
     return await research(
         QUERY, settings=settings, model=model, providers=[DocsProvider(tmp_path)],
         lessons=lambda domain: LessonSelection.none(domain),
@@ -178,7 +181,7 @@ async def test_a_skeptic_whose_answers_cannot_be_used_leaves_claims_not_checked(
     def use(request):
         return responder.answer(request.stage, request.system, request.user)
 
-    scripted_model.enqueue("decompose", use).enqueue("relevance", use, times=4).enqueue("draft", use)
+    scripted_model.enqueue("decompose", use).enqueue("relevance", use).enqueue("draft", use)  # 4 sources, one call
     scripted_model.enqueue("skeptic", INVALID, times=3)
     result = await run(tmp_path, scripted_model)
     report = result.report_path.read_text(encoding="utf-8")
@@ -223,7 +226,7 @@ class Overlap(ResponderModel):
 
 async def test_a_list_over_the_budget_is_split_across_calls_in_the_skeptic_round(tmp_path):
     model = Overlap(Writer())
-    result = await run(tmp_path, model, claim_tokens=300, llm_concurrency=4)
+    result = await run(tmp_path, model, claim_tokens=300, llm_concurrency=4, lean=True)
     calls = model.calls("claims")
     assert len(model.calls("skeptic")) == 1 and 1 <= len(calls) <= 3  # at most one call per slot
     asked = [c.n for r in (*model.calls("skeptic"), *calls) for c in asked_claims(r.user)]
@@ -234,7 +237,7 @@ async def test_a_list_over_the_budget_is_split_across_calls_in_the_skeptic_round
 
 async def test_at_concurrency_one_the_list_is_capped_to_the_skeptic_call(tmp_path):
     model = ResponderModel(Writer())
-    result = await run(tmp_path, model, claim_tokens=300, llm_concurrency=1)
+    result = await run(tmp_path, model, claim_tokens=300, llm_concurrency=1, lean=True)
     assert not model.calls("claims")
     asked = asked_claims(model.calls("skeptic")[0].user)
     block = record_of(result)["claim_check"]

@@ -42,7 +42,7 @@ An uncited sentence stays out. Updates leave dead tuples behind [1, 2].
 
 
 def claim(number: int, *, weak: bool = False, words: int = 40, sources: tuple[int, ...] = (1,)) -> CitedClaim:
-    passage = " ".join(["word"] * words)
+    passage = " ".join([f"word{number}"] * words)  # a passage of its own: none is shown twice
     return CitedClaim(number, f"Sentence {number}.", sources, tuple((n, passage) for n in sources), weak=weak)
 
 

@@ -6,8 +6,8 @@ import json
 
 import httpx
 
-from research_agent.cli.doctor import _module, run_checks
 from research_agent.config import Settings
+from research_agent.service.setup.checks import _module, run_checks
 from tests.support.cli import cli
 from tests.support.fake_openai_server import FakeOpenAIServer
 from tests.support.research_responder import ResearchResponder

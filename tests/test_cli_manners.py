@@ -53,7 +53,7 @@ def test_vv_adds_the_libraries_debug_lines(tmp_path, corpus, server) -> None:
     [
         (["mem"], "error: No such command 'mem'. Did you mean 'memory'? (see: research-agent --help)"),
         (["run", QUERY, "--max-sources", "many"], "error: Invalid value for '--max-sources': "),
-        (["run"], "error: Missing argument 'QUERY' (see: research-agent run --help)"),
+        (["run"], "error: Missing argument 'QUERY'. Ask a question, or try --sample (see: research-agent run --help)"),
         (["memory", "show"], "error: Missing argument 'ID' (see: research-agent memory show --help)"),
         (["run", QUERY, "--bogus"], "error: No such option: --bogus"),
     ],

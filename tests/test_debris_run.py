@@ -47,8 +47,12 @@ async def test_debris_is_revised_twice_then_published_as_rejected(tmp_path, scri
     assert record["review"]["status"] == "rejected" and record["review"]["open_critical"] == open_critical
     assert record["skeptic"]["viability"] == 50 and f"the skeptic said {debris.viability}" in record["skeptic"][
         "viability_note"]  # fmt: skip
-    assert len(record["skeptic"]["findings"]) == 1  # the repeated finding is kept once
-    assert "Viability of the answer from these sources: 50/100." in report
+    assert record["skeptic"]["findings"] == []  # its one finding, repeated, is debris: dropped (issue 45)
+    assert "1 of the skeptic's findings said nothing readable (debris) and are not shown." in report
+    assert any(w.startswith("1 skeptic finding(s) were debris") for w in result.warnings)
+    held = f"Viability of the answer from these sources: 50/100 (held there while critical issues stay open; " \
+           f"the skeptic said {debris.viability})."
+    assert held in report
 
 
 @BOTH

@@ -47,4 +47,4 @@ async def test_relevance_is_sent_the_best_passages_not_the_whole_page(scripted_m
     prompt = scripted_model.calls("relevance")[0].user
     assert "vacuum reclaims dead tuples chapter" in prompt
     assert "licensing" not in prompt and "glossary" not in prompt
-    assert "[1] Source title: The manual" in prompt and "source 1: https://example.org/manual" in prompt
+    assert "[1] The manual" in prompt and "source 1: https://example.org/manual" in prompt

@@ -10,9 +10,9 @@ from research_agent.review.feedback import open_issue_lines
 from research_agent.review.issues import Issue
 from research_agent.review.review import (
     Review,
-    clamp_viability,
     issues_from_findings,
     needs_revision,
+    read_viability,
     review_draft,
 )
 from tests.support.review_reports import CLEAN_BODY, report
@@ -151,11 +151,12 @@ def test_viability_threshold(viability: int | None, approved: bool) -> None:
     assert review.viability == viability
 
 
-def test_out_of_range_viability_is_clamped_and_noted() -> None:
-    high = review_draft(report(CLEAN_BODY), target_words=None, viability=140)
-    assert (high.viability, high.viability_note) == (100, "viability 140 out of range 0-100; clamped to 100")
-    low = review_draft(report(CLEAN_BODY), target_words=None, viability=-5)
-    assert (low.viability, low.approved) == (0, False)
+def test_a_viability_outside_0_100_is_unscored_never_clamped() -> None:
+    # issue 45, point 10: 1234567890 was clamped to 100 and published as a judgement
+    for given in (140, -5, 1234567890):
+        review = review_draft(report(CLEAN_BODY), target_words=None, viability=given)
+        assert review.viability is None and review.approved, given
+        assert review.viability_note == f"unscored: the skeptic's viability {given} is outside 0-100"
 
 
 @pytest.mark.parametrize(
@@ -164,12 +165,17 @@ def test_out_of_range_viability_is_clamped_and_noted() -> None:
         (None, (None, "unscored")),
         ("n/a", (None, "unscored: 'n/a' is not a number")),
         (72, (72, "")),
-        (72.4, (72, "viability 72.4 rounded to 72")),
+        (72.0, (72, "")),
+        ("64", (64, "")),
+        (0, (0, "")),
+        (100, (100, "")),
+        (72.4, (None, "unscored: the skeptic's viability 72.4 is not a whole number from 0 to 100")),
+        (float("inf"), (None, "unscored: inf is not a number")),
         (True, (None, "unscored")),
     ],
 )
-def test_clamp_viability(given: object, expected: tuple[int | None, str]) -> None:
-    assert clamp_viability(given) == expected
+def test_read_viability(given: object, expected: tuple[int | None, str]) -> None:
+    assert read_viability(given) == expected
 
 
 def test_lint_and_skeptic_issues_are_merged_critical_first_then_by_line() -> None:

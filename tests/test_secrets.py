@@ -73,3 +73,29 @@ def test_a_run_with_every_key_planted_shows_none_anywhere(tmp_path: Path, corpus
     assert _leaks(proc.stdout + proc.stderr) == [] and _leaks(doctor.stdout + doctor.stderr) == []
     assert "search openalex" in doctor.stdout  # the providers were asked, with their keys
     assert any("planted-openalex" in r.path for r in apis.server.requests)
+
+
+async def test_the_workbench_settings_page_and_its_checks_show_no_key(tmp_path: Path, local_server) -> None:
+    """Issue 44 point 4: the settings page shows the setup and runs doctor's checks; neither shows a
+    key, nor the password a base URL may carry."""
+    from tests.support.web import in_process, options_for
+
+    apis = ScholarlyApis(local_server)
+    keys = {ENV_VARS[var]: key for var, key in KEYS.items()}
+    scholarly = ("openalex", "pubmed", "semanticscholar")
+    urls = {f"{name}_url": apis.base(name) for name in (*scholarly, "pmc")}
+    password = "planted-pass-e3c9a1"
+    with FakeOpenAIServer(ResearchResponder()) as llm:
+        host = llm.base_url.removesuffix("/v1")
+        base_url = llm.base_url.replace("http://", f"http://planted-user:{password}@")
+        options = options_for(tmp_path, base_url=base_url, search_providers=",".join(scholarly), **keys, **urls)
+        async with in_process(options) as web:
+            page = await web.client.get("/settings")
+            checked = await web.client.post("/settings/doctor", data={"csrf": await web.csrf()})
+    assert page.status_code == 200 and checked.status_code == 200
+    for shown in (page.text, checked.text):
+        assert _leaks(shown) == [] and password not in shown and "planted-user" not in shown
+        assert host in shown  # the endpoint, by its host
+    assert "api_key: set" in page.text and "openalex, pubmed, semanticscholar" in page.text
+    assert "model endpoint" in checked.text and "search openalex" in checked.text  # the checks ran
+    assert any("planted-openalex" in r.path for r in apis.server.requests), "the providers were asked, with their keys"

@@ -156,3 +156,49 @@ def test_memory_floors_import_only_those_below() -> None:
         if floor(name) is not None and floor(imported) is not None and floor(imported) > floor(name)
     ]
     assert upward == []
+
+
+FRONT_ENDS = ("cli", "mcp_server", "web")
+LAUNCHER = "research_agent.cli.servers"  # starts the servers: the one place a front end names another
+
+
+def _every_import(name: str, tree: ast.Module, known: set[str]) -> set[str]:
+    """Modules of the package that ``name`` imports anywhere: at load time, inside functions, and
+    under ``if TYPE_CHECKING`` (an import deferred into a function still ties the two modules)."""
+    base = name if _is_package(name) else name.rpartition(".")[0]
+    found: set[str] = set()
+    for sub in ast.walk(tree):
+        if isinstance(sub, ast.ImportFrom):
+            parent = base
+            for _ in range(max(sub.level - 1, 0)):
+                parent = parent.rpartition(".")[0]
+            target = f"{parent}.{sub.module}" if sub.level and sub.module else (sub.module or parent)
+            found.update(f"{target}.{alias.name}" if f"{target}.{alias.name}" in known else target for alias in sub.names)
+        elif isinstance(sub, ast.Import):
+            found.update(alias.name for alias in sub.names)
+    return {m for m in found if m in known and m != name}
+
+
+def test_the_workbench_has_no_import_cycle_even_through_imports_inside_functions() -> None:
+    """Issue 44 point 4: app <-> pages <-> memory_pages went round through imports inside functions."""
+    modules = _modules()
+    known = set(modules)
+    web = {name: tree for name, tree in modules.items() if name.startswith("research_agent.web")}
+    graph = {
+        name: {m for m in _every_import(name, tree, known) if m in web and not (_is_package(m) and name.startswith(m + "."))}
+        for name, tree in web.items()
+    }
+    assert _cycles(graph) == []
+
+
+def test_no_front_end_imports_another() -> None:
+    """Anything two front ends need lives in service/ or below; only the CLI's server launcher names them."""
+    modules = _modules()
+    known = set(modules)
+    crossing = []
+    for name, tree in modules.items():
+        unit = _unit(name)
+        if unit not in FRONT_ENDS or name == LAUNCHER:
+            continue
+        crossing += [f"{name} -> {m}" for m in sorted(_every_import(name, tree, known)) if _unit(m) in FRONT_ENDS and _unit(m) != unit]
+    assert crossing == []

@@ -87,4 +87,4 @@ async def test_the_model_is_told_why_its_answer_was_refused() -> None:
     assert [d.query for d in plan.dropped] == ["] } {"]
     repair = endpoint.bodies[1]["messages"][-1]["content"]
     assert repair.startswith("Your previous answer was invalid: only 0 of 6 sub-queries are search queries")
-    assert "'] } {' (mostly punctuation); 'type=' (no word of 3 or more letters besides schema vocabulary)" in repair
+    assert "'] } {' (mostly punctuation); 'type=' (no word of 3 or more letters besides schema vocabulary and addresses)" in repair

@@ -18,7 +18,7 @@ from research_agent.web.app import PAGE_POLICY
 from tests.support.memory import make_critique, put
 from tests.support.web import COUNTER, IDEA, in_process, options_for, seed_memory
 
-PAGES = ["/", "/reports", "/memory"]
+PAGES = ["/", "/reports", "/memory", "/batches", "/settings", "/memory/lessons/add?text=x&stage=decompose&domain=any"]
 
 
 @pytest.fixture

@@ -162,3 +162,20 @@ async def test_a_later_plan_whose_writer_fails_publishes_the_earlier_draft(tmp_p
     assert any(w.endswith("; the draft of plan 1 is published as it stood") for w in result.warnings)
     assert result.run_record.stop_reason.startswith("writer failed: the draft stage got invalid output")
     assert "The sources address the question from several angles" in result.report_markdown
+
+
+async def test_the_shorter_retry_is_announced_with_the_tokens_of_the_cut_answer() -> None:
+    # issue 45, point 13: the progress line's count dropped to 0 with no word why
+    cut = lambda text: lambda: events_then([*content_events(text), event(None, "length")])  # noqa: E731
+    handler = Streaming(cut(RAMBLE), cut(RAMBLE[:200]))
+    model = model_for(handler)
+    heard: list[int] = []
+    notes: list[str] = []
+    revise = ChatRequest(stage="revise", system="write", user="Question: how does vacuum work?", max_tokens=2640)
+    await ask_writer(model, revise, target_words=1200, keep_cut=False, on_tokens=lambda n, _: heard.append(n),
+                     notify=notes.append)  # fmt: skip
+    await model.aclose()
+    cut_at = max(heard[: heard.index(0, 1)])  # the first answer's count, before the retry's request starts afresh
+    assert notes == [f"the revise answer was cut at its length limit after {cut_at} tokens; asking once more for a "
+                     "shorter one (about 600 words)"]  # fmt: skip
+    assert cut_at > 0

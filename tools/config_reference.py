@@ -55,8 +55,8 @@ MEANINGS: dict[str, str] = {
     "context_tokens": "The model's context window (prompt and answer) when its server does not say it "
     "(llama.cpp's /props, vLLM's /v1/models, Ollama's /api/show); prompts and answers are fitted to it. A "
     "window the server says is never raised by it.",
-    "relevance_batch_tokens": "Source tokens per relevance call when the server has fewer slots than sources: "
-    "a standard run's 12 sources take 3 calls on one slot.",
+    "relevance_batch_tokens": "Source tokens per relevance call at most (and no more than the model's context "
+    "window leaves beside the answer): a standard run's 12 sources take one call.",
     "price_table": "A TOML or JSON price table (USD per million input and output tokens) that extends the "
     "built-in one. A model without a price has cost unknown, never $0.",
     # the run

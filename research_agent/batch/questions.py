@@ -36,7 +36,8 @@ from ..search.scholarly import ACADEMIC
 from ..text.controls import has_controls
 from .state import question_key
 
-__all__ = ["BatchQuestion", "read_batch_file", "questions_from_list", "MAX_ROWS", "MAX_FILE_BYTES", "ROW_KEYS", "question_key"]
+__all__ = ["BatchQuestion", "read_batch_file", "questions_in_text", "questions_in_bytes", "questions_from_list",
+           "MAX_ROWS", "MAX_FILE_BYTES", "ROW_KEYS", "question_key"]  # fmt: skip
 
 MAX_ROWS = 10_000
 MAX_FILE_BYTES = 32 * 1024 * 1024
@@ -71,12 +72,26 @@ class _Refused(Exception):
 def read_batch_file(path: Path) -> tuple[BatchQuestion, ...]:
     """The questions in the file at ``path``, in order (see the module docstring)."""
     path = Path(path)
-    text = _read(path)
-    kind = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(path.suffix.lower(), "text")
-    rows = {"csv": _csv_rows, "jsonl": _jsonl_rows, "text": _text_rows}[kind](text)
-    questions = _collect(rows, path.parent, f"questions file {path}", "line", MAX_ROWS)
+    return questions_in_text(_read(path), path.name, source=f"questions file {path}", folder=path.parent)
+
+
+def questions_in_bytes(data: bytes, name: str, *, source: str, folder: Path) -> tuple[BatchQuestion, ...]:
+    """The questions in ``data``, a questions file's content sent some other way (a web form's
+    upload): refused as the file at a path would be, its form told by ``name`` 's extension."""
+    if len(data) > MAX_FILE_BYTES:
+        raise InputError(f"{source}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+    text = data.decode("utf-8", errors="surrogateescape")
+    return questions_in_text(text, name, source=source, folder=folder)
+
+
+def questions_in_text(text: str, name: str, *, source: str, folder: Path) -> tuple[BatchQuestion, ...]:
+    """The questions in ``text``, in the form ``name`` 's extension says (text, CSV or JSONL);
+    ``source`` names it in a refusal, ``folder`` is what a row's relative corpus folder is below."""
+    kind = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(Path(name).suffix.lower(), "text")
+    rows = {"csv": _csv_rows, "jsonl": _jsonl_rows, "text": _text_rows}[kind](_checked(text, source))
+    questions = _collect(rows, folder, source, "line", MAX_ROWS)
     if not questions:
-        raise InputError(f"questions file {path}: no questions ({_HOW[kind]})")
+        raise InputError(f"{source}: no questions ({_HOW[kind]})")
     return questions
 
 
@@ -122,16 +137,21 @@ _HOW = {
 
 def _read(path: Path) -> str:
     try:
-        text = read_text_capped(path, max_bytes=MAX_FILE_BYTES, follow_symlinks=True, errors="surrogateescape")
+        return read_text_capped(path, max_bytes=MAX_FILE_BYTES, follow_symlinks=True, errors="surrogateescape")
     except UnsafeFile as exc:
         raise InputError(f"questions file {path}: {str(exc).removeprefix(f'{path}: ')}") from None
+
+
+def _checked(text: str, source: str) -> str:
+    """``text`` without its byte-order mark, once it is known to be UTF-8 text (decoded with
+    surrogateescape: a byte that is not UTF-8 shows as a lone surrogate) without binary data."""
     for number, line in enumerate(text.splitlines(), start=1):
         if any("\udc80" <= ch <= "\udcff" for ch in line):
-            raise InputError(f"questions file {path}: line {number}: not UTF-8 text")
+            raise InputError(f"{source}: line {number}: not UTF-8 text")
         if "\x00" in line:
-            raise InputError(f"questions file {path}: line {number}: binary data (a NUL byte), not a text file")
+            raise InputError(f"{source}: line {number}: binary data (a NUL byte), not a text file")
     if looks_binary(text):
-        raise InputError(f"questions file {path}: binary data (control characters), not a text file of questions")
+        raise InputError(f"{source}: binary data (control characters), not a text file of questions")
     return text.removeprefix("\ufeff")
 
 

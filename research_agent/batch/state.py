@@ -30,7 +30,7 @@ from ..files.safeyaml import dump_yaml, load_yaml_text, read_capped
 from ..ids import format_utc, is_run_id, make_run_id
 
 __all__ = ["Entry", "BatchState", "STATES", "entry_key", "question_key", "state_path", "find_unfinished", "find_latest",
-           "make_batch_id", "is_batch_id"]  # fmt: skip
+           "make_batch_id", "is_batch_id", "batch_ids"]  # fmt: skip
 
 STATES = ("pending", "running", "done", "failed")
 MAX_STATE_BYTES = 64 * 1024 * 1024
@@ -234,3 +234,8 @@ def find_latest(meta_dir: Path, file: str, kind: type[BatchState] | None = None)
         if state.file == file:
             return state
     return None
+
+
+def batch_ids(meta_dir: Path) -> list[str]:
+    """The ids of the batches whose state files ``meta_dir`` holds, newest first (by the time in the id)."""
+    return list(_states_newest_first(meta_dir))

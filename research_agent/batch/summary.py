@@ -84,13 +84,40 @@ def _totals(questions: list[dict[str, Any]]) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def _recorded_calls(state: BatchState) -> int | None:
+    """The model calls the run records of the batch's finished questions count (every answer received,
+    the structured-output retries included: what the server saw), summed; None when no record can
+    be read. The records are looked up beside the state file, by run id only."""
+    from ..ids import is_run_id
+    from ..record import read_run_record
+
+    calls, read = 0, 0
+    for entry in state.entries:
+        if entry.state != "done" or not is_run_id(entry.run_id):
+            continue
+        try:
+            record = read_run_record(Path(state.path).parent / f"run-{entry.run_id}.yaml", allow_symlink=False)
+        except (ResearchError, OSError) as exc:
+            log.info("run record of %s not read for the call count: %s", entry.run_id, exc)
+            continue
+        calls += sum(usage.calls for usage in record.usage.values())
+        read += 1
+    return calls if read else None
+
+
 def summary_data(state: BatchState, *, lessons_now: dict[str, str]) -> dict[str, Any]:
-    """Everything the batch page shows (and ``--json`` prints)."""
+    """Everything the batch page shows (and ``--json`` prints). The endpoint's call count is the
+    run records' sum (:func:`_recorded_calls`), not the limits' count of calls let through, which
+    sees a call with its retries as one."""
     questions = [_question(entry) for entry in state.entries]
+    limits = dict(state.limits)
+    if limits:
+        limits["admitted"] = limits.get("calls", 0)
+        limits["calls"] = _recorded_calls(state)
     return {
         "id": state.id, "file": state.file, "status": state.status, "created": state.created,
         "state_path": str(state.path), "totals": {**_totals(questions), "wall_seconds": round(state.wall_seconds, 1)},
-        "limits": state.limits, "lessons_changed": lesson_changes(state.lessons_at_start, lessons_now),
+        "limits": limits, "lessons_changed": lesson_changes(state.lessons_at_start, lessons_now),
         "questions": questions,
     }  # fmt: skip
 
@@ -130,7 +157,10 @@ def _lines(data: dict[str, Any]) -> list[str]:
         f"(questions {duration_text(t['question_seconds'])} summed)",
     ]
     if limits:
-        lines.append(f"endpoint: {limits.get('calls', 0)} calls, {limits.get('pauses', 0)} pause(s) after a 429 "
+        calls = limits.get("calls")
+        counted = (f"{calls} calls (the run records' sum)" if calls is not None
+                   else f"{limits.get('admitted', 0)} calls let through the limits (no run record read)")  # fmt: skip
+        lines.append(f"endpoint: {counted}, {limits.get('pauses', 0)} pause(s) after a 429 "
                      f"({limits.get('paused_seconds', 0)} s), {limits.get('waited_seconds', 0)} s waited for the limits")
     changes = data["lessons_changed"]
     lines.append("lessons that changed status: " + (

@@ -29,13 +29,14 @@ from ..text.passages import estimate_tokens
 from ..text.support import Passage, lexical_support, prepare
 from .sentences import text_sentences, without_marker
 
-__all__ = ["CitedClaim", "cited_claims", "choose_claims", "pack", "MAX_SOURCES", "MAX_CLAIMS_PER_CALL", "POLICIES"]
+__all__ = ["CitedClaim", "cited_claims", "choose_claims", "cost_beside", "pack", "MAX_SOURCES", "MAX_CLAIMS_PER_CALL", "POLICIES"]
 
 MAX_SOURCES = 3  # passages shown for one sentence: more citations than that are rare and costly
 MAX_CLAIMS_PER_CALL = 40  # a bound on one answer's list, well under what a grammar decoder can build
 MAX_SENTENCE_CHARS = 600
 POLICIES = ("all", "sample", "none")
 _OVERHEAD_TOKENS = 12  # the number, the labels and the source headers of one item
+_POINTER_TOKENS = 10  # a passage shown already, pointed to instead
 
 
 @dataclass(frozen=True)
@@ -105,24 +106,34 @@ def choose_claims(claims: Sequence[CitedClaim], *, policy: str, seed: str, budge
     return (*weak, *sample)
 
 
+def cost_beside(claim: CitedClaim, shown: set[tuple[int, str]]) -> int:
+    """What ``claim`` adds to a list that already shows the passages in ``shown`` ((n, text)):
+    a passage the list shows already is pointed to, not repeated (:func:`research_agent.stages.claim_check.claims_prompt`)."""
+    saved = sum(max(0, estimate_tokens(text) - _POINTER_TOKENS) for n, text in claim.passages if (n, text) in shown)
+    return claim.tokens - saved
+
+
 def pack(claims: Sequence[CitedClaim], *, budget: int, slots: int) -> tuple[list[list[CitedClaim]], int]:
     """``claims`` (most wanted first) in at most ``slots`` calls of at most ``budget`` tokens
-    and :data:`MAX_CLAIMS_PER_CALL` claims each (a claim larger than the budget alone in one),
-    each call's list in draft order; and how many claims did not fit."""
+    and :data:`MAX_CLAIMS_PER_CALL` claims each (a claim larger than the budget alone in one;
+    a passage a call shows already counted once: :func:`cost_beside`), each call's list in draft
+    order; and how many claims did not fit."""
     calls: list[list[CitedClaim]] = []
     used: list[int] = []
+    shown: list[set[tuple[int, str]]] = []
     left_out = 0
     for claim in claims:
-        fits = next(
-            (i for i, size in enumerate(used) if size + claim.tokens <= budget and len(calls[i]) < MAX_CLAIMS_PER_CALL),
-            None,
-        )
-        if fits is not None:
-            calls[fits].append(claim)
-            used[fits] += claim.tokens
-        elif len(calls) < max(1, slots):
-            calls.append([claim])
-            used.append(claim.tokens)
-        else:
+        fits = next((i for i, size in enumerate(used) if size + cost_beside(claim, shown[i]) <= budget
+                     and len(calls[i]) < MAX_CLAIMS_PER_CALL), None)  # fmt: skip
+        if fits is None and len(calls) < max(1, slots):
+            calls.append([])
+            used.append(0)
+            shown.append(set())
+            fits = len(calls) - 1
+        if fits is None:
             left_out += 1
+            continue
+        calls[fits].append(claim)
+        used[fits] += cost_beside(claim, shown[fits])
+        shown[fits].update(claim.passages)
     return [sorted(call, key=lambda c: c.number) for call in calls], left_out

@@ -51,6 +51,7 @@ from .run_options import (
     Rules,
     RunBrowser,
     RunFormat,
+    SampleCorpus,
     Search,
     SearxngUrl,
     Standard,
@@ -71,11 +72,12 @@ __all__ = ["run", "settings_overrides", "print_result"]  # settings_overrides li
 @guarded
 def run(
     ctx: typer.Context,
-    query: Query,
+    query: Query = None,
     quick: Quick = False,
     standard: Standard = False,
     deep: Deep = False,
     corpus: Corpus = None,
+    sample: SampleCorpus = False,
     exclude: Exclude = None,
     search: Search = None,
     searxng_url: SearxngUrl = None,
@@ -111,23 +113,47 @@ def run(
     A report the tool's own review rejected is written all the same, marked as such;
     --strict then makes the command exit 1.
     """
+    if query is None and not sample:  # a usage error, before anything else (and outside --json's)
+        raise _missing_query(ctx)
     with json_failures(json_output):
         settings = load_settings(settings_overrides(ctx.params))  # every option above, by name
+        query, settings = _on_the_sample(query, settings, context is not None) if sample else (str(query), settings)
         plan, settings = _plan_output(settings, output, fmt, browser)
         started = time.monotonic()  # --timeout covers what the command waits for: the critique too
         result = _research(query, settings)
-        exported, failure = None, None
-        if plan.format != "md":
-            try:
-                exported = export_after_run(plan, result.report_path, settings.reports_dir)
-            except ResearchError as exc:
-                failure = exc
+        exported, failure = _export(plan, result, settings)
         print_result(result, json_output=json_output, exported=exported)
     _critique_afterwards(result.run_record_path, settings, settings.run_timeout - (time.monotonic() - started))
     if failure is not None:
         raise failure
     if strict and _rejected(result):
         raise typer.Exit(1)
+
+
+def _missing_query(ctx: typer.Context) -> Exception:
+    """typer's own "Missing argument 'QUERY'" usage error, naming what a newcomer can run instead."""
+    missing = next(c for c in typer.BadParameter.__subclasses__() if c.__name__ == "MissingParameter")
+    param = next(p for p in ctx.command.params if p.name == "query")
+    return missing("Ask a question, or try --sample", ctx=ctx, param=param)
+
+
+def _on_the_sample(query: str | None, settings: Settings, context_given: bool) -> tuple[str, Settings]:
+    """The question and settings of a run on the sample, written into the cache folder first; a line
+    on stderr says what the sample is, and which of its questions is asked when none was given. The
+    business context file is left out unless ``--context`` names one, as an eval leaves it out: a
+    person's background has nothing to say about an invented world."""
+    from ..eval.world.sample import write_sample
+
+    sample = write_sample(settings.cache_dir)
+    console = stderr_console()
+    console.print(f"sample: {sample.pages} pages of an invented world in {markup(str(sample.corpus))} "
+                  "(no model knows it: the answer must come from the pages)", soft_wrap=True)  # fmt: skip
+    if query is None:
+        query = sample.question
+        console.print(f"question: {markup(query)} (one of the sample's own; the others are in "
+                      f"{markup(str(sample.questions_file))})",
+                      soft_wrap=True)  # fmt: skip
+    return query, settings.replace(corpus_dirs=(sample.corpus,), **({} if context_given else {"context_path": None}))
 
 
 def _plan_output(
@@ -141,6 +167,17 @@ def _plan_output(
     if plan.format != "md":
         settings = settings.replace(output=None)  # --output gets the chosen format, not the markdown
     return plan, settings
+
+
+def _export(plan: ExportPlan, result: ResearchResult, settings: Settings) -> tuple[Exported | None, ResearchError | None]:
+    """The report exported as ``--format`` asks (None for md), or the error that stopped the export:
+    the command raises it only once the written report is printed and its critique scheduled."""
+    if plan.format == "md":
+        return None, None
+    try:
+        return export_after_run(plan, result.report_path, settings.reports_dir), None
+    except ResearchError as exc:
+        return None, exc
 
 
 def _rejected(result: ResearchResult) -> bool:

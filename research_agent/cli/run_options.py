@@ -33,7 +33,10 @@ def _default(name: str) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-Query = Annotated[str, typer.Argument(help="The question to research (at most 2,000 characters).")]
+Query = Annotated[
+    str | None, typer.Argument(help="The question to research (at most 2,000 characters); with --sample, "
+                               "one of the sample's own when left out.", show_default=False)
+]
 Quick = Annotated[bool, typer.Option("--quick", help="Fewer sources, no skeptic, no critique.", rich_help_panel=RUN)]
 Standard = Annotated[bool, typer.Option("--standard", help="The default mode.", rich_help_panel=RUN)]
 Deep = Annotated[bool, typer.Option("--deep", help="More sub-queries and sources, a deeper skeptic.", rich_help_panel=RUN)]
@@ -50,6 +53,11 @@ Search = Annotated[
     str | None, typer.Option("--search", metavar="LIST", help="Search providers, comma-separated: ddgs, searxng, tavily, local, openalex, "
                  "arxiv, pubmed, semanticscholar, wikipedia; academic = the four paper indexes.",
                  show_default="local with --corpus, else ddgs", rich_help_panel=SOURCES)
+]
+SampleCorpus = Annotated[
+    bool, typer.Option("--sample", help="Research the sample shipped with the tool instead: a small fictional world "
+                       "(firms, towns, people and landmarks, all invented, so no model can answer from memory), "
+                       "written once into the cache folder. Local only: never the web.", rich_help_panel=SOURCES),
 ]
 SearxngUrl = Annotated[str | None, typer.Option("--searxng-url", metavar="URL", help="Base URL of a SearXNG instance.", rich_help_panel=SOURCES)]
 MaxSources = Annotated[
@@ -149,12 +157,16 @@ _FLAG_VALUE = {
 def settings_overrides(options: Mapping[str, Any]) -> dict[str, Any]:
     """The Settings overrides the ``run`` options ask for (None: not given, keep the setting).
 
-    Raises InputError when more than one of --quick, --standard, --deep is given.
+    Raises InputError when more than one of --quick, --standard, --deep is given, and when
+    ``--sample`` is given with ``--corpus`` or a web search provider (it always means local only;
+    the run's corpus, the sample's folder, is known once the settings say where the cache is).
     """
     quick, standard, deep = (bool(options.get(name)) for name in ("quick", "standard", "deep"))
     if quick + standard + deep > 1:
         raise InputError("choose one of --quick, --standard, --deep")
     corpus, exclude = options.get("corpus"), options.get("exclude")
+    if options.get("sample"):
+        _check_sample(options)
     overrides: dict[str, Any] = {
         "mode": "quick" if quick else "deep" if deep else "standard" if standard else None,
         "corpus_dirs": tuple(corpus) if corpus else None,
@@ -163,4 +175,16 @@ def settings_overrides(options: Mapping[str, Any]) -> dict[str, Any]:
     overrides.update({field: options.get(option) for option, field in _SAME_VALUE.items()})
     for option, (field, value) in _FLAG_VALUE.items():
         overrides[field] = value if options.get(option) else None
+    if options.get("sample"):
+        overrides["search_providers"] = "local"  # whatever the environment or config file names: no web
     return overrides
+
+
+def _check_sample(options: Mapping[str, Any]) -> None:
+    """Refuse what ``--sample`` cannot go with: another corpus, or a web search provider."""
+    search = [p.strip() for p in (options.get("search") or "").split(",") if p.strip()]
+    web = [p for p in search if p.lower() != "local"]
+    given = ("--corpus" if options.get("corpus") else "--search " + ",".join(web) if web
+             else "--searxng-url" if options.get("searxng_url") else None)  # fmt: skip
+    if given:
+        raise InputError(f"--sample reads only its own pages, never the web or another folder: leave out {given}")

@@ -162,7 +162,7 @@ WebTokenFile = Annotated[
     typer.Option("--token-file", help="A file holding the bearer token every request must send (else "
                                       "RESEARCH_AGENT_WEB_TOKEN).", show_default=False),
 ]
-_WEB_MODULES = ("starlette", "uvicorn", "sse_starlette", "jinja2")
+_WEB_MODULES = ("starlette", "uvicorn", "sse_starlette", "jinja2", "python_multipart")
 
 
 @guarded
@@ -197,6 +197,7 @@ def serve_command(
 def _web_package() -> ModuleType:
     """:mod:`research_agent.web`, or a one-line ConfigError saying how to install the extra."""
     try:
+        import python_multipart  # noqa: F401  (a batch's uploaded file: read when one comes)
         import uvicorn  # noqa: F401  (imported when serving; missing, it is the same extra)
 
         from .. import web

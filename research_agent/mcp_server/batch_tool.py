@@ -20,12 +20,11 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from ..batch.plan import plan_batch
 from ..batch.questions import questions_from_list
 from ..batch.runner import QuietWatcher
 from ..batch.session import SessionOptions, run_session
+from ..batch.start import holding, new_batch
 from ..batch.state import Entry
-from ..files.atomic import ensure_writable_dir
 from ..service.runs import unwound_on_cancel
 from .answers import answered, service_of
 from .arguments import CorpusFolders, MaxSources, ModeName, Providers, run_settings
@@ -178,9 +177,8 @@ async def research_batch(
     service = service_of(ctx)
     settings = run_settings(service, mode, corpus, search, max_sources)
     rows = questions_from_list(questions, MAX_QUESTIONS)
-    ensure_writable_dir(settings.meta_dir)
-    batch = plan_batch(rows, settings, file="", overrides={}, previous=None)
-    with service.slots.take(parallel or service.options.max_runs) as taken:
+    batch = new_batch(rows, settings)
+    with service.slots.take(parallel or service.options.max_runs) as taken, holding(batch.state):
         notifier = _Notifier(len(rows))
         async with notifier.forwarding(ctx.report_progress):
             data = await unwound_on_cancel(run_session(batch, settings, options=SessionOptions(parallel=taken),

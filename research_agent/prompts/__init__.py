@@ -46,6 +46,11 @@ def _fragment_template(name: str) -> Template:
     return Template(resources.files(__package__).joinpath(f"_{name}.md").read_text(encoding="utf-8").strip("\n"))
 
 
+def fragment_text(name: str) -> str:
+    """The fragment ``_name.md`` as written, its ``$`` slots unfilled."""
+    return _fragment_template(name).template
+
+
 def fragment(name: str, **values: object) -> str:
     """The fragment ``_name.md`` filled with ``values``."""
     return _fragment_template(name).substitute({k: str(v) for k, v in values.items()})

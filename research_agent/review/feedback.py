@@ -44,6 +44,7 @@ ISSUE_TITLES: dict[str, str] = {
     "no_citation": "No citations",
     "duplicate_section": "Repeated sections",
     "duplicate_paragraph": "Duplicated paragraphs",
+    "unknown_address": "Web addresses no source has",
     "length": "Length",
 }
 # Types whose single issue is summed up in the group title, e.g. "Length (380 words, target 1200)".

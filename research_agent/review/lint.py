@@ -11,6 +11,7 @@ matter included):
 - :mod:`.checks.debris`: debris (headings that are web addresses, text with no real
   word) and a report written from sources that cites none;
 - :mod:`.checks.repeats`: repeated sections and paragraphs;
+- :mod:`.checks.addresses`: web addresses in the prose that no source has;
 - :mod:`.checks.rules`: the user's custom rules, under their time budget.
 
 Front matter, the Sources list and the "Lessons Applied" section are not prose: they
@@ -25,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any
 
+from .checks.addresses import check_addresses
 from .checks.citations import check_citations, check_sources_list
 from .checks.claims import check_numeric_claims
 from .checks.debris import check_debris, check_no_citation
@@ -105,6 +107,7 @@ def lint_parsed(
         *check_debris(doc),
         *check_no_citation(doc),
         *check_repeats(doc),
+        *check_addresses(doc),
         *check_length(doc, target_words, short_reason=short_reason),
         *check_rules(doc, rules, limits=rule_limits),
     ]

@@ -30,7 +30,7 @@ __all__ = [
     "issues_from_findings",
     "review_draft",
     "needs_revision",
-    "clamp_viability",
+    "read_viability",
     "cap_viability",
     "open_critical_issues",
     "order_issues",
@@ -221,26 +221,24 @@ def issues_from_findings(markdown: str, findings: Iterable[SkepticFindingLike]) 
 # ---------------------------------------------------------------------------------------
 
 
-def clamp_viability(viability: Any) -> tuple[int | None, str]:
-    """(score in 0..100 or None, note). None or a non-number is "unscored"; out of range is clamped."""
+def read_viability(viability: Any) -> tuple[int | None, str]:
+    """(score in 0..100 or None, note). A viability is a whole number from 0 to 100: anything else
+    (none, not a number, a fraction, out of range: ``1234567890`` is no judgement) is "unscored",
+    and the note says what was given."""
     if viability is None or isinstance(viability, bool):
         return None, "unscored"
     try:
         number = float(viability)
     except (TypeError, ValueError):
         return None, f"unscored: {str(viability)[:40]!r} is not a number"
-    if math.isnan(number):
-        return None, "unscored: not a number"
-    if math.isinf(number):
-        clamped = 100 if number > 0 else 0
-        return clamped, f"viability {viability} out of range 0-100; clamped to {clamped}"
-    score = round(number)
-    if score < 0 or score > 100:
-        clamped = min(100, max(0, score))
-        return clamped, f"viability {score} out of range 0-100; clamped to {clamped}"
-    if score != number:
-        return score, f"viability {number:g} rounded to {score}"
-    return score, ""
+    shown = str(viability)[:40]
+    if math.isnan(number) or math.isinf(number):
+        return None, f"unscored: {shown} is not a number"
+    if number != int(number):
+        return None, f"unscored: the skeptic's viability {shown} is not a whole number from 0 to 100"
+    if not 0 <= number <= 100:
+        return None, f"unscored: the skeptic's viability {shown} is outside 0-100"
+    return int(number), ""
 
 
 def order_issues(issues: Iterable[Issue]) -> list[Issue]:
@@ -281,7 +279,7 @@ def review_draft(
             *issues_from_findings(markdown, findings),
         ]
     )
-    score, note = clamp_viability(viability)
+    score, note = read_viability(viability)
     score, note = cap_viability(score, note, issues)
     critical = sum(1 for i in issues if i.severity == "critical")
     approved = critical == 0 and (score is None or score >= min_viability)
@@ -323,9 +321,10 @@ def needs_revision(review: Review, *, min_confidence: float = MIN_CONFIDENCE) ->
     return any(i.severity == "critical" and i.confidence >= min_confidence for i in review.issues)
 
 
-# The final report renumbers every citation and removes those that resolve to nothing, so
-# these issues never stand in it; their reasons quote the draft's numbering ("it has 1-12").
-_SETTLED_BY_THE_FINAL_REPORT = {"missing_source", "sources_list"}
+# The final report renumbers every citation and removes those that resolve to nothing, and takes
+# out every web address no source has, so these issues never stand in it; their reasons quote the
+# draft's numbering ("it has 1-12").
+_SETTLED_BY_THE_FINAL_REPORT = {"missing_source", "sources_list", "unknown_address"}
 
 
 def _open_critical(issues: Iterable[Issue]) -> list[Issue]:

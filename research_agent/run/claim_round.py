@@ -44,7 +44,9 @@ __all__ = [
 class ClaimPlan:
     """The cited sentences of the draft (``cited``), the claims for the skeptic's call (``first``)
     and for the calls beside it (``rest``); how many chosen claims fit in no call, and why; or,
-    in ``skipped``, why the check does not run at all."""
+    in ``skipped``, why the check does not run at all. ``elided``: the cited sentences the skeptic
+    reads no more of than a mark (those checked beside it, and those the lexical check finds
+    stated in their passages and the check does not ask about)."""
 
     cited: int
     first: tuple[CitedClaim, ...] = ()
@@ -52,6 +54,7 @@ class ClaimPlan:
     left_out: int = 0
     left_out_reason: str = ""
     skipped: str = ""
+    elided: frozenset[int] = frozenset()  # what the skeptic need not read: checked beside it, or lexically stated
 
 
 def plan_claims(run: Run, kept: Sequence[Source], markdown: str) -> ClaimPlan:
@@ -69,12 +72,17 @@ def plan_claims(run: Run, kept: Sequence[Source], markdown: str) -> ClaimPlan:
         reason = "the draft cites no source" if not claims else "no cited sentence could be paired with its passage"
         return ClaimPlan(len(claims), skipped=reason)
     slots = settings.llm_concurrency
-    calls, left_out = pack(chosen, budget=settings.claim_tokens, slots=slots)
+    # The list takes the place of the cited passages the skeptic would read without it: their budget too.
+    calls, left_out = pack(chosen, budget=settings.claim_tokens + mode.cited_tokens, slots=slots)
     why = ""
     if left_out:
         where = "the skeptic's call (one model slot)" if slots <= 1 else f"the {len(calls)} calls of the skeptic's round"
         why = f"{left_out} chosen sentence(s) did not fit in {where}"
-    return ClaimPlan(len(claims), tuple(calls[0]), tuple(tuple(c) for c in calls[1:]), left_out, why)
+    chosen_numbers = {c.number for c in chosen}
+    stated = {c.number for c in claims if c.checkable and not c.weak and not c.disputed and c.number not in chosen_numbers}
+    beside = {c.number for call in calls[1:] for c in call}
+    rest = tuple(tuple(c) for c in calls[1:])
+    return ClaimPlan(len(claims), tuple(calls[0]), rest, left_out, why, elided=frozenset(stated | beside))
 
 
 async def check_rest(run: Run, plan: ClaimPlan) -> tuple[ClaimAnswer, ...]:

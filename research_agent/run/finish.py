@@ -30,8 +30,9 @@ from ..record import (
     write_run_record,
 )
 from ..record.passages import prune_passage_stores
-from ..record.types import ReviewOutcome
+from ..record.types import DroppedSubQuery, ReviewOutcome
 from ..results import Briefing, Outcome, ResearchResult, summarize_sources
+from ..review.checks.addresses import ADDRESS_REMOVED
 from ..review.checks.text import CUT_SHORT_NOTE
 from ..review.feedback import issue_title, open_issue_lines
 from ..review.markdown import REJECTION_MARK
@@ -42,10 +43,10 @@ from ..stages.writing.draft_text import CUT_NOTES
 from ..stages.writing.synthesize import writer_text
 from .assembly import Run
 from .ledger import RunLedger
-from .report import RenderedReport, compose_report, published_lines, render_insufficient
+from .report import CITATION, RenderedReport, compose_report, published_lines, render_insufficient
 from .writing import Written, after_revisions
 
-__all__ = ["FinalReport", "finish_run", "final_report", "run_record", "writer_texts"]
+__all__ = ["FinalReport", "finish_run", "final_report", "run_record", "searched_note", "writer_texts"]
 
 _MAX_PROVIDER_FAILURES = 50
 _MAX_FETCH_FAILURES = 100
@@ -168,7 +169,7 @@ def shown_skeptic(written: Written) -> SkepticReport | None:
     skeptic, review = written.skeptic, written.review
     if skeptic is None or skeptic.viability is None or review.viability == skeptic.viability:
         return skeptic
-    return replace(skeptic, viability=review.viability, viability_note=review.viability_note)
+    return replace(skeptic, viability=review.viability, viability_note=review.viability_note, said=skeptic.viability)
 
 
 def _best_first(scored: tuple[ScoredSource, ...]) -> list[ScoredSource]:
@@ -206,6 +207,8 @@ def _limitations(run: Run, outcome: Outcome, written: Written) -> list[str]:
             f"{min_viability}, after {outcome.plans} plan(s): treat the conclusions as tentative."
         )
     limitations += [f"Not replanned: {reason}." for reason in run.ledger.replans_skipped]
+    if run.ledger.dropped_sub_queries:
+        limitations.append(searched_note(run.ledger.sub_queries, run.ledger.dropped_sub_queries))
     if gate.decision == "short_report":
         limitations.append(f"Short report: {gate.reason}.")
     if any(s.source.snippet_only for s in gate.kept):
@@ -215,7 +218,28 @@ def _limitations(run: Run, outcome: Outcome, written: Written) -> list[str]:
         limitations.append(f"Search provider(s) failed during the run: {', '.join(names)}.")
     if written.claims is not None:
         limitations.append(written.claims.limitations_line())
+    taken = sum(text.count(ADDRESS_REMOVED) for text in (*written.draft.texts, *written.draft.limitations))
+    if taken:
+        limitations.append(f"{taken} web address(es) that no source of this research has were taken out of the "
+                           f"writer's text, each marked \u201c{ADDRESS_REMOVED}\u201d: nothing here was read there.")
     return limitations
+
+
+_SHOWN_QUERIES = 8
+
+
+def searched_note(searched: Sequence[str], dropped: Sequence[DroppedSubQuery]) -> str:
+    """The Limitations line of a run that dropped sub-queries: how many, why, and what was searched
+    instead (each query quoted; a bracket that reads as a citation shown in parentheses)."""
+    reasons = list(dict.fromkeys(d.reason.split(" (")[0] for d in dropped))
+    shown = ", ".join(f"\u201c{CITATION.sub(lambda m: f'({m.group(1)})', q)}\u201d" for q in searched[:_SHOWN_QUERIES])
+    if len(searched) > _SHOWN_QUERIES:
+        shown += f" and {len(searched) - _SHOWN_QUERIES} more"
+    one = len(dropped) == 1
+    return (
+        f"{len(dropped)} sub-quer{'y' if one else 'ies'} the planner wrote {'was' if one else 'were'} not searched "
+        f"({'; '.join(reasons[:3])}); what was searched: {shown or 'nothing'}."
+    )
 
 
 def _deadline_note(run: Run, outcome: Outcome, written: Written) -> str:

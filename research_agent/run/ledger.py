@@ -147,6 +147,10 @@ class RunLedger:
         self._draft_in_progress = DraftInProgress(plan, gate)
         return self._draft_in_progress
 
+    def discard_draft_in_progress(self) -> None:
+        """The draft being streamed was set aside (relevance disagreed with it): never publish it."""
+        self._draft_in_progress = None
+
     @property
     def draft_in_progress(self) -> DraftInProgress | None:
         """The draft being streamed when no draft of the run is finished yet."""

@@ -94,21 +94,33 @@ def _source_line(n: int, source: Source) -> str:
     return f"{n}. {_source_name(source)} \u2014 {location_markdown(source.location)}{note}"
 
 
+def _viability_line(skeptic: SkepticReport) -> str:
+    """What the report says of the skeptic's viability: the score, why it is held lower or set
+    aside, or that there is none (none given, or one that was no whole number from 0 to 100)."""
+    if skeptic.unfounded:  # a low score with no finding behind it: never beside "found no problems"
+        return (f"The skeptic rated viability {skeptic.viability}/100 without naming a problem behind the "
+                "score, so the score was set aside.")  # fmt: skip
+    if skeptic.viability is not None and skeptic.said is not None:
+        return (f"Viability of the answer from these sources: {skeptic.viability}/100 (held there while critical "
+                f"issues stay open; the skeptic said {skeptic.said}).")  # fmt: skip
+    if skeptic.viability is not None:
+        return f"Viability of the answer from these sources: {skeptic.viability}/100."
+    if skeptic.unusable:
+        return (f"The skeptic's viability score was unusable ({plain_text(skeptic.unusable)} is no whole number "
+                "from 0 to 100), so the answer is unscored.")  # fmt: skip
+    return "The skeptic gave no viability score."
+
+
 def _adversarial_lines(skeptic: SkepticReport | None, mode: str) -> list[str]:
     """The Adversarial Analysis, one text per line; the skeptic's citations stay citations."""
     if skeptic is None:
         return [f"The skeptic pass is skipped in {mode} mode; claims were not independently challenged."]
     if skeptic.unavailable:
         return ["The skeptic gave no usable answer; claims were not independently challenged."]
-    lines = []
-    if skeptic.unfounded:  # a low score with no finding behind it: never beside "found no problems"
-        lines.append(f"The skeptic rated viability {skeptic.viability}/100 without naming a problem behind the "
-                     "score, so the score was set aside.")  # fmt: skip
-    elif skeptic.viability is not None:
-        lines.append(f"Viability of the answer from these sources: {skeptic.viability}/100.")
-    else:
-        lines.append("The skeptic gave no viability score.")
-    if not skeptic.findings and not skeptic.unfounded:
+    lines = [_viability_line(skeptic)]
+    if skeptic.dropped:
+        lines += ["", f"{skeptic.dropped} of the skeptic's findings said nothing readable (debris) and are not shown."]
+    elif not skeptic.findings and not skeptic.unfounded:
         lines += ["", "The skeptic found no problems with the draft."]
     for finding in skeptic.findings:
         claim = plain_text_with_citations(finding.claim, max_chars=600)
@@ -158,7 +170,7 @@ def compose_report(
 ) -> RenderedReport:
     """Render ``draft`` to markdown with every outside string made inert; its H1 is the question.
 
-    ``notice`` is the program's own markdown, shown first under the title.
+    ``notice`` is the program's own markdown, shown first under the title; a writer's limitation, once.
 
     With ``final`` every part (summary, findings, bodies, the skeptic's findings, the
     writer's and the given ``limitations``) is renumbered through one map: Sources lists
@@ -172,7 +184,7 @@ def compose_report(
         [defang_markdown(_one_line(f)) for f in draft.key_findings],
         [defang_markdown(body) for _, body in draft.sections],
         _adversarial_lines(skeptic, meta.mode),
-        [defang_markdown(_one_line(x)) for x in draft.limitations if x.strip()]
+        [defang_markdown(x) for x in dict.fromkeys(_one_line(x) for x in draft.limitations if x.strip())]
         + [plain_text_with_citations(x) for x in limitations if x.strip()],
     ]
     flat = [text for group in groups for text in group]

@@ -17,7 +17,7 @@ from ..record import RunRecord, read_run_record
 from ..record.passages import report_run_id, run_meta_dirs
 from ..review.markdown import parse_front_matter
 from ..review.review import counted
-from ..stages.skeptic import SkepticFinding, claim_findings
+from ..stages.skeptic import SkepticFinding, claim_findings, is_debris
 
 __all__ = ["report_record", "run_findings"]
 
@@ -41,8 +41,10 @@ def report_record(report: Path, markdown: str, reports_dir: Path, run_id: str | 
 def run_findings(report: Path, markdown: str, reports_dir: Path) -> tuple[SkepticFinding, ...]:
     """The skeptic's findings (the claim check's among them) that counted in the verdict of the
     run that wrote the report (a critical one too unsure to revise for did not); none without
-    its run record. Planted findings could only make ``review`` stricter, never approve a report."""
+    its run record. Planted findings could only make ``review`` stricter, never approve a report.
+    A finding that is debris (a record written before such findings were dropped) counts for nothing."""
     record = report_record(report, markdown, reports_dir)
     if record is None:
         return ()
-    return tuple(f for f in (*record.skeptic.findings, *claim_findings(record.claim_check)) if counted(f))
+    findings = (*record.skeptic.findings, *claim_findings(record.claim_check))
+    return tuple(f for f in findings if counted(f) and not is_debris(f))

@@ -27,6 +27,7 @@ from ..errors import LLMError
 from ..progress import TokenMeter
 from ..record import Iteration
 from ..results import Outcome
+from ..review.checks.addresses import known_addresses, without_unknown
 from ..review.checks.rules import RULE_TIMEOUT
 from ..review.feedback import format_feedback
 from ..review.review import Review, needs_revision, review_draft, still_open
@@ -48,7 +49,7 @@ from .claim_round import check_rest, mark_draft, plan_claims, settle
 from .replan import replan_skip, unfounded
 from .report import ReportMeta, compose_report
 
-__all__ = ["Written", "write_and_review", "as_it_stood", "after_revisions", "published_after_failure"]
+__all__ = ["Written", "write_and_review", "draft_from", "as_it_stood", "after_revisions", "known_only", "published_after_failure"]
 
 log = logging.getLogger(__name__)
 
@@ -119,11 +120,14 @@ def after_revisions(revisions: int) -> str:
     return f"after {revisions} revision(s)" if revisions else "with no revision made"
 
 
-async def write_and_review(run: Run, plan: Plan, gate: Gate, *, can_replan: bool) -> Written:
-    """Draft, attack, review and revise the answer from ``gate.kept``."""
+async def write_and_review(
+    run: Run, plan: Plan, gate: Gate, *, can_replan: bool, drafted: ReportDraft | None = None
+) -> Written:
+    """Draft, attack, review and revise the answer from ``gate.kept`` (``drafted``: the draft
+    already written from them, beside relevance: :mod:`.first_draft`)."""
     meta = run.report_meta(gate.decision)
     kept = tuple(s.source for s in gate.kept)
-    draft = await _draft(run, plan, gate, kept)
+    draft = drafted if drafted is not None else await draft_from(run, plan, gate)
     run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, None, None, 0))
     markdown = _as_reviewed(draft, kept, meta=meta)
     skeptic, claims = await _attack(run, kept, markdown)
@@ -184,8 +188,11 @@ def _replan_or_not(
     return None
 
 
-async def _draft(run: Run, plan: Plan, gate: Gate, kept: tuple[Source, ...]) -> ReportDraft:
+async def draft_from(run: Run, plan: Plan, gate: Gate) -> ReportDraft:
+    """The writer's draft from ``gate.kept``, streamed to the progress line and kept as it
+    arrives (what the deadline publishes when it comes first)."""
     mode = run.settings.mode
+    kept = tuple(s.source for s in gate.kept)
     meter = TokenMeter(run.progress, run.ticker.now)
     arriving = run.ledger.drafting(plan.number, gate)
 
@@ -204,7 +211,26 @@ async def _draft(run: Run, plan: Plan, gate: Gate, kept: tuple[Source, ...]) -> 
             meter.finish()
     if draft.cut:
         run.ledger.count_cut()
-    return draft
+    return known_only(draft, kept)
+
+
+def known_only(draft: ReportDraft, sources: Sequence[Source]) -> ReportDraft:
+    """``draft`` without the web addresses none of ``sources`` has, each marked where it stood
+    (:mod:`research_agent.review.checks.addresses`); the draft itself when it has none."""
+    known = known_addresses(s.location for s in sources)
+    taken = 0
+
+    def clean(text: str) -> str:
+        nonlocal taken
+        text, found = without_unknown(text, known)
+        taken += found
+        return text
+
+    cleaned = replace(draft, executive_summary=clean(draft.executive_summary),
+                      key_findings=tuple(clean(f) for f in draft.key_findings),
+                      sections=tuple((heading, clean(body)) for heading, body in draft.sections),
+                      limitations=tuple(clean(x) for x in draft.limitations))  # fmt: skip
+    return cleaned if taken else draft
 
 
 async def _attack(
@@ -222,24 +248,28 @@ async def _attack(
         skeptic, answers = await asyncio.gather(
             run_skeptic(
                 run.model, run.query, markdown, kept, lenses=mode.skeptic_lenses, source_tokens=mode.source_tokens,
-                cited_tokens=mode.cited_tokens, notify=run.ledger.warn, claims=plan.first,
+                cited_tokens=mode.cited_tokens, notify=run.ledger.warn, claims=plan.first, elided=plan.elided,
             ),
             check_rest(run, plan),
         )  # fmt: skip
-    if skeptic.viability_note:
-        run.ledger.record_warning(skeptic.viability_note)
+    if skeptic.dropped:
+        run.ledger.warn(f"{skeptic.dropped} skeptic finding(s) were debris (a claim or reason with no real word) "
+                        "and were dropped")  # fmt: skip
+    if skeptic.viability_note:  # an unusable score is said now: the report says it too
+        (run.ledger.warn if skeptic.unusable else run.ledger.record_warning)(skeptic.viability_note)
     claims = settle(plan, skeptic, answers)
     run.progress.counts(**_attack_counts(skeptic, claims))
     return skeptic, claims
 
 
 def _attack_counts(skeptic: SkepticReport | None, claims: ClaimCheck) -> dict[str, int]:
-    """The skeptic's findings and the claim check as progress counts (a web page shows them live)."""
-    facts = claims.facts()
-    counts: dict[str, int] = {
-        "claims_cited": claims.cited, "claims_checked": facts.checked, "claims_supported": facts.supported,
-        "claims_partial": facts.partial, "claims_unsupported": facts.unsupported,
-    }  # fmt: skip
+    """The skeptic's findings and the claim check as progress counts (a web page shows them live).
+    A check not made (quick mode, ``--no-claims``) counts no verdict: no 0 beside "not checked"."""
+    counts: dict[str, int] = {"claims_cited": claims.cited}
+    if not claims.skipped:
+        facts = claims.facts()
+        counts.update(claims_checked=facts.checked, claims_supported=facts.supported, claims_partial=facts.partial,
+                      claims_unsupported=facts.unsupported)  # fmt: skip
     if skeptic is not None:
         counts["findings"] = len(skeptic.findings)
         counts["findings_critical"] = len(skeptic.critical)
@@ -328,11 +358,13 @@ async def _revise(
                     run.model, run.query, state.draft, feedback, kept, target_words=settings.mode.target_words,
                     source_tokens=settings.mode.source_tokens, notify=run.ledger.warn, on_tokens=meter,
                     idle=settings.llm_timeout, on_cut=lambda _: run.ledger.count_cut(),
+                    short=this.gate.decision == "short_report", context_block=run.context_block,
                 )  # fmt: skip
             finally:
                 meter.finish()
         if revised is state.draft:  # the revision could not be used: keep the draft, stop revising
             break
+        revised = known_only(revised, kept)
         markdown = _as_reviewed(revised, kept, meta=meta)
         findings = still_open(state.findings, markdown)
         review = _review(run, markdown, findings, this.viability, revised)

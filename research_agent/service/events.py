@@ -12,6 +12,10 @@ call is handed, thread-safely, to the event loop the log was made on, and there 
   end: ``draft: 200 tokens, 10.0 tok/s``
 * ``counts`` the running numbers (``found``, ``scored``, ``kept``, ``tokens``, ``waiting``...),
   all of those seen so far; frequent, so never kept in the history
+* ``text``   the writer's text as it streams (a draft, a revision), for followers that ask for it:
+  ``message`` is the new piece and ``counts["at"]`` where it starts in the answer (0: a new answer
+  begins); never kept in the history, which keeps the answer so far instead (:attr:`EventLog.draft`,
+  at most :data:`MAX_DRAFT_CHARS`), until the run ends
 * ``end``    the run is over: ``outcome`` is ``done``, ``failed`` or ``cancelled``
 
 Every event carries ``place``: how far the run is, out of :data:`TOTAL`. A stage's place is
@@ -20,8 +24,8 @@ or a revision (which go back to an earlier stage) only creep towards the next st
 the number always grows and never passes ``TOTAL``, which only a run that ended ``done`` reaches.
 
 :meth:`EventLog.follow` gives the events so far (at most :data:`HISTORY` of them, the last
-counts included) and then every new one until the end, so a page reloaded mid-run, or opened
-after it ended, shows the same story.
+counts included; with ``text``, the answer streamed so far as one ``text`` event) and then every
+new one until the end, so a page reloaded mid-run, or opened after it ended, shows the same story.
 """
 
 from __future__ import annotations
@@ -35,14 +39,15 @@ from typing import Literal
 
 from ..progress import stream_text
 
-__all__ = ["RunEvent", "EventLog", "STEPS", "TOTAL", "STREAM_STEP", "HISTORY"]
+__all__ = ["RunEvent", "EventLog", "STEPS", "TOTAL", "STREAM_STEP", "HISTORY", "MAX_DRAFT_CHARS"]
 
 STEPS = ("index", "decompose", "search", "fetch", "relevance", "draft", "skeptic", "revise", "report", "write")
 TOTAL = float(len(STEPS) + 1)  # the last step is the end of a run that is done
 STREAM_STEP = 100  # tokens between two events of a streamed answer
 HISTORY = 500  # events kept for a follower that comes late (the newest)
+MAX_DRAFT_CHARS = 200_000  # of a streamed answer kept for a follower that comes late (the writer's own cap is lower)
 
-Kind = Literal["stage", "note", "stream", "counts", "end"]
+Kind = Literal["stage", "note", "stream", "counts", "text", "end"]
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,9 @@ class EventLog:
         self._loop = loop
         self._history: collections.deque[RunEvent] = collections.deque(maxlen=HISTORY)
         self._followers: list[asyncio.Queue[RunEvent | None]] = []
+        self._readers: set[asyncio.Queue[RunEvent | None]] = set()  # the followers that asked for the text
+        self._draft: list[str] = []
+        self._draft_chars = 0
         self.counts_seen: dict[str, int] = {}
         self._last_counts: RunEvent | None = None
         self._step = 0
@@ -82,6 +90,11 @@ class EventLog:
 
     def note(self, message: str) -> None:
         self._push(self._on_note, message)
+
+    def streamed_text(self, piece: str, *, new: bool = False) -> None:
+        """The writer's next ``piece`` of text (``new``: a new answer begins with it); see
+        :class:`~research_agent.progress.TokenMeter`."""
+        self._push(self._on_text, piece, new)
 
     def end(self, outcome: str, message: str = "") -> None:
         """The run is over (``done``, ``failed`` or ``cancelled``); followers get this last event."""
@@ -101,23 +114,33 @@ class EventLog:
         return ""
 
     @property
+    def draft(self) -> str:
+        """The answer streamed so far ("" when none, or once the run ended)."""
+        return "".join(self._draft)
+
+    @property
     def history(self) -> tuple[RunEvent, ...]:
         """The events kept so far, oldest first (counts not among them)."""
         return tuple(self._history)
 
-    def follow(self) -> AsyncIterator[RunEvent]:
-        """The events so far, then each new one, until the end event (included). The follower is
-        registered at once, so nothing said after this call is missed."""
+    def follow(self, *, text: bool = False) -> AsyncIterator[RunEvent]:
+        """The events so far, then each new one, until the end event (included); ``text``: the
+        writer's streamed text too. The follower is registered at once, so nothing said after this
+        call is missed."""
         queue: asyncio.Queue[RunEvent | None] = asyncio.Queue()
         so_far = list(self._history)
         if self._last_counts is not None:  # the numbers as they stood, before the end if it came
             so_far.insert(len(so_far) - (self.ended is not None), self._last_counts)
+        if text and self._draft and self.ended is None:
+            so_far.append(self._text_event("".join(self._draft), 0))
         for event in so_far:
             queue.put_nowait(event)
         if self.ended is not None:
             queue.put_nowait(None)
         else:
             self._followers.append(queue)
+            if text:
+                self._readers.add(queue)
         return self._drain(queue)
 
     async def _drain(self, queue: asyncio.Queue[RunEvent | None]) -> AsyncIterator[RunEvent]:
@@ -127,6 +150,7 @@ class EventLog:
         finally:
             if queue in self._followers:
                 self._followers.remove(queue)
+            self._readers.discard(queue)
 
     # --- turning calls into events (the loop's thread, in order) --------------------------
 
@@ -149,14 +173,35 @@ class EventLog:
         elif now // STREAM_STEP > before // STREAM_STEP:
             self._publish("stream", f"{self._stage}: {stream_text(now, milliseconds)}", self._advance(""))
 
+    def _on_text(self, piece: str, new: bool) -> None:
+        if self.ended is not None:
+            return
+        if new:
+            self._draft.clear()
+            self._draft_chars = 0
+        piece = piece[: max(0, MAX_DRAFT_CHARS - self._draft_chars)]
+        if not piece and not new:
+            return
+        event = self._text_event(piece, self._draft_chars)
+        self._draft.append(piece)
+        self._draft_chars += len(piece)
+        for queue in self._followers:
+            if queue in self._readers:
+                queue.put_nowait(event)
+
+    def _text_event(self, piece: str, at: int) -> RunEvent:
+        return RunEvent("text", piece, self._stage, self._place(), {"at": at}, at=time.time())
+
     def _on_end(self, outcome: str, message: str) -> None:
         if self.ended is not None:
             return
+        self._draft.clear()  # the report is what counts now (or nothing, for a run that did not end done)
         place = TOTAL if outcome == "done" else self._place()
         self._publish("end", message or outcome, place, outcome=outcome)
         for queue in self._followers:
             queue.put_nowait(None)
         self._followers.clear()
+        self._readers.clear()
 
     def _publish(self, kind: Kind, message: str, place: float, **more: object) -> None:
         event = RunEvent(kind, message, self._stage, place, at=time.time(), **more)  # type: ignore[arg-type]

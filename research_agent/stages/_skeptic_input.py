@@ -9,15 +9,22 @@ the writer saw.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
+from ..claims.sentences import line_sentences, without_hidden_markers
 from ..sources import Source
 from ..text.cited import cited_passages
 from ..text.passages import estimate_tokens
 from ..text.sanitize import sanitize, wrap_data
 from .writing.synthesize import source_header, writer_text
 
-__all__ = ["SkepticEvidence", "cited_block", "draft_for_review"]
+__all__ = ["SkepticEvidence", "cited_block", "draft_for_review", "draft_view", "LISTED", "ELIDED"]
+
+LISTED = "(claim {n})"  # a cited sentence the skeptic reads in the claim list, with its passages
+ELIDED = "(...)"  # cited sentences the claim check covers elsewhere (a call beside, or the lexical check)
+_LEAD = re.compile(r"[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+")  # a list item's marker
+_WHOLE = frozenset({"executive summary", "summary", "key findings"})  # the answer itself: always read whole
 
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
 # Sections the renderer adds to a draft; a writer's heading with these names is renamed
@@ -67,3 +74,54 @@ def cited_block(
             "visibly supported first; the passages behind the others did not fit"
         )
     return SkepticEvidence(block, coverage)
+
+
+def draft_view(review: str, listed: Collection[int], elided: Collection[int]) -> str:
+    """The draft as the skeptic reads it beside the claim list: in the body sections, cited
+    sentence ``n`` (numbered as :func:`research_agent.claims.sentences.text_sentences` numbers
+    them) is :data:`LISTED` where it is in ``listed`` (the list shows it with its passages), and in
+    the body sections a run of those in ``elided`` is one :data:`ELIDED` (paragraphs of nothing else,
+    one after another, one too); the headings and every other sentence are read whole, and so are
+    the summary and the key findings (the answer itself) but for the listed sentences."""
+    if not listed and not elided:
+        return review
+    out: list[str] = []
+    number, whole = 0, True
+    for line in without_hidden_markers(review).splitlines():
+        if line.startswith("# "):  # the report's title: the question, read above
+            continue
+        if line.lstrip().startswith("#"):
+            whole = line.strip("# \t").lower() in _WHOLE
+            out.append(line)
+            continue
+        lead = _LEAD.match(line)
+        pieces, at = [], 0
+        for sentence in line_sentences(line):
+            number += 1
+            shown = LISTED.format(n=number) if number in listed else ELIDED if number in elided and not whole else None
+            if shown is None:
+                continue
+            if shown == ELIDED and pieces and pieces[-1] == ELIDED and not line[at : sentence.start].strip():
+                at = sentence.start + len(line[sentence.start : sentence.end].rstrip())
+                continue
+            start = max(sentence.start, lead.end() if lead and at == 0 else 0)  # a list item keeps its marker
+            pieces += [line[at:start], shown]
+            at = sentence.start + len(line[sentence.start : sentence.end].rstrip())
+        out.append("".join([*pieces, line[at:]]))
+    return "\n".join(_merged(out))
+
+
+def _merged(lines: list[str]) -> list[str]:
+    """``lines`` with each paragraph that is one :data:`ELIDED` and follows another such (blank
+    lines between) left out, with the blank lines before it."""
+    kept: list[str] = []
+    for line in lines:
+        if _LEAD.sub("", line).strip() == ELIDED:
+            back = len(kept)
+            while back and not kept[back - 1].strip():
+                back -= 1
+            if back and _LEAD.sub("", kept[back - 1]).strip() == ELIDED:
+                del kept[back:]
+                continue
+        kept.append(line)
+    return kept

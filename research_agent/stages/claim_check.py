@@ -21,9 +21,10 @@ from ..text.sanitize import sanitize, wrap_data
 from ._fallback import Notify, or_fallback
 from ._schema import array, enum, integer, obj, string
 
-__all__ = ["SCHEMA", "ClaimAnswer", "claims_prompt", "claims_schema", "with_claims", "answer_tokens", "check_claims"]
+__all__ = ["SCHEMA", "SAME_PASSAGE", "ClaimAnswer", "claims_prompt", "claims_schema", "with_claims", "answer_tokens", "check_claims"]
 
 _ANSWER_TOKENS_PER_CLAIM = 90  # a verdict, a short quote and a reason
+SAME_PASSAGE = "(the same passage as under ({n}))"
 
 
 @dataclass(frozen=True)
@@ -35,17 +36,26 @@ class ClaimAnswer:
     failed: str = ""
 
 
-def _item(claim: CitedClaim) -> str:
+def _item(claim: CitedClaim, shown: dict[tuple[int, str], int]) -> str:
+    """A claim and its passages; a passage shown under an earlier claim of the list points there."""
     lines = [f"({claim.number}) {sanitize(claim.sentence, max_chars=600, single_line=True)}"]
-    lines += [f"    [{n}] {sanitize(passage, single_line=True)}" for n, passage in claim.passages]
+    for passage in claim.passages:
+        n, text = passage
+        if passage in shown:
+            lines.append(f"    [{n}] {SAME_PASSAGE.format(n=shown[passage])}")
+        else:
+            shown[passage] = claim.number
+            lines.append(f"    [{n}] {sanitize(text, single_line=True)}")
     return "\n".join(lines)
 
 
 def claims_prompt(claims: Sequence[CitedClaim]) -> str:
-    """The numbered claims, each with its passages, and what to answer about them ("" for none)."""
+    """The numbered claims, each with its passages (one shown already pointed to, not repeated),
+    and what to answer about them ("" for none)."""
     if not claims:
         return ""
-    block = wrap_data("cited sentences", "\n".join(_item(c) for c in claims))
+    shown: dict[tuple[int, str], int] = {}
+    block = wrap_data("cited sentences", "\n".join(_item(c, shown) for c in claims))
     return "\n\n" + prompts.fragment("claim_list", count=len(claims), block=block)
 
 

@@ -14,7 +14,7 @@ from ..domains import DEFAULT_DOMAIN, DOMAINS, normalize_domain
 from ..llm import ChatModel, ChatRequest
 from ._fallback import Notify, or_fallback
 from ._schema import array, enum, obj, string
-from ._sub_queries import DroppedQuery, Screened, answer_problem, screen
+from ._sub_queries import DroppedQuery, Screened, answer_problem, list_words, prompt_runs, screen
 
 __all__ = ["Plan", "decompose", "schema_for"]
 
@@ -68,10 +68,15 @@ async def decompose(
     through ``notify``).
     """
     prompt = _prompt(query, count, context_block, lessons_block, guidance, pick_domain)
+    listed = list_words(prompts.fragment("domains"), query) if pick_domain else frozenset()
+    # the template's own words, its replan framing included: not the context, lessons or guidance, which
+    # a sub-query may well follow word for word
+    framing = _prompt(query, count, "", "", " ", pick_domain)
+    echoes = prompt_runs(f"{framing.system}\n{framing.user}", query)
     checked: list[Screened] = []  # every answer the model layer checked, the last one last
 
     def check(data: dict) -> str | None:
-        checked.append(screen(_distinct(data.get("sub_queries") or [])))
+        checked.append(screen(_distinct(data.get("sub_queries") or []), listed, echoes))
         return answer_problem(checked[-1])
 
     request = ChatRequest(
@@ -87,7 +92,7 @@ async def decompose(
         f", the domain is {DEFAULT_DOMAIN!r}" if pick_domain else ""
     )
     answered = await or_fallback(ask(), dict, outcome=fallback, notify=notify)
-    screened = screen(_distinct(answered.get("sub_queries") or []))
+    screened = screen(_distinct(answered.get("sub_queries") or []), listed, echoes)
     if screened.usable:
         domain = normalize_domain(answered.get("domain")) if pick_domain else ""
         return Plan(number, screened.kept[:count], guidance=guidance, domain=domain, dropped=screened.dropped)

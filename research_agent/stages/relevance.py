@@ -1,14 +1,18 @@
-"""Score each source 1-5 against the question, several sources to a call where that saves rounds.
+"""Score each source 1-5 against the question, several sources to a call.
 
-A server with one slot (``llm_concurrency`` 1) answers one call at a time, so one call per
-source is one round per source: 12 rounds for a standard run. :func:`plan_batches` puts
-several sources in one call, within a budget of source tokens per call
-(``relevance_batch_tokens``; the default gives a standard run's 12 sources 3 calls). With
-as many slots as sources, each source gets its own call again: the calls run side by
-side in one round, and a short answer comes back sooner than a long one
-(``bench/bench_pipeline.py`` shows the numbers behind this choice).
+:func:`plan_batches` puts several sources in one call, within a budget of source tokens per
+call (``relevance_batch_tokens``; the default gives a standard run's 12 sources one call), and
+within what the model's context window leaves beside the answer, where the window is known.
+Each call repeats the instructions and the question, so fewer calls send fewer tokens; on a
+server with one slot every call is a round of its own. A run scores its sources while the
+writer drafts from them (:mod:`research_agent.run.first_draft`), so a batch's longer answer
+costs no round. ``slots`` asks for the sources spread over at least that many calls instead
+(``bench/bench_pipeline.py`` shows the numbers of both).
 
-Every source still gets its 1-5 score and reason, or an explicit unscored state. A batch
+Every source still gets its 1-5 score and reason, or an explicit unscored state. A score whose
+reason says nothing (debris, :func:`research_agent.text.debris.says_nothing`, with identifiers
+and ``error`` read as schema vocabulary: ``type:string``, ``error``, ``no_data``) is no answer: its source is left out of the
+answer, as one the model did not score. A batch
 answer that leaves sources out is asked again for just those, once, in one smaller batch; a
 batch whose call failed (or whose answer scored none) is asked again in halves. Ids outside
 the batch and repeated ids are ignored and counted in one warning; the sources left out
@@ -19,17 +23,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .. import prompts
 from ..errors import LLMError, LLMUnavailable, ModelNotFound
 from ..llm import ChatModel, ChatRequest
+from ..llm.protocol import budget_of
 from ..sources import ScoredSource, Source
+from ..text.debris import says_nothing
 from ..text.passages import estimate_tokens, select_passages
 from ..text.sanitize import sanitize, wrap_data
 from ._fallback import Notify
 from ._schema import array, integer, obj, scale, string
+from ._sub_queries import schema_pair
 from .gate import Gate, GateDecision, decide_gate
 
 __all__ = [
@@ -42,6 +51,7 @@ __all__ = [
     "SNIPPET_SCORE_CAP",
     "MAX_BATCH",
     "SCHEMA",
+    "reason_problem",
 ]
 
 # A bound on the answer: a grammar-constrained local server can otherwise generate whitespace
@@ -50,7 +60,7 @@ MAX_ANSWER_TOKENS = 1500
 
 log = logging.getLogger(__name__)
 
-MAX_BATCH = 8  # sources in one call at most, whatever the budget
+MAX_BATCH = 12  # sources in one call at most, whatever the budget
 SCHEMA = obj(scores=array(obj(id=integer(), score=scale(1, 5), reason=string(300)), min_items=1, max_items=MAX_BATCH))
 SNIPPET_SCORE_CAP = 3  # a source read only from its search snippet can never rank as a full read
 NO_SCORE = "the model gave no score for it"
@@ -95,12 +105,16 @@ class _Tally:
     outside: int = 0
     repeated: int = 0
     asked_again: int = 0
+    empty: list[str] = field(default_factory=list)  # reasons that said nothing (their scores were not taken)
 
     def notes(self, scored: Sequence[ScoredSource]) -> list[str]:
         """The warnings to give: stray ids, and the sources left out unscored."""
         notes = []
         if self.outside or self.repeated:
             notes.append(self.note())
+        if self.empty:
+            notes.append(f"{len(self.empty)} relevance score(s) came with a reason that says nothing (the first "
+                         f"{self.empty[0][:60]!r}); those scores were not taken: their sources count as not scored")
         unscored = [item for item in scored if item.score is None]
         if unscored:
             note = f"{len(unscored)} source(s) could not be scored and are left out ({unscored[0].reason})"
@@ -123,19 +137,29 @@ class _Item:
     excerpt: str
 
 
-def _entry(n: int, item: _Item) -> str:
+def _entry(n: int, item: _Item, folder: str) -> str:
     note = " (search snippet only)" if item.source.snippet_only else ""
     title = sanitize(item.source.title, max_chars=200, single_line=True)
-    return f"[{n}] Source title: {title}{note}\n" + wrap_data(f"source {n}: {item.source.location}", item.excerpt)
+    return f"[{n}] {title}{note}\n" + wrap_data(f"source {n}: {item.source.location[len(folder):]}", item.excerpt)
+
+
+def _folder(items: Sequence[_Item]) -> str:
+    """The folder every source of a batch of files lies in ("" for a batch with a page from the
+    web): their locations are shown under it, the part that tells one file from another."""
+    if not items or not all(item.source.is_file for item in items):
+        return ""
+    common = os.path.commonpath([item.source.location for item in items]) if len(items) > 1 else ""
+    return common.rstrip("/") + "/" if common.startswith("/") and len(common) > 1 else ""
 
 
 async def _ask(model: ChatModel, query: str, items: Sequence[_Item], lessons: str, tally: _Tally) -> dict[int, tuple[int, str]]:
     """(score, reason) by 0-based position in ``items``, for the sources the answer scored."""
+    folder = _folder(items)
     prompt = prompts.render(
         "relevance",
         query=query,
         lessons=f"\n{lessons}\n" if lessons else "",
-        sources="\n\n".join(_entry(n, item) for n, item in enumerate(items, start=1)),
+        sources="\n\n".join(_entry(n, item, folder) for n, item in enumerate(items, start=1)),
     )
     request = ChatRequest(stage="relevance", system=prompt.system, user=prompt.user, schema=SCHEMA, temperature=0.0,
                           tier="fast", max_tokens=MAX_ANSWER_TOKENS)  # fmt: skip
@@ -146,9 +170,26 @@ async def _ask(model: ChatModel, query: str, items: Sequence[_Item], lessons: st
             tally.outside += 1
         elif position in answered:
             tally.repeated += 1
+        elif reason_problem(reason := " ".join(str(entry["reason"]).split())[:300]) is not None:
+            tally.empty.append(reason)
         else:
-            answered[position] = (int(entry["score"]), " ".join(str(entry["reason"]).split())[:300])
+            answered[position] = (int(entry["score"]), reason)
     return answered
+
+
+# Besides schema vocabulary, what a scoring answer writes where it gives no reason: the key of a
+# JSON error object, and identifiers ("no_data"), which name a value, not a reason.
+_NO_REASON = frozenset({"error"})
+_IDENTIFIER = re.compile(r"\b\w+_\w+\b")
+
+
+def reason_problem(reason: str) -> str | None:
+    """Why a relevance ``reason`` is no reason (debris by :func:`says_nothing`, identifiers and the
+    word "error" read as schema vocabulary; or a schema's ``key:value``), or None."""
+    pair = schema_pair(reason)
+    if pair is not None:
+        return f"is a schema fragment ({pair.strip()!r})"
+    return says_nothing(_IDENTIFIER.sub(" ", reason), _NO_REASON)
 
 
 def _scored(item: _Item, answer: tuple[int, str] | None, why_not: str) -> ScoredSource:
@@ -197,6 +238,21 @@ async def _score_batch(model: ChatModel, query: str, items: list[_Item], lessons
     return [_scored(item, answered.get(i), why_not[i]) for i, item in enumerate(items)]
 
 
+_ENTRY_TOKENS = 40  # an entry's own lines besides its excerpt: its number, title and data markers
+
+
+async def _room(model: ChatModel, query: str, lessons: str) -> int:
+    """Excerpt tokens a call has room for beside its instructions and answer, in the model's
+    context window (a large number when the window is not known)."""
+    budget = await budget_of(model)
+    if budget is None:
+        return 1 << 30
+    prompt = prompts.render("relevance", query=query, lessons=lessons, sources="")
+    fixed = estimate_tokens(prompt.system) + estimate_tokens(prompt.user)
+    answer = MAX_ANSWER_TOKENS // 2  # a batch's scores and reasons take a few hundred tokens
+    return max(1, budget.prompt_room(answer) - fixed - MAX_BATCH * _ENTRY_TOKENS)
+
+
 async def score_sources(
     model: ChatModel,
     query: str,
@@ -204,8 +260,8 @@ async def score_sources(
     *,
     token_budget: int,
     lessons_block: str = "",
-    batch_tokens: int = 800,
-    slots: int = 16,
+    batch_tokens: int = 1800,
+    slots: int = 1,
     notify: Notify | None = None,
 ) -> tuple[ScoredSource, ...]:
     """Score every source from its best-matching passages within ``token_budget`` (see
@@ -214,6 +270,7 @@ async def score_sources(
     concurrency). Ids an answer should not have named are counted in one ``notify``; so are the
     sources left out unscored (and how many of the sources left without a score were asked again)."""
     items = [_Item(s, relevance_excerpt(s, query, token_budget=token_budget)) for s in sources]
+    batch_tokens = min(batch_tokens, await _room(model, query, lessons_block))
     batches = plan_batches([estimate_tokens(item.excerpt) for item in items], batch_tokens, slots)
     tally = _Tally()
     scored = await asyncio.gather(

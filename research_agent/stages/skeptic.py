@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -10,16 +10,19 @@ from .. import prompts
 from ..claims import CitedClaim, ClaimCheck, ClaimVerdict, read_verdicts
 from ..errors import LLMError
 from ..llm import ChatModel, ChatRequest
+from ..review.review import read_viability
 from ..sources import Source
+from ..text.debris import says_nothing
 from ..text.sanitize import sanitize, wrap_data
 from ._fallback import Notify, degraded_message, degrades
 from ._schema import array, enum, integer, nullable, number, obj, string
-from ._skeptic_input import SkepticEvidence, cited_block, draft_for_review
+from ._skeptic_input import cited_block, draft_for_review, draft_view
 from .claim_check import answer_tokens, claims_prompt, with_claims
 
 __all__ = [
     "SkepticFinding",
     "SkepticReport",
+    "is_debris",
     "run_skeptic",
     "claim_findings",
     "with_claim_findings",
@@ -33,6 +36,13 @@ __all__ = [
 MAX_ANSWER_TOKENS = 4000
 
 LENSES = ("evidence", "counterarguments", "scope", "recency", "bias")
+LENS_RULES = {  # what each lens looks for, in the prompt of a skeptic that attacks through it
+    "evidence": "claims the cited passages do not support, or that lack a citation",
+    "counterarguments": "important opposing views or evidence the draft ignores",
+    "scope": "overgeneralisation, answering a different question, missing parts of the question",
+    "recency": "outdated information presented as current",
+    "bias": "one-sided sourcing, promotional sources taken at face value",
+}
 # Why a report published at the run's deadline has no adversarial analysis (SkepticReport.unavailable).
 DEADLINE_BEFORE_SKEPTIC = "the run reached its deadline before the skeptic answered"
 FindingSeverity = Literal["observation", "concern", "critical"]
@@ -82,7 +92,10 @@ class SkepticReport:
     neither a replan nor a revision. ``verdicts``: its verdicts on the cited sentences it
     was asked to check (:mod:`research_agent.claims`), quotes checked. ``unfounded``: the run
     set the viability aside, a score below the bar with no finding behind it
-    (:func:`research_agent.run.replan.unfounded`).
+    (:func:`research_agent.run.replan.unfounded`). ``unusable``: the viability the skeptic gave
+    when it was no whole number from 0 to 100 (``viability`` is then None: unscored).
+    ``said``: the skeptic's own score, when the one shown is held lower while critical
+    issues stay open. ``dropped``: findings whose claim or reason was debris, left out.
     """
 
     findings: tuple[SkepticFinding, ...]
@@ -91,23 +104,24 @@ class SkepticReport:
     unavailable: str = ""
     verdicts: tuple[ClaimVerdict, ...] = ()
     unfounded: bool = False
+    unusable: str = ""
+    said: int | None = None
+    dropped: int = 0
 
     @property
     def critical(self) -> tuple[SkepticFinding, ...]:
         return tuple(f for f in self.findings if f.severity == "critical")
 
 
-_MIN_CITED_TOKENS = 150  # below this, the passages shown with the claims to check are all the skeptic gets
-
-
 def _evidence(
     review: str, sources: tuple[Source, ...], *, source_tokens: int, cited_tokens: int, claims: Sequence[CitedClaim]
-) -> SkepticEvidence:
-    """The cited passages within what the claims to check leave of ``cited_tokens``."""
-    left = cited_tokens - sum(c.tokens for c in claims)
-    if claims and left < _MIN_CITED_TOKENS:
-        return SkepticEvidence("(see the cited sentences to check, below)", "shown with each cited sentence to check")
-    return cited_block(review, sources, source_tokens=source_tokens, cited_tokens=left)
+) -> str:
+    """The cited passages within ``cited_tokens``, under their heading; none beside a claim list,
+    whose passages take their place (the list may use their budget too)."""
+    if claims:
+        return ""
+    evidence = cited_block(review, sources, source_tokens=source_tokens, cited_tokens=cited_tokens)
+    return f"\n\nCited passages ({evidence.coverage}):\n{evidence.block}"
 
 
 def _distinct(findings: Iterable[SkepticFinding]) -> tuple[SkepticFinding, ...]:
@@ -120,6 +134,17 @@ def _distinct(findings: Iterable[SkepticFinding]) -> tuple[SkepticFinding, ...]:
             seen.add(key)
             kept.append(finding)
     return tuple(kept)
+
+
+# What a finding's claim or reason is read against besides JSON Schema's words: its own enums.
+_FINDING_VOCABULARY = frozenset({*LENSES, "observation", "concern", "critical"})
+
+
+def is_debris(finding: SkepticFinding) -> bool:
+    """A finding whose claim or reason is debris (:func:`research_agent.text.debris.says_nothing`,
+    the lens and severity names read as schema vocabulary), or that has neither."""
+    texts = [text for text in (finding.claim, finding.reason) if text.strip()]
+    return not texts or any(says_nothing(text, _FINDING_VOCABULARY) is not None for text in texts)
 
 
 def _clean(text: object, limit: int = 600) -> str:
@@ -137,6 +162,7 @@ async def run_skeptic(
     cited_tokens: int,
     notify: Notify | None = None,
     claims: Sequence[CitedClaim] = (),
+    elided: Collection[int] = (),
 ) -> SkepticReport:
     """Attack the draft through ``lenses`` in one call; clamp and normalise what comes back
     (repeated findings are kept once).
@@ -148,16 +174,21 @@ async def run_skeptic(
     failing endpoint), the result has no findings and says why in ``unavailable``
     (announced through ``notify``). ``claims``: cited sentences, with their passages, to
     judge one by one in the same call (:mod:`.claim_check`); their passages are cited
-    passages too, so they share ``cited_tokens`` with the rest."""
+    passages too, so they share ``cited_tokens`` with the rest. In the body of the draft it reads,
+    a listed sentence stands as its number, and the cited sentences in ``elided`` (checked in a
+    call beside, or found stated in their passages by the lexical check) as one mark a run
+    (:func:`draft_view`): the list is read instead of the draft where the check covers it."""
     review = draft_for_review(draft_markdown)
     evidence = _evidence(review, sources, source_tokens=source_tokens, cited_tokens=cited_tokens, claims=claims)
+    view = draft_view(review, {c.number for c in claims}, elided)
     prompt = prompts.render(
         "skeptic",
         query=query,
         lenses=", ".join(lenses),
-        draft=wrap_data("draft", sanitize(review, max_chars=40000)),
-        coverage=evidence.coverage,
-        sources=evidence.block,
+        lens_rules="\n".join(f"- {lens}: {LENS_RULES[lens]}" for lens in lenses if lens in LENS_RULES),
+        view=f"\n{prompts.fragment('skeptic_view')}" if view != review else "",
+        draft=wrap_data("draft", sanitize(view, max_chars=40000)),
+        passages=evidence,
         claims=claims_prompt(claims),
     )
     schema = with_claims(SCHEMA, len(claims)) if claims else SCHEMA
@@ -174,8 +205,9 @@ async def run_skeptic(
 
 
 def _report(data: dict, claims: Sequence[CitedClaim]) -> SkepticReport:
-    """The skeptic's answer, clamped and normalised; its verdicts on ``claims``, quotes checked."""
-    findings = _distinct(
+    """The skeptic's answer, clamped and normalised (findings that are debris left out and
+    counted); its verdicts on ``claims``, quotes checked."""
+    answered = _distinct(
         SkepticFinding(
             lens=f["lens"],
             severity=f["severity"],
@@ -186,16 +218,16 @@ def _report(data: dict, claims: Sequence[CitedClaim]) -> SkepticReport:
         )
         for f in data["findings"]
     )
+    findings = tuple(f for f in answered if not is_debris(f))
+    dropped = len(answered) - len(findings)
     verdicts = read_verdicts(data.get("claims", ()), claims)
     raw = data.get("viability")
     if raw is None:
-        return SkepticReport(findings, None, "unscored: the skeptic gave no viability score", verdicts=verdicts)
-    viability = int(raw)
-    if not 0 <= viability <= 100:
-        clamped = min(100, max(0, viability))
-        return SkepticReport(findings, clamped, f"viability {viability} out of range, clamped to {clamped}",
-                             verdicts=verdicts)  # fmt: skip
-    return SkepticReport(findings, viability, verdicts=verdicts)
+        return SkepticReport(findings, None, "unscored: the skeptic gave no viability score", verdicts=verdicts,
+                             dropped=dropped)  # fmt: skip
+    viability, note = read_viability(raw)
+    return SkepticReport(findings, viability, note, verdicts=verdicts, unusable="" if viability is not None
+                         else str(raw)[:40], dropped=dropped)  # fmt: skip
 
 
 # The claim check's verdicts, as findings: the review and the report read them like the skeptic's own.

@@ -25,6 +25,7 @@ __all__ = [
     "find_citations",
     "mask_code_and_urls",
     "normalize_citations",
+    "remap_citations",
     "renumber",
     "sentence_spans",
     "strip_citations",
@@ -304,6 +305,15 @@ def renumber(texts: Sequence[str], source_count: int) -> Renumbered:
             lines.append(out)
         rewritten.append("\n".join(lines))
     return Renumbered(tuple(rewritten), tuple(order), removed)
+
+
+def remap_citations(text: str, new_of: dict[int, int]) -> str:
+    """``text`` with each citation number ``n`` written as ``new_of[n]`` (a draft written from one
+    list of sources, cited by the positions of another); a number ``new_of`` lacks is removed as
+    :func:`renumber` removes one with no source. Fenced code is left alone."""
+    return "\n".join(
+        line if kind == "code" else _rewrite_line(line, new_of, heading=False)[0] for kind, line in _lines(text)
+    )
 
 
 def strip_citations(text: str) -> str:

@@ -21,6 +21,7 @@ __all__ = [
     "is_bare_number",
     "is_url",
     "repeats_itself",
+    "says_nothing",
     "unescape_markdown",
     "without_urls",
 ]
@@ -73,27 +74,47 @@ def without_urls(text: str) -> str:
     return _ANY_URL.sub(lambda m: "]" + " " * (len(m.group(0)) - 1) if m.group(0).startswith("]") else " ", text)
 
 
-def real_words(text: str) -> list[str]:
+def real_words(text: str, also: frozenset[str] = frozenset()) -> list[str]:
     """The words of 3 or more letters in ``text`` that are not schema vocabulary, in order.
 
     A token is a run of letters, digits and underscores (so ``maxItems`` and
     ``sub_queries`` are one token each); it counts when it holds 3 or more letters. A
     quoted key of serialized data (``"title":``) is no word. A run of a script without
-    spaces counts one word per two of its characters.
+    spaces counts one word per two of its characters. ``also``: more words (lower case) to
+    read as schema vocabulary, such as the values of the answer's own enums.
     """
     words: list[str] = []
     for token in _TOKEN.findall(_QUOTED_KEY.sub(" ", text)):
         if token.isascii():  # the common case, without a regex per token
             letters = len(token) if token.isalpha() else sum(1 for ch in token if ch.isalpha())
-            if letters >= 3 and token.lower() not in SCHEMA_VOCABULARY:
+            if letters >= 3 and token.lower() not in SCHEMA_VOCABULARY and token.lower() not in also:
                 words.append(token)
             continue
         unspaced = len(_UNSPACED.findall(token))
         if unspaced >= 2:
             words.extend([token] * (unspaced // 2))
-        elif len(_LETTER.findall(token)) >= 3 and token.lower() not in SCHEMA_VOCABULARY:
+        elif len(_LETTER.findall(token)) >= 3 and token.lower() not in SCHEMA_VOCABULARY | also:
             words.append(token)
     return words
+
+
+def says_nothing(text: str, also: frozenset[str] = frozenset()) -> str | None:
+    """Why ``text`` is debris, or None: it loops over the same few words, is a bare number, or has
+    no real word (:func:`real_words`, web addresses aside; ``also``: more schema vocabulary).
+
+    The one test of debris: the lint's check of a draft's paragraphs and headings
+    (:mod:`research_agent.review.checks.debris`), the skeptic's findings and the relevance
+    reasons all read text through it.
+    """
+    text = unescape_markdown(text)
+    words = real_words(without_urls(text), also)
+    if repeats_itself(words):
+        return "repeats the same few words over and over"
+    if words:
+        return None
+    if is_bare_number(text):
+        return "is a bare number"
+    return "has no word of 3 or more letters (schema vocabulary such as 'type' or 'maxItems' aside)"
 
 
 _MIN_LOOP_WORDS = 12

@@ -1,47 +1,52 @@
-"""The workbench as one ASGI app: its routes, its templates, the headers of every answer, and serving it.
+"""What every page of the workbench shares: the :class:`Workbench` (service, jobs, CSRF token,
+templates), the headers of every answer, and :func:`answered`, which turns a page's refusals and
+errors into a page of one line. The routes live in the page modules; :mod:`.server` puts them
+together (this module imports none of them, so no page module and this one import each other).
 
-:func:`build_app` gives the app for a :class:`~research_agent.service.ServiceOptions` and a bind:
-Starlette's router behind :class:`SecurityHeaders` (the Content Security Policy and its
-companions on every answer) behind the shared :class:`~research_agent.service.http.HttpGuard`
-(bearer token off loopback, Host and Origin on every bind). :func:`serve` serves it with uvicorn
-on a socket bound before the server says where it listens.
-
-Pages allow scripts from this server only (``script-src 'self'``: the one small file that
-follows a run's progress), never inline, and load nothing from anywhere else. A report's page
+Pages allow scripts from this server only (``script-src 'self'``: the small files that follow a
+run's or a batch's progress), never inline, and load nothing from anywhere else. A report's page
 is the export's self-contained HTML, which carries its own policy (inline style, no script):
 its answer says the same in its header.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field, replace
+import asyncio
+import functools
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
-from starlette.applications import Starlette
+from sse_starlette.sse import EventSourceResponse
 from starlette.requests import Request
-from starlette.responses import HTMLResponse
-from starlette.routing import Mount
-from starlette.staticfiles import StaticFiles
+from starlette.responses import HTMLResponse, Response
 
 from ..config import Settings
-from ..errors import ConfigError
-from ..export import find_browser
-from ..service import Service, ServiceOptions
-from ..service.http import HttpBind, HttpGuard, listen, serve_asgi
+from ..errors import InputError, ResearchError, error_message
+from ..run_refs import UnknownRun
+from ..service import Busy, Service, ServiceOptions
+from ..service.http import HttpBind
 from ..text.controls import without_controls
 from ..version import __version__
-from .forms import Csrf
+from .batches.board import BatchBoard
+from .batches.listing import BatchRows
+from .forms import Csrf, Refused
 from .jobs import JobBoard
-from .views import ReportRows
+from .reports.views import ReportRows
 
-__all__ = ["PAGE_POLICY", "REPORT_POLICY", "WebBind", "Workbench", "SecurityHeaders", "build_app", "serve"]
+__all__ = [
+    "PAGE_POLICY", "REPORT_POLICY", "WebBind", "Workbench", "SecurityHeaders", "Endpoint", "answered", "bench_of",
+    "event_stream", "until",
+]  # fmt: skip
+
+T = TypeVar("T")
+
+Endpoint = Callable[[Request], Awaitable[Response]]
 
 PAGE_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
@@ -100,8 +105,8 @@ class SecurityHeaders:
 
 class Workbench:
     """What every page of one workbench shares: the service (settings, run slots, CPU workers),
-    its jobs, the CSRF token, the templates, the report rows, Chromium for PDF (None: none), and
-    the clock the memory page reads the lessons' age by."""
+    its jobs and batches, the CSRF token, the templates, the report rows, Chromium for PDF (None:
+    none), and the clock the memory page reads the lessons' age by."""
 
     def __init__(
         self, options: ServiceOptions, *, browser: Path | None = None, clock: Callable[[], datetime] | None = None
@@ -109,11 +114,13 @@ class Workbench:
         self.service = Service(options)
         self.now = clock or (lambda: datetime.now(UTC))
         self.board = JobBoard(self.service)
+        self.batches = BatchBoard(self.service)
         self.csrf = Csrf()
         self.browser = browser
         settings = self.service.settings()
         self.reports_dir = settings.reports_dir
         self.rows = ReportRows(settings.reports_dir)
+        self.batch_rows = BatchRows(settings.meta_dir)
         self.templates = Environment(
             loader=PackageLoader("research_agent.web", "templates"),
             autoescape=select_autoescape(default=True, default_for_string=True),
@@ -133,6 +140,7 @@ class Workbench:
         return HTMLResponse(self.html(name, **context), status_code=status, headers=headers)
 
     async def close(self) -> None:
+        await self.batches.close()
         await self.board.close()
         self.service.close()
 
@@ -145,54 +153,58 @@ def shown(value: Any) -> Any:
     return without_controls(value) if isinstance(value, str) else value
 
 
-def _browser() -> Path | None:
-    try:
-        return find_browser()
-    except ConfigError:
-        return None
-
-
-def build_app(options: ServiceOptions, bind: HttpBind, *, bench: Workbench | None = None) -> HttpGuard:
-    """The workbench for ``options`` on ``bind``, guarded. ``bench``: one made already (tests)."""
-    from .eval_pages import EVAL_ROUTES
-    from .memory_pages import MEMORY_ROUTES
-    from .pages import PAGE_ROUTES
-
-    workbench = bench or Workbench(options, browser=_browser())
-
-    @asynccontextmanager
-    async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        try:
-            yield
-        finally:
-            with anyio.CancelScope(shield=True):
-                await workbench.close()
-
-    async def not_here(request: Request, exc: Exception) -> HTMLResponse:
-        status = getattr(exc, "status_code", 404)
-        message = "no such page" if status == 404 else f"{request.method} is not allowed here"
-        return workbench.page("error.html", status=status, message=message)
-
-    static = StaticFiles(packages=[("research_agent.web", "static")])
-    app = Starlette(
-        routes=[*PAGE_ROUTES, *MEMORY_ROUTES, *EVAL_ROUTES, Mount("/static", static, name="static")],
-        lifespan=lifespan,
-        exception_handlers={404: not_here, 405: not_here},
-    )
-    app.state.bench = workbench
-    return HttpGuard(SecurityHeaders(app), bind)
-
-
 def bench_of(request: Request) -> Workbench:
     """The request's workbench."""
     return request.app.state.bench  # type: ignore[no-any-return]
 
 
-def serve(options: ServiceOptions, bind: WebBind, *, on_listening: Callable[[WebBind], None] = lambda _: None) -> None:
-    """Serve the workbench until the process is stopped. Port 0 takes a free port; ``on_listening``
-    gets the bind as served (its real port) once the socket is listening."""
-    sock = listen(bind)
-    if bind.port == 0:
-        bind = replace(bind, port=sock.getsockname()[1])
-    on_listening(bind)
-    anyio.run(serve_asgi, build_app(options, bind), sock)
+def answered(endpoint: Endpoint) -> Endpoint:
+    """``endpoint`` with its refusals and errors as a page of one line and the right status."""
+
+    @functools.wraps(endpoint)
+    async def handler(request: Request) -> Response:
+        try:
+            return await endpoint(request)
+        except Refused as exc:
+            status, message = exc.status, exc.message
+        except UnknownRun as exc:
+            status, message = 404, error_message(exc)
+        except Busy as exc:
+            status, message = 503, error_message(exc)
+        except InputError as exc:
+            status, message = 400, error_message(exc)
+        except ResearchError as exc:
+            status, message = 500, error_message(exc)
+        return bench_of(request).page("error.html", status=status, message=" ".join(message.split()))
+
+    return handler
+
+
+def event_stream(events: AsyncIterator[T], encode: Callable[[T], dict[str, str]]) -> EventSourceResponse:
+    """``events`` as server-sent events (``encode`` gives each one's ``event`` and ``data``), with
+    a ping every 15 s, ended cleanly when the server shuts down."""
+    stopping = anyio.Event()  # set when the server shuts down
+
+    async def stream() -> AsyncIterator[dict[str, str]]:
+        async for event in until(stopping, events):
+            yield encode(event)
+
+    return EventSourceResponse(stream(), ping=15, shutdown_event=stopping, shutdown_grace_period=1.0)
+
+
+async def until(stop: anyio.Event, events: AsyncIterator[T]) -> AsyncIterator[T]:
+    """``events`` until they end or ``stop`` is set, whichever comes first."""
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        while True:
+            following = asyncio.ensure_future(anext(events))
+            await asyncio.wait({following, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            if not following.done():
+                following.cancel()
+                return
+            try:
+                yield following.result()
+            except StopAsyncIteration:
+                return
+    finally:
+        stopped.cancel()

@@ -23,9 +23,8 @@ from ..errors import InputError
 from ..eval.compare import load_scorecard
 from ..eval.pages import COLUMNS, question_cells, scorecard_lines
 from ..ids import is_run_id
-from .app import bench_of
+from .app import answered, bench_of
 from .forms import Refused
-from .pages import answered
 
 __all__ = ["EVAL_ROUTES", "eval_rows"]
 

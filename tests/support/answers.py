@@ -16,7 +16,7 @@ from tests.support.research_responder import writer_markdown
 
 __all__ = ["scored_each", "as_markdown", "relevance_blocks"]
 
-_ENTRY = re.compile(r"^\[(\d+)\] Source title: ", re.M)
+_ENTRY = re.compile(r"^\[(\d+)\] [^\n]*\n<<<DATA source \d+", re.M)
 
 
 def relevance_blocks(user: str) -> list[tuple[int, str]]:

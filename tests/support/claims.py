@@ -12,11 +12,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from research_agent.stages.claim_check import SAME_PASSAGE
+
 __all__ = ["AskedClaim", "asked_claims", "answer_claims", "first_words"]
 
 _BLOCK = re.compile(r"<<<DATA cited sentences>>>\n(.*?)\n<<<END DATA>>>", re.S)
 _ITEM = re.compile(r"^\((\d+)\) (.*)$")
 _PASSAGE = re.compile(r"^    \[(\d+)\] (.*)$")
+_POINTER = re.compile(re.escape(SAME_PASSAGE).replace(r"\{n\}", r"(\d+)"))
 
 
 @dataclass(frozen=True)
@@ -37,8 +40,11 @@ def asked_claims(user: str) -> list[AskedClaim]:
         if item:
             claims.append(AskedClaim(int(item.group(1)), item.group(2), ()))
         elif passage and claims:
-            last = claims[-1]
-            claims[-1] = AskedClaim(last.n, last.sentence, (*last.passages, (int(passage.group(1)), passage.group(2))))
+            last, source, text = claims[-1], int(passage.group(1)), passage.group(2)
+            if pointer := _POINTER.fullmatch(text):  # a passage shown under an earlier claim of the list
+                earlier = next(c for c in claims if c.n == int(pointer.group(1)))
+                text = dict(earlier.passages)[source]
+            claims[-1] = AskedClaim(last.n, last.sentence, (*last.passages, (source, text)))
     return claims
 
 

@@ -1,6 +1,9 @@
 """A weak model's nonsense, as fixtures: what one run against SmolLM2-135M met (issue 23), kept
-exactly, and a second set of our own in other shapes. The lint and the sub-query check must catch
-both by structure, never by these strings.
+exactly, a second set of our own in other shapes, and what the runs of issue 45 met (schema junk
+searched, a viability of 1234567890, debris findings, a made-up address, junk relevance reasons).
+The lint, the sub-query check, the skeptic's and the relevance's checks must catch them by
+structure, never by these strings. A held-out set that no check is tuned on is in
+``tests/data/debris/heldout.jsonl`` (``bench/bench_debris.py`` measures the checks on it).
 
 Each :class:`Debris` gives the planner's sub-queries, a writer's draft (by part,
 :meth:`Debris.draft`; as the writer's markdown answer, :meth:`Debris.answer`), a skeptic's answer (:meth:`Debris.skeptic`), and the same content as a
@@ -16,7 +19,8 @@ from typing import Any
 from tests.support.claims import answer_claims, asked_claims
 from tests.support.research_responder import ResearchResponder, writer_markdown
 
-__all__ = ["ISSUE_DEBRIS", "OTHER_DEBRIS", "Debris", "DebrisResponder", "REAL_QUERIES"]
+__all__ = ["ISSUE_DEBRIS", "ISSUE45_DEBRIS", "OTHER_DEBRIS", "Debris", "DebrisResponder", "REAL_QUERIES",
+           "REAL_REASONS"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,9 @@ class Debris:
     skeptic_claim: str
     skeptic_repeats: int
     viability: int
+    skeptic_reason: str | None = None  # None: the claim again
+    skeptic_fix: str = ""
+    relevance_reasons: tuple[str, ...] = ()  # the reasons of the first relevance scores, one each (then sensible)
 
     def draft(self) -> dict[str, Any]:
         """The writer's answer by part (summary, findings, sections, limitations)."""
@@ -51,8 +58,8 @@ class Debris:
             "lens": "evidence",
             "severity": "concern",
             "claim": self.skeptic_claim,
-            "reason": self.skeptic_claim,
-            "fix": "",
+            "reason": self.skeptic_claim if self.skeptic_reason is None else self.skeptic_reason,
+            "fix": self.skeptic_fix,
             "confidence": 0.5,
         }
         return {"findings": [dict(finding) for _ in range(self.skeptic_repeats)], "viability": self.viability}
@@ -118,6 +125,35 @@ OTHER_DEBRIS = Debris(
     viability=95,
 )
 
+# What the runs of issue 45 met over ten asyncio pages, kept exactly where the issue quotes it: a
+# file name with a schema for a query string, the domain taxonomy echoed back, a finding rendered
+# as '"concern,". critical Response: confidence},{', a viability of 1234567890, an address no source
+# has (four times), an exact repeat of a line inside a paragraph, and relevance reasons of one word.
+_ASYNCIO = "asyncio.create_task() schedules the coroutine on the running event loop."
+_MADE_UP = "https://github.com/LuigiBoschi/asyncio"
+ISSUE45_DEBRIS = Debris(
+    name="issue45",
+    sub_queries=("./science.json?type=object&maxItems:5&minItems:1;",
+                 "create-task:true,2019-03-28T14:57:56\u2026,tech,internet,science,\u2026,other,"),
+    title="asyncio.create_task",
+    summary=f"The task runs on the loop, see {_MADE_UP} for more.",
+    findings=(f"The code is at {_MADE_UP}", f"- {_MADE_UP}"),
+    sections=(
+        ("Overview", f"{_ASYNCIO}\nIt returns a Task object.\nThe task runs concurrently with other tasks.\n{_ASYNCIO}"),
+        ("Code", f"The repository ({_MADE_UP}) has examples of the function."),
+    ),
+    skeptic_claim="concern,",
+    skeptic_reason="critical",
+    skeptic_fix="confidence},{",
+    skeptic_repeats=3,
+    viability=1234567890,
+    relevance_reasons=("error", "type:string", "no_data"),
+)
+
+# Relevance reasons a capable model gives: a sentence, or a word or two.
+REAL_REASONS = ("Explains what create_task returns.", "Off topic: about threading.", "Mentions asyncio only once.",
+                "central", "on topic", "Explains create_task")
+
 # Sub-queries that look odd but are real technology queries: brackets alone are no reason.
 REAL_QUERIES = (
     "list[int]",
@@ -127,16 +163,31 @@ REAL_QUERIES = (
     "GPT-4 benchmark results",
     "量子计算 应用",
     "PostgreSQL VACUUM FULL lock",
+    "C++ std::string find substring",
+    "TypeError: string indices must be integers",
+    "mypy type: ignore comment",
+    "site:docs.python.org asyncio.gather",
+    "asyncio.Queue maxsize=0 meaning",
+    "history of science education in Europe",
 )
 
 
 class DebrisResponder(ResearchResponder):
     """The research responder whose writer and skeptic answer with ``debris`` every time
-    (drafts and revisions alike); planning and relevance stay sensible."""
+    (drafts and revisions alike); planning stays sensible, and so does relevance, but for the
+    debris's ``relevance_reasons``: the reasons of its first scores, one each."""
 
     def __init__(self, debris: Debris, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.debris = debris
+        self.reasons_given = 0
+
+    def _score(self, question: set[str], excerpt: str) -> dict:
+        scored = super()._score(question, excerpt)
+        if self.reasons_given < len(self.debris.relevance_reasons):
+            scored["reason"] = self.debris.relevance_reasons[self.reasons_given]
+            self.reasons_given += 1
+        return scored
 
     def _draft(self, system: str, user: str) -> str:
         return self.debris.answer()

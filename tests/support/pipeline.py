@@ -11,6 +11,7 @@ from research_agent.config import MODES, Settings
 from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
 from research_agent.sources import SearchHit
+from research_agent.stages.relevance import MAX_BATCH
 from tests.support.research_responder import ResearchResponder
 
 DOCS = {
@@ -86,14 +87,15 @@ def settings_for(tmp_path: Path, mode: str = "standard", **changes) -> Settings:
 
 def script(model, responder: ResearchResponder, *, plans: int = 1, sources: int = len(DOCS), drafts: int = 1,
            skeptics: int = 1, revisions: int = 0, relevance_per_plan: list[int] | None = None) -> None:
-    """Queue the calls a run should make, each answered by ``responder``."""
+    """Queue the calls a run should make, each answered by ``responder`` (``relevance_per_plan``:
+    the sources each plan scores, :data:`MAX_BATCH` to a relevance call)."""
 
     def use(request):
         return responder.answer(request.stage, request.system, request.user)
 
     model.enqueue("decompose", use, times=plans)
-    total_relevance = sum(relevance_per_plan) if relevance_per_plan is not None else sources
-    model.enqueue("relevance", use, times=total_relevance)
+    per_plan = relevance_per_plan if relevance_per_plan is not None else [sources]
+    model.enqueue("relevance", use, times=sum(-(-n // MAX_BATCH) for n in per_plan))  # sources batched: calls
     model.enqueue("draft", use, times=drafts)
     model.enqueue("skeptic", use, times=skeptics)
     model.enqueue("revise", use, times=revisions)
@@ -161,7 +163,8 @@ def use(responder: ResearchResponder):
 def queue(model, responder: ResearchResponder, **answers) -> None:
     """Queue one run's calls; ``answers[stage]`` replaces the responder's answers for a stage."""
     plan = {"decompose": [use(responder)],
-            "relevance": [use(responder)] * len(DOCS), "draft": [use(responder)], "skeptic": [use(responder)]}
+            "relevance": [use(responder)] * -(-len(DOCS) // MAX_BATCH), "draft": [use(responder)],
+            "skeptic": [use(responder)]}  # fmt: skip
     plan.update(answers)
     for stage, items in plan.items():
         for item in items:

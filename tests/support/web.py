@@ -138,6 +138,12 @@ class ServedWorkbench:
                 self._process.kill()
                 self._process.wait()
 
+    def kill(self) -> None:
+        """Stop the server at once (SIGKILL), as a crash or a pulled plug would."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+            self._process.wait()
+
     @property
     def stderr(self) -> str:
         return "\n".join(self.lines)

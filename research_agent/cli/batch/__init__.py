@@ -141,9 +141,9 @@ def _plan(
     file: Path | None, resume: str | None, given: dict[str, Any], deps: BatchDeps, *, again: bool
 ) -> tuple[Batch, Settings]:
     """The batch to run and its base settings; every problem refused here, before any model call."""
-    from ...batch.plan import plan_batch, rows_of
+    from ...batch.plan import plan_batch
     from ...batch.questions import read_batch_file
-    from ...batch.reach import resumable_rows
+    from ...batch.start import resumed
     from ...batch.state import BatchState, find_latest
     from ...files.atomic import ensure_writable_dir
     from ...files.safefile import check_folder_inside
@@ -157,9 +157,7 @@ def _plan(
     previous = BatchState.load(base.meta_dir, resume) if resume else None
     used = given
     if previous is not None and file is None:  # the options it was started with, then those given now
-        rows = resumable_rows(previous, rows_of(previous), bool(base.corpus_dirs), base.state_dir)
-        used = {**previous.overrides, **given}
-        base = deps.load_settings(used)
+        rows, used, base = resumed(previous, base, given, deps.load_settings)
     else:
         rows = read_batch_file(file)  # type: ignore[arg-type]
     where = str(file.resolve()) if file is not None else previous.file  # type: ignore[union-attr]
@@ -189,21 +187,16 @@ def _run(batch: Batch, base: Settings, options: SessionOptions, deps: BatchDeps)
 def run_locked(session: Coroutine[Any, Any, Any], state: BatchState, view: BatchView) -> int | None:
     """Run ``session`` (a batch's, or an eval's) holding the lock of its ``state``, its progress in
     ``view``; the exit code when a signal stopped it (None: it ran to its end)."""
-    from ...files.locks import Locked, exclusive_lock
+    from ...batch.start import holding
 
-    lock = state.meta_dir / f"{state.KIND}-{state.id}.lock"
     try:
-        with exclusive_lock(lock, wait=False), quiet_logs():
+        with holding(state), quiet_logs():  # another process running it: refused before the session starts
             interrupts.run_interruptibly(session)
-    except Locked:
-        session.close()
-        raise InputError(f"{state.KIND} {state.id} is running in another process") from None
     except KeyboardInterrupt:  # the first Ctrl-C or SIGTERM, once the running questions have unwound
         return interrupts.interrupt_exit_code()
     finally:
+        session.close()  # a no-op once it ran; one that never started is closed unawaited
         view.stop()
-        if not state.path.exists():  # it never started (no endpoint): nothing of it is left
-            lock.unlink(missing_ok=True)
     return None
 
 

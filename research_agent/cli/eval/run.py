@@ -101,10 +101,11 @@ def _world(world_dir: Path | None, options: EvalOptions, base: Settings) -> Path
     never into a folder a stored state names)."""
     if world_dir is not None and not options.builtin:
         return world_dir
-    from ...eval.world import builtin_name, write_world
+    from ...eval.world import write_world
+    from ...eval.world.sample import builtin_world_dir
     from ...files.atomic import ensure_writable_dir
 
-    folder = Path(base.cache_dir).expanduser() / "eval-worlds" / builtin_name(options.seed)
+    folder = builtin_world_dir(base.cache_dir, options.seed)  # where run --sample writes it too
     ensure_writable_dir(folder)
     return write_world(folder, options.seed)
 

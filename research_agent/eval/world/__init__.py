@@ -4,6 +4,8 @@
   Schema shipped beside it), refused before any model call with one line naming the problem
 * :mod:`.builtin`  the built-in world, generated from a seed (:func:`~.builtin.write_world`)
 * :mod:`.fiction`  what a generated world is made of: invented names, pages in md, html and txt
+* :mod:`.sample`   the sample corpus of ``run --sample``: the built-in world of a fixed seed, written
+  into the cache folder where ``eval run`` writes it (:func:`~.sample.write_sample`)
 """
 
 from .builtin import DEFAULT_SEED, KINDS, builtin_name, generate, write_world

@@ -6,5 +6,6 @@
 * ``text``       structure, empty sections, placeholders, leaked prompt text, length
 * ``debris``     debris: headings that are web addresses, text with no real words
 * ``repeats``    repeated sections and paragraphs
+* ``addresses``  web addresses in the prose that no source has
 * ``rules``      the user's custom rules, under their time budget
 """

@@ -19,7 +19,7 @@ Repetition is :mod:`.repeats`'s, length :mod:`.text`'s.
 
 from __future__ import annotations
 
-from ...text.debris import is_bare_number, is_url, real_words, repeats_itself, unescape_markdown, without_urls
+from ...text.debris import is_url, says_nothing
 from ..issues import Issue
 from ..markdown import ParsedReport, heading_key, is_reserved_heading
 from .common import block_citations, lint_issue
@@ -29,19 +29,6 @@ __all__ = ["check_debris", "check_no_citation", "WRITTEN_FROM_SOURCES"]
 # The gate decisions of a report written from kept sources (the others say why there is none).
 WRITTEN_FROM_SOURCES = frozenset({"full_report", "short_report"})
 _SKEPTIC_SECTION = "adversarial analysis"
-
-
-def _wordless(text: str) -> str | None:
-    """Why ``text`` says nothing (it loops, is a bare number, has no real word), or None."""
-    text = unescape_markdown(text)
-    words = real_words(without_urls(text))
-    if repeats_itself(words):
-        return "repeats the same few words over and over"
-    if words:
-        return None
-    if is_bare_number(text):
-        return "is a bare number"
-    return "has no word of 3 or more letters (schema vocabulary such as 'type' or 'maxItems' aside)"
 
 
 def _heading_issues(doc: ParsedReport) -> list[Issue]:
@@ -62,7 +49,7 @@ def _heading_issues(doc: ParsedReport) -> list[Issue]:
                 )
             )
             continue
-        why = _wordless(heading.text)
+        why = says_nothing(heading.text)
         if why is not None:
             issues.append(
                 lint_issue(
@@ -83,7 +70,7 @@ def check_debris(doc: ParsedReport) -> list[Issue]:
     for block in doc.blocks:
         if block.kind == "row":
             continue
-        why = _wordless(block.text)
+        why = says_nothing(block.text)
         if why is None:
             continue
         where = heading_key(block.section) or "the report"
@@ -106,7 +93,7 @@ def check_no_citation(doc: ParsedReport) -> list[Issue]:
     if decision not in WRITTEN_FROM_SOURCES or not doc.blocks:
         return []
     for block in doc.blocks:
-        if heading_key(block.section) == _SKEPTIC_SECTION or _wordless(block.text) is not None:
+        if heading_key(block.section) == _SKEPTIC_SECTION or says_nothing(block.text) is not None:
             continue  # the skeptic's citations are not the writer's; "[1, 2]" in debris cites nothing
         if block_citations(block):
             return []

@@ -11,7 +11,10 @@ every key finding. Stated by structure, whatever the text:
   order) is a warning, since two sources can make nearly the same point, unless the
   repetition is a loop: a paragraph repeated three or more times (near or exact copies alike,
   and an exact copy of a near copy is a repeat of the same paragraph), or repeats that make
-  up more than a quarter of the prose's words, make every repeat critical.
+  up more than a quarter of the prose's words, make every repeat critical;
+- a line of a paragraph of several lines (a weak model writes one sentence a line, without the
+  blank lines between) that repeats an earlier line word for word, and has 4 or more words, is
+  critical like a repeated paragraph, at its own line.
 
 Table rows are compared only when they have 8 or more words: a table repeats short cells.
 """
@@ -212,11 +215,49 @@ def _repeated_paragraphs(read: Sequence[_Read], covered: set[int]) -> list[Issue
     return issues
 
 
+_MIN_LINE_WORDS = 4
+
+
+def _line_words(text: str) -> Key:
+    return tuple(re.findall(r"[^\W_]+", blank(mask_code_and_urls(text), CITATION).lower()))
+
+
+def _repeated_lines(read: Sequence[_Read], flagged: set[int]) -> list[Issue]:
+    """Lines of paragraphs of several lines that repeat an earlier line (of any paragraph) word for
+    word; a paragraph already flagged (``flagged``: its first line) is not read again."""
+    first: dict[Key, int] = {}
+    issues: list[Issue] = []
+    for block, _, _ in read:
+        if block.kind != "paragraph":
+            continue
+        ends = (*block.starts[1:], len(block.text))
+        for line, start, end in zip(block.lines, block.starts, ends, strict=True):
+            key = _line_words(block.text[start:end])
+            if len(key) < _MIN_LINE_WORDS:
+                continue
+            earlier = first.setdefault(key, line)
+            if earlier == line or len(block.lines) == 1 or block.line in flagged:
+                continue
+            issues.append(
+                lint_issue(
+                    "duplicate_paragraph",
+                    "critical",
+                    line,
+                    " ".join(block.text[start:end].split()[:12]),
+                    f"repeats line {earlier} word for word",
+                    "remove the repetition, or merge the two into one paragraph",
+                )
+            )
+    return issues
+
+
 def check_repeats(doc: ParsedReport) -> list[Issue]:
-    """Repeated sections and paragraphs (see the module docstring)."""
+    """Repeated sections, paragraphs and lines (see the module docstring)."""
     read = []
     for block in doc.blocks:
         words = _words(block)
         read.append(_Read(block, words, _key(block, words)))
     issues, covered = _repeated_sections(doc, read)
-    return issues + _repeated_paragraphs(read, covered)
+    issues += _repeated_paragraphs(read, covered)
+    flagged = covered | {i.line for i in issues if i.line is not None}
+    return issues + _repeated_lines(read, flagged)

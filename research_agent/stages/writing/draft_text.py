@@ -227,10 +227,10 @@ def _words(text: str) -> tuple[str, ...]:
 
 @cache
 def _instructions() -> tuple[tuple[str, ...], ...]:
-    """The writer prompts' own instruction sentences (draft and revise) of 5 or more words, as words."""
+    """The writer prompts' own instruction sentences (the draft's, and revise's task) of 5 or more words, as words."""
     found = []
-    for name in ("draft", "revise"):
-        for line in prompts.load(name)[0].template.split("\n"):
+    for template in (prompts.load("draft")[0].template, prompts.fragment_text("revise_task")):
+        for line in template.split("\n"):
             if "$" not in line and not line.lstrip().startswith("#"):
                 found += [w for part in re.split(r"(?<=[.!?])\s+", line) if len(w := _words(part)) >= _ECHO_MIN_WORDS]
     return tuple(found)

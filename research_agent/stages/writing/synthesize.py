@@ -68,7 +68,18 @@ def _shape(short: bool, target_words: int) -> str:
             "- The evidence is thin: write a SHORT report (about half the usual length) and say plainly "
             "which parts of the question the sources leave open.\n"
         )
-    return f"- Use 2-5 body sections with informative headings; about {target_words} words overall.\n"
+    return "- Use 2-5 body sections with informative headings.\n"
+
+
+def _draft_prompt(
+    query: str, sources: tuple[Source, ...], *, target: int, short: bool, context_block: str, passages: int
+) -> prompts.Prompt:
+    """The writer's prompt: its rules, the question and the sources (revise adds its task after them)."""
+    return prompts.render(
+        "draft", query=query, target_words=target, shape=_shape(short, target),
+        context=f"\n{context_block}\n" if context_block else "",
+        sources=sources_block(sources, token_budget=passages),
+    )  # fmt: skip
 
 
 async def draft_report(
@@ -90,14 +101,8 @@ async def draft_report(
     target = target_words // 2 if short else target_words
 
     def build(trim: Trim) -> ChatRequest:
-        prompt = prompts.render(
-            "draft",
-            query=query,
-            target_words=target,
-            shape=_shape(short, target),
-            context=f"\n{context_block}\n" if context_block else "",
-            sources=sources_block(sources, token_budget=trim.passages),
-        )
+        prompt = _draft_prompt(query, sources, target=target, short=short, context_block=context_block,
+                               passages=trim.passages)  # fmt: skip
         return _request("draft", prompt, temperature=0.3, max_tokens=trim.answer)
 
     start = Trim(source_tokens, 0, max(1500, int(target * 2.2)))
@@ -121,30 +126,34 @@ async def revise_report(
     on_tokens: TokenCallback | None = None,
     idle: float | None = None,
     on_cut: Callable[[ReportDraft], None] | None = None,
+    short: bool = False,
+    context_block: str = "",
 ) -> ReportDraft:
-    """Rewrite ``draft`` so that it fixes every issue in ``feedback``.
+    """Rewrite ``draft`` so that it fixes every issue in ``feedback``: the draft's own prompt
+    (``short`` and ``context_block`` as the draft had them), then the task, the draft and the feedback.
 
     When no usable revision comes back, or the revision was cut short (``on_cut`` hears
     it), ``draft`` itself is returned (the same object: callers can tell) and ``notify`` is told.
-    A revision cut for its length is asked once more, shorter, first.
+    A revision cut for its length is asked once more, shorter, first (``notify`` hears it start).
     """
     current = draft_markdown(draft)
+    target_words = target_words // 2 if short else target_words  # as the draft was asked for
 
     def build(trim: Trim) -> ChatRequest:
-        prompt = prompts.render(
-            "revise",
-            query=query,
-            target_words=target_words,
+        # The draft's prompt, word for word, then the task: a server's prompt cache reuses the sources.
+        written = _draft_prompt(query, sources, target=target_words, short=short, context_block=context_block,
+                                passages=trim.passages)  # fmt: skip
+        task = prompts.fragment(
+            "revise_task", target_words=target_words, draft=wrap_data("draft", current),
             feedback=wrap_data("review feedback", sanitize(feedback, max_chars=trim.extra)),
-            draft=wrap_data("draft", current),
-            sources=sources_block(sources, token_budget=trim.passages),
-        )
-        return _request("revise", prompt, temperature=0.2, max_tokens=trim.answer)
+        )  # fmt: skip
+        return _request("revise", prompts.Prompt(written.system, f"{written.user}\n{task}"), temperature=0.2,
+                        max_tokens=trim.answer)  # fmt: skip
 
     start = Trim(source_tokens, FEEDBACK_CHARS, max(1500, int(target_words * 2.2), estimate_tokens(current) + 500))
     floor = Trim(min(source_tokens, _MIN_PASSAGE_TOKENS), 2000, min(start.answer, estimate_tokens(current) + 200))
     ask = lambda request: ask_writer(model, request, target_words=target_words, on_tokens=on_tokens,  # noqa: E731
-                                     idle=idle, keep_cut=False)  # fmt: skip
+                                     idle=idle, keep_cut=False, notify=notify)  # fmt: skip
     revised = await or_fallback(_within_window(model, build, start, floor, notify, ask), lambda: draft,
                                 outcome="the previous draft is kept", notify=notify)  # fmt: skip
     if revised.cut:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ... import prompts
@@ -82,10 +83,13 @@ async def ask_writer(
     on_tokens: TokenCallback | None = None,
     idle: float | None = None,
     keep_cut: bool = True,
+    notify: Callable[[str], None] | None = None,
 ) -> ReportDraft:
     """The writer's usable draft for ``request`` (a plain-text request for about ``target_words``).
 
-    ``keep_cut`` False (revise) asks a usable answer cut for its length again, shorter, once.
+    ``keep_cut`` False (revise) asks a usable answer cut for its length again, shorter, once;
+    ``notify`` hears when that retry starts and how many tokens the cut answer had (the
+    progress line's token count starts again from 0).
     Raises LLMTimeout after a second stall with nothing usable (``idle``: the idle limit, for the
     message), InvalidModelOutput when no answer held a usable paragraph or sentence, and whatever
     the model raised.
@@ -93,8 +97,9 @@ async def ask_writer(
     limits = DraftLimits.for_target(target_words)
     kept: ReportDraft | None = None
     stalls, shortened, reason, base, asked = 0, False, "", request, request
+    heard = _Heard(on_tokens)
     for attempt in range(1, STRUCTURED_ATTEMPTS + 1):
-        response = await _answer(model, asked, on_tokens, limits)
+        response = await _answer(model, asked, heard, limits)
         read = _read(response.text, response.finish_reason if response.finish_reason in CUT_REASONS else "", limits)
         if read.whole is not None and (not read.cut or keep_cut or shortened or read.cut not in _SHORTENED):
             return read.whole
@@ -105,6 +110,9 @@ async def ask_writer(
             shortened, base = True, _shorter(request, target_words)
             log.info("stage %s: answer %d was cut (%s); asking once more for a shorter one", request.stage, attempt,
                      read.cut)  # fmt: skip
+            if notify is not None:
+                notify(f"the {request.stage} answer was cut at its length limit after {heard.tokens} tokens; asking "
+                       f"once more for a shorter one (about {_shorter_words(target_words)} words)")  # fmt: skip
             asked = base
             continue
         if read.cut in (STALLED, NO_FIRST_TOKEN):
@@ -124,6 +132,19 @@ async def ask_writer(
         stage=request.stage,
         model=response.model,
     )
+
+
+class _Heard:
+    """The tokens of the answer in progress, as the stream counts them, passed on to ``on_tokens``."""
+
+    def __init__(self, on_tokens: TokenCallback | None) -> None:
+        self.on_tokens = on_tokens
+        self.tokens = 0
+
+    def __call__(self, tokens: int, piece: str) -> None:
+        self.tokens = tokens
+        if self.on_tokens is not None:
+            self.on_tokens(tokens, piece)
 
 
 async def _answer(
@@ -186,9 +207,13 @@ def _better(kept: ReportDraft | None, found: ReportDraft | None) -> ReportDraft 
     return kept
 
 
+def _shorter_words(target_words: int) -> int:
+    return max(100, target_words // 2)
+
+
 def _shorter(request: ChatRequest, target_words: int) -> ChatRequest:
     """``request`` asked again after a cut: half the words, in short paragraphs."""
-    note = prompts.fragment("writer_shorter", words=max(100, target_words // 2))
+    note = prompts.fragment("writer_shorter", words=_shorter_words(target_words))
     return replace(request, user=f"{request.user}\n\n{note}", retry=True)
 
 

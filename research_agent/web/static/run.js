@@ -1,16 +1,21 @@
-// research-agent workbench: follow a run's progress over server-sent events.
+// research-agent workbench: follow a run's progress over server-sent events (through follow.js).
 // The page works without this file (it reloads itself while the run goes on); with it, each
-// event is added as it comes. Every string from the server is set as text, never as markup.
+// event is added as it comes, the writer's text streams into its box, and a broken connection
+// is said on the page, where Cancel waits until the server is back. Every string from the server
+// is set as text, never as markup.
 (function () {
   "use strict";
   var watch = document.getElementById("watch");
-  if (!watch || watch.getAttribute("data-outcome") !== "running" || !window.EventSource) {
+  if (!watch || watch.getAttribute("data-outcome") !== "running" || !window.EventSource || !window.followEvents) {
     return;
   }
   var timeline = document.getElementById("timeline");
   var place = document.getElementById("place");
   var outcome = document.getElementById("outcome");
   var rate = document.querySelector("[data-count='rate']");
+  var draft = document.getElementById("draft");
+  var draftText = document.getElementById("draft-text");
+  var draftStage = document.getElementById("draft-stage");
   var open = null; // the stage in progress: {li, at}
 
   function closeStage(at) {
@@ -20,6 +25,12 @@
       took.textContent = " " + Math.max(0, at - open.at).toFixed(1) + " s";
       open.li.appendChild(took);
       open = null;
+    }
+  }
+
+  function moved(data) {
+    if (place && typeof data.place === "number") {
+      place.value = data.place;
     }
   }
 
@@ -36,13 +47,8 @@
     if (data.kind === "stage") {
       open = {li: li, at: data.at};
     }
-    if (data.kind === "stream" && rate) {
-      rate.textContent = data.message.split(": ").slice(1).join(": ");
-    }
     timeline.appendChild(li);
-    if (place && typeof data.place === "number") {
-      place.value = data.place;
-    }
+    moved(data);
   }
 
   function counts(values) {
@@ -58,31 +64,74 @@
     }
   }
 
-  var source = new EventSource(watch.getAttribute("data-events"));
-  source.addEventListener("open", function () {
-    // every (re)connection replays the run from its start
-    timeline.textContent = "";
-    open = null;
-  });
-  ["stage", "note", "stream"].forEach(function (kind) {
-    source.addEventListener(kind, function (event) {
-      add(JSON.parse(event.data));
-    });
-  });
-  source.addEventListener("counts", function (event) {
-    counts(JSON.parse(event.data).counts || {});
-  });
-  source.addEventListener("end", function (event) {
-    source.close();
-    var data = JSON.parse(event.data);
-    add(data);
-    outcome.textContent = data.outcome;
-    outcome.className = "status status-" + data.outcome;
-    var cancel = document.getElementById("cancel");
-    if (cancel) {
-      cancel.remove();
+  function text(data) {
+    if (!draft) {
+      return;
     }
-    // the page as the server draws a finished run: the report's link, the findings, the claims
-    window.location.reload();
+    var bottom = draftText.scrollHeight - draftText.scrollTop - draftText.clientHeight < 24;
+    if (data.new) {
+      draftText.textContent = data.message;
+    } else {
+      draftText.appendChild(document.createTextNode(data.message));
+    }
+    draftStage.textContent = data.stage === "revise" ? "The revision, as it streams" : "The draft, as it streams";
+    draft.hidden = draftText.textContent.length === 0;
+    if (bottom) {
+      draftText.scrollTop = draftText.scrollHeight;
+    }
+  }
+
+  function cancelButton() {
+    return document.querySelector("#cancel button");
+  }
+
+  window.followEvents({
+    url: watch.getAttribute("data-events"),
+    banner: document.getElementById("connection"),
+    last: "end",
+    opened: function () {
+      // every (re)connection replays the run from its start
+      timeline.textContent = "";
+      open = null;
+      outcome.textContent = "running";
+      outcome.className = "status status-running";
+      var button = cancelButton();
+      if (button) {
+        button.disabled = false;
+      }
+    },
+    lost: function (state) {
+      outcome.textContent = state === "gone" ? "server gone" : "connection lost";
+      outcome.className = "status status-" + state;
+      var button = cancelButton();
+      if (button) {
+        button.disabled = true; // nothing would receive it
+      }
+    },
+    on: {
+      stage: add,
+      note: add,
+      stream: function (data) {
+        if (rate) {
+          rate.textContent = data.message.split(": ").slice(1).join(": ");
+        }
+        moved(data);
+      },
+      counts: function (data) {
+        counts(data.counts || {});
+      },
+      text: text,
+      end: function (data) {
+        add(data);
+        outcome.textContent = data.outcome;
+        outcome.className = "status status-" + data.outcome;
+        var cancel = document.getElementById("cancel");
+        if (cancel) {
+          cancel.remove();
+        }
+        // the page as the server draws a finished run: the report's link, the findings, the claims
+        window.location.reload();
+      }
+    }
   });
 })();

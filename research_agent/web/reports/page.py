@@ -20,7 +20,7 @@ LANDMARKS = ("</head>", "<body>", "<footer>")
 
 @cache
 def _style() -> str:
-    return resources.files(__package__).joinpath("static", "report-page.css").read_text(encoding="utf-8")
+    return resources.files("research_agent.web").joinpath("static", "report-page.css").read_text(encoding="utf-8")
 
 
 def with_details(page: str, bar: str, details: str) -> str:

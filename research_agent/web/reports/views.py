@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ResearchError, error_message
-from ..ids import id_timestamp
-from ..record import RunRecord, SourceSummary, read_run_record
-from ..run_refs import Runs, run_file
+from ...errors import ResearchError, error_message
+from ...ids import id_timestamp
+from ...record import RunRecord, SourceSummary, read_run_record
+from ...run_refs import Runs, run_file
 
 __all__ = ["ReportRow", "ReportRows", "read_record", "sources_in_order", "when"]
 

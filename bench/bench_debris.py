@@ -1,0 +1,108 @@
+"""How well the checks of a weak model's debris tell junk from what a capable model or a person writes.
+
+Run: ``python bench/bench_debris.py [--errors]``
+
+Two sets, each text labelled ``debris`` or ``real``:
+
+- ``dev``: the shapes the checks were built and are tested on (``tests/support/debris.py``: what the
+  runs of issues 23 and 45 met against SmolLM2-135M, a set of our own, and real queries and reasons);
+- ``heldout``: ``tests/data/debris/heldout.jsonl``, written before the checks of issue 45 and never
+  tuned on.
+
+Each kind of text goes through the check that reads it in a run: a sub-query through
+:func:`research_agent.stages._sub_queries.query_problem` (with the domain list of the decompose
+prompt), a skeptic finding's claim or reason through :func:`research_agent.stages.skeptic.is_debris`,
+a relevance reason through :func:`research_agent.stages.relevance.reason_problem`, a viability
+through :func:`research_agent.review.review.read_viability` (refused: unscored), a paragraph
+through :func:`research_agent.text.debris.says_nothing` (the lint's debris test). It prints, per
+set and kind, the precision and recall at refusing debris; ``--errors`` lists the texts each gets wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from research_agent import prompts  # noqa: E402
+from research_agent.review.review import read_viability  # noqa: E402
+from research_agent.stages._sub_queries import list_words, query_problem  # noqa: E402
+from research_agent.stages.relevance import reason_problem  # noqa: E402
+from research_agent.stages.skeptic import SkepticFinding, is_debris  # noqa: E402
+from research_agent.text.debris import says_nothing  # noqa: E402
+from tests.support.debris import (  # noqa: E402
+    ISSUE45_DEBRIS,
+    ISSUE_DEBRIS,
+    OTHER_DEBRIS,
+    REAL_QUERIES,
+    REAL_REASONS,
+)
+
+HELDOUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "debris" / "heldout.jsonl"
+QUESTION = "What does asyncio.create_task do?"
+LISTED = list_words(prompts.fragment("domains"), QUESTION)
+
+REFUSES: dict[str, Callable[[str], bool]] = {
+    "sub_query": lambda text: query_problem(text, LISTED) is not None,
+    "finding": lambda text: is_debris(SkepticFinding("evidence", "concern", text, text, "", 0.5)),
+    "reason": lambda text: reason_problem(text) is not None,
+    "viability": lambda text: read_viability(json.loads(text))[0] is None,
+    "paragraph": lambda text: says_nothing(text) is not None,
+}
+
+
+def dev_set() -> list[dict[str, str]]:
+    """The shapes of ``tests/support/debris.py``, labelled as the tests read them."""
+    rows: list[tuple[str, str, str]] = []
+    for debris in (ISSUE_DEBRIS, OTHER_DEBRIS, ISSUE45_DEBRIS):
+        rows += [("sub_query", q, "debris") for q in debris.sub_queries]
+        finding = debris.skeptic()["findings"][0]
+        rows += [("finding", text, "debris") for text in dict.fromkeys((finding["claim"], finding["reason"]))]
+        rows += [("reason", r, "debris") for r in debris.relevance_reasons]
+        label = "real" if 0 <= debris.viability <= 100 else "debris"
+        rows.append(("viability", json.dumps(debris.viability), label))
+    wordless = [f for d in (ISSUE_DEBRIS, OTHER_DEBRIS) for f in d.findings if f not in ("- 1",)]
+    rows += [("paragraph", text, "debris") for text in (ISSUE_DEBRIS.summary, OTHER_DEBRIS.summary, *wordless)]
+    rows += [("sub_query", q, "real") for q in REAL_QUERIES]
+    rows += [("reason", r, "real") for r in REAL_REASONS]
+    return [{"kind": kind, "text": text, "label": label} for kind, text, label in rows]
+
+
+def scores(items: list[dict[str, str]]) -> tuple[str, list[str]]:
+    """``precision recall (tp fp fn) of n`` at refusing debris, and the texts the check got wrong."""
+    tp = fp = fn = 0
+    wrong = []
+    for item in items:
+        refused, junk = REFUSES[item["kind"]](item["text"]), item["label"] == "debris"
+        tp += refused and junk
+        fp += refused and not junk
+        fn += junk and not refused
+        if refused != junk:
+            wrong.append(f"{'refused ' if refused else 'accepted'} {item['label']:<6} {item['text']!r}")
+    precision = tp / (tp + fp) if tp + fp else 1.0
+    recall = tp / (tp + fn) if tp + fn else 1.0
+    return f"precision {precision:.2f} recall {recall:.2f} (tp {tp}, fp {fp}, fn {fn}; {len(items)} texts)", wrong
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--errors", action="store_true", help="list the texts each check gets wrong")
+    args = parser.parse_args()
+    heldout = [json.loads(line) for line in HELDOUT.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for name, items in (("dev", dev_set()), ("heldout", heldout)):
+        for kind in (*REFUSES, "all"):
+            chosen = [item for item in items if kind in ("all", item["kind"])]
+            if not chosen:
+                continue
+            line, wrong = scores(chosen)
+            print(f"{name:<8} {kind:<10} {line}")
+            if args.errors and kind != "all" and wrong:
+                print("\n".join(f"    {w}" for w in wrong))
+
+
+if __name__ == "__main__":
+    main()
