@@ -203,5 +203,7 @@ def test_effects_as_json_fields(tmp_path: Path) -> None:
         "key", "stage", "target", "text", "domain", "applied_runs", "baseline_runs",
         "mean_with", "mean_without", "delta", "interval", "method", "paired_questions", "confounded_with", "status",
         "score", "decided_on", "decided_after", "decided_at", "trial_runs", "more_runs", "reinstated",
+        "fact_recall", "critic_tracking",
     ]  # fmt: skip
+    assert data["fact_recall"] is None and data["critic_tracking"] is None  # no eval graded its runs
     assert data["mean_with"] == 4.0 and data["mean_without"] is None and data["delta"] is None
