@@ -61,7 +61,7 @@ async def junk_run(tmp_path, scripted_model):
     responder = DebrisResponder(JUNK)
     plan = {"domain": "technology", "sub_queries": [*JUNK.sub_queries, *REAL]}
     queue(scripted_model, responder, decompose=[lambda request: plan], revise=[use(responder)] * 2)
-    scripted_model.enqueue("relevance", use(responder), times=3)  # the sources with junk reasons, asked again
+    scripted_model.enqueue("relevance", use(responder))  # the sources with junk reasons, asked again in one batch
     provider = DocsProvider(tmp_path)
     result = await run(tmp_path, scripted_model, provider=provider)
     return provider, result
@@ -76,6 +76,19 @@ async def test_no_junk_is_searched_and_the_limitations_say_what_was(junk_run) ->
             "not a search; a schema fragment); what was searched: \u201cPostgreSQL VACUUM dead tuples\u201d, "
             "\u201cautovacuum thresholds tuning\u201d.") in limitations
     assert "science.json" not in report and "internet" not in report
+
+
+async def test_a_run_with_no_answer_says_too_what_was_not_searched(tmp_path, scripted_model) -> None:
+    """The real quick and standard runs of the asyncio question: a plan of junk alone, and no source
+    scored; the short report's Limitations say what was dropped, as an answer's do."""
+    scripted_model.enqueue("decompose", {"domain": "technology", "sub_queries": list(JUNK.sub_queries)}, times=3)
+    unscored = {"scores": [{"id": n, "score": 1, "reason": "about another tool"} for n in range(1, 13)]}
+    scripted_model.enqueue("relevance", lambda request: unscored, times=1)
+    scripted_model.enqueue("draft", "## Executive Summary\n\nVACUUM removes dead tuples [1].")  # beside relevance
+    result = await run(tmp_path, scripted_model)
+    assert result.gate_decision in ("insufficient_data", "no_new_findings")
+    limitations = result.report_markdown.split("## Limitations & Gaps", 1)[1].split("\n## ", 1)[0]
+    assert "- 2 sub-queries the planner wrote were not searched (an address or file name with a query string" in limitations
 
 
 async def test_a_nonsense_viability_is_unscored_in_the_run_the_report_and_review(junk_run, tmp_path: Path) -> None:

@@ -112,6 +112,7 @@ def final_report(run: Run, briefing: Briefing, outcome: Outcome) -> FinalReport:
             examined=[(s.source, s.score, s.reason) for s in _best_first(run.ledger.scored)],
             failures=[f"{f.provider}: {f.reason}" for f in run.ledger.provider_failures][:10],
             lessons_markdown=briefing.lessons_markdown,
+            limitations=[searched_note(run.ledger.sub_queries, dropped)] if (dropped := run.ledger.dropped_sub_queries) else [],
         )
         return FinalReport(markdown, (), 0, "give_up")
     written = outcome.written

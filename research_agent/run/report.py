@@ -245,6 +245,7 @@ def render_insufficient(
     failures: Sequence[str] = (),
     lessons_markdown: str = "",
     examined_limit: int = 30,
+    limitations: Sequence[str] = (),
 ) -> str:
     """An honest short report for a run whose sources cannot support an answer.
 
@@ -286,6 +287,7 @@ def render_insufficient(
         "- The question may need sources this run could not reach: try other search providers, "
         "a broader corpus, or a more specific question.\n"
     )
+    parts.extend(f"- {plain_text(line, max_chars=1200)}\n" for line in limitations)
     if lessons_markdown.strip():
         parts.append(lessons_markdown.strip() + "\n")
     return "\n".join(parts)
