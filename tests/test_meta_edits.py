@@ -5,6 +5,8 @@ in the trial ledger is amended (its scores only) and says it was edited by hand.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -14,10 +16,12 @@ from typer.testing import CliRunner
 from research_agent.cli.memory import MemoryDeps, app
 from research_agent.config import Settings
 from research_agent.memory.lessons.effects_view import lesson_effects
+from research_agent.memory.store.critique_types import Scores
 from research_agent.memory.store.files import critique_path, load_critique
 from research_agent.memory.store.index.summary import open_index
+from research_agent.memory.store.schema import DIMENSIONS
 from research_agent.memory.store.trials import TrialRow
-from tests.support.memory import NOW, make_critique, put, state_in, trust_in
+from tests.support.memory import NOW, make_critique, put, stamp, state_in, trust_in
 
 COUNTER = "counterarguments:missing"
 
@@ -115,3 +119,18 @@ def test_derived_counts_follow_the_measured_facts(tmp_path: Path) -> None:
     assert loaded.source_count == critique.facts.sources.kept
     assert loaded.edits == (f"edited by hand: source_count recomputed (99 in the file, {critique.facts.sources.kept} "
                             "from facts.sources.kept)",)  # fmt: skip
+
+
+def test_a_later_critique_of_the_same_run_is_named_as_such_not_as_a_hand_edit(tmp_path: Path) -> None:
+    meta = tmp_path / "reports" / "meta"
+    critique = make_critique(3, scores=(4, 4, 2, 4, 4))
+    put(meta, critique)
+    _row(tmp_path, critique.id)
+    scores = Scores(**dict(zip(DIMENSIONS, (4, 4, 4, 4, 4), strict=True)))
+    again = replace(critique, timestamp=stamp(NOW - timedelta(hours=1)), scores=scores, mean_score=scores.mean,
+                    overall_pass=scores.passed)  # `memory retry` or `critique --run` made it anew, two hours on
+    put(meta, again)
+    row = _row(tmp_path, critique.id)
+    assert row.edit is not None and row.edit.how == "critique" and row.scores == (4, 4, 4, 4, 4)
+    shown = CliRunner().invoke(app, ["ledger"], obj=_deps(tmp_path))
+    assert "scores changed by a later critique since first recorded: coverage 2 \u2192 4" in shown.stdout
