@@ -49,9 +49,12 @@ async def test_a_rejected_reports_critique_never_passes_and_builds_no_lesson(tmp
     assert loaded.review == "rejected" and not loaded.overall_pass
     data = yaml.safe_load((meta / f"critique-{critique.id}.yaml").read_text(encoding="utf-8"))
     assert data["review"] == "rejected" and validate_critique(data) == []
-    assert validate_critique({**data, "overall_pass": True}) == [
-        "overall_pass: True does not match the scores (should be False)"
-    ]
+    assert validate_critique({**data, "overall_pass": True}) == []  # a derived value is not checked: recomputed
+    put_raw(meta, critique, overall_pass=True)  # a hand edit cannot make a rejected report's critique pass
+    edited = load_critique(meta / f"critique-{critique.id}.yaml")
+    assert not edited.overall_pass and edited.edits == (
+        "edited by hand: overall_pass recomputed from the scores, verdict changed (pass in the file, fail from the scores)",
+    )
     listed = invoke(["list"], tmp_path / "reports")
     assert "no: report rejected by its" in listed.stdout
     rows = json.loads(invoke(["list", "--json"], tmp_path / "reports").stdout)

@@ -138,7 +138,7 @@ def test_what_effects_leave_out(tmp_path: Path) -> None:
     put(
         tmp_path, make_critique(when=NOW + timedelta(days=2), scores=(4, 4, 4, 1, 4), applied=(key,))
     )  # future
-    put_raw(tmp_path, make_critique(3, scores=(4, 4, 4, 5, 4), applied=(key,)), mean_score=1.0)  # invalid
+    put_raw(tmp_path, make_critique(3, scores=(4, 4, 4, 5, 4), applied=(key,)), mean_score="1.0")  # invalid
     put(tmp_path, make_critique(4, scores=(4, 4, 4, 2, 4), withheld=(key,)))
     found = effect(tmp_path, key)
     # the run where its target does not apply still counts in its arm, for the mean score
@@ -203,5 +203,7 @@ def test_effects_as_json_fields(tmp_path: Path) -> None:
         "key", "stage", "target", "text", "domain", "applied_runs", "baseline_runs",
         "mean_with", "mean_without", "delta", "interval", "method", "paired_questions", "confounded_with", "status",
         "score", "decided_on", "decided_after", "decided_at", "trial_runs", "more_runs", "reinstated",
+        "fact_recall", "critic_tracking",
     ]  # fmt: skip
+    assert data["fact_recall"] is None and data["critic_tracking"] is None  # no eval graded its runs
     assert data["mean_with"] == 4.0 and data["mean_without"] is None and data["delta"] is None

@@ -288,7 +288,7 @@ async def test_memory_tools_and_resources_read_what_the_cli_wrote(tmp_path: Path
     assert set(effect) == {"key", "stage", "target", "text", "domain", "applied_runs", "baseline_runs",
                            "mean_with", "mean_without", "delta", "interval", "method", "paired_questions",
                            "confounded_with", "status", "score", "decided_on", "decided_after", "decided_at",
-                           "trial_runs", "more_runs", "reinstated"}  # fmt: skip
+                           "trial_runs", "more_runs", "reinstated", "fact_recall", "critic_tracking"}  # fmt: skip
     assert effect["score"]["target"] == "mean_score" and effect["decided_after"] is None
     assert no_domain.is_error and "astrology" in text_of(no_domain)
     assert [c["id"] for c in only_health.structured_content["critiques"]] == [health.id]

@@ -74,9 +74,9 @@ def test_show_prints_yaml_and_rejects_bad_ids(reports: Path) -> None:
     bad = invoke(app, ["show", "../../etc/passwd"], deps_for(reports))
     assert bad.exit_code == 2 and "error: no critique matches '../../etc/passwd'" in bad.output
     broken = make_critique(1)
-    put_raw(reports / "meta", broken, mean_score=1.0)
+    put_raw(reports / "meta", broken, mean_score="1.0")
     result = invoke(app, ["show", broken.id], deps_for(reports))
-    assert result.exit_code == 2 and "mean_score: 1.0 does not match the scores" in result.output
+    assert result.exit_code == 2 and "mean_score: expected number, got str" in result.output
 
 
 def test_validate_lists_each_invalid_file_and_exits_1(reports: Path) -> None:

@@ -54,6 +54,7 @@ def test_effects_json_is_pure_json_with_the_documented_fields(reports: Path) -> 
             "key", "stage", "target", "text", "domain", "applied_runs", "baseline_runs",
             "mean_with", "mean_without", "delta", "interval", "method", "paired_questions", "confounded_with",
             "status", "score", "decided_on", "decided_after", "decided_at", "trial_runs", "more_runs", "reinstated",
+            "fact_recall", "critic_tracking",
         ]  # fmt: skip
     counter = data[1]
     assert (counter["stage"], counter["target"], counter["status"]) == (

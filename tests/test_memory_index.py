@@ -108,7 +108,7 @@ def test_a_forged_row_never_admits_a_file_the_loader_refuses(tmp_path: Path) -> 
     for i in range(3):
         put(tmp_path, make_critique(i, scores=WEAK_GEO))
     bad = put_raw(
-        tmp_path, make_critique(5, scores=WEAK_GEO, tags=("missing_counterarguments",)), mean_score=1.0
+        tmp_path, make_critique(5, scores=WEAK_GEO, tags=("missing_counterarguments",)), mean_score="1.0"
     )
     select(tmp_path)
     with sqlite3.connect(tmp_path / INDEX_NAME) as conn:  # someone rewrites the row to say "valid"

@@ -36,7 +36,7 @@ def reports(tmp_path: Path) -> Path:
                                 applied=(COUNTER,) if i % 2 else ()))  # fmt: skip
     for i in range(2):
         put(meta, make_critique(10 + i, scores=(4, 4, 3, 4, 4), withheld=(COUNTER,)))
-    put_raw(meta, make_critique(20), mean_score=1.0)  # refused by the loader
+    put_raw(meta, make_critique(20), mean_score="1.0")  # refused by the loader
     return tmp_path / "reports"
 
 

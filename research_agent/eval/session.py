@@ -1,7 +1,8 @@
 """One session of an eval, on the batch's machinery: the shared model client behind the endpoint's
 limits (:func:`~research_agent.batch.session.open_endpoint`), each round run as a batch
 (:func:`~research_agent.batch.runner.run_batch`: parallel questions, critiques, retries, the state
-written after every change, cancellation), then every finished run graded and the scorecard written.
+written after every change, cancellation), then every finished run graded, its grade recorded in
+the run's row of the trial ledger (:mod:`.ledger`), and the scorecard written.
 
 Rounds run one after another: the questions of round 2 start once round 1's have ended, so they
 get the lessons round 1's critiques built. Each run is graded as it ends, its critique's scores read
@@ -24,6 +25,7 @@ from ..batch.summary import lesson_changes, lesson_statuses
 from ..config import Settings
 from ..service.events import EventLog
 from .graded import GradedRun, grade_entry
+from .ledger import record_eval_grades
 from .pages import write_pages
 from .plan import EvalPlan
 from .scorecard import scorecard_data
@@ -109,6 +111,8 @@ async def run_eval(
         state.status = "finished" if ran else "stopped"  # finished: ran to its end, failed runs and all
         state.save()
         changed = lesson_changes(state.lessons_at_start, await statuses_now(base))
-        plan.page = scorecard_data(plan, grades.all(), lessons_changed=changed)
+        graded = grades.all()
+        await asyncio.to_thread(record_eval_grades, base.meta_dir, base.state_dir, plan.world.name, state.id, graded)
+        plan.page = scorecard_data(plan, graded, lessons_changed=changed)
         write_pages(plan.page, base.reports_dir)
     return plan.page

@@ -68,6 +68,9 @@ class LessonsRecord:
     withheld: tuple[WithheldLesson, ...] = ()  # lessons it was eligible for and did not get, and why
     available: bool = True  # False: the run could not read its memory and went without lessons
     trial_seed: int | None = None  # the seed of the run's per-lesson trial draw
+    # what the first decompose prompt listed, (domain, key, text), and the other domains it came from
+    offered: tuple[tuple[str, str, str], ...] = ()
+    offered_other_domains: tuple[str, ...] = ()
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> LessonsRecord:
@@ -89,6 +92,9 @@ class LessonsRecord:
             withheld=tuple(WithheldLesson.from_item(k) for k in data.get("withheld", ())),
             available=bool(data.get("available", True)),
             trial_seed=_seed(data.get("trial_seed")),
+            offered=tuple((str(o.get("domain", "")), str(o.get("key", "")), str(o.get("text", "")))
+                          for o in data.get("offered", ())),  # fmt: skip
+            offered_other_domains=tuple(str(d) for d in data.get("offered_other_domains", ())),
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -106,4 +112,8 @@ class LessonsRecord:
             "withheld": [w.as_dict() for w in self.withheld],
             **({} if self.available else {"available": False}),
             **({} if self.trial_seed is None else {"trial_seed": self.trial_seed}),
+            **({} if not self.offered else {
+                "offered": [{"domain": d, "key": k, "text": t} for d, k, t in self.offered],
+                "offered_other_domains": list(self.offered_other_domains),
+            }),
         }

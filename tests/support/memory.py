@@ -133,6 +133,7 @@ def make_critique(
     values = dict(zip(DIMENSIONS, scores, strict=True)) if isinstance(scores, tuple) else dict(scores)
     s = Scores(**values)
     query = query or f"question number {n}"
+    facts = facts if facts is not None else make_facts()  # version 2 requires the block
     return Critique(
         id=make_run_id(query, when),
         query=query,
@@ -149,12 +150,12 @@ def make_critique(
         tags=tags,
         skeptic_flags=(SkepticFlag("evidence", "concern: a figure is unsourced"),),
         gate_decision="full_report",
-        source_count=6,
-        dropped_count=3,
+        source_count=facts.sources.kept,  # derived from the facts, as a critique's writer does
+        dropped_count=facts.sources.dropped,
         adaptive=adaptive or bool(applied),
         lessons_applied=_uses(applied, adaptive),
         lessons_withheld=tuple(WithheldLesson(key, reason) for key in withheld),
-        facts=facts if facts is not None else make_facts(),  # version 2 requires the block
+        facts=facts,
         suspect=suspect,
         lessons_available=available,
     )

@@ -249,6 +249,8 @@ def validate_command(
             echo(f"ok       {item.name}")
         for note in item.critique.load_notes if item.critique is not None else ():
             echo(f"warning  {item.name}: {note} (written by an earlier version; the rest still counts)")
+        for note in item.critique.edits if item.critique is not None else ():
+            echo(f"edited   {item.name}: {note} (the scores count as edited)")
     valid = f"{len(loaded) - bad} valid" + (f" ({suspect} suspect: valid, but they feed no lesson)" if suspect else "")
     echo(f"{valid}, {bad} invalid" + (" (skipped: an invalid file never feeds a lesson)" if bad else ""))
     if bad or lesson_problems:

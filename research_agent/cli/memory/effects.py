@@ -3,7 +3,8 @@
 The numbers come from :func:`research_agent.memory.lessons.effects_view.lesson_effects` (the
 same function the MCP server calls); this module only draws them: per domain, per lesson, its
 status, its target in words, the means with and without it, the delta with its interval and
-how it was estimated, its mean-score check, the runs its decision took, the keys it cannot be
+how it was estimated, its mean-score check, its effect on fact recall and the critic's
+tracking of ground truth where evals graded its runs, the runs its decision took, the keys it cannot be
 told apart from, its current text; then a legend.
 Lines, not a table: they stay readable at any terminal width. With ``--json`` stdout carries
 nothing but the JSON list.
@@ -11,8 +12,10 @@ nothing but the JSON list.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -26,7 +29,7 @@ from ..boundary import guarded
 from ..terminal import dumps_json, echo
 from .group import ReportsDirOption, app, memory_deps, memory_settings
 
-__all__ = ["effects_command", "show_effects"]
+__all__ = ["effects_command", "show_effects", "critic_lines"]
 
 _STATUS_WORDS = {
     "helpful": "helpful (proven to help; still withheld now and then, to keep watching)",
@@ -51,6 +54,9 @@ LEGEND = (
     "domain after its trial began. \"run N\": the Nth run of the lesson's domain (`memory ledger` lists them).",
     "a decision, once reached, is recorded in the trial ledger and stays made; the numbers go on being shown. "
     "more runs: about how many more runs of the domain a decision needs if the estimate and spread stay as they are.",
+    "fact recall: where evals graded some of the lesson's runs (`research-agent eval`), the share of each "
+    "question's facts the reports found, over the same arms, with its own always-valid interval; shown, never "
+    "decided on. the critic against ground truth: the rank correlation of the critic's mean score with fact recall.",
     "never apart from: keys given and withheld together in every one of this lesson's runs, so their "
     "effects cannot be told apart (trials separate them over time).",
 )
@@ -80,6 +86,25 @@ def _score_line(score: Measured) -> str:
         f"    mean score {_number(score.mean_with)} with, {_number(score.mean_without)} without: delta "
         f"{_number(score.delta, signed=True)}, interval {_interval(score.interval)}"
     )
+
+
+def _recall_line(recall: Measured) -> str:
+    return (
+        f"    fact recall (ground truth, eval runs) {_number(recall.mean_with)} with over {recall.n_with} run(s), "
+        f"{_number(recall.mean_without)} without over {recall.n_without}: delta {_number(recall.delta, signed=True)}, "
+        f"interval {_interval(recall.interval)}"
+    )
+
+
+def critic_lines(critic: Mapping[str, Any] | None) -> list[str]:
+    """How far the critic tracks ground truth in a domain, and what that means for its lessons."""
+    if critic is None:
+        return []
+    lines = [f"  the critic against ground truth: {critic['words']}"]
+    if critic["rho"] is not None and critic["verdict"] != "tracks":
+        lines.append("  a lesson judged by a critic that tracks nothing is judged by noise: here its mean-score "
+                     "effect says nothing about whether reports got more right (see its fact recall)")  # fmt: skip
+    return lines
 
 
 _STAGE_WORDS = {"decompose": "planning", "relevance": "judging"}
@@ -117,6 +142,8 @@ def _lesson_lines(effect: LessonEffect) -> list[str]:
     ]
     if effect.score is not None:
         lines.append(_score_line(effect.score))
+    if effect.recall is not None:
+        lines.append(_recall_line(effect.recall))
     if effect.confounded_with:
         lines.append(f"    never apart from: {', '.join(effect.confounded_with)}")
     if effect.text:
@@ -146,6 +173,8 @@ def show_effects(
         return
     for where in dict.fromkeys(e.domain for e in effects):
         echo(f"lesson effects in {where}")
+        for line in critic_lines(next(e for e in effects if e.domain == where).critic):
+            echo(line)
         for effect in (e for e in effects if e.domain == where):
             for line in _lesson_lines(effect):
                 echo(line)

@@ -15,8 +15,10 @@ import typer
 from ...domains import DOMAINS, parse_domain
 from ...errors import InputError
 from ...memory.store.index.summary import IndexTrust, open_index
+from ...memory.store.schema import DIMENSIONS, mean_of
 from ...memory.store.trials import (
     LEDGER_NAME,
+    Grade,
     TrialEvent,
     TrialLedger,
     TrialRow,
@@ -28,7 +30,7 @@ from ..boundary import guarded
 from ..terminal import echo
 from .group import ReportsDirOption, app, echo_json, memory_deps, memory_settings
 
-__all__ = ["ledger_command", "reinstate_command", "event_words", "row_words"]
+__all__ = ["ledger_command", "reinstate_command", "event_words", "row_words", "edit_words", "grade_words"]
 
 _KIND_WORDS = {"ordinary": "ordinary", "control": "whole-run control", "no_lessons": "--no-lessons", "ab": "memory ab"}
 
@@ -55,18 +57,47 @@ def row_words(row: TrialRow) -> str:
         parts.append(f"withheld {', '.join(held)}")
     if row.excluded:
         parts.append(f"left out {', '.join(key for key, _ in row.excluded)}")
+    if row.edit is not None:
+        parts.append(edit_words(row))
     if row.grade is not None:
-        parts.append(f"graded by eval {row.grade.eval_id}: fact recall {row.grade.fact_recall:.2f}")
+        parts.append(grade_words(row.grade))
     return "; ".join(parts)
+
+
+def edit_words(row: TrialRow) -> str:
+    """How a run's scores differ from those first recorded, e.g. "scores edited by hand since first
+    recorded: coverage 2 → 5 (mean 3.60 → 4.20)"."""
+    edit = row.edit
+    if edit is None or row.scores is None:
+        return ""
+    moved = [f"{d.replace('_', ' ')} {_score(a)} \u2192 {_score(b)}"
+             for d, a, b in zip(DIMENSIONS, edit.was, row.scores, strict=True) if a != b]  # fmt: skip
+    was = dict(zip(DIMENSIONS, edit.was, strict=True))
+    how = "edited by hand" if edit.how == "hand" else "changed by a later critique"
+    mean = f" (mean {mean_of(was):.2f} \u2192 {row.mean:.2f})" if row.mean is not None else ""
+    return f"scores {how} since first recorded: {', '.join(moved)}{mean}"
+
+
+def _score(value: int | None) -> str:
+    return "n/a" if value is None else str(value)
+
+
+def grade_words(grade: Grade) -> str:
+    """An eval's grade of a run in words."""
+    if grade.fact_recall is None:
+        return f"graded by eval {grade.eval_id}: a question the pages cannot answer, {'declined' if grade.declined else 'not declined'}"
+    return f"graded by eval {grade.eval_id}: fact recall {grade.fact_recall:.2f}"
 
 
 def _summary(ledger: TrialLedger) -> dict[str, Any]:
     by_domain: dict[str, dict[str, int]] = {}
     for row in ledger.rows.values():
-        counts = by_domain.setdefault(row.domain, {kind: 0 for kind in _KIND_WORDS} | {"graded": 0, "critiqued": 0})
+        counts = by_domain.setdefault(row.domain, {kind: 0 for kind in _KIND_WORDS} | {"graded": 0, "critiqued": 0,
+                                                                                         "edited": 0})
         counts[row.kind] += 1
         counts["graded"] += row.grade is not None
         counts["critiqued"] += row.mean is not None
+        counts["edited"] += row.edit is not None
     return {
         "path": str(ledger.path) if ledger.path is not None else None,
         "runs": len(ledger.rows),
@@ -84,12 +115,18 @@ def _show(ledger: TrialLedger, limit: int) -> None:
     echo(f"trial ledger {where}: {len(ledger.rows)} run(s), {len(ledger.events)} event(s){per_run}")
     for domain, counts in _summary(ledger)["domains"].items():
         kinds = ", ".join(f"{counts[k]} {_KIND_WORDS[k]}" for k in _KIND_WORDS if counts[k])
+        edited = f", {counts['edited']} with scores edited since first recorded" if counts["edited"] else ""
         echo(f"  {domain}: {sum(counts[k] for k in _KIND_WORDS)} run(s) ({kinds}); {counts['critiqued']} critiqued, "
-             f"{counts['graded']} graded by an eval")  # fmt: skip
+             f"{counts['graded']} graded by an eval{edited}")  # fmt: skip
     if ledger.events:
         echo("decisions and reinstatements, as recorded:")
         for event in ledger.events:
             echo(f"  {event_words(event)}")
+    edited = [row for row in ledger.ordered() if row.edit is not None][-limit:] if limit else []
+    if edited:
+        echo("scores changed since first recorded (the rest of each run stays as first recorded):")
+        for row in edited:
+            echo(f"  {short_id(row.run)}  {row.domain}: {edit_words(row)}")
     newest = ledger.ordered()[-limit:] if limit else []
     if newest:
         echo(f"the newest {len(newest)} run(s):")

@@ -13,4 +13,6 @@
 * ``ab``             the learning A/B: each question run without and with lessons, both critiqued
   (``ab_questions`` reads the questions file, ``ab_types`` holds the frozen results,
   ``ab_measure`` the paired differences); ``measures`` what the critiques cost and the claims trend
+* ``truth``          lessons and the critic judged by ground truth where evals graded runs: each
+  lesson's effect on fact recall over its own arms, how far the critic tracks fact recall
 """

@@ -71,6 +71,7 @@ __all__ = [
     "Arms",
     "covariates_of",
     "effect_of",
+    "measure_cells",
     "decision_words",
     "status_of",
     "effects_in",
@@ -105,8 +106,11 @@ class Measured:
             return None
         return "better" if self.interval[0] > 0 else "worse" if self.interval[1] < 0 else None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self, *, runs: bool = False) -> dict[str, Any]:
+        """The measure's numbers (``runs``: with each arm's runs and the questions paired)."""
+        counts = {"n_with": self.n_with, "n_without": self.n_without, "paired_questions": self.paired_questions}
         return {
+            **(counts if runs else {}),
             "target": self.target,
             "mean_with": _round(self.mean_with),
             "mean_without": _round(self.mean_without),
@@ -148,6 +152,10 @@ class LessonEffect:
     more_runs: int | None = None  # runs of the domain a decision still needs at the current spread (estimate)
     reinstated: str = ""  # when a person reinstated it, starting this trial ('' for its first trial)
     decision: TrialEvent | None = field(default=None, compare=False)  # the decision as the ledger records it
+    # ground truth where eval runs graded some of its runs (:mod:`.truth`): its effect on fact recall over
+    # the same arms, and how the critic's mean score tracks fact recall in its domain (Tracking.as_dict)
+    recall: Measured | None = None
+    critic: Mapping[str, Any] | None = None
 
     @property
     def retired(self) -> bool:
@@ -179,6 +187,8 @@ class LessonEffect:
             "trial_runs": self.trial_runs,
             "more_runs": self.more_runs,
             "reinstated": self.reinstated or None,
+            "fact_recall": None if self.recall is None else self.recall.as_dict(runs=True),
+            "critic_tracking": None if self.critic is None else dict(self.critic),
         }
 
 
@@ -211,9 +221,12 @@ def _span(interval: tuple[float, float] | None) -> str:
     return "none" if interval is None else f"[{interval[0]:+.2f}, {interval[1]:+.2f}]"
 
 
-def _measured(cells: Mapping[Cell, tuple[Tally, Tally]], target: str, alpha: float) -> Measured:
-    """One measure from its cells, turned so that positive means better."""
-    spec = TARGETS[target]
+def measure_cells(
+    cells: Mapping[Cell, tuple[Tally, Tally]], target: str, alpha: float, *, step: float = 1.0
+) -> Measured:
+    """One measure from its cells, turned so that positive means better; ``step``: for a measure
+    that is no lesson target (fact recall), the steps its values move in (higher is better)."""
+    spec = TARGETS.get(target) or replace(TARGETS[PERSON_TARGET], step=step, lower_is_better=False)
     n_with, n_without = sum(w.n for w, _ in cells.values()), sum(o.n for _, o in cells.values())
     mean_with = math.fsum(w.sums[-1] for w, _ in cells.values() if w.n) / n_with if n_with else None
     mean_without = math.fsum(o.sums[-1] for _, o in cells.values() if o.n) / n_without if n_without else None
@@ -261,8 +274,8 @@ def effect_of(
     trial began (None: both arms' runs stand for them); ``more``: estimate ``more_runs`` too."""
     stage, target = entry if entry is not None else (stage_of(key), target_of(key))
     alone = target == PERSON_TARGET
-    own = _measured(arms.target, target, alpha if alone else alpha * (1 - SCORE_SHARE))
-    score = None if alone else _measured(arms.score, PERSON_TARGET, alpha * SCORE_SHARE)
+    own = measure_cells(arms.target, target, alpha if alone else alpha * (1 - SCORE_SHARE))
+    score = None if alone else measure_cells(arms.score, PERSON_TARGET, alpha * SCORE_SHARE)
     runs = arms.runs()
     status, decided_on = status_of(own, score, runs, trial_runs)
     more_runs = None if status in DECIDED or not more else _more_runs(own, score, alpha, alone, sum(runs), trial_runs)

@@ -1,8 +1,10 @@
 """Each lesson's measured effect as a person (``memory effects``) or a caller (MCP) sees it.
 
 The numbers come from :func:`~research_agent.memory.effects.lesson_effects.effects_in`, with
-``confounded_with``. The text shown beside a key is the text its lesson has when it is built
-now from its domain's critiques: built lessons are always written from their key and the
+``confounded_with``, and ground truth beside them where evals graded some of their runs
+(:mod:`..effects.truth.recall`: the effect on fact recall, how far the critic tracks it). The
+text shown beside a key is the text its lesson has when it is built now from its domain's
+critiques: built lessons are always written from their key and the
 facts, never read back from a critique, so text planted in a critique file is never shown.
 A key that is not built now shows no text.
 
@@ -18,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ..effects.lesson_effects import LessonEffect, effects_in
+from ..effects.truth.recall import with_ground_truth
 from ..store.critique_types import Critique
 from ..store.index.summary import CritiqueIndex, IndexTrust, open_index
 from .build.text import written_from_template
@@ -57,7 +60,9 @@ def lesson_effects(
     person = PersonLessons.read(Path(meta_dir), state_dir) if state_dir is not None else PersonLessons()
     trust = IndexTrust(state_dir) if state_dir is not None else None
     with open_index(Path(meta_dir), trust=trust) as index:
-        effects = effects_in(index.ledger(), now=now, domain=domain, detail=True, person=person.stages_and_targets())
+        ledger, stages_and_targets = index.ledger(), person.stages_and_targets()
+        effects = effects_in(ledger, now=now, domain=domain, detail=True, person=stages_and_targets)
+        effects = with_ground_truth(ledger, effects, now=now, domain=domain, person=stages_and_targets)
         texts = current_texts(index, sorted({e.domain for e in effects}), now=now, ttl_days=ttl_days)
     own = {entry.key: entry.text for entry in person.entries}
     return tuple(replace(e, text=own.get(e.key, texts.get((e.domain, e.key), ""))) for e in effects)

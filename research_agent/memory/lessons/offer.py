@@ -8,6 +8,9 @@ critiques behind them first), and told to follow only its chosen domain's. After
 really given: its planning lessons that the prompt listed, and its judging lessons (which
 reach relevance after the domain is known). Only those count as applied and appear in
 the report; a planning lesson the prompt had no room for is excluded, with that reason.
+Everything the prompt listed, of every domain, is kept apart in the selection's ``offered``
+(the run record's ``lessons.offered``, with the other domains it named): a lesson withheld for
+its trial is never listed, since the offer is drawn from each domain's selection after its draw.
 
 A person's lessons are listed apart, first, as guidance from the person running the tool
 (see :func:`.render.person_block`). Those written for every domain (``any``) that every
@@ -64,9 +67,16 @@ class LessonOffer:
             blocks.append("\n".join([prompts.fragment("offered_lessons"), *built]))
         return "\n\n".join(blocks)
 
+    @property
+    def listed(self) -> tuple[tuple[str, Lesson], ...]:
+        """Every lesson the prompt lists, as ``(domain, lesson)`` (``any``: listed for every domain)."""
+        return (*(("any", lesson) for lesson in self.everywhere),
+                *((domain, lesson) for domain, lessons in self.by_domain.items() for lesson in lessons))  # fmt: skip
+
     def settle(self, selection: LessonSelection) -> LessonSelection:
         """``selection`` (the chosen domain's) as the run was given it: its planning lessons
-        the prompt did not list move to ``excluded``."""
+        the prompt did not list move to ``excluded``; what the prompt listed is kept in ``offered``."""
+        selection = replace(selection, offered=self.listed)
         offered = {lesson.key for lesson in (*self.everywhere, *self.by_domain.get(selection.domain, ()))}
         left_out = [lesson for lesson in selection.for_stage("decompose") if lesson.key not in offered]
         if not left_out:

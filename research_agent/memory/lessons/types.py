@@ -63,6 +63,9 @@ class LessonSelection:
     ``considered``: ids of the eligible critiques the lessons were drawn from.
     ``excluded``: ``(critique file or lesson key, reason)`` for every critique file not
     drawn from and every lesson not given (contradicted, retired, over the cap).
+    ``offered``: every planning lesson the first decompose prompt listed, of every domain, as
+    ``(domain, lesson)`` (domain ``any``: a person's lesson for every domain), set when the offer
+    is settled (:meth:`.offer.LessonOffer.settle`); only the run's own domain's can be applied.
     """
 
     domain: str
@@ -75,6 +78,7 @@ class LessonSelection:
     withheld: tuple[WithheldLesson, ...] = ()
     available: bool = True
     trial_seed: int | None = None
+    offered: tuple[tuple[str, Lesson], ...] = ()
 
     @classmethod
     def none(cls, domain: str = "", reason: str = "lessons disabled") -> LessonSelection:
@@ -122,4 +126,15 @@ class LessonSelection:
             "withheld": [w.as_dict() for w in self.withheld],
             **({} if self.available else {"available": False}),
             **({} if self.trial_seed is None else {"trial_seed": self.trial_seed}),
+            **self._offered_record(),
+        }
+
+    def _offered_record(self) -> dict[str, Any]:
+        """What the first decompose prompt listed, and the other domains it came from (nothing: it listed none)."""
+        if not self.offered:
+            return {}
+        others = [d for d in dict.fromkeys(domain for domain, _ in self.offered) if d not in (self.domain, "any")]
+        return {
+            "offered": [{"domain": domain, "key": lesson.key, "text": lesson.text} for domain, lesson in self.offered],
+            "offered_other_domains": others,
         }

@@ -16,6 +16,7 @@ from typing import Any
 from ...ids import format_utc, parse_zoned_time
 from ...measures import CritiqueFacts
 from ...record.lessons import WithheldLesson, probability
+from .derived import derived_values, scores_digest
 from .schema import (
     DIMENSIONS,
     FIELD_ORDER,
@@ -65,6 +66,11 @@ class Scores:
     @property
     def passed(self) -> bool:
         return is_pass(self.as_dict())
+
+    @property
+    def digest(self) -> str:
+        """A short hash of the scores (:func:`.derived.scores_digest`): any score edit changes it."""
+        return scores_digest(tuple(self.as_dict().values()))
 
 
 @dataclass(frozen=True)
@@ -176,6 +182,8 @@ class Critique:
     plan_by_person: bool = False  # a person gave or edited the run's plan: it counts for judging lessons only
     # What loading left out of a file written by an earlier version (``memory validate`` shows it).
     load_notes: tuple[str, ...] = field(default=(), compare=False)
+    # Derived values the file said otherwise and that were recomputed: a person's hand edits (:mod:`.derived`).
+    edits: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def teaches(self) -> bool:
@@ -283,6 +291,7 @@ class Critique:
         facts = None if data.get("facts") is None else CritiqueFacts.from_valid(data["facts"])
         scores = Scores(**{d: _score(data["scores"][d]) for d in DIMENSIONS})
         facts, tags, notes = _settled(facts, scores, tuple(data["tags"]))
+        derived = derived_values(data)
         return cls(
             id=data["id"],
             query=data["query"],
@@ -292,15 +301,15 @@ class Critique:
             model_version=data["model_version"],
             report_path=data["report_path"],
             scores=scores,
-            mean_score=float(data["mean_score"]),
-            overall_pass=bool(data["overall_pass"]),
+            mean_score=derived.mean_score,
+            overall_pass=derived.overall_pass,
             weaknesses=tuple(data["weaknesses"]),
             suggestions=tuple(data["suggestions"]),
             tags=tags,
             skeptic_flags=tuple(SkepticFlag(f["type"], f["detail"]) for f in data["skeptic_flags"]),
             gate_decision=data["gate_decision"],
-            source_count=int(data["source_count"]),
-            dropped_count=int(data["dropped_count"]),
+            source_count=derived.source_count,
+            dropped_count=derived.dropped_count,
             adaptive=bool(data["adaptive"]),
             lessons_applied=tuple(_lesson_use(item) for item in data["lessons_applied"]),
             lessons_withheld=tuple(WithheldLesson.from_item(w) for w in data.get("lessons_withheld", ())),
@@ -315,6 +324,7 @@ class Critique:
             plan_by_person=bool(data.get("plan_by_person", False)),
             proposed_lessons=tuple(ProposedLesson(p["stage"], p["text"]) for p in data.get("proposed_lessons", ())),
             load_notes=notes,
+            edits=derived.edits,
         )
 
 

@@ -258,6 +258,9 @@ _HEADER = """\
 # suspect (when present): the program found the critic's answer degenerate; it teaches nothing.
 # proposed_lessons (when present): the critic's ideas, quarantined: none reaches a prompt until
 #   a person approves it (research-agent memory approve).
+# Editing by hand: change a score and it counts. mean_score, overall_pass, source_count and
+#   dropped_count are recomputed from the scores and facts whenever this file is read (memory
+#   validate names the edit); what the run was (lessons, facts, review) is not to be edited.
 """
 
 

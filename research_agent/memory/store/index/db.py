@@ -47,8 +47,9 @@ __all__ = [
 # 2: a suspect critique has no use rows; 3: suspect, availability and evidence per file, reason
 # and question per use; 4: rows signed (a MAC each), each file's count of use and measure rows,
 # the critique kept for memory list; 5: the mean score and trial probability per use, whole-run
-# baselines per file (effects compare each lesson's own trial arms only)
-INDEX_VERSION = 5
+# baselines per file (effects compare each lesson's own trial arms only); 6: a hash of each file's
+# scores (a score edited by hand reaches the trial ledger even when the mean and the verdict stay)
+INDEX_VERSION = 6
 _COMPANIONS = ("-wal", "-shm", "-journal")
 MAX_WAIT = 30.0  # seconds one statement waits for another process's write to finish, at most
 
@@ -81,7 +82,7 @@ def busy(exc: BaseException) -> bool:
 
 FILE_COLUMNS = (
     "name, sig, ok, reason, run_id, stamp, created, domain, model, mean, passed, adaptive, suspect, available, "
-    "nuses, nmeasures, baseline"
+    "nuses, nmeasures, baseline, digest"
 )  # what a file row's MAC covers; its evidence has a MAC of its own, checked when it is read
 FILE_SIGNED = len(FILE_COLUMNS.split(", "))
 USE_COLUMNS = "name, key, arm, stage, domain, stamp, created, value, reason, question, mean, p"
@@ -95,7 +96,7 @@ CREATE TABLE files (
     run_id TEXT NOT NULL, stamp TEXT NOT NULL, created REAL, domain TEXT NOT NULL, model TEXT NOT NULL,
     mean REAL, passed INTEGER NOT NULL, adaptive INTEGER NOT NULL, suspect TEXT NOT NULL,
     available INTEGER NOT NULL, nuses INTEGER NOT NULL, nmeasures INTEGER NOT NULL, baseline INTEGER NOT NULL,
-    mac BLOB NOT NULL,
+    digest TEXT NOT NULL, mac BLOB NOT NULL,
     evidence TEXT NOT NULL, evidence_mac BLOB NOT NULL
 );
 CREATE TABLE uses (

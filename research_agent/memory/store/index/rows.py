@@ -85,13 +85,14 @@ class FileRow(NamedTuple):
     nuses: int = 0  # how many use rows the file has (a use row added or deleted shows here)
     nmeasures: int = 0  # how many measure rows
     baseline: bool = False  # a whole-run baseline: a control run or a suspended domain's
+    digest: str = ""  # a hash of the scores (:func:`~..derived.scores_digest`; '' for a refused file)
 
     def stored(self) -> tuple[object, ...]:
         """The row as SQLite hands it back, without its evidence (what its MAC covers)."""
         return (
             self.name, self.sig, int(self.ok), self.reason, self.run_id, self.stamp, _real(self.created),
             self.domain, self.model, _real(self.mean), int(self.passed), int(self.adaptive), self.suspect,
-            int(self.available), int(self.nuses), int(self.nmeasures), int(self.baseline),
+            int(self.available), int(self.nuses), int(self.nmeasures), int(self.baseline), self.digest,
         )  # fmt: skip
 
 
@@ -269,6 +270,7 @@ def rows_for(entry: CritiqueEntry, sig: str, meta_dir: Path) -> Rows:
         critique.lessons_available,
         evidence_json(critique),
         baseline=critique.whole_run_baseline,
+        digest=critique.scores.digest,
     )
     uses = [] if suspect else use_rows(entry.name, critique)
     measures = _measures(entry.name, critique, uses)

@@ -155,10 +155,10 @@ class CritiqueIndex(IndexStore):
         values = {"domain": domain, "future": future, "latest": latest}
         return {key for (key,) in self._query(_LAST_KEYS, values)}
 
-    def present(self) -> dict[str, tuple[str, float | None, bool]]:
-        """``run id -> (file name, mean score, passes)`` of every critique file the loader accepted."""
-        rows = self._query("SELECT run_id, name, mean, passed FROM files WHERE ok = 1 ORDER BY stamp, name")
-        return {run_id: (name, mean, bool(passed)) for run_id, name, mean, passed in rows}
+    def present(self) -> dict[str, tuple[str, str]]:
+        """``run id -> (file name, the hash of its scores)`` of every critique file the loader accepted."""
+        rows = self._query("SELECT run_id, name, digest FROM files WHERE ok = 1 ORDER BY stamp, name")
+        return {run_id: (name, digest) for run_id, name, digest in rows}
 
     def ledger(self) -> TrialLedger:
         """The trial ledger beside the critiques (:mod:`..trials`), with a row for every critique

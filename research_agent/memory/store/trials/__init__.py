@@ -16,39 +16,44 @@ domain's suspension read the ledger, never the window of critique files that ret
 * ``ledger``  the file: signed lines, appended under a lock, read back line by line (a line
   whose MAC does not check is ignored: a planted line can neither add evidence, retire nor
   reinstate a lesson)
-* ``record``  rows rebuilt from the critiques that still exist where the ledger lacks them,
-  :func:`~.record.record_grade`, each lesson's current trial from the events, and a person's
-  reinstatement of a retired lesson (:func:`~.record.reinstate_lesson`)
+* ``record``  rows rebuilt from the critiques that still exist where the ledger lacks them, rows
+  amended where a critique's scores were edited (and the rule for what an edit may change: its
+  docstring), :func:`~.record.record_grades`, each lesson's current trial from the events, and a
+  person's reinstatement of a retired lesson (:func:`~.record.reinstate_lesson`)
 
 Interfaces other parts rely on:
 
-* ``Grade(world, eval_id, question_id, fact_recall, cited_precision, unsupported, stale)`` and
-  ``record_grade(meta_dir, state_dir, run_id, grade)``: an eval records each graded run's grade;
-  the run's row is amended, or made from its run record (``run-<id>.yaml``) when it was never
-  critiqued (``eval run --no-critique``: lessons from the record, scores null). Rows read back
-  carry their grade (``TrialRow.grade``); a critique made after the grade keeps it.
+* ``Grade(world, eval_id, question_id, fact_recall, cited_precision, unsupported, stale,
+  checkpoints, declined)`` and ``record_grades(meta_dir, state_dir, {run_id: grade})`` (one:
+  ``record_grade``): an eval records each graded run's grade; the run's row is amended, or made
+  from its critique, or from its run record (``run-<id>.yaml``) when it was never critiqued
+  (``eval run --no-critique``: lessons from the record, scores null). Rows read back carry their
+  grade (``TrialRow.grade``); a critique made after the grade keeps it.
 * ``TrialRow.kind`` (:data:`~.rows.KINDS`) and ``TrialRow.plan_by_person`` (from the run record's
   ``plan_by_person``, carried into the critique): a run whose plan a person gave or edited counts
   in no planning lesson's arms, and still in judging lessons'.
-* ``TrialRow.digest``: a hash of the critique's outcome as recorded; :func:`~.record.sync_ledger`
-  amends a row whose critique's mean score or pass changed (a hand edit) from the critique.
+* ``TrialRow.digest``: a hash of the run's scores as recorded; :func:`~.record.sync_ledger` amends
+  a row whose critique's scores changed (any score edit, by the hash the summary index keeps of
+  each file's scores) and names the edit (``TrialRow.edit``).
 """
 
 from .events import DECISIONS, TrialEvent
 from .ledger import LEDGER_NAME, TrialLedger
 from .record import (
     TrialState,
+    amended,
     open_ledger,
     record_grade,
+    record_grades,
     reinstate_lesson,
     retired_in,
     sync_ledger,
     trial_states,
 )
-from .rows import KINDS, Grade, TrialRow, Use, row_from_critique, row_from_record
+from .rows import KINDS, Edit, Grade, TrialRow, Use, row_from_critique, row_from_record
 
 __all__ = [
-    "LEDGER_NAME", "TrialLedger", "TrialState", "open_ledger", "record_grade", "reinstate_lesson", "retired_in",
-    "sync_ledger", "trial_states",
-    "DECISIONS", "KINDS", "Grade", "TrialEvent", "TrialRow", "Use", "row_from_critique", "row_from_record",
+    "LEDGER_NAME", "TrialLedger", "TrialState", "amended", "open_ledger", "record_grade", "record_grades",
+    "reinstate_lesson", "retired_in", "sync_ledger", "trial_states",
+    "DECISIONS", "KINDS", "Edit", "Grade", "TrialEvent", "TrialRow", "Use", "row_from_critique", "row_from_record",
 ]  # fmt: skip

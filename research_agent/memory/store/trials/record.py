@@ -1,19 +1,41 @@
-"""Keeping the trial ledger whole: rows from critiques where missing, grades, and each lesson's trial.
+"""Keeping the trial ledger whole: rows from critiques where missing, edits, grades, and each lesson's trial.
 
 * :func:`open_ledger` opens the ledger of a reports folder with the user's key.
 * :func:`sync_ledger` adds the row of every critique that exists and has none (the ledger was new,
-  cleared, or a write failed), and amends a row whose critique's mean score or pass changed since
-  it was recorded (a hand edit): the ledger is rebuilt from critiques only where it is missing.
-* :func:`record_grade` records an eval's grade of a run (:class:`~.rows.Grade`), amending its row,
-  or making one from its run record when the run was never critiqued.
+  cleared, or a write failed), and amends a row whose critique's scores changed since they were
+  recorded (:func:`amended`): the ledger is rebuilt from critiques only where it is missing. Any
+  score edit is seen, even one that leaves the mean and the verdict as they were: the summary
+  index keeps a hash of each file's scores, the row the hash of the scores it holds.
+* :func:`record_grades` records an eval's grades of runs (:class:`~.rows.Grade`), amending their
+  rows, or making each from its critique or its run record when the ledger has none.
 * :func:`trial_states` reads the events: for each lesson key in each domain, when its current
   trial began (a person's reinstatement starts a new one) and the decision recorded in it.
 * :func:`reinstate_lesson` records a person's reinstatement of a retired lesson (``memory
   reinstate``, the workbench): it is given again, in a new trial whose runs start after it.
+
+**What an edit may change (the trust rule).** Anything under ``reports/`` may have been planted: a
+critique file edited by its owner and one planted by someone else look alike. A person editing their
+own critique honestly changes how one run was *judged*: its scores. So an edit amends a row's
+scores, and what follows from them (the mean score, and the pass under the run's own review
+verdict), and nothing else. What the run *was* stays as the ledger first recorded it: its domain,
+question, kind, each lesson it was given or withheld and its trial draw, whether a person gave its
+plan, whether it could read its memory, its measured facts, its time, and its review verdict (a
+report its own review rejected never passes). A critique the program found degenerate (suspect)
+stays out of every arm whatever its file says later, while new scores that look degenerate put a run
+out. So an edited or planted file can move one run's outcome within the arm it sat in, as the
+person's own re-reading of their report may, never which arm it sat in, whether it counts, or what
+a lesson's target measured. Each edit is named in the row (:class:`~.rows.Edit`: the scores first
+recorded, when the ledger took the change, by hand or by a later critique; ``memory ledger`` shows
+it), and scores edited back to those first recorded leave no edit. Decisions already recorded stand:
+a retired lesson stays retired until a person reinstates it, which only ``memory reinstate`` (or the
+workbench) records, never a file, and a line not signed with the user's key is ignored. A critique
+of a run the ledger has no row for is taken as it stands, as it always was: there is nothing first
+recorded to keep.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -23,18 +45,20 @@ from ....errors import InputError
 from ....files.state import secret_key
 from ....ids import format_utc, is_run_id
 from ..critique_types import Critique
-from ..files import entry_for_name, load_entry
+from ..derived import scores_digest
+from ..files import critique_path, entry_for_name, load_critique, load_entry
+from ..schema import DIMENSIONS, is_pass, mean_of, ramp_reason
 from .events import TrialEvent
 from .ledger import TrialLedger
-from .rows import Grade, TrialRow, row_from_critique, row_from_record
+from .rows import Edit, Grade, TrialRow, excluded_lessons, row_from_critique, row_from_record
 
 __all__ = [
-    "open_ledger", "sync_ledger", "record_grade", "TrialState", "trial_states", "Present", "retired_in",
-    "reinstate_lesson",
+    "open_ledger", "sync_ledger", "amended", "record_grade", "record_grades", "TrialState", "trial_states",
+    "Present", "retired_in", "reinstate_lesson",
 ]  # fmt: skip
 
-# run id -> (critique file name, its mean score, whether it passes), as the summary index holds them
-Present = Mapping[str, tuple[str, float | None, bool]]
+# run id -> (critique file name, the hash of its scores), as the summary index holds them
+Present = Mapping[str, tuple[str, str]]
 
 
 def open_ledger(meta_dir: Path, state_dir: Path | None) -> TrialLedger:
@@ -42,56 +66,119 @@ def open_ledger(meta_dir: Path, state_dir: Path | None) -> TrialLedger:
     return TrialLedger.open(Path(meta_dir), secret_key(Path(state_dir)) if state_dir is not None else None)
 
 
-def _changed(row: TrialRow, mean: float | None, passed: bool) -> bool:
-    return row.mean is None or (mean is not None and abs(row.mean - mean) > 1e-9) or row.passed != passed
-
-
 def _read(meta_dir: Path, name: str) -> Critique | None:
     entry = entry_for_name(meta_dir, name)
     return None if entry is None else load_entry(entry, meta_dir=meta_dir).critique
 
 
+def amended(row: TrialRow, critique: Critique, *, now: float) -> TrialRow:
+    """``row`` (the run as first recorded) with the scores of ``critique``, its later critique or the
+    same one edited: only the scores and what follows from them change (see the module docstring)."""
+    scores = tuple(critique.scores.get(d) for d in DIMENSIONS)
+    values = dict(zip(DIMENSIONS, scores, strict=True))
+    first = row.edit.was if row.edit is not None else row.scores
+    later = row.created is not None and critique.created_at.timestamp() > row.created + 1
+    edit = None if first is None or scores == first else Edit(first, round(now, 3), "critique" if later else "hand")
+    degenerate = ramp_reason(values) or ""
+    return replace(
+        row, scores=scores, mean=mean_of(values), passed=is_pass(values, row.review or None),
+        suspect=row.suspect or degenerate[:200], digest=scores_digest(scores), edit=edit,
+    )  # fmt: skip
+
+
+def _updated(row: TrialRow | None, critique: Critique, now: float) -> TrialRow | None:
+    """The row to record for ``critique``: a new one where the run has none, or none recorded with
+    an outcome (a run graded before it was critiqued); ``row`` amended where its scores differ; None
+    where nothing changed (an old row's hash written another way is brought up to date)."""
+    if row is None:
+        return row_from_critique(critique)
+    if row.mean is None:  # its first outcome: what the run was stays as its run record gave it
+        fresh = row_from_critique(critique)
+        return replace(
+            row, scores=fresh.scores, mean=fresh.mean, passed=fresh.passed, review=fresh.review, suspect=fresh.suspect,
+            facts=fresh.facts, created=fresh.created, digest=fresh.digest, kind="ab" if fresh.kind == "ab" else row.kind,
+        )  # fmt: skip
+    if row.scores == tuple(critique.scores.get(d) for d in DIMENSIONS):
+        return replace(row, digest=critique.scores.digest) if row.digest != critique.scores.digest else None
+    return amended(row, critique, now=now)
+
+
 def sync_ledger(
-    ledger: TrialLedger, meta_dir: Path, present: Present, *, load: Callable[[str], Critique | None] | None = None
-) -> int:
+    ledger: TrialLedger, meta_dir: Path, present: Present, *, load: Callable[[str], Critique | None] | None = None,
+    now: float | None = None,
+) -> int:  # fmt: skip
     """Add or amend the rows of the critiques in ``present`` that the ledger lacks or holds with
-    another outcome (see the module docstring); return how many rows were written. ``load``: the
+    other scores (see the module docstring); return how many rows were written. ``load``: the
     critique of a file name as the caller already holds it (None: read the file)."""
     rows: list[TrialRow] = []
-    for run_id, (name, mean, passed) in present.items():
+    when = time.time() if now is None else now
+    for run_id, (name, digest) in present.items():
         row = ledger.rows.get(run_id)
-        if row is not None and not _changed(row, mean, passed):
+        if row is not None and row.mean is not None and row.digest == digest:
             continue
         critique = (load(name) if load is not None else None) or _read(Path(meta_dir), name)
         if critique is not None and critique.id == run_id:
-            rows.append(row_from_critique(critique))
+            found = _updated(row, critique, when)
+            if found is not None:
+                rows.append(found)
     ledger.add(rows)
     return len(rows)
 
 
-def record_grade(meta_dir: Path, state_dir: Path, run_id: str, grade: Grade) -> TrialRow:
-    """Record ``grade`` as run ``run_id``'s ground truth in the ledger of ``meta_dir`` (signed with
-    the key in ``state_dir``) and return its row: its row amended, or, for a run never critiqued,
-    a row made from its run record (``run-<id>.yaml``: its lessons given and withheld, scores null).
-    InputError when the run has neither a row nor a readable run record."""
+def _critique_of(meta_dir: Path, run_id: str) -> Critique | None:
+    try:
+        return load_critique(critique_path(meta_dir, run_id), meta_dir=meta_dir)
+    except (InputError, OSError):
+        return None
+
+
+def _new_row(meta_dir: Path, run_id: str) -> TrialRow:
+    """The row of a graded run the ledger has none for: from its critique where one exists, else
+    from its run record (``run-<id>.yaml``: its lessons given and withheld, scores null)."""
     from ....record import read_run_record  # only a grade needs the run record's reader
 
-    if not is_run_id(run_id):
-        raise InputError(f"not a run id: {run_id[:80]!r}")
+    path = Path(meta_dir) / f"run-{run_id}.yaml"
+    try:
+        record = read_run_record(path, allow_symlink=False)
+    except InputError as exc:
+        raise InputError(f"cannot grade {run_id}: it has no row in the trial ledger, and {exc}") from None
+    if record.id != run_id:
+        raise InputError(f"cannot grade {run_id}: {path.name} holds run {record.id}")
+    critique = _critique_of(Path(meta_dir), run_id)
+    if critique is not None and critique.id == run_id:
+        return row_from_critique(critique, excluded_lessons(record.lessons.excluded))
+    return row_from_record(record)
+
+
+def record_grades(meta_dir: Path, state_dir: Path, grades: Mapping[str, Grade]) -> dict[str, TrialRow]:
+    """Record each ``run id -> grade`` of ``grades`` as the run's ground truth in the ledger of
+    ``meta_dir`` (signed with the key in ``state_dir``), opened once, and return their rows: each row
+    amended, or made for a run the ledger has none for (:func:`_new_row`). A grade the row already
+    holds is not written again. InputError for a run that has neither a row nor a readable run
+    record (the others are recorded first)."""
     ledger = open_ledger(meta_dir, state_dir)
-    row = ledger.rows.get(run_id)
-    if row is None:
-        path = Path(meta_dir) / f"run-{run_id}.yaml"
+    rows: list[TrialRow] = []
+    failed: InputError | None = None
+    for run_id, grade in grades.items():
+        if not is_run_id(run_id):
+            failed = InputError(f"not a run id: {run_id[:80]!r}")
+            continue
         try:
-            record = read_run_record(path, allow_symlink=False)
+            row = ledger.rows.get(run_id) or _new_row(meta_dir, run_id)
         except InputError as exc:
-            raise InputError(f"cannot grade {run_id}: it has no row in the trial ledger, and {exc}") from None
-        if record.id != run_id:
-            raise InputError(f"cannot grade {run_id}: {path.name} holds run {record.id}")
-        row = row_from_record(record)
-    amended = replace(row, grade=grade)
-    ledger.add([amended])
-    return ledger.rows[run_id]
+            failed = exc
+            continue
+        if row.grade != grade:
+            rows.append(replace(row, grade=grade))
+    ledger.add(rows)
+    if failed is not None:
+        raise failed
+    return {run_id: ledger.rows[run_id] for run_id in grades if run_id in ledger.rows}
+
+
+def record_grade(meta_dir: Path, state_dir: Path, run_id: str, grade: Grade) -> TrialRow:
+    """Record one run's ``grade`` (:func:`record_grades`) and return its row."""
+    return record_grades(meta_dir, state_dir, {run_id: grade})[run_id]
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@ A :class:`TrialRow` is what a lesson's trial needs of one run, in a few hundred 
 domain and normalized question, its *kind* (:data:`KINDS`), whether a person gave or edited
 its plan, which lessons it was given or withheld (and why, at which trial probability), the
 critique's scores, mean, pass and review verdict, whether the critique is suspect, the
-measured facts that lessons target, and the ground-truth :class:`Grade` of an eval run. It is
+measured facts that lessons target, the ground-truth :class:`Grade` of an eval run, a hash of its
+scores, and, where its scores changed after they were first recorded, how (:class:`Edit`). It is
 made from a critique (:func:`row_from_critique`) or, for a run graded but never critiqued, from
 its run record (:func:`row_from_record`: lessons from the record, scores null).
 
@@ -15,8 +16,6 @@ beside the rows are :mod:`.events`'.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -26,19 +25,21 @@ from typing import Any
 from ....ids import is_run_id
 from ....record.lessons import probability
 from ..critique_types import WHOLE_RUN_REASONS, Critique
+from ..derived import scores_digest
 from ..index.rows import question_key
 from ..schema import DIMENSIONS, LESSON_KEY, WITHHELD_REASONS
 from ..targets import PERSON_TARGET, TARGETS
 
 __all__ = [
-    "KINDS", "Grade", "Use", "TrialRow", "row_from_critique", "row_from_record", "row_from_json", "kind_of",
-    "scores_digest", "excluded_lessons", "text_field", "number_field", "count_field", "optional_field",
+    "KINDS", "EDIT_KINDS", "Grade", "Edit", "Use", "TrialRow", "row_from_critique", "row_from_record", "row_from_json",
+    "kind_of", "scores_digest", "excluded_lessons", "text_field", "number_field", "count_field", "optional_field",
 ]  # fmt: skip
 
 # ordinary: any run that is none of the others; control: a whole-run draw sent it without lessons
 # (a control run, or a suspended domain's); no_lessons: the person turned lessons off; ab: an arm
 # of ``memory ab``.
 KINDS = ("ordinary", "control", "no_lessons", "ab")
+EDIT_KINDS = ("hand", "critique")  # how a run's scores came to change after they were first recorded
 _FACTS = tuple(name for name in TARGETS if name.startswith("facts."))
 _MAX_TEXT = 200
 _WHY = 80  # an excluded lesson's reason, as kept
@@ -72,43 +73,80 @@ def optional_field(value: Any, read: Any, what: str) -> Any:
 @dataclass(frozen=True)
 class Grade:
     """A run's grade against ground truth, given by an eval (``research-agent eval``): the world
-    and eval it belongs to, the question, the share of the question's facts the report found, the
-    share of its citations that support what they are cited for (None: it cited nothing), and
-    its unsupported and stale claims."""
+    and eval it belongs to, the question, the share of the question's facts the report found (None:
+    a question the pages cannot answer, which has none), the share of its citations that support what
+    they are cited for (None: it cited nothing), its unsupported and stale claims, how many facts
+    the question has (0: not recorded) and whether the report declined to answer."""
 
     world: str
     eval_id: str
     question_id: str
-    fact_recall: float
+    fact_recall: float | None
     cited_precision: float | None
     unsupported: int
     stale: int
+    checkpoints: int = 0
+    declined: bool = False
 
     def __post_init__(self) -> None:
         for name in ("world", "eval_id", "question_id"):
             text_field(getattr(self, name), f"grade {name}")
-        number_field(self.fact_recall, "grade fact_recall", low=0.0, high=1.0)
-        optional_field(self.cited_precision, lambda v, w: number_field(v, w, low=0.0, high=1.0), "grade cited_precision")
-        count_field(self.unsupported, "grade unsupported")
-        count_field(self.stale, "grade stale")
+        for name in ("fact_recall", "cited_precision"):
+            optional_field(getattr(self, name), lambda v, w: number_field(v, w, low=0.0, high=1.0), f"grade {name}")
+        for name in ("unsupported", "stale", "checkpoints"):
+            count_field(getattr(self, name), f"grade {name}")
+        if not isinstance(self.declined, bool):
+            raise ValueError("grade declined: not true or false")
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "world": self.world, "eval_id": self.eval_id, "question_id": self.question_id,
             "fact_recall": self.fact_recall, "cited_precision": self.cited_precision,
-            "unsupported": self.unsupported, "stale": self.stale,
+            "unsupported": self.unsupported, "stale": self.stale, "checkpoints": self.checkpoints,
+            "declined": self.declined,
         }  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: Any) -> Grade:
-        """From :meth:`as_dict`'s form; ValueError for anything else."""
-        if not isinstance(data, Mapping) or set(data) != set(cls.__dataclass_fields__):
+        """From :meth:`as_dict`'s form (``checkpoints`` and ``declined`` may be absent: rows written
+        before they were kept); ValueError for anything else."""
+        fields = set(cls.__dataclass_fields__)
+        if not isinstance(data, Mapping) or not fields - {"checkpoints", "declined"} <= set(data) <= fields:
             raise ValueError("grade: not a grade")
-        cited = data["cited_precision"]
+        recall, cited = data["fact_recall"], data["cited_precision"]
         return cls(
-            data["world"], data["eval_id"], data["question_id"], float(number_field(data["fact_recall"], "fact_recall")),
+            data["world"], data["eval_id"], data["question_id"],
+            None if recall is None else float(number_field(recall, "fact_recall")),
             None if cited is None else float(number_field(cited, "cited_precision")), data["unsupported"], data["stale"],
+            data.get("checkpoints", 0), data.get("declined", False),
         )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Edit:
+    """How a run's scores came to differ from those the ledger first recorded for it: ``was``, those
+    first scores; ``at``: when the ledger took the change (seconds since the epoch); ``how``:
+    ``hand`` (its critique file was edited: the critique's own time unchanged) or ``critique`` (a
+    critique with a later time replaced it). Only the scores, and what follows from them, change
+    (:mod:`.record` says why)."""
+
+    was: tuple[int | None, ...]
+    at: float
+    how: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {"was": list(self.was), "at": self.at, "how": self.how}
+
+
+def _edit(value: Any) -> Edit | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or set(value) != {"was", "at", "how"} or value["how"] not in EDIT_KINDS:
+        raise ValueError("row: bad edit")
+    was = _scores(value["was"])
+    if was is None:
+        raise ValueError("row: bad edit")
+    return Edit(was, number_field(value["at"], "edit at", low=0, high=1e11), value["how"])
 
 
 @dataclass(frozen=True)
@@ -138,14 +176,6 @@ def _use(item: Any) -> Use:
     return Use(key, "applied" if arm == "a" else "withheld", reason, None if p is None else float(p))
 
 
-def scores_digest(scores: tuple[int | None, ...] | None, mean: float | None, passed: bool | None, review: str,
-                  suspect: str) -> str:  # fmt: skip
-    """A short hash of a critique's outcome as a row records it: a critique whose outcome hashes
-    otherwise was edited since."""
-    text = json.dumps([scores, mean, passed, review, suspect], separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
 @dataclass(frozen=True)
 class TrialRow:
     """One run as its lessons' trials see it (see the module docstring). ``created``: when its
@@ -170,6 +200,7 @@ class TrialRow:
     grade: Grade | None = None
     digest: str = ""
     excluded: tuple[tuple[str, str], ...] = ()  # lessons left out of the run's selection, and why (from its record)
+    edit: Edit | None = None  # its scores differ from those first recorded: how (see :class:`Edit`)
 
     @cached_property
     def stamp(self) -> str:
@@ -214,6 +245,7 @@ class TrialRow:
             "facts": dict(self.facts), "created": self.created,
             "grade": None if self.grade is None else self.grade.as_dict(), "digest": self.digest,
             "excluded": [list(pair) for pair in self.excluded],
+            "edit": None if self.edit is None else self.edit.as_json(),
         }  # fmt: skip
 
 
@@ -253,7 +285,7 @@ def row_from_json(data: Any) -> TrialRow:
         text_field(data.get("suspect"), "suspect"), {k: number_field(v, k) for k, v in facts.items()},
         optional_field(data.get("created"), lambda v, w: number_field(v, w, low=0, high=1e11), "created"),
         None if data.get("grade") is None else Grade.from_dict(data["grade"]), text_field(data.get("digest"), "digest", limit=32),
-        _excluded_from(data.get("excluded", [])),
+        _excluded_from(data.get("excluded", [])), _edit(data.get("edit")),
     )  # fmt: skip
 
 
@@ -311,8 +343,7 @@ def row_from_critique(critique: Critique, excluded: tuple[tuple[str, str], ...] 
         kind_of(critique.adaptive, critique.lessons_withheld, critique.run_kind), critique.plan_by_person,
         critique.adaptive, critique.lessons_available, _uses(critique.lessons_applied, critique.lessons_withheld),
         scores, critique.mean_score, critique.overall_pass, review, suspect[:_MAX_TEXT], facts,
-        critique.created_at.timestamp(), None,
-        scores_digest(scores, critique.mean_score, critique.overall_pass, review, suspect[:_MAX_TEXT]), excluded,
+        critique.created_at.timestamp(), None, scores_digest(scores), excluded,
     )  # fmt: skip
 
 
