@@ -23,7 +23,7 @@ tokens/s as the progress line printed them, for this version and (``--before DIR
 checkout such as /work/main) the version before; then relevance alone for 12 sources at
 concurrency 1, 4 and 16, one source per call against batched, the numbers behind batching.
 
-    python bench/bench_pipeline.py [--latencies 0.1,0.5,1,2] [--repeat 3] [--corpus DIR]
+    python -m bench.bench_pipeline [--latencies 0.1,0.5,1,2] [--repeat 3] [--corpus DIR]
                                    [--cache-dir DIR] [--no-loops] [--mode standard]
                                    [--one-slot | --only-one-slot] [--before DIR] [--claims-only]
 
@@ -36,19 +36,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench._cli_run import CliRun, run_cli, startup_seconds  # noqa: E402
-from bench._one_slot import print_batching, print_one_slot  # noqa: E402
-from bench._util import generated_corpus, peak_rss_mb  # noqa: E402
-from research_agent.config import MODES  # noqa: E402
-from research_agent.search.local import LocalSearchProvider  # noqa: E402
-from tests.support.research_responder import ResearchResponder  # noqa: E402
+from bench._cli_run import CliRun, run_cli, startup_seconds
+from bench._one_slot import print_batching, print_one_slot
+from bench._util import generated_corpus, peak_rss_mb
+from research_agent.config import MODES
+from research_agent.search.local import LocalSearchProvider
+from tests.support.research_responder import ResearchResponder
 
 DOCS = Path("/usr/share/doc/python3.11-doc/html")
 QUERY = "How does the asyncio event loop schedule coroutines and tasks?"
