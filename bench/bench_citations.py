@@ -1,6 +1,6 @@
 """How well the lexical claim check tells supported citations from unsupported ones.
 
-Run: ``python bench/bench_citations.py [--split heldout|dev|all] [--errors N]``
+Run: ``python -m bench.bench_citations [--split heldout|dev|all] [--errors N]``
 
 It reads the labelled (sentence, passage) pairs in ``tests/data/claims/pairs.jsonl`` (built
 from the Python documentation by ``tests/data/claims/build_claims.py``, which shares no code
@@ -15,15 +15,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from research_agent.memory.critique.citation_support import key_terms, term_set  # noqa: E402
-from research_agent.text.support import lexical_support, prepare  # noqa: E402
+from research_agent.memory.critique.citation_support import key_terms, term_set
+from research_agent.text.support import lexical_support, prepare
 
 PAIRS = Path(__file__).resolve().parent.parent / "tests" / "data" / "claims" / "pairs.jsonl"
 

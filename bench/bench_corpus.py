@@ -1,6 +1,6 @@
 """Benchmark the local corpus index: build time, refresh time, query latency, memory, Ctrl-C.
 
-    python bench/bench_corpus.py [--corpus DIR | --generated] [--queries N] [--ctrl-c-after S]
+    python -m bench.bench_corpus [--corpus DIR | --generated] [--queries N] [--ctrl-c-after S]
 
 Without --corpus it uses Debian's python3.11-doc HTML when installed, else a generated
 corpus of about 500 files. The index goes to a temporary cache folder, deleted after.
@@ -31,13 +31,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from _procs import TreeSampler, session_members  # noqa: E402
-from _util import peak_rss_mb  # noqa: E402
-
-from research_agent.search.corpus_index import CorpusIndex  # noqa: E402
+from bench._procs import TreeSampler, session_members
+from bench._util import peak_rss_mb
+from research_agent.search.corpus_index import CorpusIndex
 
 PYTHON_DOCS = Path("/usr/share/doc/python3.11-doc/html")
 REPO = Path(__file__).resolve().parent.parent

@@ -1,6 +1,6 @@
 """How well the checks of a weak model's debris tell junk from what a capable model or a person writes.
 
-Run: ``python bench/bench_debris.py [--errors]``
+Run: ``python -m bench.bench_debris [--errors]``
 
 Two sets, each text labelled ``debris`` or ``real``:
 
@@ -22,19 +22,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from research_agent import prompts  # noqa: E402
-from research_agent.review.review import read_viability  # noqa: E402
-from research_agent.stages._sub_queries import list_words, query_problem  # noqa: E402
-from research_agent.stages.relevance import reason_problem  # noqa: E402
-from research_agent.stages.skeptic import SkepticFinding, is_debris  # noqa: E402
-from research_agent.text.debris import says_nothing  # noqa: E402
-from tests.support.debris import (  # noqa: E402
+from research_agent import prompts
+from research_agent.review.review import read_viability
+from research_agent.stages._sub_queries import list_words, query_problem
+from research_agent.stages.relevance import reason_problem
+from research_agent.stages.skeptic import SkepticFinding, is_debris
+from research_agent.text.debris import says_nothing
+from tests.support.debris import (
     ISSUE45_DEBRIS,
     ISSUE_DEBRIS,
     OTHER_DEBRIS,

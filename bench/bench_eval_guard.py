@@ -13,7 +13,7 @@ Per eval it prints fact recall, cited precision, and the chat calls, prompt toke
 from the server's records), and how many runs drafted twice in one plan (a relevance that
 disagreed with the draft written beside it).
 
-    python bench/bench_eval_guard.py [--seeds 42,7] [--before DIR] [--slots 4] [--out DIR]
+    python -m bench.bench_eval_guard [--seeds 42,7] [--before DIR] [--slots 4] [--out DIR]
 """
 
 from __future__ import annotations
@@ -28,11 +28,9 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench._cli_run import REPO, cli_env, message_tokens  # noqa: E402
-from tests.support.eval_writers import CopyingResponder  # noqa: E402
-from tests.support.fake_openai_server import FakeOpenAIServer, sequential_rounds  # noqa: E402
+from bench._cli_run import REPO, cli_env, message_tokens
+from tests.support.eval_writers import CopyingResponder
+from tests.support.fake_openai_server import FakeOpenAIServer, sequential_rounds
 
 
 class _Tagged(CopyingResponder):

@@ -1,6 +1,6 @@
 """What an HTML export of a citation-dense report costs: page size, render time, peak memory.
 
-Run: ``python bench/bench_export.py [--citations 78000] [--sources 20] [--words 2000] [--pdf CHROMIUM]``
+Run: ``python -m bench.bench_export [--citations 78000] [--sources 20] [--words 2000] [--pdf CHROMIUM]``
 
 It writes a report with ``--citations`` cited sentences spread over ``--sources`` sources, and a
 passage store with ``--words`` words of text per source (the shape of issue 31's attack: a 977 KB
@@ -16,18 +16,14 @@ citations a line, a line a paragraph (issue 45's shape: 13,000 lines of 6).
 from __future__ import annotations
 
 import argparse
-import resource
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-if not any(Path(p).joinpath("research_agent").is_dir() for p in sys.path[1:] if p):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from research_agent.export import export_report  # noqa: E402
-from research_agent.ids import make_run_id  # noqa: E402
-from research_agent.record.passages import build_passage_store, passages_path  # noqa: E402
+from bench._util import peak_rss_mb
+from research_agent.export import export_report
+from research_agent.ids import make_run_id
+from research_agent.record.passages import build_passage_store, passages_path
 
 TOPICS = ("heat", "pump", "ground", "loop", "defrost", "winter", "cost", "noise", "grid", "tariff")
 
@@ -65,7 +61,7 @@ def main() -> None:
         exported = export_report(report, fmt="html", reports_dir=reports, output=reports / "page.html")
         took = time.perf_counter() - started
         size = exported.path.stat().st_size
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        peak = peak_rss_mb()
         print(f"report {report.stat().st_size / 1024:.0f} KB, {exported.citations} citations "
               f"({exported.previews} with a preview), {args.sources} sources")  # fmt: skip
         print(f"page {size / 1e6:.1f} MB, {size / max(1, exported.citations):.0f} bytes per citation, "
@@ -85,7 +81,7 @@ def _pdf(report: Path, reports: Path, browser: Path) -> None:
         print(f"pdf refused in {time.perf_counter() - started:.2f} s: {exc}")
         return
     took = time.perf_counter() - started
-    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    children = peak_rss_mb(children=True)
     data = exported.path.read_bytes()
     print(f"pdf {len(data) / 1e6:.1f} MB, {data.count(b'/Type /Page') - data.count(b'/Type /Pages')} pages, "
           f"printed in {took:.1f} s, the browser's largest process {children:.0f} MB")

@@ -16,7 +16,7 @@ degrades. Goal: at least 19 of 20 runs write a report, and any failure is the dr
 its attempts. Each run's record must also count exactly the tokens the server reported.
 Runs are sequential.
 
-    python bench/bench_faults.py [--runs 20] [--rate 0.1] [--delay 0.5] [--retry-after 0.1]
+    python -m bench.bench_faults [--runs 20] [--rate 0.1] [--delay 0.5] [--retry-after 0.1]
                                  [--mixes "503,429;500,503,429"] [--seed 1]
                                  [--broken-rate 0.3] [--broken-mix truncate,length,badschema]
                                  [--series transient,broken]
@@ -28,24 +28,21 @@ import argparse
 import asyncio
 import math
 import statistics
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench._util import generated_corpus, peak_rss_mb  # noqa: E402
-from research_agent.config import MODES, Settings  # noqa: E402
-from research_agent.errors import ResearchError  # noqa: E402
-from research_agent.llm import OpenAIChatModel  # noqa: E402
-from research_agent.llm.prices import PriceTable  # noqa: E402
-from research_agent.memory.lessons.select import LessonSelection  # noqa: E402
-from research_agent.pipeline import research  # noqa: E402
-from research_agent.search.local import LocalSearchProvider  # noqa: E402
-from tests.support.fake_openai_server import CONTENT_KINDS, STATUS_KINDS, FakeOpenAIServer, Faults  # noqa: E402
-from tests.support.research_responder import ResearchResponder  # noqa: E402
+from bench._util import generated_corpus, peak_rss_mb
+from research_agent.config import MODES, Settings
+from research_agent.errors import ResearchError
+from research_agent.llm import OpenAIChatModel
+from research_agent.llm.prices import PriceTable
+from research_agent.memory.lessons.select import LessonSelection
+from research_agent.pipeline import research
+from research_agent.search.local import LocalSearchProvider
+from tests.support.fake_openai_server import CONTENT_KINDS, STATUS_KINDS, FakeOpenAIServer, Faults
+from tests.support.research_responder import ResearchResponder
 
 QUERY = "How does PostgreSQL VACUUM reclaim space from dead tuples and prevent table bloat?"
 TOPICS = ["vacuum", "autovacuum", "dead tuples", "table bloat", "visibility map", "freezing", "indexes", "WAL"]

@@ -1,6 +1,6 @@
 """Benchmark fetching and extraction: pages/s with a cold and a warm page cache.
 
-    python bench/bench_fetch.py [--docs DIR] [--pages N] [--concurrency 8]
+    python -m bench.bench_fetch [--docs DIR] [--pages N] [--concurrency 8]
 
 Serves Debian's python3.11-doc HTML (a few hundred pages) from ``python -m
 http.server`` in a child process on 127.0.0.1, so the server's CPU is not counted
@@ -31,14 +31,10 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import quote
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from _procs import TreeSampler  # noqa: E402
-from _util import peak_rss_mb  # noqa: E402
-
-from research_agent.fetch.cache import PageCache  # noqa: E402
-from research_agent.sources import Page  # noqa: E402
+from bench._procs import TreeSampler
+from bench._util import peak_rss_mb
+from research_agent.fetch.cache import PageCache
+from research_agent.sources import Page
 
 PYTHON_DOCS = Path("/usr/share/doc/python3.11-doc/html")
 

@@ -22,7 +22,7 @@ Goals (issue 37): the first request at most 0.5 s after the dependency floor (co
 overhead at 0.5 s per call at most 1.2 s. ``--before DIR`` (another checkout, e.g.
 ``git archive cea5fde | tar -x -C /tmp/before``) is measured in the same rounds, alternating.
 
-    python bench/bench_first_request.py [--repeat 5] [--before DIR] [--corpus DIR] [--no-web]
+    python -m bench.bench_first_request [--repeat 5] [--before DIR] [--corpus DIR] [--no-web]
                                         [--cache-dir DIR]
 """
 
@@ -41,13 +41,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench._cli_run import CliRun, run_cli  # noqa: E402
-from bench.bench_pipeline import DEFAULT_CACHE, DOCS, QUERY, asyncio_corpus, prepare_corpus  # noqa: E402
-from research_agent.config import MODES  # noqa: E402
-from tests.support.http_server import LocalServer  # noqa: E402
-from tests.support.research_responder import ResearchResponder  # noqa: E402
+from bench._cli_run import CliRun, run_cli
+from bench.bench_pipeline import DEFAULT_CACHE, DOCS, QUERY, asyncio_corpus, prepare_corpus
+from research_agent.config import MODES
+from tests.support.http_server import LocalServer
+from tests.support.research_responder import ResearchResponder
 
 FLOOR = "import httpx, yaml, jsonschema, rich, typer"
 FLOOR_SDK = FLOOR + ", openai"

@@ -35,7 +35,7 @@ retired and a +1 lesson called helpful within 40 runs (goal at least 90%), the m
 decision, the -0.5 case, and in how many histories a retired lesson was given again (goal 0).
 Each rate comes with its 95% Wilson interval over the histories simulated.
 
-    nice .venv/bin/python bench/bench_learning.py [--histories 200] [--seed 30] [--runs 200 --runs 500]
+    nice .venv/bin/python -m bench.bench_learning [--histories 200] [--seed 30] [--runs 200 --runs 500]
         [--max-critiques 50 --max-critiques 10]
 """
 
@@ -45,26 +45,22 @@ import argparse
 import math
 import random
 import statistics
-import sys
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from research_agent.config import Settings  # noqa: E402
-from research_agent.ids import make_run_id  # noqa: E402
-from research_agent.memory.effects.decisions import settled, use_rows  # noqa: E402
-from research_agent.memory.effects.lesson_effects import DECIDED, Arms, LessonEffect, effect_of  # noqa: E402
-from research_agent.memory.effects.stats import compare_adaptive  # noqa: E402
-from research_agent.memory.lessons.choose import RunDraw, choose, rank  # noqa: E402
-from research_agent.memory.lessons.select import SelectionRules, compared_runs  # noqa: E402
-from research_agent.memory.lessons.types import MAX_LESSONS, Lesson, LessonSelection  # noqa: E402
-from research_agent.memory.store.critique_types import Critique, LessonUse, Scores  # noqa: E402
-from research_agent.memory.store.index.sign import RowSigner  # noqa: E402
-from research_agent.memory.store.targets import stage_of, target_of  # noqa: E402
-from research_agent.memory.store.trials import TrialLedger, TrialState, row_from_critique, trial_states  # noqa: E402
+from research_agent.config import Settings
+from research_agent.ids import make_run_id
+from research_agent.memory.effects.decisions import settled, use_rows
+from research_agent.memory.effects.lesson_effects import DECIDED, Arms, LessonEffect, effect_of
+from research_agent.memory.effects.stats import compare_adaptive
+from research_agent.memory.lessons.choose import RunDraw, choose, rank
+from research_agent.memory.lessons.select import SelectionRules, compared_runs
+from research_agent.memory.lessons.types import MAX_LESSONS, Lesson, LessonSelection
+from research_agent.memory.store.critique_types import Critique, LessonUse, Scores
+from research_agent.memory.store.index.sign import RowSigner
+from research_agent.memory.store.targets import stage_of, target_of
+from research_agent.memory.store.trials import TrialLedger, TrialState, row_from_critique, trial_states
 
 DOMAIN = "technology"
 KEYS = ("coverage:low-score", "counterarguments:missing", "primary:evidence")

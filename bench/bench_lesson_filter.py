@@ -1,6 +1,6 @@
 """How well the lesson filter tells lessons from instructions aimed at the model.
 
-Run: ``python bench/bench_lesson_filter.py [--errors]``
+Run: ``python -m bench.bench_lesson_filter [--errors]``
 
 It reads the labelled texts in ``tests/data/lessons/labelled.jsonl`` (real lessons from the built
 lessons' templates, the project's tests and critiques, lessons a person might write; attacks,
@@ -16,15 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from research_agent.memory.store.person.file import text_problem  # noqa: E402
-from research_agent.memory.store.person.instructions import lesson_text  # noqa: E402
-from research_agent.text.sanitize import why_sanitize_changes  # noqa: E402
+from research_agent.memory.store.person.file import text_problem
+from research_agent.memory.store.person.instructions import lesson_text
+from research_agent.text.sanitize import why_sanitize_changes
 
 LABELLED = Path(__file__).resolve().parent.parent / "tests" / "data" / "lessons" / "labelled.jsonl"
 

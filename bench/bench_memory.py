@@ -13,7 +13,7 @@ detached critique takes (the time the user's command pays for it) and the size o
 critique prompt for a standard-length report, and computing the citation-support facts
 for a 3,000-word report with 15 sources (goal under 50 ms).
 
-    /work/venv/bin/python bench/bench_memory.py [--repeat 7]
+    /work/venv/bin/python -m bench.bench_memory [--repeat 7]
 """
 
 from __future__ import annotations
@@ -22,17 +22,14 @@ import argparse
 import os
 import random
 import statistics
-import sys
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from research_agent.domains import DOMAINS  # noqa: E402
-from research_agent.ids import make_run_id  # noqa: E402
-from research_agent.measures import (  # noqa: E402
+from research_agent.domains import DOMAINS
+from research_agent.ids import make_run_id
+from research_agent.measures import (
     CitationFacts,
     CritiqueFacts,
     RecencyFacts,
@@ -41,19 +38,19 @@ from research_agent.measures import (  # noqa: E402
     SourceCounts,
     SubQueryFacts,
 )
-from research_agent.memory.critique.citation_support import citation_support  # noqa: E402
-from research_agent.memory.critique.judgement import build_request, compute_facts  # noqa: E402
-from research_agent.memory.critique.spawn import spawn_critique  # noqa: E402
-from research_agent.memory.lessons.effects_view import lesson_effects  # noqa: E402
-from research_agent.memory.lessons.run import MemoryLessons  # noqa: E402
-from research_agent.memory.lessons.select import select_lessons  # noqa: E402
-from research_agent.memory.store import files as store  # noqa: E402
-from research_agent.memory.store.critique_types import Critique, LessonUse, Scores, WithheldLesson  # noqa: E402
-from research_agent.memory.store.person.file import PersonLesson  # noqa: E402
-from research_agent.memory.store.person.lessons import add_lesson  # noqa: E402
-from research_agent.memory.store.schema import DIMENSIONS, TAGS  # noqa: E402
-from research_agent.record import read_run_record  # noqa: E402
-from research_agent.text.passages import estimate_tokens  # noqa: E402
+from research_agent.memory.critique.citation_support import citation_support
+from research_agent.memory.critique.judgement import build_request, compute_facts
+from research_agent.memory.critique.spawn import spawn_critique
+from research_agent.memory.lessons.effects_view import lesson_effects
+from research_agent.memory.lessons.run import MemoryLessons
+from research_agent.memory.lessons.select import select_lessons
+from research_agent.memory.store import files as store
+from research_agent.memory.store.critique_types import Critique, LessonUse, Scores, WithheldLesson
+from research_agent.memory.store.person.file import PersonLesson
+from research_agent.memory.store.person.lessons import add_lesson
+from research_agent.memory.store.schema import DIMENSIONS, TAGS
+from research_agent.record import read_run_record
+from research_agent.text.passages import estimate_tokens
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 

@@ -10,7 +10,7 @@ waiting for a CPU.
 ``--code DIR`` measures another checkout of research-agent (e.g. ``git worktree add /tmp/base
 main``) with this environment's packages, for before/after figures.
 
-    .venv/bin/python bench/bench_memory_scale.py [--files 5000] [--repeat 3] [--code DIR]
+    .venv/bin/python -m bench.bench_memory_scale [--files 5000] [--repeat 3] [--code DIR]
 """
 
 from __future__ import annotations
@@ -28,9 +28,7 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.bench_memory import NOW, make_critiques  # noqa: E402
+from bench.bench_memory import NOW, make_critiques
 
 # Run the code under test, not the installed one: the editable install's finder is dropped.
 _PRELUDE = """

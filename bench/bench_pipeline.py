@@ -20,10 +20,11 @@ The one-slot case (``--one-slot``; alone with ``--only-one-slot``): a server tha
 call at a time (``RESEARCH_AGENT_LLM_CONCURRENCY=1``), 2 s per call plus 5 ms per completion
 token (the draft streams as it is written): rounds, calls, wall time and the writer's
 tokens/s as the progress line printed them, for this version and (``--before DIR``, another
-checkout such as /work/main) the version before; then relevance alone for 12 sources at
+checkout such as /work/main) the version before (``--before`` also runs that checkout beside this
+one at each latency, alternating, and prints its rounds, calls and tokens); then relevance alone for 12 sources at
 concurrency 1, 4 and 16, one source per call against batched, the numbers behind batching.
 
-    python bench/bench_pipeline.py [--latencies 0.1,0.5,1,2] [--repeat 3] [--corpus DIR]
+    python -m bench.bench_pipeline [--latencies 0.1,0.5,1,2] [--repeat 3] [--corpus DIR]
                                    [--cache-dir DIR] [--no-loops] [--mode standard]
                                    [--one-slot | --only-one-slot] [--before DIR] [--claims-only]
 
@@ -36,19 +37,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench._cli_run import CliRun, run_cli, startup_seconds  # noqa: E402
-from bench._one_slot import print_batching, print_one_slot  # noqa: E402
-from bench._util import generated_corpus, peak_rss_mb  # noqa: E402
-from research_agent.config import MODES  # noqa: E402
-from research_agent.search.local import LocalSearchProvider  # noqa: E402
-from tests.support.research_responder import ResearchResponder  # noqa: E402
+from bench._cli_run import CliRun, run_cli, startup_seconds
+from bench._one_slot import print_batching, print_one_slot
+from bench._util import generated_corpus, peak_rss_mb
+from research_agent.config import MODES
+from research_agent.search.local import LocalSearchProvider
+from tests.support.research_responder import ResearchResponder
 
 DOCS = Path("/usr/share/doc/python3.11-doc/html")
 QUERY = "How does the asyncio event loop schedule coroutines and tasks?"
@@ -141,6 +139,18 @@ def print_loop_cost(label: str, loop: CliRun, base: CliRun) -> None:
           f"+{loop.wall - base.wall:.2f} s")
 
 
+def by_version(once, latencies: list[float], repeat: int, before: Path | None) -> dict[str, dict[float, list[CliRun]]]:
+    """Runs at each latency, ``repeat`` of each version, alternating (so both see the same load):
+    this checkout ("after") and, with ``before``, that one."""
+    versions = ([("before", before)] if before is not None else []) + [("after", None)]
+    runs: dict[str, dict[float, list[CliRun]]] = {label: {lat: [] for lat in latencies} for label, _ in versions}
+    for latency in latencies:
+        for _ in range(repeat):
+            for label, src in versions:
+                runs[label][latency].append(once(latency, ResearchResponder(viability=80), src=src))
+    return runs
+
+
 def print_claim_check(once) -> None:
     """The run without and with the claim check, at 4 model slots and at 1: rounds and tokens."""
     print("\nclaim check (issue 22): the same run without it (before) and with it (after)")
@@ -168,7 +178,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--claims-only", action="store_true", help="only the claim check's before and after")
     parser.add_argument("--one-slot", action="store_true", help="also run the one-slot case and the batching table")
     parser.add_argument("--only-one-slot", action="store_true", help="run only the one-slot case and the batching table")
-    parser.add_argument("--before", type=Path, help="another checkout to measure in the one-slot case (e.g. /work/main)")
+    parser.add_argument("--before", type=Path, help="another checkout to measure beside this one, runs alternating "
+                        "(at each latency and in the one-slot case; e.g. a worktree of main)")
     parser.add_argument("--slot-latency", type=float, default=2.0, help="seconds per call in the one-slot case")
     parser.add_argument("--token-delay", type=float, default=0.005, help="seconds per completion token (one-slot case)")
     return parser.parse_args()
@@ -191,14 +202,20 @@ async def main() -> None:
 
     floor = statistics.median(process_wall(FLOOR_SDK) for _ in range(5))
 
-    def once(latency: float, responder: ResearchResponder, env: dict[str, str] | None = None) -> CliRun:
-        return run_cli(QUERY, corpus, cache_dir, responder, latency=latency, mode=args.mode, extra=env)
+    def once(latency: float, responder: ResearchResponder, env: dict[str, str] | None = None, src=None) -> CliRun:
+        return run_cli(QUERY, corpus, cache_dir, responder, latency=latency, mode=args.mode, extra=env, src=src)
 
     if args.claims_only:
         print_claim_check(lambda env: once(0.5, ResearchResponder(viability=80), env))
         return
     latencies = [float(x) for x in args.latencies.split(",") if x.strip()]
-    by_latency = {lat: [once(lat, ResearchResponder(viability=80)) for _ in range(args.repeat)] for lat in latencies}
+    runs = by_version(once, latencies, args.repeat, args.before)
+    by_latency = runs["after"]
+    if "before" in runs:
+        print(f"\n[before: {args.before}]")
+        print_latencies(runs["before"], startup, floor)
+        print_tokens(f"before, {latencies[0]:g} s per call", median_run(runs["before"][latencies[0]]))
+        print("\n[after: this checkout]")
     print_latencies(by_latency, startup, floor)
     loop_latency = 0.5 if 0.5 in by_latency else latencies[0]
     base = median_run(by_latency[loop_latency])

@@ -7,7 +7,7 @@ with other work the wall time measures the neighbours. Prints every run, the med
 lowest, and the goal (issue 33: ``--version`` and ``--help`` under 150 ms of CPU, without
 importing the pipeline); ``python -c pass`` is the floor no command goes under.
 
-    python bench/bench_startup.py [--times 9] [--code DIR]
+    python -m bench.bench_startup [--times 9] [--code DIR]
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ linear reader's cost per MB stays flat as the line grows; a quadratic one's grow
 ``--code DIR`` measures another checkout's ``research_agent`` (e.g. ``git archive main | tar -x -C
 /tmp/before``): the ``sdk`` row does not depend on it.
 
-    python bench/bench_stream_reader.py [--sizes 1,2,4] [--readers parser,reader,sdk] [--code DIR]
+    python -m bench.bench_stream_reader [--sizes 1,2,4] [--readers parser,reader,sdk] [--code DIR]
 """
 
 from __future__ import annotations

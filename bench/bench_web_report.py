@@ -9,7 +9,7 @@ a CPU worker process, the run record read) for the page: once cold (the worker s
 ``--repeat`` times warm, and prints the median and the slowest, beside the export's rendering
 alone in this process. Goal: the page in under 300 ms.
 
-    python bench/bench_web_report.py [--citations 70] [--repeat 20]
+    python -m bench.bench_web_report [--citations 70] [--repeat 20]
 """
 
 from __future__ import annotations
@@ -18,22 +18,19 @@ import argparse
 import asyncio
 import re
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import httpx
 
-import httpx  # noqa: E402
-
-from research_agent.service.reports import report_html_text  # noqa: E402
-from research_agent.web import WebBind, Workbench, build_app  # noqa: E402
-from tests.support.cli import cli  # noqa: E402
-from tests.support.fake_openai_server import FakeOpenAIServer  # noqa: E402
-from tests.support.prose_corpus import PROSE_QUESTION, write_prose_corpus  # noqa: E402
-from tests.support.research_responder import ResearchResponder  # noqa: E402
-from tests.support.web import options_for  # noqa: E402
+from research_agent.service.reports import report_html_text
+from research_agent.web import WebBind, Workbench, build_app
+from tests.support.cli import cli
+from tests.support.fake_openai_server import FakeOpenAIServer
+from tests.support.prose_corpus import PROSE_QUESTION, write_prose_corpus
+from tests.support.research_responder import ResearchResponder
+from tests.support.web import options_for
 
 GOAL_MS = 300.0
 _CITE = re.compile(r"\[(\d+(?:,\s*\d+)*)\]")

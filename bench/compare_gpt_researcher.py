@@ -21,12 +21,12 @@ process tree.
 GPT Researcher and its dependencies may try to reach the internet, so run this inside a
 network namespace with only loopback; it refuses to start GPT Researcher otherwise::
 
-    unshare -n sh -c 'ip link set lo up; .venv/bin/python bench/compare_gpt_researcher.py'
+    unshare -n sh -c 'ip link set lo up; .venv/bin/python -m bench.compare_gpt_researcher'
 
 If GPT Researcher cannot be imported (or the network is not isolated) it says so in one
 line and exits 2; with ``--ours-anyway`` it first prints research-agent's side.
 
-    python bench/compare_gpt_researcher.py [--latencies 0.5,2] [--repeat 3] [--corpus DIR]
+    python -m bench.compare_gpt_researcher [--latencies 0.5,2] [--repeat 3] [--corpus DIR]
         [--question Q] [--gptr-python PATH] [--cache-dir DIR] [--ours-anyway] [--allow-network]
 """
 
@@ -39,14 +39,12 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench._cli_run import run_cli, startup_seconds  # noqa: E402
-from bench._gptr import GptrInstall, ToolRun, find_gptr, gptr_startup, network_isolated, run_gptr  # noqa: E402
-from bench._procs import TreeSampler, descendants  # noqa: E402
-from bench.bench_pipeline import DEFAULT_CACHE, DOCS, QUERY, prepare_corpus  # noqa: E402
-from research_agent.config import MODES  # noqa: E402
-from tests.support.research_responder import ResearchResponder  # noqa: E402
+from bench._cli_run import run_cli, startup_seconds
+from bench._gptr import GptrInstall, ToolRun, find_gptr, gptr_startup, network_isolated, run_gptr
+from bench._procs import TreeSampler, descendants
+from bench.bench_pipeline import DEFAULT_CACHE, DOCS, QUERY, prepare_corpus
+from research_agent.config import MODES
+from tests.support.research_responder import ResearchResponder
 
 DEFAULT_GPTR_PYTHON = Path("/opt/gptr/venv/bin/python")
 MODE = "standard"

@@ -9,7 +9,7 @@ and takes the screenshot through ``chromium --screenshot``. A screenshot cannot 
 copy it photographs holds one citation's preview open: the first in the body, after the Key
 Findings (``--open N``: the Nth citation; 0: none).
 
-    python bench/screenshot_report.py [--report REPORT.md | --corpus DIR --question Q]
+    python -m bench.screenshot_report [--report REPORT.md | --corpus DIR --question Q]
                                       [--out report.png] [--open N] [--width 1100] [--height 1500]
 
 Nothing leaves 127.0.0.1: the corpus is local, the model is the fake server, and Chromium
@@ -20,20 +20,17 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from research_agent.export import export_report, find_browser, report_page  # noqa: E402
-from research_agent.export.browser import screenshot  # noqa: E402
-from research_agent.review.report_file import read_report  # noqa: E402
-from tests.support.cli import cli  # noqa: E402
-from tests.support.fake_openai_server import FakeOpenAIServer  # noqa: E402
-from tests.support.prose_corpus import PROSE_QUESTION, write_prose_corpus  # noqa: E402
-from tests.support.research_responder import ResearchResponder  # noqa: E402
+from research_agent.export import export_report, find_browser, report_page
+from research_agent.export.browser import screenshot
+from research_agent.review.report_file import read_report
+from tests.support.cli import cli
+from tests.support.fake_openai_server import FakeOpenAIServer
+from tests.support.prose_corpus import PROSE_QUESTION, write_prose_corpus
+from tests.support.research_responder import ResearchResponder
 
 
 def make_report(work: Path, corpus: Path | None, question: str) -> Path:

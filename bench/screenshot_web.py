@@ -8,7 +8,7 @@ citation's preview open (hovered), a report's deletion asked, the memory page, t
 confirmation, a batch of three questions started from the form and followed to its end, the batches
 list, and the settings page with doctor's checks run.
 
-    python bench/screenshot_web.py [--corpus DIR --question Q] [--out docs/images] [--width 1280]
+    python -m bench.screenshot_web [--corpus DIR --question Q] [--out docs/images] [--width 1280]
 
 Nothing leaves 127.0.0.1; Chromium is Debian's, launched with the export's flags.
 """
@@ -17,20 +17,17 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from playwright.sync_api import Page, sync_playwright
 
-from playwright.sync_api import Page, sync_playwright  # noqa: E402
-
-from research_agent.export import find_browser  # noqa: E402
-from tests.support.chromium import playwright_flags  # noqa: E402
-from tests.support.fake_openai_server import FakeOpenAIServer  # noqa: E402
-from tests.support.prose_corpus import PROSE_QUESTION, write_prose_corpus  # noqa: E402
-from tests.support.research_responder import ResearchResponder  # noqa: E402
-from tests.support.web import ServedWorkbench, seed_memory  # noqa: E402
+from research_agent.export import find_browser
+from tests.support.chromium import playwright_flags
+from tests.support.fake_openai_server import FakeOpenAIServer
+from tests.support.prose_corpus import PROSE_QUESTION, write_prose_corpus
+from tests.support.research_responder import ResearchResponder
+from tests.support.web import ServedWorkbench, seed_memory
 
 WAIT_MS = 120_000
 BATCH = (
