@@ -30,6 +30,7 @@ class Briefing:
     decompose_lessons: str = ""  # the decompose prompt's lessons block; empty when the run is not adaptive
     relevance_lessons: str = ""  # the relevance prompt's lessons block (judging lessons only)
     lessons_markdown: str = ""  # the report's Lessons Applied section
+    plan_by_person: bool = False  # a person gave or edited the first plan (:mod:`research_agent.plans`)
 
 
 @dataclass(frozen=True)

@@ -299,6 +299,7 @@ def run_record(
         controls_dropped=run.model.controls_dropped,
         review=report.review,
         lessons=LessonsRecord.from_dict(briefing.lessons.as_record()),
+        plan_by_person=briefing.plan_by_person,
         provider_failures=tuple(f"{f.provider}: {f.query}: {f.reason}" for f in ledger.provider_failures)[
             :_MAX_PROVIDER_FAILURES
         ],
