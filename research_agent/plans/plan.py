@@ -134,10 +134,6 @@ def read_plan_file(path: Path, *, question: str | None = None) -> ResearchPlan:
     where = f"plan file {path}"
     try:
         text = read_text_capped(Path(path), max_bytes=MAX_PLAN_BYTES, follow_symlinks=True)
-    except FileNotFoundError:
-        raise InputError(f"{where}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{where}: a folder, not a file") from None
     except (UnsafeFile, OSError) as exc:
         raise InputError(f"{where}: {exc}") from None
     try:
