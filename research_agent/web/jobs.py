@@ -17,6 +17,7 @@ process is gone (its report, if any, is in the reports folder).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
@@ -27,9 +28,11 @@ from datetime import UTC, datetime
 from ..config import Settings
 from ..errors import ResearchError, error_message
 from ..memory.critique.schedule import after_report
+from ..pipeline import research as pipeline_research
 from ..service import Service
 from ..service.events import EventLog
 from ..service.runs import ResearchCall, Schedule
+from .plans import WaitingReview
 
 __all__ = ["Job", "JobBoard", "KEEP", "CANCELLED", "CANCEL_LATE"]
 
@@ -55,6 +58,7 @@ class Job:
     started: datetime
     task: asyncio.Future[None] | None = None
     call: ResearchCall | None = None  # a research job's run
+    review: WaitingReview | None = None  # the plan review it pauses for ("review the plan first")
     run_id: str = ""
     error: str = ""
     notes: list[str] = field(default_factory=list)
@@ -84,11 +88,16 @@ class JobBoard:
     def newest(self) -> list[Job]:
         return list(reversed(self._jobs.values()))
 
-    def research(self, question: str, settings: Settings, shown: tuple[tuple[str, str], ...]) -> Job:
-        """Start researching ``question`` with ``settings``; Busy when every slot is taken."""
+    def research(
+        self, question: str, settings: Settings, shown: tuple[tuple[str, str], ...], *, review_plan: bool = False
+    ) -> Job:
+        """Start researching ``question`` with ``settings``; Busy when every slot is taken. ``review_plan``:
+        the run waits after its plan for the person's answer (:attr:`Job.review`)."""
+        review = WaitingReview() if review_plan else None
+        research = functools.partial(pipeline_research, review_plan=review)
 
         async def work(events: EventLog) -> str:
-            job.call = ResearchCall(question, settings, events, schedule=self.schedule)
+            job.call = ResearchCall(question, settings, events, schedule=self.schedule, research=research)
             result, scheduled = await job.call.outcome()
             if job.call.cancel_late:
                 job.notes.append(CANCEL_LATE)
@@ -96,6 +105,7 @@ class JobBoard:
             return result.id
 
         job = self._start("research", question, shown, work)
+        job.review = review
         return job
 
     def critique(self, run_id: str, short: str, critique: Callable[[], object]) -> Job:
