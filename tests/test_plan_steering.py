@@ -157,3 +157,25 @@ def test_the_editable_text_round_trips_and_an_empty_list_stops() -> None:
     assert plan_from_text(plan, "# nothing left\n\n") is None
     with pytest.raises(InputError, match="sub-query 1"):
         plan_from_text(plan, "x\n")
+
+
+async def test_a_plan_edited_at_review_keeps_its_lessons_as_given_and_its_row_says_a_person_planned(
+    tmp_path, scripted_model
+):
+    """The planning lesson was in the prompt the model planned with, so the record says it was given;
+    the ledger row carries ``plan_by_person``, which keeps the run out of that lesson's arms and in the
+    judging lesson's (tests/test_trial_ledger.py::test_a_plan_a_person_gave_counts_for_judging_lessons_only)."""
+    settings = settings_for(tmp_path, control_fraction=0.0, trial_probability=0.0)
+    seed_memory(settings.meta_dir)
+    script(scripted_model, ResearchResponder())
+    reviewer = Reviewer(lambda plan: plan.with_sub_queries(MINE))
+    result = await research(QUERY, settings=settings, model=scripted_model, providers=[DocsProvider(tmp_path)],
+                            now=NOW, rng=random.Random(1), review_plan=reviewer)  # fmt: skip
+    assert len(scripted_model.calls("decompose")) == 1 and reviewer.shown
+    record = record_of(result)
+    applied = sorted(a["key"] for a in record["lessons"]["applied"])
+    assert applied == ["counterarguments:missing", "source-kind:press-release"] and record["plan_by_person"] is True
+    scripted_model.enqueue("critique", ANSWER)
+    await critique_run(result.run_record_path, scripted_model, settings=settings, now=NOW)
+    row = open_ledger(settings.meta_dir, settings.state_dir).rows[result.id]
+    assert row.plan_by_person and sorted(u.key for u in row.uses) == applied
