@@ -151,6 +151,7 @@ class ResearchResult:
             "final_decision": self.final_decision,
             "stop_reason": self.stop_reason,
             "adaptive": self.adaptive,
+            "plan_by_person": self.run_record.plan_by_person,
             "warnings": list(self.warnings),
         }
 

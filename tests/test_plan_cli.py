@@ -41,8 +41,9 @@ def test_plan_then_run_with_the_plan_edited_searches_it_with_no_decompose_call(t
     server.clear()
     reports = tmp_path / "reports"
     ran = cli(tmp_path, "run", "--plan", str(plan_file), "--corpus", str(corpus), "--reports-dir", str(reports),
-              "--no-critique", "--quick", base_url=server.base_url)  # fmt: skip
+              "--no-critique", "--quick", "--json", base_url=server.base_url)  # fmt: skip
     assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout)["plan_by_person"] is True
     assert "decompose" not in {r.stage for r in server.requests}, "the question comes from the plan; no planner asked"
     record = _record(reports)
     assert record["plan_by_person"] is True and record["sub_queries"] == MINE and record["query"] == QUERY
