@@ -11,19 +11,11 @@ import yaml
 
 from research_agent.web.plans.waiting import EMPTY
 from tests.support.fake_openai_server import FakeOpenAIServer
-from tests.support.pipeline import DOCS, QUERY
+from tests.support.pipeline import QUERY
 from tests.support.research_responder import ResearchResponder
 from tests.support.web import HANG_GUARD, in_process, options_for
 
 MINE = ["postgresql vacuum dead tuples", "autovacuum daemon thresholds"]
-
-
-def _corpus(tmp_path: Path) -> Path:
-    folder = tmp_path / "corpus"
-    folder.mkdir()
-    for name, (title, text) in DOCS.items():
-        (folder / name).write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
-    return folder
 
 
 async def _paused(job) -> None:
@@ -33,8 +25,7 @@ async def _paused(job) -> None:
     raise AssertionError("the run ended without pausing for its plan")
 
 
-async def test_the_run_waits_for_its_plan_and_searches_what_the_person_left(tmp_path: Path) -> None:
-    corpus = _corpus(tmp_path)
+async def test_the_run_waits_for_its_plan_and_searches_what_the_person_left(tmp_path: Path, corpus: Path) -> None:
     with FakeOpenAIServer(ResearchResponder()) as server:
         options = options_for(tmp_path, base_url=server.base_url, allow_dirs=(corpus,), critique=False)
         async with in_process(options) as web:
@@ -65,8 +56,7 @@ async def test_the_run_waits_for_its_plan_and_searches_what_the_person_left(tmp_
     assert record["plan_by_person"] is True and record["sub_queries"] == MINE
 
 
-async def test_reviewing_a_plan_is_refused_from_another_machine(tmp_path: Path) -> None:
-    corpus = _corpus(tmp_path)
+async def test_reviewing_a_plan_is_refused_from_another_machine(tmp_path: Path, corpus: Path) -> None:
     options = options_for(tmp_path, allow_dirs=(corpus,))
     async with in_process(options, client_ip="192.0.2.7") as far:
         csrf = await far.csrf()

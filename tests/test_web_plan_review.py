@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -22,54 +21,27 @@ import yaml
 
 pytest.importorskip("playwright", reason="the browser tests need pytest-playwright (the test extra installs it)")
 
-from playwright.sync_api import Browser, BrowserType, Page, Playwright, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Page, expect  # noqa: E402
 
-from tests.support.chromium import chromium_or_skip, playwright_flags  # noqa: E402
 from tests.support.fake_openai_server import FakeOpenAIServer  # noqa: E402
 from tests.support.mcp import HoldingResponder  # noqa: E402
 from tests.support.pipeline import DOCS, QUERY  # noqa: E402
 from tests.support.research_responder import ResearchResponder  # noqa: E402
 from tests.support.web import HANG_GUARD, ServedWorkbench, artifacts_dir  # noqa: E402
 
+# The browser fixtures of the workbench's other browser tests (Debian's Chromium, Playwright for this
+# module only): imported, so that pytest uses them here too.
+from tests.test_web_browser import (  # noqa: E402, F401
+    browser,
+    browser_context_args,
+    browser_type,
+    browser_type_launch_args,
+    launch_browser,
+    playwright,
+)
+
 TIMEOUT_MS = HANG_GUARD * 1000
 MINE = ["postgresql vacuum dead tuples", "autovacuum daemon thresholds"]
-
-
-@pytest.fixture(scope="session")
-def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
-    chromium = chromium_or_skip()
-    return {**browser_type_launch_args, "executable_path": str(chromium), "args": playwright_flags(chromium)}
-
-
-# Playwright for this module only: its sync API runs an event loop in the main thread, which must be
-# gone before the async tests of later modules run.
-@pytest.fixture(scope="module")
-def playwright() -> Iterator[Playwright]:
-    driver = sync_playwright().start()
-    yield driver
-    driver.stop()
-
-
-@pytest.fixture(scope="module")
-def browser_type(playwright: Playwright, browser_name: str) -> BrowserType:
-    return getattr(playwright, browser_name)
-
-
-@pytest.fixture(scope="module")
-def launch_browser(browser_type_launch_args: dict[str, Any], browser_type: BrowserType) -> Callable[..., Browser]:
-    return lambda **more: browser_type.launch(**{**browser_type_launch_args, **more})
-
-
-@pytest.fixture(scope="module")
-def browser_context_args() -> dict[str, Any]:
-    return {"viewport": {"width": 1280, "height": 900}}
-
-
-@pytest.fixture(scope="module")
-def browser(launch_browser: Callable[..., Browser]) -> Iterator[Browser]:
-    opened = launch_browser()
-    yield opened
-    opened.close()
 
 
 class Served:

@@ -23,7 +23,7 @@ in ``$EDITOR`` or in the workbench's box.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,24 +78,26 @@ def checked_plan(data: object, *, question: str | None = None, where: str = "the
     asked = data.get("question", question)
     if not isinstance(asked, str):
         raise InputError(f"{where}: no question (a plan's \"question\" is a string)")
-    try:
-        asked = validate_query(asked)
-    except InputError as exc:
-        raise InputError(f"{where}: {exc}") from None
+    asked = _checked(validate_query, asked, where)
     if question is not None and not _same_question(asked, question):
         raise InputError(f"{where} was made for another question ({asked[:80]!r}): run it with that question, "
                          "or make a plan for this one")  # fmt: skip
     domain = data.get("domain", DEFAULT_DOMAIN)
     if not isinstance(domain, str):
         raise InputError(f"{where}: the domain must be a string")
-    try:
-        domain = parse_domain(domain)
-    except InputError as exc:
-        raise InputError(f"{where}: {exc}") from None
+    domain = _checked(parse_domain, domain, where)
     items = data.get("sub_queries")
     if not isinstance(items, list):
         raise InputError(f"{where}: \"sub_queries\" must be a list of search queries")
     return ResearchPlan(asked, domain, checked_sub_queries(items, where=where))
+
+
+def _checked(check: Callable[[str], str], value: str, where: str) -> str:
+    """``check(value)``, its refusal starting with ``where``."""
+    try:
+        return check(value)
+    except InputError as exc:
+        raise InputError(f"{where}: {exc}") from None
 
 
 def checked_sub_queries(items: Sequence[object], *, where: str = "the plan") -> tuple[str, ...]:
