@@ -77,6 +77,9 @@ def plan_command(
     """Plan QUESTION as a run would (the domain and the sub-queries, the planning lessons in the prompt),
     search nothing, and print the plan; --json prints it as JSON, --output FILE writes it there, for
     you to edit and give to `research-agent run --plan FILE`.
+
+    The mode sets how many sub-queries are asked for (quick 3, standard 4, deep 6); the planning lessons
+    come from the memory in --reports-dir.
     """
     with json_failures(json_output):
         overrides = settings_overrides({**ctx.params, "output": None})
