@@ -144,7 +144,7 @@ async def _first_plan(run: Run, given: ResearchPlan | None) -> Plan:
     (:mod:`.memory.lessons.run`). The corpus is indexed meanwhile: the first search needs it, the
     first model call does not."""
     if given is not None:
-        return given_plan(given)
+        return given_plan(given, run.query)
     offered = run.lessons.offer().prompt_block()
     return await run.indexing.alongside(_decomposed(run, 1, lessons_block=offered, pick_domain=True))
 

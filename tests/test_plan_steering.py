@@ -179,3 +179,12 @@ async def test_a_plan_edited_at_review_keeps_its_lessons_as_given_and_its_row_sa
     await critique_run(result.run_record_path, scripted_model, settings=settings, now=NOW)
     row = open_ledger(settings.meta_dir, settings.state_dir).rows[result.id]
     assert row.plan_by_person and sorted(u.key for u in row.uses) == applied
+
+
+async def test_a_plan_built_by_hand_is_checked_by_the_run_before_any_model_call(tmp_path, scripted_model):
+    for plan, said in ((ResearchPlan(QUERY, "technology", ("type=object",)), "sub-query 1"),
+                       (ResearchPlan("Why is the sky blue?", "science", MINE), "another question")):  # fmt: skip
+        with pytest.raises(InputError, match=said):
+            await research(QUERY, settings=settings_for(tmp_path), model=scripted_model,
+                           providers=[DocsProvider(tmp_path)], lessons=_none, plan=plan)  # fmt: skip
+    assert scripted_model.requests == []

@@ -24,7 +24,7 @@ from ..memory.lessons.offer import NOT_OFFERED
 from ..memory.lessons.types import LessonSelection
 from ..run.assembly import Run
 from ..stages.decompose import Plan
-from .plan import ResearchPlan
+from .plan import ResearchPlan, checked_plan
 
 __all__ = ["PlanReview", "REVIEW_STAGE", "given_plan", "reviewed", "without_planning"]
 
@@ -35,8 +35,10 @@ REVIEW_STAGE = "plan review"
 GIVEN_REASON = "a person gave the plan: no planning prompt was written"
 
 
-def given_plan(plan: ResearchPlan) -> Plan:
-    """The run's first plan, as a person gave it."""
+def given_plan(plan: ResearchPlan, question: str) -> Plan:
+    """The run's first plan, as a person gave it for ``question``: checked as a plan file is (a library
+    caller may have built it by hand), InputError before any model call."""
+    plan = checked_plan(plan.as_json(), question=question)
     return Plan(1, plan.sub_queries, domain=plan.domain, by_person="given")
 
 
