@@ -11,7 +11,8 @@ a research job stops its :class:`~research_agent.service.runs.ResearchCall`: bef
 written the pipeline unwinds as it does on Ctrl-C and nothing of the run is written (``cancelled``);
 once it is written the cancel comes too late, the run goes on to its end and the job ends
 ``done`` with the report's link and a note that the cancel came after the write. The board keeps the newest :data:`KEEP` jobs; a job of an earlier server
-process is gone (its report, if any, is in the reports folder).
+process is gone (its report, if any, is in the reports folder). A job asked to "review the plan
+first" holds the run's :class:`~research_agent.web.plans.WaitingReview` (:attr:`Job.review`).
 """
 
 from __future__ import annotations
