@@ -30,7 +30,7 @@ from .memory.critique.site_names import source_site, source_sites
 from .memory.lessons.render import lessons_line, lessons_markdown, lessons_prompt_block
 from .memory.lessons.types import LessonSelection
 from .plans.plan import ResearchPlan
-from .plans.steering import PlanReview, given_plan, reviewed, without_planning
+from .plans.steering import PlanReview, given_plan, lessons_for, reviewed
 from .progress import Progress
 from .results import Briefing, Iteration, Outcome, ResearchResult, SourceSummary
 from .run.assembly import LessonsFn, Run, RunLessons, assemble, within_deadline
@@ -87,8 +87,7 @@ async def research(
         try:
             async with within_deadline(run):
                 first = await _first_plan(run, plan)
-            if review_plan is not None and plan is None:  # outside the deadline, which waits for the person
-                run, first = await reviewed(run, first, review_plan)
+            run, first = await reviewed(run, first, review_plan)  # outside the deadline: it waits for the person
             async with within_deadline(run):
                 briefing = await _briefed(run, first)
                 outcome = await _plan_until_written(run, briefing, first)
@@ -138,11 +137,9 @@ def _check_something_was_read(run: Run) -> None:
 
 
 async def _first_plan(run: Run, given: ResearchPlan | None) -> Plan:
-    """The first plan: the person's when ``given`` (no model call), else the model's, which also
-    names the question's domain. The domain is not known before this call, so it is offered the
-    planning lessons of the domains that have some; only the named domain's count
-    (:mod:`.memory.lessons.run`). The corpus is indexed meanwhile: the first search needs it, the
-    first model call does not."""
+    """The first plan: a person's (``given``: no model call), else the model's, which names the domain too (so
+    it is offered every domain's planning lessons; only the named domain's count: :mod:`.memory.lessons.run`).
+    The corpus is indexed meanwhile: the first search needs it, the first model call does not."""
     if given is not None:
         return given_plan(given, run.query)
     offered = run.lessons.offer().prompt_block()
@@ -150,16 +147,13 @@ async def _first_plan(run: Run, given: ResearchPlan | None) -> Plan:
 
 
 async def _briefed(run: Run, first: Plan) -> Briefing:
-    """The first plan recorded, the corpus ready, and what the plan's domain gives the run (no
-    planning lesson for a plan a person gave: no planning prompt was written)."""
+    """The first plan recorded, the corpus ready, and what the plan's domain gives the run."""
     _recorded(run, first)
     if not run.indexing.done:
         with run.clock.stage("index", "preparing sources"):
             await run.indexing.ready()
     await run.indexing.ready()  # raises what indexing raised
-    selection = run.lessons.given(first.domain)
-    if first.by_person == "given":
-        selection = without_planning(selection)
+    selection = lessons_for(first, run.lessons.given(first.domain))
     return _briefing(run, first.domain, selection, by_person=bool(first.by_person))
 
 

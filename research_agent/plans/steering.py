@@ -26,7 +26,7 @@ from ..run.assembly import Run
 from ..stages.decompose import Plan
 from .plan import ResearchPlan, checked_plan
 
-__all__ = ["PlanReview", "REVIEW_STAGE", "given_plan", "reviewed", "without_planning"]
+__all__ = ["PlanReview", "REVIEW_STAGE", "given_plan", "lessons_for", "reviewed", "without_planning"]
 
 # Shows the plan to a person and gives back the plan to search (the same one when accepted);
 # raises Cancelled (or is cancelled) when the person stops the run.
@@ -58,9 +58,17 @@ def without_planning(selection: LessonSelection) -> LessonSelection:
     )  # fmt: skip
 
 
-async def reviewed(run: Run, plan: Plan, review: PlanReview) -> tuple[Run, Plan]:
+def lessons_for(plan: Plan, selection: LessonSelection) -> LessonSelection:
+    """The lessons of a run whose first plan is ``plan``: none for planning when a person gave it."""
+    return without_planning(selection) if plan.by_person == "given" else selection
+
+
+async def reviewed(run: Run, plan: Plan, review: PlanReview | None) -> tuple[Run, Plan]:
     """``plan`` (the model's first) as the person left it, and the run with its deadline moved on by
-    the time they took. Call it outside the run's deadline."""
+    the time they took (no ``review``, or a plan the person gave: as they are). Call it outside the
+    run's deadline."""
+    if review is None or plan.by_person:
+        return run, plan
     loop = asyncio.get_running_loop()
     began = loop.time()
     shown = ResearchPlan(run.query, plan.domain, plan.sub_queries)
