@@ -16,6 +16,7 @@ from research_agent.memory.store.trials import open_ledger
 from research_agent.pipeline import research
 from research_agent.plans import ResearchPlan, checked_plan, editable_text, plan_from_text
 from research_agent.plans.steering import GIVEN_REASON
+from research_agent.run.finish import PLAN_BY_PERSON
 from research_agent.run.replan import BY_PERSON
 from tests.support.critique import ANSWER
 from tests.support.memory import NOW
@@ -95,7 +96,7 @@ async def test_a_plan_accepted_as_it_was_is_the_model_s(tmp_path, scripted_model
     result, provider = await _reviewed_run(tmp_path, scripted_model, reviewer)
     (shown,) = reviewer.shown
     assert shown.question == QUERY and shown.domain == "technology" and provider.calls == list(shown.sub_queries)
-    assert "plan_by_person" not in record_of(result)
+    assert "plan_by_person" not in record_of(result) and PLAN_BY_PERSON not in result.report_markdown
     assert "plan review" in result.timings
 
 
@@ -106,6 +107,7 @@ async def test_a_plan_edited_at_the_review_is_searched_and_recorded_as_the_perso
     assert provider.calls == list(MINE) and len(scripted_model.calls("decompose")) == 1
     record = record_of(result)
     assert record["plan_by_person"] is True and record["sub_queries"] == list(MINE)
+    assert f"- {PLAN_BY_PERSON}" in result.report_markdown.split("## Limitations & Gaps", 1)[1]
 
 
 async def test_stopping_at_the_review_writes_nothing(tmp_path, scripted_model):
