@@ -69,7 +69,11 @@ class TerminalReview:
 
         self.before()
         threading.Thread(target=work, name="plan-review", daemon=True).start()
-        return await answer
+        try:
+            return await answer
+        except asyncio.CancelledError:  # Ctrl-C at the question: what it says goes on a line of its own
+            self.show("")
+            raise
 
     def review(self, plan: ResearchPlan) -> ResearchPlan:
         """The plan the person leaves (see the module docstring); Cancelled when they stop."""
