@@ -18,6 +18,7 @@ no thread left waiting for a line that never comes).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import threading
 from collections.abc import Callable
@@ -65,7 +66,8 @@ class TerminalReview:
                 outcome: ResearchPlan | BaseException = self.review(plan)
             except Exception as exc:  # said to the run, which unwinds as for any error
                 outcome = exc
-            loop.call_soon_threadsafe(settle, outcome)
+            with contextlib.suppress(RuntimeError):  # the run ended (Ctrl-C), its loop with it: nobody waits
+                loop.call_soon_threadsafe(settle, outcome)
 
         self.before()
         threading.Thread(target=work, name="plan-review", daemon=True).start()
