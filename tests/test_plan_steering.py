@@ -22,6 +22,7 @@ from tests.support.critique import ANSWER
 from tests.support.memory import NOW
 from tests.support.pipeline import GAP, QUERY, DocsProvider, script, settings_for
 from tests.support.research_responder import ResearchResponder
+from tests.support.streams import JumpingLoop
 from tests.test_pipeline_lessons import seed_memory
 
 MINE = ("postgresql vacuum dead tuples", "autovacuum daemon thresholds")
@@ -190,3 +191,23 @@ async def test_a_plan_built_by_hand_is_checked_by_the_run_before_any_model_call(
             await research(QUERY, settings=settings_for(tmp_path), model=scripted_model,
                            providers=[DocsProvider(tmp_path)], lessons=_none, plan=plan)  # fmt: skip
     assert scripted_model.requests == []
+
+
+def test_the_run_s_deadline_waits_for_the_person(tmp_path, scripted_model):
+    """The person takes two hours over the plan of a run with a one-hour deadline: the loop's clock
+    jumps (no waiting), and the run still goes on to its report, its deadline moved by the wait."""
+    loop = JumpingLoop()
+    script(scripted_model, ResearchResponder())
+
+    def two_hours(plan):
+        loop.offset += 7200.0
+        return plan.with_sub_queries(MINE)
+
+    try:
+        result = loop.run_until_complete(research(
+            QUERY, settings=settings_for(tmp_path, run_timeout=3600.0), model=scripted_model,
+            providers=[DocsProvider(tmp_path)], lessons=_none, review_plan=Reviewer(two_hours),
+        ))  # fmt: skip
+    finally:
+        loop.close()
+    assert record_of(result)["stop_reason"] != "deadline" and result.timings["plan review"] < 3600
