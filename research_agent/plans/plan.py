@@ -168,4 +168,6 @@ def plan_from_text(plan: ResearchPlan, text: str, *, where: str = "the edited pl
     queries = [line for line in lines if line and not line.startswith("#")]
     if not queries:
         return None
+    if tuple(queries) == plan.sub_queries:  # left as it was: the plan itself, whatever its checks would say now
+        return plan
     return plan.with_sub_queries(checked_sub_queries(queries, where=where))
