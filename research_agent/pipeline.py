@@ -29,6 +29,8 @@ from .llm.waiting import Ticker
 from .memory.critique.site_names import source_site, source_sites
 from .memory.lessons.render import lessons_line, lessons_markdown, lessons_prompt_block
 from .memory.lessons.types import LessonSelection
+from .plans.plan import ResearchPlan
+from .plans.steering import PlanReview, given_plan, lessons_for, reviewed
 from .progress import Progress
 from .results import Briefing, Iteration, Outcome, ResearchResult, SourceSummary
 from .run.assembly import LessonsFn, Run, RunLessons, assemble, within_deadline
@@ -62,6 +64,8 @@ async def research(
     rng: random.Random | None = None,
     ticker: Ticker | None = None,
     on_written: Callable[[ResearchResult], None] | None = None,
+    plan: ResearchPlan | None = None,
+    review_plan: PlanReview | None = None,
 ) -> ResearchResult:
     """Research ``query`` and write the report; return what the run produced.
 
@@ -73,6 +77,8 @@ async def research(
     ``on_written`` hears the result in the very step that wrote the report and its record (no
     await between them): from then on a cancel comes too late to unwrite anything, which is how a
     front end tells a cancelled run from a finished one (:mod:`research_agent.service.runs`).
+    ``plan``: a person's plan, searched instead of asking the model for one; ``review_plan``: shown
+    the model's first plan, gives back the one to search (:mod:`research_agent.plans.steering`).
     """
     async with assemble(
         query, settings=settings, model=model, providers=providers, reader=reader, lessons=lessons,
@@ -80,7 +86,10 @@ async def research(
     ) as run:  # fmt: skip
         try:
             async with within_deadline(run):
-                first, briefing = await _first_plan(run)
+                first = await _first_plan(run, plan)
+            run, first = await reviewed(run, first, review_plan)  # outside the deadline: it waits for the person
+            async with within_deadline(run):
+                briefing = await _briefed(run, first)
                 outcome = await _plan_until_written(run, briefing, first)
         except RunTimeout as exc:
             outcome = _at_deadline(run, exc)
@@ -127,22 +136,28 @@ def _check_something_was_read(run: Run) -> None:
 # --- plan --------------------------------------------------------------------------------
 
 
-async def _first_plan(run: Run) -> tuple[Plan, Briefing]:
-    """The first plan, which also names the question's domain, and what that gives the run.
-
-    The domain is not known before this call, so it is offered the planning lessons of the
-    domains that have some; only the named domain's count (:mod:`.memory.lessons.run`).
+async def _first_plan(run: Run, given: ResearchPlan | None) -> Plan:
+    """The first plan: a person's (``given``: no model call), else the model's, which names the domain too (so
+    it is offered every domain's planning lessons; only the named domain's count: :mod:`.memory.lessons.run`).
     The corpus is indexed meanwhile: the first search needs it, the first model call does not."""
+    if given is not None:
+        return given_plan(given, run.query)
     offered = run.lessons.offer().prompt_block()
-    plan = await run.indexing.alongside(_plan(run, 1, lessons_block=offered, pick_domain=True))
+    return await run.indexing.alongside(_decomposed(run, 1, lessons_block=offered, pick_domain=True))
+
+
+async def _briefed(run: Run, first: Plan) -> Briefing:
+    """The first plan recorded, the corpus ready, and what the plan's domain gives the run."""
+    _recorded(run, first)
     if not run.indexing.done:
         with run.clock.stage("index", "preparing sources"):
             await run.indexing.ready()
     await run.indexing.ready()  # raises what indexing raised
-    return plan, _briefing(run, plan.domain, run.lessons.given(plan.domain))
+    selection = lessons_for(first, run.lessons.given(first.domain))
+    return _briefing(run, first.domain, selection, by_person=bool(first.by_person))
 
 
-def _briefing(run: Run, domain: str, selection: LessonSelection) -> Briefing:
+def _briefing(run: Run, domain: str, selection: LessonSelection, *, by_person: bool = False) -> Briefing:
     """The domain and the lessons the run was given: the prompt blocks and the report's section."""
     for warning in selection.warnings:
         run.ledger.warn(warning)
@@ -152,7 +167,7 @@ def _briefing(run: Run, domain: str, selection: LessonSelection) -> Briefing:
     return Briefing(
         domain, selection, lessons_markdown=lessons_markdown(selection),
         decompose_lessons=lessons_prompt_block(selection, "decompose") if given else "",
-        relevance_lessons=lessons_prompt_block(selection, "relevance") if given else "",
+        relevance_lessons=lessons_prompt_block(selection, "relevance") if given else "", plan_by_person=by_person,
     )  # fmt: skip
 
 
@@ -188,31 +203,29 @@ async def _plan_until_written(run: Run, briefing: Briefing, first: Plan) -> Outc
                 f"replanning ({plan.number + 1}/{max_plans}): viability {viability} < {run.settings.min_viability}"
             )
             guidance = replan_guidance(gate, written.skeptic, plan.sub_queries)
-        plan = await _plan(run, plan.number + 1, lessons_block=briefing.decompose_lessons, guidance=guidance)
+        plan = _recorded(run, await _decomposed(run, plan.number + 1, lessons_block=briefing.decompose_lessons,
+                                                guidance=guidance))  # fmt: skip
 
 
 def _max_plans(run: Run) -> int:
     return run.settings.max_plans if run.settings.retry else 1
 
 
-async def _plan(run: Run, number: int, *, lessons_block: str, guidance: str = "", pick_domain: bool = False) -> Plan:
+async def _decomposed(run: Run, number: int, *, lessons_block: str, guidance: str = "", pick_domain: bool = False) -> Plan:
     detail = f"plan {number}/{_max_plans(run)}" if number > 1 else ""
     with run.clock.stage("decompose", detail):
-        plan = await decompose(
-            run.model,
-            run.query,
-            count=run.settings.mode.sub_queries,
-            number=number,
-            context_block=run.context_block,
-            lessons_block=lessons_block,
-            guidance=guidance,
-            pick_domain=pick_domain,
-            notify=run.ledger.warn,
-        )
+        return await decompose(
+            run.model, run.query, count=run.settings.mode.sub_queries, number=number, context_block=run.context_block,
+            lessons_block=lessons_block, guidance=guidance, pick_domain=pick_domain, notify=run.ledger.warn,
+        )  # fmt: skip
+
+
+def _recorded(run: Run, plan: Plan) -> Plan:
+    """``plan``, its sub-queries (and those dropped) kept in the run's ledger and counted."""
     run.ledger.add_sub_queries(plan.sub_queries)
     run.ledger.add_dropped(plan)
     if plan.dropped:
-        run.progress.note(f"plan {number}: {len(plan.dropped)} sub-quer{'y' if len(plan.dropped) == 1 else 'ies'} "
+        run.progress.note(f"plan {plan.number}: {len(plan.dropped)} sub-quer{'y' if len(plan.dropped) == 1 else 'ies'} "
                           "dropped as no search queries (see the run record)")  # fmt: skip
     run.progress.counts(sub_queries=len(run.ledger.sub_queries), tokens=run.tokens())
     return plan

@@ -30,6 +30,7 @@ class Briefing:
     decompose_lessons: str = ""  # the decompose prompt's lessons block; empty when the run is not adaptive
     relevance_lessons: str = ""  # the relevance prompt's lessons block (judging lessons only)
     lessons_markdown: str = ""  # the report's Lessons Applied section
+    plan_by_person: bool = False  # a person gave or edited the first plan (:mod:`research_agent.plans`)
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,7 @@ class ResearchResult:
             "final_decision": self.final_decision,
             "stop_reason": self.stop_reason,
             "adaptive": self.adaptive,
+            "plan_by_person": self.run_record.plan_by_person,
             "warnings": list(self.warnings),
         }
 

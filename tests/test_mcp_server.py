@@ -22,7 +22,7 @@ from tests.support.pipeline import QUERY
 from tests.support.research_responder import ResearchResponder
 from tests.support.review_reports import long_body, report
 
-TOOLS = {"research", "research_batch", "review_report", "memory_lessons", "memory_list", "memory_show", "memory_effects", "memory_proposals"}
+TOOLS = {"research", "research_plan", "research_batch", "review_report", "memory_lessons", "memory_list", "memory_show", "memory_effects", "memory_proposals"}
 # The corpus is indexed while the first model call runs, so "index" only has to come before "search".
 STAGES_IN_ORDER = ["decompose", "search", "relevance", "draft", "skeptic", "write"]
 
@@ -33,7 +33,7 @@ async def test_the_server_lists_its_tools_with_schemas_and_its_resource_template
         templates = (await client.list_resource_templates()).resource_templates
     assert set(tools) == TOOLS
     research = tools["research"]
-    assert set(research.input_schema["properties"]) == {"question", "mode", "corpus", "search", "max_sources"}
+    assert set(research.input_schema["properties"]) == {"question", "mode", "corpus", "search", "max_sources", "plan"}
     assert research.input_schema["required"] == ["question"]
     assert research.input_schema["properties"]["mode"]["enum"] == ["quick", "standard", "deep"]
     assert {"report_markdown", "report_path", "gate_decision", "sources", "lessons_applied", "usage",

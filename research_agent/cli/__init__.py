@@ -3,6 +3,7 @@
 * :mod:`.root`      the root app (``-v``, ``--version``, logging) with every group mounted
 * :mod:`.run`       ``run``: options to settings, the run with progress, the result, the critique asked for
   (:mod:`.run_options`: the options themselves, shared with ``memory ab``)
+* :mod:`.plan`      ``plan``, and ``run --plan FILE`` / ``run --review-plan`` (a package: the terminal review)
 * :mod:`.critique`  ``critique``, and how a run's critique is told
 * :mod:`.review`    ``review``: lint any markdown report
 * :mod:`.export`    ``export``: a report as one HTML page or PDF (and ``run --format``'s step after the run)

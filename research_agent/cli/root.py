@@ -53,6 +53,10 @@ COMMANDS: dict[str, _Command] = {
     "run": _Command("run", "run", "Research QUERY and write reports/<id>.md plus a run record in reports/meta/\n"
                     "(and, with --format html|pdf, reports/<id>.html or .pdf, or --output in that format).",
                     "Research a question and write a cited report."),
+    "plan": _Command("plan", "plan_command", "Plan QUESTION as a run would (the domain and the sub-queries, the planning lessons in the prompt),\n"
+                     "search nothing, and print the plan; --json prints it as JSON, --output FILE writes it there, for\n"
+                     "you to edit and give to `research-agent run --plan FILE`.",
+                     "Plan a question's searches, for you to review or edit."),
     "batch": _Command("batch", "batch_command", "Research every question of FILE (reports/<id>.md each), critique each report as it finishes,\n"
                       "and write the batch page reports/batch-<id>.md; the state in reports/meta/batch-<id>.yaml lets\n"
                       "the same command (or --resume ID) continue where it stopped.",

@@ -22,6 +22,7 @@ from ..results import ResearchResult
 from ..run_refs import Runs, named_run_id, short_id
 from .boundary import guarded, json_failures, run_async, stderr_console
 from .export import ExportPlan, export_after_run, plan_export, print_note
+from .plan import PlanFile, ReviewPlan, person_inputs, review_on_terminal
 from .progress import RichProgress, cost_text
 from .run_options import (
     AllowPrivate,
@@ -65,6 +66,7 @@ from .terminal import dumps_json, echo, markup
 
 if TYPE_CHECKING:
     from ..export import Exported
+    from ..plans import ResearchPlan
 
 __all__ = ["run", "settings_overrides", "print_result"]  # settings_overrides lives in run_options
 
@@ -106,21 +108,23 @@ def run(
     fmt: RunFormat = "md",
     browser: RunBrowser = None,
     strict: Strict = False,
+    plan_file: PlanFile = None,
+    review_plan: ReviewPlan = False,
 ) -> None:
     """Research QUERY and write reports/<id>.md plus a run record in reports/meta/
     (and, with --format html|pdf, reports/<id>.html or .pdf, or --output in that format).
 
     A report the tool's own review rejected is written all the same, marked as such;
-    --strict then makes the command exit 1.
-    """
-    if query is None and not sample:  # a usage error, before anything else (and outside --json's)
+    --strict then makes the command exit 1."""
+    if query is None and not sample and plan_file is None:  # a usage error, before anything else (and outside --json's)
         raise _missing_query(ctx)
     with json_failures(json_output):
         settings = load_settings(settings_overrides(ctx.params))  # every option above, by name
-        query, settings = _on_the_sample(query, settings, context is not None) if sample else (str(query), settings)
+        query, settings = _on_the_sample(query, settings, context is not None) if sample else (query, settings)
+        query, given, review = person_inputs(query, plan_file, review_plan)  # a plan of a person's, or reviewed
         plan, settings = _plan_output(settings, output, fmt, browser)
         started = time.monotonic()  # --timeout covers what the command waits for: the critique too
-        result = _research(query, settings)
+        result = _research(str(query), settings, given, review)
         exported, failure = _export(plan, result, settings)
         print_result(result, json_output=json_output, exported=exported)
     _critique_afterwards(result.run_record_path, settings, settings.run_timeout - (time.monotonic() - started))
@@ -185,8 +189,9 @@ def _rejected(result: ResearchResult) -> bool:
     return review is not None and review.rejected
 
 
-def _research(query: str, settings: Settings) -> ResearchResult:
-    """Run the pipeline with live progress on stderr; Ctrl-C says what it left behind."""
+def _research(query: str, settings: Settings, given: ResearchPlan | None = None, review: bool = False) -> ResearchResult:
+    """Run the pipeline with live progress on stderr; Ctrl-C says what it left behind. ``given``: a
+    person's plan (``--plan``); ``review``: the model's plan shown on the terminal first."""
     with importing():
         from ..llm.client.transport import load_tls_ahead
 
@@ -195,7 +200,9 @@ def _research(query: str, settings: Settings) -> ResearchResult:
 
     progress = RichProgress(stderr_console())
     try:
-        return run_async(research(query, settings=settings, progress=progress), interrupted=progress.interrupted)
+        reviewer = review_on_terminal(progress) if review else None
+        running = research(query, settings=settings, progress=progress, plan=given, review_plan=reviewer)
+        return run_async(running, interrupted=progress.interrupted)
     finally:
         progress.stop()
 

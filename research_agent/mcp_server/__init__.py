@@ -6,6 +6,7 @@ Context Protocol.
 * :mod:`.server`        the ``MCPServer`` with every tool and resource; stdio or streamable HTTP
 * :mod:`.http`          the HTTP bind of ``mcp --http``, behind the shared guard
 * :mod:`.tools`         ``research`` and ``review_report``, and the list of every tool
+* :mod:`.planning`      ``research_plan``, and ``research``'s ``plan`` argument
 * :mod:`.memory_tools`  ``memory_lessons``, ``memory_list``, ``memory_show``
 * :mod:`.resources`     ``report://{id}`` and ``critique://{id}``
 * :mod:`.answers`       the error boundary: a tool's data, or a tool error with the CLI's message

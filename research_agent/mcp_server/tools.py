@@ -10,6 +10,7 @@ wrapped in :func:`~research_agent.mcp_server.answers.answered`; then one line in
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import logging
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from pydantic import Field
 
 from ..config import MODES
 from ..errors import InputError
+from ..pipeline import research as pipeline_research
 from ..review.report_file import check_report_size, read_report
 from ..review.rules import load_rules
 from ..run_refs import Runs, short_id
@@ -32,6 +34,7 @@ from .answers import answered, service_of
 from .arguments import CorpusFolders, MaxSources, ModeName, Providers, Question, run_settings
 from .batch_tool import research_batch
 from .memory_tools import memory_effects, memory_lessons, memory_list, memory_proposals, memory_show
+from .planning import PlanArgument, given_plan_of, research_plan
 from .progress import NotifyingProgress
 from .shapes import ResearchOutput, ReviewOutput, research_output, review_output
 from .summaries import research_text, review_text
@@ -49,6 +52,7 @@ async def research(
     corpus: CorpusFolders = None,
     search: Providers = None,
     max_sources: MaxSources = None,
+    plan: PlanArgument = None,
 ) -> ResearchOutput:
     """Research a question over the web or local documents and write a cited markdown report.
 
@@ -58,14 +62,16 @@ async def research(
     markdown and path, the gate decision, the cited sources, the lessons applied, token
     usage and cost (null when a price is unknown). The report's critique is scheduled
     afterwards, as the CLI does. Cancelling the call stops the run and leaves no
-    half-written file; once the report is written, the run finishes and the report stays.
+    half-written file; once the report is written, the run finishes and the report stays. With
+    `plan` (from `research_plan`, maybe edited), no plan is asked of the model: its sub-queries are searched.
     """
     service = service_of(ctx)
     settings = run_settings(service, mode, corpus, search, max_sources)
+    given = given_plan_of(plan, question)
     with service.slots.take():
         progress = NotifyingProgress(asyncio.get_running_loop())
         async with progress.forwarding(ctx.report_progress):
-            call = ResearchCall(question, settings, progress)
+            call = ResearchCall(question, settings, progress, research=functools.partial(pipeline_research, plan=given))
             result, scheduled = await call.outcome()
             if call.cancel_late:
                 log.info("research: the cancel came after the report was written: %s stays", result.report_path)
@@ -146,6 +152,7 @@ class ToolSpec:
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(research, "Research a question", read_only=False, open_world=True),
+    ToolSpec(research_plan, "Plan a question's searches", open_world=True),
     ToolSpec(research_batch, "Research many questions", read_only=False, open_world=True),
     ToolSpec(review_report, "Review a markdown report"),
     ToolSpec(memory_lessons, "Lessons a run would get now", open_world=True),

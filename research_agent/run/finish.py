@@ -50,6 +50,7 @@ __all__ = ["FinalReport", "finish_run", "final_report", "run_record", "searched_
 
 _MAX_PROVIDER_FAILURES = 50
 _MAX_FETCH_FAILURES = 100
+PLAN_BY_PERSON = "A person gave or edited this run's plan: its searches are theirs, not the planner's."
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,7 @@ def final_report(run: Run, briefing: Briefing, outcome: Outcome) -> FinalReport:
             notice=_rejection_notice(verdict, written.revisions) if verdict.rejected else "",
         )  # fmt: skip
 
-    known = _limitations(run, outcome, written)
+    known = [*_limitations(run, outcome, written), *([PLAN_BY_PERSON] if briefing.plan_by_person else [])]
     # The open issues are listed first, at their lines in the published file: nothing above them
     # depends on them, so a first rendering without them tells where each line of the draft went.
     reviewed = compose_report(written.draft, kept, meta=run.report_meta(gate.decision), skeptic=None, final=False)
@@ -300,6 +301,7 @@ def run_record(
         controls_dropped=run.model.controls_dropped,
         review=report.review,
         lessons=LessonsRecord.from_dict(briefing.lessons.as_record()),
+        plan_by_person=briefing.plan_by_person,
         provider_failures=tuple(f"{f.provider}: {f.query}: {f.reason}" for f in ledger.provider_failures)[
             :_MAX_PROVIDER_FAILURES
         ],

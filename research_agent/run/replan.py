@@ -5,6 +5,7 @@ A low viability asks for a replan; one is made only when the problem is the evid
 
 - a viability with no finding behind it (no concern or critical finding, the skeptic's own or
   the claim check's) is not credible (:func:`unfounded`): it decides nothing;
+- a plan a person gave or edited is theirs: another plan would not be (:mod:`research_agent.plans`);
 - a plan whose sub-queries fell back to the question itself would be followed by one that
   searches the same (a planner that gave nothing usable gives nothing usable again);
 - a draft with open critical lint issues (debris, empty sections, repeats, no citation...) is
@@ -31,11 +32,12 @@ from ..stages.gate import Gate
 from ..stages.skeptic import SkepticFinding, SkepticReport
 from ..text.sanitize import sanitize
 
-__all__ = ["SOURCE_LENSES", "FELL_BACK", "unfounded", "replan_skip", "guidance"]
+__all__ = ["SOURCE_LENSES", "FELL_BACK", "BY_PERSON", "unfounded", "replan_skip", "guidance"]
 
 # The skeptic's lenses whose findings more or other sources could answer.
 SOURCE_LENSES = frozenset({"scope", "recency", "bias", "counterarguments"})
 FELL_BACK = "the sub-queries fell back to the question itself, so another plan would search the same"
+BY_PERSON = "a person gave the plan, and another would not be theirs"
 _REASONED = ("concern", "critical")
 
 
@@ -50,6 +52,8 @@ def replan_skip(plan: Plan, review: Review | None = None, findings: Sequence[Ske
     """Why another plan would not help after ``plan`` (its draft's ``review`` and the
     ``findings`` behind a low viability); "" when new sources could. Without a review (the
     gate found too little to write from) only the fallback counts."""
+    if plan.by_person:
+        return BY_PERSON
     if plan.fell_back:
         return FELL_BACK
     if review is None:

@@ -27,7 +27,9 @@ MAX_ANSWER_TOKENS = 2000
 class Plan:
     """The sub-queries of one plan, in the order the model gave them, the domain it
     named (empty when it was not asked), and the sub-queries dropped as debris.
-    ``fell_back``: the model gave no usable sub-query, so the plan searches the question itself."""
+    ``fell_back``: the model gave no usable sub-query, so the plan searches the question itself.
+    ``by_person``: "" for the model's plan; ``given`` when a person gave it (no model call),
+    ``edited`` when a person changed the model's (:mod:`research_agent.plans.steering`)."""
 
     number: int
     sub_queries: tuple[str, ...]
@@ -35,6 +37,7 @@ class Plan:
     domain: str = ""
     dropped: tuple[DroppedQuery, ...] = ()
     fell_back: bool = False
+    by_person: str = ""
 
 
 def schema_for(count: int, *, pick_domain: bool = False) -> dict:

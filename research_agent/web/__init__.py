@@ -7,6 +7,7 @@ files are package data. No module here imports another front end.
                         and serving it; the one module that imports the page modules
 * :mod:`.app`           what every page shares: the :class:`Workbench`, headers, error pages, event streams
 * :mod:`.pages`         ask (``/``), watch (``/runs/<key>``, its events and Cancel)
+* :mod:`.plans`         "review the plan first": a run paused after its plan, its page's Continue
 * :mod:`.reports`       read (``/reports``, ``/reports/<id>``), download (md, html, pdf) and delete
 * :mod:`.batches`       ``/batches``: start one (pasted or uploaded), follow it, cancel and resume
 * :mod:`.memory_pages`  ``/memory``: lessons and their effects, critiques, proposals; a person's acts

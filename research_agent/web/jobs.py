@@ -11,12 +11,14 @@ a research job stops its :class:`~research_agent.service.runs.ResearchCall`: bef
 written the pipeline unwinds as it does on Ctrl-C and nothing of the run is written (``cancelled``);
 once it is written the cancel comes too late, the run goes on to its end and the job ends
 ``done`` with the report's link and a note that the cancel came after the write. The board keeps the newest :data:`KEEP` jobs; a job of an earlier server
-process is gone (its report, if any, is in the reports folder).
+process is gone (its report, if any, is in the reports folder). A job asked to "review the plan
+first" holds the run's :class:`~research_agent.web.plans.WaitingReview` (:attr:`Job.review`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
@@ -27,9 +29,11 @@ from datetime import UTC, datetime
 from ..config import Settings
 from ..errors import ResearchError, error_message
 from ..memory.critique.schedule import after_report
+from ..pipeline import research as pipeline_research
 from ..service import Service
 from ..service.events import EventLog
 from ..service.runs import ResearchCall, Schedule
+from .plans import WaitingReview
 
 __all__ = ["Job", "JobBoard", "KEEP", "CANCELLED", "CANCEL_LATE"]
 
@@ -55,6 +59,7 @@ class Job:
     started: datetime
     task: asyncio.Future[None] | None = None
     call: ResearchCall | None = None  # a research job's run
+    review: WaitingReview | None = None  # the plan review it pauses for ("review the plan first")
     run_id: str = ""
     error: str = ""
     notes: list[str] = field(default_factory=list)
@@ -84,11 +89,16 @@ class JobBoard:
     def newest(self) -> list[Job]:
         return list(reversed(self._jobs.values()))
 
-    def research(self, question: str, settings: Settings, shown: tuple[tuple[str, str], ...]) -> Job:
-        """Start researching ``question`` with ``settings``; Busy when every slot is taken."""
+    def research(
+        self, question: str, settings: Settings, shown: tuple[tuple[str, str], ...], *, review_plan: bool = False
+    ) -> Job:
+        """Start researching ``question`` with ``settings``; Busy when every slot is taken. ``review_plan``:
+        the run waits after its plan for the person's answer (:attr:`Job.review`)."""
+        review = WaitingReview() if review_plan else None
+        research = functools.partial(pipeline_research, review_plan=review)
 
         async def work(events: EventLog) -> str:
-            job.call = ResearchCall(question, settings, events, schedule=self.schedule)
+            job.call = ResearchCall(question, settings, events, schedule=self.schedule, research=research)
             result, scheduled = await job.call.outcome()
             if job.call.cancel_late:
                 job.notes.append(CANCEL_LATE)
@@ -96,6 +106,7 @@ class JobBoard:
             return result.id
 
         job = self._start("research", question, shown, work)
+        job.review = review
         return job
 
     def critique(self, run_id: str, short: str, critique: Callable[[], object]) -> Job:

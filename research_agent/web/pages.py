@@ -29,12 +29,13 @@ from ..service import Busy
 from ..service.events import TOTAL, RunEvent
 from ..text.controls import has_controls, without_controls
 from .app import answered, bench_of, event_stream
-from .forms import SWITCHES, Form, Refused, job_key, read_form, run_call
+from .forms import SWITCHES, Form, Refused, from_loopback, job_key, read_form, run_call
 from .jobs import Job
 from .reports.pages import record_or_problem
 
 __all__ = ["PAGE_ROUTES", "COUNTS_EVERY", "event_data", "timeline"]
 
+REVIEW_SHOWN = (("option", "review the plan first"),)
 COUNTS_EVERY = 0.5  # seconds of the run between two counts (or two pieces of text) sent to a page
 
 
@@ -60,6 +61,8 @@ async def start_run(request: Request) -> Response:
     bench = bench_of(request)
     try:
         form = await read_form(request, bench.csrf)
+        if form.flag("review_plan"):
+            from_loopback(request, "reviewing a run's plan")
     except Refused as exc:
         return bench.page("error.html", status=exc.status, message=exc.message)
     try:
@@ -69,7 +72,8 @@ async def start_run(request: Request) -> Response:
         question = validate_query(form.get("question"))
         call, shown = run_call(form, bench.service.options.allow_dirs)
         settings = bench.service.run_settings(**call)
-        job = bench.board.research(question, settings, shown)
+        review = form.flag("review_plan")
+        job = bench.board.research(question, settings, (*shown, *REVIEW_SHOWN[:review]), review_plan=review)
     except Busy as exc:
         return _ask(request, status=503, error=error_message(exc), form=form)
     except ResearchError as exc:

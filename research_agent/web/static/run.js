@@ -46,6 +46,9 @@
     }
     if (data.kind === "stage") {
       open = {li: li, at: data.at};
+      if (data.stage === "plan review" && watch.getAttribute("data-review") === "none") {
+        window.location.reload(); // the page as the server draws a run waiting for its plan: the review form
+      }
     }
     timeline.appendChild(li);
     moved(data);
