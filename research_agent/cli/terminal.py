@@ -25,6 +25,8 @@ from typing import Any
 
 import typer
 
+from ..text.controls import hide_keys
+
 __all__ = ["visible", "markup", "one_line", "echo", "dumps_json", "dumps_json_records", "VisibleFormatter"]
 
 # C0 controls (except tab and newline), DEL, C1 controls, and the Unicode format
@@ -93,19 +95,9 @@ def dumps_json_records(lists: Mapping[str, Sequence[Any]]) -> str:
     return "{\n" + ",\n".join(names) + "\n}"
 
 
-# A key in a logged address (a library's "HTTP Request: GET ...?api_key=..." at -vv) or header.
-_LOGGED_SECRET = re.compile(
-    r"(?i)([?&][\w.-]*(?:key|token|secret|password)[\w.-]*=)[^&\s\"'#]+|(\bbearer\s+)[^\s\"',]+"
-)
-
-
-def _redacted(match: re.Match[str]) -> str:
-    return f"{match.group(1) or match.group(2)}***"
-
-
 class VisibleFormatter(logging.Formatter):
     """A logging formatter whose output (tracebacks included) shows control characters as escapes,
     and no key: a key-like query parameter or a bearer token is shown as ``***``."""
 
     def format(self, record: logging.LogRecord) -> str:
-        return _LOGGED_SECRET.sub(_redacted, visible(super().format(record)))
+        return hide_keys(visible(super().format(record)))
