@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 from yaml.constructor import SafeConstructor
 
-from ..errors import InputError
+from ..errors import UnsafeYaml
 from .nesting import MAX_NESTING, nesting_problem
 from .safefile import UnsafeFile, read_text_capped
 
@@ -44,10 +44,6 @@ MAX_NODES = 20_000
 MAX_DEPTH = 32
 SAFE_TO_COMPOSE = 1_000  # levels: far below where libyaml's composer overflows its stack (~30,000)
 _OPENERS = "-:?[{"
-
-
-class UnsafeYaml(InputError):
-    """A YAML file was refused or could not be read; the message says why, on one line."""
 
 
 def read_capped(

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, RuleDeadline
 from ..files.safefile import UnsafeFile, read_text_capped
 from ..files.safeyaml import UnsafeYaml, load_yaml_text
 
@@ -129,14 +129,6 @@ class Rule:
             if len(found) >= limit:
                 break
         return found
-
-
-class RuleDeadline(Exception):
-    """The run's deadline passed while custom rule ``rule`` was matching."""
-
-    def __init__(self, rule: str) -> None:
-        super().__init__(f"custom rule {rule!r} was still matching at the deadline")
-        self.rule = rule
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ from ..run_refs import Runs, run_file
 from ..service import person
 from .app import Workbench, answered, bench_of
 from .charts import DeltaBar, History, delta_bars, history
-from .forms import Form, Refused, from_loopback, read_form, run_ref
+from .forms import Form, RequestRefused, from_loopback, read_form, run_ref
 
 __all__ = ["MEMORY_ROUTES", "MemoryView", "memory_view"]
 
@@ -193,7 +193,7 @@ def _writes(request: Request, form: Form) -> bool:
 def _proposal(request: Request, place: person.LessonPlace) -> Proposal:
     digest = request.path_params["digest"]
     if not (len(digest) == 10 and all(c in "0123456789abcdef" for c in digest)):
-        raise Refused(404, "no such proposal")
+        raise RequestRefused(404, "no such proposal")
     return person.find_proposal(place, digest, now=bench_of(request).now())
 
 

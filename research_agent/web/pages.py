@@ -25,11 +25,10 @@ from ..config import MODES
 from ..errors import InputError, ResearchError, error_message
 from ..run.assembly import validate_query
 from ..search.registry import KNOWN_PROVIDERS
-from ..service import Busy
 from ..service.events import TOTAL, RunEvent
-from ..text.controls import has_controls, without_controls
-from .app import answered, bench_of, event_stream
-from .forms import SWITCHES, Form, Refused, job_key, read_form, run_call
+from ..text.controls import has_controls, one_line, without_controls
+from .app import answered, bench_of, event_stream, form_status
+from .forms import SWITCHES, Form, RequestRefused, job_key, read_form, run_call
 from .jobs import Job
 from .reports.pages import record_or_problem
 
@@ -60,8 +59,8 @@ async def start_run(request: Request) -> Response:
     bench = bench_of(request)
     try:
         form = await read_form(request, bench.csrf)
-    except Refused as exc:
-        return bench.page("error.html", status=exc.status, message=exc.message)
+    except RequestRefused as exc:
+        return bench.page("error.html", status=exc.http_status, message=exc.message)
     try:
         if has_controls(form.get("question")):
             raise InputError("the question holds control characters (terminal escapes, bidi overrides): type it "
@@ -70,10 +69,8 @@ async def start_run(request: Request) -> Response:
         call, shown = run_call(form, bench.service.options.allow_dirs)
         settings = bench.service.run_settings(**call)
         job = bench.board.research(question, settings, shown)
-    except Busy as exc:
-        return _ask(request, status=503, error=error_message(exc), form=form)
     except ResearchError as exc:
-        return _ask(request, status=400, error=" ".join(error_message(exc).split()), form=form)
+        return _ask(request, status=form_status(exc), error=one_line(error_message(exc)), form=form)
     return RedirectResponse(f"/runs/{job.key}", status_code=303)
 
 
@@ -83,7 +80,7 @@ async def start_run(request: Request) -> Response:
 def _job(request: Request) -> Job:
     job = bench_of(request).board.get(job_key(request.path_params["key"]))
     if job is None:
-        raise Refused(404, "no such run on this server (a run started before the server restarted is gone from "
+        raise RequestRefused(404, "no such run on this server (a run started before the server restarted is gone from "
                            "here; its report, if any, is under Reports)")  # fmt: skip
     return job
 

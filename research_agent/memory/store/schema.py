@@ -19,7 +19,7 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from ...errors import InputError
+from ...errors import InvalidCritique
 from ...ids import parse_zoned_time
 from ...record.types import GATE_DECISIONS
 from ...text.sanitize import looks_like_injection
@@ -147,10 +147,6 @@ def key_kind(key: str) -> str | None:
     if not LESSON_KEY.match(key):
         return None
     return next(kind for kind in sorted(KEY_KINDS, key=len, reverse=True) if key.startswith(kind + ":"))
-
-
-class InvalidCritique(InputError):
-    """A critique does not satisfy the schema; the message lists each problem."""
 
 
 @cache

@@ -30,6 +30,7 @@ from typing import Any
 
 import httpx
 
+from ...errors import Resting
 from ...text.controls import hide_keys
 from ..base import ProviderError
 from ..reply import RateLimited, ReplyLimits, parse_json, request_bytes
@@ -73,14 +74,6 @@ class Pace:
                 await self._sleep(wait)
             self._next = self.now() + self.interval
             yield
-
-
-class Resting(Exception):
-    """The provider's next turn is further away than a request may wait."""
-
-    def __init__(self, seconds: float) -> None:
-        super().__init__(seconds)
-        self.seconds = seconds
 
 
 class _KeysHidden(logging.Filter):
