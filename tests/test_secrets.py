@@ -127,7 +127,7 @@ async def test_a_scripted_run_in_process_logs_reprs_and_writes_no_key(
     local = DocsProvider(tmp_path / "docs", DOCS)
     async with httpx.AsyncClient() as client:
         built = build_providers(settings, http_client=client)
-        with caplog.at_level(logging.DEBUG):
+        with caplog.at_level(logging.DEBUG), caplog.at_level(logging.DEBUG, logger="httpx"):  # whatever -v set before
             result = await research(QUERY, settings=settings, model=scripted_model, providers=[local, *built],
                                     lessons=lambda domain: LessonSelection.none(domain))  # fmt: skip
     assert any("planted-openalex" in r.path for r in apis.server.requests), "the keys were sent"

@@ -36,6 +36,7 @@ from typing import Any
 from ..errors import InputError, RuleDeadline
 from ..files.safefile import UnsafeFile, read_text_capped
 from ..files.safeyaml import UnsafeYaml, load_yaml_text
+from ..text.controls import one_line
 
 __all__ = [
     "Rule",
@@ -151,10 +152,6 @@ class RuleLimits:
         return (left, True) if left < self.per_rule else (self.per_rule, False)
 
 
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
-
-
 def _rule_from(raw: Any, index: int) -> Rule:
     where = f"rule #{index}"
     if not isinstance(raw, dict):
@@ -203,7 +200,7 @@ def parse_rules(text: str, *, source: str = "rules") -> tuple[Rule, ...]:
     try:
         data = load_yaml_text(text.removeprefix("\ufeff"))
     except UnsafeYaml as exc:
-        raise InputError(f"{source}: not valid YAML ({_one_line(exc)})") from None
+        raise InputError(f"{source}: not valid YAML ({one_line(exc)})") from None
     if data is None:
         return ()
     if isinstance(data, dict):
@@ -221,7 +218,7 @@ def parse_rules(text: str, *, source: str = "rules") -> tuple[Rule, ...]:
         try:
             rule = _rule_from(raw, index)
         except InputError as exc:
-            raise InputError(f"{source}: {_one_line(exc)}") from None
+            raise InputError(f"{source}: {one_line(exc)}") from None
         if rule.name in names:
             raise InputError(f"{source}: rule {rule.name!r} is defined twice")
         names.add(rule.name)

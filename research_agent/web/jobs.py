@@ -30,6 +30,7 @@ from ..memory.critique.schedule import after_report
 from ..service import Service
 from ..service.events import EventLog
 from ..service.runs import ResearchCall, Schedule
+from ..text.controls import one_line
 
 __all__ = ["Job", "JobBoard", "KEEP", "CANCELLED", "CANCEL_LATE"]
 
@@ -146,7 +147,7 @@ class JobBoard:
                 job.log.end("cancelled", CANCELLED)
                 raise
             except ResearchError as exc:
-                job.error = " ".join(error_message(exc).split())
+                job.error = one_line(error_message(exc))
                 job.log.end("failed", job.error)
             except Exception as exc:  # a bug: said on the page and logged with its traceback, never lost
                 log.exception("%s job %s failed", job.kind, job.key)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ...errors import ConnectionLost, FetchRefused, Unreadable
-from ...text.controls import strip_controls
+from ...text.controls import one_line, strip_controls
 from ...text.passages import estimate_tokens
 from ..structured import RawAnswer
 
@@ -110,7 +110,7 @@ def json_object(data: bytes | str, what: str = "the answer") -> dict[str, Any]:
             raise Unreadable(f"{what} is not UTF-8 text") from None
     else:
         text = data
-    shown = " ".join(text.strip()[:_SHOWN].split())
+    shown = one_line(text.strip()[:_SHOWN])
     if not text.strip():
         raise Unreadable(f"{what} was an empty body")
     if text.lstrip().startswith("<"):
@@ -129,7 +129,7 @@ def _named_error(value: dict[str, Any]) -> str:
     error = value.get("error")
     if isinstance(error, dict):
         error = error.get("message") or error.get("type") or error
-    return " ".join(str(error).split())[:200] if error else ""
+    return one_line(error)[:200] if error else ""
 
 
 def _first_choice(value: dict[str, Any], what: str) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ...errors import InvalidCritique
 from ...ids import parse_zoned_time
 from ...record.types import GATE_DECISIONS
+from ...text.controls import one_line
 from ...text.sanitize import looks_like_injection
 from .fastschema import Check, compile_schema
 from .names import valid_site
@@ -227,7 +228,7 @@ def _path(error: jsonschema.ValidationError) -> str:
 
 
 def shown_value(value: Any) -> str:
-    text = " ".join(repr(value).split())
+    text = one_line(repr(value))
     return text if len(text) <= 40 else text[:37] + "..."
 
 
@@ -263,7 +264,7 @@ def _describe(error: jsonschema.ValidationError) -> str:
         return f"{shown_value(inst)} has the wrong format"
     if v == "uniqueItems":
         return "items must not repeat"
-    return " ".join(error.message.split())[:120]
+    return one_line(error.message)[:120]
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")

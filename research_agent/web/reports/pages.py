@@ -22,6 +22,7 @@ from ...errors import ResearchError, error_message
 from ...record import RunRecord
 from ...run_refs import Runs
 from ...service.reports import delete_run, report_html_text, report_markdown, report_pdf_bytes, run_files
+from ...text.controls import one_line
 from ..app import REPORT_POLICY, answered, bench_of
 from ..forms import RequestRefused, from_loopback, read_form, run_ref
 from .page import with_details
@@ -37,7 +38,7 @@ def record_or_problem(reports_dir: Path, run_id: str) -> tuple[RunRecord | None,
     try:
         return read_record(reports_dir, run_id), ""
     except ResearchError as exc:
-        return None, " ".join(error_message(exc).split())
+        return None, one_line(error_message(exc))
 
 
 @answered
