@@ -11,13 +11,12 @@ The config file is TOML, at ``$RESEARCH_AGENT_CONFIG`` or
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import math
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from .errors import ConfigError
 from .files.nesting import nesting_problem
 from .files.safefile import UnsafeFile, read_text_capped
 from .modes import MODES, Mode
+from .text.controls import one_line
 
 __all__ = [
     "Mode", "MODES", "Settings", "load_settings", "default_cache_dir", "default_config_path", "default_state_dir",
@@ -156,7 +156,7 @@ class Settings:
         return self.reports_dir / "meta"
 
     def replace(self, **changes: Any) -> Settings:
-        return dataclasses.replace(self, **changes)
+        return replace(self, **changes)
 
     def validate(self) -> Settings:
         """Raise ConfigError for values no run could use; return self.
@@ -328,7 +328,7 @@ def _read_config_file(path: Path, *, named: bool) -> dict[str, Any]:
     except UnsafeFile as exc:
         raise ConfigError(f"config file {path}: {exc}") from None
     except (tomllib.TOMLDecodeError, RecursionError) as exc:
-        reason = " ".join(str(exc).split()) if isinstance(exc, tomllib.TOMLDecodeError) else "nested too deeply"
+        reason = one_line(exc) if isinstance(exc, tomllib.TOMLDecodeError) else "nested too deeply"
         raise ConfigError(f"config file {path}: {reason}") from None
     unknown = sorted(set(data) - set(_FIELD_TYPES))
     if unknown:

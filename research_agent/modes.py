@@ -33,6 +33,11 @@ class Mode:
     def skeptic(self) -> bool:
         return bool(self.skeptic_lenses)
 
+    @property
+    def critiqued(self) -> bool:
+        """Whether a run of this mode is critiqued once its report is written: quick skips the critique."""
+        return self.name != "quick"
+
 
 MODES: dict[str, Mode] = {
     "quick": Mode(

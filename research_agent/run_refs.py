@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import InputError
+from .errors import AmbiguousRun, InputError, UnknownRun
 from .ids import is_run_id
 
 __all__ = [
@@ -61,14 +61,6 @@ KINDS: Mapping[str, tuple[str, str, str, str]] = {
 }
 _LATEST = re.compile(r"^latest(?:~(\d{1,6}))?$")
 _HEX = re.compile(r"^[0-9a-f]+$")
-
-
-class UnknownRun(InputError):
-    """No run of the asked kind matches the reference."""
-
-
-class AmbiguousRun(InputError):
-    """A prefix matches more than one run; the message lists them."""
 
 
 def short_hash(run_id: str) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from urllib.parse import quote
 
+from .text.controls import one_line
+
 __all__ = ["SearchHit", "Document", "Page", "Source", "ScoredSource", "Work", "WORK_IDS"]
 
 # A work's identifiers, best first: the first one it has gives its link and its identity.
@@ -21,7 +23,7 @@ _LINKS = {
 
 def _sentence(text: str) -> str:
     """``text`` on one line, ending as a sentence ends ("Title" -> "Title.", "Why?" stays)."""
-    text = " ".join(text.split())
+    text = one_line(text)
     return text if not text or text[-1] in ".?!" else text + "."
 
 
@@ -67,7 +69,7 @@ class Work:
     def citation(self) -> str:
         """"Author et al. (Year). Title. Venue." as plain text (the caller escapes it); a work
         without authors reads "Title. (Year). Venue."."""
-        names = [" ".join(a.split()) for a in self.authors if a.strip()]
+        names = [one_line(a) for a in self.authors if a.strip()]
         who = f"{names[0]} et al." if len(names) > 2 else " and ".join(names)
         year = f"({self.year})." if self.year else ("(n.d.)." if who else "")
         parts = [f"{who} {year}", _sentence(self.title) or "Untitled."] if who else [_sentence(self.title) or "Untitled.", year]

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
-from research_agent.text.controls import has_controls, strip_controls, without_controls
+import research_agent
+from research_agent.text.controls import has_controls, hide_keys, one_line, strip_controls, without_controls
 
 
 @pytest.mark.parametrize(
@@ -44,3 +48,28 @@ def test_stripping_is_linear_on_hostile_runs() -> None:
     text = "\x1b]" + "a" * 600 + ("\x1b[" + "1;" * 40) * 20_000
     out, dropped = strip_controls(text)
     assert "\x1b" not in out and dropped > 0
+
+
+def test_one_line_folds_every_run_of_white_space_and_is_the_only_one() -> None:
+    """Issue 47.6: one ``one_line`` serves the whole package (its callers cut or fold further)."""
+    assert one_line("  first\nsecond\t\tthird \r\n") == "first second third"
+    assert one_line(ValueError("bad\n  value")) == "bad value" and one_line(None) == "None" and one_line("") == ""
+    package = Path(research_agent.__file__).parent
+    inline = re.compile(r'" "\.join\((?:[^()]|\([^()]*\))*\.split\(\)\)')
+    repeats = [f"{path.relative_to(package)}:{number}" for path in sorted(package.rglob("*.py"))
+               for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+               if inline.search(line) and path.name != "controls.py"]  # fmt: skip
+    assert repeats == [], 'write one_line(x) (research_agent.text.controls), not " ".join(x.split())'
+
+
+@pytest.mark.parametrize(
+    ("logged", "shown"),
+    [
+        ("HTTP Request: GET http://h/works?search=x&api_key=sk-1&mailto=a", "GET http://h/works?search=x&api_key=***&mailto=a"),
+        ("GET /esearch.fcgi?term=vacuum&API_KEY=abc123 200", "GET /esearch.fcgi?term=vacuum&API_KEY=*** 200"),
+        ("Authorization: Bearer sk-planted-1, next", "Authorization: Bearer ***, next"),
+        ("no address here: api_key=plain", "no address here: api_key=plain"),
+    ],
+)
+def test_hide_keys_shows_a_key_in_an_address_or_a_bearer_token_as_stars(logged: str, shown: str) -> None:
+    assert shown in hide_keys(logged)

@@ -130,14 +130,28 @@ async def test_a_streamed_answer_is_notified_every_hundred_tokens_and_at_its_end
 
 
 async def test_a_failing_send_never_stops_the_run() -> None:
+    """Every send fails; the run goes on past the first failure (it waits for it), ends done, and
+    each later event, the last "done" included, is still tried in order."""
+    tried: list[tuple[float, str]] = []
+    first_failed = asyncio.Event()
+
     async def send(number: float, total: float, message: str) -> None:
+        tried.append((number, message))
+        first_failed.set()
         raise ConnectionResetError("the client went away")
 
     progress = NotifyingProgress(asyncio.get_running_loop())
+    went_on = False
     with anyio.fail_after(HANG_GUARD):
         async with progress.forwarding(send):
             progress.stage("decompose")
+            await first_failed.wait()
             progress.stage("search")
+            progress.note("one provider failed")
+            went_on = True
+    assert went_on and progress.ended is not None and progress.ended.outcome == "done"
+    assert [message for _, message in tried] == ["decompose", "search", "note: one provider failed", "done"]
+    assert tried[-1][0] == TOTAL and [n for n, _ in tried] == sorted(n for n, _ in tried)
 
 
 def test_run_slots_refuse_one_more_at_once_and_free_a_slot_when_a_run_ends() -> None:

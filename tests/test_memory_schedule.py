@@ -48,6 +48,8 @@ def test_after_report_skips_quick_runs_and_runs_without_critique(tmp_path: Path)
     for settings in (quick, quick.replace(wait_critique=True), Settings(critique=False, wait_critique=True)):
         assert after_report(record, settings, model=model, spawn=spawn).state == "skipped"
     assert spawn.calls == [] and model.requests == []
+    # the rule lives on Mode (the batch runner asks it too): quick alone skips the critique
+    assert {name: mode.critiqued for name, mode in MODES.items()} == {"quick": False, "standard": True, "deep": True}
 
 
 def test_after_report_detaches_with_this_run_s_settings(tmp_path: Path) -> None:

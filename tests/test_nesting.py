@@ -149,4 +149,7 @@ def test_toml_depth_counts_brackets_and_dotted_keys(text: str, depth: int) -> No
     ["x = " + "[" * 60_000, "x = " + "{a = " * 20_000, "a" + ".a" * 20_000 + " = 1", "[" + "a." * 20_000 + "a]"],
 )
 def test_deep_toml_is_caught(text: str) -> None:
-    assert nesting_problem(text, "toml") is not None
+    assert nesting_problem(text, "toml") == f"nested too deeply (more than {MAX_NESTING} levels)"
+    assert toml_depth(text, stop=MAX_NESTING + 1) == MAX_NESTING + 1  # the scan stops once past the limit
+    at_limit = "x = " + "[" * MAX_NESTING + "]" * MAX_NESTING  # as deep as allowed, and no deeper
+    assert toml_depth(at_limit) == MAX_NESTING and nesting_problem(at_limit, "toml") is None

@@ -8,6 +8,7 @@ import dataclasses
 import logging
 from pathlib import Path
 
+import httpx
 import pytest
 
 from research_agent.config import ENV_VARS, SECRET_FIELDS, Settings, load_settings
@@ -99,3 +100,43 @@ async def test_the_workbench_settings_page_and_its_checks_show_no_key(tmp_path: 
     assert "api_key: set" in page.text and "openalex, pubmed, semanticscholar" in page.text
     assert "model endpoint" in checked.text and "search openalex" in checked.text  # the checks ran
     assert any("planted-openalex" in r.path for r in apis.server.requests), "the providers were asked, with their keys"
+
+
+async def test_a_scripted_run_in_process_logs_reprs_and_writes_no_key(
+    tmp_path: Path, local_server, scripted_model, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A library user's run (no CLI formatter between the records and their handler): every log record
+    at DEBUG, the repr of the settings, the result and each provider the run built from the settings,
+    and every file it wrote hold none of the planted keys, though the scholarly providers sent them."""
+    from research_agent.config import MODES
+    from research_agent.memory.lessons.select import LessonSelection
+    from research_agent.pipeline import research
+    from research_agent.search.registry import build_providers
+    from tests.support.pipeline import DOCS, DocsProvider, use
+
+    apis = ScholarlyApis(local_server)
+    apis.mode["s2"] = "malformed"  # a failure's reason reaches the record: never the key in its request
+    keys = {ENV_VARS[var]: key for var, key in KEYS.items()}
+    settings = apis.settings(**keys, mode=MODES["standard"], reports_dir=tmp_path / "reports",
+                             cache_dir=tmp_path / "cache", context_path=None,
+                             search_providers=("openalex", "pubmed", "semanticscholar"))  # fmt: skip
+    responder = ResearchResponder()
+    for stage, times in {"decompose": 1, "relevance": 1, "draft": 1, "skeptic": 1}.items():
+        scripted_model.enqueue(stage, use(responder), times=times)
+    (tmp_path / "docs").mkdir()
+    local = DocsProvider(tmp_path / "docs", DOCS)
+    async with httpx.AsyncClient() as client:
+        built = build_providers(settings, http_client=client)
+        with caplog.at_level(logging.DEBUG), caplog.at_level(logging.DEBUG, logger="httpx"):  # whatever -v set before
+            result = await research(QUERY, settings=settings, model=scripted_model, providers=[local, *built],
+                                    lessons=lambda domain: LessonSelection.none(domain))  # fmt: skip
+    assert any("planted-openalex" in r.path for r in apis.server.requests), "the keys were sent"
+    assert any(r.name.startswith("httpx") for r in caplog.records), "the requests were logged"
+    logged = "\n".join([caplog.text, *(r.getMessage() for r in caplog.records)])
+    assert _leaks(logged) == []
+    shown = [repr(settings), repr(result), *(repr(p) for p in built), repr(scripted_model.requests)]
+    assert [text for text in shown if _leaks(text)] == []
+    written = {p: p.read_bytes().decode("utf-8", "replace") for p in tmp_path.rglob("*") if p.is_file()}
+    assert result.run_record_path in written and result.report_path in written
+    assert "semanticscholar" in written[result.run_record_path]  # the failure reached the record
+    assert {str(p): _leaks(text) for p, text in written.items() if _leaks(text)} == {}

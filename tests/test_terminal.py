@@ -27,7 +27,7 @@ from research_agent.cli import cache as cli_cache
 from research_agent.cli import corpus as cli_corpus
 from research_agent.cli.memory import app as memory_app
 from research_agent.cli.review import app as review_app
-from research_agent.cli.terminal import VisibleFormatter, dumps_json, markup, one_line, visible
+from research_agent.cli.terminal import VisibleFormatter, dumps_json, markup, visible, visible_line
 from tests.support.cli import CLI
 from tests.support.fake_openai_server import FakeOpenAIServer
 from tests.support.memory import make_critique, put
@@ -59,7 +59,7 @@ def assert_shown_not_obeyed(output: str, *, tags: bool = True, controls: bool = 
 def test_visible_shows_every_control_character_and_keeps_the_text() -> None:
     assert visible("a\x1b[31mb\x07c\rd\x9be\u202ef\u2066g") == "a\\x1b[31mb\\x07c\\x0dd\\x9be\\u202ef\\u2066g"
     assert visible("line one\n\tline two, naïve café — ünïcode") == "line one\n\tline two, naïve café — ünïcode"
-    assert one_line("first\nsecond\x1b[0m  third") == "first second\\x1b[0m third"
+    assert visible_line("first\nsecond\x1b[0m  third") == "first second\\x1b[0m third"
     assert markup("[/red] [bold]x[/bold]\x1b") == "\\[/red] \\[bold]x\\[/bold]\\x1b"
 
 

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from research_agent.errors import ConfigError, LLMUnavailable
-from research_agent.fetch.outcome import Refused
+from research_agent.fetch.outcome import FetchRefused
 from research_agent.llm import ChatRequest, OpenAIChatModel
 from research_agent.llm.client import transport
 from research_agent.llm.client.sdk import ConnectionFailed, SdkSender, StatusError
@@ -130,7 +130,7 @@ async def test_an_answer_body_is_decoded_under_the_cap_in_the_client_itself():
     http = guarded(lambda r: httpx.Response(200, content=bomb, headers={"Content-Encoding": "gzip"}))
     async with http, http.stream("GET", "http://llm.test/v1/x") as response:
         assert "content-encoding" not in response.headers, "decoded here, never by httpx"
-        with pytest.raises(Refused) as caught:
+        with pytest.raises(FetchRefused) as caught:
             await response.aread()
     assert caught.value.reason == "too_large"
 

@@ -33,7 +33,7 @@ from ..memory.effects.ab_questions import looks_binary
 from ..run.assembly import validate_query
 from ..search.registry import KNOWN_PROVIDERS
 from ..search.scholarly import ACADEMIC
-from ..text.controls import has_controls
+from ..text.controls import has_controls, one_line
 from .state import question_key
 
 __all__ = ["BatchQuestion", "read_batch_file", "questions_in_text", "questions_in_bytes", "questions_from_list",
@@ -241,7 +241,7 @@ def _question(fields: Mapping[str, Any], folder: Path, line: int) -> BatchQuesti
     if has_controls(raw):
         raise _Refused("control characters in the question (terminal escapes, bidi overrides)")
     try:
-        question = validate_query(" ".join(raw.split()))  # a CSV cell may span lines
+        question = validate_query(one_line(raw))  # a CSV cell may span lines
     except InputError as exc:
         raise _Refused(str(exc)) from None
     return BatchQuestion(

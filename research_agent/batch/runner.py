@@ -45,6 +45,7 @@ from ..llm import ChatModel
 from ..memory.critique.schedule import critique_within
 from ..results import ResearchResult
 from ..service.events import EventLog
+from ..text.controls import one_line
 from .plan import Batch
 from .state import Entry
 
@@ -208,7 +209,7 @@ def _failed(entry: Entry, exc: BaseException, shared: _Shared) -> bool:
 
 
 def _message(exc: BaseException) -> str:
-    return " ".join(error_message(exc).split())[:500]
+    return one_line(error_message(exc))[:500]
 
 
 def _backoff(attempt: int, rng: random.Random) -> float:
@@ -235,7 +236,7 @@ async def _critique(
 ) -> dict[str, Any]:
     """The run's critique, here and now (as ``--wait-critique`` does); its failure leaves the question done.
     ``held_out``: the eval that holds the run out of learning (the critique then builds no lesson)."""
-    if settings.mode.name == "quick" or not settings.critique:
+    if not (settings.mode.critiqued and settings.critique):
         return {"state": "skipped"}
     events.stage("critique")
     try:

@@ -28,6 +28,7 @@ from ..errors import InputError
 from ..files.atomic import atomic_write_text
 from ..files.safeyaml import dump_yaml, load_yaml_text, read_capped
 from ..ids import format_utc, is_run_id, make_run_id
+from ..text.controls import one_line
 
 __all__ = ["Entry", "BatchState", "STATES", "entry_key", "question_key", "state_path", "find_unfinished", "find_latest",
            "make_batch_id", "is_batch_id", "batch_ids"]  # fmt: skip
@@ -61,7 +62,7 @@ def is_batch_id(text: object) -> bool:
 
 def question_key(question: str) -> str:
     """A question as compared for duplicates and for resuming: case and spacing do not matter."""
-    return " ".join(question.casefold().split())
+    return one_line(question.casefold())
 
 
 def entry_key(question: str, options: dict[str, Any]) -> str:

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..text.citations import CITATION, blank, find_citations, mask_code_and_urls, sentence_spans
+from ..text.controls import one_line
 from ..text.masking import blank_spans, seen_text
 
 __all__ = [
@@ -85,7 +86,7 @@ def _plain(line: str, start: int, end: int, cites: list[tuple[int, int]]) -> str
         pieces.append(line[at:c_start].rstrip(" \t"))
         at = c_end
     pieces.append(line[at:end])
-    text = " ".join("".join(pieces).split())
+    text = one_line("".join(pieces))
     if start == 0:
         marker = _LIST_MARK.match(text)
         if marker:

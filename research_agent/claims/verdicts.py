@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..text.controls import one_line
 from ..text.sanitize import sanitize
 from .select import CitedClaim
 
@@ -94,7 +95,7 @@ class ClaimVerdict:
 def fold(text: str) -> str:
     """``text`` for comparison: quote marks and dashes made plain, emphasis dropped, lower case,
     whitespace runs as one space."""
-    return " ".join(sanitize(text).translate(_FOLD).lower().split())
+    return one_line(sanitize(text).translate(_FOLD).lower())
 
 
 def _words(text: str) -> list[str]:

@@ -26,7 +26,7 @@ from rich.console import Console
 
 from ..errors import ResearchError, error_message
 from ..interrupts import interrupt_exit_code, interrupt_word, run_interruptibly
-from .terminal import dumps_json, markup, one_line
+from .terminal import dumps_json, markup, visible_line
 
 __all__ = ["guarded", "exit_for", "print_error", "run_async", "set_verbose", "json_error", "json_failures",
            "pipe_closed", "PIPE_CLOSED", "console"]  # fmt: skip
@@ -68,12 +68,12 @@ def stderr_console() -> Console:
 
 def print_error(message: object) -> None:
     """``error: <message>`` on one line of stderr, the message shown literally."""
-    stderr_console().print(f"[red]error:[/red] {markup(one_line(message))}", markup=True, soft_wrap=True)
+    stderr_console().print(f"[red]error:[/red] {markup(visible_line(message))}", markup=True, soft_wrap=True)
 
 
 def json_error(message: str, exit_code: int) -> None:
     """The one JSON object a ``--json`` command prints on stdout when it fails."""
-    typer.echo(dumps_json({"error": one_line(message), "exit_code": exit_code}))
+    typer.echo(dumps_json({"error": visible_line(message), "exit_code": exit_code}))
 
 
 @contextmanager

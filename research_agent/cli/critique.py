@@ -29,7 +29,7 @@ from ..run_refs import Runs, named_run_id, resolve_run, run_file, short_id
 from .boundary import guarded
 from .memory import echo_json, memory_deps, memory_settings
 from .memory.group import ReportsDirOption
-from .terminal import echo, markup, one_line, visible
+from .terminal import echo, markup, visible, visible_line
 
 if TYPE_CHECKING:
     from ..memory.critique.schedule import Scheduled
@@ -112,11 +112,11 @@ def print_scheduled(
         console.print(visible(summary), highlight=False, markup=False, soft_wrap=True)
     elif scheduled.state == "failed":
         console.print(
-            f"[yellow]critique failed:[/yellow] {markup(one_line(scheduled.error))}", markup=True, soft_wrap=True
+            f"[yellow]critique failed:[/yellow] {markup(visible_line(scheduled.error))}", markup=True, soft_wrap=True
         )
     elif scheduled.state == "not_started":
         console.print(
-            f"[yellow]could not start the critique:[/yellow] {markup(one_line(scheduled.error))}",
+            f"[yellow]could not start the critique:[/yellow] {markup(visible_line(scheduled.error))}",
             markup=True,
             soft_wrap=True,
         )
@@ -161,7 +161,7 @@ def _failed_line(fresh: list[FailedCritique], runs: Runs, settings: Settings) ->
     """The notice: the newest failure's run and reason, and the retry that completes them."""
     flag = _reports_flag(settings)
     short = runs.short(fresh[0].run_id)
-    reason = one_line(fresh[0].reason)
+    reason = visible_line(fresh[0].reason)
     reason = reason if len(reason) <= _REASON_CHARS else reason[: _REASON_CHARS - 1].rstrip() + "…"
     if len(fresh) == 1:
         return f"! the background critique of {short} failed: {reason}; research-agent memory retry {short}{flag} completes it"

@@ -20,7 +20,7 @@ from ..config import load_settings
 from ..errors import InputError, ResearchError, StorageError, error_message
 from ..files.output import check_output_path
 from .boundary import guarded, stderr_console
-from .terminal import echo, markup, one_line
+from .terminal import echo, markup, visible_line
 
 if TYPE_CHECKING:
     from ..export import Exported
@@ -79,7 +79,7 @@ def print_note(exported: Exported) -> None:
     """The one line on stderr saying why citations show no passage, when they do not."""
     if exported.note:
         stderr_console().print(
-            f"[yellow]note:[/yellow] {markup(one_line(exported.note))}", markup=True, soft_wrap=True
+            f"[yellow]note:[/yellow] {markup(visible_line(exported.note))}", markup=True, soft_wrap=True
         )
 
 

@@ -9,7 +9,7 @@ overrides that reorder it). Every printing site in the CLI goes through this mod
 
 * :func:`visible` - control characters become visible escapes (``\\x1b``, ``\\u202e``);
 * :func:`markup` - :func:`visible`, then rich markup escaped, for rich consoles and tables;
-* :func:`one_line` - :func:`visible` on one line, for error messages;
+* :func:`visible_line` - :func:`visible` on one line, for error messages;
 * :func:`echo` - print through typer with the above applied (errors: :mod:`.boundary`);
 * :func:`dumps_json` - JSON whose strings cannot carry C1 controls or bidi overrides either;
 * :class:`VisibleFormatter` - log records (which quote URLs, paths and errors) the same way.
@@ -25,7 +25,9 @@ from typing import Any
 
 import typer
 
-__all__ = ["visible", "markup", "one_line", "echo", "dumps_json", "dumps_json_records", "VisibleFormatter"]
+from ..text.controls import hide_keys, one_line
+
+__all__ = ["visible", "markup", "visible_line", "echo", "dumps_json", "dumps_json_records", "VisibleFormatter"]
 
 # C0 controls (except tab and newline), DEL, C1 controls, and the Unicode format
 # characters that reorder or hide text: bidi embeddings/overrides/isolates, marks,
@@ -44,9 +46,9 @@ def visible(text: object) -> str:
     return _CONTROL.sub(_escape_char, str(text))
 
 
-def one_line(text: object) -> str:
+def visible_line(text: object) -> str:
     """:func:`visible` on a single line: runs of whitespace (newlines included) become one space."""
-    return " ".join(visible(text).split())
+    return one_line(visible(text))
 
 
 # rich's own escape pattern, anchored at the start of a run of backslashes: rich.markup.escape
@@ -93,19 +95,9 @@ def dumps_json_records(lists: Mapping[str, Sequence[Any]]) -> str:
     return "{\n" + ",\n".join(names) + "\n}"
 
 
-# A key in a logged address (a library's "HTTP Request: GET ...?api_key=..." at -vv) or header.
-_LOGGED_SECRET = re.compile(
-    r"(?i)([?&][\w.-]*(?:key|token|secret|password)[\w.-]*=)[^&\s\"'#]+|(\bbearer\s+)[^\s\"',]+"
-)
-
-
-def _redacted(match: re.Match[str]) -> str:
-    return f"{match.group(1) or match.group(2)}***"
-
-
 class VisibleFormatter(logging.Formatter):
     """A logging formatter whose output (tracebacks included) shows control characters as escapes,
     and no key: a key-like query parameter or a bearer token is shown as ``***``."""
 
     def format(self, record: logging.LogRecord) -> str:
-        return _LOGGED_SECRET.sub(_redacted, visible(super().format(record)))
+        return hide_keys(visible(super().format(record)))

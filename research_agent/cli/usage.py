@@ -19,6 +19,7 @@ from typing import Any
 import typer
 from typer.core import TyperArgument, TyperOption
 
+from ..text.controls import one_line
 from .boundary import json_error, print_error
 
 __all__ = ["hoist_verbose", "tidy_help", "first_sentence", "usage_error", "ClickException", "UsageError"]
@@ -63,7 +64,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")
 def first_sentence(help_text: str) -> str:
     """The first sentence of a help text's first paragraph, whole (click would cut it mid-phrase
     to fit a listing's column; a whole sentence wraps instead)."""
-    paragraph = " ".join(help_text.split("\n\n")[0].split())
+    paragraph = one_line(help_text.split("\n\n")[0])
     return _SENTENCE_END.split(paragraph, maxsplit=1)[0]
 
 

@@ -22,7 +22,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import ConfigError, StorageError
+from ..errors import BrowserTimeout, ConfigError, StorageError
 
 __all__ = [
     "BROWSER_NAMES",
@@ -36,10 +36,6 @@ __all__ = [
     "dump_dom",
     "screenshot",
 ]
-
-class BrowserTimeout(StorageError):
-    """A headless launch ran past its time limit and was stopped."""
-
 
 BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 INSTALL_HINT = "install Chromium (apt install chromium) or give its path with --browser PATH"

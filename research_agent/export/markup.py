@@ -35,6 +35,7 @@ from markdown_it.token import Token
 from ..review.checks.common import short
 from ..review.markdown import SOURCES_TITLES, heading_key
 from ..text.citations import CITATION, citation_numbers, sentence_spans
+from ..text.controls import one_line
 from ..text.passage_window import PassageWindow, key_terms
 
 __all__ = ["Body", "render_body", "PassageFinder", "MAX_LINK_CHARS", "MAX_SHOWN_CHARS", "MAX_CITING_CHARS"]
@@ -215,7 +216,7 @@ def _plain(children: Sequence[Token]) -> tuple[str, list[int]]:
 def _sentence_at(text: str, spans: list[tuple[int, int]], at: int) -> str:
     """The sentence of ``text`` holding offset ``at``, without its citations."""
     start, end = next(((s, e) for s, e in spans if s <= at < e), (0, len(text)))
-    return " ".join(CITATION.sub(" ", text[start:end]).split())
+    return one_line(CITATION.sub(" ", text[start:end]))
 
 
 def _cited(children: list[Token], titles: dict[int, str], citing: dict[int, list[str]], body: Body) -> list[Token]:

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..record.passages import PassageStore
 from ..review.markdown import split_front_matter
-from ..text.controls import without_controls
+from ..text.controls import one_line, without_controls
 from ..version import __version__
 from .markup import MAX_SHOWN_CHARS, render_body
 
@@ -62,7 +62,7 @@ def _value(value: Any) -> str:
     """A front matter value as one line of text (a nested value is not shown)."""
     if isinstance(value, bool) or value is None or isinstance(value, dict | list):
         return ""
-    text = " ".join(str(value).split())
+    text = one_line(value)
     return text if len(text) <= _MAX_VALUE_CHARS else text[: _MAX_VALUE_CHARS - 1] + "\u2026"
 
 

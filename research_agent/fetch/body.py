@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 
 from .extract import BINARY_SAMPLE, looks_binary
-from .outcome import Refused
+from .outcome import FetchRefused
 
 __all__ = ["Body", "BoundedDecoder", "parse_content_type", "read_body"]
 
@@ -39,7 +39,7 @@ class BoundedDecoder:
         names = [e.strip().lower() for e in encoding.split(",") if e.strip()]
         names = [n for n in names if n != "identity"]
         if len(names) > 1:
-            raise Refused("bad_encoding", encoding)
+            raise FetchRefused("bad_encoding", encoding)
         self.kind = names[0] if names else "identity"
         if self.kind in ("gzip", "x-gzip"):
             self._z: Any = zlib.decompressobj(16 + zlib.MAX_WBITS)
@@ -49,13 +49,13 @@ class BoundedDecoder:
         elif self.kind == "identity":
             self._z = None
         else:
-            raise Refused("bad_encoding", self.kind)
+            raise FetchRefused("bad_encoding", self.kind)
 
     def feed(self, data: bytes, limit: int) -> bytes:
         """Decode ``data``; raise too_large if that would give more than ``limit`` bytes."""
         if self._z is None:
             if len(data) > limit:
-                raise Refused("too_large", "body exceeds the size cap")
+                raise FetchRefused("too_large", "body exceeds the size cap")
             return data
         try:
             out = self._z.decompress(data, limit + 1)
@@ -64,11 +64,11 @@ class BoundedDecoder:
                 self._z = zlib.decompressobj(-zlib.MAX_WBITS)
                 self._first = False
                 return self.feed(data, limit)
-            raise Refused("decode_error", "corrupt compressed body") from None
+            raise FetchRefused("decode_error", "corrupt compressed body") from None
         if self.kind == "deflate":
             self._first = False
         if len(out) > limit or self._z.unconsumed_tail:
-            raise Refused("too_large", "decompressed body exceeds the size cap")
+            raise FetchRefused("too_large", "decompressed body exceeds the size cap")
         return out
 
     def flush(self, limit: int) -> bytes:
@@ -77,9 +77,9 @@ class BoundedDecoder:
         try:
             out = self._z.flush()
         except zlib.error:
-            raise Refused("decode_error", "corrupt compressed body") from None
+            raise FetchRefused("decode_error", "corrupt compressed body") from None
         if len(out) > limit:
-            raise Refused("too_large", "decompressed body exceeds the size cap")
+            raise FetchRefused("too_large", "decompressed body exceeds the size cap")
         return out
 
 
@@ -108,13 +108,13 @@ async def read_body(
 ) -> bytes:
     """The decoded body of a streamed ``response``, at most ``max_bytes``.
 
-    Raises Refused: ``too_large``, ``bad_encoding``, ``decode_error``, and
+    Raises FetchRefused: ``too_large``, ``bad_encoding``, ``decode_error``, and
     ``binary_content`` when ``check_binary`` and the first bytes are not text.
     ``on_chunk`` is called after each chunk read (a caller's own deadline check).
     """
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > max_bytes:
-        raise Refused("too_large", f"declared {declared} bytes")
+        raise FetchRefused("too_large", f"declared {declared} bytes")
     buf = bytearray()
     checked = not check_binary
     if response.is_stream_consumed:
@@ -131,8 +131,8 @@ async def read_body(
         if not checked and len(buf) >= BINARY_SAMPLE:
             checked = True
             if looks_binary(bytes(buf[:BINARY_SAMPLE]), charset):
-                raise Refused("binary_content")
+                raise FetchRefused("binary_content")
     buf += decoder.flush(max_bytes - len(buf))
     if not checked and looks_binary(bytes(buf[:BINARY_SAMPLE]), charset):
-        raise Refused("binary_content")
+        raise FetchRefused("binary_content")
     return bytes(buf)

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from ..sources import Document
+from ..text.controls import one_line
 from .html_text import html_document, plain_paragraphs, unmarked
 
 __all__ = [
@@ -181,8 +182,8 @@ def decode_body(data: bytes, header_charset: str | None, *, html: bool) -> str:
     return data.decode("cp1252", errors="replace")
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())[:_TITLE_MAX]
+def _title(text: str) -> str:
+    return one_line(text)[:_TITLE_MAX]
 
 
 def _text_title(text: str, kind: str) -> str:
@@ -231,7 +232,7 @@ def _pdf_document(
     except Exception as exc:  # pypdf raises a wide variety of errors on damaged files
         log.debug("pypdf could not read a document: %s", exc)
         return Unreadable(BAD_PDF, f"{type(exc).__name__}: {exc}"[:200])
-    return Document(title=_one_line(title), text=plain_paragraphs("\n\n".join(texts), titles=(title,)))
+    return Document(title=_title(title), text=plain_paragraphs("\n\n".join(texts), titles=(title,)))
 
 
 def extract(
@@ -258,6 +259,6 @@ def extract(
         return Unreadable(UNDECODABLE, "mostly undecodable text")
     if kind == HTML:
         page = html_document(text, url=url, with_date=with_date)
-        return Document(_one_line(page.title), page.text, page.date, _one_line(page.site_name))
-    title = _one_line(unmarked(_text_title(text, kind).strip()))
+        return Document(_title(page.title), page.text, page.date, _title(page.site_name))
+    title = _title(unmarked(_text_title(text, kind).strip()))
     return Document(title=title, text=plain_paragraphs(text, titles=(title,) if kind in (MARKDOWN, RST) else ()))

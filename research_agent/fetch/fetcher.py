@@ -55,7 +55,7 @@ from .extract import (
     pdf_supported,
 )
 from .guard import AddressGuard, Pinned, Resolver
-from .outcome import FetchFailure, FetchStats, Refused, SourceRead
+from .outcome import FetchFailure, FetchRefused, FetchStats, SourceRead
 from .processes.overlap import OverlapExtraction
 from .processes.pool import EXTRACT_TIMEOUT, Failed, cpu_budget
 from .reading import local_source, page_source, snippet_source, work_source
@@ -248,9 +248,9 @@ class Fetcher:
             try:
                 async with asyncio.timeout(self.total_timeout):
                     if self.respect_robots and not await self._robots.allows(url):
-                        raise Refused("robots")
+                        raise FetchRefused("robots")
                     return await self._download(url, max_bytes=self.max_bytes, robots=False)
-            except Refused as exc:
+            except FetchRefused as exc:
                 return self._fail(url, exc.reason, exc.detail)
             except (TimeoutError, httpx.TimeoutException):
                 return self._fail(url, "timeout")
@@ -326,7 +326,7 @@ class Fetcher:
             except httpx.ConnectError:
                 if i == len(pinned.targets) - 1:
                     raise
-        raise Refused("dns_error", "no address")  # unreachable: targets is never empty
+        raise FetchRefused("dns_error", "no address")  # unreachable: targets is never empty
 
     def _headers(self, pinned: Pinned, *, robots: bool) -> dict[str, str]:
         accept = "text/html,application/xhtml+xml,text/plain;q=0.9"
@@ -355,7 +355,7 @@ class Fetcher:
                     current = _next_hop(current, response, seen)
                     continue
                 if not 200 <= response.status_code < 300:
-                    raise Refused(f"http_{response.status_code}")
+                    raise FetchRefused(f"http_{response.status_code}")
                 mime, charset = parse_content_type(response.headers.get("content-type", ""))
                 if not robots:
                     self._check_type(mime)
@@ -365,23 +365,23 @@ class Fetcher:
                 return Body(current, mime or "text/html", charset, data, tuple(checked))
             finally:
                 await response.aclose()
-        raise Refused("too_many_redirects", f"more than {self.max_redirects}")
+        raise FetchRefused("too_many_redirects", f"more than {self.max_redirects}")
 
     def _check_type(self, mime: str) -> None:
         kind = kind_for_mime(mime) if mime else "html"
         if kind is None or (kind == PDF and not self._pdf):
-            raise Refused("bad_content_type", mime)
+            raise FetchRefused("bad_content_type", mime)
 
 
 def _next_hop(current: str, response: httpx.Response, seen: set[str]) -> str:
-    """Where a redirect leads; raises Refused for a missing/unusable Location or a loop."""
+    """Where a redirect leads; raises FetchRefused for a missing/unusable Location or a loop."""
     location = response.headers.get("location", "").strip()
     nxt = urljoin(current, location) if location else ""
     if not is_web_url(nxt):
-        raise Refused("bad_redirect", location[:200])
+        raise FetchRefused("bad_redirect", location[:200])
     nxt = _without_fragment(nxt)
     if nxt in seen:
-        raise Refused("redirect_loop", nxt)
+        raise FetchRefused("redirect_loop", nxt)
     seen.add(nxt)
     return nxt
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import httpx
 
-from .outcome import Refused
+from .outcome import FetchRefused
 
 __all__ = ["is_public_address", "AddressGuard", "Pinned", "Resolver", "system_resolve"]
 
@@ -142,7 +142,7 @@ class AddressGuard:
         return True
 
     async def resolve(self, host: str) -> tuple[str, ...]:
-        """The addresses of ``host`` (itself when it is an IP); raises Refused("dns_error")."""
+        """The addresses of ``host`` (itself when it is an IP); raises FetchRefused("dns_error")."""
         if is_ip(host):
             return (host,)
         known = self._dns.get(host)
@@ -151,29 +151,29 @@ class AddressGuard:
         try:
             addresses = tuple(await self._resolver(host))
         except (OSError, UnicodeError) as exc:
-            raise Refused("dns_error", f"{host}: {exc}") from None
+            raise FetchRefused("dns_error", f"{host}: {exc}") from None
         if not addresses:
-            raise Refused("dns_error", f"{host}: no address")
+            raise FetchRefused("dns_error", f"{host}: no address")
         self._dns[host] = addresses
         return addresses
 
     async def pin(self, url: str) -> Pinned:
         """Resolve and check the URL's host and pin the request to the checked addresses.
 
-        Raises Refused with ``bad_url``, ``dns_error`` or ``private_address``.
+        Raises FetchRefused with ``bad_url``, ``dns_error`` or ``private_address``.
         """
         try:
             parsed = httpx.URL(url)
         except (httpx.InvalidURL, ValueError) as exc:
-            raise Refused("bad_url", str(exc)) from None
+            raise FetchRefused("bad_url", str(exc)) from None
         host = parsed.raw_host.decode("ascii").strip("[]").lower()
         if not host:
-            raise Refused("bad_url", url)
+            raise FetchRefused("bad_url", url)
         addresses = await self.resolve(host)
         if not self.allow_private:
             for address in addresses:
                 if not is_public_address(address):
-                    raise Refused("private_address", f"{host} -> {address}")
+                    raise FetchRefused("private_address", f"{host} -> {address}")
         if is_ip(host):
             return Pinned((parsed,), addresses=addresses)
         headers = {"Host": parsed.netloc.decode("ascii")}

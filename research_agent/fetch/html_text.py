@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..sources import Document
+from ..text.controls import one_line
 
 __all__ = ["html_document", "clean_lines", "plain_paragraphs", "unmarked", "TRAFILATURA_MAX_CHARS"]
 
@@ -46,7 +47,7 @@ _DROP_TAGS = ("script", "style", "noscript", "template", "svg", "iframe", "objec
 
 def clean_lines(text: str) -> str:
     """Whitespace collapsed within each line, runs of blank lines cut to one, ends trimmed."""
-    lines = [" ".join(line.split()) for line in text.splitlines()]
+    lines = [one_line(line) for line in text.splitlines()]
     out: list[str] = []
     for line in lines:
         if line or (out and out[-1]):
@@ -74,7 +75,7 @@ def plain_paragraphs(text: str, *, titles: Iterable[str] = ()) -> str:
     rule or underline characters alone; and without a first line that only repeats one of ``titles``
     (the document's title is kept apart from its text), unless nothing else is left."""
     lines = [line for line in map(unmarked, clean_lines(text).split("\n")) if not _RULE_LINE.match(line)]
-    repeated = {" ".join(t.split()).casefold() for t in titles if t.strip()}
+    repeated = {one_line(t).casefold() for t in titles if t.strip()}
     if any(lines[1:]) and lines[0].casefold() in repeated:  # a page that is only its title keeps it
         lines = lines[1:]
     return clean_lines("\n".join(lines))
@@ -116,7 +117,7 @@ def _trafilatura() -> Any:
 def _meta_content(tree: Any, *names: str) -> str:
     for name in names:
         for value in tree.xpath(f'//meta[@property="{name}" or @name="{name}"]/@content'):
-            text = " ".join(str(value).split())
+            text = one_line(value)
             if text:
                 return text
     return ""
@@ -124,7 +125,7 @@ def _meta_content(tree: Any, *names: str) -> str:
 
 def _first_text(tree: Any, xpath: str) -> str:
     for el in tree.xpath(xpath):
-        text = " ".join(el.text_content().split())
+        text = one_line(el.text_content())
         if text:
             return text
     return ""
@@ -174,7 +175,7 @@ def _trafilatura_text(tree: Any, url: str) -> str:
         return ""
     text = (getattr(doc, "text", None) or "") if doc is not None else ""
     # trafilatura separates blocks with single newlines; passages split on blank lines.
-    return "\n\n".join(line for line in (" ".join(x.split()) for x in text.splitlines()) if line)
+    return "\n\n".join(line for line in (one_line(x) for x in text.splitlines()) if line)
 
 
 def _without_xml_declaration(markup: str) -> str:

@@ -1,7 +1,7 @@
 """What a fetch gives back: a page, or a failure whose reason is one of FAILURE_REASONS.
 
 Failures are values, not exceptions: inside the fetch package a refusal is raised as
-:class:`Refused` and turned into a :class:`FetchFailure` at the Fetcher's edge.
+:class:`FetchRefused` and turned into a :class:`FetchFailure` at the Fetcher's edge.
 """
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import FetchRefused
 from ..sources import Page, Source
 
-__all__ = ["FAILURE_REASONS", "FetchFailure", "FetchStats", "SourceRead", "Refused"]
+__all__ = ["FAILURE_REASONS", "FetchFailure", "FetchStats", "SourceRead", "FetchRefused"]
 
 FAILURE_REASONS = (
     "bad_url",  # not an absolute http(s) URL
@@ -33,15 +34,6 @@ FAILURE_REASONS = (
     "empty",  # no text left after extraction
     # plus "http_<status>" for any non-2xx final answer, e.g. "http_404", "http_503"
 )
-
-
-class Refused(Exception):
-    """A fetch refused for ``reason`` (one of FAILURE_REASONS), with a short ``detail``."""
-
-    def __init__(self, reason: str, detail: str = "") -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.detail = detail
 
 
 @dataclass(frozen=True)

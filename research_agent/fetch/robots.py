@@ -12,7 +12,7 @@ import httpx
 
 from .body import Body
 from .extract import decode_body
-from .outcome import Refused
+from .outcome import FetchRefused
 
 __all__ = ["RobotsRules", "ROBOTS_MAX_BYTES"]
 
@@ -26,7 +26,7 @@ class RobotsRules:
     """The robots.txt rules of every origin one Fetcher visits.
 
     ``download(url)`` fetches robots.txt (bounded, guarded, redirects followed); it
-    raises Refused, httpx errors or OSError when it cannot.
+    raises FetchRefused, httpx errors or OSError when it cannot.
     """
 
     def __init__(
@@ -64,7 +64,7 @@ class RobotsRules:
         try:
             async with asyncio.timeout(self._timeout):
                 body = await self._download(f"{origin}/robots.txt")
-        except Refused as exc:
+        except FetchRefused as exc:
             if exc.reason.startswith("http_5"):
                 parser = RobotFileParser()
                 parser.disallow_all = True

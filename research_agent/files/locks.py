@@ -14,13 +14,9 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import StorageError
+from ..errors import Locked, StorageError
 
 __all__ = ["exclusive_lock", "Locked"]
-
-
-class Locked(StorageError):
-    """Another process holds the lock (only when asked not to wait for it)."""
 
 
 @contextlib.contextmanager

@@ -20,13 +20,9 @@ import os
 import stat
 from pathlib import Path
 
-from ..errors import InputError
+from ..errors import UnsafeFile
 
 __all__ = ["UnsafeFile", "read_text_capped", "check_folder_inside", "resolves_inside"]
-
-
-class UnsafeFile(InputError):
-    """A file or folder was refused; the message says why, on one line."""
 
 
 def resolves_inside(path: Path, folder: Path) -> bool:

@@ -26,7 +26,8 @@ from typing import Any
 import yaml
 from yaml.constructor import SafeConstructor
 
-from ..errors import InputError
+from ..errors import UnsafeYaml
+from ..text.controls import one_line
 from .nesting import MAX_NESTING, nesting_problem
 from .safefile import UnsafeFile, read_text_capped
 
@@ -44,10 +45,6 @@ MAX_NODES = 20_000
 MAX_DEPTH = 32
 SAFE_TO_COMPOSE = 1_000  # levels: far below where libyaml's composer overflows its stack (~30,000)
 _OPENERS = "-:?[{"
-
-
-class UnsafeYaml(InputError):
-    """A YAML file was refused or could not be read; the message says why, on one line."""
 
 
 def read_capped(
@@ -176,7 +173,7 @@ def load_yaml_text(text: str, *, max_nodes: int = MAX_NODES, max_depth: int = MA
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = " ".join(str(exc.problem or exc.context or "invalid YAML").split())
+        problem = one_line(exc.problem or exc.context or "invalid YAML")
         raise UnsafeYaml(f"YAML syntax error{where}: {problem[:160]}") from None
     except yaml.YAMLError as exc:
         raise UnsafeYaml(f"invalid YAML: {' '.join(str(exc).split())[:160]}") from None

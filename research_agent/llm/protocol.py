@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from ..errors import StopStream
 from .budget import ContextBudget
 from .usage import Usage
 
@@ -37,12 +38,6 @@ BOUNDED = "bounded"  # the finish reason of a stream its listener ended (StopStr
 # Hears a stream as it arrives: the count of tokens so far, and the text that just came. A call
 # with (0, "") says a request was sent and nothing has come yet (the server reads the prompt).
 TokenCallback = Callable[[int, str], None]
-
-
-class StopStream(Exception):
-    """Raised by a :data:`TokenCallback` to end a stream where it stands (the answer passed a bound
-    its listener keeps): the model closes the stream and returns what arrived, ``finish_reason``
-    :data:`BOUNDED`. A model that lets it escape leaves the listener to keep what it heard."""
 
 
 @dataclass(frozen=True)

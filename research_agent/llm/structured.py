@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..errors import InvalidAnswer, SchemaRejected
 from ..text.masking import cut_blocks
 from .protocol import ChatRequest
 from .schema_bounds import answer_schema, clamp, wire_schema
@@ -59,14 +60,6 @@ _SCHEMA_NAME = re.compile(r"[^A-Za-z0-9_-]+")
 # Which form worked, per (base_url, model); shared by every model built without its own
 # memory, so later runs in one process go straight to the form the endpoint accepts.
 _SHARED_FORMS: dict[tuple[str, str], OutputForm] = {}
-
-
-class SchemaRejected(Exception):
-    """The endpoint refused the response_format we sent; try the next form."""
-
-
-class InvalidAnswer(Exception):
-    """The answer did not parse or validate; ``str()`` is the short reason."""
 
 
 @dataclass(frozen=True)

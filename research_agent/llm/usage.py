@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidModelOutput
+from ..text.controls import one_line
 
 if TYPE_CHECKING:
     from .budget import ContextBudget
@@ -175,7 +176,7 @@ class UsageRecorder:
         if isinstance(exc, InvalidModelOutput):
             self.answers_read += 1  # answers came, and were read; they did not validate
         else:
-            self.last_failure = " ".join(str(exc).split())
+            self.last_failure = one_line(exc)
 
     def _quirk(self, kind: str) -> None:
         if kind in self._quirks:

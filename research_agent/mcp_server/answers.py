@@ -21,6 +21,7 @@ from mcp.types import CallToolResult, TextContent
 
 from ..errors import ResearchError, error_message
 from ..service import Service
+from ..text.controls import one_line
 
 __all__ = ["answered", "error_result", "data_result", "service_of"]
 
@@ -31,7 +32,7 @@ P = ParamSpec("P")
 
 def error_text(exc: BaseException) -> str:
     """``error: <message>`` on one line, as the CLI prints it."""
-    return "error: " + " ".join(error_message(exc).split())
+    return "error: " + one_line(error_message(exc))
 
 
 def error_result(exc: BaseException) -> CallToolResult:

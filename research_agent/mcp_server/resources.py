@@ -26,8 +26,9 @@ from mcp.types import Resource
 
 from ..errors import ResearchError, error_message
 from ..files.safeyaml import dump_yaml
-from ..run_refs import Runs, UnknownRun
+from ..run_refs import Runs
 from ..service.reports import report_html_text, report_markdown
+from ..text.controls import one_line
 from .answers import service_of
 from .memory_tools import load_by_id
 
@@ -48,8 +49,8 @@ def _resource_errors(read: Callable[P, Awaitable[str]]) -> Callable[P, Awaitable
         try:
             return await read(*args, **kwargs)
         except ResearchError as exc:
-            message = " ".join(error_message(exc).split())
-            raise (ResourceNotFoundError if isinstance(exc, UnknownRun) else ResourceError)(message) from None
+            not_found = exc.http_status == 404  # a reference that names no run
+            raise (ResourceNotFoundError if not_found else ResourceError)(one_line(error_message(exc))) from None
 
     return resource
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from ..claims.sentences import is_disputed
+from ..text.controls import one_line
 from ..text.sanitize import sanitize
 from .checks.text import prose_word_count
 from .issues import Issue
@@ -301,10 +302,10 @@ def still_open(findings: Sequence[_Finding], markdown: str) -> tuple[_Finding, .
     if not findings:
         return ()
     doc = parse_report(markdown)
-    lines = [" ".join(line.split()).lower() for n, line in enumerate(doc.lines, 1) if n not in doc.tool_lines]
+    lines = [one_line(line).lower() for n, line in enumerate(doc.lines, 1) if n not in doc.tool_lines]
     open_findings = []
     for finding in findings:
-        claim = " ".join(finding.claim.split()).lower()
+        claim = one_line(finding.claim).lower()
         if claim and any(claim in line and not is_disputed(line) for line in lines):
             open_findings.append(finding)
     return tuple(open_findings)

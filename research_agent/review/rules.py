@@ -33,9 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, RuleDeadline
 from ..files.safefile import UnsafeFile, read_text_capped
 from ..files.safeyaml import UnsafeYaml, load_yaml_text
+from ..text.controls import one_line
 
 __all__ = [
     "Rule",
@@ -131,14 +132,6 @@ class Rule:
         return found
 
 
-class RuleDeadline(Exception):
-    """The run's deadline passed while custom rule ``rule`` was matching."""
-
-    def __init__(self, rule: str) -> None:
-        super().__init__(f"custom rule {rule!r} was still matching at the deadline")
-        self.rule = rule
-
-
 @dataclass(frozen=True)
 class RuleLimits:
     """How long custom rules may run: ``per_rule`` seconds each, none past ``deadline``.
@@ -157,10 +150,6 @@ class RuleLimits:
             return self.per_rule, False
         left = max(0.0, self.deadline - self.clock())
         return (left, True) if left < self.per_rule else (self.per_rule, False)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
 
 
 def _rule_from(raw: Any, index: int) -> Rule:
@@ -211,7 +200,7 @@ def parse_rules(text: str, *, source: str = "rules") -> tuple[Rule, ...]:
     try:
         data = load_yaml_text(text.removeprefix("\ufeff"))
     except UnsafeYaml as exc:
-        raise InputError(f"{source}: not valid YAML ({_one_line(exc)})") from None
+        raise InputError(f"{source}: not valid YAML ({one_line(exc)})") from None
     if data is None:
         return ()
     if isinstance(data, dict):
@@ -229,7 +218,7 @@ def parse_rules(text: str, *, source: str = "rules") -> tuple[Rule, ...]:
         try:
             rule = _rule_from(raw, index)
         except InputError as exc:
-            raise InputError(f"{source}: {_one_line(exc)}") from None
+            raise InputError(f"{source}: {one_line(exc)}") from None
         if rule.name in names:
             raise InputError(f"{source}: rule {rule.name!r} is defined twice")
         names.add(rule.name)

@@ -22,6 +22,7 @@ from ..review.rules import Rule
 from ..search.base import ProviderFailure
 from ..sources import ScoredSource
 from ..stages.decompose import Plan
+from ..text.controls import one_line
 
 if TYPE_CHECKING:
     from ..stages.gate import Gate
@@ -193,7 +194,7 @@ class RunLedger:
     def provider_failed(self, failure: ProviderFailure) -> None:
         """Keep a failed search; tell the user once per provider."""
         if all(f.provider != failure.provider for f in self._provider_failures):
-            reason = " ".join(failure.reason.split())[:160]
+            reason = one_line(failure.reason)[:160]
             self._progress.note(f"search provider {failure.provider} failed: {reason}")
         self._provider_failures.append(failure)
 

@@ -14,6 +14,7 @@ from ..sources import Source
 from ..stages.skeptic import SkepticReport
 from ..stages.writing.synthesize import ReportDraft
 from ..text.citations import CITATION, REMOVED_MARK, renumber, strip_citations
+from ..text.controls import one_line
 from ..text.mdsafe import code_span, defang_markdown, location_markdown, plain_text, plain_text_with_citations
 
 __all__ = [
@@ -45,7 +46,7 @@ class ReportMeta:
         """YAML front matter; the query on one line (a line "---" in it would end the block)."""
         data: dict[str, object] = {
             **({"id": self.id} if self.id else {}),
-            "query": " ".join(self.query.split()),
+            "query": one_line(self.query),
             "mode": self.mode,
             "date": self.date,
             "model": self.model,
@@ -133,20 +134,16 @@ def _adversarial_lines(skeptic: SkepticReport | None, mode: str) -> list[str]:
     return lines
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
 def _heading(text: str, fallback: str, *, max_chars: int = 150) -> str:
     """A writer's heading as inert text that the lint never mistakes for Sources."""
-    text = _one_line(strip_citations(text))
+    text = one_line(strip_citations(text))
     shown = plain_text(text, max_chars=max_chars) or fallback
     return f"{shown} (notes)" if is_reserved_heading(text) else shown
 
 
 def _title(query: str) -> str:
     """The report's H1: the question as asked, on one line and inert (never the writer's own title)."""
-    return plain_text(_one_line(query), max_chars=200) or "Research report"
+    return plain_text(one_line(query), max_chars=200) or "Research report"
 
 
 def _split(texts: Sequence[str], sizes: Sequence[int]) -> list[list[str]]:
@@ -181,10 +178,10 @@ def compose_report(
     """
     groups = [
         [defang_markdown(draft.executive_summary)],
-        [defang_markdown(_one_line(f)) for f in draft.key_findings],
+        [defang_markdown(one_line(f)) for f in draft.key_findings],
         [defang_markdown(body) for _, body in draft.sections],
         _adversarial_lines(skeptic, meta.mode),
-        [defang_markdown(x) for x in dict.fromkeys(_one_line(x) for x in draft.limitations if x.strip())]
+        [defang_markdown(x) for x in dict.fromkeys(one_line(x) for x in draft.limitations if x.strip())]
         + [plain_text_with_citations(x) for x in limitations if x.strip()],
     ]
     flat = [text for group in groups for text in group]

@@ -5,19 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from ..errors import SearchError
+from ..errors import ProviderError
 from ..sources import SearchHit
 
 __all__ = ["SearchProvider", "SearchResults", "ProviderFailure", "ProviderError"]
-
-
-class ProviderError(SearchError):
-    """One provider could not answer one query. ``reason`` is short and user-readable."""
-
-    def __init__(self, provider: str, reason: str) -> None:
-        super().__init__(f"{provider}: {reason}")
-        self.provider = provider
-        self.reason = reason
 
 
 @runtime_checkable

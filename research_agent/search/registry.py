@@ -20,6 +20,7 @@ from ..config import Settings
 from ..errors import ConfigError, SearchError
 from ..fetch.urls import is_web_url, normalize_url
 from ..sources import SearchHit
+from ..text.controls import one_line
 from .base import ProviderError, ProviderFailure, SearchProvider, SearchResults
 from .scholarly import ACADEMIC, ACADEMIC_PROVIDERS, SCHOLARLY_PROVIDERS
 from .scholarly.identity import unify_works
@@ -203,7 +204,7 @@ FailureCallback = Callable[[ProviderFailure], Any]
 
 
 def _short(reason: str, limit: int = 160) -> str:
-    reason = " ".join(reason.split())
+    reason = one_line(reason)
     return reason if len(reason) <= limit else reason[: limit - 1] + "…"
 
 

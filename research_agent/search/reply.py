@@ -21,8 +21,8 @@ from typing import Any
 
 import httpx
 
+from ..errors import FetchRefused, RateLimited
 from ..fetch.body import read_body
-from ..fetch.outcome import Refused
 from ..llm.client.retry import parse_retry_after
 from .base import ProviderError
 
@@ -43,15 +43,6 @@ class ReplyLimits:
     timeout: float = 20.0
     max_bytes: int = MAX_REPLY_BYTES
     clock: Callable[[], float] | None = None
-
-
-class RateLimited(ProviderError):
-    """HTTP 429: ``retry_after`` is the seconds the API asked for (None when it did not say)."""
-
-    def __init__(self, provider: str, retry_after: float | None) -> None:
-        asked = f"; it asks to wait {retry_after:g}s" if retry_after is not None else ""
-        super().__init__(provider, f"rate limited (HTTP 429{asked})")
-        self.retry_after = retry_after
 
 
 class _Expired(Exception):
@@ -75,7 +66,7 @@ def _status_reason(response: httpx.Response) -> str | None:
     return None
 
 
-def _refusal(exc: Refused, limits: ReplyLimits) -> str:
+def _refusal(exc: FetchRefused, limits: ReplyLimits) -> str:
     if exc.reason == "too_large":
         return f"answered with more than {limits.max_bytes:,} bytes (the reply cap)"
     if exc.reason == "bad_encoding":
@@ -111,7 +102,7 @@ async def request_bytes(
             return await _exchange(provider, client, request, limits)
     except (TimeoutError, httpx.TimeoutException, _Expired):
         raise ProviderError(provider, f"timed out after {limits.timeout:g}s") from None
-    except Refused as exc:
+    except FetchRefused as exc:
         raise ProviderError(provider, _refusal(exc, limits)) from None
     except httpx.HTTPError as exc:
         raise ProviderError(provider, f"request failed: {type(exc).__name__}: {exc}") from None

@@ -22,6 +22,7 @@ import httpx
 
 from ..fetch.urls import is_web_url
 from ..sources import SearchHit
+from ..text.controls import one_line
 from .base import ProviderError
 from .reply import MAX_REPLY_BYTES, ReplyLimits, request_json
 
@@ -47,7 +48,7 @@ _MAX_SNIPPET = 2000
 def _text(value: Any, limit: int) -> str:
     if value is None:
         return ""
-    text = " ".join(str(value).split())
+    text = one_line(value)
     return text[:limit]
 
 
@@ -130,7 +131,7 @@ _ERROR_NAME = re.compile(r"\b([A-Z][A-Za-z]*(?:Error|Exception))\b")
 
 def _ddgs_reason(exc: Exception) -> str:
     """Why ddgs failed, in a few words: its exceptions nest every engine's whole error text."""
-    kind, text = type(exc).__name__, " ".join(str(exc).split())
+    kind, text = type(exc).__name__, one_line(exc)
     if "Ratelimit" in kind:
         return "rate limited"
     if "Timeout" in kind or "timed out" in text.lower():

@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ..errors import ResearchError
+from ..errors import CpuWorkFailed, ResearchError
 from ..fetch.processes.pool import CRASHED, TIMED_OUT, UNAVAILABLE, ExtractionPool, Failed
 
 __all__ = ["CpuWork", "CpuWorkFailed", "CPU_WORKERS", "CPU_TIMEOUT"]
@@ -33,10 +33,6 @@ T = TypeVar("T")
 
 CPU_WORKERS = 2  # reviews at once; one more waits for a worker
 CPU_TIMEOUT = 120.0  # seconds one call may take in a worker (a 1 MiB pathological review takes ~15 s)
-
-
-class CpuWorkFailed(ResearchError):
-    """A call in a worker process crashed, ran past its time limit, or raised."""
 
 
 def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[str, Any]:

@@ -29,6 +29,7 @@ from ..memory.store.person.proposals import (
 )
 from ..memory.store.schema import STAGES
 from ..memory.store.targets import PERSON_TARGET, TARGETS
+from ..text.controls import one_line
 
 __all__ = [
     "LessonPlace", "checked_domain", "checked_stage", "checked_target", "carried_text", "undecided_proposals",
@@ -155,7 +156,7 @@ def add_person_lesson(place: LessonPlace, lesson: PersonLesson) -> LessonsFile:
 
 
 def _words(text: str) -> str:
-    return " ".join(text.casefold().split())
+    return one_line(text.casefold())
 
 
 def trust_lessons(place: LessonPlace, shown_digest: str | None) -> LessonsFile:

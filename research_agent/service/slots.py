@@ -10,13 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ..errors import ResearchError
+from ..errors import Busy
 
 __all__ = ["Busy", "RunSlots"]
-
-
-class Busy(ResearchError):
-    """Every run slot is taken: the caller should try again later (never queued)."""
 
 
 class RunSlots:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from .. import prompts
 from ..domains import DEFAULT_DOMAIN, DOMAINS, normalize_domain
 from ..llm import ChatModel, ChatRequest
+from ..text.controls import one_line
 from ._fallback import Notify, or_fallback
 from ._schema import array, enum, obj, string
 from ._sub_queries import DroppedQuery, Screened, answer_problem, list_words, prompt_runs, screen
@@ -127,7 +128,7 @@ def _distinct(answered: list) -> list[str]:
     seen: set[str] = set()
     queries: list[str] = []
     for raw in answered:
-        text = " ".join(str(raw).split())[:200]
+        text = one_line(raw)[:200]
         if text and text.lower() not in seen:
             seen.add(text.lower())
             queries.append(text)

@@ -33,6 +33,7 @@ from ..errors import LLMError, LLMUnavailable, ModelNotFound
 from ..llm import ChatModel, ChatRequest
 from ..llm.protocol import budget_of
 from ..sources import ScoredSource, Source
+from ..text.controls import one_line
 from ..text.debris import says_nothing
 from ..text.passages import estimate_tokens, select_passages
 from ..text.sanitize import sanitize, wrap_data
@@ -170,7 +171,7 @@ async def _ask(model: ChatModel, query: str, items: Sequence[_Item], lessons: st
             tally.outside += 1
         elif position in answered:
             tally.repeated += 1
-        elif reason_problem(reason := " ".join(str(entry["reason"]).split())[:300]) is not None:
+        elif reason_problem(reason := one_line(entry["reason"])[:300]) is not None:
             tally.empty.append(reason)
         else:
             answered[position] = (int(entry["score"]), reason)

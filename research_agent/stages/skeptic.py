@@ -12,6 +12,7 @@ from ..errors import LLMError
 from ..llm import ChatModel, ChatRequest
 from ..review.review import read_viability
 from ..sources import Source
+from ..text.controls import one_line
 from ..text.debris import says_nothing
 from ..text.sanitize import sanitize, wrap_data
 from ._fallback import Notify, degraded_message, degrades
@@ -129,7 +130,7 @@ def _distinct(findings: Iterable[SkepticFinding]) -> tuple[SkepticFinding, ...]:
     seen: set[tuple[str, ...]] = set()
     kept = []
     for finding in findings:
-        key = tuple(" ".join(part.split()).lower() for part in (finding.severity, finding.claim, finding.reason))
+        key = tuple(one_line(part).lower() for part in (finding.severity, finding.claim, finding.reason))
         if key not in seen:
             seen.add(key)
             kept.append(finding)

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from .citations import CITATION, find_citations, sentence_spans
+from .controls import one_line
 from .masking import blank, blank_spans, mask_code_and_urls
 from .passages import estimate_tokens, rank_passages, split_passages, tokenize
 
@@ -70,7 +71,7 @@ def citing_sentences(markdown: str) -> Iterator[tuple[str, tuple[int, ...]]]:
                 numbers.update(dict.fromkeys(cites[index].numbers))
                 index += 1
             if numbers:
-                yield _LIST_MARK.sub("", " ".join(text[start:end].split())), tuple(numbers)
+                yield _LIST_MARK.sub("", one_line(text[start:end])), tuple(numbers)
 
 
 def _support(sentence: str, passage: str) -> float:

@@ -22,6 +22,7 @@ from pathlib import PurePosixPath, PureWindowsPath
 from urllib.parse import quote
 
 from .citations import CITATION
+from .controls import one_line
 from .sanitize import sanitize
 
 __all__ = ["plain_text", "plain_text_with_citations", "defang_markdown", "location_markdown", "code_span"]
@@ -60,7 +61,7 @@ def _escape(text: str, *, at_start: bool = True) -> str:
 
 def plain_text(text: str, *, max_chars: int | None = None) -> str:
     """One line of outside text that renders as exactly its words: nothing in it is live."""
-    text = " ".join(_strip_markup(sanitize(text or "", single_line=True)).split())
+    text = one_line(_strip_markup(sanitize(text or "", single_line=True)))
     if max_chars is not None and len(text) > max_chars:
         text = text[: max(0, max_chars - 1)].rstrip() + "…"
     return _escape(text)
@@ -68,7 +69,7 @@ def plain_text(text: str, *, max_chars: int | None = None) -> str:
 
 def plain_text_with_citations(text: str, *, max_chars: int | None = None) -> str:
     """Like :func:`plain_text`, but citation markers such as ``[3]`` stay citations."""
-    text = " ".join(_strip_markup(sanitize(text or "", single_line=True)).split())
+    text = one_line(_strip_markup(sanitize(text or "", single_line=True)))
     if max_chars is not None and len(text) > max_chars:
         text = text[: max(0, max_chars - 1)].rstrip() + "…"
     pieces: list[str] = []
@@ -148,7 +149,7 @@ def location_markdown(location: str) -> str:
 def code_span(text: str, *, max_chars: int | None = None) -> str:
     """``text`` as one inline code span, shown as written but for tags and link syntax
     (stripped, words kept) and the colon of ``javascript:``-like schemes."""
-    text = " ".join(_strip_markup(sanitize(text or "", single_line=True)).split())
+    text = one_line(_strip_markup(sanitize(text or "", single_line=True)))
     if max_chars is not None and len(text) > max_chars:
         text = text[: max(0, max_chars - 1)].rstrip() + "…"
     text = text or " "

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from .citations import sentence_spans
+from .controls import one_line
 
 __all__ = ["body_blocks", "body_sentences", "SKIPPED_SECTIONS"]
 
@@ -43,7 +44,7 @@ def body_blocks(report: str, *, skip: frozenset[str] = SKIPPED_SECTIONS) -> list
                 lines.append(line)
         if lines:
             for item in _LIST_ITEM.split("\n".join(lines)):
-                text = " ".join(_MARKER.sub("", item).split())
+                text = one_line(_MARKER.sub("", item))
                 if text:
                     blocks.append(text)
     return blocks

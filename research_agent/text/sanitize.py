@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from .controls import one_line
+
 __all__ = [
     "sanitize", "wrap_data", "looks_like_injection", "why_sanitize_changes", "DATA_OPEN", "DATA_CLOSE", "DATA_MARKER",
 ]
@@ -56,7 +58,7 @@ def sanitize(text: str, *, max_chars: int | None = None, single_line: bool = Fal
     text = _DELIMITERS.sub(" ", text)
     text = _INJECTION.sub(INJECTION_PLACEHOLDER, text)
     if single_line:
-        text = " ".join(text.split())
+        text = one_line(text)
     else:
         text = _SPACE_RUNS.sub(" ", text)
         text = _BLANK_RUNS.sub("\n\n", text)

@@ -27,21 +27,20 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from ..config import Settings
-from ..errors import InputError, ResearchError, error_message
-from ..run_refs import UnknownRun
-from ..service import Busy, Service, ServiceOptions
+from ..errors import ResearchError, error_message
+from ..service import Service, ServiceOptions
 from ..service.http import HttpBind
-from ..text.controls import without_controls
+from ..text.controls import one_line, without_controls
 from ..version import __version__
 from .batches.board import BatchBoard
 from .batches.listing import BatchRows
-from .forms import Csrf, Refused
+from .forms import Csrf
 from .jobs import JobBoard
 from .reports.views import ReportRows
 
 __all__ = [
     "PAGE_POLICY", "REPORT_POLICY", "WebBind", "Workbench", "SecurityHeaders", "Endpoint", "answered", "bench_of",
-    "event_stream", "until",
+    "event_stream", "until", "form_status",
 ]  # fmt: skip
 
 T = TypeVar("T")
@@ -159,25 +158,22 @@ def bench_of(request: Request) -> Workbench:
 
 
 def answered(endpoint: Endpoint) -> Endpoint:
-    """``endpoint`` with its refusals and errors as a page of one line and the right status."""
+    """``endpoint`` with its refusals and errors as a page of one line, with the error's ``http_status``."""
 
     @functools.wraps(endpoint)
     async def handler(request: Request) -> Response:
         try:
             return await endpoint(request)
-        except Refused as exc:
-            status, message = exc.status, exc.message
-        except UnknownRun as exc:
-            status, message = 404, error_message(exc)
-        except Busy as exc:
-            status, message = 503, error_message(exc)
-        except InputError as exc:
-            status, message = 400, error_message(exc)
-        except ResearchError as exc:
-            status, message = 500, error_message(exc)
-        return bench_of(request).page("error.html", status=status, message=" ".join(message.split()))
+        except ResearchError as exc:  # a refused request, a reference to no run, bad input, busy, a failure
+            return bench_of(request).page("error.html", status=exc.http_status, message=one_line(error_message(exc)))
 
     return handler
+
+
+def form_status(exc: ResearchError) -> int:
+    """The status of a form shown again beside ``exc``: 503 when the server is busy (the same form
+    may be sent again later), else 400 (what was typed is what to change)."""
+    return exc.http_status if exc.http_status == 503 else 400
 
 
 def event_stream(events: AsyncIterator[T], encode: Callable[[T], dict[str, str]]) -> EventSourceResponse:

@@ -24,7 +24,7 @@ from ..eval.compare import load_scorecard
 from ..eval.pages import COLUMNS, question_cells, scorecard_lines
 from ..ids import is_run_id
 from .app import answered, bench_of
-from .forms import Refused
+from .forms import RequestRefused
 
 __all__ = ["EVAL_ROUTES", "eval_rows"]
 
@@ -82,7 +82,7 @@ async def eval_page(request: Request) -> Response:
     bench = bench_of(request)
     ident = request.path_params["ident"]
     if not is_batch_id(ident) or ident not in await asyncio.to_thread(_ids, bench.reports_dir):
-        raise Refused(404, f"no eval {ident[:80]!r} in the reports folder")
+        raise RequestRefused(404, f"no eval {ident[:80]!r} in the reports folder")
     card = await asyncio.to_thread(_scorecard, bench.reports_dir, ident)
     return bench.page("eval.html", card=card, columns=COLUMNS)
 

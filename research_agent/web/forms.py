@@ -32,11 +32,11 @@ from starlette.datastructures import UploadFile
 from starlette.requests import Request
 
 from ..config import MODES
-from ..errors import InputError
+from ..errors import InputError, RequestRefused
 from ..search.registry import KNOWN_PROVIDERS
 
 __all__ = [
-    "MAX_FORM_BYTES", "MAX_UPLOAD_BYTES", "RUN_REF", "JOB_KEY", "SWITCHES", "Csrf", "Form", "Upload", "Refused",
+    "MAX_FORM_BYTES", "MAX_UPLOAD_BYTES", "RUN_REF", "JOB_KEY", "SWITCHES", "Csrf", "Form", "Upload", "RequestRefused",
     "read_form", "read_upload", "from_loopback", "run_ref", "job_key", "run_call",
 ]  # fmt: skip
 
@@ -54,15 +54,6 @@ RUN_REF = re.compile(r"^(?:latest(?:~\d{1,6})?|[0-9a-f]{4,64}|[a-z0-9][a-z0-9-]{
 JOB_KEY = re.compile(r"^[0-9a-f]{16}$")
 
 
-class Refused(Exception):
-    """A request refused before any work: ``status`` and one line for the person."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
 class Csrf:
     """The server's CSRF token: made once per process, put in every form, checked on every POST."""
 
@@ -71,7 +62,7 @@ class Csrf:
 
     def check(self, given: str) -> None:
         if not given or not hmac.compare_digest(given.encode(), self.token.encode()):
-            raise Refused(403, "the form's CSRF token is missing or stale: reload the page and submit it again")
+            raise RequestRefused(403, "the form's CSRF token is missing or stale: reload the page and submit it again")
 
 
 class Form:
@@ -96,7 +87,7 @@ async def _body(request: Request, limit: int) -> bytes:
     async for chunk in request.stream():
         body += chunk
         if len(body) > limit:
-            raise Refused(413, f"the form is larger than {limit // 1024:,} KiB")
+            raise RequestRefused(413, f"the form is larger than {limit // 1024:,} KiB")
     return bytes(body)
 
 
@@ -107,12 +98,12 @@ def _kind(request: Request) -> str:
 async def read_form(request: Request, csrf: Csrf) -> Form:
     """The request's urlencoded form, at most :data:`MAX_FORM_BYTES`, its CSRF token checked."""
     if _kind(request) != "application/x-www-form-urlencoded":
-        raise Refused(415, "a form must be sent as application/x-www-form-urlencoded")
+        raise RequestRefused(415, "a form must be sent as application/x-www-form-urlencoded")
     body = await _body(request, MAX_FORM_BYTES)
     try:
         pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, max_num_fields=MAX_FIELDS)
     except (UnicodeDecodeError, ValueError):
-        raise Refused(400, "the form could not be read (not UTF-8, or too many fields)") from None
+        raise RequestRefused(400, "the form could not be read (not UTF-8, or too many fields)") from None
     form = Form(pairs)
     csrf.check(form.get("csrf"))
     return form
@@ -144,7 +135,7 @@ async def read_upload(request: Request, csrf: Csrf, field: str) -> tuple[Form, U
         parsed = await MultiPartParser(request.headers, once(), max_files=1, max_fields=MAX_FIELDS,
                                        max_part_size=MAX_UPLOAD_BYTES).parse()  # fmt: skip
     except MultiPartException as exc:
-        raise Refused(400, f"the form could not be read ({exc.message})") from None
+        raise RequestRefused(400, f"the form could not be read ({exc.message})") from None
     pairs: list[tuple[str, str]] = []
     upload = None
     try:
@@ -170,7 +161,7 @@ def from_loopback(request: Request, what: str = "approving, rejecting, adding an
     except ValueError:
         loopback = False
     if not loopback:
-        raise Refused(403, f"{what} is allowed only from this machine (a loopback client)")
+        raise RequestRefused(403, f"{what} is allowed only from this machine (a loopback client)")
 
 
 def run_ref(value: str) -> str:

@@ -33,6 +33,7 @@ from ..pipeline import research as pipeline_research
 from ..service import Service
 from ..service.events import EventLog
 from ..service.runs import ResearchCall, Schedule
+from ..text.controls import one_line
 from .plans import WaitingReview
 
 __all__ = ["Job", "JobBoard", "KEEP", "CANCELLED", "CANCEL_LATE"]
@@ -157,7 +158,7 @@ class JobBoard:
                 job.log.end("cancelled", CANCELLED)
                 raise
             except ResearchError as exc:
-                job.error = " ".join(error_message(exc).split())
+                job.error = one_line(error_message(exc))
                 job.log.end("failed", job.error)
             except Exception as exc:  # a bug: said on the page and logged with its traceback, never lost
                 log.exception("%s job %s failed", job.kind, job.key)

@@ -49,9 +49,10 @@ from ..memory.store.targets import PERSON_TARGET, TARGETS
 from ..memory.store.trials import TrialEvent, open_ledger, reinstate_lesson, retired_in
 from ..run_refs import Runs, run_file
 from ..service import person
+from ..text.controls import one_line
 from .app import Workbench, answered, bench_of
 from .charts import DeltaBar, History, delta_bars, history
-from .forms import Form, Refused, from_loopback, read_form, run_ref
+from .forms import Form, RequestRefused, from_loopback, read_form, run_ref
 
 __all__ = ["MEMORY_ROUTES", "MemoryView", "memory_view"]
 
@@ -193,7 +194,7 @@ def _writes(request: Request, form: Form) -> bool:
 def _proposal(request: Request, place: person.LessonPlace) -> Proposal:
     digest = request.path_params["digest"]
     if not (len(digest) == 10 and all(c in "0123456789abcdef" for c in digest)):
-        raise Refused(404, "no such proposal")
+        raise RequestRefused(404, "no such proposal")
     return person.find_proposal(place, digest, now=bench_of(request).now())
 
 
@@ -223,7 +224,7 @@ async def approve(request: Request) -> Response:
         )  # fmt: skip
     except InputError as exc:  # the memory page again, the edit as it was typed beside the reason
         digest = proposal.key.split(":", 1)[1]
-        typed = Typed(digest, " ".join(str(exc).split()), _typed(form, "text", "domain", "target"))
+        typed = Typed(digest, one_line(exc), _typed(form, "text", "domain", "target"))
         return await _memory_page(request, status=400, typed=typed)
     if not _writes(request, form):
         fields = {"text": lesson.text, "domain": lesson.domain, "target": lesson.target}
@@ -255,7 +256,7 @@ async def add(request: Request) -> Response:
         if _writes(request, form):
             await asyncio.to_thread(person.add_person_lesson, place, lesson)
     except InputError as exc:  # the memory page again, the form as it was typed beside the reason
-        typed = Typed("add", " ".join(str(exc).split()), _typed(form, "text", "stage", "domain", "target", "name"))
+        typed = Typed("add", one_line(exc), _typed(form, "text", "stage", "domain", "target", "name"))
         return await _memory_page(request, status=400, typed=typed)
     if not _writes(request, form):
         fields = {"text": lesson.text, "stage": lesson.stage, "domain": lesson.domain, "target": lesson.target,

@@ -25,11 +25,10 @@ from ..config import MODES
 from ..errors import InputError, ResearchError, error_message
 from ..run.assembly import validate_query
 from ..search.registry import KNOWN_PROVIDERS
-from ..service import Busy
 from ..service.events import TOTAL, RunEvent
-from ..text.controls import has_controls, without_controls
-from .app import answered, bench_of, event_stream
-from .forms import SWITCHES, Form, Refused, from_loopback, job_key, read_form, run_call
+from ..text.controls import has_controls, one_line, without_controls
+from .app import answered, bench_of, event_stream, form_status
+from .forms import SWITCHES, Form, RequestRefused, from_loopback, job_key, read_form, run_call
 from .jobs import Job
 from .reports.pages import record_or_problem
 
@@ -63,8 +62,8 @@ async def start_run(request: Request) -> Response:
         form = await read_form(request, bench.csrf)
         if form.flag("review_plan"):
             from_loopback(request, "reviewing a run's plan")
-    except Refused as exc:
-        return bench.page("error.html", status=exc.status, message=exc.message)
+    except RequestRefused as exc:
+        return bench.page("error.html", status=exc.http_status, message=exc.message)
     try:
         if has_controls(form.get("question")):
             raise InputError("the question holds control characters (terminal escapes, bidi overrides): type it "
@@ -74,10 +73,8 @@ async def start_run(request: Request) -> Response:
         settings = bench.service.run_settings(**call)
         review = form.flag("review_plan")
         job = bench.board.research(question, settings, (*shown, *REVIEW_SHOWN[:review]), review_plan=review)
-    except Busy as exc:
-        return _ask(request, status=503, error=error_message(exc), form=form)
     except ResearchError as exc:
-        return _ask(request, status=400, error=" ".join(error_message(exc).split()), form=form)
+        return _ask(request, status=form_status(exc), error=one_line(error_message(exc)), form=form)
     return RedirectResponse(f"/runs/{job.key}", status_code=303)
 
 
@@ -87,7 +84,7 @@ async def start_run(request: Request) -> Response:
 def _job(request: Request) -> Job:
     job = bench_of(request).board.get(job_key(request.path_params["key"]))
     if job is None:
-        raise Refused(404, "no such run on this server (a run started before the server restarted is gone from "
+        raise RequestRefused(404, "no such run on this server (a run started before the server restarted is gone from "
                            "here; its report, if any, is under Reports)")  # fmt: skip
     return job
 

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from ...batch.state import Entry
 from ...service.events import EventLog
-from ..terminal import one_line
+from ..terminal import visible_line
 
 __all__ = ["BatchView", "short_question"]
 
@@ -104,11 +104,11 @@ class BatchView:
         lines: list[RenderableType] = [head]
         for running in self.running.values():
             doing = running.note or running.events.current or "starting"
-            lines.append(Text(f"  {running.entry.line}: {short_question(running.entry.question)} - {one_line(doing)}",
+            lines.append(Text(f"  {running.entry.line}: {short_question(running.entry.question)} - {visible_line(doing)}",
                               no_wrap=True, overflow="ellipsis"))  # fmt: skip
         return Group(*lines)
 
 
 def short_question(question: str) -> str:
-    text = one_line(question)
+    text = visible_line(question)
     return text if len(text) <= QUESTION_CHARS else text[: QUESTION_CHARS - 1] + "\u2026"

@@ -39,7 +39,7 @@ from ...progress import Progress
 from .. import run_options
 from ..boundary import guarded, stderr_console
 from ..progress import RichProgress, cost_text
-from ..terminal import markup, one_line
+from ..terminal import markup, visible_line
 from .group import MemoryDeps, app, chosen_reports_dir, echo_json, memory_deps
 from .group import console as stdout_console
 
@@ -228,7 +228,7 @@ class _Watcher:
     def finished(self, pair: AbPair, total: int) -> None:
         if pair.incomplete:
             self.console.print(
-                f"[yellow]question {pair.index}/{total} incomplete[/yellow]: {markup(one_line(pair.incomplete))}",
+                f"[yellow]question {pair.index}/{total} incomplete[/yellow]: {markup(visible_line(pair.incomplete))}",
                 soft_wrap=True,
                 highlight=False,
             )
@@ -243,7 +243,7 @@ class _Watcher:
 
     def failed(self, failure: AbFailure, total: int) -> None:
         self.console.print(
-            f"[yellow]question {failure.index}/{total} failed[/yellow]: {markup(one_line(failure.error))}",
+            f"[yellow]question {failure.index}/{total} failed[/yellow]: {markup(visible_line(failure.error))}",
             soft_wrap=True,
             highlight=False,
         )

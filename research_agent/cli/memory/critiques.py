@@ -28,7 +28,7 @@ from ...record.passages import prune_passage_stores
 from ...run_refs import Runs, UnknownRun, run_file
 from ..boundary import guarded, print_error, stderr_console
 from ..critique_view import describe_critique
-from ..terminal import dumps_json_records, echo, markup, one_line
+from ..terminal import dumps_json_records, echo, markup, visible_line
 from .group import ReportsDirOption, app, console, echo_json, memory_deps, memory_settings
 from .lessons_file import validate_lessons_file
 
@@ -71,7 +71,7 @@ def _failed_table(failed: Sequence[FailedCritique], shorts: dict[str, str]) -> T
     for f in failed:
         table.add_row(
             shorts.get(f.run_id, f.run_id), markup(f.failed_at[:16].replace("T", " ")),
-            markup(f.run_id.rsplit("_", 1)[0]), markup(one_line(f.reason)),
+            markup(f.run_id.rsplit("_", 1)[0]), markup(visible_line(f.reason)),
         )  # fmt: skip
     return table
 

@@ -32,6 +32,7 @@ from ...review.checks.claims import OWN_SCORE
 from ...review.checks.text import CUT_SHORT_NOTE
 from ...review.markdown import REJECTION_MARK
 from ...text.citations import CITED, blank, find_citations, mask_code_and_urls, sentence_spans
+from ...text.controls import one_line
 from ...text.report_body import body_blocks
 from ..world import Question, World
 from .mentions import Corpus, answer_pattern, names_in, normalized, numbers_in
@@ -218,7 +219,7 @@ def grade(world: World, report: str, record: RunRecord, *, question: Question | 
         s.answer for s in question.superseded
         if answer_pattern(s.answer).search(body) and not answer_pattern(s.by).search(body)
     )  # fmt: skip
-    declined = record.gate_decision in GATE_DECLINED or bool(_DECLINE.search(" ".join(_summary(report).split())))
+    declined = record.gate_decision in GATE_DECLINED or bool(_DECLINE.search(one_line(_summary(report))))
     words = record.review.words if record.review is not None and record.review.words is not None else len(body.split())
     return Grade(question.id, question.answerable, _checkpoints(question, body, sentences, record, world), stale,
                  _unsupported(world, question, report, record), declined, words)  # fmt: skip

@@ -27,6 +27,7 @@ from ...errors import InputError
 from ...files.safeyaml import load_yaml_text, read_capped
 from ...ids import slugify
 from ...search.corpus_files import read_document, scan_corpus
+from ...text.controls import one_line
 
 __all__ = ["Checkpoint", "Superseded", "Question", "World", "load_world", "world_schema", "QUESTIONS_FILE", "PAGES_DIR"]
 
@@ -141,7 +142,7 @@ def _question(data: dict[str, Any], where: str, pages: Mapping[str, str], skippe
     if answerable and not checkpoints:
         raise ValueError(f"{where}: no checkpoints (mark a question the pages cannot answer with answerable: false)")
     superseded = tuple(Superseded(s["answer"], s["by"]) for s in data.get("superseded", ()))
-    return Question(data["id"], " ".join(data["question"].split()), tuple(checkpoints), superseded, answerable,
+    return Question(data["id"], one_line(data["question"]), tuple(checkpoints), superseded, answerable,
                     data.get("kind", ""))  # fmt: skip
 
 

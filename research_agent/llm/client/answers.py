@@ -20,7 +20,8 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ...text.controls import strip_controls
+from ...errors import ConnectionLost, FetchRefused, Unreadable
+from ...text.controls import one_line, strip_controls
 from ...text.passages import estimate_tokens
 from ..structured import RawAnswer
 
@@ -48,14 +49,6 @@ _SHOWN = 120  # characters of an unreadable answer quoted in its reason
 _LINE_END = re.compile(rb"[\r\n]")
 
 
-class Unreadable(Exception):
-    """An answer that is not a readable chat completion; ``str()`` is the reason."""
-
-
-class ConnectionLost(Exception):
-    """The connection broke while the answer was being read (retried like a connection error)."""
-
-
 def _megabytes(size: int) -> str:
     return f"{size / (1024 * 1024):g} MB"
 
@@ -72,7 +65,6 @@ async def body_chunks(response: Any, max_bytes: int) -> AsyncIterator[bytes]:
     connection breaks (or times out) on the way.
     """
     from ...fetch.body import BoundedDecoder  # fetching's bounded reader; loaded on first use
-    from ...fetch.outcome import Refused
 
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > max_bytes:
@@ -97,7 +89,7 @@ async def body_chunks(response: Any, max_bytes: int) -> AsyncIterator[bytes]:
         if isinstance(exc, httpx.TimeoutException):
             raise TimeoutError(str(exc)) from exc
         raise ConnectionLost(f"{type(exc).__name__}: {exc}") from exc
-    except Refused as exc:
+    except FetchRefused as exc:
         if exc.reason == "too_large":
             raise Unreadable(f"the answer is larger than the {_megabytes(max_bytes)} cap") from None
         raise Unreadable(f"the answer's encoding could not be undone ({exc.reason})") from None
@@ -118,7 +110,7 @@ def json_object(data: bytes | str, what: str = "the answer") -> dict[str, Any]:
             raise Unreadable(f"{what} is not UTF-8 text") from None
     else:
         text = data
-    shown = " ".join(text.strip()[:_SHOWN].split())
+    shown = one_line(text.strip()[:_SHOWN])
     if not text.strip():
         raise Unreadable(f"{what} was an empty body")
     if text.lstrip().startswith("<"):
@@ -137,7 +129,7 @@ def _named_error(value: dict[str, Any]) -> str:
     error = value.get("error")
     if isinstance(error, dict):
         error = error.get("message") or error.get("type") or error
-    return " ".join(str(error).split())[:200] if error else ""
+    return one_line(error)[:200] if error else ""
 
 
 def _first_choice(value: dict[str, Any], what: str) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...errors import ContextExceeded
+from ...text.controls import one_line
 from ..budget import MARGIN, MIN_ANSWER_TOKENS, TEMPLATE_TOKENS, ContextBudget, prompt_estimate
 from ..protocol import ChatRequest
 from ..structured import build_messages
@@ -77,7 +78,7 @@ class WindowFit:
         messages = build_messages(request, None)
         estimated = prompt_estimate([m["content"] for m in messages])
         message = exceeded_message(request.stage, estimated, self._windows.known(model), refused)
-        log.info("stage %s: %s (the server said: %s)", request.stage, message, " ".join(said.split())[:200])
+        log.info("stage %s: %s (the server said: %s)", request.stage, message, one_line(said)[:200])
         sent = self.answer_tokens(model, messages, request.max_tokens) if request.max_tokens else 0
         return ContextExceeded(message, window=refused.window, prompt_tokens=refused.prompt_tokens,
                                estimated=estimated, answer_tokens=sent)  # fmt: skip

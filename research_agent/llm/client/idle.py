@@ -13,13 +13,10 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
+from ...errors import IdleTimeout
 from ..waiting import Ticker
 
 __all__ = ["IdleWatch", "IdleTimeout", "idle_limit"]
-
-
-class IdleTimeout(Exception):
-    """Nothing arrived for the idle limit; ``str()`` says how long."""
 
 
 class IdleWatch:

@@ -25,31 +25,17 @@ from __future__ import annotations
 import asyncio
 import gc
 import threading
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from types import ModuleType
 from typing import Any
 
 import httpx
 
+from ...errors import ConnectionFailed, StatusError
 from .transport import RedirectRefused
 
 __all__ = ["SdkSender", "StatusError", "ConnectionFailed", "load_sdk_ahead", "openai_module"]
-
-
-class StatusError(Exception):
-    """The endpoint answered with an error status (4xx, 5xx, or any other that is not 2xx)."""
-
-    def __init__(self, message: str, *, status_code: int, body: object, headers: Mapping[str, str]) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status_code = status_code
-        self.body = body  # the JSON body's ``error`` object (else the body, parsed or as text; None if unread)
-        self.headers = dict(headers)
-
-
-class ConnectionFailed(Exception):
-    """No answer came: the connection could not be made or broke before the headers (the cause says why)."""
 
 
 class _Loading:

@@ -29,6 +29,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...errors import EmptyStream
 from ...text.controls import strip_controls
 from ...text.passages import estimate_tokens
 from ..budget import prompt_estimate
@@ -55,11 +56,6 @@ NO_FIRST_TOKEN = "no_first_token"  # no token within the time to read the prompt
 UNFINISHED = "unfinished"  # the stream ended (or broke) without a finish reason
 CUT_REASONS = ("length", STALLED, UNFINISHED, NO_FIRST_TOKEN, BOUNDED)  # the finish reasons of an answer cut short
 FINISH_TAIL = 2.0  # seconds a finished stream is read on for its usage event
-
-
-class EmptyStream(Exception):
-    """The stream ended without a single event (a server that failed after sending its headers)."""
-
 
 
 @dataclass

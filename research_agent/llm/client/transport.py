@@ -29,8 +29,8 @@ from collections.abc import AsyncIterator
 
 import httpx
 
+from ...errors import FetchRefused, RedirectRefused
 from ...fetch.body import BoundedDecoder
-from ...fetch.outcome import Refused
 
 __all__ = ["GuardedTransport", "RedirectRefused", "model_http_client", "load_tls_ahead", "origin",
            "CONNECTION_LIMITS", "MAX_ERROR_BYTES"]  # fmt: skip
@@ -40,15 +40,6 @@ MAX_ERROR_BYTES = 256 * 1024  # an error answer is read this far: its message is
 CONNECT_TIMEOUT = 5.0
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _SHOWN_HOST = re.compile(r"[^A-Za-z0-9./\-:\[\]]")
-
-
-class RedirectRefused(Exception):
-    """The endpoint redirected a request to another scheme, host or port; nothing was sent there.
-    ``target`` is that origin (``scheme://host:port``), or ``an unreadable address``."""
-
-    def __init__(self, target: str) -> None:
-        super().__init__(f"the endpoint redirected to another origin ({target}): not followed, nothing was sent there")
-        self.target = target
 
 
 def origin(url: httpx.URL) -> str:
@@ -71,7 +62,7 @@ def _redirect_target(request: httpx.Request, response: httpx.Response) -> str | 
 
 class _BoundedBody(httpx.AsyncByteStream):
     """``raw`` decompressed (``encoding``) under ``limit`` decoded bytes: past it, ``too_large``
-    (:class:`~research_agent.fetch.outcome.Refused`) or, with ``cut``, the end of the body."""
+    (:class:`~research_agent.fetch.outcome.FetchRefused`) or, with ``cut``, the end of the body."""
 
     def __init__(self, raw: httpx.AsyncByteStream, encoding: str, limit: int, *, cut: bool) -> None:
         self._raw = raw
@@ -89,7 +80,7 @@ class _BoundedBody(httpx.AsyncByteStream):
                 if out:
                     yield out
             out = decoder.flush(self._limit - total)
-        except Refused:
+        except FetchRefused:
             if not self._cut:
                 raise
             return  # an error answer: what came before the cap (or the encoding that failed) is its body

@@ -67,7 +67,7 @@ def after_report(
     started through ``spawn`` and this returns at once. A failure never raises: the
     report is written, so it is only logged and told (KeyboardInterrupt still stops it).
     """
-    if settings.mode.name == "quick" or not settings.critique:
+    if not (settings.mode.critiqued and settings.critique):
         return Scheduled("skipped")
     if settings.wait_critique:
         try:

@@ -4,6 +4,11 @@ Selection parses up to 50 files per run; jsonschema's general machinery costs mo
 that time. The schema uses a small keyword set, compiled here into plain checks that
 only ever say "valid" or "not valid"; any "not valid" goes through jsonschema for the
 precise messages, so jsonschema stays the judge of what is wrong.
+
+A "valid" is final, so the checks must agree with jsonschema (draft 2020-12) on every document:
+tests/test_fastschema.py compares the two on every schema the package has and on every one-step
+change of real documents. A schema with a keyword not listed here is refused (ValueError), never
+judged.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ _FAST_KEYWORDS = frozenset(
         "maxLength",
         "minimum",
         "maximum",
+        "minItems",
         "maxItems",
         "uniqueItems",
         "items",
@@ -55,11 +61,16 @@ _TYPES: dict[str, Check] = {
 
 
 def _same(a: Any, b: Any) -> bool:
-    """JSON equality as jsonschema sees it: booleans are not numbers."""
+    """JSON equality as jsonschema sees it: booleans are not numbers, at any depth (``[True]`` is
+    not ``[1]``), and an integer equals the same float (``1 == 1.0``)."""
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     if _is_number(a) and _is_number(b):
         return a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     return type(a) is type(b) and a == b
 
 
@@ -88,23 +99,42 @@ def _items(item: Check) -> Check:
     return check
 
 
-def _properties(props: dict[str, Check], closed: bool) -> Check:
+def _properties(props: dict[str, Check], other: Check | None) -> Check:
+    """Each named property checked by its own check, every other one by ``other`` (None: any value)."""
+
     def check(x: Any) -> bool:
         if isinstance(x, dict):
             for key, value in x.items():
-                prop = props.get(key)
-                if prop is None:
-                    if closed:
-                        return False
-                elif not prop(value):
+                prop = props.get(key, other)
+                if prop is not None and not prop(value):
                     return False
         return True
 
     return check
 
 
+def _never(x: Any) -> bool:
+    return False
+
+
+def _always(x: Any) -> bool:
+    return True
+
+
+def _others(schema: Mapping[str, Any]) -> Check | None:
+    """The check of the properties ``properties`` does not name: ``additionalProperties``'s."""
+    extra = schema.get("additionalProperties", True)
+    if extra is True:
+        return None
+    return _never if extra is False else compile_schema(extra)
+
+
 def compile_schema(schema: Mapping[str, Any]) -> Check:
     """Plain checks for ``schema``; raise ValueError for a keyword the fast path does not know."""
+    if isinstance(schema, bool):  # the schemas true (anything) and false (nothing)
+        return _always if schema else _never
+    if not isinstance(schema, Mapping):
+        raise ValueError(f"the fast path does not know a schema that is a {type(schema).__name__}")
     unknown = set(schema) - _FAST_KEYWORDS
     if unknown:
         raise ValueError(f"critique schema uses keywords the fast path does not know: {sorted(unknown)}")
@@ -134,6 +164,9 @@ def compile_schema(schema: Mapping[str, Any]) -> Check:
     if "maximum" in schema:
         high_n = schema["maximum"]
         checks.append(lambda x: not _is_number(x) or x <= high_n)
+    if "minItems" in schema:
+        least = schema["minItems"]
+        checks.append(lambda x: not isinstance(x, list) or len(x) >= least)
     if "maxItems" in schema:
         most = schema["maxItems"]
         checks.append(lambda x: not isinstance(x, list) or len(x) <= most)
@@ -148,9 +181,7 @@ def compile_schema(schema: Mapping[str, Any]) -> Check:
     if "required" in schema:
         required = tuple(schema["required"])
         checks.append(lambda x: not isinstance(x, dict) or all(k in x for k in required))
-    if "properties" in schema:
-        props = {k: compile_schema(v) for k, v in schema["properties"].items()}
-        checks.append(_properties(props, closed=schema.get("additionalProperties") is False))
-    elif "additionalProperties" in schema:
-        raise ValueError("additionalProperties without properties is not supported by the fast path")
-    return _every(checks) if checks else (lambda x: True)
+    if "properties" in schema or "additionalProperties" in schema:
+        props = {k: compile_schema(v) for k, v in schema.get("properties", {}).items()}
+        checks.append(_properties(props, _others(schema)))
+    return _every(checks) if checks else _always

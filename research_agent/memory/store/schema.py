@@ -19,9 +19,10 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from ...errors import InputError
+from ...errors import InvalidCritique
 from ...ids import parse_zoned_time
 from ...record.types import GATE_DECISIONS
+from ...text.controls import one_line
 from ...text.sanitize import looks_like_injection
 from .fastschema import Check, compile_schema
 from .names import valid_site
@@ -149,10 +150,6 @@ def key_kind(key: str) -> str | None:
     return next(kind for kind in sorted(KEY_KINDS, key=len, reverse=True) if key.startswith(kind + ":"))
 
 
-class InvalidCritique(InputError):
-    """A critique does not satisfy the schema; the message lists each problem."""
-
-
 @cache
 def critique_schema(version: int = SCHEMA_VERSION) -> dict[str, Any]:
     """The JSON Schema of a critique file of ``version`` (1, 2 or 3), loaded from the package."""
@@ -231,7 +228,7 @@ def _path(error: jsonschema.ValidationError) -> str:
 
 
 def shown_value(value: Any) -> str:
-    text = " ".join(repr(value).split())
+    text = one_line(repr(value))
     return text if len(text) <= 40 else text[:37] + "..."
 
 
@@ -267,7 +264,7 @@ def _describe(error: jsonschema.ValidationError) -> str:
         return f"{shown_value(inst)} has the wrong format"
     if v == "uniqueItems":
         return "items must not repeat"
-    return " ".join(error.message.split())[:120]
+    return one_line(error.message)[:120]
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")

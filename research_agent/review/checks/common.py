@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ...text.citations import CITATION, citation_numbers
+from ...text.controls import one_line
 from ...text.masking import blank_code, mask_code_and_urls
 from ..issues import Issue
 from ..markdown import Block, ParsedReport
@@ -16,7 +17,7 @@ __all__ = ["BlockCitation", "block_citations", "claim_context", "lint_issue", "p
 
 def short(text: str, limit: int = 120) -> str:
     """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
-    text = " ".join(text.split())
+    text = one_line(text)
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 

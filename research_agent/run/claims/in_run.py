@@ -30,6 +30,7 @@ from ...stages._skeptic_input import draft_for_review
 from ...stages.claim_check import ClaimAnswer, check_claims
 from ...stages.skeptic import SkepticReport
 from ...stages.writing.synthesize import ReportDraft, writer_text
+from ...text.controls import one_line
 from ..assembly import Run
 
 __all__ = [
@@ -95,7 +96,7 @@ async def check_rest(run: Run, plan: ClaimPlan) -> tuple[ClaimAnswer, ...]:
 def _why_unavailable(message: str) -> str:
     """The skeptic's degradation message without what it says about the report."""
     reason = message.rpartition("; ")[0] or message
-    return " ".join(reason.split())[:300]
+    return one_line(reason)[:300]
 
 
 def settle(plan: ClaimPlan, skeptic: SkepticReport | None, answers: Sequence[ClaimAnswer]) -> ClaimCheck:

@@ -19,8 +19,8 @@ from .identity import (
     MAX_TITLE,
     arxiv_of,
     hits_of,
-    one_line,
     preprint_venue,
+    reply_text,
     web_url_of,
     with_ids,
     year_of,
@@ -53,7 +53,7 @@ def arxiv_query(query: str) -> str:
 
 def _text(entry: ET.Element, path: str, limit: int = MAX_TITLE) -> str:
     found = entry.find(path, _NS)
-    return one_line("".join(found.itertext()), limit) if found is not None else ""
+    return reply_text("".join(found.itertext()), limit) if found is not None else ""
 
 
 def _pdf(entry: ET.Element) -> str:
@@ -66,7 +66,7 @@ def _pdf(entry: ET.Element) -> str:
 def work_of(entry: ET.Element) -> Work:
     """The Work one Atom entry describes."""
     arxiv = arxiv_of(_text(entry, "atom:id"))
-    authors = [one_line("".join(a.itertext())) for a in entry.findall("atom:author/atom:name", _NS)]
+    authors = [reply_text("".join(a.itertext())) for a in entry.findall("atom:author/atom:name", _NS)]
     journal = _text(entry, "arxiv:journal_ref")
     work = Work(
         title=_text(entry, "atom:title"),

@@ -21,7 +21,7 @@ from typing import Any
 
 from ...fetch.urls import is_web_url
 from ...sources import SearchHit, Work
-from ...text.controls import without_controls
+from ...text.controls import one_line, without_controls
 
 __all__ = [
     "doi_of",
@@ -32,7 +32,7 @@ __all__ = [
     "work_hit",
     "hits_of",
     "unify_works",
-    "one_line",
+    "reply_text",
     "as_mapping",
     "year_of",
     "openalex_of",
@@ -59,12 +59,12 @@ _OPENALEX = re.compile(r"^W\d{1,12}$")
 _YEAR = re.compile(r"^(\d{4})(?:\D|$)")
 
 
-def one_line(value: object, limit: int = MAX_TITLE) -> str:
-    """Outside text on one line, without terminal escapes, controls or bidi overrides (whole sequences,
+def reply_text(value: object, limit: int = MAX_TITLE) -> str:
+    """A reply's text field on one line, without terminal escapes, controls or bidi overrides (whole sequences,
     so no ``[31m`` is left behind), cut at ``limit`` characters ("" for anything but text or a number)."""
     if not isinstance(value, str | int | float) or isinstance(value, bool):
         return ""
-    return " ".join(without_controls(str(value)).split())[:limit]
+    return one_line(without_controls(str(value)))[:limit]
 
 
 def as_mapping(value: object) -> Mapping[str, Any]:
@@ -81,14 +81,14 @@ def year_of(value: object) -> int | None:
 
 def doi_of(value: object) -> str:
     """The DOI in ``value`` (``10.1038/nature14539``, lower-cased), or "" when it holds none."""
-    text = _DOI_PREFIX.sub("", one_line(value, 400)).lower()
+    text = _DOI_PREFIX.sub("", reply_text(value, 400)).lower()
     return text if _DOI.match(text) and not _ARXIV_DOI.match(text) else ""
 
 
 def arxiv_of(value: object) -> str:
     """The arXiv id in ``value`` (an id, ``arXiv:...``, an abstract or PDF address, or arXiv's DOI),
     without its version; "" when it holds none."""
-    text = one_line(value, 400)
+    text = reply_text(value, 400)
     doi = _ARXIV_DOI.match(_DOI_PREFIX.sub("", text))
     text = doi.group(1) if doi else _ARXIV_PREFIX.sub("", text).removesuffix(".pdf")
     match = _ARXIV_NEW.match(text) or _ARXIV_OLD.match(text)
@@ -97,26 +97,26 @@ def arxiv_of(value: object) -> str:
 
 def pmid_of(value: object) -> str:
     """A PubMed id (digits, from an id or a ``pubmed.ncbi.nlm.nih.gov/<id>`` address), or ""."""
-    text = one_line(value, 200).rstrip("/").rpartition("/")[2]
+    text = reply_text(value, 200).rstrip("/").rpartition("/")[2]
     return text if text.isdigit() and len(text) <= 12 and text.isascii() else ""
 
 
 def pmcid_of(value: object) -> str:
     """A PubMed Central id as ``PMC<digits>`` (from an id or an address), or ""."""
-    text = one_line(value, 200).rstrip("/").rpartition("/")[2]
+    text = reply_text(value, 200).rstrip("/").rpartition("/")[2]
     match = _PMCID.match(text) if text.isascii() else None
     return f"PMC{match.group(1)}" if match else ""
 
 
 def openalex_of(value: object) -> str:
     """An OpenAlex work id (``W2741809807``, from an id or its address), or ""."""
-    text = one_line(value, 200).rpartition("/")[2]
+    text = reply_text(value, 200).rpartition("/")[2]
     return text if _OPENALEX.match(text) else ""
 
 
 def web_url_of(value: object) -> str:
     """An absolute http(s) address (a full text's), or ""."""
-    text = one_line(value, 2000)
+    text = reply_text(value, 2000)
     return text if is_web_url(text) else ""
 
 

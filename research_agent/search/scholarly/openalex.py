@@ -20,11 +20,11 @@ from .identity import (
     MAX_TITLE,
     as_mapping,
     hits_of,
-    one_line,
     openalex_of,
     pmcid_of,
     pmid_of,
     preprint_venue,
+    reply_text,
     web_url_of,
     with_ids,
     year_of,
@@ -52,13 +52,13 @@ def abstract_text(index: object) -> str:
         for position in positions:
             if isinstance(position, int) and not isinstance(position, bool) and 0 <= position < MAX_POSITION:
                 slots[position] = word
-    return one_line(" ".join(slots[p] for p in sorted(slots)), MAX_ABSTRACT)
+    return reply_text(" ".join(slots[p] for p in sorted(slots)), MAX_ABSTRACT)
 
 
 def _authors(row: Mapping[str, Any]) -> tuple[str, ...]:
     names = []
     for authorship in row.get("authorships") or ():
-        name = one_line(as_mapping(as_mapping(authorship).get("author")).get("display_name"))
+        name = reply_text(as_mapping(as_mapping(authorship).get("author")).get("display_name"))
         if name:
             names.append(name)
         if len(names) >= MAX_AUTHORS:
@@ -73,10 +73,10 @@ def work_of(row: Mapping[str, Any]) -> Work:
     best = as_mapping(row.get("best_oa_location"))
     full_text = web_url_of(best.get("pdf_url")) or web_url_of(as_mapping(row.get("open_access")).get("oa_url"))
     work = Work(
-        title=one_line(row.get("display_name") or row.get("title"), MAX_TITLE),
+        title=reply_text(row.get("display_name") or row.get("title"), MAX_TITLE),
         authors=_authors(row),
         year=year_of(row.get("publication_year")),
-        venue=one_line(as_mapping(primary.get("source")).get("display_name")),
+        venue=reply_text(as_mapping(primary.get("source")).get("display_name")),
         abstract=abstract_text(row.get("abstract_inverted_index")),
         full_text_url=full_text,
         pmid=pmid_of(ids.get("pmid")),
@@ -102,4 +102,4 @@ class OpenAlexProvider(ApiProvider):
         if not isinstance(data, Mapping) or not isinstance(data.get("results"), list):
             raise ProviderError(self.name, "answer has no 'results' list")
         rows = [row for row in data["results"][:per_page] if isinstance(row, Mapping)]
-        return hits_of(self.name, ((work_of(row), one_line(row.get("publication_date"), 32) or None) for row in rows))
+        return hits_of(self.name, ((work_of(row), reply_text(row.get("publication_date"), 32) or None) for row in rows))

@@ -10,6 +10,10 @@ it names none). A wait no longer than the request's own time limit is waited out
 tried once more; a longer one fails this request, and every request of the provider fails at once
 until it has passed ("resting"), so that a run does not queue behind an API that asked it to stop.
 
+A key travels in the query of every request of a keyed API, and httpx logs each request's address
+(``HTTP Request: GET ...?api_key=...``): once such an API is made, httpx's log records show a key as
+``***`` (:func:`~research_agent.text.controls.hide_keys`), whatever handler a program gives them.
+
 ``clock`` and ``sleep`` are the pace's seams: a test passes its own clock and a ``sleep`` that only
 moves it, and so sees how long a request waited without waiting.
 """
@@ -17,6 +21,7 @@ moves it, and so sees how long a request waited without waiting.
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import xml.etree.ElementTree as ET
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -25,6 +30,8 @@ from typing import Any
 
 import httpx
 
+from ...errors import Resting
+from ...text.controls import hide_keys
 from ..base import ProviderError
 from ..reply import RateLimited, ReplyLimits, parse_json, request_bytes
 
@@ -69,12 +76,17 @@ class Pace:
             yield
 
 
-class Resting(Exception):
-    """The provider's next turn is further away than a request may wait."""
+class _KeysHidden(logging.Filter):
+    """A log record's message with every key in it shown as ``***``."""
 
-    def __init__(self, seconds: float) -> None:
-        super().__init__(seconds)
-        self.seconds = seconds
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if (hidden := hide_keys(message)) != message:
+            record.msg, record.args = hidden, None
+        return True
+
+
+_KEYS_HIDDEN = _KeysHidden()
 
 
 class Api:
@@ -99,6 +111,8 @@ class Api:
         self._headers = {k: v for k, v in (headers or {}).items() if v}
         given = [*self._params.items(), *self._headers.items()]
         self._secrets = [v for k, v in given if "key" in k.lower()]
+        if self._secrets and _KEYS_HIDDEN not in logging.getLogger("httpx").filters:
+            logging.getLogger("httpx").addFilter(_KEYS_HIDDEN)
 
     def __repr__(self) -> str:  # never show a key
         return f"Api({self.name!r}, interval={self.pace.interval:g}s)"

@@ -19,9 +19,9 @@ from .identity import (
     MAX_TITLE,
     as_mapping,
     hits_of,
-    one_line,
     pmcid_of,
     pmid_of,
+    reply_text,
     with_ids,
     year_of,
 )
@@ -35,16 +35,16 @@ _MAX_IDS = 50
 
 
 def _text(node: ET.Element | None, limit: int = MAX_TITLE) -> str:
-    return one_line("".join(node.itertext()), limit) if node is not None else ""
+    return reply_text("".join(node.itertext()), limit) if node is not None else ""
 
 
 def _abstract(article: ET.Element) -> str:
     parts = []
     for part in article.findall("Abstract/AbstractText"):
-        text, label = _text(part, MAX_ABSTRACT), one_line(part.get("Label"), 60)
+        text, label = _text(part, MAX_ABSTRACT), reply_text(part.get("Label"), 60)
         if text:
             parts.append(f"{label}: {text}" if label and label.upper() != "UNLABELLED" else text)
-    return one_line(" ".join(parts), MAX_ABSTRACT)
+    return reply_text(" ".join(parts), MAX_ABSTRACT)
 
 
 def _authors(article: ET.Element) -> tuple[str, ...]:
@@ -104,7 +104,7 @@ class PubmedProvider(ApiProvider):
         if not isinstance(found, Mapping) or not result:
             raise ProviderError(self.name, "esearch answer has no 'esearchresult'")
         if result.get("ERROR"):
-            raise ProviderError(self.name, f"esearch answered with an error: {one_line(result['ERROR'], 160)}")
+            raise ProviderError(self.name, f"esearch answered with an error: {reply_text(result['ERROR'], 160)}")
         ids = [pmid_of(i) for i in result.get("idlist") or () if pmid_of(i)][:wanted]
         if not ids:
             return []

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...sources import SearchHit, Work
+from ...text.controls import one_line
 from ..base import ProviderError
 from .identity import (
     MAX_ABSTRACT,
@@ -19,9 +20,9 @@ from .identity import (
     MAX_TITLE,
     as_mapping,
     hits_of,
-    one_line,
     pmcid_of,
     pmid_of,
+    reply_text,
     web_url_of,
     with_ids,
     year_of,
@@ -38,12 +39,12 @@ _S2_ID = frozenset("0123456789abcdef")
 
 def _authors(row: Mapping[str, Any]) -> tuple[str, ...]:
     authors = row.get("authors") if isinstance(row.get("authors"), list) else []
-    names = (one_line(as_mapping(a).get("name")) for a in authors[:MAX_AUTHORS])
+    names = (reply_text(as_mapping(a).get("name")) for a in authors[:MAX_AUTHORS])
     return tuple(n for n in names if n)
 
 
 def _paper_id(value: object) -> str:
-    text = one_line(value, 64).lower()
+    text = reply_text(value, 64).lower()
     return text if len(text) == 40 and set(text) <= _S2_ID else ""
 
 
@@ -51,11 +52,11 @@ def work_of(row: Mapping[str, Any]) -> Work:
     """The Work one search result describes."""
     ids = as_mapping(row.get("externalIds"))
     work = Work(
-        title=one_line(row.get("title"), MAX_TITLE),
+        title=reply_text(row.get("title"), MAX_TITLE),
         authors=_authors(row),
         year=year_of(row.get("year")) or year_of(row.get("publicationDate")),
-        venue=one_line(row.get("venue")),
-        abstract=one_line(row.get("abstract"), MAX_ABSTRACT),
+        venue=reply_text(row.get("venue")),
+        abstract=reply_text(row.get("abstract"), MAX_ABSTRACT),
         full_text_url=web_url_of(as_mapping(row.get("openAccessPdf")).get("url")),
         pmid=pmid_of(ids.get("PubMed")),
         pmcid=pmcid_of(ids.get("PubMedCentral")),
@@ -71,7 +72,7 @@ class SemanticScholarProvider(ApiProvider):
 
     async def search(self, query: str, *, max_results: int) -> list[SearchHit]:
         limit = max(1, min(int(max_results), 100))
-        params = {"query": " ".join(query.replace("-", " ").split()), "limit": limit, "fields": _FIELDS}
+        params = {"query": one_line(query.replace("-", " ")), "limit": limit, "fields": _FIELDS}
         data = await self._api.get_json(f"{self.base_url}/paper/search", params)
         if not isinstance(data, Mapping) or not isinstance(data.get("total", 0), int):
             raise ProviderError(self.name, "answer is not a search result")
@@ -79,4 +80,4 @@ class SemanticScholarProvider(ApiProvider):
         if not isinstance(rows, list):
             raise ProviderError(self.name, "answer's 'data' is not a list")
         rows = [row for row in rows[:limit] if isinstance(row, Mapping)]
-        return hits_of(self.name, ((work_of(row), one_line(row.get("publicationDate"), 32) or None) for row in rows))
+        return hits_of(self.name, ((work_of(row), reply_text(row.get("publicationDate"), 32) or None) for row in rows))

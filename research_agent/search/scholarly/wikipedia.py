@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from ...sources import SearchHit, Work
 from ..base import ProviderError
-from .identity import MAX_ABSTRACT, MAX_TITLE, as_mapping, hits_of, one_line, web_url_of
+from .identity import MAX_ABSTRACT, MAX_TITLE, as_mapping, hits_of, reply_text, web_url_of
 from .polite import ApiProvider
 
 __all__ = ["WikipediaProvider", "api_url", "valid_language", "INTERVAL"]
@@ -37,9 +37,9 @@ def work_of(page: Mapping[str, object]) -> Work:
     """The Work (an encyclopedia article, no identifier) of one result page."""
     url = web_url_of(page.get("fullurl") or page.get("canonicalurl"))
     return Work(
-        title=one_line(page.get("title"), MAX_TITLE),
+        title=reply_text(page.get("title"), MAX_TITLE),
         venue="Wikipedia",
-        abstract=one_line(page.get("extract"), MAX_ABSTRACT),
+        abstract=reply_text(page.get("extract"), MAX_ABSTRACT),
         full_text_url=url,
         page_url=url,
     )
@@ -67,7 +67,7 @@ class WikipediaProvider(ApiProvider):
             raise ProviderError(self.name, "answer is not a JSON object")
         if isinstance(data.get("error"), Mapping):
             error = as_mapping(data["error"])
-            raise ProviderError(self.name, f"answered with an error: {one_line(error.get('info') or error.get('code'), 160)}")
+            raise ProviderError(self.name, f"answered with an error: {reply_text(error.get('info') or error.get('code'), 160)}")
         pages = as_mapping(data.get("query")).get("pages", [])  # no 'query' at all: nothing found
         if not isinstance(pages, list):
             raise ProviderError(self.name, "answer's 'query.pages' is not a list")

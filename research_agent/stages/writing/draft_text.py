@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from ... import prompts
 from ...review.markdown import LESSONS_TITLES, SOURCES_TITLES, heading_key
 from ...text.citations import normalize_citations, sentence_spans
-from ...text.controls import without_controls
+from ...text.controls import one_line, without_controls
 from ...text.sanitize import DATA_MARKER
 from .bounds import BLOCK_START, HEADING_START, DraftBound, DraftLimits
 
@@ -138,7 +138,7 @@ def complete_sentences(text: str) -> str:
         if BLOCK_START.match(block):
             blocks.append(block)
             continue
-        sentences = [" ".join(block[a:b].split()) for a, b in sentence_spans(block)]
+        sentences = [one_line(block[a:b]) for a, b in sentence_spans(block)]
         blocks += [" ".join(sentences[i : i + _SENTENCES_PER_PARAGRAPH]) for i in range(0, len(sentences), _SENTENCES_PER_PARAGRAPH)]
     while blocks and not _SENTENCE_END.search(blocks[-1]):
         last = blocks.pop()
@@ -301,7 +301,7 @@ def _assemble(parts: Sequence[tuple[str, str, list[str]]], cut: str) -> ReportDr
         elif kind == "limitations":
             limitations += _items(body)
         elif kind == "section" and body:
-            sections.append((" ".join(heading.lstrip("#").split()), body))
+            sections.append((one_line(heading.lstrip("#")), body))
     return ReportDraft("\n\n".join(summary), tuple(findings), tuple(sections), tuple(limitations), cut)
 
 
@@ -319,7 +319,7 @@ def _items(body: str) -> list[str]:
         elif token.type == "list_item_close":
             depth -= 1
         elif token.type == "inline":
-            text = " ".join(token.content.split())
+            text = one_line(token.content)
             if depth and items:
                 items[-1] = f"{items[-1]} {text}".strip()
             elif text:

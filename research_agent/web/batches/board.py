@@ -36,6 +36,7 @@ from ...errors import InputError, ResearchError, error_message
 from ...pipeline import research as pipeline_research
 from ...service import Service
 from ...service.events import EventLog
+from ...text.controls import one_line
 
 __all__ = ["BatchBoard", "BatchJob", "BatchFeed", "MAX_ROWS", "row_of"]
 
@@ -222,7 +223,7 @@ class BatchBoard:
                 job.outcome, message = "cancelled", "cancelled: the running questions stopped and are pending again"
                 raise
             except ResearchError as exc:
-                job.outcome, job.error = "failed", " ".join(error_message(exc).split())
+                job.outcome, job.error = "failed", one_line(error_message(exc))
             except Exception as exc:  # a bug: said on the page and logged with its traceback, never lost
                 log.exception("batch %s failed", job.id)
                 job.outcome, job.error = "failed", f"unexpected error: {type(exc).__name__}: {exc}"

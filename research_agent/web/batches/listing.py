@@ -10,6 +10,7 @@ from pathlib import Path
 from ...batch.start import BatchListing, listing_of, running_now
 from ...batch.state import BatchState, batch_ids, state_path
 from ...errors import InputError
+from ...text.controls import one_line
 from .board import BatchBoard
 
 __all__ = ["BatchRows", "MAX_LISTED"]
@@ -58,7 +59,7 @@ class BatchRows:
         try:
             state: BatchState | str = BatchState.load(self.meta_dir, batch_id)
         except InputError as exc:
-            state = " ".join(str(exc).split())
+            state = one_line(exc)
         with self._lock:
             self._kept[batch_id] = (version, state)
         return state

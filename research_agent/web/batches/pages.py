@@ -30,10 +30,10 @@ from ...config import MODES, Settings
 from ...errors import InputError, ResearchError, error_message
 from ...files.atomic import ensure_writable_dir
 from ...search.registry import KNOWN_PROVIDERS
-from ...service import Busy, check_corpus_dirs
-from ...text.controls import without_controls
-from ..app import Workbench, answered, bench_of, event_stream
-from ..forms import SWITCHES, Form, Refused, Upload, read_form, read_upload, run_call
+from ...service import check_corpus_dirs
+from ...text.controls import one_line, without_controls
+from ..app import Workbench, answered, bench_of, event_stream, form_status
+from ..forms import SWITCHES, Form, RequestRefused, Upload, read_form, read_upload, run_call
 from .board import MAX_ROWS, BatchJob, counts_of, row_of
 
 __all__ = ["BATCH_ROUTES"]
@@ -112,15 +112,14 @@ async def start_batch(request: Request) -> Response:
     bench = bench_of(request)
     try:
         form, upload = await read_upload(request, bench.csrf, "file")
-    except Refused as exc:
-        return bench.page("error.html", status=exc.status, message=exc.message)
+    except RequestRefused as exc:
+        return bench.page("error.html", status=exc.http_status, message=exc.message)
     try:
         batch, settings, wanted = await asyncio.to_thread(_planned, bench, form, upload)
         job = bench.batches.start(batch, settings, wanted)
-    except (Busy, ResearchError) as exc:
+    except ResearchError as exc:
         again = " (choose the file again)" if upload is not None else ""
-        return await _list_page(request, status=503 if isinstance(exc, Busy) else 400, form=form,
-                                error=" ".join(error_message(exc).split()) + again)  # fmt: skip
+        return await _list_page(request, status=form_status(exc), form=form, error=one_line(error_message(exc)) + again)
     return RedirectResponse(f"/batches/{job.id}", status_code=303)
 
 
@@ -136,7 +135,7 @@ def _stored(meta_dir: Path, ident: str) -> BatchState:
         return BatchState.load(meta_dir, ident)
     except InputError as exc:
         if not state_path(meta_dir, ident).exists():
-            raise Refused(404, f"no batch {ident} in the reports folder") from None
+            raise RequestRefused(404, f"no batch {ident} in the reports folder") from None
         raise exc
 
 
@@ -167,7 +166,7 @@ async def batch_events(request: Request) -> Response:
     bench = bench_of(request)
     job = bench.batches.get(_batch_id(request))
     if job is None:
-        raise Refused(404, "this server runs no such batch (its state, if any, is on its page)")
+        raise RequestRefused(404, "this server runs no such batch (its state, if any, is on its page)")
     return event_stream(job.feed.follow(), lambda event: {"event": event[0], "data": json.dumps(event[1])})
 
 

@@ -10,7 +10,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from ..app import answered, bench_of
-from ..forms import Refused, from_loopback, job_key, read_form
+from ..forms import RequestRefused, from_loopback, job_key, read_form
 
 __all__ = ["PLAN_ROUTES"]
 
@@ -22,7 +22,7 @@ async def continue_run(request: Request) -> Response:
     from_loopback(request, "reviewing a run's plan")
     job = bench.board.get(job_key(request.path_params["key"]))
     if job is None or job.review is None:
-        raise Refused(404, "no run of this server waits for its plan there")
+        raise RequestRefused(404, "no run of this server waits for its plan there")
     job.review.answer(form.get("sub_queries"))
     return RedirectResponse(f"/runs/{job.key}", status_code=303)
 

@@ -22,8 +22,9 @@ from ...errors import ResearchError, error_message
 from ...record import RunRecord
 from ...run_refs import Runs
 from ...service.reports import delete_run, report_html_text, report_markdown, report_pdf_bytes, run_files
+from ...text.controls import one_line
 from ..app import REPORT_POLICY, answered, bench_of
-from ..forms import Refused, from_loopback, read_form, run_ref
+from ..forms import RequestRefused, from_loopback, read_form, run_ref
 from .page import with_details
 from .views import read_record, sources_in_order, when
 
@@ -37,7 +38,7 @@ def record_or_problem(reports_dir: Path, run_id: str) -> tuple[RunRecord | None,
     try:
         return read_record(reports_dir, run_id), ""
     except ResearchError as exc:
-        return None, " ".join(error_message(exc).split())
+        return None, one_line(error_message(exc))
 
 
 @answered
@@ -100,7 +101,7 @@ async def report_pdf(request: Request) -> Response:
     bench = bench_of(request)
     run_id, _ = await _run_id(request)
     if bench.browser is None:
-        raise Refused(501, "PDF export needs Chromium, and none was found when the server started "
+        raise RequestRefused(501, "PDF export needs Chromium, and none was found when the server started "
                            "(apt install chromium, then restart it)")  # fmt: skip
     data = await bench.service.cpu.run(report_pdf_bytes, bench.reports_dir, run_id, bench.browser)
     return _download(data, "application/pdf", f"{run_id}.pdf")

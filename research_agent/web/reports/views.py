@@ -18,6 +18,7 @@ from ...errors import ResearchError, error_message
 from ...ids import id_timestamp
 from ...record import RunRecord, SourceSummary, read_run_record
 from ...run_refs import Runs, run_file
+from ...text.controls import one_line
 
 __all__ = ["ReportRow", "ReportRows", "read_record", "sources_in_order", "when"]
 
@@ -62,7 +63,7 @@ def _row(reports_dir: Path, run_id: str, short: str) -> ReportRow:
         record = read_record(reports_dir, run_id)
     except ResearchError as exc:
         question = run_id.rsplit("_", 1)[0].replace("-", " ")
-        return ReportRow(run_id, short, question, when(run_id), problem=" ".join(error_message(exc).split()))
+        return ReportRow(run_id, short, question, when(run_id), problem=one_line(error_message(exc)))
     facts = record.claim_check.facts() if record.claim_check is not None else None
     return ReportRow(
         run_id, short, record.query, when(run_id), record.mode, record.review.status if record.review else "",

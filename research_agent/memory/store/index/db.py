@@ -24,7 +24,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from ....errors import StorageError
+from ....errors import IndexBusy
 from ....files.atomic import TEMP_SUFFIX
 from ..targets import TARGET_MAP
 
@@ -54,10 +54,6 @@ _COMPANIONS = ("-wal", "-shm", "-journal")
 MAX_WAIT = 30.0  # seconds one statement waits for another process's write to finish, at most
 
 TimeLeft = Callable[[], float]  # seconds the caller may still wait (a run's remaining time)
-
-
-class IndexBusy(StorageError):
-    """The index stayed locked by another process for all the time the caller could wait."""
 
 
 def wait_seconds(time_left: TimeLeft | None) -> float:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from ....text.controls import one_line
 from .output_aims import output_problem
 
 __all__ = ["lesson_text", "lookalikes_problem", "instruction_problem", "skeleton"]
@@ -57,7 +58,7 @@ def lesson_text(text: str) -> str:
     """``text`` as a prompt carries it: NFKC, whitespace runs as one space, and look-alike letters
     mapped to Latin in a text written in Latin letters (every word) or, in a text written in
     another script, in the words that mix it with Latin letters."""
-    text = " ".join(unicodedata.normalize("NFKC", text).split())
+    text = one_line(unicodedata.normalize("NFKC", text))
     letters = [c for c in text if c.isalpha()]
     if sum(map(_latin, letters)) * 2 >= len(letters):
         return text.translate(_LOOKALIKES)
@@ -68,7 +69,7 @@ def lookalikes_problem(text: str) -> str | None:
     """Why ``text`` is not as a prompt would carry it (:func:`lesson_text`), with what it would
     carry; None when it is."""
     carried = lesson_text(text)
-    if carried == " ".join(unicodedata.normalize("NFKC", text).split()):
+    if carried == one_line(unicodedata.normalize("NFKC", text)):
         return None
     shown = carried if len(carried) <= 80 else carried[:79] + "\u2026"
     return f"holds letters of another script that look like Latin ones; as a prompt would read it: {shown!r}"
@@ -79,7 +80,7 @@ def skeleton(text: str, *, keep_case: bool = False) -> str:
     unless ``keep_case``, case) folded, and letters written a space apart joined."""
     text = unicodedata.normalize("NFKC", text).translate(_LOOKALIKES)
     text = "".join(c for c in unicodedata.normalize("NFKD", text) if unicodedata.category(c) not in ("Mn", "Cf"))
-    text = " ".join(text.split())
+    text = one_line(text)
     return _SPACED.sub(lambda m: m.group().replace(" ", ""), text if keep_case else text.lower())
 
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from ....errors import InputError
 from ....files.state_records import read_record, update_record
+from ....text.controls import one_line
 from ..critique_types import Critique, ProposedLesson
 from ..schema import STAGES
 from .file import PersonLesson, text_problem
@@ -61,7 +62,7 @@ _NOT_WORD = re.compile(r"[\W_]+")
 def normalize_text(text: str) -> str:
     """``text`` with case, whitespace and punctuation ignored: what makes two proposals the same."""
     folded = unicodedata.normalize("NFKC", text).casefold()
-    return " ".join(_NOT_WORD.sub(" ", folded).split())
+    return one_line(_NOT_WORD.sub(" ", folded))
 
 
 def text_hash(text: str) -> str:
