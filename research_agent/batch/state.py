@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from ..errors import InputError
 from ..files.atomic import atomic_write_text
@@ -91,8 +91,9 @@ class Entry:
         if not isinstance(data, dict):
             raise ValueError("not a mapping")
         entry = cls(**{name: data[name] for name in cls.__dataclass_fields__ if name in data})
-        kinds = {"line": int, "question": str, "key": str, "row": dict, "options": dict, "state": str,
-                 "attempts": int, "run_id": str, "error": str, "seconds": (int, float), "outcome": dict}  # fmt: skip
+        kinds: dict[str, type | tuple[type, ...]] = {
+            "line": int, "question": str, "key": str, "row": dict, "options": dict, "state": str,
+            "attempts": int, "run_id": str, "error": str, "seconds": (int, float), "outcome": dict}  # fmt: skip
         for name, kind in kinds.items():
             if not isinstance(getattr(entry, name), kind) or isinstance(getattr(entry, name), bool):
                 raise ValueError(f"{name} has the wrong type")
@@ -168,7 +169,7 @@ class BatchState:
         return atomic_write_text(self.path, self.render(*changed))
 
     @classmethod
-    def load(cls, meta_dir: Path, batch_id: str) -> BatchState:
+    def load(cls, meta_dir: Path, batch_id: str) -> Self:
         """The batch ``batch_id`` of ``meta_dir``; InputError (one line) when it is missing or unreadable."""
         if not is_batch_id(batch_id):
             article = "an" if cls.KIND[0] in "aeiou" else "a"
@@ -184,7 +185,7 @@ class BatchState:
             raise InputError(f"{cls.KIND} state {path}: {exc}") from None
 
     @classmethod
-    def _from_data(cls, meta_dir: Path, batch_id: str, data: Any) -> BatchState:
+    def _from_data(cls, meta_dir: Path, batch_id: str, data: Any) -> Self:
         if not isinstance(data, dict) or data.get("id") != batch_id:
             raise ValueError("not the state of this batch")
         questions = data.get("questions")
@@ -196,16 +197,17 @@ class BatchState:
                 entries.append(Entry.from_dict(item))
             except (ValueError, TypeError) as exc:
                 raise ValueError(f"question {number}: {exc}") from None
-        plain = {name: data.get(name) for name in ("file", "created", "updated", "status", "signed")}
+        plain: dict[str, Any] = {name: data.get(name) for name in ("file", "created", "updated", "status", "signed")}
         if not all(isinstance(value, str | None) for value in plain.values()):
             raise ValueError("file, created, updated, status and signed must be text")
-        maps = {name: data.get(name) or {} for name in ("overrides", "lessons_at_start", "limits")}
+        maps: dict[str, Any] = {name: data.get(name) or {} for name in ("overrides", "lessons_at_start", "limits")}
         if not all(isinstance(value, dict) for value in maps.values()):
             raise ValueError("overrides, lessons_at_start and limits must be mappings")
         wall = data.get("wall_seconds") or 0.0
         if not isinstance(wall, int | float) or isinstance(wall, bool) or not 0 <= wall < 1e9:
             raise ValueError("wall_seconds must be a number of seconds")
-        return cls(batch_id, meta_dir, **{k: v or "" for k, v in plain.items()}, **maps, wall_seconds=float(wall),
+        texts: dict[str, Any] = {k: v or "" for k, v in plain.items()}
+        return cls(batch_id, meta_dir, **texts, **maps, wall_seconds=float(wall),
                    entries=entries)  # fmt: skip
 
 

@@ -40,7 +40,7 @@ def _matcher(claim: str) -> SequenceMatcher:
 
 
 def _similarity(key: str, matcher: SequenceMatcher) -> float:
-    if not key or not matcher.b:
+    if not key or not matcher.b:  # type: ignore[attr-defined]  # the second sequence; typeshed leaves it out
         return 0.0
     matcher.set_seq1(key)
     if matcher.real_quick_ratio() < SIMILAR or matcher.quick_ratio() < SIMILAR:

@@ -142,7 +142,7 @@ def read_verdicts(items: Iterable[Mapping[str, Any]], claims: Sequence[CitedClai
     asked = {c.number: c for c in claims}
     verdicts: dict[int, ClaimVerdict] = {}
     for item in items:
-        claim = asked.get(item.get("n")) if isinstance(item.get("n"), int) else None
+        claim = asked.get(n) if isinstance(n := item.get("n"), int) else None
         verdict = str(item.get("verdict", "")).strip().lower()
         if claim is None or claim.number in verdicts or verdict not in VERDICTS:
             continue

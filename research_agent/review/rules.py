@@ -36,6 +36,7 @@ from typing import Any
 from ..errors import InputError
 from ..files.safefile import UnsafeFile, read_text_capped
 from ..files.safeyaml import UnsafeYaml, load_yaml_text
+from .issues import Severity
 
 __all__ = [
     "Rule",
@@ -74,7 +75,7 @@ class Rule:
     pattern: str
     reason: str
     fix: str
-    severity: str = "warning"
+    severity: Severity = "warning"
     flags: tuple[str, ...] = ()
     type: str | None = None
     compiled: Any = field(init=False, repr=False, compare=False)  # a regex.Pattern
@@ -159,7 +160,7 @@ class RuleLimits:
         return (left, True) if left < self.per_rule else (self.per_rule, False)
 
 
-def _one_line(text: str) -> str:
+def _one_line(text: object) -> str:
     return " ".join(str(text).split())
 
 

@@ -9,7 +9,7 @@ lint reads.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -152,7 +152,7 @@ def _lines(text: str) -> Iterator[tuple[str, str]]:
             yield "text", line
 
 
-def _sub_outside_code(text: str, pattern: re.Pattern[str], repl) -> str:
+def _sub_outside_code(text: str, pattern: re.Pattern[str], repl: Callable[[re.Match[str]], str | None]) -> str:
     """Replace matches of ``pattern`` found in the masked text (not in code or URLs)."""
     masked = mask_code_and_urls(text)
     pieces: list[str] = []
