@@ -22,6 +22,11 @@ code; library users catch :class:`ResearchError` (or a subclass) instead.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .llm.usage import Usage
+
 __all__ = [
     "ResearchError",
     "ConfigError",
@@ -61,7 +66,7 @@ class LLMError(ResearchError):
     request spent before it was raised: answers that did not validate cost tokens too."""
 
     exit_code = 3
-    usage = None
+    usage: Usage | None = None
 
 
 class LLMUnavailable(LLMError):

@@ -90,9 +90,9 @@ def _critic(runs: list[GradedRun]) -> list[dict[str, Any]]:
     made_up = [(r.critic["claim_support"], float(r.unsupported)) for r in judged  # type: ignore[index]
                if r.critic["claim_support"] is not None]  # type: ignore[index]
     return [
-        critic_tracking("coverage", "fact_recall", coverage).as_dict(),  # type: ignore[arg-type]
-        critic_tracking("claim_support", "cited_precision", support).as_dict(),  # type: ignore[arg-type]
-        critic_tracking("claim_support", "unsupported_facts", made_up, sign=-1).as_dict(),  # type: ignore[arg-type]
+        critic_tracking("coverage", "fact_recall", coverage).as_dict(),
+        critic_tracking("claim_support", "cited_precision", support).as_dict(),
+        critic_tracking("claim_support", "unsupported_facts", made_up, sign=-1).as_dict(),
     ]
 
 
