@@ -68,6 +68,12 @@ class Written:
     revisions: int
     claims: ClaimCheck | None = None  # the claim check of the draft the skeptic read
 
+    @property
+    def reviewed(self) -> Review:
+        """``review``, of a pass that got to it (every pass a run finishes with)."""
+        assert self.review is not None, "the draft is not reviewed yet"
+        return self.review
+
 
 @dataclass(frozen=True)
 class _Revised:
@@ -130,14 +136,15 @@ async def write_and_review(
     draft = drafted if drafted is not None else await draft_from(run, plan, gate)
     run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, None, None, 0))
     markdown = _as_reviewed(draft, kept, meta=meta)
+    claims: ClaimCheck | None  # the check, until marking the disputed sentences may leave none
     skeptic, claims = await _attack(run, kept, markdown)
     findings = (*(skeptic.findings if skeptic else ()), *claim_findings(claims))
     skeptic = _weigh_viability(run, skeptic, findings)
     run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, skeptic, None, 0, claims))
-    this = _Pass(plan, gate, skeptic.viability if skeptic else None)
-    review = _review(run, markdown, findings, this.viability, draft)
+    first = _Pass(plan, gate, skeptic.viability if skeptic else None)
+    review = _review(run, markdown, findings, first.viability, draft)
     run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, skeptic, review, 0, claims))
-    this = _replan_or_not(run, this, review, skeptic, findings, can_replan=can_replan)
+    this = _replan_or_not(run, first, review, skeptic, findings, can_replan=can_replan)
     if this is None:
         return Written("replan", draft, skeptic, review, 0, claims)
     revised = await _revise(run, this, kept, meta, _Revised(draft, review, findings, 0), skeptic, claims)
