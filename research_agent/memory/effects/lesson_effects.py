@@ -191,6 +191,7 @@ def decision_words(effect: LessonEffect) -> str:
     event = effect.decision
     measure = effect.decided_on or (event.measure if event is not None else "") or effect.target
     spec = TARGETS.get(measure, TARGETS[PERSON_TARGET])
+    delta: float | None
     if event is not None and event.delta is not None:
         delta, interval = event.delta, event.interval
     elif measure == PERSON_TARGET and effect.score is not None:

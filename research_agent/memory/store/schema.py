@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ...errors import InputError
 from ...ids import parse_zoned_time
@@ -237,12 +237,14 @@ def shown_value(value: Any) -> str:
 
 def _describe(error: jsonschema.ValidationError) -> str:
     """One short, readable problem for one schema error (never the whole offending value)."""
-    v, inst, arg = error.validator, error.instance, error.validator_value
+    v = error.validator  # the stubs add an "unset" marker to these, which a raised error never has:
+    inst: Any = error.instance
+    arg: Any = error.validator_value
     if v == "required":
         missing = [k for k in arg if isinstance(inst, dict) and k not in inst]
         return f"missing field {', '.join(missing) or arg}"
     if v == "additionalProperties" and isinstance(inst, dict):
-        extra = sorted(str(k) for k in inst if k not in error.schema.get("properties", {}))
+        extra = sorted(str(k) for k in inst if k not in cast(Mapping, error.schema).get("properties", {}))
         return f"unknown field {', '.join(shown_value(k) for k in extra)}"
     if v == "type":
         return f"expected {arg}, got {type(inst).__name__} {shown_value(inst)}"
