@@ -116,7 +116,7 @@ async def memory_list(
     chosen = [c for c in good if wanted is None or c.query_domain == wanted][:limit]
     return {
         "critiques": [critique_summary(c, shorts.get(c.id, "")) for c in chosen],
-        "failed": [{**f.as_dict(), "short_id": shorts.get(f.run_id, "")} for f in failed[:limit]],
+        "failed": [{**f.as_dict(), "short_id": shorts.get(f.run_id, "")} for f in failed[:limit]],  # type: ignore[typeddict-item]  # a FailedOut from a plain dict
         "invalid": [{"file": item.name, "reason": item.error or ""} for item in loaded if item.critique is None],
     }
 
