@@ -119,8 +119,9 @@ def critic_tracking(critic: str, truth: str, pairs: Sequence[tuple[float, float]
         return Tracking(critic, truth, n, None, None, "tells nothing",
                         f"{about}: {still} did not vary over {n} reports, so the critic tells nothing here")
     interval = _interval(rho, n)
-    shown = f"rho {signed(rho)} [{signed(interval[0])}, {signed(interval[1])}] over {n} reports"  # type: ignore[index]
-    low, high = (interval[0] * sign, interval[1] * sign) if sign > 0 else (interval[1] * sign, interval[0] * sign)  # type: ignore[index]
+    assert interval is not None  # n >= MIN_TRACKING > 3
+    shown = f"rho {signed(rho)} [{signed(interval[0])}, {signed(interval[1])}] over {n} reports"
+    low, high = (interval[0] * sign, interval[1] * sign) if sign > 0 else (interval[1] * sign, interval[0] * sign)
     if low > 0:
         return Tracking(critic, truth, n, rho, interval, "tracks", f"{about}: {shown}: the critic tracks ground truth")
     if high < 0:

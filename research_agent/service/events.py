@@ -35,7 +35,7 @@ import collections
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from ..progress import stream_text
 
@@ -203,8 +203,8 @@ class EventLog:
         self._followers.clear()
         self._readers.clear()
 
-    def _publish(self, kind: Kind, message: str, place: float, **more: object) -> None:
-        event = RunEvent(kind, message, self._stage, place, at=time.time(), **more)  # type: ignore[arg-type]
+    def _publish(self, kind: Kind, message: str, place: float, **more: Any) -> None:
+        event = RunEvent(kind, message, self._stage, place, at=time.time(), **more)
         if kind == "counts":
             self._last_counts = event
         else:

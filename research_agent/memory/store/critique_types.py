@@ -288,7 +288,7 @@ class Critique:
             query=data["query"],
             query_domain=data["query_domain"],
             mode=data["mode"],
-            timestamp=format_utc(parse_zoned_time(data["timestamp"])),  # type: ignore[arg-type]
+            timestamp=format_utc(parse_zoned_time(data["timestamp"])),  # type: ignore[arg-type]  # validated: it parses
             model_version=data["model_version"],
             report_path=data["report_path"],
             scores=scores,

@@ -188,7 +188,7 @@ def _version_of(data: Any) -> int:
 
 def applicable(values: Mapping[str, int | None]) -> dict[str, int]:
     """The dimension scores that apply: a null (``None``) score means "not applicable"."""
-    return {d: values[d] for d in DIMENSIONS if values.get(d) is not None}  # type: ignore[misc]
+    return {d: value for d in DIMENSIONS if (value := values.get(d)) is not None}
 
 
 def mean_of(values: Mapping[str, int | None]) -> float:
