@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from ..claims import ClaimCheck
 from ..fetch.urls import normalize_url, registrable_domain
@@ -32,7 +32,7 @@ from ..stages.skeptic import SkepticReport
 from .lessons import AppliedLesson, LessonsRecord, WithheldLesson
 
 __all__ = [
-    "GATE_DECISIONS", "RUN_RECORD_VERSION", "SourceSummary", "SubQueryCount", "Iteration", "AppliedLesson",
+    "GATE_DECISIONS", "RUN_RECORD_VERSION", "SourceStatus", "IterationDecision", "SourceSummary", "SubQueryCount", "Iteration", "AppliedLesson",
     "LessonsRecord", "WithheldLesson", "CorpusRecord", "FetchFailure", "DroppedSubQuery", "ReviewOutcome", "RunRecord",
 ]  # fmt: skip
 
@@ -41,6 +41,10 @@ RUN_RECORD_VERSION = 2
 
 # The kinds of report a run can end with (the gate's decision).
 GATE_DECISIONS: tuple[str, ...] = ("full_report", "short_report", "insufficient_data", "no_new_findings")
+
+# What became of a source at the relevance gate, and what a pass of writing decided.
+SourceStatus = Literal["kept", "dropped", "unscored"]
+IterationDecision = Literal["replan", "revise", "proceed", "give_up"]
 
 @dataclass(frozen=True)
 class SourceSummary:
@@ -53,7 +57,7 @@ class SourceSummary:
     provider: str
     score: int | None
     reason: str
-    status: str  # kept | dropped | unscored
+    status: SourceStatus
     snippet_only: bool
     published: str | None = None  # YYYY-MM-DD, when the page or file gave a date
     sub_queries: tuple[int, ...] = ()  # 1-based indices into the record's sub_queries that found it
@@ -107,7 +111,7 @@ class Iteration:
     viability: int | None
     critical_count: int
     warning_count: int
-    decision: str  # replan | revise | proceed | give_up
+    decision: IterationDecision
     reason: str
     tokens: int
 

@@ -21,11 +21,13 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from ..claims import ClaimCheck, lexical_only
 from ..errors import LLMError
 from ..progress import TokenMeter
 from ..record import Iteration
+from ..record.types import IterationDecision
 from ..results import Outcome
 from ..review.checks.addresses import known_addresses, without_unknown
 from ..review.checks.rules import RULE_TIMEOUT
@@ -61,7 +63,7 @@ class Written:
     ``review`` is None while the draft is not yet reviewed (a draft the run's deadline caught
     is reviewed by :func:`as_it_stood`); ``draft.cut`` says when the writer's answer was cut short."""
 
-    decision: str
+    decision: Literal["replan", "proceed"]
     draft: ReportDraft
     skeptic: SkepticReport | None  # None when the mode skips the skeptic (or did not get to it)
     review: Review | None
@@ -94,7 +96,7 @@ class _Pass:
     viability: int | None  # the skeptic's own score: what decides a replan
     skipped: str = ""  # why a replan the viability asked for was not made (:mod:`.replan`)
 
-    def record(self, run: Run, review: Review, revision: int, decision: str, reason: str) -> None:
+    def record(self, run: Run, review: Review, revision: int, decision: IterationDecision, reason: str) -> None:
         if revision == 0 and self.skipped:  # the pass's first iteration says why it did not replan
             reason = f"{reason}; not replanned: {self.skipped}"
         run.ledger.add_iteration(
