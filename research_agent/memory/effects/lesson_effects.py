@@ -50,7 +50,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from ...errors import StorageError
 from ..store.schema import LESSON_KEY, STAGES
@@ -66,6 +66,8 @@ __all__ = [
     "SCORE_SHARE",
     "STATUSES",
     "DECIDED",
+    "LessonStatus",
+    "EffectMethod",
     "Measured",
     "LessonEffect",
     "Arms",
@@ -79,8 +81,10 @@ __all__ = [
 MIN_RUNS = 5  # runs in each arm before any decision
 NO_EFFECT_RUNS = 40  # runs in both arms together from which an undecided lesson has no effect worth seeing
 SCORE_SHARE = 0.75  # of the error budget, what the mean-score check gets (the measure every lesson shares)
-STATUSES = ("measuring", "active", "helpful", "no-effect", "retired")
-DECIDED = ("helpful", "retired")
+LessonStatus = Literal["measuring", "active", "helpful", "no-effect", "retired"]
+EffectMethod = Literal["paired", "unpaired"]  # how its arms were compared: the same questions in both, or not
+STATUSES: tuple[LessonStatus, ...] = ("measuring", "active", "helpful", "no-effect", "retired")
+DECIDED: tuple[LessonStatus, ...] = ("helpful", "retired")
 
 
 @dataclass(frozen=True)
@@ -136,8 +140,8 @@ class LessonEffect:
     mean_without: float | None
     delta: float | None
     interval: tuple[float, float] | None
-    status: str
-    method: str = "unpaired"  # paired | unpaired
+    status: LessonStatus
+    method: EffectMethod = "unpaired"
     paired_questions: int = 0
     confounded_with: tuple[str, ...] = ()
     score: Measured | None = None
@@ -231,11 +235,12 @@ def _measured(cells: Mapping[Cell, tuple[Tally, Tally]], target: str, alpha: flo
     return Measured(target, n_with, n_without, mean_with, mean_without, delta, interval, paired, found)
 
 
-def status_of(own: Measured, score: Measured | None, runs: tuple[int, int], trial_runs: int | None = None) -> tuple[str, str]:
+def status_of(own: Measured, score: Measured | None, runs: tuple[int, int], trial_runs: int | None = None) -> tuple[LessonStatus, str]:
     """The status from the measures (see the module docstring), and the target that decided it;
     ``trial_runs``: the domain's runs since the lesson's trial began (None: both arms' runs)."""
     measures = [own] if score is None else [own, score]
-    for verdict, status in (("worse", "retired"), ("better", "helpful")):
+    decisions: tuple[tuple[str, LessonStatus], ...] = (("worse", "retired"), ("better", "helpful"))
+    for verdict, status in decisions:
         decided = next((m for m in measures if m.verdict == verdict), None)
         if decided is not None:
             return status, decided.target
