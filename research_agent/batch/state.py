@@ -22,17 +22,19 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Literal, Self
 
 from ..errors import InputError
 from ..files.atomic import atomic_write_text
 from ..files.safeyaml import dump_yaml, load_yaml_text, read_capped
 from ..ids import format_utc, is_run_id, make_run_id
 
-__all__ = ["Entry", "BatchState", "STATES", "entry_key", "question_key", "state_path", "find_unfinished", "find_latest",
+__all__ = ["Entry", "BatchState", "STATES", "EntryState", "BatchStatus", "entry_key", "question_key", "state_path", "find_unfinished", "find_latest",
            "make_batch_id", "is_batch_id", "batch_ids"]  # fmt: skip
 
-STATES = ("pending", "running", "done", "failed")
+EntryState = Literal["pending", "running", "done", "failed"]  # where one question stands
+BatchStatus = Literal["running", "stopped", "finished"]  # how the batch's last session left it
+STATES: tuple[EntryState, ...] = ("pending", "running", "done", "failed")
 MAX_STATE_BYTES = 64 * 1024 * 1024
 MAX_STATE_NODES = 60 * 10_000 + 1_000  # a node budget of 60 a question, for the largest batch
 
@@ -79,7 +81,7 @@ class Entry:
     key: str
     row: dict[str, Any] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
-    state: str = "pending"
+    state: EntryState = "pending"
     attempts: int = 0
     run_id: str = ""
     error: str = ""
@@ -125,7 +127,7 @@ class BatchState:
     file: str = ""
     created: str = ""
     updated: str = ""
-    status: str = "running"  # running | stopped | finished
+    status: BatchStatus = "running"
     overrides: dict[str, Any] = field(default_factory=dict)
     lessons_at_start: dict[str, str] = field(default_factory=dict)
     limits: dict[str, Any] = field(default_factory=dict)
@@ -138,7 +140,7 @@ class BatchState:
     def path(self) -> Path:
         return state_path(self.meta_dir, self.id, self.KIND)
 
-    def count(self, state: str) -> int:
+    def count(self, state: EntryState) -> int:
         return sum(1 for entry in self.entries if entry.state == state)
 
     @property
