@@ -19,6 +19,7 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from ..memory.effects.intervals import Difference, paired_difference, t_quantile_90
 from ..memory.effects.sequential import variance_floor
@@ -86,7 +87,7 @@ class Tracking:
     n: int
     rho: float | None
     interval: tuple[float, float] | None
-    verdict: str  # tracks | tells nothing | runs against
+    verdict: Literal["tracks", "tells nothing", "runs against"]
     words: str
 
     def as_dict(self) -> dict[str, object]:
