@@ -237,9 +237,7 @@ def shown_value(value: Any) -> str:
 
 def _describe(error: jsonschema.ValidationError) -> str:
     """One short, readable problem for one schema error (never the whole offending value)."""
-    v = error.validator  # the stubs add an "unset" marker to these, which a raised error never has:
-    inst: Any = error.instance
-    arg: Any = error.validator_value
+    v, inst, arg = error.validator, cast(Any, error.instance), cast(Any, error.validator_value)  # never unset
     if v == "required":
         missing = [k for k in arg if isinstance(inst, dict) and k not in inst]
         return f"missing field {', '.join(missing) or arg}"
