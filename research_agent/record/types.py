@@ -32,8 +32,8 @@ from ..stages.skeptic import SkepticReport
 from .lessons import AppliedLesson, LessonsRecord, WithheldLesson
 
 __all__ = [
-    "GATE_DECISIONS", "RUN_RECORD_VERSION", "SourceStatus", "IterationDecision", "SourceSummary", "SubQueryCount", "Iteration", "AppliedLesson",
-    "LessonsRecord", "WithheldLesson", "CorpusRecord", "FetchFailure", "DroppedSubQuery", "ReviewOutcome", "RunRecord",
+    "GATE_DECISIONS", "RUN_RECORD_VERSION", "SourceStatus", "IterationDecision", "SourceSummary", "SubQueryCount",
+    "Iteration", "AppliedLesson", "LessonsRecord", "WithheldLesson", "CorpusRecord", "FetchFailure", "DroppedSubQuery", "ReviewOutcome", "RunRecord",
 ]  # fmt: skip
 
 RUN_RECORD_VERSION = 2
