@@ -29,8 +29,8 @@ from ..files.atomic import atomic_write_text
 from ..files.safeyaml import dump_yaml, load_yaml_text, read_capped
 from ..ids import format_utc, is_run_id, make_run_id
 
-__all__ = ["Entry", "BatchState", "STATES", "EntryState", "BatchStatus", "entry_key", "question_key", "state_path", "find_unfinished", "find_latest",
-           "make_batch_id", "is_batch_id", "batch_ids"]  # fmt: skip
+__all__ = ["Entry", "BatchState", "STATES", "EntryState", "BatchStatus", "entry_key", "question_key", "state_path",
+           "find_unfinished", "find_latest", "make_batch_id", "is_batch_id", "batch_ids"]  # fmt: skip
 
 EntryState = Literal["pending", "running", "done", "failed"]  # where one question stands
 BatchStatus = Literal["running", "stopped", "finished"]  # how the batch's last session left it

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Literal, cast
 from pathlib import Path
+from typing import Literal, cast
 
 from ..batch.state import Entry
 from ..errors import InputError, ResearchError

@@ -71,7 +71,7 @@ def _markdown(local_files: bool) -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable(["table", "strikethrough"])
     md.core.ruler.disable("text_join")  # keep "\[3\]" apart from a citation "[3]"
-    md.validateLink = lambda url: _link_allowed(url.strip(), local_files)  # type: ignore[method-assign]  # markdown-it's documented hook
+    md.validateLink = lambda url: _link_allowed(url.strip(), local_files)  # type: ignore[method-assign]  # the documented hook
     md.add_render_rule("image", _as_text)  # nothing is loaded from outside: an image shows its alt text
     md.add_render_rule("text_special", _as_text)
     md.add_render_rule("cite", _cite_html)

@@ -33,7 +33,8 @@ from .lessons import AppliedLesson, LessonsRecord, WithheldLesson
 
 __all__ = [
     "GATE_DECISIONS", "RUN_RECORD_VERSION", "SourceStatus", "IterationDecision", "SourceSummary", "SubQueryCount",
-    "Iteration", "AppliedLesson", "LessonsRecord", "WithheldLesson", "CorpusRecord", "FetchFailure", "DroppedSubQuery", "ReviewOutcome", "RunRecord",
+    "Iteration", "AppliedLesson", "LessonsRecord", "WithheldLesson", "CorpusRecord", "FetchFailure", "DroppedSubQuery",
+    "ReviewOutcome", "RunRecord",
 ]  # fmt: skip
 
 RUN_RECORD_VERSION = 2

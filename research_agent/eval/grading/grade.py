@@ -158,7 +158,9 @@ def _cited_pages(sentence: str, record: RunRecord, world: World) -> set[str]:
     return {page for n in numbers if n in by_number and (page := _page_of(by_number[n], world)) is not None}
 
 
-def _checkpoints(question: Question, body: str, sentences: list[str], record: RunRecord, world: World) -> tuple[CheckpointGrade, ...]:
+def _checkpoints(
+    question: Question, body: str, sentences: list[str], record: RunRecord, world: World
+) -> tuple[CheckpointGrade, ...]:
     out: list[CheckpointGrade] = []
     for point in question.checkpoints:
         patterns = [answer_pattern(spelling) for spelling in point.spellings]

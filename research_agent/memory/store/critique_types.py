@@ -281,7 +281,7 @@ class Critique:
         """Build from content that already passed :func:`validate_critique`; what an earlier
         version wrote and this one no longer trusts is left out and noted (:func:`_settled`)."""
         facts = None if data.get("facts") is None else CritiqueFacts.from_valid(data["facts"])
-        scores = Scores(**{d: _score(data["scores"][d]) for d in DIMENSIONS})  # type: ignore[arg-type]  # the schema allows None only where Scores does
+        scores = Scores(**{d: _score(data["scores"][d]) for d in DIMENSIONS})  # type: ignore[arg-type]  # None only where valid
         facts, tags, notes = _settled(facts, scores, tuple(data["tags"]))
         return cls(
             id=data["id"],
