@@ -28,6 +28,7 @@ from ..claims import ClaimCheck
 from ..fetch.urls import normalize_url, registrable_domain
 from ..llm import Usage
 from ..measures import CitationFacts
+from ..stages.gate import GateDecision
 from ..stages.skeptic import SkepticReport
 from .lessons import AppliedLesson, LessonsRecord, WithheldLesson
 
@@ -41,7 +42,7 @@ RUN_RECORD_VERSION = 2
 
 
 # The kinds of report a run can end with (the gate's decision).
-GATE_DECISIONS: tuple[str, ...] = ("full_report", "short_report", "insufficient_data", "no_new_findings")
+GATE_DECISIONS: tuple[GateDecision, ...] = ("full_report", "short_report", "insufficient_data", "no_new_findings")
 
 # What became of a source at the relevance gate, and what a pass of writing decided.
 SourceStatus = Literal["kept", "dropped", "unscored"]
@@ -106,7 +107,7 @@ class Iteration:
     plan: int
     revision: int
     sub_queries: tuple[str, ...]
-    gate: str
+    gate: GateDecision
     scored_count: int
     kept_count: int
     viability: int | None
@@ -162,7 +163,7 @@ class ReviewOutcome:
     of them, claims marked [Disputed] not counted), and the first of their reasons. ``words``:
     its words of prose as the lint counts them (None: not recorded)."""
 
-    status: str
+    status: Literal["approved", "rejected"]
     open_critical: int = 0
     reasons: tuple[str, ...] = ()
     words: int | None = None
@@ -185,7 +186,7 @@ class RunRecord:
     mode: str
     model: str
     report_path: str
-    gate_decision: str
+    gate_decision: GateDecision
     domain: str = ""
     started: str = ""  # UTC, ISO 8601 with microseconds
     finished: str = ""
