@@ -34,7 +34,7 @@ from ...review.markdown import REJECTION_MARK
 from ...text.citations import CITED, blank, find_citations, mask_code_and_urls, sentence_spans
 from ...text.report_body import body_blocks
 from ..world import Question, World
-from .mentions import Corpus, answer_pattern, names_in, normalized, numbers_in
+from .mentions import Corpus, MentionKind, answer_pattern, names_in, normalized, numbers_in
 
 __all__ = ["CheckpointGrade", "Unsupported", "Grade", "grade", "GATE_DECLINED", "TOOL_LINES"]
 
@@ -74,11 +74,11 @@ class CheckpointGrade:
 
 @dataclass(frozen=True)
 class Unsupported:
-    """A name or number (``token``, of ``kind`` name | number) that no page holds, in its sentence."""
+    """A name or number (``token``, of ``kind``) that no page holds, in its sentence."""
 
     sentence: str
     token: str
-    kind: str
+    kind: MentionKind
 
     def as_dict(self) -> dict[str, str]:
         return {"sentence": self.sentence, "token": self.token, "kind": self.kind}
