@@ -199,7 +199,7 @@ class BatchState:
                 entries.append(Entry.from_dict(item))
             except (ValueError, TypeError) as exc:
                 raise ValueError(f"question {number}: {exc}") from None
-        plain: dict[str, Any] = {name: data.get(name) for name in ("file", "created", "updated", "status", "signed")}
+        plain = {name: data.get(name) for name in ("file", "created", "updated", "status", "signed")}
         if not all(isinstance(value, str | None) for value in plain.values()):
             raise ValueError("file, created, updated, status and signed must be text")
         maps: dict[str, Any] = {name: data.get(name) or {} for name in ("overrides", "lessons_at_start", "limits")}

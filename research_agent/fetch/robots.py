@@ -67,7 +67,7 @@ class RobotsRules:
         except Refused as exc:
             if exc.reason.startswith("http_5"):
                 parser = RobotFileParser()
-                parser.disallow_all = True  # type: ignore[attr-defined]  # the flag read() sets on a 401/403; typeshed omits it
+                parser.disallow_all = True  # type: ignore[attr-defined]  # read() sets it; typeshed omits it
                 return parser
             return None
         except (TimeoutError, httpx.HTTPError, OSError) as exc:

@@ -116,7 +116,10 @@ async def memory_list(
     chosen = [c for c in good if wanted is None or c.query_domain == wanted][:limit]
     return {
         "critiques": [critique_summary(c, shorts.get(c.id, "")) for c in chosen],
-        "failed": [{**f.as_dict(), "short_id": shorts.get(f.run_id, "")} for f in failed[:limit]],  # type: ignore[typeddict-item]  # a FailedOut from a plain dict
+        "failed": [
+            {**f.as_dict(), "short_id": shorts.get(f.run_id, "")}  # type: ignore[typeddict-item]  # a plain dict
+            for f in failed[:limit]
+        ],
         "invalid": [{"file": item.name, "reason": item.error or ""} for item in loaded if item.critique is None],
     }
 
@@ -158,7 +161,7 @@ async def memory_effects(ctx: Context, domain: DomainName = None) -> EffectsOutp
         lesson_effects, settings.meta_dir, now=datetime.now(UTC), domain=wanted, ttl_days=settings.lesson_ttl_days,
         state_dir=settings.state_dir,
     )
-    return {"effects": [effect.as_dict() for effect in found]}  # type: ignore[misc]  # each a plain-dict EffectOut
+    return {"effects": [effect.as_dict() for effect in found]}  # type: ignore[misc]  # plain-dict EffectOuts
 
 
 APPROVAL_NOTE = (

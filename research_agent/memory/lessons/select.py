@@ -103,7 +103,7 @@ def compared_runs(ledger: TrialLedger, domain: str, rules: SelectionRules) -> li
                if where == domain and state.decision is not None and state.decision.event == "retired"}  # fmt: skip
     cutoff, future, latest = str(window["cutoff"]), str(window["future"]), float(window["latest"])
     return [
-        _Run(row.run, row.model, row.adaptive, row.mean, row.whole_run_baseline)  # type: ignore[arg-type]  # measured: mean is set
+        _Run(row.run, row.model, row.adaptive, row.mean, row.whole_run_baseline)  # type: ignore[arg-type]  # measured: a mean
         for row in ledger.ordered(domain)
         if row.measured and cutoff <= row.stamp <= future and (row.created or 0.0) <= latest
         and not (retired and row.adaptive and row.given_keys & retired)
@@ -283,7 +283,7 @@ def select_in(
     runs = compared_runs(index.ledger(), domain, rules)
     enough = len(pool.critiques) >= rules.min_critiques
     built = _build(index, pool if enough else None, domain, rules, person)
-    collapse = collapse_check(domain, runs)  # type: ignore[arg-type]  # a _Run has what it reads of a Critique
+    collapse = collapse_check(domain, runs)  # type: ignore[arg-type]  # a _Run has what it reads
     considered = pool.ids
     files = file_exclusions(index, domain, rules, {names[i] for i in considered}) if explain else ()
     base = LessonSelection(
@@ -297,7 +297,7 @@ def select_in(
     scarce = "" if enough else (
         f"no lessons: {len(pool.critiques)} eligible {domain} critique(s); {rules.min_critiques} are needed"
     )
-    comparison = compare_adaptive(domain, runs)  # type: ignore[arg-type]  # a _Run has what it reads of a Critique
+    comparison = compare_adaptive(domain, runs)  # type: ignore[arg-type]  # a _Run has what it reads
     return choose(base, built, run, comparison=comparison, scarce=scarce, eligible=len(pool.critiques))
 
 
