@@ -72,7 +72,7 @@ def _rounds(runs: list[GradedRun], plan: EvalPlan) -> list[dict[str, Any]]:
                                "lessons": dict(sorted(given.items()))}  # fmt: skip
         if number > 1:
             pairs = [(r.grade.recall, first[r.question.id].grade.recall) for r in these if r.question.id in first]
-            difference = paired(pairs, step=measure_step(measured))  # type: ignore[arg-type]  # recall: answerable
+            difference = paired(pairs, step=measure_step(measured))  # type: ignore[arg-type]  # answerable: a recall
             row["vs_round_1"] = {**difference.as_dict(),
                                  "words": change_words("fact recall", difference, f"round {number} vs round 1")}
         out.append(row)

@@ -103,7 +103,7 @@ def compared_runs(ledger: TrialLedger, domain: str, rules: SelectionRules) -> li
                if where == domain and state.decision is not None and state.decision.event == "retired"}  # fmt: skip
     cutoff, future, latest = str(window["cutoff"]), str(window["future"]), float(window["latest"])
     return [
-        _Run(row.run, row.model, row.adaptive, row.mean, row.whole_run_baseline)  # type: ignore[arg-type]  # measured: a mean
+        _Run(row.run, row.model, row.adaptive, row.mean, row.whole_run_baseline)  # type: ignore[arg-type]  # measured rows have a mean
         for row in ledger.ordered(domain)
         if row.measured and cutoff <= row.stamp <= future and (row.created or 0.0) <= latest
         and not (retired and row.adaptive and row.given_keys & retired)
