@@ -7,12 +7,12 @@ unknown price is ``cost_usd: null``, never 0.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from typing_extensions import TypedDict  # pydantic reads nested TypedDicts from here below Python 3.12
 
 from ..memory.critique.schedule import Scheduled
-from ..memory.effects.lesson_effects import EffectMethod, LessonStatus
+from ..memory.effects.lesson_effects import LessonStatus
 from ..memory.effects.stats import not_collapse
 from ..memory.lessons.select import LessonSelection
 from ..memory.store.critique_types import Critique
@@ -179,7 +179,7 @@ class EffectOut(TypedDict):
     mean_without: float | None
     delta: float | None
     interval: list[float] | None
-    method: EffectMethod
+    method: Literal["paired", "unpaired"]
     paired_questions: int
     confounded_with: list[str]
     status: LessonStatus

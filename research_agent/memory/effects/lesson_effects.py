@@ -50,7 +50,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from ...errors import StorageError
 from ..store.schema import LESSON_KEY, STAGES
@@ -66,8 +66,6 @@ __all__ = [
     "SCORE_SHARE",
     "STATUSES",
     "DECIDED",
-    "LessonStatus",
-    "EffectMethod",
     "Measured",
     "LessonEffect",
     "Arms",
@@ -82,7 +80,6 @@ MIN_RUNS = 5  # runs in each arm before any decision
 NO_EFFECT_RUNS = 40  # runs in both arms together from which an undecided lesson has no effect worth seeing
 SCORE_SHARE = 0.75  # of the error budget, what the mean-score check gets (the measure every lesson shares)
 LessonStatus = Literal["measuring", "active", "helpful", "no-effect", "retired"]
-EffectMethod = Literal["paired", "unpaired"]  # how its arms were compared: the same questions in both, or not
 STATUSES: tuple[LessonStatus, ...] = ("measuring", "active", "helpful", "no-effect", "retired")
 DECIDED: tuple[LessonStatus, ...] = ("helpful", "retired")
 
@@ -141,7 +138,7 @@ class LessonEffect:
     delta: float | None
     interval: tuple[float, float] | None
     status: LessonStatus
-    method: EffectMethod = "unpaired"
+    method: Literal["paired", "unpaired"] = "unpaired"
     paired_questions: int = 0
     confounded_with: tuple[str, ...] = ()
     score: Measured | None = None
@@ -239,11 +236,10 @@ def status_of(own: Measured, score: Measured | None, runs: tuple[int, int], tria
     """The status from the measures (see the module docstring), and the target that decided it;
     ``trial_runs``: the domain's runs since the lesson's trial began (None: both arms' runs)."""
     measures = [own] if score is None else [own, score]
-    decisions: tuple[tuple[str, LessonStatus], ...] = (("worse", "retired"), ("better", "helpful"))
-    for verdict, status in decisions:
+    for verdict, status in (("worse", "retired"), ("better", "helpful")):
         decided = next((m for m in measures if m.verdict == verdict), None)
         if decided is not None:
-            return status, decided.target
+            return cast(LessonStatus, status), decided.target
     if min(runs) < MIN_RUNS:
         return "measuring", ""
     seen = sum(runs) if trial_runs is None else trial_runs
