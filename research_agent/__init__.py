@@ -5,6 +5,8 @@
     print(result.report_path)
 """
 
+from typing import TYPE_CHECKING
+
 from .errors import (
     AmbiguousRun,
     BrowserTimeout,
@@ -37,6 +39,12 @@ from .errors import (
     UnsafeYaml,
 )
 from .lazy import lazy_names
+
+if TYPE_CHECKING:  # what the type checker sees of the lazy names below
+    from .config import MODES, Mode, Settings, load_settings
+    from .llm import ChatModel, ChatRequest, ChatResponse, Usage
+    from .pipeline import Iteration, ResearchResult, SourceSummary, research, research_sync
+    from .version import __version__
 
 # Everything else is imported on first use: the command line starts without the run and
 # the model protocol for every command but ``run`` (which imports them itself), and an

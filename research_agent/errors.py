@@ -59,6 +59,10 @@ exception class whose name starts with ``_`` is raised and caught inside its own
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .llm.usage import Usage
 
 __all__ = [
     "ResearchError",
@@ -165,7 +169,7 @@ class LLMError(ResearchError):
     is what the failed request spent before it was raised: answers that did not validate cost tokens too."""
 
     exit_code = 3
-    usage = None
+    usage: Usage | None = None
 
 
 class LLMUnavailable(LLMError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from datetime import UTC, date, datetime, timedelta
+from typing import TypeGuard
 
 __all__ = [
     "RUN_ID_PATTERN",
@@ -22,7 +23,7 @@ _STAMP_RE = re.compile(r"_(\d{8}T\d{12}Z)$")
 RUN_ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}_[0-9]{8}T[0-9]{12}Z$")
 
 
-def is_run_id(text: object) -> bool:
+def is_run_id(text: object) -> TypeGuard[str]:
     """True for a run id as :func:`make_run_id` makes them (safe as a file name anywhere)."""
     return isinstance(text, str) and RUN_ID_PATTERN.match(text) is not None
 

@@ -32,6 +32,7 @@ from .memory.lessons.types import LessonSelection
 from .plans.plan import ResearchPlan
 from .plans.steering import PlanReview, given_plan, lessons_for, reviewed
 from .progress import Progress
+from .record.types import IterationDecision
 from .results import Briefing, Iteration, Outcome, ResearchResult, SourceSummary
 from .run.assembly import LessonsFn, Run, RunLessons, assemble, within_deadline
 from .run.finish import finish_run
@@ -295,7 +296,7 @@ def _relevance_lessons(run: Run, briefing: Briefing, sources: tuple[Source, ...]
     return lessons_prompt_block(briefing.lessons.for_sites(seen), "relevance")
 
 
-def _record_gate(run: Run, plan: Plan, gate: Gate, decision: str) -> None:
+def _record_gate(run: Run, plan: Plan, gate: Gate, decision: IterationDecision) -> None:
     """An iteration that ended at the gate: too little to write from."""
     run.ledger.add_iteration(Iteration(
         plan=plan.number, revision=0, sub_queries=plan.sub_queries, gate=gate.decision,

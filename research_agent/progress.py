@@ -108,6 +108,7 @@ class TokenMeter:
         new = self._first is None or (tokens < self.tokens and bool(piece))
         if new:  # a new stream (the writer asked again)
             self._first = now
+        assert self._first is not None  # set above if it was not
         if self._text is not None and piece:
             self._text(piece, new=new)
         self.tokens, self.milliseconds = tokens, int((now - self._first) * 1000)

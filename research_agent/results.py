@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .ids import iso_date
 from .llm import Usage
 from .record import Iteration, RunRecord, SourceSummary
+from .record.types import SourceStatus
 from .sources import ScoredSource, Source
 from .text.sanitize import sanitize
 
@@ -168,7 +169,7 @@ def summarize_sources(
     items = []
     for item in scored:
         src = item.source
-        status = "unscored" if item.score is None else ("kept" if src.key in kept_keys else "dropped")
+        status: SourceStatus = "unscored" if item.score is None else ("kept" if src.key in kept_keys else "dropped")
         items.append(
             SourceSummary(
                 n=number.get(src.key),

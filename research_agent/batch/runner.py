@@ -47,7 +47,7 @@ from ..results import ResearchResult
 from ..service.events import EventLog
 from ..text.controls import one_line
 from .plan import Batch
-from .state import Entry
+from .state import BatchStatus, Entry
 
 __all__ = ["BatchWatcher", "QuietWatcher", "RunOptions", "run_batch", "TRANSIENT", "FATAL"]
 
@@ -113,7 +113,7 @@ async def _save(batch: Batch, shared: _Shared, *changed: Entry) -> None:
         await asyncio.to_thread(atomic_write_text, batch.state.path, text)
 
 
-def _stop(batch: Batch, status: str) -> None:
+def _stop(batch: Batch, status: BatchStatus) -> None:
     """The batch's last word in its state: questions left running are pending again."""
     for entry in batch.state.entries:
         if entry.state == "running":

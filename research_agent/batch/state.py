@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, Self
 
 from ..errors import InputError
 from ..files.atomic import atomic_write_text
@@ -30,10 +30,12 @@ from ..files.safeyaml import dump_yaml, load_yaml_text, read_capped
 from ..ids import format_utc, is_run_id, make_run_id
 from ..text.controls import one_line
 
-__all__ = ["Entry", "BatchState", "STATES", "entry_key", "question_key", "state_path", "find_unfinished", "find_latest",
-           "make_batch_id", "is_batch_id", "batch_ids"]  # fmt: skip
+__all__ = ["Entry", "BatchState", "STATES", "EntryState", "BatchStatus", "entry_key", "question_key", "state_path",
+           "find_unfinished", "find_latest", "make_batch_id", "is_batch_id", "batch_ids"]  # fmt: skip
 
-STATES = ("pending", "running", "done", "failed")
+EntryState = Literal["pending", "running", "done", "failed"]  # where one question stands
+BatchStatus = Literal["running", "stopped", "finished"]  # how the batch's last session left it
+STATES: tuple[EntryState, ...] = ("pending", "running", "done", "failed")
 MAX_STATE_BYTES = 64 * 1024 * 1024
 MAX_STATE_NODES = 60 * 10_000 + 1_000  # a node budget of 60 a question, for the largest batch
 
@@ -80,7 +82,7 @@ class Entry:
     key: str
     row: dict[str, Any] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
-    state: str = "pending"
+    state: EntryState = "pending"
     attempts: int = 0
     run_id: str = ""
     error: str = ""
@@ -92,8 +94,9 @@ class Entry:
         if not isinstance(data, dict):
             raise ValueError("not a mapping")
         entry = cls(**{name: data[name] for name in cls.__dataclass_fields__ if name in data})
-        kinds = {"line": int, "question": str, "key": str, "row": dict, "options": dict, "state": str,
-                 "attempts": int, "run_id": str, "error": str, "seconds": (int, float), "outcome": dict}  # fmt: skip
+        kinds: dict[str, type | tuple[type, ...]] = {
+            "line": int, "question": str, "key": str, "row": dict, "options": dict, "state": str,
+            "attempts": int, "run_id": str, "error": str, "seconds": (int, float), "outcome": dict}  # fmt: skip
         for name, kind in kinds.items():
             if not isinstance(getattr(entry, name), kind) or isinstance(getattr(entry, name), bool):
                 raise ValueError(f"{name} has the wrong type")
@@ -125,7 +128,7 @@ class BatchState:
     file: str = ""
     created: str = ""
     updated: str = ""
-    status: str = "running"  # running | stopped | finished
+    status: BatchStatus = "running"
     overrides: dict[str, Any] = field(default_factory=dict)
     lessons_at_start: dict[str, str] = field(default_factory=dict)
     limits: dict[str, Any] = field(default_factory=dict)
@@ -138,7 +141,7 @@ class BatchState:
     def path(self) -> Path:
         return state_path(self.meta_dir, self.id, self.KIND)
 
-    def count(self, state: str) -> int:
+    def count(self, state: EntryState) -> int:
         return sum(1 for entry in self.entries if entry.state == state)
 
     @property
@@ -169,7 +172,7 @@ class BatchState:
         return atomic_write_text(self.path, self.render(*changed))
 
     @classmethod
-    def load(cls, meta_dir: Path, batch_id: str) -> BatchState:
+    def load(cls, meta_dir: Path, batch_id: str) -> Self:
         """The batch ``batch_id`` of ``meta_dir``; InputError (one line) when it is missing or unreadable."""
         if not is_batch_id(batch_id):
             article = "an" if cls.KIND[0] in "aeiou" else "a"
@@ -185,7 +188,7 @@ class BatchState:
             raise InputError(f"{cls.KIND} state {path}: {exc}") from None
 
     @classmethod
-    def _from_data(cls, meta_dir: Path, batch_id: str, data: Any) -> BatchState:
+    def _from_data(cls, meta_dir: Path, batch_id: str, data: Any) -> Self:
         if not isinstance(data, dict) or data.get("id") != batch_id:
             raise ValueError("not the state of this batch")
         questions = data.get("questions")
@@ -200,13 +203,14 @@ class BatchState:
         plain = {name: data.get(name) for name in ("file", "created", "updated", "status", "signed")}
         if not all(isinstance(value, str | None) for value in plain.values()):
             raise ValueError("file, created, updated, status and signed must be text")
-        maps = {name: data.get(name) or {} for name in ("overrides", "lessons_at_start", "limits")}
+        maps: dict[str, Any] = {name: data.get(name) or {} for name in ("overrides", "lessons_at_start", "limits")}
         if not all(isinstance(value, dict) for value in maps.values()):
             raise ValueError("overrides, lessons_at_start and limits must be mappings")
         wall = data.get("wall_seconds") or 0.0
         if not isinstance(wall, int | float) or isinstance(wall, bool) or not 0 <= wall < 1e9:
             raise ValueError("wall_seconds must be a number of seconds")
-        return cls(batch_id, meta_dir, **{k: v or "" for k, v in plain.items()}, **maps, wall_seconds=float(wall),
+        texts: dict[str, Any] = {k: v or "" for k, v in plain.items()}
+        return cls(batch_id, meta_dir, **texts, **maps, wall_seconds=float(wall),
                    entries=entries)  # fmt: skip
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..measures import ClaimFacts
-from .verdicts import ClaimVerdict
+from .verdicts import ClaimOutcome, ClaimVerdict
 
 __all__ = ["ClaimCheck", "lexical_only"]
 
@@ -74,7 +74,7 @@ class ClaimCheck:
         line += ", ".join(parts) + "."
         return line + (f" Some were not checked: {self.not_checked.rstrip('.')}." if self.not_checked else "")
 
-    def with_outcomes(self, outcomes: Mapping[int, str]) -> ClaimCheck:
+    def with_outcomes(self, outcomes: Mapping[int, ClaimOutcome]) -> ClaimCheck:
         """The check with each unsupported claim's outcome after the last revision."""
         verdicts = tuple(
             v.with_outcome(outcomes.get(v.number, v.outcome)) if v.verdict == "unsupported" else v

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from .sentences import DISPUTED, LineSentence, line_sentences, without_hidden_markers, without_marker
-from .verdicts import ClaimVerdict, fold
+from .verdicts import ClaimOutcome, ClaimVerdict, fold
 
 __all__ = ["SIMILAR", "Marked", "similarity", "mark_unsupported"]
 
@@ -40,7 +40,7 @@ def _matcher(claim: str) -> SequenceMatcher:
 
 
 def _similarity(key: str, matcher: SequenceMatcher) -> float:
-    if not key or not matcher.b:
+    if not key or not matcher.b:  # type: ignore[attr-defined]  # the second sequence; typeshed leaves it out
         return 0.0
     matcher.set_seq1(key)
     if matcher.real_quick_ratio() < SIMILAR or matcher.quick_ratio() < SIMILAR:
@@ -55,7 +55,7 @@ class Marked:
 
     texts: tuple[str, ...]
     marked: int
-    outcomes: dict[int, str]
+    outcomes: dict[int, ClaimOutcome]
 
 
 def _start(line: str, sentence: LineSentence) -> int:
@@ -75,7 +75,7 @@ def _start(line: str, sentence: LineSentence) -> int:
 
 
 def _mark_line(
-    line: str, read: str, claims: Sequence[tuple[ClaimVerdict, SequenceMatcher]], outcomes: dict[int, str]
+    line: str, read: str, claims: Sequence[tuple[ClaimVerdict, SequenceMatcher]], outcomes: dict[int, ClaimOutcome]
 ) -> tuple[str, int]:
     """``line`` with "[Disputed]" before each unmarked sentence like one of ``claims`` (each
     with a matcher holding its folded key) that still cites its source; how many it marked.
@@ -107,7 +107,7 @@ def mark_unsupported(texts: Sequence[str], unsupported: Sequence[ClaimVerdict]) 
     """Mark "[Disputed]" in ``texts`` (a draft's parts, in reading order, citations as the
     claims number them) on every unmarked sentence like an ``unsupported`` claim that still
     cites one of its sources; say what became of each claim."""
-    outcomes: dict[int, str] = {}
+    outcomes: dict[int, ClaimOutcome] = {}
     keyed = [(claim, _matcher(claim.sentence)) for claim in unsupported]
     marked = 0
     out = []

@@ -16,18 +16,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal, cast
 
 from ..text.controls import one_line
 from ..text.sanitize import sanitize
 from .select import CitedClaim
 
-__all__ = ["VERDICTS", "OUTCOMES", "QUOTE_WORDS", "ClaimVerdict", "fold", "quote_found", "read_verdicts"]
+__all__ = ["Verdict", "ClaimOutcome", "VERDICTS", "OUTCOMES", "QUOTE_WORDS", "ClaimVerdict", "fold", "quote_found", "read_verdicts"]
 
-VERDICTS = ("supported", "partial", "unsupported")
+Verdict = Literal["supported", "partial", "unsupported"]
+ClaimOutcome = Literal["disputed", "removed", "recited", ""]  # "": not an unsupported claim, or still open
+VERDICTS: tuple[Verdict, ...] = ("supported", "partial", "unsupported")
+_VERDICT: dict[str, Verdict] = {v: v for v in VERDICTS}  # the verdict an answer names, typed
 # What became of an unsupported claim after the last revision: a sentence like it is marked
 # "[Disputed]"; none is left; or one is left that cites other sources (or none).
-OUTCOMES = ("disputed", "removed", "recited")
+OUTCOMES: tuple[ClaimOutcome, ...] = ("disputed", "removed", "recited")
 QUOTE_NOT_FOUND = "the quote is not in the passage"
 NO_QUOTE = "no quote from the passage was given"
 _TEXT_CHARS = 300
@@ -50,15 +53,15 @@ class ClaimVerdict:
     number: int
     sentence: str
     sources: tuple[int, ...]
-    verdict: str
+    verdict: Verdict
     quote: str = ""
     reason: str = ""
     source: int | None = None
     location: str = ""
     note: str = ""
-    outcome: str = ""
+    outcome: ClaimOutcome = ""
 
-    def with_outcome(self, outcome: str) -> ClaimVerdict:
+    def with_outcome(self, outcome: ClaimOutcome) -> ClaimVerdict:
         return replace(self, outcome=outcome)
 
     def as_dict(self) -> dict[str, Any]:
@@ -82,13 +85,13 @@ class ClaimVerdict:
             number=int(data.get("number", 0)),
             sentence=str(data.get("sentence", "")),
             sources=tuple(int(n) for n in data.get("sources", ())),
-            verdict=str(data.get("verdict", "")),
+            verdict=cast(Verdict, str(data.get("verdict", ""))),
             quote=str(data.get("quote", "")),
             reason=str(data.get("reason", "")),
             source=data.get("source"),
             location=str(data.get("location", "")),
             note=str(data.get("note", "")),
-            outcome=str(data.get("outcome", "")),
+            outcome=cast(ClaimOutcome, str(data.get("outcome", ""))),
         )
 
 
@@ -143,15 +146,15 @@ def read_verdicts(items: Iterable[Mapping[str, Any]], claims: Sequence[CitedClai
     asked = {c.number: c for c in claims}
     verdicts: dict[int, ClaimVerdict] = {}
     for item in items:
-        claim = asked.get(item.get("n")) if isinstance(item.get("n"), int) else None
-        verdict = str(item.get("verdict", "")).strip().lower()
-        if claim is None or claim.number in verdicts or verdict not in VERDICTS:
+        claim = asked.get(n) if isinstance(n := item.get("n"), int) else None
+        verdict = _VERDICT.get(str(item.get("verdict", "")).strip().lower())
+        if claim is None or claim.number in verdicts or verdict is None:
             continue
         verdicts[claim.number] = _checked(claim, verdict, _clean(item.get("quote")), _clean(item.get("reason")))
     return tuple(verdicts[n] for n in sorted(verdicts))
 
 
-def _checked(claim: CitedClaim, verdict: str, quote: str, reason: str) -> ClaimVerdict:
+def _checked(claim: CitedClaim, verdict: Verdict, quote: str, reason: str) -> ClaimVerdict:
     """The verdict with its quote looked up in the claim's passages."""
     base = ClaimVerdict(claim.number, claim.sentence, claim.sources, verdict, quote, reason, claim.sources[0])
     if verdict == "unsupported":

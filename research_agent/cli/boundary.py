@@ -151,7 +151,7 @@ def guarded(command: Command) -> Command:
         except Exception as exc:
             raise exit_for(exc) from None
 
-    return boundary  # type: ignore[return-value]
+    return boundary  # type: ignore[return-value]  # wraps() keeps the signature
 
 
 def run_async(coro: Any, *, interrupted: Callable[[], str] | None = None) -> Any:

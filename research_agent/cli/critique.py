@@ -122,7 +122,7 @@ def print_scheduled(
         )
 
 
-def tell_failed_critiques(settings: Settings, console: Console, *, told: Collection[str] = ()) -> None:
+def tell_failed_critiques(settings: Settings, console: Console, *, told: Collection[str | None] = ()) -> None:
     """One line when background critiques in ``settings``' reports folder failed since a command last
     told of them, with the ``memory retry`` that completes them; runs in ``told`` were told already
     (this command's own critique). Nothing here ever fails the command it ends."""

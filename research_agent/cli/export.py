@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -37,6 +37,8 @@ __all__ = [
     "BROWSER_HELP",
 ]
 
+RunFormat = Literal["md", "html", "pdf"]  # what run --format writes: md is the report alone
+_RUN_FORMATS: dict[str, RunFormat] = {"md": "md", "html": "html", "pdf": "pdf"}
 FORMAT_HELP = "html (one self-contained page) or pdf (printed by headless Chromium)."
 BROWSER_HELP = "The Chromium to print PDF with (default: chromium on PATH)."
 Format = Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP)]
@@ -87,7 +89,7 @@ def print_note(exported: Exported) -> None:
 class ExportPlan:
     """What ``run --format`` will export once the report is written: checked before the run."""
 
-    format: str  # md (nothing to export), html or pdf
+    format: RunFormat
     output: Path | None  # where the export goes (default: beside the report)
     browser: Path | None  # the Chromium found for pdf
 
@@ -96,16 +98,17 @@ def plan_export(fmt: str, output: Path | None, browser: Path | None) -> ExportPl
     """Check ``run --format`` before any model call: a known format, a usable output, and for
     pdf a Chromium to print with (ConfigError, exit 2, saying what to install)."""
     fmt = fmt.lower()
-    if fmt not in ("md", "html", "pdf"):
+    chosen = _RUN_FORMATS.get(fmt)
+    if chosen is None:
         raise InputError(f"unknown format {fmt[:20]!r}: choose md, html or pdf")
-    if fmt == "md":
-        return ExportPlan(fmt, output, None)
+    if chosen == "md":
+        return ExportPlan(chosen, output, None)
     from ..export import check_destination, find_browser
 
-    found = find_browser(browser) if fmt == "pdf" else None
+    found = find_browser(browser) if chosen == "pdf" else None
     if output is not None:
         check_destination(output)
-    return ExportPlan(fmt, output, found)
+    return ExportPlan(chosen, output, found)
 
 
 def export_after_run(plan: ExportPlan, report: Path, reports_dir: Path) -> Exported:

@@ -17,7 +17,7 @@ set (exit 2); an unsupported claim the report does not mark "[Disputed]" rejects
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -29,6 +29,9 @@ from ..review.rules import load_rules
 from ..run.stored import run_findings
 from .boundary import guarded
 from .terminal import dumps_json, echo
+
+if TYPE_CHECKING:
+    from ..run.claims.on_report import ReportClaims
 
 __all__ = ["review_command", "review_file", "app"]
 
@@ -88,7 +91,7 @@ def review_command(
     raise typer.Exit(0 if approved else 1)
 
 
-def _check_claims(report: Path, settings: Settings):  # -> run.claims.on_report.ReportClaims
+def _check_claims(report: Path, settings: Settings) -> ReportClaims:
     """The claim check of the report at ``report``; without an endpoint, the usual ConfigError first."""
     from ..llm import OpenAIChatModel
     from ..run.claims.on_report import (  # the model layer loads only when asked
@@ -98,7 +101,7 @@ def _check_claims(report: Path, settings: Settings):  # -> run.claims.on_report.
 
     model = OpenAIChatModel.from_settings(settings)
 
-    async def check():
+    async def check() -> ReportClaims:
         async with model:
             markdown = read_report(report, settings.review_max_bytes)
             store, query = report_evidence(report, markdown, settings.reports_dir)

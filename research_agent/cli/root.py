@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import logging
 import sys
+from collections.abc import Sequence
 from difflib import get_close_matches
 from typing import Annotated, Any, NamedTuple
 
@@ -150,13 +151,13 @@ class _Root(TyperGroup):
         finally:
             self._listing = False
 
-    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
-             standalone_mode: bool = True, **extra: Any) -> Any:  # fmt: skip
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, windows_expand_args: bool = True, **extra: Any) -> Any:  # fmt: skip
         given = hoist_verbose(list(sys.argv[1:] if args is None else args))
         tidy_help(self)
         try:
             code = super().main(args=given, prog_name=prog_name or "research-agent", complete_var=complete_var,
-                                standalone_mode=False, **extra)  # fmt: skip
+                                standalone_mode=False, windows_expand_args=windows_expand_args, **extra)  # fmt: skip
         except ClickException as exc:
             code = usage_error(exc, json_output="--json" in given)
         if standalone_mode:

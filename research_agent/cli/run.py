@@ -138,7 +138,7 @@ def _missing_query(ctx: typer.Context) -> Exception:
     """typer's own "Missing argument 'QUERY'" usage error, naming what a newcomer can run instead."""
     missing = next(c for c in typer.BadParameter.__subclasses__() if c.__name__ == "MissingParameter")
     param = next(p for p in ctx.command.params if p.name == "query")
-    return missing("Ask a question, or try --sample", ctx=ctx, param=param)
+    return missing("Ask a question, or try --sample", ctx=ctx, param=param)  # type: ignore[arg-type]  # a TyperArgument
 
 
 def _on_the_sample(query: str | None, settings: Settings, context_given: bool) -> tuple[str, Settings]:

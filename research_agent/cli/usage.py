@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from typer.core import TyperArgument, TyperOption
@@ -25,8 +25,11 @@ from .boundary import json_error, print_error
 __all__ = ["hoist_verbose", "tidy_help", "first_sentence", "usage_error", "ClickException", "UsageError"]
 
 # typer ships its own click: its exception classes, reached through the public BadParameter
-ClickException: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
-UsageError: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+if TYPE_CHECKING:  # the same classes, where the type checker finds them
+    from typer._click.exceptions import ClickException, UsageError
+else:
+    ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+    UsageError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
 
 _VERBOSE = {"-v": 1, "-vv": 2, "-vvv": 3, "--verbose": 1}
 _TYPE_METAVARS = {"int": "N", "float": "NUMBER", "Path": "PATH", "str": "TEXT"}
@@ -114,7 +117,7 @@ def tidy_help(command: Any) -> None:
         if not sub.short_help and sub.help:
             sub.short_help = first_sentence(sub.help)
         tidy_help(sub)
-    command._research_agent_tidy = True  # type: ignore[attr-defined]
+    command._research_agent_tidy = True
 
 
 def usage_error(exc: Any, *, json_output: bool = False) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, cast
 
 from ..batch.state import Entry
 from ..errors import InputError, ResearchError
@@ -28,6 +29,9 @@ log = logging.getLogger(__name__)
 MAX_REPORT_BYTES = 8 * 1024 * 1024
 
 
+Half = Literal["learning", "measured", ""]  # of a --holdout eval's questions ("": no holdout)
+
+
 @dataclass(frozen=True)
 class GradedRun:
     """A finished run of an eval and its grade, with what the scorecard shows beside it: its cost,
@@ -36,7 +40,7 @@ class GradedRun:
     key: str
     question: Question
     round: int
-    half: str  # learning | measured | "" (no holdout)
+    half: Half
     run_id: str
     report: str
     grade: Grade
@@ -80,7 +84,7 @@ def grade_entry(world: World, entry: Entry, meta_dir: Path, reports_dir: Path) -
         return None
     usage = [u for u in record.usage.values()]
     return GradedRun(
-        entry.key, question, int(entry.row.get("round", 1)), str(entry.row.get("half", "")), record.id,
+        entry.key, question, int(entry.row.get("round", 1)), cast(Half, str(entry.row.get("half", ""))), record.id,
         record.report_path, grade(world, report, record, question=question),
         sum(u.prompt_tokens + u.completion_tokens for u in usage), record.cost_usd, sum(u.calls for u in usage),
         tuple(lesson.key for lesson in record.lessons.applied if lesson.key), _critic(meta_dir, entry),

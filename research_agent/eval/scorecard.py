@@ -49,7 +49,7 @@ def _summary(runs: list[GradedRun], plan: EvalPlan) -> dict[str, Any]:
         "unsupported_per_report": round(sum(r.unsupported for r in runs) / len(runs), 3) if runs else None,
         "declined": sum(r.grade.declined for r in unanswerable), "unanswerable": len(unanswerable),
         "words": sum(r.grade.words for r in runs), "tokens": sum(r.tokens for r in runs),
-        "cost_usd": None if any(c is None for c in costs) else round(sum(costs), 6),  # type: ignore[arg-type]
+        "cost_usd": None if any(c is None for c in costs) else round(sum(c for c in costs if c is not None), 6),
         "calls": sum(r.calls for r in runs), "endpoint_calls": (state.limits or {}).get("calls"),
         "wall_seconds": round(state.wall_seconds, 1),
         "failed": state.count("failed"), "not_run": state.count("pending") + state.count("running"),
@@ -72,7 +72,7 @@ def _rounds(runs: list[GradedRun], plan: EvalPlan) -> list[dict[str, Any]]:
                                "lessons": dict(sorted(given.items()))}  # fmt: skip
         if number > 1:
             pairs = [(r.grade.recall, first[r.question.id].grade.recall) for r in these if r.question.id in first]
-            difference = paired(pairs, step=measure_step(measured))  # type: ignore[arg-type]
+            difference = paired(pairs, step=measure_step(measured))  # type: ignore[arg-type]  # answerable: a recall
             row["vs_round_1"] = {**difference.as_dict(),
                                  "words": change_words("fact recall", difference, f"round {number} vs round 1")}
         out.append(row)
@@ -80,19 +80,19 @@ def _rounds(runs: list[GradedRun], plan: EvalPlan) -> list[dict[str, Any]]:
 
 
 def _critic(runs: list[GradedRun]) -> list[dict[str, Any]]:
-    judged = [r for r in runs if r.critic is not None]
+    judged = [(r, r.critic) for r in runs if r.critic is not None]
     if not judged:
         return []
-    coverage = [(r.critic["coverage"], r.grade.recall) for r in judged  # type: ignore[index]
-                if r.grade.recall is not None and r.critic["coverage"] is not None]  # type: ignore[index]
-    support = [(r.critic["claim_support"], r.grade.cited_precision) for r in judged  # type: ignore[index]
-               if r.grade.cited_precision is not None and r.critic["claim_support"] is not None]  # type: ignore[index]
-    made_up = [(r.critic["claim_support"], float(r.unsupported)) for r in judged  # type: ignore[index]
-               if r.critic["claim_support"] is not None]  # type: ignore[index]
+    coverage = [(c["coverage"], r.grade.recall) for r, c in judged
+                if r.grade.recall is not None and c["coverage"] is not None]
+    support = [(c["claim_support"], r.grade.cited_precision) for r, c in judged
+               if r.grade.cited_precision is not None and c["claim_support"] is not None]
+    made_up = [(c["claim_support"], float(r.unsupported)) for r, c in judged
+               if c["claim_support"] is not None]
     return [
-        critic_tracking("coverage", "fact_recall", coverage).as_dict(),  # type: ignore[arg-type]
-        critic_tracking("claim_support", "cited_precision", support).as_dict(),  # type: ignore[arg-type]
-        critic_tracking("claim_support", "unsupported_facts", made_up, sign=-1).as_dict(),  # type: ignore[arg-type]
+        critic_tracking("coverage", "fact_recall", coverage).as_dict(),
+        critic_tracking("claim_support", "cited_precision", support).as_dict(),
+        critic_tracking("claim_support", "unsupported_facts", made_up, sign=-1).as_dict(),
     ]
 
 

@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import PurePosixPath
+from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -71,7 +72,7 @@ def _markdown(local_files: bool) -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable(["table", "strikethrough"])
     md.core.ruler.disable("text_join")  # keep "\[3\]" apart from a citation "[3]"
-    md.validateLink = lambda url: _link_allowed(url.strip(), local_files)
+    md.validateLink = lambda url: _link_allowed(url.strip(), local_files)  # type: ignore[method-assign]  # the documented hook
     md.add_render_rule("image", _as_text)  # nothing is loaded from outside: an image shows its alt text
     md.add_render_rule("text_special", _as_text)
     md.add_render_rule("cite", _cite_html)
@@ -116,7 +117,7 @@ def render_body(markdown: str, passage: PassageFinder | None, *, local_files: bo
         elif token.type == "inline" and section not in SOURCES_TITLES and token.children:
             token.children = _cited(token.children, titles, citing, body)
     windows = _windows(citing, passage)
-    env = {"titles": titles, "windows": windows, "named": set(), "body": body}
+    env: dict[str, Any] = {"titles": titles, "windows": windows, "named": set(), "body": body}
     body.html = md.renderer.render(tokens, md.options, env)
     body.tips_html = _names_html(env["named"], titles) + "".join(
         _tip_html(n, titles[n], window) + "\n" for n, window in windows.items()

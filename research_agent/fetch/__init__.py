@@ -12,9 +12,17 @@
   switch to them once pages overlap).
 """
 
+from typing import TYPE_CHECKING
+
 from ..lazy import lazy_names
 from ..sources import Document, Page
 from .extract import Unreadable, decode_body, extract, pdf_supported
+
+if TYPE_CHECKING:  # what the type checker sees of the lazy names below
+    from .cache import PageCache
+    from .fetcher import DEFAULT_USER_AGENT, Fetcher
+    from .guard import Resolver, is_public_address
+    from .outcome import FAILURE_REASONS, FetchFailure, FetchStats, SourceRead
 
 # The rest is imported on first use: an extraction worker process imports this package on
 # its way to :mod:`.extract` and must not pay for the fetcher (httpx, asyncio) or the cache.
@@ -32,7 +40,10 @@ _LAZY = {
     "is_public_address": "guard",
 }
 
-__all__ = ["Page", "Document", "extract", "Unreadable", "decode_body", "pdf_supported", *_LAZY]
+__all__ = [
+    "Page", "Document", "extract", "Unreadable", "decode_body", "pdf_supported", "Fetcher", "DEFAULT_USER_AGENT",
+    "FetchFailure", "FetchStats", "SourceRead", "FAILURE_REASONS", "PageCache", "Resolver", "is_public_address",
+]  # fmt: skip
 
 
 __getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())

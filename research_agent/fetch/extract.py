@@ -43,7 +43,7 @@ import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
+from types import MappingProxyType, ModuleType
 
 from ..sources import Document
 from ..text.controls import one_line
@@ -207,7 +207,7 @@ def _text_title(text: str, kind: str) -> str:
 
 
 @functools.cache
-def _pypdf():  # pragma: no cover - depends on the optional extra
+def _pypdf() -> ModuleType | None:  # pragma: no cover - depends on the optional extra
     try:
         import pypdf
     except ImportError:

@@ -22,8 +22,11 @@ __all__ = ["SourceReader", "Gathered", "gather_sources", "source_key"]
 
 
 class SourceRead(Protocol):
-    source: Source  # snippet-only when the page could not be read
-    failure: Any  # None, or why the page could not be read (has .reason)
+    @property
+    def source(self) -> Source: ...  # snippet-only when the page could not be read
+
+    @property
+    def failure(self) -> Any: ...  # None, or why the page could not be read (has .reason)
 
 
 class SourceReader(Protocol):

@@ -67,7 +67,7 @@ class RobotsRules:
         except FetchRefused as exc:
             if exc.reason.startswith("http_5"):
                 parser = RobotFileParser()
-                parser.disallow_all = True
+                parser.disallow_all = True  # type: ignore[attr-defined]  # read() sets it; typeshed omits it
                 return parser
             return None
         except (TimeoutError, httpx.HTTPError, OSError) as exc:

@@ -14,7 +14,11 @@ import contextlib
 import functools
 import ipaddress
 import re
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+
+if TYPE_CHECKING:
+    from publicsuffixlist import PublicSuffixList
 
 __all__ = ["normalize_url", "registrable_domain", "is_web_url", "url_host", "TRACKING_PARAMS"]
 
@@ -108,7 +112,7 @@ def url_host(url_or_host: str) -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def _psl():  # type: ignore[no-untyped-def]
+def _psl() -> PublicSuffixList:
     # Imported lazily: loading the list takes a few milliseconds. PublicSuffixList()
     # reads the copy shipped inside the package; it has no network code path.
     from publicsuffixlist import PublicSuffixList

@@ -120,7 +120,7 @@ class _YamlScan:
     def line(self, start: int, stack: list[tuple[int, bool]]) -> int:
         """Scan the line starting at ``start``; return where the next line starts."""
         text, end = self.text, self.eol(start)
-        pos = _SPACES.match(text, start, end).end()
+        pos = _SPACES.match(text, start, end).end()  # type: ignore[union-attr]  # " *" always matches
         indent = pos - start
         if pos == end or text[pos] == "#":
             return end + 1
@@ -160,7 +160,7 @@ class _YamlScan:
                 self.note(depth)
                 continue
             if c in "&!*":  # anchor, tag or alias: a token up to the next blank
-                pos = _TOKEN_END.search(text, pos + 1).start()
+                pos = _TOKEN_END.search(text, pos + 1).start()  # type: ignore[union-attr]  # "|\Z" always matches
                 continue
             if c in "[{":
                 pos = self.flow(pos, depth)
@@ -228,7 +228,7 @@ class _YamlScan:
                     depth += 1
                     self.note(depth)
             elif c in "!&" and not in_plain:
-                pos = _TOKEN_END.search(text, pos).start()
+                pos = _TOKEN_END.search(text, pos).start()  # type: ignore[union-attr]  # "|\Z" always matches
             else:
                 in_plain = True
 
@@ -243,7 +243,7 @@ class _YamlScan:
             most, i = 0, first
             while i < self.n:
                 line_end = self.eol(i)
-                spaces = _SPACES.match(text, i, line_end).end() - i
+                spaces = _SPACES.match(text, i, line_end).end() - i  # type: ignore[union-attr]  # " *" always matches
                 most = max(most, spaces)
                 if i + spaces != line_end:
                     break
@@ -252,7 +252,7 @@ class _YamlScan:
         i = first
         while i < self.n:
             line_end = self.eol(i)
-            spaces = _SPACES.match(text, i, line_end).end() - i
+            spaces = _SPACES.match(text, i, line_end).end() - i  # type: ignore[union-attr]  # " *" always matches
             if i + spaces != line_end and spaces < content:
                 break
             i = line_end + 1

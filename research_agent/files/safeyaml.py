@@ -21,7 +21,7 @@ Writing produces block-style YAML a person can read, with keys in the order give
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from yaml.constructor import SafeConstructor
@@ -94,7 +94,7 @@ _SCALARS: dict[str, Any] = {
     _CORE + "bool": _SAFE.construct_yaml_bool,
     _CORE + "null": _SAFE.construct_yaml_null,
 }
-_COLLECTIONS = {yaml.MappingNode: _CORE + "map", yaml.SequenceNode: _CORE + "seq"}
+_COLLECTIONS: dict[type[yaml.Node], str] = {yaml.MappingNode: _CORE + "map", yaml.SequenceNode: _CORE + "seq"}
 
 
 class _Builder:
@@ -130,7 +130,7 @@ class _Builder:
             raise UnsafeYaml(f"unsupported YAML tag {shown[:60]} ({_where(node)})")
         if kind is yaml.SequenceNode:
             return [self.value(item, depth + 1) for item in node.value]
-        return self.mapping(node, depth)
+        return self.mapping(cast(yaml.MappingNode, node), depth)  # the tag check above leaves only a mapping
 
     def mapping(self, node: yaml.MappingNode, depth: int) -> dict[Any, Any]:
         built: dict[Any, Any] = {}

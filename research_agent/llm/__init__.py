@@ -15,6 +15,8 @@ sends every request through the ``openai`` SDK over an httpx client that carries
 limits (loaded on first use: a command that only reads reports never needs them).
 """
 
+from typing import TYPE_CHECKING
+
 from ..lazy import lazy_names
 from .client.retry import parse_retry_after
 from .prices import Price, PriceTable
@@ -30,6 +32,9 @@ from .protocol import (
 from .schema_bounds import wire_schema
 from .structured import OutputForm, extract_json, strip_think
 from .usage import Usage, UsageRecorder
+
+if TYPE_CHECKING:  # what the type checker sees of the lazy names below
+    from .client.openai_compat import DEFAULT_TIMEOUT, NO_ENDPOINT_MESSAGE, OpenAIChatModel
 
 __all__ = [
     "ChatRequest",

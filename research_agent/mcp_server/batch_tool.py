@@ -118,7 +118,7 @@ def _output(data: dict[str, Any], page: str) -> BatchOutput:
         cost_usd=q["cost_usd"], seconds=q["seconds"],
     ) for q in data["questions"]]  # fmt: skip
     return BatchOutput(id=data["id"], status=data["status"], state_path=data["state_path"], page_path=page,
-                       totals=data["totals"], lessons_changed=data["lessons_changed"], questions=questions)  # type: ignore[typeddict-item]
+                       totals=data["totals"], lessons_changed=data["lessons_changed"], questions=questions)
 
 
 class _Notifier(QuietWatcher):

@@ -116,7 +116,10 @@ async def memory_list(
     chosen = [c for c in good if wanted is None or c.query_domain == wanted][:limit]
     return {
         "critiques": [critique_summary(c, shorts.get(c.id, "")) for c in chosen],
-        "failed": [{**f.as_dict(), "short_id": shorts.get(f.run_id, "")} for f in failed[:limit]],
+        "failed": [
+            {**f.as_dict(), "short_id": shorts.get(f.run_id, "")}  # type: ignore[typeddict-item]  # a plain dict
+            for f in failed[:limit]
+        ],
         "invalid": [{"file": item.name, "reason": item.error or ""} for item in loaded if item.critique is None],
     }
 
@@ -158,7 +161,7 @@ async def memory_effects(ctx: Context, domain: DomainName = None) -> EffectsOutp
         lesson_effects, settings.meta_dir, now=datetime.now(UTC), domain=wanted, ttl_days=settings.lesson_ttl_days,
         state_dir=settings.state_dir,
     )
-    return {"effects": [effect.as_dict() for effect in found]}  # type: ignore[misc]
+    return {"effects": [effect.as_dict() for effect in found]}  # type: ignore[misc]  # plain-dict EffectOuts
 
 
 APPROVAL_NOTE = (
@@ -179,7 +182,7 @@ async def memory_proposals(ctx: Context) -> ProposalsOutput:
     research-agent approves it in the CLI. This server cannot approve or reject them."""
     settings = service_of(ctx).settings()
     found = await asyncio.to_thread(_undecided_proposals, settings.meta_dir, settings.state_dir)
-    return {"proposals": found, "note": APPROVAL_NOTE}  # type: ignore[typeddict-item]
+    return {"proposals": found, "note": APPROVAL_NOTE}  # type: ignore[typeddict-item]  # plain-dict ProposalOut
 
 
 def load_by_id(runs: Runs, ref: str) -> Any:

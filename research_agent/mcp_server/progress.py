@@ -15,7 +15,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
-from ..service.events import STEPS, TOTAL, EventLog
+from ..service.events import STEPS, TOTAL, EndOutcome, EventLog
 
 __all__ = ["NotifyingProgress", "Send", "STEPS", "TOTAL"]
 
@@ -32,7 +32,7 @@ class NotifyingProgress(EventLog):
         """Send what the block reports, in order; what is queued when it ends is still sent, and
         when the block finished without an error, a last "done" at the total."""
         forwarder = asyncio.ensure_future(self._forward(send))
-        outcome = "failed"
+        outcome: EndOutcome = "failed"
         try:
             yield self
             outcome = "done"

@@ -7,11 +7,12 @@ unknown price is ``cost_usd: null``, never 0.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from typing_extensions import TypedDict  # pydantic reads nested TypedDicts from here below Python 3.12
 
 from ..memory.critique.schedule import Scheduled
+from ..memory.effects.lesson_effects import LessonStatus
 from ..memory.effects.stats import not_collapse
 from ..memory.lessons.select import LessonSelection
 from ..memory.store.critique_types import Critique
@@ -178,10 +179,10 @@ class EffectOut(TypedDict):
     mean_without: float | None
     delta: float | None
     interval: list[float] | None
-    method: str  # paired | unpaired
+    method: Literal["paired", "unpaired"]
     paired_questions: int
     confounded_with: list[str]
-    status: str  # helpful | active | measuring | no-effect | retired
+    status: LessonStatus
     score: ScoreCheckOut | None  # its mean-score check (None when its target is the mean score)
     decided_on: str | None  # the target whose interval decided it (helpful, retired)
     decided_after: int | None  # the run of its domain ("run N") at which the evidence first reached the decision

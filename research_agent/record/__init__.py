@@ -11,7 +11,25 @@ same types, checked against ``record.schema.json``. Memory reads runs only this 
   and a citation's passage in it
 """
 
+from typing import TYPE_CHECKING
+
 from ..lazy import lazy_names
+
+if TYPE_CHECKING:  # what the type checker sees of the lazy names below
+    from .io import MAX_RUN_RECORD_BYTES, read_run_record, record_yaml, run_record_schema, write_run_record
+    from .passages import PassageStore, StoredSource, build_passage_store, read_passage_store
+    from .types import (
+        RUN_RECORD_VERSION,
+        AppliedLesson,
+        CorpusRecord,
+        FetchFailure,
+        Iteration,
+        LessonsRecord,
+        RunRecord,
+        SourceSummary,
+        SubQueryCount,
+        WithheldLesson,
+    )
 
 # Imported on first use: memory reads ``lessons`` and ``types`` on the way to a run's first model
 # call, which must not wait for ``io`` (the schema, yaml, the skeptic's and the claim check's types).

@@ -22,25 +22,31 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from ..claims import ClaimCheck
 from ..fetch.urls import normalize_url, registrable_domain
 from ..llm import Usage
 from ..measures import CitationFacts
+from ..stages.gate import GateDecision
 from ..stages.skeptic import SkepticReport
 from .lessons import AppliedLesson, LessonsRecord, WithheldLesson
 
 __all__ = [
-    "GATE_DECISIONS", "RUN_RECORD_VERSION", "SourceSummary", "SubQueryCount", "Iteration", "AppliedLesson",
-    "LessonsRecord", "WithheldLesson", "CorpusRecord", "FetchFailure", "DroppedSubQuery", "ReviewOutcome", "RunRecord",
+    "GATE_DECISIONS", "RUN_RECORD_VERSION", "SourceStatus", "IterationDecision", "SourceSummary", "SubQueryCount",
+    "Iteration", "AppliedLesson", "LessonsRecord", "WithheldLesson", "CorpusRecord", "FetchFailure", "DroppedSubQuery",
+    "ReviewOutcome", "RunRecord",
 ]  # fmt: skip
 
 RUN_RECORD_VERSION = 2
 
 
 # The kinds of report a run can end with (the gate's decision).
-GATE_DECISIONS: tuple[str, ...] = ("full_report", "short_report", "insufficient_data", "no_new_findings")
+GATE_DECISIONS: tuple[GateDecision, ...] = ("full_report", "short_report", "insufficient_data", "no_new_findings")
+
+# What became of a source at the relevance gate, and what a pass of writing decided.
+SourceStatus = Literal["kept", "dropped", "unscored"]
+IterationDecision = Literal["replan", "revise", "proceed", "give_up"]
 
 @dataclass(frozen=True)
 class SourceSummary:
@@ -53,7 +59,7 @@ class SourceSummary:
     provider: str
     score: int | None
     reason: str
-    status: str  # kept | dropped | unscored
+    status: SourceStatus
     snippet_only: bool
     published: str | None = None  # YYYY-MM-DD, when the page or file gave a date
     sub_queries: tuple[int, ...] = ()  # 1-based indices into the record's sub_queries that found it
@@ -101,13 +107,13 @@ class Iteration:
     plan: int
     revision: int
     sub_queries: tuple[str, ...]
-    gate: str
+    gate: GateDecision
     scored_count: int
     kept_count: int
     viability: int | None
     critical_count: int
     warning_count: int
-    decision: str  # replan | revise | proceed | give_up
+    decision: IterationDecision
     reason: str
     tokens: int
 
@@ -157,7 +163,7 @@ class ReviewOutcome:
     of them, claims marked [Disputed] not counted), and the first of their reasons. ``words``:
     its words of prose as the lint counts them (None: not recorded)."""
 
-    status: str
+    status: Literal["approved", "rejected"]
     open_critical: int = 0
     reasons: tuple[str, ...] = ()
     words: int | None = None
@@ -180,7 +186,7 @@ class RunRecord:
     mode: str
     model: str
     report_path: str
-    gate_decision: str
+    gate_decision: GateDecision
     domain: str = ""
     started: str = ""  # UTC, ISO 8601 with microseconds
     finished: str = ""

@@ -28,7 +28,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
@@ -56,6 +56,8 @@ __all__ = [
     "LIMITATIONS_TITLE",
     "REJECTION_MARK",
 ]
+
+BlockKind = Literal["paragraph", "row", "html"]
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,7 @@ class Block:
     starts: tuple[int, ...]
     lines: tuple[int, ...]
     section: str
-    kind: str = "paragraph"
+    kind: BlockKind = "paragraph"
 
     @property
     def line(self) -> int:
@@ -266,7 +268,7 @@ class _BodyReader:
                 cells.append(token.content.strip())
         self._add_block([" | ".join(cells)], first, "row")
 
-    def _add_block(self, parts: list[str], first: int, kind: str = "paragraph") -> None:
+    def _add_block(self, parts: list[str], first: int, kind: BlockKind = "paragraph") -> None:
         """A block from consecutive lines starting at line ``first``; blank lines are left out."""
         texts: list[str] = []
         starts: list[int] = []

@@ -20,7 +20,7 @@ from ..claims.sentences import is_disputed
 from ..text.controls import one_line
 from ..text.sanitize import sanitize
 from .checks.text import prose_word_count
-from .issues import Issue
+from .issues import Issue, Severity
 from .lint import lint_parsed
 from .markdown import parse_report
 from .rules import Rule, RuleLimits
@@ -42,7 +42,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_SEVERITY = {"critical": "critical", "concern": "warning"}
+_SEVERITY: dict[str, Severity] = {"critical": "critical", "concern": "warning"}
 _TEXT_CAP = 300
 VIABILITY_CAP = 50  # the most a draft with open critical lint issues is shown with
 MIN_CONFIDENCE = 0.7  # a critical issue less sure than this is neither revised for nor rejects a report
@@ -204,7 +204,7 @@ def issues_from_findings(markdown: str, findings: Iterable[SkepticFindingLike]) 
         issues.append(
             Issue(
                 type=f"skeptic:{lens or 'general'}",
-                severity=severity,  # type: ignore[arg-type]
+                severity=severity,
                 line=_line_of_claim(markdown, claim, body, normalized) if claim else None,
                 matched=claim,
                 reason=_clean(getattr(finding, "reason", "")) or "the skeptic flagged this claim",

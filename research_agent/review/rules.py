@@ -37,6 +37,7 @@ from ..errors import InputError, RuleDeadline
 from ..files.safefile import UnsafeFile, read_text_capped
 from ..files.safeyaml import UnsafeYaml, load_yaml_text
 from ..text.controls import one_line
+from .issues import Severity
 
 __all__ = [
     "Rule",
@@ -75,7 +76,7 @@ class Rule:
     pattern: str
     reason: str
     fix: str
-    severity: str = "warning"
+    severity: Severity = "warning"
     flags: tuple[str, ...] = ()
     type: str | None = None
     compiled: Any = field(init=False, repr=False, compare=False)  # a regex.Pattern

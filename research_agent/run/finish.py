@@ -134,18 +134,18 @@ def final_report(run: Run, briefing: Briefing, outcome: Outcome) -> FinalReport:
     # depends on them, so a first rendering without them tells where each line of the draft went.
     reviewed = compose_report(written.draft, kept, meta=run.report_meta(gate.decision), skeptic=None, final=False)
     line_of = published_lines(reviewed.markdown, compose(known).markdown)
-    rendered = compose([*open_issue_lines(written.review, line_of=line_of), *known])
+    rendered = compose([*open_issue_lines(written.reviewed, line_of=line_of), *known])
     return FinalReport(rendered.markdown, rendered.cited, rendered.citations_removed, "proceed", verdict)
 
 
 def review_outcome(written: Written) -> ReviewOutcome:
     """How the last draft stands with the review: rejected while critical issues stay open
     (claims marked [Disputed] and citations the final report settles are not open)."""
-    open_issues = open_critical_issues(written.review)
+    open_issues = open_critical_issues(written.reviewed)
     if not open_issues:
-        return ReviewOutcome("approved", words=written.review.words)
+        return ReviewOutcome("approved", words=written.reviewed.words)
     kinds = tuple(dict.fromkeys(issue_title(i.type).lower() for i in open_issues))
-    return ReviewOutcome("rejected", len(open_issues), kinds, written.review.words)
+    return ReviewOutcome("rejected", len(open_issues), kinds, written.reviewed.words)
 
 
 def rejection_warning(verdict: ReviewOutcome) -> str:
@@ -169,7 +169,7 @@ def shown_skeptic(written: Written) -> SkepticReport | None:
     """The skeptic's report as the final report and the record show it: its viability held to
     the review's (capped while critical lint issues stay open)."""
     skeptic, review = written.skeptic, written.review
-    if skeptic is None or skeptic.viability is None or review.viability == skeptic.viability:
+    if skeptic is None or skeptic.viability is None or review is None or review.viability == skeptic.viability:
         return skeptic
     return replace(skeptic, viability=review.viability, viability_note=review.viability_note, said=skeptic.viability)
 
@@ -307,7 +307,8 @@ def run_record(
         ],
         fetch_failures=tuple(FetchFailure(loc, why) for loc, why in ledger.fetch_failures)[:_MAX_FETCH_FAILURES],
         corpus=run.corpus,
-        fetch_stats=run.reader.stats.as_dict() if hasattr(run.reader, "stats") else {},
+        fetch_stats=(run.reader.stats.as_dict()
+                     if run.reader is not None and hasattr(run.reader, "stats") else {}),
         usage=dict(run.model.by_stage),
         cost_usd=run.model.cost_usd,
         timings=dict(run.clock.timings),

@@ -77,7 +77,8 @@ class Indexing:
         indexing error raised at once. Indexing may still run when this returns."""
         task = asyncio.ensure_future(work)
         try:
-            await asyncio.wait({task, self._work}, return_when=asyncio.FIRST_COMPLETED)
+            either: set[asyncio.Future[Any]] = {task, self._work}
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
             if not task.done() and _failed(self._work):
                 task.cancel()
                 await self.ready()

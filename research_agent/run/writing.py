@@ -21,11 +21,13 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from ..claims import ClaimCheck, lexical_only
 from ..errors import LLMError
 from ..progress import TokenMeter
 from ..record import Iteration
+from ..record.types import IterationDecision
 from ..results import Outcome
 from ..review.checks.addresses import known_addresses, without_unknown
 from ..review.checks.rules import RULE_TIMEOUT
@@ -61,12 +63,18 @@ class Written:
     ``review`` is None while the draft is not yet reviewed (a draft the run's deadline caught
     is reviewed by :func:`as_it_stood`); ``draft.cut`` says when the writer's answer was cut short."""
 
-    decision: str
+    decision: Literal["replan", "proceed"]
     draft: ReportDraft
     skeptic: SkepticReport | None  # None when the mode skips the skeptic (or did not get to it)
     review: Review | None
     revisions: int
     claims: ClaimCheck | None = None  # the claim check of the draft the skeptic read
+
+    @property
+    def reviewed(self) -> Review:
+        """``review``, of a pass that got to it (every pass a run finishes with)."""
+        assert self.review is not None, "the draft is not reviewed yet"
+        return self.review
 
 
 @dataclass(frozen=True)
@@ -88,7 +96,7 @@ class _Pass:
     viability: int | None  # the skeptic's own score: what decides a replan
     skipped: str = ""  # why a replan the viability asked for was not made (:mod:`.replan`)
 
-    def record(self, run: Run, review: Review, revision: int, decision: str, reason: str) -> None:
+    def record(self, run: Run, review: Review, revision: int, decision: IterationDecision, reason: str) -> None:
         if revision == 0 and self.skipped:  # the pass's first iteration says why it did not replan
             reason = f"{reason}; not replanned: {self.skipped}"
         run.ledger.add_iteration(
@@ -130,14 +138,15 @@ async def write_and_review(
     draft = drafted if drafted is not None else await draft_from(run, plan, gate)
     run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, None, None, 0))
     markdown = _as_reviewed(draft, kept, meta=meta)
+    claims: ClaimCheck | None  # the check, until marking the disputed sentences may leave none
     skeptic, claims = await _attack(run, kept, markdown)
     findings = (*(skeptic.findings if skeptic else ()), *claim_findings(claims))
     skeptic = _weigh_viability(run, skeptic, findings)
     run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, skeptic, None, 0, claims))
-    this = _Pass(plan, gate, skeptic.viability if skeptic else None)
-    review = _review(run, markdown, findings, this.viability, draft)
+    first = _Pass(plan, gate, skeptic.viability if skeptic else None)
+    review = _review(run, markdown, findings, first.viability, draft)
     run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, skeptic, review, 0, claims))
-    this = _replan_or_not(run, this, review, skeptic, findings, can_replan=can_replan)
+    this = _replan_or_not(run, first, review, skeptic, findings, can_replan=can_replan)
     if this is None:
         return Written("replan", draft, skeptic, review, 0, claims)
     revised = await _revise(run, this, kept, meta, _Revised(draft, review, findings, 0), skeptic, claims)

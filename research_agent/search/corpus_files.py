@@ -16,7 +16,7 @@ import functools
 import logging
 import os
 import stat as stat_mod
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -216,7 +216,7 @@ def read_documents(
     max_bytes: int,
     extractor: Callable[..., Document | Unreadable] = extract,
     timeout: float = EXTRACT_TIMEOUT,
-) -> Iterator[Document | str]:
+) -> Generator[Document | str, None, None]:
     """:func:`read_document` of each ``(path, stat)``, in order.
 
     When at least two of them need a parser (HTML, PDF:

@@ -267,5 +267,5 @@ async def search_all(
     per_query: dict[str, list[list[SearchHit]]] = {q: [] for q in queries}
     for (query, _), hits in zip(answered, unify_works([hits for _, hits in answered]), strict=True):
         per_query[query].append(hits)
-    hits = {q: merge_hits(lists) for q, lists in per_query.items()}
-    return SearchResults(hits=hits, failures=failures)
+    merged = {q: merge_hits(lists) for q, lists in per_query.items()}
+    return SearchResults(hits=merged, failures=failures)

@@ -70,7 +70,7 @@ class CpuWork:
         status, value = outcome
         if status == "error":
             raise value
-        return value  # type: ignore[no-any-return]
+        return value
 
     def close(self) -> None:
         """Stop the workers (a call still running is abandoned)."""

@@ -35,11 +35,11 @@ import collections
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from ..progress import stream_text
 
-__all__ = ["RunEvent", "EventLog", "STEPS", "TOTAL", "STREAM_STEP", "HISTORY", "MAX_DRAFT_CHARS"]
+__all__ = ["RunEvent", "EventLog", "EndOutcome", "STEPS", "TOTAL", "STREAM_STEP", "HISTORY", "MAX_DRAFT_CHARS"]
 
 STEPS = ("index", "decompose", "search", "fetch", "relevance", "draft", "skeptic", "revise", "report", "write")
 TOTAL = float(len(STEPS) + 1)  # the last step is the end of a run that is done
@@ -48,6 +48,7 @@ HISTORY = 500  # events kept for a follower that comes late (the newest)
 MAX_DRAFT_CHARS = 200_000  # of a streamed answer kept for a follower that comes late (the writer's own cap is lower)
 
 Kind = Literal["stage", "note", "stream", "counts", "text", "end"]
+EndOutcome = Literal["done", "failed", "cancelled"]
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class RunEvent:
     stage: str = ""
     place: float = 0.0
     counts: Mapping[str, int] = field(default_factory=dict)
-    outcome: str = ""  # for "end": done, failed or cancelled
+    outcome: EndOutcome | Literal[""] = ""  # set for "end"
     at: float = 0.0  # time.time() when it happened
 
 
@@ -96,7 +97,7 @@ class EventLog:
         :class:`~research_agent.progress.TokenMeter`."""
         self._push(self._on_text, piece, new)
 
-    def end(self, outcome: str, message: str = "") -> None:
+    def end(self, outcome: EndOutcome, message: str = "") -> None:
         """The run is over (``done``, ``failed`` or ``cancelled``); followers get this last event."""
         self._push(self._on_end, outcome, message)
 
@@ -192,7 +193,7 @@ class EventLog:
     def _text_event(self, piece: str, at: int) -> RunEvent:
         return RunEvent("text", piece, self._stage, self._place(), {"at": at}, at=time.time())
 
-    def _on_end(self, outcome: str, message: str) -> None:
+    def _on_end(self, outcome: EndOutcome, message: str) -> None:
         if self.ended is not None:
             return
         self._draft.clear()  # the report is what counts now (or nothing, for a run that did not end done)
@@ -203,8 +204,8 @@ class EventLog:
         self._followers.clear()
         self._readers.clear()
 
-    def _publish(self, kind: Kind, message: str, place: float, **more: object) -> None:
-        event = RunEvent(kind, message, self._stage, place, at=time.time(), **more)  # type: ignore[arg-type]
+    def _publish(self, kind: Kind, message: str, place: float, **more: Any) -> None:
+        event = RunEvent(kind, message, self._stage, place, at=time.time(), **more)
         if kind == "counts":
             self._last_counts = event
         else:

@@ -24,6 +24,7 @@ __all__ = ["Notify", "or_fallback", "degraded_message", "degrades"]
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+U = TypeVar("U")
 Notify = Callable[[str], None]
 
 
@@ -43,7 +44,7 @@ def degraded_message(exc: LLMError, outcome: str, notify: Notify | None) -> str:
     return message
 
 
-async def or_fallback(call: Awaitable[T], fallback: Callable[[], T], *, outcome: str, notify: Notify | None) -> T:
+async def or_fallback(call: Awaitable[T], fallback: Callable[[], U], *, outcome: str, notify: Notify | None) -> T | U:
     """``await call``; when the model gave nothing usable (:func:`degrades`), ``fallback()`` (announced)."""
     try:
         return await call

@@ -95,7 +95,8 @@ def draft_view(review: str, listed: Collection[int], elided: Collection[int]) ->
             out.append(line)
             continue
         lead = _LEAD.match(line)
-        pieces, at = [], 0
+        pieces: list[str] = []
+        at = 0
         for sentence in line_sentences(line):
             number += 1
             shown = LISTED.format(n=number) if number in listed else ELIDED if number in elided and not whole else None

@@ -8,6 +8,7 @@ pipeline keeps only the chosen domain's (:mod:`research_agent.memory.lessons.off
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .. import prompts
 from ..domains import DEFAULT_DOMAIN, DOMAINS, normalize_domain
@@ -95,7 +96,7 @@ async def decompose(
     fallback = "searching for the question itself" + (
         f", the domain is {DEFAULT_DOMAIN!r}" if pick_domain else ""
     )
-    answered = await or_fallback(ask(), dict, outcome=fallback, notify=notify)
+    answered: dict[str, Any] = await or_fallback(ask(), dict, outcome=fallback, notify=notify)
     screened = screen(_distinct(answered.get("sub_queries") or []), listed, echoes)
     if screened.usable:
         domain = normalize_domain(answered.get("domain")) if pick_domain else ""

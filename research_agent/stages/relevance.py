@@ -278,6 +278,7 @@ async def score_sources(
         *(_score_batch(model, query, [items[i] for i in batch], lessons_block, tally) for batch in batches)
     )
     result = tuple(item for batch in scored for item in batch)
-    for note in tally.notes(result) if notify is not None else ():
-        notify(note)
+    if notify is not None:
+        for note in tally.notes(result):
+            notify(note)
     return result

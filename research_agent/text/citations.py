@@ -9,9 +9,9 @@ lint reads.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from .masking import blank, mask_code_and_urls
 
@@ -132,7 +132,10 @@ class Renumbered:
     removed: int
 
 
-def _lines(text: str) -> Iterator[tuple[str, str]]:
+LineKind = Literal["code", "heading", "text"]
+
+
+def _lines(text: str) -> Iterator[tuple[LineKind, str]]:
     """(kind, line) for each line: kind is "code" (fenced), "heading" or "text"."""
     fence: str | None = None
     for line in text.split("\n"):
@@ -152,7 +155,7 @@ def _lines(text: str) -> Iterator[tuple[str, str]]:
             yield "text", line
 
 
-def _sub_outside_code(text: str, pattern: re.Pattern[str], repl) -> str:
+def _sub_outside_code(text: str, pattern: re.Pattern[str], repl: Callable[[re.Match[str]], str | None]) -> str:
     """Replace matches of ``pattern`` found in the masked text (not in code or URLs)."""
     masked = mask_code_and_urls(text)
     pieces: list[str] = []
@@ -188,7 +191,7 @@ def _prepare_line(line: str, source_count: int) -> str:
 class _Line(NamedTuple):  # a NamedTuple: a report of 2 million lines builds one per line
     """A line of a report once masked: its kind, text, masked text and citations (none in code)."""
 
-    kind: str
+    kind: LineKind
     text: str
     masked: str = ""
     cites: tuple[FoundCitation, ...] = ()

@@ -154,7 +154,7 @@ def shown(value: Any) -> Any:
 
 def bench_of(request: Request) -> Workbench:
     """The request's workbench."""
-    return request.app.state.bench  # type: ignore[no-any-return]
+    return request.app.state.bench
 
 
 def answered(endpoint: Endpoint) -> Endpoint:

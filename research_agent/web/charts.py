@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from ..memory.effects.lesson_effects import LessonEffect
 from ..memory.effects.stats import chronological
@@ -22,6 +23,8 @@ ROLLING = 10  # critiques in the pass rate at each point
 CHART_WIDTH, CHART_HEIGHT = 560.0, 180.0
 CHART_LEFT, CHART_RIGHT, CHART_TOP, CHART_BOTTOM = 34.0, 40.0, 10.0, 22.0
 
+Side = Literal["better", "worse", "unclear", "none"]  # where a delta's interval lies against zero
+
 
 @dataclass(frozen=True)
 class DeltaBar:
@@ -33,7 +36,7 @@ class DeltaBar:
     low: float | None
     high: float | None
     label: str
-    side: str  # better | worse | unclear | none: where the interval lies against zero
+    side: Side
 
     width: float = BAR_WIDTH
 
@@ -48,6 +51,7 @@ def delta_bars(effects: Sequence[LessonEffect]) -> dict[str, DeltaBar]:
     extent = [abs(v) for e in effects for v in (e.delta, *(e.interval or ())) if v is not None]
     scale = max([*extent, 0.1]) * 1.05
     bars = {}
+    side: Side
     for effect in effects:
         low, high = effect.interval if effect.interval is not None else (None, None)
         if effect.delta is None:

@@ -40,7 +40,7 @@ def _ids(reports_dir: Path) -> list[str]:
 def eval_rows(reports_dir: Path) -> tuple[list[dict[str, Any]], int]:
     """A row per eval (the newest :data:`MAX_ROWS`; one that cannot be read says why), and how many there are."""
     ids = _ids(reports_dir)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for ident in ids[:MAX_ROWS]:
         try:
             data = load_scorecard(ident, reports_dir)

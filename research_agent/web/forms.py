@@ -22,7 +22,7 @@ import hmac
 import ipaddress
 import re
 import secrets
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -127,7 +127,7 @@ async def read_upload(request: Request, csrf: Csrf, field: str) -> tuple[Form, U
 
     body = await _body(request, MAX_UPLOAD_BYTES)
 
-    async def once() -> AsyncIterator[bytes]:
+    async def once() -> AsyncGenerator[bytes, None]:
         yield body
         yield b""
 

@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Literal
 
 from ..config import Settings
 from ..errors import ResearchError, error_message
@@ -47,13 +48,16 @@ CANCEL_LATE = "The cancel came after the report was written, so the run finished
 CANCEL_LATE_SHORT = "the cancel came after the report was written"
 
 
+JobKind = Literal["research", "critique"]
+
+
 @dataclass
 class Job:
     """One run started here: what was asked (``title``, and ``shown``: its options as a person
     reads them), its events, and once it ended, the run id it wrote (``run_id``) or why not."""
 
     key: str
-    kind: str  # research | critique
+    kind: JobKind
     title: str
     shown: tuple[tuple[str, str], ...]
     log: EventLog
@@ -138,7 +142,7 @@ class JobBoard:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
 
-    def _start(self, kind: str, title: str, shown: tuple[tuple[str, str], ...], work: Work) -> Job:
+    def _start(self, kind: JobKind, title: str, shown: tuple[tuple[str, str], ...], work: Work) -> Job:
         slot = ExitStack()
         slot.enter_context(self.service.slots.take())  # Busy, before anything else
         job = Job(secrets.token_hex(8), kind, title, shown, EventLog(asyncio.get_running_loop()), datetime.now(UTC))

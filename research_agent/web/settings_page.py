@@ -13,6 +13,7 @@ endpoint and the scholarly providers, which no other site's page may make this s
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -39,7 +40,7 @@ def _checks(settings: Settings, offline: bool) -> list[Check]:
         return run_checks(waited, client=client, offline=offline, timeout=ENDPOINT_TIMEOUT)
 
 
-def _page(bench: Workbench, settings: Settings, **more: object) -> Response:
+def _page(bench: Workbench, settings: Settings, **more: Any) -> Response:
     rows = settings_rows(settings, allow_dirs=bench.service.options.allow_dirs, max_runs=bench.service.slots.limit)
     return bench.page("settings.html", here="settings", rows=rows, wait=DOCTOR_WAIT, **more)
 

@@ -158,9 +158,11 @@ def _plan(
     used = given
     if previous is not None and file is None:  # the options it was started with, then those given now
         rows, used, base = resumed(previous, base, given, deps.load_settings)
+        where = previous.file
     else:
-        rows = read_batch_file(file)  # type: ignore[arg-type]
-    where = str(file.resolve()) if file is not None else previous.file  # type: ignore[union-attr]
+        assert file is not None  # without a batch to resume, a FILE was given (checked above)
+        rows = list(read_batch_file(file))
+        where = str(file.resolve())
     if previous is None and not again:
         ensure_writable_dir(base.meta_dir)
         previous = find_latest(base.meta_dir, where)

@@ -27,7 +27,7 @@ from ..terminal import dumps_json, echo
 if TYPE_CHECKING:
     from ...batch.session import SessionOptions
     from ...config import Settings
-    from ...eval.plan import EvalOptions, EvalPlan
+    from ...eval.plan import EvalOptions, EvalPlan, EvalState
 
 __all__ = ["run_command"]
 
@@ -134,13 +134,13 @@ def _plan(
     if previous is None:
         ensure_writable_dir(base.meta_dir)
         found = find_unfinished(base.meta_dir, str(world.root), EvalState)
-        previous = found if found is not None and _same(found, options) else None  # type: ignore[assignment]
-    plan = plan_eval(world, base, options, overrides=used, previous=previous)  # type: ignore[arg-type]
+        previous = found if isinstance(found, EvalState) and _same(found, options) else None
+    plan = plan_eval(world, base, options, overrides=used, previous=previous)
     ensure_writable_dir(base.meta_dir)
     return plan, base
 
 
-def _trusted_world(state: EvalPlan | Any, base: Settings) -> str:
+def _trusted_world(state: EvalState, base: Settings) -> str:
     """The world folder a stored eval names, when this user's tool signed it (the state lies under
     reports/, where it may have been planted); else InputError saying to give WORLD_DIR."""
     from ...batch.reach import reach_problem

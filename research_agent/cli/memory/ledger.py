@@ -122,10 +122,10 @@ def _show(ledger: TrialLedger, limit: int) -> None:
         echo("decisions and reinstatements, as recorded:")
         for event in ledger.events:
             echo(f"  {event_words(event)}")
-    edited = [row for row in ledger.ordered() if row.edit is not None][-limit:] if limit else []
-    if edited:
+    changed = [row for row in ledger.ordered() if row.edit is not None][-limit:] if limit else []
+    if changed:
         echo("scores changed since first recorded (the rest of each run stays as first recorded):")
-        for row in edited:
+        for row in changed:
             echo(f"  {short_id(row.run)}  {row.domain}: {edit_words(row)}")
     newest = ledger.ordered()[-limit:] if limit else []
     if newest:

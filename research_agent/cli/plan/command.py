@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -15,6 +15,10 @@ from ...files.atomic import atomic_write_text
 from ...files.output import check_output_path
 from ...plans import ResearchPlan, read_plan_file
 from ...plans.steering import PlanReview
+
+if TYPE_CHECKING:
+    from ...plans.making import MadePlan
+
 from ..boundary import guarded, json_failures, run_async, stderr_console
 from ..progress import RichProgress, cost_text
 from ..run_options import (
@@ -100,7 +104,7 @@ def plan_command(
                            f"{cost_text(made.usage.cost_usd)}", markup=True, soft_wrap=True)  # fmt: skip
 
 
-def _made(question: str, settings: Settings):  # -> MadePlan
+def _made(question: str, settings: Settings) -> MadePlan:
     with importing():
         from ...plans.making import make_plan
 

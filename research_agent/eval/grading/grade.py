@@ -35,7 +35,7 @@ from ...text.citations import CITED, blank, find_citations, mask_code_and_urls, 
 from ...text.controls import one_line
 from ...text.report_body import body_blocks
 from ..world import Question, World
-from .mentions import Corpus, answer_pattern, names_in, normalized, numbers_in
+from .mentions import Corpus, MentionKind, answer_pattern, names_in, normalized, numbers_in
 
 __all__ = ["CheckpointGrade", "Unsupported", "Grade", "grade", "GATE_DECLINED", "TOOL_LINES"]
 
@@ -75,11 +75,11 @@ class CheckpointGrade:
 
 @dataclass(frozen=True)
 class Unsupported:
-    """A name or number (``token``, of ``kind`` name | number) that no page holds, in its sentence."""
+    """A name or number (``token``, of ``kind``) that no page holds, in its sentence."""
 
     sentence: str
     token: str
-    kind: str
+    kind: MentionKind
 
     def as_dict(self) -> dict[str, str]:
         return {"sentence": self.sentence, "token": self.token, "kind": self.kind}
@@ -159,8 +159,10 @@ def _cited_pages(sentence: str, record: RunRecord, world: World) -> set[str]:
     return {page for n in numbers if n in by_number and (page := _page_of(by_number[n], world)) is not None}
 
 
-def _checkpoints(question: Question, body: str, sentences: list[str], record: RunRecord, world: World):
-    out = []
+def _checkpoints(
+    question: Question, body: str, sentences: list[str], record: RunRecord, world: World
+) -> tuple[CheckpointGrade, ...]:
+    out: list[CheckpointGrade] = []
     for point in question.checkpoints:
         patterns = [answer_pattern(spelling) for spelling in point.spellings]
         found = any(p.search(body) for p in patterns)

@@ -20,8 +20,9 @@ import functools
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Literal
 
-__all__ = ["Corpus", "answer_pattern", "normalized", "numbers_in", "number_key", "names_in", "Mention"]
+__all__ = ["Corpus", "answer_pattern", "normalized", "numbers_in", "number_key", "names_in", "Mention", "MentionKind"]
 
 _SEPARATOR = "[,'\u2019\u2009\u202f\u00a0]"
 # Digits grouped by spaces ("12 400") only in groups of three after a first group of one to three.
@@ -63,11 +64,14 @@ def numbers_in(text: str) -> Iterator[re.Match[str]]:
     return NUMBER.finditer(text)
 
 
+MentionKind = Literal["name", "number"]
+
+
 @dataclass(frozen=True)
 class Mention:
-    """A name or number a sentence states (``kind``: name | number), and where."""
+    """A name or number a sentence states, and where."""
 
-    kind: str
+    kind: MentionKind
     token: str
     start: int
 

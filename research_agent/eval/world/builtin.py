@@ -67,6 +67,12 @@ class _Firm:
     employees: int
     page: Page | None = None
 
+    @property
+    def site(self) -> Page:
+        """Its page (one made with ``page=True``, as every question's firm is)."""
+        assert self.page is not None, "a firm made with page=False"
+        return self.page
+
 
 @dataclass
 class _Builder:
@@ -171,12 +177,12 @@ def _single(b: _Builder) -> None:
     firm = b.firm()
     choice = b.rng.randrange(4)
     if choice == 0:
-        b.ask("single", f"In what year was {firm.name} founded?", [_cp("year", str(firm.founded), firm.page)])
+        b.ask("single", f"In what year was {firm.name} founded?", [_cp("year", str(firm.founded), firm.site)])
     elif choice == 1:
         surname = firm.founder.split()[-1]
-        b.ask("single", f"Who founded {firm.name}?", [_cp("founder", firm.founder, firm.page, surname)])
+        b.ask("single", f"Who founded {firm.name}?", [_cp("founder", firm.founder, firm.site, surname)])
     elif choice == 2:
-        b.ask("single", f"What does {firm.name} make?", [_cp("product", firm.product, firm.page)])
+        b.ask("single", f"What does {firm.name} make?", [_cp("product", firm.product, firm.site)])
     else:
         town = b.names.place()
         page, river = _town_page(b, town, b.rng.randint(8000, 250000))
@@ -189,7 +195,7 @@ def _two_hop(b: _Builder) -> None:
         born = firm.founded - b.rng.randint(24, 50)
         person = _person_page(b, firm.founder, born, firm)
         b.ask("two_hop", f"In what year was the founder of {firm.name} born?",  # both pages name the founder
-              [_cp("founder", firm.founder, [firm.page, person], firm.founder.split()[-1]), _cp("born", str(born), person)])
+              [_cp("founder", firm.founder, [firm.site, person], firm.founder.split()[-1]), _cp("born", str(born), person)])
         return
     name, town, _, landmark = _landmark(b)
     population = b.rng.randint(8000, 250000)
@@ -221,9 +227,9 @@ def _distractor(b: _Builder) -> None:
     b.firm(b.names.near(firm.name))  # its near twin, with facts of its own
     if b.rng.random() < 0.5:
         b.ask("distractor", f"How many people does {firm.name} employ?",
-              [_cp("employees", thousands(firm.employees), firm.page)])
+              [_cp("employees", thousands(firm.employees), firm.site)])
     else:
-        b.ask("distractor", f"In what year was {firm.name} founded?", [_cp("year", str(firm.founded), firm.page)])
+        b.ask("distractor", f"In what year was {firm.name} founded?", [_cp("year", str(firm.founded), firm.site)])
 
 
 def _number(b: _Builder) -> None:
@@ -244,9 +250,9 @@ def _comparison(b: _Builder) -> None:
         one, two = b.firm(), b.firm()
         while two.founded == one.founded:
             two.founded += 1
-            two.page.paragraphs = _firm_paragraphs(two, b.rng)  # type: ignore[union-attr]
+            two.site.paragraphs = _firm_paragraphs(two, b.rng)
         b.ask("comparison", f"Which was founded earlier, {one.name} or {two.name}?",
-              [_cp("first", str(one.founded), one.page), _cp("second", str(two.founded), two.page)])
+              [_cp("first", str(one.founded), one.site), _cp("second", str(two.founded), two.site)])
         return
     (a, _, height_a, page_a), (c, _, height_c, page_c) = _landmark(b, ("Tower",)), _landmark(b, ("Lighthouse",))
     b.ask("comparison", f"Which is taller, the {a} or the {c}?",

@@ -53,7 +53,7 @@ class OverlapExtraction:
             if await self._take_here():
                 return await self._run_here(*args, **kwargs)
             async with self._slots:
-                result = await asyncio.wrap_future(self._pool.submit(*args, **kwargs))  # type: ignore[union-attr]
+                result = await asyncio.wrap_future(self._pool.submit(*args, **kwargs))  # type: ignore[union-attr]  # up (unless aclose raced it)
             if isinstance(result, Failed) and result.reason == UNAVAILABLE:
                 await self._take_here(wait_for_pool=False)
                 result = await self._run_here(*args, **kwargs)

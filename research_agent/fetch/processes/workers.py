@@ -271,8 +271,8 @@ class WorkerSet:
 
     def _expire(self) -> None:
         now = time.monotonic()
-        for worker in [w for w in self._workers if w.job is not None and w.deadline <= now]:
-            job, worker.job = worker.job, None
+        for worker, job in [(w, w.job) for w in self._workers if w.job is not None and w.deadline <= now]:
+            worker.job = None
             self._remove(worker, kill=True)
             job.future.set_result(Failed(TIMED_OUT, f"no result after {self.timeout:g} s"))
 

@@ -231,7 +231,7 @@ def stream_event(payload: str) -> StreamEvent:
     choice = _first_choice(value, "a stream event")
     delta = choice.get("delta")
     if not isinstance(delta, dict):
-        delta = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+        delta = message if isinstance(message := choice.get("message"), dict) else {}
     content = delta.get("content")
     if content is not None and not isinstance(content, str):
         raise Unreadable(f"a stream event's content is {type(content).__name__}, not text")

@@ -385,8 +385,8 @@ class OpenAIChatModel:
                               dropped=self._dropped_params.get((self.base_url, model), set()), stream=stream)  # fmt: skip
 
     def _delay(self, attempt: int, failure: BaseException) -> float:
-        status = isinstance(failure, StatusError)
-        return backoff_delay(attempt, self._rng, parse_retry_after(failure.headers) if status else None)
+        retry_after = parse_retry_after(failure.headers) if isinstance(failure, StatusError) else None
+        return backoff_delay(attempt, self._rng, retry_after)
 
     def _final_error(self, request: ChatRequest, failure: BaseException, attempts: int) -> LLMError:
         return final_error(failure, stage=request.stage, base_url=self.base_url, timeout=self.timeout, attempts=attempts)

@@ -26,6 +26,7 @@ import re
 import ssl
 import threading
 from collections.abc import AsyncIterator
+from typing import cast
 
 import httpx
 
@@ -110,7 +111,8 @@ class GuardedTransport(httpx.AsyncBaseTransport):
         dropped = (b"content-encoding", b"content-length") if encoding.strip() else ()
         headers = [(name, value) for name, value in response.headers.raw if name.lower() not in dropped]
         ok = 200 <= response.status_code < 300
-        body = _BoundedBody(response.stream, encoding, self.max_bytes if ok else MAX_ERROR_BYTES, cut=not ok)
+        stream = cast(httpx.AsyncByteStream, response.stream)  # an async transport's answer streams so
+        body = _BoundedBody(stream, encoding, self.max_bytes if ok else MAX_ERROR_BYTES, cut=not ok)
         return httpx.Response(response.status_code, headers=headers, stream=body, extensions=response.extensions)
 
     async def aclose(self) -> None:

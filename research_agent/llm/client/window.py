@@ -25,7 +25,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ..budget import ContextBudget
 
@@ -55,7 +55,7 @@ class Question:
     """One place a server may say its window: ``method`` ``url`` (with ``body``), read by ``read``
     into (tokens, certain); ``where`` names it for the user."""
 
-    method: str
+    method: Literal["GET", "POST"]
     url: str
     body: dict[str, Any] | None
     read: Callable[[Any], tuple[int, bool] | None]

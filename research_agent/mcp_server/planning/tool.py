@@ -81,7 +81,9 @@ async def research_plan(question: Question, ctx: Context, mode: ModeName = "stan
         async with progress.forwarding(ctx.report_progress):
             made = await make_plan(question, settings=settings, progress=progress)
     usage = made.usage
+    plan = made.plan
     return PlanOutput(
-        **made.plan.as_json(), fell_back=made.fell_back, warnings=list(made.warnings),
+        question=plan.question, domain=plan.domain, sub_queries=list(plan.sub_queries), fell_back=made.fell_back,
+        warnings=list(made.warnings),
         total_tokens=usage.prompt_tokens + usage.completion_tokens, cost_usd=usage.cost_usd,
     )  # fmt: skip

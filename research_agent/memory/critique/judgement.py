@@ -255,7 +255,7 @@ def critique_from_answer(
         timestamp=timestamp.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
         model_version=sanitize(record.model, single_line=True, max_chars=200),
         report_path=sanitize(report_path, single_line=True, max_chars=1000),
-        scores=Scores(**scores),
+        scores=Scores(**scores),  # type: ignore[arg-type]  # None only where valid
         mean_score=mean_of(scores),
         overall_pass=is_pass(scores, review),
         weaknesses=_clean_texts(answer.get("weaknesses")),

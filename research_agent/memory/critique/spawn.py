@@ -85,7 +85,7 @@ def spawn_critique(
         "cwd": str(Path.cwd()),
         "env": env,
     }
-    if os.name == "nt":  # pragma: no cover - exercised on Windows only
+    if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
         kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.DETACHED_PROCESS
     else:
         kwargs["start_new_session"] = True

@@ -50,7 +50,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, cast
 
 from ...errors import StorageError
 from ..store.schema import LESSON_KEY, STAGES
@@ -80,8 +80,9 @@ __all__ = [
 MIN_RUNS = 5  # runs in each arm before any decision
 NO_EFFECT_RUNS = 40  # runs in both arms together from which an undecided lesson has no effect worth seeing
 SCORE_SHARE = 0.75  # of the error budget, what the mean-score check gets (the measure every lesson shares)
-STATUSES = ("measuring", "active", "helpful", "no-effect", "retired")
-DECIDED = ("helpful", "retired")
+LessonStatus = Literal["measuring", "active", "helpful", "no-effect", "retired"]
+STATUSES: tuple[LessonStatus, ...] = ("measuring", "active", "helpful", "no-effect", "retired")
+DECIDED: tuple[LessonStatus, ...] = ("helpful", "retired")
 
 
 @dataclass(frozen=True)
@@ -140,8 +141,8 @@ class LessonEffect:
     mean_without: float | None
     delta: float | None
     interval: tuple[float, float] | None
-    status: str
-    method: str = "unpaired"  # paired | unpaired
+    status: LessonStatus
+    method: Literal["paired", "unpaired"] = "unpaired"
     paired_questions: int = 0
     confounded_with: tuple[str, ...] = ()
     score: Measured | None = None
@@ -201,6 +202,7 @@ def decision_words(effect: LessonEffect) -> str:
     event = effect.decision
     measure = effect.decided_on or (event.measure if event is not None else "") or effect.target
     spec = TARGETS.get(measure, TARGETS[PERSON_TARGET])
+    delta: float | None
     if event is not None and event.delta is not None:
         delta, interval = event.delta, event.interval
     elif measure == PERSON_TARGET and effect.score is not None:
@@ -243,14 +245,14 @@ def measure_cells(
     return Measured(target, n_with, n_without, mean_with, mean_without, delta, interval, paired, found)
 
 
-def status_of(own: Measured, score: Measured | None, runs: tuple[int, int], trial_runs: int | None = None) -> tuple[str, str]:
+def status_of(own: Measured, score: Measured | None, runs: tuple[int, int], trial_runs: int | None = None) -> tuple[LessonStatus, str]:
     """The status from the measures (see the module docstring), and the target that decided it;
     ``trial_runs``: the domain's runs since the lesson's trial began (None: both arms' runs)."""
     measures = [own] if score is None else [own, score]
     for verdict, status in (("worse", "retired"), ("better", "helpful")):
         decided = next((m for m in measures if m.verdict == verdict), None)
         if decided is not None:
-            return status, decided.target
+            return cast(LessonStatus, status), decided.target
     if min(runs) < MIN_RUNS:
         return "measuring", ""
     seen = sum(runs) if trial_runs is None else trial_runs

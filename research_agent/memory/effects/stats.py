@@ -323,7 +323,7 @@ def domain_stats(domain: str, critiques: Sequence[Critique], compared: Sequence[
         comparison=compare_adaptive(domain, [c for c in ordered if c.measurable] if compared is None else compared),
         collapse=collapse_check(domain, ordered),
         cost=critique_cost(ordered),
-        suspect=tuple((c.id, c.suspect_reason) for c in ordered if c.suspect_reason),  # type: ignore[misc]
+        suspect=tuple((c.id, c.suspect_reason) for c in ordered if c.suspect_reason),
         claims=claim_trend(ordered),
     )
 

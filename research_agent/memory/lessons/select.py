@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypedDict
 
 from ...domains import DOMAINS
 from ...errors import ConfigError, InputError
@@ -103,7 +103,7 @@ def compared_runs(ledger: TrialLedger, domain: str, rules: SelectionRules) -> li
                if where == domain and state.decision is not None and state.decision.event == "retired"}  # fmt: skip
     cutoff, future, latest = str(window["cutoff"]), str(window["future"]), float(window["latest"])
     return [
-        _Run(row.run, row.model, row.adaptive, row.mean, row.whole_run_baseline)  # type: ignore[arg-type]
+        _Run(row.run, row.model, row.adaptive, row.mean, row.whole_run_baseline)  # type: ignore[arg-type]  # measured rows have a mean
         for row in ledger.ordered(domain)
         if row.measured and cutoff <= row.stamp <= future and (row.created or 0.0) <= latest
         and not (retired and row.adaptive and row.given_keys & retired)
@@ -137,7 +137,13 @@ class SelectionRules:
     setting: RunSetting | None = field(default=None, compare=False)
 
 
-def _window(rules: SelectionRules) -> dict[str, str | float]:
+class _Window(TypedDict):
+    cutoff: str
+    future: str
+    latest: float
+
+
+def _window(rules: SelectionRules) -> _Window:
     """The index's filter for critiques a run at ``now`` may draw from: not expired, not in the future."""
     latest = rules.now + FUTURE_SLACK
     return {
@@ -150,8 +156,8 @@ def _window(rules: SelectionRules) -> dict[str, str | float]:
 def evidence_pool(index: CritiqueIndex, domain: str, rules: SelectionRules) -> tuple[EvidencePool, dict[str, str]]:
     """The critiques lessons may come from (with the keys that were on), and their file names by id."""
     window = _window(rules)
-    found = index.pool(domain, **window, limit=rules.limit * POOL_FACTOR)  # type: ignore[arg-type]
-    on = index.last_keys(domain, future=window["future"], latest=window["latest"])  # type: ignore[arg-type]
+    found = index.pool(domain, **window, limit=rules.limit * POOL_FACTOR)
+    on = index.last_keys(domain, future=window["future"], latest=window["latest"])
     pool = EvidencePool.of((c for _, c in found), limit=rules.limit, on=on)
     return pool, {c.id: name for name, c in found}
 
@@ -164,7 +170,7 @@ def file_exclusions(
     window = _window(rules)
     expired = f"expired (older than {rules.ttl_days:g} days)"
     out = [(p.name, "invalid: file name is not critique-<run id>.yaml") for p in index.last.misnamed]
-    rows = index.standings(domain, **window, expired=expired, cap=MAX_LISTED)  # type: ignore[arg-type]
+    rows = index.standings(domain, **window, expired=expired, cap=MAX_LISTED)
     ledger = index.ledger()
     for name, reason, run_id, _model, _adaptive, mean, passed in rows:
         if name in drawn:
@@ -255,7 +261,7 @@ def select_lessons(
 def candidate_domains(index: CritiqueIndex, rules: SelectionRules) -> list[str]:
     """The domains with enough eligible critiques to give lessons, the best-evidenced first
     (counted up to ``rules.limit``; ties keep the taxonomy's order). From the index alone."""
-    counts = index.passing_by_domain(**_window(rules))  # type: ignore[arg-type]
+    counts = index.passing_by_domain(**_window(rules))
     enough = [d for d in DOMAINS if min(counts.get(d, 0), rules.limit) >= rules.min_critiques]
     return sorted(enough, key=lambda d: -min(counts[d], rules.limit))
 
@@ -277,7 +283,7 @@ def select_in(
     runs = compared_runs(index.ledger(), domain, rules)
     enough = len(pool.critiques) >= rules.min_critiques
     built = _build(index, pool if enough else None, domain, rules, person)
-    collapse = collapse_check(domain, runs)  # type: ignore[arg-type]
+    collapse = collapse_check(domain, runs)  # type: ignore[arg-type]  # a _Run has what it reads
     considered = pool.ids
     files = file_exclusions(index, domain, rules, {names[i] for i in considered}) if explain else ()
     base = LessonSelection(
@@ -291,7 +297,7 @@ def select_in(
     scarce = "" if enough else (
         f"no lessons: {len(pool.critiques)} eligible {domain} critique(s); {rules.min_critiques} are needed"
     )
-    comparison = compare_adaptive(domain, runs)  # type: ignore[arg-type]
+    comparison = compare_adaptive(domain, runs)  # type: ignore[arg-type]  # a _Run has what it reads
     return choose(base, built, run, comparison=comparison, scarce=scarce, eligible=len(pool.critiques))
 
 

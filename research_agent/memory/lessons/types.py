@@ -37,7 +37,7 @@ class Lesson:
     def origin(self) -> str:
         """``built`` (research-agent wrote it from critiques), ``user`` or ``approved``."""
         kind = key_kind(self.key)
-        return kind if kind in PERSON_KINDS else "built"  # type: ignore[return-value]
+        return kind if kind in PERSON_KINDS else "built"
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -289,7 +289,7 @@ class Critique:
         """Build from content that already passed :func:`validate_critique`; what an earlier
         version wrote and this one no longer trusts is left out and noted (:func:`_settled`)."""
         facts = None if data.get("facts") is None else CritiqueFacts.from_valid(data["facts"])
-        scores = Scores(**{d: _score(data["scores"][d]) for d in DIMENSIONS})
+        scores = Scores(**{d: _score(data["scores"][d]) for d in DIMENSIONS})  # type: ignore[arg-type]  # None only where valid
         facts, tags, notes = _settled(facts, scores, tuple(data["tags"]))
         derived = derived_values(data)
         return cls(
@@ -297,7 +297,7 @@ class Critique:
             query=data["query"],
             query_domain=data["query_domain"],
             mode=data["mode"],
-            timestamp=format_utc(parse_zoned_time(data["timestamp"])),  # type: ignore[arg-type]
+            timestamp=format_utc(parse_zoned_time(data["timestamp"])),  # type: ignore[arg-type]  # validated: it parses
             model_version=data["model_version"],
             report_path=data["report_path"],
             scores=scores,

@@ -73,7 +73,7 @@ def derived_values(data: Mapping[str, Any]) -> Derived:
     mean, passed = mean_of(scores), is_pass(scores, data.get("review"))
     edits = [note] if (note := _score_edit(data, mean, passed)) is not None else []
     counts = {"source_count": int(data["source_count"]), "dropped_count": int(data["dropped_count"])}
-    sources = (data.get("facts") or {}).get("sources") if data["schema_version"] >= 3 else None
+    sources: Any = (data.get("facts") or {}).get("sources") if data["schema_version"] >= 3 else None
     for name, measured in (("source_count", "kept"), ("dropped_count", "dropped")) if sources is not None else ():
         value = int(sources[measured])
         if value != counts[name]:

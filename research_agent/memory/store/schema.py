@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ...errors import InvalidCritique
 from ...ids import parse_zoned_time
@@ -185,7 +185,7 @@ def _version_of(data: Any) -> int:
 
 def applicable(values: Mapping[str, int | None]) -> dict[str, int]:
     """The dimension scores that apply: a null (``None``) score means "not applicable"."""
-    return {d: values[d] for d in DIMENSIONS if values.get(d) is not None}  # type: ignore[misc]
+    return {d: value for d in DIMENSIONS if (value := values.get(d)) is not None}
 
 
 def mean_of(values: Mapping[str, int | None]) -> float:
@@ -234,12 +234,12 @@ def shown_value(value: Any) -> str:
 
 def _describe(error: jsonschema.ValidationError) -> str:
     """One short, readable problem for one schema error (never the whole offending value)."""
-    v, inst, arg = error.validator, error.instance, error.validator_value
+    v, inst, arg = error.validator, cast(Any, error.instance), cast(Any, error.validator_value)  # never unset
     if v == "required":
         missing = [k for k in arg if isinstance(inst, dict) and k not in inst]
         return f"missing field {', '.join(missing) or arg}"
     if v == "additionalProperties" and isinstance(inst, dict):
-        extra = sorted(str(k) for k in inst if k not in error.schema.get("properties", {}))
+        extra = sorted(str(k) for k in inst if k not in cast(Mapping, error.schema).get("properties", {}))
         return f"unknown field {', '.join(shown_value(k) for k in extra)}"
     if v == "type":
         return f"expected {arg}, got {type(inst).__name__} {shown_value(inst)}"

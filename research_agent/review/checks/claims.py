@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from ...text.citations import CITED, blank, mask_code_and_urls, sentence_spans
 from ...text.masking import seen_text
-from ..issues import Issue
+from ..issues import Issue, Severity
 from ..markdown import ParsedReport
 from .common import claim_context, lint_issue
 
@@ -27,7 +27,7 @@ _MONTHS = (
 
 class _NumericKind(NamedTuple):
     name: str
-    severity: str
+    severity: Severity
     pattern: re.Pattern[str]
     reason: str
     fix: str

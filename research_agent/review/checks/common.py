@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from ...text.citations import CITATION, citation_numbers
 from ...text.controls import one_line
 from ...text.masking import blank_code, mask_code_and_urls
-from ..issues import Issue
+from ..issues import Issue, Severity
 from ..markdown import Block, ParsedReport
 
 __all__ = ["BlockCitation", "block_citations", "claim_context", "lint_issue", "prose_lines", "short"]
@@ -21,9 +21,9 @@ def short(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def lint_issue(type_: str, severity: str, line: int | None, matched: str, reason: str, fix: str) -> Issue:
+def lint_issue(type_: str, severity: Severity, line: int | None, matched: str, reason: str, fix: str) -> Issue:
     """An issue found by the lint: certain (confidence 1.0), ``matched`` shortened."""
-    return Issue(type_, severity, line, short(matched), reason, fix, "lint", 1.0)  # type: ignore[arg-type]
+    return Issue(type_, severity, line, short(matched), reason, fix, "lint", 1.0)
 
 
 def prose_lines(doc: ParsedReport) -> Iterator[tuple[int, str]]:

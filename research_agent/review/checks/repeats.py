@@ -167,10 +167,10 @@ def _find_repeats(read: Sequence[_Read]) -> list[_Repeat]:
             earlier, first = seen[key]
             repeats.append(_Repeat(item, earlier, first, True))
             continue
-        first = near.find(words, shingles) if shingles else None
-        if first is not None:
-            seen[key] = (block, first)
-            repeats.append(_Repeat(item, first, first, False))
+        copied = near.find(words, shingles) if shingles else None
+        if copied is not None:
+            seen[key] = (block, copied)
+            repeats.append(_Repeat(item, copied, copied, False))
             continue
         seen[key] = (block, block)
         if shingles:  # later paragraphs are compared with the first copy only

@@ -91,7 +91,7 @@ async def check_report_claims(
 ) -> ReportClaims:
     """Check every cited sentence of ``markdown`` against its passage in ``store``."""
     top = max((s.n for s in store.sources), default=0)
-    texts = [(store.source(n).text if store.source(n) else "") for n in range(1, top + 1)]  # type: ignore[union-attr]
+    texts = [(source.text if (source := store.source(n)) else "") for n in range(1, top + 1)]
     claims = cited_claims(draft_for_review(markdown), texts)
     chosen = choose_claims(claims, policy="all", seed=store.run_id, budget=budget)
     if not chosen:

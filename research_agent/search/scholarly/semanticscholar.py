@@ -38,7 +38,7 @@ _S2_ID = frozenset("0123456789abcdef")
 
 
 def _authors(row: Mapping[str, Any]) -> tuple[str, ...]:
-    authors = row.get("authors") if isinstance(row.get("authors"), list) else []
+    authors = given if isinstance(given := row.get("authors"), list) else []
     names = (reply_text(as_mapping(a).get("name")) for a in authors[:MAX_AUTHORS])
     return tuple(n for n in names if n)
 

@@ -228,7 +228,7 @@ async def _probe(settings: Settings, names: list[str]) -> list[Check]:
     from ...search.scholarly.build import probe, scholarly_provider
 
     async with httpx.AsyncClient(timeout=settings.fetch_timeout) as client:
-        return await probe([scholarly_provider(name, settings, client) for name in names])
+        return list(await probe([scholarly_provider(name, settings, client) for name in names]))
 
 
 def failed(checks: list[Check]) -> bool:

@@ -24,13 +24,13 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from ...batch.plan import Batch
 from ...batch.runner import ResearchFn
 from ...batch.session import ModelFactory, SessionOptions, default_model, run_session
 from ...batch.start import holding
-from ...batch.state import Entry
+from ...batch.state import BatchStatus, Entry
 from ...config import Settings
 from ...errors import InputError, ResearchError, error_message
 from ...pipeline import research as pipeline_research
@@ -111,7 +111,7 @@ class BatchJob:
     since: datetime  # when this session started
     feed: BatchFeed = field(init=False)
     task: asyncio.Future[None] | None = None
-    outcome: str = "running"  # running, then finished, stopped, cancelled or failed
+    outcome: BatchStatus | Literal["cancelled", "failed"] = "running"  # running, then how the session ended
     error: str = ""
     stages: dict[str, str] = field(default_factory=dict)  # a running question's stage, by entry key
     _following: set[asyncio.Future[None]] = field(default_factory=set)

@@ -14,6 +14,7 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from ..intervals import t_quantile_90
 
@@ -60,7 +61,7 @@ class Tracking:
     n: int
     rho: float | None
     interval: tuple[float, float] | None
-    verdict: str  # tracks | tells nothing | runs against
+    verdict: Literal["tracks", "tells nothing", "runs against"]
     words: str
 
     def as_dict(self) -> dict[str, object]:
@@ -93,8 +94,9 @@ def critic_tracking(critic: str, truth: str, pairs: Sequence[tuple[float, float]
         return Tracking(critic, truth, n, None, None, "tells nothing",
                         f"{about}: {still} did not vary over {n} reports, so the critic tells nothing here")
     interval = _interval(rho, n)
-    shown = f"rho {signed(rho)} [{signed(interval[0])}, {signed(interval[1])}] over {n} reports"  # type: ignore[index]
-    low, high = (interval[0] * sign, interval[1] * sign) if sign > 0 else (interval[1] * sign, interval[0] * sign)  # type: ignore[index]
+    assert interval is not None  # n >= MIN_TRACKING > 3
+    shown = f"rho {signed(rho)} [{signed(interval[0])}, {signed(interval[1])}] over {n} reports"
+    low, high = (interval[0] * sign, interval[1] * sign) if sign > 0 else (interval[1] * sign, interval[0] * sign)
     if low > 0:
         return Tracking(critic, truth, n, rho, interval, "tracks", f"{about}: {shown}: the critic tracks ground truth")
     if high < 0:

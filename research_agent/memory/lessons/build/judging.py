@@ -18,6 +18,7 @@ a site name reaches a prompt only when it names a site of the run's own sources
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -72,7 +73,7 @@ def _track(site: str, critiques: Sequence[Critique]) -> _Track:
 
 
 def _site_evidence(kind: str, site: str, track: _Track, n: int) -> Evidence:
-    slots = {
+    slots: dict[str, int | str] = {
         "site": site,
         "kept": track.kept,
         "dropped": track.dropped,
@@ -126,5 +127,5 @@ def judging_evidence(pool: EvidencePool) -> list[Evidence]:
     """Evidence for every judging lesson the ``pool`` shows, each key over its own window."""
     out = _sites(pool)
     for key, tag in _SOURCE_KINDS.items():
-        out += _source_kind(key, tag, pool.for_key(key), lambda n, key=key: pool.need(key, n))
+        out += _source_kind(key, tag, pool.for_key(key), functools.partial(pool.need, key))
     return out

@@ -22,6 +22,7 @@ whose run was not given it, with its threshold (hysteresis included).
 
 from __future__ import annotations
 
+import functools
 import statistics
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -80,7 +81,7 @@ def _recency(critiques: Sequence[Critique], threshold: Need | None) -> list[Evid
         and c.facts.recency.median_age_days is not None
         and c.facts.recency.median_age_days > OLD_DAYS
     ]
-    ages = [c.facts.recency.median_age_days for c in hits if c.facts is not None]
+    ages = [age for c in hits if c.facts is not None and (age := c.facts.recency.median_age_days) is not None]
     years = [c.facts.recency.oldest_year for c in hits if c.facts is not None and c.facts.recency.oldest_year]
     if not hits:
         return []
@@ -173,6 +174,6 @@ def planning_evidence(pool: EvidencePool) -> list[Evidence]:
     out: list[Evidence] = []
     for key, build in _BUILDERS.items():
         critiques = pool.for_key(key)
-        out += build(critiques, lambda n, key=key: pool.need(key, n))
+        out += build(critiques, functools.partial(pool.need, key))
     return out
 

@@ -137,7 +137,7 @@ class _Workers:
                 if left <= 0:
                     return
                 for key, _ in selector.select(timeout=left):
-                    fd = key.fileobj.fileno()  # type: ignore[union-attr]
+                    fd = key.fd
                     chunk = os.read(fd, 1 << 16)
                     if not chunk:
                         selector.unregister(key.fileobj)

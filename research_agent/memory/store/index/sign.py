@@ -58,7 +58,8 @@ class RowSigner:
         split into those whose MAC checks and those that do not. Every read of the index
         pays for this loop, so it is kept tight."""
         keyed = self._hasher(table).copy
-        good, bad = [], []
+        good: list[Any] = []
+        bad: list[Any] = []
         for row in rows:
             hasher = keyed()
             hasher.update(repr(row[:width]).encode("utf-8", "surrogatepass"))

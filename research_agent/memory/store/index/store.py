@@ -276,4 +276,4 @@ class IndexStore:
 
 def _use_counts(row: tuple[object, ...]) -> tuple[str, str, float, int, int]:
     """(domain, run-time stamp, created, use rows, measure rows) of a file row as stored."""
-    return (row[7], row[5], row[6], row[14], row[15])  # type: ignore[return-value]
+    return (row[7], row[5], row[6], row[14], row[15])  # type: ignore[return-value]  # those columns' types

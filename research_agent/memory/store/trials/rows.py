@@ -273,7 +273,7 @@ def row_from_json(data: Any) -> TrialRow:
     uses = data.get("uses")
     if not isinstance(uses, list) or len(uses) > 100:
         raise ValueError("row: bad uses")
-    flags = [data.get(name) for name in ("plan_by_person", "adaptive", "available")]
+    flags: tuple[Any, Any, Any] = (data.get("plan_by_person"), data.get("adaptive"), data.get("available"))
     if not all(isinstance(flag, bool) for flag in flags) or data.get("pass") not in (None, True, False):
         raise ValueError("row: bad flags")
     if data.get("review") not in ("", "rejected"):
