@@ -12,6 +12,7 @@ answer is asked again with :func:`repair_messages`, which show the model its err
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import re
@@ -233,7 +234,9 @@ def _load_validator_meanwhile() -> None:
     """
     if "jsonschema" in sys.modules or not _load_once.acquire(blocking=False):
         return
-    threading.Thread(target=_import_jsonschema, name="load-jsonschema", daemon=True).start()
+    loading = threading.Thread(target=_import_jsonschema, name="load-jsonschema", daemon=True)
+    loading.start()
+    atexit.register(loading.join)  # a daemon thread still importing at shutdown crashes the process
 
 
 def _import_jsonschema() -> None:

@@ -23,6 +23,7 @@ off the event loop and before the call's time limit starts).
 from __future__ import annotations
 
 import asyncio
+import atexit
 import gc
 import threading
 from collections.abc import AsyncIterator
@@ -50,6 +51,7 @@ class _Loading:
             if self.thread is None:
                 self.thread = threading.Thread(target=self._load, name="load-openai", daemon=True)
                 self.thread.start()
+                atexit.register(self.thread.join)  # a daemon thread still importing at shutdown crashes the process
 
     @staticmethod
     def _load() -> None:

@@ -22,6 +22,7 @@ in a thread and the next client built takes it.
 
 from __future__ import annotations
 
+import atexit
 import re
 import ssl
 import threading
@@ -133,6 +134,7 @@ class _Ahead:
             if self.thread is None:
                 self.thread = threading.Thread(target=self._make, name="load-tls", daemon=True)
                 self.thread.start()
+                atexit.register(self.thread.join)  # a daemon thread still in OpenSSL at shutdown crashes the process
 
     def _make(self) -> None:
         try:
