@@ -1,0 +1,46 @@
+"""A run's settings as its journal entry keeps them, and the settings a resume runs with again.
+
+Every setting is kept but the secrets (:data:`research_agent.config.SECRET_FIELDS`: keys come from
+the environment of the process that resumes); paths are kept absolute, so a resume started in
+another folder reads the same corpus, context and rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from ..config import SECRET_FIELDS, Settings, load_settings
+from ..errors import ConfigError, InputError
+
+__all__ = ["snapshot", "restored"]
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Path):
+        return str(value.absolute())
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if hasattr(value, "target_words") and hasattr(value, "name"):  # a Mode: its preset's name
+        return value.name
+    return value
+
+
+def snapshot(settings: Settings) -> dict[str, Any]:
+    """``settings`` as JSON-ready values, secrets left out."""
+    return {f.name: _plain(getattr(settings, f.name)) for f in fields(settings) if f.name not in SECRET_FIELDS}
+
+
+def restored(kept: Mapping[str, Any], *, reports_dir: Path) -> Settings:
+    """The settings of the run whose entry kept ``kept``, its reports in ``reports_dir`` (where its
+    journal was found), keys from the environment; InputError when they no longer make settings."""
+    known = {f.name for f in fields(Settings)} - SECRET_FIELDS
+    given = {k: v for k, v in kept.items() if k in known and v is not None}
+    try:
+        settings = load_settings(given)
+    except ConfigError as exc:
+        raise InputError(f"the run's settings cannot be used again: {exc}") from None
+    unset = {k: None for k, v in kept.items() if k in known and v is None}
+    return settings.replace(**unset, reports_dir=Path(reports_dir))
