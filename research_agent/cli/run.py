@@ -18,6 +18,7 @@ from ..config import Settings, load_settings
 from ..errors import ResearchError
 from ..files.output import check_output_path
 from ..interrupts import interrupt_exit_code, interrupt_word
+from ..journal.run_journal import Journalling
 from ..results import ResearchResult
 from ..run_refs import Runs, named_run_id, short_id
 from .boundary import guarded, json_failures, run_async, stderr_console
@@ -48,6 +49,7 @@ from .run_options import (
     Query,
     Quick,
     ReportsDir,
+    ResumeRun,
     Rules,
     RunBrowser,
     RunFormat,
@@ -106,6 +108,7 @@ def run(
     fmt: RunFormat = "md",
     browser: RunBrowser = None,
     strict: Strict = False,
+    resume: ResumeRun = None,
 ) -> None:
     """Research QUERY and write reports/<id>.md plus a run record in reports/meta/
     (and, with --format html|pdf, reports/<id>.html or .pdf, or --output in that format).
@@ -113,14 +116,13 @@ def run(
     A report the tool's own review rejected is written all the same, marked as such;
     --strict then makes the command exit 1.
     """
-    if query is None and not sample:  # a usage error, before anything else (and outside --json's)
+    if query is None and not sample and resume is None:  # a usage error, before anything else (and outside --json's)
         raise _missing_query(ctx)
     with json_failures(json_output):
-        settings = load_settings(settings_overrides(ctx.params))  # every option above, by name
-        query, settings = _on_the_sample(query, settings, context is not None) if sample else (str(query), settings)
+        query, settings, journalling = _what_to_run(ctx, query, sample, context is not None, resume)
         plan, settings = _plan_output(settings, output, fmt, browser)
         started = time.monotonic()  # --timeout covers what the command waits for: the critique too
-        result = _research(query, settings)
+        result = _research(query, settings, journalling)
         exported, failure = _export(plan, result, settings)
         print_result(result, json_output=json_output, exported=exported)
     _critique_afterwards(result.run_record_path, settings, settings.run_timeout - (time.monotonic() - started))
@@ -128,6 +130,21 @@ def run(
         raise failure
     if strict and _rejected(result):
         raise typer.Exit(1)
+
+
+def _what_to_run(
+    ctx: typer.Context, query: str | None, sample: bool, context_given: bool, resume: str | None
+) -> tuple[str, Settings, Journalling]:
+    """The question, the settings (every option above, by name) and the journal's part: a resumed
+    run's own question and settings, from its journal entry (the other options are not used)."""
+    if resume is not None:
+        from ..journal.resume import resume_settings
+
+        run_id, question, settings = resume_settings(resume, ctx.params.get("reports_dir"))
+        return question, settings, Journalling("cli", resume=run_id)
+    settings = load_settings(settings_overrides(ctx.params))
+    query, settings = _on_the_sample(query, settings, context_given) if sample else (str(query), settings)
+    return query, settings, Journalling("cli")
 
 
 def _missing_query(ctx: typer.Context) -> Exception:
@@ -185,7 +202,7 @@ def _rejected(result: ResearchResult) -> bool:
     return review is not None and review.rejected
 
 
-def _research(query: str, settings: Settings) -> ResearchResult:
+def _research(query: str, settings: Settings, journalling: Journalling) -> ResearchResult:
     """Run the pipeline with live progress on stderr; Ctrl-C says what it left behind."""
     with importing():
         from ..llm.client.transport import load_tls_ahead
@@ -195,7 +212,8 @@ def _research(query: str, settings: Settings) -> ResearchResult:
 
     progress = RichProgress(stderr_console())
     try:
-        return run_async(research(query, settings=settings, progress=progress), interrupted=progress.interrupted)
+        return run_async(research(query, settings=settings, progress=progress, journalling=journalling),
+                         interrupted=progress.interrupted)  # fmt: skip
     finally:
         progress.stop()
 
