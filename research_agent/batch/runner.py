@@ -183,7 +183,7 @@ async def _ask(batch: Batch, entry: Entry, shared: _Shared) -> None:
                 _done(entry, outcome_of(written[0], {"state": "not run", "error": _message(exc)}), started)
                 await _save(batch, shared, entry)
                 shared.watcher.ended(entry)
-                if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt | FATAL):
+                if isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt, *FATAL)):
                     raise
                 return
             events.end("cancelled" if isinstance(exc, asyncio.CancelledError) else "failed", _message(exc))
