@@ -22,6 +22,7 @@ from pydantic import Field
 
 from ..config import MODES
 from ..errors import InputError
+from ..journal.run_journal import Journalling
 from ..review.report_file import check_report_size, read_report
 from ..review.rules import load_rules
 from ..run_refs import Runs, short_id
@@ -65,7 +66,7 @@ async def research(
     with service.slots.take():
         progress = NotifyingProgress(asyncio.get_running_loop())
         async with progress.forwarding(ctx.report_progress):
-            call = ResearchCall(question, settings, progress)
+            call = ResearchCall(question, settings, progress, journalling=Journalling("mcp"))
             result, scheduled = await call.outcome()
             if call.cancel_late:
                 log.info("research: the cancel came after the report was written: %s stays", result.report_path)
