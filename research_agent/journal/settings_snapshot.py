@@ -8,7 +8,7 @@ another folder reads the same corpus, context and rules.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -41,13 +41,16 @@ def snapshot(settings: Settings) -> dict[str, Any]:
     return kept
 
 
-def restored(kept: Mapping[str, Any], *, reports_dir: Path) -> Settings:
+def restored(
+    kept: Mapping[str, Any], *, reports_dir: Path, load: Callable[[dict[str, Any]], Settings] = load_settings
+) -> Settings:
     """The settings of the run whose entry kept ``kept``, its reports in ``reports_dir`` (where its
-    journal was found), keys from the environment; InputError when they no longer make settings."""
+    journal was found), keys and endpoint as ``load`` gives them (by default, from the environment and
+    the config file; a server: its own); InputError when they no longer make settings."""
     known = {f.name for f in fields(Settings)} - SECRET_FIELDS - CONNECTION
     given = {k: v for k, v in kept.items() if k in known and v is not None}
     try:
-        settings = load_settings(given)
+        settings = load(given)
     except ConfigError as exc:
         raise InputError(f"the run's settings cannot be used again: {exc}") from None
     unset = {k: None for k, v in kept.items() if k in known and v is None}

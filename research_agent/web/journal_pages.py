@@ -35,7 +35,7 @@ async def runs_list(request: Request) -> Response:
     if status is not None and status not in STATUSES:
         raise Refused(400, f"no status {status[:40]!r}: choose one of {', '.join(STATUSES)}")
     rows = await asyncio.to_thread(journal_rows, bench.reports_dir, status=status, limit=MAX_LISTED)
-    return bench.page("runs.html", rows=rows, status=status, statuses=STATUSES)
+    return bench.page("runs.html", rows=rows, only=status, statuses=STATUSES)
 
 
 def _entry(request: Request):  # noqa: ANN202 - a JournalEntry
@@ -61,10 +61,9 @@ async def resume_run(request: Request) -> Response:
     if entry.status not in RESUMABLE:
         return await journal_run(request, status=409, error=f"this run is {entry.status}: there is nothing to resume")
     try:
-        settings = restored(entry.settings, reports_dir=bench.reports_dir)
-        allowed = bench.service.options.allow_dirs
-        settings = settings.replace(corpus_dirs=check_corpus_dirs(settings.corpus_dirs, allowed),
-                                    allow_private=bench.service.options.allow_private)  # fmt: skip
+        # The server's own keys, endpoint and private-fetch choice; the run's corpus only inside its folders.
+        settings = restored(entry.settings, reports_dir=bench.reports_dir, load=lambda kept: bench.service.settings(**kept))
+        settings = settings.replace(corpus_dirs=check_corpus_dirs(settings.corpus_dirs, bench.service.options.allow_dirs))
         shown = (("resumes", entry.id), ("mode", entry.mode))
         job = bench.board.research(entry.question, settings, shown, resume=entry.id)
     except Busy as exc:
