@@ -136,3 +136,36 @@ def test_a_done_run_is_not_resumed(tmp_path: Path) -> None:
     assert again.returncode == 2 and f"run {entry['id']} cannot be resumed: it is done" in again.stderr
     assert missing.returncode == 2 and "no journal entry matches 'nothing-like-it'" in missing.stderr
     assert "Traceback" not in again.stderr + missing.stderr
+
+
+def test_a_run_drafting_beside_relevance_killed_in_its_draft_resumes_to_the_same_report(tmp_path: Path) -> None:
+    """With slots to spare the first draft is written while relevance scores (run/first_draft.py):
+    the checkpoints are keyed by what they hold, so the order the two finished in does not matter."""
+    side_by_side = {**CONFIG, "llm_concurrency": 4}
+    corpus, whole_reports, reports = write_corpus(tmp_path / "corpus"), tmp_path / "whole", tmp_path / "reports"
+    with FakeOpenAIServer(Recorder()) as server:
+        env = cli_env(tmp_path / "home", server.base_url, side_by_side)
+        done = _run(env, tmp_path, "run", QUESTION, *_options(corpus, whole_reports), "--json")
+    assert done.returncode == 0, done.stderr
+    whole = json.loads(done.stdout)
+    killed = Recorder(hold="draft")
+    with FakeOpenAIServer(killed) as server:
+        env = cli_env(tmp_path / "home", server.base_url, side_by_side)
+        proc = start_cli(env, "run", QUESTION, *_options(corpus, reports), cwd=tmp_path)
+        try:
+            assert killed.arrived.wait(HANG_GUARD), killed.stages
+            proc.send_signal(signal.SIGKILL)
+            proc.communicate(timeout=HANG_GUARD)
+        finally:
+            killed.release.set()
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    again = Recorder()
+    with FakeOpenAIServer(again) as server:
+        env = cli_env(tmp_path / "home", server.base_url, side_by_side)
+        resumed = _run(env, tmp_path, "run", "--resume", "latest", "--reports-dir", str(reports), "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    summary = json.loads(resumed.stdout)
+    assert _body(Path(summary["report_path"]), summary["id"], tmp_path) == _body(Path(whole["report_path"]), whole["id"], tmp_path)
+    assert "decompose" not in again.stages and again.stages.count("draft") == 1, again.stages
