@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -24,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ..config import Settings
-from ..errors import InputError, error_message
+from ..errors import InputError, StorageError, error_message
 from ..files.locks import exclusive_lock
 from ..ids import format_utc, parse_zoned_time
 from .checkpoints import Checkpoints
@@ -32,6 +33,8 @@ from .entries import RESUMABLE, JournalEntry, lock_path, read_entry, write_entry
 from .settings_snapshot import snapshot
 
 __all__ = ["Journalling", "RunJournal", "Resumed", "journaled", "resumed_from", "new_seed"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -87,12 +90,22 @@ class RunJournal:
         write_entry(self.meta_dir, self.entry)
 
     def done(self, report: Path) -> None:
-        """The report is written: the run is done, whatever comes after."""
-        self._write(self.entry.ended("done", finished=_now(), report=str(report)))
+        """The report is written: the run is done, whatever comes after (a journal that cannot be
+        written now costs the run nothing: its report is there; said in the log)."""
+        try:
+            self._write(self.entry.ended("done", finished=_now(), report=str(report)))
+        except StorageError as exc:
+            log.warning("run %s is done but its journal entry could not say so: %s", self.entry.id, exc)
 
     def end(self, status: str, error: str = "") -> None:
-        if not self.ended:
+        """How the run ended, unless the entry said so already (an error writing it never hides the
+        run's own: the entry then reads interrupted once the lock is gone)."""
+        if self.ended:
+            return
+        try:
             self._write(self.entry.ended(status, finished=_now(), error=error))
+        except StorageError as exc:
+            log.warning("run %s ended %s but its journal entry could not say so: %s", self.entry.id, status, exc)
 
 
 def _now() -> str:
