@@ -50,7 +50,9 @@ async def journal_run(request: Request, *, error: str = "", status: int = 200) -
     """A run's page from its journal entry (the server follows no job of it)."""
     bench = bench_of(request)
     entry = await asyncio.to_thread(_entry, request)
-    return bench.page("journal_run.html", status=status, entry=entry, resumable=entry.status in RESUMABLE, error=error)
+    # The header tells a run page left open across a restart to load this page rather than reattach.
+    return bench.page("journal_run.html", status=status, headers={"X-Run-Page": "journal"}, entry=entry,
+                      resumable=entry.status in RESUMABLE, error=error)  # fmt: skip
 
 
 @answered
