@@ -50,8 +50,8 @@ class Batch:
     held_out: dict[str, str] = field(default_factory=dict)
 
     def todo(self) -> list[Entry]:
-        """The questions not done yet, in file order."""
-        return [entry for entry in self.state.entries if entry.state != "done"]
+        """The questions not done yet, and those done whose critique a stop left unrun, in file order."""
+        return [entry for entry in self.state.entries if entry.state != "done" or entry.critique_owed]
 
 
 def question_settings(base: Settings, row: dict[str, Any]) -> Settings:

@@ -23,13 +23,7 @@ from ..run_refs import run_file
 from .plan import Batch
 from .state import Entry
 
-__all__ = ["question_journal", "written_report", "critique_owed"]
-
-
-def critique_owed(entry: Entry) -> bool:
-    """A done question whose critique a stop left unrun: a resumed batch runs just that."""
-    critique = entry.outcome.get("critique") if entry.state == "done" else None
-    return isinstance(critique, dict) and critique.get("state") == "not run"
+__all__ = ["question_journal", "written_report"]
 
 
 def question_journal(batch: Batch, entry: Entry, settings: Settings) -> Journalling:

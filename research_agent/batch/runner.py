@@ -51,7 +51,7 @@ from ..memory.critique.schedule import critique_within
 from ..results import ResearchResult
 from ..service.events import EventLog
 from .plan import Batch
-from .resumed import critique_owed, question_journal, written_report
+from .resumed import question_journal, written_report
 from .state import Entry
 
 __all__ = ["BatchWatcher", "QuietWatcher", "RunOptions", "run_batch", "TRANSIENT", "FATAL"]
@@ -142,7 +142,7 @@ async def run_batch(
     ``finished`` when the batch ran to its end, ``stopped`` when it was cancelled or stopped by
     an error (raised again: the first one, when several workers failed together)."""
     shared = _Shared(model, reader, research, watcher or QuietWatcher(), options, sleep, rng or random.Random())
-    queue = collections.deque(e for e in batch.state.entries if e.state != "done" or critique_owed(e))
+    queue = collections.deque(batch.todo())
     for entry in queue:
         entry.state = "pending"
     batch.state.save(*queue)
@@ -180,7 +180,9 @@ async def _ask(batch: Batch, entry: Entry, shared: _Shared) -> None:
         except BaseException as exc:
             if written:  # the report is written: the question is done, its critique not run
                 events.end("done")
-                _done(entry, outcome_of(written[0], {"state": "not run", "error": _message(exc)}), started)
+                stopped = isinstance(exc, asyncio.CancelledError | KeyboardInterrupt)
+                why = "the batch was stopped before the critique ran" if stopped else _message(exc)
+                _done(entry, outcome_of(written[0], {"state": "not run", "error": why}), started)
                 await _save(batch, shared, entry)
                 shared.watcher.ended(entry)
                 if isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt, *FATAL)):
