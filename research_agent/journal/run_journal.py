@@ -128,8 +128,8 @@ def journaled(
     )  # fmt: skip
     with exclusive_lock(lock_path(meta_dir, run_id)):
         journal = RunJournal(meta_dir, entry)
-        write_entry(meta_dir, entry)
         try:
+            write_entry(meta_dir, entry)
             yield journal
         except (asyncio.CancelledError, KeyboardInterrupt):
             journal.end("cancelled")
@@ -140,7 +140,7 @@ def journaled(
         finally:
             journal.end("failed", "the run ended without a report")
             # The entry says how the run ended before its lock file goes: a reader that opened the
-            # file meanwhile finds the lock free, reads the entry again, and sees the end.
+            # file meanwhile finds the lock free, reads the entry again, and sees the end. A start
+            # that could not be written (a full disk) leaves no lock file behind either.
             with contextlib.suppress(OSError):
                 lock_path(meta_dir, run_id).unlink()
-
