@@ -105,7 +105,7 @@ class RunJournal:
         try:
             self._write(self.entry.ended(status, finished=_now(), error=error))
         except StorageError as exc:
-            log.warning("run %s ended %s but its journal entry could not say so: %s", self.entry.id, status, exc)
+            log.info("run %s ended %s but its journal entry could not say so: %s", self.entry.id, status, exc)
 
 
 def _now() -> str:
