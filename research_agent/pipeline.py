@@ -24,6 +24,7 @@ from .config import Settings
 from .errors import LLMError, LLMUnavailable, RunTimeout
 from .fetch.gather import SourceReader, gather_sources, source_key
 from .interrupts import run_interruptibly
+from .journal.run_journal import Journalling
 from .llm import ChatModel
 from .llm.waiting import Ticker
 from .memory.critique.site_names import source_site, source_sites
@@ -67,6 +68,7 @@ async def research(
     on_written: Callable[[ResearchResult], None] | None = None,
     plan: ResearchPlan | None = None,
     review_plan: PlanReview | None = None,
+    journalling: Journalling | None = None,
 ) -> ResearchResult:
     """Research ``query`` and write the report; return what the run produced.
 
@@ -80,10 +82,12 @@ async def research(
     front end tells a cancelled run from a finished one (:mod:`research_agent.service.runs`).
     ``plan``: a person's plan, searched instead of asking the model for one; ``review_plan``: shown
     the model's first plan, gives back the one to search (:mod:`research_agent.plans.steering`).
+    The run's journal entry is written as it starts and says ``done`` in that same step
+    (``journalling``: the front end, the run to resume: :mod:`research_agent.journal`).
     """
     async with assemble(
         query, settings=settings, model=model, providers=providers, reader=reader, lessons=lessons,
-        progress=progress, now=now, rng=rng, ticker=ticker,
+        progress=progress, now=now, rng=rng, ticker=ticker, journalling=journalling,
     ) as run:  # fmt: skip
         try:
             async with within_deadline(run):
@@ -97,6 +101,7 @@ async def research(
         except LLMError as exc:
             outcome = published_after_failure(run, exc)
         result = finish_run(run, briefing, outcome)
+        run.journal.done(result.report_path)
         if on_written is not None:
             on_written(result)
         return result

@@ -15,7 +15,7 @@ The API, for every front end (CLI commands, MCP tools and resources, export):
 
 * :func:`short_id` / :func:`short_ids`: the short form of one id / of many, unique among them;
 * :class:`Runs` (``Runs.scan(reports_dir)``): the runs a reports folder holds, by kind of file
-  (``report``, ``record``, ``critique``, ``failed``), newest first, with :meth:`Runs.short`
+  (``report``, ``record``, ``critique``, ``failed``, ``journal``), newest first, with :meth:`Runs.short`
   and :meth:`Runs.resolve`;
 * :func:`resolve_run`: ``Runs.scan(reports_dir).resolve(ref, kind)`` in one call;
 * :func:`run_file`: where a run's file of a kind lives.
@@ -58,6 +58,7 @@ KINDS: Mapping[str, tuple[str, str, str, str]] = {
     "record": ("meta", "run-", ".yaml", "run record"),
     "critique": ("meta", "critique-", ".yaml", "critique"),
     "failed": ("meta", "failed-critique-", ".yaml", "failed critique"),
+    "journal": ("meta", "journal-", ".json", "journal entry"),  # every run, from its start (research_agent.journal)
 }
 _LATEST = re.compile(r"^latest(?:~(\d{1,6}))?$")
 _HEX = re.compile(r"^[0-9a-f]+$")

@@ -89,7 +89,10 @@ def test_a_question_that_keeps_failing_is_marked_failed_and_the_batch_goes_on(tm
     assert [q["status"] for q in data["questions"]] == ["done", "failed", "done"]
     failed = data["questions"][1]
     assert failed["attempts"] == 1, "a model that cannot answer is not tried again"
-    assert "invalid output" in failed["error"] and failed["run_id"] == ""
+    assert "invalid output" in failed["error"]
+    journal = json.loads((tmp_path / "reports" / "meta" / f"journal-{failed['run_id']}.json").read_text(encoding="utf-8"))
+    assert journal["status"] == "failed" and "invalid output" in journal["error"], "the failed run is in the journal"
+    assert not (tmp_path / "reports" / f"{failed['run_id']}.md").exists()
     assert asked(model, QUESTIONS[2]) > 0, "the question after the failed one ran"
     markdown = (tmp_path / "reports" / f"batch-{data['id']}.md").read_text(encoding="utf-8")
     assert "failed after 1 attempt(s): the draft stage got invalid output" in markdown

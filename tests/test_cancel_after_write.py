@@ -10,6 +10,7 @@ critique's scheduling thread is held by events.
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Callable, Coroutine, Generator
 from dataclasses import dataclass, field
@@ -158,7 +159,7 @@ async def test_a_cancel_while_the_critique_is_scheduled_leaves_report_and_schedu
     assert result.report_path.is_file()
 
 
-async def test_a_cancel_before_the_write_leaves_nothing_and_says_cancelled(tmp_path: Path, corpus: Path) -> None:
+async def test_a_cancel_before_the_write_leaves_only_its_journal_and_says_cancelled(tmp_path: Path, corpus: Path) -> None:
     responder = HoldingResponder(ResearchResponder(), "skeptic")  # the last call before the write
     with FakeOpenAIServer(responder) as server:
         try:
@@ -171,7 +172,10 @@ async def test_a_cancel_before_the_write_leaves_nothing_and_says_cancelled(tmp_p
         finally:
             responder.release.set()
     assert sent is True and not call.cancel_late and call.status == "cancelled" and call.written is None
-    assert [f for f in files(tmp_path) if not f.startswith("meta/index")] == []
+    left = [f for f in files(tmp_path) if not f.startswith(("meta/index", "meta/checkpoints/"))]
+    [journal] = left  # no report, no record: the journal's entry (and the checkpoints a resume reads)
+    entry = json.loads((tmp_path / "reports" / journal).read_text(encoding="utf-8"))
+    assert journal.startswith("meta/journal-") and entry["status"] == "cancelled" and entry["report"] == ""
 
 
 async def test_a_caller_cancelled_after_the_write_gets_the_result_and_the_run_finishes(

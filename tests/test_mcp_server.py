@@ -3,6 +3,7 @@ the model faked by the OpenAI-compatible test server, a corpus of files in tmp_p
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -42,7 +43,7 @@ async def test_the_server_lists_its_tools_with_schemas_and_its_resource_template
     assert research.annotations.read_only_hint is False and tools["memory_list"].annotations.read_only_hint
     assert {(t.uri_template, t.mime_type) for t in templates} == {
         ("report://{run_id}", "text/markdown"), ("report://{run_id}?format=html", "text/html"),
-        ("critique://{run_id}", "application/yaml"),
+        ("critique://{run_id}", "application/yaml"), ("runs://journal{?status}", "application/json"),
     }
 
 
@@ -71,6 +72,8 @@ async def test_research_over_a_corpus_reports_each_stage_and_returns_the_report(
             report_resource = await client.read_resource(f"report://{data['short_id']}")
             html_resource = await client.read_resource("report://latest?format=html")
             critique_resource = await client.read_resource("critique://latest")
+            journal_resource = await client.read_resource("runs://journal")
+            done_only = await client.read_resource("runs://journal?status=done")
             with anyio.fail_after(HANG_GUARD):
                 await wrote.wait()  # progress callbacks run in tasks of their own
 
@@ -91,6 +94,9 @@ async def test_research_over_a_corpus_reports_each_stage_and_returns_the_report(
     assert 'id="src-1"' in page.text and 'href="#src-1"' in page.text and 'role="tooltip"' in page.text
     critique = yaml.safe_load(critique_resource.contents[0].text)
     assert critique["id"] == data["id"] and critique["query"] == QUERY
+    [entry] = json.loads(journal_resource.contents[0].text)  # the run journal: this run, from the MCP front end
+    assert entry["id"] == data["id"] and entry["status"] == "done" and entry["front_end"] == "mcp"
+    assert entry["report"] == data["report_path"] and json.loads(done_only.contents[0].text) == [entry]
     stages = [m.split(":")[0] for m in messages if not m.startswith("note")]
     first = [stages.index(stage) for stage in STAGES_IN_ORDER]
     assert first == sorted(first), stages
@@ -133,7 +139,7 @@ async def test_a_server_without_allow_dir_reads_no_folder(tmp_path: Path, corpus
     assert result.is_error and "this server reads no folders" in text_of(result)
 
 
-async def test_cancelling_a_call_mid_run_stops_the_run_and_leaves_no_file(tmp_path: Path, corpus: Path) -> None:
+async def test_cancelling_a_call_mid_run_stops_the_run_and_leaves_only_its_journal(tmp_path: Path, corpus: Path) -> None:
     reports = tmp_path / "reports"
     responder = HoldingResponder(ResearchResponder(), "draft")
     with FakeOpenAIServer(responder) as server:
@@ -156,7 +162,9 @@ async def test_cancelling_a_call_mid_run_stops_the_run_and_leaves_no_file(tmp_pa
     assert not alive.is_error and alive.structured_content["verdict"] == "approved"
     assert "skeptic" not in stages, "the run did not go on after the caller cancelled"
     leftovers = sorted(p.relative_to(reports).as_posix() for p in reports.rglob("*") if p.is_file())
-    assert leftovers == [], leftovers
+    [journal] = [p for p in leftovers if not p.startswith("meta/checkpoints/")]  # no report, no record
+    entry = json.loads((reports / journal).read_text(encoding="utf-8"))
+    assert entry["status"] == "cancelled" and entry["front_end"] == "mcp" and entry["report"] == ""
     assert "Traceback" not in (tmp_path / "server-stderr.log").read_text()
 
 

@@ -37,6 +37,7 @@ from tests.support.web import HANG_GUARD, IDEA, ServedWorkbench, artifacts_dir, 
 HOSTILE_TITLE = "<img src=x onerror=\"document.title='owned'\"> <script>document.title='owned'</script> Freeze notes"
 FACT = "The freeze map lets VACUUM skip pages whose tuples are all frozen, so anti-wraparound scans stay cheap."
 QUESTION = "How does PostgreSQL VACUUM reclaim space from dead tuples?"
+RUN_PAGE = r"/runs/[a-z0-9][a-z0-9-]*_[0-9]{8}T[0-9]{12}Z"  # a run's page is named by its run id
 TIMEOUT_MS = HANG_GUARD * 1000
 
 
@@ -89,12 +90,13 @@ class Served:
 
     def files(self) -> set[str]:
         """What runs have written under reports/: the memory's index (``meta/index.sqlite``, a cache
-        any run rebuilds from the critiques when it reads its lessons) is not among them."""
+        any run rebuilds from the critiques when it reads its lessons) is not among them, nor the run
+        journal (every run's entry from its start, and its checkpoints: see test_web_journal)."""
         reports = self.root / "reports"
         return {
             p.relative_to(reports).as_posix()
             for p in reports.rglob("*")
-            if p.is_file() and not p.name.startswith("index.sqlite")
+            if p.is_file() and not p.name.startswith(("index.sqlite", "journal-")) and "checkpoints" not in p.parts
         }
 
 
@@ -142,7 +144,7 @@ def test_ask_watch_the_run_end_and_read_its_report_with_previews_on_hover_and_fo
     page.get_by_label(str(served.root / "corpus")).check()
     shot(page, "ask")
     page.get_by_role("button", name="Research").click()
-    expect(page).to_have_url(re.compile(r"/runs/[0-9a-f]{16}$"))
+    expect(page).to_have_url(re.compile(RUN_PAGE + "$"))
     expect(page.locator("#report-link")).to_be_visible(timeout=TIMEOUT_MS)  # the page followed the run to its end
     expect(page.locator("#outcome")).to_have_text("done")
     assert page.locator("#place").evaluate("p => p.value === p.max")
@@ -179,7 +181,7 @@ def test_ask_watch_the_run_end_and_read_its_report_with_previews_on_hover_and_fo
     shot(page, "reports")
 
 
-def test_cancel_a_second_run_and_nothing_of_it_is_written(served: Served, page: Page, watched: list[str]) -> None:
+def test_cancel_a_second_run_and_no_report_of_it_is_written(served: Served, page: Page, watched: list[str]) -> None:
     before = served.files()
     served.responder.stage = "draft"  # the next draft waits for the test
     page.goto(served.url + "/")
@@ -197,7 +199,7 @@ def test_cancel_a_second_run_and_nothing_of_it_is_written(served: Served, page: 
     shot(page, "cancelled")
     served.responder.stage = "(none held)"
     served.responder.release.set()
-    assert served.files() == before, "a cancelled run writes nothing"
+    assert served.files() == before, "a cancelled run writes no report, no record"
 
 
 def test_approve_a_proposal_on_a_phone_sized_screen_and_go_back(served: Served, page: Page, watched: list[str]) -> None:
@@ -345,8 +347,8 @@ def test_a_run_page_says_its_connection_is_lost_reattaches_and_says_when_the_ser
 
     try:
         with own_workbench(tmp_path, responder) as workbench:
-            page.route(re.compile(r"/runs/[0-9a-f]{16}/events$"), events)
-            page.route(re.compile(r"/runs/[0-9a-f]{16}$"), probes)
+            page.route(re.compile(RUN_PAGE + "/events$"), events)
+            page.route(re.compile(RUN_PAGE + "$"), probes)
             page.goto(workbench.url + "/")
             page.get_by_label("Question").fill(QUESTION)
             page.get_by_role("button", name="Research").click()
@@ -367,3 +369,39 @@ def test_a_run_page_says_its_connection_is_lost_reattaches_and_says_when_the_ser
             shot(page, "server-gone")
     finally:
         responder.release.set()
+
+
+def test_a_run_cut_by_a_crash_shows_interrupted_after_the_restart_and_resumes_to_its_report(
+    tmp_path: Path, page: Page, watched: list[str]
+) -> None:
+    held = HoldingResponder(ResearchResponder(), stage="draft")
+    try:
+        with own_workbench(tmp_path, held) as workbench:
+            page.goto(workbench.url + "/")
+            page.get_by_label("Question").fill(QUESTION)
+            page.get_by_role("button", name="Research").click()
+            expect(page).to_have_url(re.compile(RUN_PAGE + "$"))
+            where = page.url.removeprefix(workbench.url)
+            arrived = threading.Thread(target=held.wait_arrivals, args=(1,))
+            arrived.start()
+            arrived.join(HANG_GUARD)
+            assert not arrived.is_alive(), "the run never reached its draft"
+            workbench.kill()  # a crash: nobody writes how the run ended
+    finally:
+        held.release.set()
+    (tmp_path / "corpus").rename(tmp_path / "corpus-before")  # own_workbench makes its folder anew
+    with own_workbench(tmp_path, ResearchResponder()) as workbench:
+        page.goto(workbench.url + "/runs")
+        row = page.get_by_role("row").filter(has_text=QUESTION)
+        expect(row).to_contain_text("interrupted")
+        shot(page, "runs")
+        row.get_by_role("link").click()
+        expect(page).to_have_url(workbench.url + where)
+        expect(page.locator("#outcome")).to_have_text("interrupted")
+        shot(page, "run-interrupted")
+        page.get_by_role("button", name="Resume").click()
+        expect(page).to_have_url(workbench.url + where)
+        expect(page.locator("#report-link")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(page.locator("#outcome")).to_have_text("done")
+        page.get_by_role("link", name="Open the report").click()
+        expect(page.get_by_role("heading", name="Sources", exact=True)).to_be_visible()

@@ -53,7 +53,7 @@ async def test_a_question_asked_runs_to_its_report_and_the_page_replays_every_ev
         async with in_process(options) as web:
             where = await _ask(web, mode="standard")
             (job,) = web.bench.board.newest()
-            assert where == f"/runs/{job.key}"
+            assert where == f"/runs/{job.run_id}", "a run's page is named by its run id: it outlives the server"
             await asyncio.wait_for(job.task, HANG_GUARD)
             events = _events((await web.client.get(f"{where}/events")).text)  # ended: the whole story, replayed
             page = await web.client.get(where)
@@ -122,7 +122,9 @@ async def test_past_max_runs_the_form_says_busy_and_cancel_stops_a_run_writing_n
     assert "1 of 1 run slot(s) free" in ask_again.text
     assert "skeptic" not in stages
     reports = tmp_path / "reports"
-    assert not reports.exists() or [p for p in reports.rglob("*") if p.is_file()] == []
+    left = [p for p in reports.rglob("*") if p.is_file() and "checkpoints" not in p.parts]
+    assert [p.name for p in left] == [f"journal-{job.run_id}.json"], "no report, no record: only its journal entry"
+    assert json.loads(left[0].read_text(encoding="utf-8"))["status"] == "cancelled"
 
 
 async def test_the_memory_page_shows_measured_lessons_with_their_built_text_and_no_critique_text(

@@ -50,8 +50,8 @@ class Batch:
     held_out: dict[str, str] = field(default_factory=dict)
 
     def todo(self) -> list[Entry]:
-        """The questions not done yet, in file order."""
-        return [entry for entry in self.state.entries if entry.state != "done"]
+        """The questions not done yet, and those done whose critique a stop left unrun, in file order."""
+        return [entry for entry in self.state.entries if entry.state != "done" or entry.critique_owed]
 
 
 def question_settings(base: Settings, row: dict[str, Any]) -> Settings:
@@ -108,6 +108,8 @@ def plan_batch(
     (its questions done with the same options and still on disk are kept), else a new one."""
     now = now or datetime.now(UTC)
     kept = {entry.key: entry for entry in previous.entries if still_done(entry, base)} if previous else {}
+    # The run a question not done had begun: resumed from its checkpoints, never researched again.
+    begun = {entry.key: entry.run_id for entry in previous.entries if entry.run_id} if previous else {}
     settings: dict[str, Settings] = {}
     by_row: dict[str, Settings] = {}
     entries = []
@@ -125,7 +127,8 @@ def plan_batch(
             continue  # the same question with the same options twice (a stored batch merged with its file)
         settings[key] = chosen
         done = kept.get(key)
-        entry = done if done is not None else Entry(question.line, question.question, key, row, options)
+        entry = done if done is not None else Entry(question.line, question.question, key, row, options,
+                                                    run_id=begun.get(key, ""))  # fmt: skip
         entry.line, entry.row = question.line, row
         entries.append(entry)
     state = previous or BatchState(make_batch_id(Path(file).stem if file else "batch", now), base.meta_dir,

@@ -11,6 +11,11 @@ fail again (a bad corpus, a model that cannot answer the schema), is marked fail
 batch goes on. A configuration error (no endpoint, an endpoint that cannot be reached at all, a
 refused key, an unknown model) or a full disk stops the whole batch at once, as it ends ``run``. Cancelling (Ctrl-C, SIGTERM, an MCP client) cancels the running
 questions, which unwind as a run does and go back to pending; the finished ones stay.
+
+A written report is a question done, whatever stops the batch after it: its critique is then the
+only thing left to run (a resumed batch runs just that, :mod:`.resumed`). A question keeps the id of
+its run from the run's start (the run journal's, :mod:`research_agent.journal`), so one that was
+stopped or killed mid-run resumes that run from its checkpoints instead of starting it again.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from ..results import ResearchResult
 from ..service.events import EventLog
 from ..text.controls import one_line
 from .plan import Batch
+from .resumed import question_journal, written_report
 from .state import BatchStatus, Entry
 
 __all__ = ["BatchWatcher", "QuietWatcher", "RunOptions", "run_batch", "TRANSIENT", "FATAL"]
@@ -169,9 +175,20 @@ async def _ask(batch: Batch, entry: Entry, shared: _Shared) -> None:
         events = EventLog(asyncio.get_running_loop())
         shared.watcher.started(entry, events)
         started = time.monotonic()
+        written: list[ResearchResult] = []
         try:
-            entry.outcome = await _one(entry, settings, events, shared, started, batch.held_out.get(entry.key))
+            entry.outcome = await _one(entry, settings, events, shared, started, batch, written)
         except BaseException as exc:
+            if written:  # the report is written: the question is done, its critique not run
+                events.end("done")
+                stopped = isinstance(exc, asyncio.CancelledError | KeyboardInterrupt)
+                why = "the batch was stopped before the critique ran" if stopped else _message(exc)
+                _done(entry, outcome_of(written[0], {"state": "not run", "error": why}), started)
+                await _save(batch, shared, entry)
+                shared.watcher.ended(entry)
+                if isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt, *FATAL)):
+                    raise
+                return
             events.end("cancelled" if isinstance(exc, asyncio.CancelledError) else "failed", _message(exc))
             goes_on = _failed(entry, exc, shared)
             await _save(batch, shared, entry)
@@ -185,11 +202,15 @@ async def _ask(batch: Batch, entry: Entry, shared: _Shared) -> None:
                 continue
         else:
             events.end("done")
-            entry.state, entry.run_id = "done", str(entry.outcome.get("run_id", ""))
-            entry.seconds = round(time.monotonic() - started, 1)
+            _done(entry, entry.outcome, started)
             await _save(batch, shared, entry)
         shared.watcher.ended(entry)
         return
+
+
+def _done(entry: Entry, outcome: dict[str, Any], started: float) -> None:
+    entry.state, entry.outcome, entry.run_id = "done", outcome, str(outcome.get("run_id", ""))
+    entry.seconds = round(time.monotonic() - started, 1)
 
 
 def _failed(entry: Entry, exc: BaseException, shared: _Shared) -> bool:
@@ -218,10 +239,18 @@ def _backoff(attempt: int, rng: random.Random) -> float:
 
 
 async def _one(
-    entry: Entry, settings: Settings, events: EventLog, shared: _Shared, started: float, held_out: str | None
+    entry: Entry, settings: Settings, events: EventLog, shared: _Shared, started: float, batch: Batch,
+    written: list[ResearchResult],
 ) -> dict[str, Any]:
-    result = await shared.research(entry.question, settings=settings, model=shared.model, reader=shared.reader,
-                                   progress=events)  # fmt: skip
+    """The question researched (or its run resumed, or its written report found), then critiqued."""
+    held_out = batch.held_out.get(entry.key)
+    result = written_report(entry, settings)
+    if result is None:
+        result = await shared.research(
+            entry.question, settings=settings, model=shared.model, reader=shared.reader, progress=events,
+            on_written=written.append, journalling=question_journal(batch, entry, settings),
+        )  # fmt: skip
+    written[:] = [result]
     time_left = settings.run_timeout - (time.monotonic() - started)
     critique = await _critique(result, settings, events, shared, time_left, held_out)
     html = ""

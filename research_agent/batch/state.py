@@ -89,6 +89,13 @@ class Entry:
     seconds: float = 0.0
     outcome: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def critique_owed(self) -> bool:
+        """Done, its critique not run: a stop came after its report was written (a resumed batch
+        runs only that critique)."""
+        critique = self.outcome.get("critique") if self.state == "done" else None
+        return isinstance(critique, dict) and critique.get("state") == "not run"
+
     @classmethod
     def from_dict(cls, data: Any) -> Entry:
         if not isinstance(data, dict):
@@ -146,8 +153,8 @@ class BatchState:
 
     @property
     def complete(self) -> bool:
-        """Every question done."""
-        return all(entry.state == "done" for entry in self.entries)
+        """Every question done, no critique owed."""
+        return all(entry.state == "done" and not entry.critique_owed for entry in self.entries)
 
     def render(self, *changed: Entry) -> str:
         """The state file's text (``updated``: now). Only the ``changed`` entries (and those never

@@ -62,6 +62,9 @@ COMMANDS: dict[str, _Command] = {
                       "and write the batch page reports/batch-<id>.md; the state in reports/meta/batch-<id>.yaml lets\n"
                       "the same command (or --resume ID) continue where it stopped.",
                       "Research every question of a file, resumably."),
+    "runs": _Command("runs", "runs_command", "List the run journal, newest first: every run from its start (running, done, failed, cancelled,\n"
+                     "or interrupted when its process died), and how to resume one (run --resume ID).",
+                     "List every run from its start, and resume one."),
     "critique": _Command("critique", "critique_command",
                          "Critique a finished run and store reports/meta/critique-<id>.yaml next to its record.",
                          "Critique a finished run and store the critique."),

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING
 import typer
 
 from ..config import Settings, load_settings
-from ..errors import ResearchError
+from ..errors import InputError, ResearchError
 from ..files.output import check_output_path
 from ..interrupts import interrupt_exit_code, interrupt_word
+from ..journal.run_journal import Journalling
 from ..results import ResearchResult
 from ..run_refs import Runs, named_run_id, short_id
 from .boundary import guarded, json_failures, run_async, stderr_console
@@ -49,6 +50,7 @@ from .run_options import (
     Query,
     Quick,
     ReportsDir,
+    ResumeRun,
     Rules,
     RunBrowser,
     RunFormat,
@@ -110,21 +112,21 @@ def run(
     strict: Strict = False,
     plan_file: PlanFile = None,
     review_plan: ReviewPlan = False,
+    resume: ResumeRun = None,
 ) -> None:
     """Research QUERY and write reports/<id>.md plus a run record in reports/meta/
     (and, with --format html|pdf, reports/<id>.html or .pdf, or --output in that format).
 
     A report the tool's own review rejected is written all the same, marked as such;
     --strict then makes the command exit 1."""
-    if query is None and not sample and plan_file is None:  # a usage error, before anything else (and outside --json's)
+    if query is None and not sample and plan_file is None and resume is None:  # a usage error, before anything else
         raise _missing_query(ctx)
     with json_failures(json_output):
-        settings = load_settings(settings_overrides(ctx.params))  # every option above, by name
-        query, settings = _on_the_sample(query, settings, context is not None) if sample else (query, settings)
+        query, settings, journalling = _what_to_run(ctx, query, sample, context is not None, resume)
         query, given, review = person_inputs(query, plan_file, review_plan)  # a plan of a person's, or reviewed
         plan, settings = _plan_output(settings, output, fmt, browser)
         started = time.monotonic()  # --timeout covers what the command waits for: the critique too
-        result = _research(str(query), settings, given, review)
+        result = _research(str(query), settings, journalling, given, review)
         exported, failure = _export(plan, result, settings)
         print_result(result, json_output=json_output, exported=exported)
     _critique_afterwards(result.run_record_path, settings, settings.run_timeout - (time.monotonic() - started))
@@ -132,6 +134,22 @@ def run(
         raise failure
     if strict and _rejected(result):
         raise typer.Exit(1)
+
+
+def _what_to_run(
+    ctx: typer.Context, query: str | None, sample: bool, context_given: bool, resume: str | None
+) -> tuple[str | None, Settings, Journalling]:
+    """The question, the settings (every option above, by name) and the journal's part: a resumed
+    run's own question and settings, from its journal entry (the other options are not used)."""
+    if resume is not None:
+        from ..journal.resume import resume_settings
+
+        if ctx.params.get("plan_file") is not None or ctx.params.get("review_plan"):
+            raise InputError("--resume continues a run with the plan it had: leave out --plan and --review-plan")
+        run_id, question, settings = resume_settings(resume, ctx.params.get("reports_dir"))
+        return question, settings, Journalling("cli", resume=run_id)
+    settings = load_settings(settings_overrides(ctx.params))
+    return (*_on_the_sample(query, settings, context_given), Journalling("cli")) if sample else (query, settings, Journalling("cli"))
 
 
 def _missing_query(ctx: typer.Context) -> Exception:
@@ -189,7 +207,8 @@ def _rejected(result: ResearchResult) -> bool:
     return review is not None and review.rejected
 
 
-def _research(query: str, settings: Settings, given: ResearchPlan | None = None, review: bool = False) -> ResearchResult:
+def _research(query: str, settings: Settings, journalling: Journalling, given: ResearchPlan | None = None,
+              review: bool = False) -> ResearchResult:  # fmt: skip
     """Run the pipeline with live progress on stderr; Ctrl-C says what it left behind. ``given``: a
     person's plan (``--plan``); ``review``: the model's plan shown on the terminal first."""
     with importing():
@@ -201,7 +220,8 @@ def _research(query: str, settings: Settings, given: ResearchPlan | None = None,
     progress = RichProgress(stderr_console())
     try:
         reviewer = review_on_terminal(progress) if review else None
-        running = research(query, settings=settings, progress=progress, plan=given, review_plan=reviewer)
+        running = research(query, settings=settings, progress=progress, plan=given, review_plan=reviewer,
+                           journalling=journalling)  # fmt: skip
         return run_async(running, interrupted=progress.interrupted)
     finally:
         progress.stop()

@@ -81,6 +81,10 @@ Context = Annotated[
     str | None, typer.Option("--context", metavar="FILE|none", help="Business context file, or 'none'.",
                  show_default="./research_context.md", rich_help_panel=RUN)
 ]
+ResumeRun = Annotated[str | None, typer.Option(
+    "--resume", metavar="ID", help="Continue an interrupted, failed or cancelled run (its id or a unique prefix: see "
+    "`research-agent runs`) from its checkpoints, with its own question and settings; the model is asked only for "
+    "what the run does not have yet.", rich_help_panel=RUN)]
 JsonOutput = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.", rich_help_panel=OUTPUT)]
 Timeout = Annotated[float | None, typer.Option("--timeout", metavar="SECONDS",
                                     help="Overall deadline of the run; a draft that exists by then is published.",

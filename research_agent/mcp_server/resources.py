@@ -9,13 +9,16 @@ through a symlink; a critique is loaded and validated as ``memory show`` does, a
 as the YAML of its file. Rendering the page is a plain function of the reports folder and the
 id (:func:`research_agent.service.reports.report_html_text`), run in one of the server's CPU worker processes
 (:mod:`.cpu`), never on the event loop. :func:`listed_resources` lists the
-reports and critiques that exist, newest first, at most :data:`MAX_LISTED`.
+reports and critiques that exist, newest first, at most :data:`MAX_LISTED`. ``runs://journal``
+(``?status=interrupted``...) is the run journal as ``research-agent runs --json`` prints it: every
+run from its start, an interrupted one as such, with the command that resumes it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import ParamSpec
@@ -24,7 +27,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import Resource
 
-from ..errors import ResearchError, error_message
+from ..errors import InputError, ResearchError, error_message
 from ..files.safeyaml import dump_yaml
 from ..run_refs import Runs
 from ..service.reports import report_html_text, report_markdown
@@ -32,7 +35,7 @@ from ..text.controls import one_line
 from .answers import service_of
 from .memory_tools import load_by_id
 
-__all__ = ["add_resources", "report", "report_html", "report_html_text", "critique", "listed_resources",
+__all__ = ["add_resources", "report", "report_html", "report_html_text", "critique", "journal", "listed_resources",
            "MAX_LISTED"]  # fmt: skip
 
 P = ParamSpec("P")
@@ -77,6 +80,18 @@ async def critique(run_id: str, ctx: Context) -> str:
     return dump_yaml(loaded.as_dict())
 
 
+@_resource_errors
+async def journal(ctx: Context, status: str = "") -> str:
+    """The run journal, newest first, as JSON (at most :data:`MAX_LISTED` runs)."""
+    from ..journal.listing import STATUSES, journal_rows
+
+    if status and status not in STATUSES:
+        raise InputError(f"status {status[:40]!r}: choose one of {', '.join(STATUSES)}")
+    rows = await asyncio.to_thread(journal_rows, service_of(ctx).settings().reports_dir, status=status or None,
+                                   limit=MAX_LISTED)  # fmt: skip
+    return json.dumps(rows, ensure_ascii=False)
+
+
 def listed_resources(reports_dir: Path, limit: int = MAX_LISTED) -> list[Resource]:
     """The reports and critiques in ``reports_dir``, newest run first, at most ``limit``."""
     runs = Runs.scan(reports_dir)
@@ -100,3 +115,4 @@ def add_resources(server: MCPServer) -> None:
     server.resource("report://{run_id}", name="report", mime_type="text/markdown")(report)
     server.resource("report://{run_id}?format=html", name="report_html", mime_type="text/html")(report_html)
     server.resource("critique://{run_id}", name="critique", mime_type="application/yaml")(critique)
+    server.resource("runs://journal{?status}", name="journal", mime_type="application/json")(journal)

@@ -23,6 +23,7 @@ from pydantic import Field
 
 from ..config import MODES
 from ..errors import InputError
+from ..journal.run_journal import Journalling
 from ..pipeline import research as pipeline_research
 from ..review.report_file import check_report_size, read_report
 from ..review.rules import load_rules
@@ -71,7 +72,8 @@ async def research(
     with service.slots.take():
         progress = NotifyingProgress(asyncio.get_running_loop())
         async with progress.forwarding(ctx.report_progress):
-            call = ResearchCall(question, settings, progress, research=functools.partial(pipeline_research, plan=given))
+            call = ResearchCall(question, settings, progress, research=functools.partial(pipeline_research, plan=given),
+                                journalling=Journalling("mcp"))  # fmt: skip
             result, scheduled = await call.outcome()
             if call.cancel_late:
                 log.info("research: the cancel came after the report was written: %s stays", result.report_path)

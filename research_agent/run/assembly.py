@@ -33,6 +33,9 @@ from ..files.atomic import ensure_writable_dir, existing_file_mode, remove_stale
 from ..files.output import check_output_path
 from ..files.safefile import check_folder_inside
 from ..ids import make_run_id
+from ..journal.checkpoints import RememberingModel, RememberingProvider
+from ..journal.entries import entry_path, read_entry
+from ..journal.run_journal import Journalling, Resumed, RunJournal, journaled, new_seed, resumed_from
 from ..llm import ChatModel, UsageRecorder
 from ..llm.waiting import SystemTicker, Ticker, waits_reported
 from ..memory.lessons.run import FixedLessons, LessonsFn, MemoryLessons, RunLessons
@@ -84,11 +87,13 @@ class Run:
     rules: tuple[Rule, ...]
     deadline: float  # the run's deadline on the event loop's clock
     ticker: Ticker  # the clock (and pace) of waits, idle limits and token rates
+    journal: RunJournal  # its entry and checkpoints (the model above already answers from them)
 
     @property
     def providers(self) -> tuple[SearchProvider, ...]:
-        """The search providers (once ``indexing`` is ready: the story waits for it first)."""
-        return self.indexing.providers
+        """The search providers (once ``indexing`` is ready: the story waits for it first), each
+        answering from the run's checkpoints what it answered before."""
+        return tuple(RememberingProvider(p, self.journal.checkpoints) for p in self.indexing.providers)
 
     @property
     def corpus(self) -> tuple[CorpusRecord, ...]:
@@ -143,13 +148,15 @@ async def assemble(
     now: datetime | None = None,
     rng: random.Random | None = None,
     ticker: Ticker | None = None,
+    journalling: Journalling | None = None,
 ) -> AsyncIterator[Run]:
-    """The run for ``query``, under its deadline, with "waiting for the model" reported;
-    what was built here is closed on the way out, whatever happens."""
+    """The run for ``query``, under its deadline, with "waiting for the model" reported and its
+    journal kept (:mod:`research_agent.journal`: a resumed run takes its id, start and lesson draw
+    from its entry); what was built here is closed on the way out, whatever happens."""
     query = validate_query(query)
     settings = settings or load_settings()
+    journalling = journalling or Journalling()
     progress = progress or NoProgress()
-    started = (now or datetime.now(UTC)).astimezone(UTC)
     clock = StageClock(progress)
     ticker = ticker or SystemTicker()
     owned: list[Any] = []
@@ -158,38 +165,44 @@ async def assemble(
         deadline = asyncio.get_running_loop().time() + settings.run_timeout
         model = model if model is not None else _owned(owned, _default_model(settings, ticker))
         context_block, rules = _read_inputs(settings)
-        if providers is None:
-            indexing = start_indexing(settings, progress, owned)
-        else:
-            indexing = Indexing.ready_with(providers)
+        indexing = start_indexing(settings, progress, owned) if providers is None else Indexing.ready_with(providers)
         if reader is None and _reads_web_pages(settings, providers):
             reader = _owned(owned, _default_reader(settings))
         _check_outputs(settings)
-        ledger = RunLedger(progress)
-        run = Run(
-            id=_unique_id(settings, query, started),
-            query=query,
-            started=started,
-            settings=settings,
-            model=UsageRecorder(model, on_note=ledger.record_warning, on_quirk=ledger.warn, clock=ticker.now),
-            indexing=indexing,
-            reader=reader,
-            progress=progress,
-            clock=clock,
-            ledger=ledger,
-            lessons=_lessons(lessons, settings, started, rng, _time_left(deadline)),
-            context_block=context_block,
-            rules=rules,
-            deadline=deadline,
-            ticker=ticker,
-        )
-        _log_start(run)
-        async with waits_reported(run.model, progress, ticker):
-            yield run
+        who = _identity(settings, query, now, journalling)
+        with journaled(settings, who.id, query, who.started, front_end=journalling.front_end, seed=who.seed,
+                       resumed=who.resumed) as journal:  # fmt: skip
+            ledger = RunLedger(progress)
+            run = Run(
+                id=who.id, query=query, started=who.started, settings=settings,
+                model=UsageRecorder(RememberingModel(model, journal.checkpoints), on_note=ledger.record_warning,
+                                    on_quirk=ledger.warn, clock=ticker.now),
+                indexing=indexing, reader=reader, progress=progress, clock=clock, ledger=ledger,
+                lessons=_lessons(lessons, settings, who.started, rng or random.Random(who.seed), _time_left(deadline)),
+                context_block=context_block, rules=rules, deadline=deadline, ticker=ticker, journal=journal,
+            )  # fmt: skip
+            if journalling.on_started is not None:
+                journalling.on_started(run.id)
+            _log_start(run)
+            async with waits_reported(run.model, progress, ticker):
+                yield run
     finally:
         if indexing is not None:
             await indexing.stop()
         await _close(owned)
+
+
+def _identity(settings: Settings, query: str, now: datetime | None, journalling: Journalling) -> Resumed:
+    """The run's id, start time and lesson draw: new ones, or those of the run it resumes (whose
+    question it must ask)."""
+    if journalling.resume is None:
+        started = (now or datetime.now(UTC)).astimezone(UTC)
+        return Resumed(_unique_id(settings, query, started), started, new_seed(), 0)
+    resumed = resumed_from(settings.meta_dir, journalling.resume)
+    entry = read_entry(settings.meta_dir, resumed.id)
+    if entry is not None and entry.question != query:
+        raise InputError(f"run {resumed.id} asked another question: resume it with its own ({entry.question[:80]!r})")
+    return resumed
 
 
 @asynccontextmanager
@@ -335,7 +348,7 @@ def _check_outputs(settings: Settings) -> None:
 
 def _unique_id(settings: Settings, query: str, now: datetime) -> str:
     run_id = make_run_id(query, now)
-    while (settings.reports_dir / f"{run_id}.md").exists():
+    while (settings.reports_dir / f"{run_id}.md").exists() or entry_path(settings.meta_dir, run_id).exists():
         now = datetime.now(UTC)
         run_id = make_run_id(query, now)
     return run_id

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 
 from ..claims import ClaimCheck
 from ..ids import format_utc
+from ..journal.prune import prune_journal
 from ..memory.critique.citation_support import citation_support
 from ..memory.critique.site_names import source_site, source_sites
 from ..memory.lessons.render import lessons_markdown
@@ -82,6 +83,7 @@ def finish_run(run: Run, briefing: Briefing, outcome: Outcome) -> ResearchResult
     with run.clock.stage("write"):
         write_run_record(record_path, record, report=report.markdown, passages=passages, output=settings.output)
         prune_passage_stores(settings.meta_dir, settings.max_critiques, protect=[run.id])
+        prune_journal(settings.meta_dir, settings.max_critiques, protect=(run.id,))
     return ResearchResult(
         run_record=record,
         report_markdown=report.markdown,

@@ -30,6 +30,7 @@ from ..export.budget import pdf_budget, print_within
 from ..files.atomic import TEMP_SUFFIX, file_kind
 from ..files.safefile import check_folder_inside
 from ..ids import is_run_id
+from ..journal.checkpoints import remove_checkpoints
 from ..memory.critique.evidence import read_report_file
 from ..record.passages import passages_path
 from ..run_refs import KINDS, Runs, run_file
@@ -108,4 +109,5 @@ def delete_run(reports_dir: Path, run_id: str) -> list[Path]:
             hidden.unlink()
         except OSError as exc:  # it is hidden already; a later remove_stale_temps takes it
             log.warning("could not remove %s: %s", hidden, exc.strerror or exc)
+    remove_checkpoints(reports_dir / "meta", run_id)  # its journal entry is among the files above
     return [path for path, _ in aside]

@@ -12,7 +12,9 @@ and its run record are written in one step that no cancel can split (the pipelin
   :attr:`ResearchCall.cancel_late` set so the front end can say the report stays, and where.
 
 No path says "wrote nothing" of a run that wrote its report, nor leaves a written report without
-its critique scheduled. The statuses are the run journal's words (running, done, failed, cancelled).
+its critique scheduled. The statuses are the run journal's words (running, done, failed, cancelled),
+and the run's journal entry says the same (:mod:`research_agent.journal`: ``journalling`` names the
+front end, and the run to resume when the call continues one).
 
 :func:`unwound_on_cancel` waits for that unwinding, shielded from a server's repeated
 cancellation (anyio cancel scopes cancel again and again), before the call ends.
@@ -22,12 +24,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
 
 import anyio
 
 from ..config import Settings
+from ..journal.run_journal import Journalling
 from ..memory.critique.schedule import Scheduled, after_report
 from ..pipeline import research as pipeline_research
 from ..progress import Progress
@@ -75,18 +79,31 @@ class ResearchCall:
         *,
         research: Research = pipeline_research,
         schedule: Schedule = after_report,
+        journalling: Journalling | None = None,
     ) -> None:
         self.written: ResearchResult | None = None  # set in the step that wrote the report
         self.cancel_late = False  # a cancel came once the report was written
+        self.run_id = ""  # the run's id, once its journal entry is written
+        self.named = asyncio.Event()  # set then
         self._schedule = schedule
+        self._journalling = journalling or Journalling()
+        self._heard = self._journalling.on_started
+        self._journalling = replace(self._journalling, on_started=self._on_started)
         self.task: asyncio.Task[tuple[ResearchResult, Scheduled]] = asyncio.ensure_future(
             self._run(question, settings, progress, research)
         )
 
+    def _on_started(self, run_id: str) -> None:
+        self.run_id = run_id
+        self.named.set()
+        if self._heard is not None:
+            self._heard(run_id)
+
     async def _run(
         self, question: str, settings: Settings, progress: Progress, research: Research
     ) -> tuple[ResearchResult, Scheduled]:
-        result = await research(question, settings=settings, progress=progress, on_written=self._on_written)
+        result = await research(question, settings=settings, progress=progress, on_written=self._on_written,
+                                journalling=self._journalling)  # fmt: skip
         scheduled = await asyncio.to_thread(self._schedule, result.run_record_path, settings)
         return result, scheduled
 

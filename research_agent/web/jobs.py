@@ -6,7 +6,9 @@ the moment it is asked for (one more than ``--max-runs`` is refused at once with
 :class:`~research_agent.service.events.EventLog`, which a run page follows over server-sent
 events, replayed from the start for a page opened late or reloaded.
 
-A job is named by a random key (``/runs/<key>``), never by anything the person typed. Cancelling
+A job is named by a random key (``/runs/<key>``), never by anything the person typed; a research
+job is also found by its run's id once the run has one (``/runs/<run id>``, a page that outlives
+the server: :mod:`.journal_pages` shows the run from its journal entry once the job is gone). Cancelling
 a research job stops its :class:`~research_agent.service.runs.ResearchCall`: before the report is
 written the pipeline unwinds as it does on Ctrl-C and nothing of the run is written (``cancelled``);
 once it is written the cancel comes too late, the run goes on to its end and the job ends
@@ -29,6 +31,7 @@ from typing import Literal
 
 from ..config import Settings
 from ..errors import ResearchError, error_message
+from ..journal.run_journal import Journalling
 from ..memory.critique.schedule import after_report
 from ..pipeline import research as pipeline_research
 from ..service import Service
@@ -68,6 +71,7 @@ class Job:
     run_id: str = ""
     error: str = ""
     notes: list[str] = field(default_factory=list)
+    named: asyncio.Event = field(default_factory=asyncio.Event)  # set once the run has its id, or the job ended
 
     @property
     def outcome(self) -> str:
@@ -89,21 +93,38 @@ class JobBoard:
         self._jobs: dict[str, Job] = {}
 
     def get(self, key: str) -> Job | None:
-        return self._jobs.get(key)
+        """The job of ``key``, or the research job of run ``key``."""
+        return self._jobs.get(key) or next(
+            (j for j in self._jobs.values() if j.kind == "research" and j.run_id and j.run_id == key), None
+        )
+
+    async def named(self, job: Job) -> str:
+        """The run id of a research job once its run has one (its journal entry is written), or the
+        job's key when it ended without one."""
+        await job.named.wait()
+        return job.run_id or job.key
 
     def newest(self) -> list[Job]:
         return list(reversed(self._jobs.values()))
 
     def research(
-        self, question: str, settings: Settings, shown: tuple[tuple[str, str], ...], *, review_plan: bool = False
+        self, question: str, settings: Settings, shown: tuple[tuple[str, str], ...], *, review_plan: bool = False,
+        resume: str | None = None,
     ) -> Job:
         """Start researching ``question`` with ``settings``; Busy when every slot is taken. ``review_plan``:
-        the run waits after its plan for the person's answer (:attr:`Job.review`)."""
+        the run waits after its plan for the person's answer (:attr:`Job.review`); ``resume``: continue
+        that run from its checkpoints."""
         review = WaitingReview() if review_plan else None
         research = functools.partial(pipeline_research, review_plan=review)
 
+        def started(run_id: str) -> None:
+            job.run_id = run_id
+            job.named.set()
+
         async def work(events: EventLog) -> str:
-            job.call = ResearchCall(question, settings, events, schedule=self.schedule, research=research)
+            journalling = Journalling("web", resume=resume, on_started=started)
+            job.call = ResearchCall(question, settings, events, schedule=self.schedule, research=research,
+                                    journalling=journalling)  # fmt: skip
             result, scheduled = await job.call.outcome()
             if job.call.cancel_late:
                 job.notes.append(CANCEL_LATE)
@@ -177,6 +198,7 @@ def _settled(job: Job, slot: ExitStack) -> None:
     """A job cancelled before its first step never ran its body: its slot is given back and its end
     said here (both are no-ops for a job that ran)."""
     slot.close()
+    job.named.set()
     if job.log.ended is None:
         job.log.end("cancelled", CANCELLED)
 

@@ -23,6 +23,7 @@ from starlette.routing import Route
 
 from ..config import MODES
 from ..errors import InputError, ResearchError, error_message
+from ..ids import is_run_id
 from ..run.assembly import validate_query
 from ..search.registry import KNOWN_PROVIDERS
 from ..service.events import TOTAL, RunEvent
@@ -30,6 +31,7 @@ from ..text.controls import has_controls, one_line, without_controls
 from .app import answered, bench_of, event_stream, form_status
 from .forms import SWITCHES, Form, RequestRefused, from_loopback, job_key, read_form, run_call
 from .jobs import Job
+from .journal_pages import journal_run
 from .reports.pages import record_or_problem
 
 __all__ = ["PAGE_ROUTES", "COUNTS_EVERY", "event_data", "timeline"]
@@ -75,14 +77,15 @@ async def start_run(request: Request) -> Response:
         job = bench.board.research(question, settings, (*shown, *REVIEW_SHOWN[:review]), review_plan=review)
     except ResearchError as exc:
         return _ask(request, status=form_status(exc), error=one_line(error_message(exc)), form=form)
-    return RedirectResponse(f"/runs/{job.key}", status_code=303)
+    return RedirectResponse(f"/runs/{await bench.board.named(job)}", status_code=303)  # the run's own page
 
 
 # --- watch -------------------------------------------------------------------------------
 
 
 def _job(request: Request) -> Job:
-    job = bench_of(request).board.get(job_key(request.path_params["key"]))
+    key = request.path_params["key"]
+    job = bench_of(request).board.get(key if is_run_id(key) else job_key(key))  # a job's key, or its run's id
     if job is None:
         raise RequestRefused(404, "no such run on this server (a run started before the server restarted is gone from "
                            "here; its report, if any, is under Reports)")  # fmt: skip
@@ -120,7 +123,10 @@ def timeline(events: tuple[RunEvent, ...]) -> list[dict[str, Any]]:
 
 @answered
 async def run_page(request: Request) -> Response:
-    bench, job = bench_of(request), _job(request)
+    bench = bench_of(request)
+    if is_run_id(request.path_params["key"]) and bench.board.get(request.path_params["key"]) is None:
+        return await journal_run(request)  # a run this server does not follow: from its journal entry
+    job = _job(request)
     record, problem = None, ""
     if job.outcome == "done" and job.kind == "research":
         record, problem = await asyncio.to_thread(record_or_problem, bench.reports_dir, job.run_id)
@@ -187,7 +193,7 @@ async def cancel_run(request: Request) -> Response:
     await read_form(request, bench.csrf)
     job = _job(request)
     bench.board.cancel(job.key)
-    return RedirectResponse(f"/runs/{job.key}", status_code=303)
+    return RedirectResponse(f"/runs/{job.run_id or job.key}", status_code=303)
 
 
 PAGE_ROUTES = [

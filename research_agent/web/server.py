@@ -29,6 +29,7 @@ from ..service.http import HttpBind, HttpGuard, listen, serve_asgi
 from .app import SecurityHeaders, WebBind, Workbench
 from .batches.pages import BATCH_ROUTES
 from .eval_pages import EVAL_ROUTES
+from .journal_pages import JOURNAL_ROUTES
 from .memory_pages import MEMORY_ROUTES
 from .pages import PAGE_ROUTES
 from .plans.pages import PLAN_ROUTES
@@ -38,7 +39,8 @@ from .settings_page import SETTINGS_ROUTES
 __all__ = ["ROUTES", "build_app", "serve"]
 
 # Every page, by the job of its module: ask and watch, read, batches, memory, settings.
-ROUTES: tuple[BaseRoute, ...] = (*PAGE_ROUTES, *PLAN_ROUTES, *REPORT_ROUTES, *BATCH_ROUTES, *MEMORY_ROUTES, *EVAL_ROUTES, *SETTINGS_ROUTES)
+ROUTES: tuple[BaseRoute, ...] = (*JOURNAL_ROUTES, *PAGE_ROUTES, *PLAN_ROUTES, *REPORT_ROUTES, *BATCH_ROUTES, *MEMORY_ROUTES,
+                                 *EVAL_ROUTES, *SETTINGS_ROUTES)  # fmt: skip
 
 
 def _browser() -> Path | None:

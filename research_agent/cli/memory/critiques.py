@@ -19,6 +19,7 @@ from rich.table import Table
 from ...config import Settings
 from ...errors import InputError, ResearchError, error_message
 from ...ids import id_timestamp
+from ...journal.prune import prune_journal
 from ...memory.lessons.effects_view import shown_lesson_texts
 from ...memory.store.critique_types import Critique
 from ...memory.store.failures import FailedCritique, load_failures
@@ -276,8 +277,8 @@ def prune_command(
     yes: bool = typer.Option(False, "--yes", "-y", help="Delete without asking (needed without a terminal)."),
     reports_dir: ReportsDirOption = None,
 ) -> None:
-    """Delete the oldest critique files and passage stores beyond the retention limit (invalid and
-    future-dated files go first). On a terminal it lists them and asks first; --dry-run only lists."""
+    """Delete the oldest critique files, passage stores and done runs' journal entries and checkpoints
+    beyond the retention limit (invalid and future-dated files go first). On a terminal it lists them and asks first; --dry-run only lists."""
     settings = memory_settings(ctx, reports_dir)
     limit = settings.max_critiques if keep is None else keep
     if limit == 0:
@@ -286,7 +287,8 @@ def prune_command(
     deps = memory_deps(ctx)
     now = deps.clock()
     doomed = [*prune_critiques(settings.meta_dir, limit, now=now, dry_run=True),
-              *prune_passage_stores(settings.meta_dir, limit, now=now, dry_run=True)]  # fmt: skip
+              *prune_passage_stores(settings.meta_dir, limit, now=now, dry_run=True),
+              *prune_journal(settings.meta_dir, limit, dry_run=True)]  # fmt: skip
     if not doomed:
         echo(f"nothing to prune: at most {limit} kept")
         return
@@ -306,6 +308,7 @@ def prune_command(
             raise typer.Exit(1)
     removed = prune_critiques(settings.meta_dir, limit, now=now)
     removed += prune_passage_stores(settings.meta_dir, limit, now=now)
+    removed += prune_journal(settings.meta_dir, limit)  # done runs' entries and checkpoints
     for path in removed:
         echo(f"removed {path.name}")
     echo(f"pruned {len(removed)} file(s); keeping at most {limit}")

@@ -71,7 +71,11 @@
       timer = null;
       window.fetch(window.location.href, {cache: "no-store", headers: {"Accept": "text/html"}})
         .then(function (answer) {
-          if (answer.ok) {
+          if (answer.ok && answer.headers.get("X-Run-Page") === "journal") {
+            over = true;  // the server restarted and shows this run from its journal: that page, not a stream
+            say("The server was restarted: showing the run as its journal has it…", true);
+            window.location.reload();
+          } else if (answer.ok) {
             connect();
           } else if (answer.status === 404) {
             over = true;

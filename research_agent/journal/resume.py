@@ -1,0 +1,34 @@
+"""What ``run --resume ID`` (and a batch question's next attempt) continues: the run a reference
+names among the journal's entries, its question, and its settings as its entry kept them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..config import Settings, load_settings
+from ..errors import InputError
+from ..run_refs import resolve_run
+from .entries import RESUMABLE, read_entry
+from .settings_snapshot import restored
+
+__all__ = ["resume_settings", "resumable"]
+
+
+def resume_settings(ref: str, reports_dir: Path | None = None) -> tuple[str, str, Settings]:
+    """The id, question and settings of the run ``ref`` names (an id, a unique prefix, ``latest``...)
+    in ``reports_dir`` (by default the settings'); InputError when there is none to resume."""
+    folder = Path(reports_dir) if reports_dir is not None else load_settings().reports_dir
+    run_id = resolve_run(folder, ref, "journal")
+    entry = read_entry(folder / "meta", run_id)
+    if entry is None:
+        raise InputError(f"run {run_id}: its journal entry cannot be read")
+    if entry.status not in RESUMABLE:
+        why = "it is still running" if entry.status == "running" else f"it is done: {entry.report}"
+        raise InputError(f"run {run_id} cannot be resumed: {why}")
+    return run_id, entry.question, restored(entry.settings, reports_dir=folder)
+
+
+def resumable(meta_dir: Path, run_id: str) -> bool:
+    """Whether run ``run_id`` has an entry that can be resumed."""
+    entry = read_entry(meta_dir, run_id) if run_id else None
+    return entry is not None and entry.status in RESUMABLE
