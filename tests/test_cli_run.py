@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -158,8 +159,10 @@ def test_llm_timeout_flag_bounds_each_call_and_a_timeout_is_retried_once(tmp_pat
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert errors == ["error: no answer of the model endpoint could be read in this run: "
                       "model call for stage relevance timed out after 1s (2 attempts)"], proc.stderr
-    # the default llm_max_retries is 4: a timeout gets one retry; one call per source with 16 slots
-    assert asked == ["decompose"] * 2 + ["relevance"] * 8
+    # the default llm_max_retries is 4: a timeout gets one retry. Relevance: the batch, then its
+    # sources again in two smaller batches, each asked twice; the draft written beside it, stopped
+    # with it (the order is when each stalled answer ended, so only the counts are compared)
+    assert Counter(asked) == {"decompose": 2, "relevance": 6, "draft": 1}
     assert not list((tmp_path / "reports").glob("*.md"))
 
 

@@ -119,7 +119,7 @@ async def test_revise_cuts_the_passages_then_the_feedback_then_the_answer() -> N
     draft = ReportDraft("Vacuum reclaims the space of dead tuples in place [1]. " * 60, ("It runs often [2].",), (), ())
     feedback = "- [critical] an unsupported claim: cite it or remove it\n" * 400  # ~5,800 tokens, capped at 12,000 chars
     sizes = {}
-    for window in (16000, 8192, 4096):
+    for window in (16000, 11000, 4096):  # revise's prompt starts as the draft's did: every source's passages
         writer = Writer(window, [ANSWER])
         await revise_report(writer, "How does vacuum work?", draft, feedback, SOURCES, target_words=1200,
                             source_tokens=450)  # fmt: skip
@@ -127,9 +127,9 @@ async def test_revise_cuts_the_passages_then_the_feedback_then_the_answer() -> N
         sizes[window] = (request.user.count("cite it or remove it"), len(request.user.split("Sources:")[1]),
                          request.max_tokens)  # fmt: skip
         assert _size(request) <= ContextBudget(window).prompt_room(request.max_tokens) or window == 4096
-    assert sizes[16000][0] == sizes[8192][0] > sizes[4096][0]  # the feedback is cut only after the passages
-    assert sizes[16000][1] > sizes[8192][1] > sizes[4096][1]
-    assert sizes[4096][2] < sizes[8192][2]  # last of all, the answer's length
+    assert sizes[16000][0] == sizes[11000][0] > sizes[4096][0]  # the feedback is cut only after the passages
+    assert sizes[16000][1] > sizes[11000][1] > sizes[4096][1]
+    assert sizes[4096][2] < sizes[11000][2]  # last of all, the answer's length
 
 
 # --- a refusal for size -------------------------------------------------------------------------

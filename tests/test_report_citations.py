@@ -105,7 +105,7 @@ async def test_invented_and_skeptic_citations_are_renumbered_or_removed_through_
         return responder.answer(request.stage, request.system, request.user)
 
     scripted_model.enqueue("decompose", use)
-    scripted_model.enqueue("relevance", scored_each({"score": 5, "reason": "on topic"}), times=12)
+    scripted_model.enqueue("relevance", scored_each({"score": 5, "reason": "on topic"}))  # one batched call
     scripted_model.enqueue("draft", as_markdown(DRAFT))
     # the claim check rides in the skeptic's call: every cited sentence supported
     scripted_model.enqueue("skeptic", lambda r: {"findings": FINDINGS, "viability": 80, "claims": answer_claims(r.user)})
@@ -180,7 +180,7 @@ async def test_the_short_report_of_a_failed_run_passes_its_own_review(tmp_path, 
         return responder.answer(request.stage, request.system, request.user)
 
     scripted_model.enqueue("decompose", use, times=3)
-    scripted_model.enqueue("relevance", scored_each({"score": 1, "reason": "about <i>gardening</i> [2]"}), times=3)
+    scripted_model.enqueue("relevance", scored_each({"score": 1, "reason": "about <i>gardening</i> [2]"}))  # one batched call
     result = await research(
         QUERY, settings=settings_for(tmp_path), model=scripted_model, providers=[HostileDocs(tmp_path / "docs")],
         lessons=lambda domain: LessonSelection.none(domain),

@@ -45,7 +45,7 @@ async def run_against(server: FakeOpenAIServer, tmp_path, *, model: str, fast_mo
 
 async def test_the_run_record_counts_every_answered_call_and_matches_the_endpoints_tokens(tmp_path) -> None:
     # Half the relevance answers are broken (truncated JSON or the wrong shape): they cost tokens too.
-    faults = Faults(rate=0.5, mix=("badschema", "truncate"), seed=4, stages=frozenset({"relevance"}))
+    faults = Faults(rate=0.5, mix=("badschema", "truncate"), seed=1, stages=frozenset({"relevance"}))  # seed: 2 broken in a row
     with FakeOpenAIServer(ResearchResponder(), faults=faults) as server:
         result = await run_against(server, tmp_path, model="gpt-4o-mini")
         answered = [r for r in server.requests if r.ok]

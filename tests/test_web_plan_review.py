@@ -32,6 +32,7 @@ from tests.support.web import HANG_GUARD, ServedWorkbench, artifacts_dir  # noqa
 # The browser fixtures of the workbench's other browser tests (Debian's Chromium, Playwright for this
 # module only): imported, so that pytest uses them here too.
 from tests.test_web_browser import (  # noqa: E402, F401
+    RUN_PAGE,
     browser,
     browser_context_args,
     browser_type,
@@ -76,7 +77,7 @@ def _ask_with_review(page: Page, served: Served, question: str) -> None:
     expect(page.get_by_label(str(served.root / "corpus"))).to_be_checked()  # the only allowed folder
     page.get_by_label("Review the plan first").check()
     page.get_by_role("button", name="Research").click()
-    expect(page).to_have_url(re.compile(r"/runs/[0-9a-f]{16}$"))
+    expect(page).to_have_url(re.compile(RUN_PAGE + "$"))  # the run's own page, by its id
 
 
 def _shot(page: Page, name: str) -> None:

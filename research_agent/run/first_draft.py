@@ -86,6 +86,8 @@ async def judge_beside_draft(
                 await draft_task
             if set_aside:
                 run.ledger.discard_draft_in_progress()
+        elif not draft_task.cancelled():
+            draft_task.exception()  # a writer that failed while relevance failed too: its error is the run's, not a log's
     why = disagreement(written_from, gate)
     kept = None if why else pruned(draft, written_from, gate)
     if kept is None:
