@@ -2,8 +2,8 @@
 
 Shared by every command that runs the pipeline (``run``, ``memory ab``, ``batch``, ``mcp``,
 ``serve``), so that an option means the same thing everywhere and becomes the same setting; a
-block of them that several commands take alike is listed once (:data:`SERVER_SETTINGS`) and added
-to each command's signature by :func:`with_options`. Each option names the
+block of them that several commands take alike is listed once (:data:`SERVER_SETTINGS`,
+:data:`PIPELINE_SETTINGS`) and added to each command's signature by :func:`with_options`. Each option names the
 help panel ``--help`` lists it in (typer's ``rich_help_panel``, drawn by
 :func:`research_agent.cli.usage.tidy_help`).
 """
@@ -22,7 +22,7 @@ from ..config import MODES, Settings
 from ..errors import InputError
 from .export import BROWSER_HELP, FORMAT_HELP
 
-__all__ = ["settings_overrides", "with_options", "SERVER_SETTINGS", "RUN", "SOURCES", "MODEL", "OUTPUT", "REVIEW", "MEMORY"]
+__all__ = ["settings_overrides", "with_options", "SERVER_SETTINGS", "PIPELINE_SETTINGS", "RUN", "SOURCES", "MODEL", "OUTPUT", "REVIEW", "MEMORY"]
 
 # The help panels of run's options, in the order --help shows them.
 RUN, SOURCES, MODEL, OUTPUT, REVIEW, MEMORY = (
@@ -136,6 +136,17 @@ SERVER_SETTINGS: tuple[tuple[str, Any, Any], ...] = (
     ("searxng_url", SearxngUrl, None), ("context", Context, None), ("rules", Rules, None), ("timeout", Timeout, None),
     ("llm_timeout", LlmTimeout, None), ("no_cache", NoCache, False), ("no_critique", NoCritique, False),
     ("no_lessons", NoLessons, False),
+)  # fmt: skip
+
+# The pipeline's settings that ``batch`` and ``memory ab`` take as ``run`` does, in run's order.
+PIPELINE_SETTINGS: tuple[tuple[str, Any, Any], ...] = (
+    ("standard", Standard, False), ("deep", Deep, False), ("corpus", Corpus, None), ("exclude", Exclude, None),
+    ("search", Search, None), ("searxng_url", SearxngUrl, None), ("max_sources", MaxSources, None),
+    ("no_cache", NoCache, False), ("allow_private", AllowPrivate, False), ("ignore_robots", IgnoreRobots, False),
+    ("model", Model, None), ("fast_model", FastModel, None), ("reports_dir", ReportsDir, None),
+    ("context", Context, None), ("timeout", Timeout, None), ("llm_timeout", LlmTimeout, None),
+    ("no_retry", NoRetry, False), ("min_viability", MinViability, None), ("max_plans", MaxPlans, None),
+    ("max_revisions", MaxRevisions, None), ("rules", Rules, None),
 )  # fmt: skip
 
 Command = TypeVar("Command", bound=Callable[..., Any])
