@@ -35,7 +35,7 @@ from .plans.steering import PlanReview, given_plan, lessons_for, reviewed
 from .progress import Progress
 from .record.types import IterationDecision
 from .results import Briefing, Iteration, Outcome, ResearchResult, SourceSummary
-from .run.assembly import LessonsFn, Run, RunLessons, assemble, within_deadline
+from .run.assembly import LessonsFn, Run, RunInputs, RunLessons, assemble, within_deadline
 from .run.finish import finish_run
 from .run.first_draft import Judged, drafts_beside, judge_beside_draft, provisional
 from .run.ledger import KeptDraft
@@ -85,10 +85,9 @@ async def research(
     The run's journal entry is written as it starts and says ``done`` in that same step
     (``journalling``: the front end, the run to resume: :mod:`research_agent.journal`).
     """
-    async with assemble(
-        query, settings=settings, model=model, providers=providers, reader=reader, lessons=lessons,
-        progress=progress, now=now, rng=rng, ticker=ticker, journalling=journalling,
-    ) as run:  # fmt: skip
+    given = RunInputs(settings=settings, model=model, providers=providers, reader=reader, lessons=lessons,
+                      progress=progress, now=now, rng=rng, ticker=ticker, journalling=journalling)  # fmt: skip
+    async with assemble(query, given) as run:
         try:
             async with within_deadline(run):
                 first = await _first_plan(run, plan)

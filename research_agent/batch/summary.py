@@ -34,11 +34,10 @@ MAX_QUESTION_CHARS = 160
 
 def lesson_statuses(settings: Settings, now: datetime | None = None) -> dict[str, str]:
     """``domain/key -> status`` of every lesson in memory now ({} when memory cannot be read)."""
-    from ..memory.lessons.effects_view import lesson_effects
+    from ..service.memory import Memory
 
     try:
-        effects = lesson_effects(settings.meta_dir, now=now or datetime.now(UTC), ttl_days=settings.lesson_ttl_days,
-                                 state_dir=settings.state_dir)  # fmt: skip
+        effects = Memory(settings).effects(now=now or datetime.now(UTC))
     except (ResearchError, OSError) as exc:
         log.info("lesson statuses not read: %s", exc)
         return {}

@@ -1,17 +1,20 @@
 """The options ``run`` takes, and the Settings overrides they stand for.
 
-Shared by every command that runs the pipeline (``run``, ``memory ab``), so that an
-option means the same thing everywhere and becomes the same setting. Each option names the
+Shared by every command that runs the pipeline (``run``, ``memory ab``, ``batch``, ``mcp``,
+``serve``), so that an option means the same thing everywhere and becomes the same setting; a
+block of them that several commands take alike is listed once (:data:`SERVER_SETTINGS`,
+:data:`PIPELINE_SETTINGS`) and added to each command's signature by :func:`with_options`. Each option names the
 help panel ``--help`` lists it in (typer's ``rich_help_panel``, drawn by
 :func:`research_agent.cli.usage.tidy_help`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import inspect
+from collections.abc import Callable, Mapping
 from dataclasses import fields
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -19,7 +22,7 @@ from ..config import MODES, Settings
 from ..errors import InputError
 from .export import BROWSER_HELP, FORMAT_HELP
 
-__all__ = ["settings_overrides", "RUN", "SOURCES", "MODEL", "OUTPUT", "REVIEW", "MEMORY"]
+__all__ = ["settings_overrides", "with_options", "SERVER_SETTINGS", "PIPELINE_SETTINGS", "RUN", "SOURCES", "MODEL", "OUTPUT", "REVIEW", "MEMORY"]
 
 # The help panels of run's options, in the order --help shows them.
 RUN, SOURCES, MODEL, OUTPUT, REVIEW, MEMORY = (
@@ -126,6 +129,43 @@ RunBrowser = Annotated[Path | None, typer.Option("--browser", help=BROWSER_HELP,
 NoLessons = Annotated[
     bool, typer.Option("--no-lessons", help="Run without lessons from past critiques (a baseline run).", rich_help_panel=MEMORY)
 ]
+
+# The run settings a server (``mcp``, ``serve``) takes for the runs it starts: name, option, default.
+SERVER_SETTINGS: tuple[tuple[str, Any, Any], ...] = (
+    ("model", Model, None), ("fast_model", FastModel, None), ("reports_dir", ReportsDir, None),
+    ("searxng_url", SearxngUrl, None), ("context", Context, None), ("rules", Rules, None), ("timeout", Timeout, None),
+    ("llm_timeout", LlmTimeout, None), ("no_cache", NoCache, False), ("no_critique", NoCritique, False),
+    ("no_lessons", NoLessons, False),
+)  # fmt: skip
+
+# The pipeline's settings that ``batch`` and ``memory ab`` take as ``run`` does, in run's order.
+PIPELINE_SETTINGS: tuple[tuple[str, Any, Any], ...] = (
+    ("standard", Standard, False), ("deep", Deep, False), ("corpus", Corpus, None), ("exclude", Exclude, None),
+    ("search", Search, None), ("searxng_url", SearxngUrl, None), ("max_sources", MaxSources, None),
+    ("no_cache", NoCache, False), ("allow_private", AllowPrivate, False), ("ignore_robots", IgnoreRobots, False),
+    ("model", Model, None), ("fast_model", FastModel, None), ("reports_dir", ReportsDir, None),
+    ("context", Context, None), ("timeout", Timeout, None), ("llm_timeout", LlmTimeout, None),
+    ("no_retry", NoRetry, False), ("min_viability", MinViability, None), ("max_plans", MaxPlans, None),
+    ("max_revisions", MaxRevisions, None), ("rules", Rules, None),
+)  # fmt: skip
+
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+def with_options(options: tuple[tuple[str, Any, Any], ...]) -> Callable[[Command], Command]:
+    """Add ``options`` (name, option, default), in order, to a command's signature after its own
+    parameters, for typer to read; the command takes them as ``**kwargs`` (``ctx.params`` has them too)."""
+
+    def add(command: Command) -> Command:
+        signature = inspect.signature(command, eval_str=True)  # typer reads a given signature as it is
+        own = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+        more = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=option, default=default)
+                for name, option, default in options]  # fmt: skip
+        setattr(command, "__signature__", signature.replace(parameters=[*own, *more]))  # noqa: B010
+        return command
+
+    return add
+
 
 # Options that map one to one onto a Settings field (the rest are translated below).
 _SAME_VALUE = {

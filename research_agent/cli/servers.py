@@ -26,20 +26,7 @@ from ..service import ServiceOptions, resolve_allowed_dirs
 from ..service.http import read_token
 from ..version import extra_hint
 from .boundary import guarded, stderr_console
-from .run import (
-    Context,
-    FastModel,
-    LlmTimeout,
-    Model,
-    NoCache,
-    NoCritique,
-    NoLessons,
-    ReportsDir,
-    Rules,
-    SearxngUrl,
-    Timeout,
-    settings_overrides,
-)
+from .run_options import SERVER_SETTINGS, settings_overrides, with_options
 from .terminal import markup
 
 __all__ = ["mcp_command", "serve_command"]
@@ -73,6 +60,7 @@ AllowHost = Annotated[
 
 
 @guarded
+@with_options(SERVER_SETTINGS)
 def mcp_command(
     ctx: typer.Context,
     allow_dir: AllowDir = None,
@@ -82,17 +70,7 @@ def mcp_command(
     host: Host = None,
     token_file: TokenFile = None,
     allow_host: AllowHost = None,
-    model: Model = None,
-    fast_model: FastModel = None,
-    reports_dir: ReportsDir = None,
-    searxng_url: SearxngUrl = None,
-    context: Context = None,
-    rules: Rules = None,
-    timeout: Timeout = None,
-    llm_timeout: LlmTimeout = None,
-    no_cache: NoCache = False,
-    no_critique: NoCritique = False,
-    no_lessons: NoLessons = False,
+    **run_settings: Any,  # SERVER_SETTINGS, read from ctx.params
 ) -> None:
     """Serve research, review and memory as MCP tools over stdio (or --http PORT)."""
     for given, name in ((host, "--host"), (token_file, "--token-file"), (allow_host, "--allow-host")):
@@ -166,6 +144,7 @@ _WEB_MODULES = ("starlette", "uvicorn", "sse_starlette", "jinja2", "python_multi
 
 
 @guarded
+@with_options(SERVER_SETTINGS)
 def serve_command(
     ctx: typer.Context,
     host: WebHost = "127.0.0.1",
@@ -175,17 +154,7 @@ def serve_command(
     max_runs: MaxRuns = 2,
     token_file: WebTokenFile = None,
     allow_host: AllowHost = None,
-    model: Model = None,
-    fast_model: FastModel = None,
-    reports_dir: ReportsDir = None,
-    searxng_url: SearxngUrl = None,
-    context: Context = None,
-    rules: Rules = None,
-    timeout: Timeout = None,
-    llm_timeout: LlmTimeout = None,
-    no_cache: NoCache = False,
-    no_critique: NoCritique = False,
-    no_lessons: NoLessons = False,
+    **run_settings: Any,  # SERVER_SETTINGS, read from ctx.params
 ) -> None:
     """Serve the research workbench in your browser: ask, watch a run, read reports, see what the memory learned."""
     web = _web_package()

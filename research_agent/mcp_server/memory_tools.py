@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
@@ -21,14 +20,12 @@ from ..config import Settings
 from ..domains import DOMAINS, parse_domain
 from ..errors import InputError, ResearchError
 from ..llm import OpenAIChatModel
-from ..memory.lessons.effects_view import lesson_effects, shown_lesson_texts
-from ..memory.lessons.select import preview_lessons
 from ..memory.store.failures import load_failures
 from ..memory.store.files import critique_path, load_critique
-from ..memory.store.index.summary import list_critiques
 from ..run.assembly import validate_query
 from ..run_refs import Runs
-from ..service.person import LessonPlace, undecided_proposals
+from ..service.memory import Memory
+from ..service.person import undecided_proposals
 from ..stages.classify import classify_domain
 from .answers import answered, service_of
 from .shapes import (
@@ -69,16 +66,7 @@ async def memory_lessons(
     settings = service_of(ctx).settings()
     question = validate_query(question)
     chosen = parse_domain(domain) if domain is not None else await _classify(settings, question)
-    selection, note = await asyncio.to_thread(
-        preview_lessons,
-        settings.meta_dir,
-        chosen,
-        now=datetime.now(UTC),
-        ttl_days=settings.lesson_ttl_days,
-        control_fraction=settings.control_fraction,
-        trial_probability=settings.trial_probability,
-        state_dir=settings.state_dir,
-    )
+    selection, note = await asyncio.to_thread(Memory(settings).preview, chosen, now=datetime.now(UTC))
     return lessons_output(selection, note)
 
 
@@ -107,9 +95,7 @@ async def memory_list(
         raise InputError(f"limit must be from 1 to {MAX_LIST}, not {limit}")
     wanted = parse_domain(domain) if domain is not None else None
     settings = service_of(ctx).settings()
-    loaded = await asyncio.to_thread(
-        list_critiques, settings.meta_dir, state_dir=settings.state_dir, now=datetime.now(UTC)
-    )
+    loaded = await asyncio.to_thread(Memory(settings).critiques, now=datetime.now(UTC))
     failed = await asyncio.to_thread(load_failures, settings.meta_dir)
     shorts = (await asyncio.to_thread(Runs.scan, settings.reports_dir)).shorts()
     good = [item.critique for item in loaded if item.critique is not None]
@@ -137,10 +123,7 @@ async def memory_show(
     settings = service_of(ctx).settings()
     runs = await asyncio.to_thread(Runs.scan, settings.reports_dir)
     critique = await asyncio.to_thread(load_by_id, runs, id)
-    critique = await asyncio.to_thread(
-        shown_lesson_texts, settings.meta_dir, critique, now=datetime.now(UTC), ttl_days=settings.lesson_ttl_days,
-        state_dir=settings.state_dir,
-    )
+    critique = await asyncio.to_thread(Memory(settings).shown_texts, critique, now=datetime.now(UTC))
     return {"critique": critique.as_dict(), "short_id": runs.short(critique.id)}
 
 
@@ -157,10 +140,7 @@ async def memory_effects(ctx: Context, domain: DomainName = None) -> EffectsOutp
     a decision needs at the current spread (more_runs)."""
     wanted = parse_domain(domain) if domain is not None else None
     settings = service_of(ctx).settings()
-    found = await asyncio.to_thread(
-        lesson_effects, settings.meta_dir, now=datetime.now(UTC), domain=wanted, ttl_days=settings.lesson_ttl_days,
-        state_dir=settings.state_dir,
-    )
+    found = await asyncio.to_thread(Memory(settings).effects, now=datetime.now(UTC), domain=wanted)
     return {"effects": [effect.as_dict() for effect in found]}  # type: ignore[misc]  # plain-dict EffectOuts
 
 
@@ -170,8 +150,8 @@ APPROVAL_NOTE = (
 )
 
 
-def _undecided_proposals(meta_dir: Path, state_dir: Path) -> list[dict[str, Any]]:
-    found = undecided_proposals(LessonPlace(meta_dir, state_dir), now=datetime.now(UTC))
+def _undecided_proposals(memory: Memory) -> list[dict[str, Any]]:
+    found = undecided_proposals(memory.place, now=datetime.now(UTC))
     return [p.as_dict() for p in found]
 
 
@@ -181,7 +161,7 @@ async def memory_proposals(ctx: Context) -> ProposalsOutput:
     that proposed it. They are quarantined: none reaches a prompt unless the person running
     research-agent approves it in the CLI. This server cannot approve or reject them."""
     settings = service_of(ctx).settings()
-    found = await asyncio.to_thread(_undecided_proposals, settings.meta_dir, settings.state_dir)
+    found = await asyncio.to_thread(_undecided_proposals, Memory(settings))
     return {"proposals": found, "note": APPROVAL_NOTE}  # type: ignore[typeddict-item]  # plain-dict ProposalOut
 
 

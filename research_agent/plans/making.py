@@ -19,7 +19,7 @@ from ..llm import ChatModel
 from ..llm.usage import Usage
 from ..memory.lessons.run import LessonsFn, RunLessons
 from ..progress import Progress
-from ..run.assembly import assemble, within_deadline
+from ..run.assembly import RunInputs, assemble, within_deadline
 from ..stages.decompose import decompose
 from .plan import ResearchPlan
 
@@ -47,9 +47,8 @@ async def make_plan(
     rng: random.Random | None = None,
 ) -> MadePlan:
     """Plan ``question`` as a run's first plan is made (see the module docstring)."""
-    async with assemble(
-        question, settings=settings, model=model, providers=(), lessons=lessons, progress=progress, now=now, rng=rng,
-    ) as run:  # fmt: skip
+    given = RunInputs(settings=settings, model=model, providers=(), lessons=lessons, progress=progress, now=now, rng=rng)
+    async with assemble(question, given) as run:
         async with within_deadline(run):
             offered = run.lessons.offer().prompt_block()
             with run.clock.stage("decompose"):

@@ -1,7 +1,7 @@
 """Building a run before its story starts, and taking it down after.
 
-:func:`assemble` turns what ``research()`` was given (or Settings, for anything not
-given) into a frozen :class:`Run`: the model (wrapped to count usage), the search
+:func:`assemble` turns what ``research()`` was given (its :class:`RunInputs`; Settings, for
+anything not given) into a frozen :class:`Run`: the model (wrapped to count usage), the search
 providers (the local corpus indexed in a worker thread that Ctrl-C and the deadline
 stop, while the first model call runs: :mod:`research_agent.run.indexing`), the page
 reader, the context and custom rules, the lessons source, the run id. It owns what it
@@ -52,6 +52,7 @@ from .report import ReportMeta
 
 __all__ = [
     "Run",
+    "RunInputs",
     "LessonsFn",
     "RunLessons",
     "assemble",
@@ -66,6 +67,22 @@ log = logging.getLogger(__name__)
 MAX_QUERY_CHARS = 2000
 MIN_QUERY_CHARS = 3
 
+
+@dataclass(frozen=True, kw_only=True)
+class RunInputs:
+    """What a run is given besides its question (``research()``'s keywords, bundled once for
+    :func:`assemble`); whatever is None is built from ``settings`` (by default, from the environment)."""
+
+    settings: Settings | None = None
+    model: ChatModel | None = None
+    providers: Sequence[SearchProvider] | None = None
+    reader: SourceReader | None = None
+    lessons: LessonsFn | RunLessons | None = None
+    progress: Progress | None = None
+    now: datetime | None = None
+    rng: random.Random | None = None
+    ticker: Ticker | None = None
+    journalling: Journalling | None = None
 
 
 @dataclass(frozen=True)
@@ -136,29 +153,17 @@ def validate_query(query: str) -> str:
 
 
 @asynccontextmanager
-async def assemble(
-    query: str,
-    *,
-    settings: Settings | None = None,
-    model: ChatModel | None = None,
-    providers: Sequence[SearchProvider] | None = None,
-    reader: SourceReader | None = None,
-    lessons: LessonsFn | RunLessons | None = None,
-    progress: Progress | None = None,
-    now: datetime | None = None,
-    rng: random.Random | None = None,
-    ticker: Ticker | None = None,
-    journalling: Journalling | None = None,
-) -> AsyncIterator[Run]:
-    """The run for ``query``, under its deadline, with "waiting for the model" reported and its
-    journal kept (:mod:`research_agent.journal`: a resumed run takes its id, start and lesson draw
-    from its entry); what was built here is closed on the way out, whatever happens."""
+async def assemble(query: str, given: RunInputs) -> AsyncIterator[Run]:
+    """The run for ``query`` from what it was ``given``, under its deadline, with "waiting for the
+    model" reported and its journal kept (:mod:`research_agent.journal`: a resumed run takes its id,
+    start and lesson draw from its entry); what was built here is closed on the way out, whatever happens."""
     query = validate_query(query)
-    settings = settings or load_settings()
-    journalling = journalling or Journalling()
-    progress = progress or NoProgress()
+    settings = given.settings or load_settings()
+    journalling = given.journalling or Journalling()
+    progress = given.progress or NoProgress()
     clock = StageClock(progress)
-    ticker = ticker or SystemTicker()
+    ticker = given.ticker or SystemTicker()
+    model, providers, reader = given.model, given.providers, given.reader
     owned: list[Any] = []
     indexing: Indexing | None = None
     try:
@@ -169,7 +174,7 @@ async def assemble(
         if reader is None and _reads_web_pages(settings, providers):
             reader = _owned(owned, _default_reader(settings))
         _check_outputs(settings)
-        who = _identity(settings, query, now, journalling)
+        who = _identity(settings, query, given.now, journalling)
         with journaled(settings, who.id, query, who.started, front_end=journalling.front_end, seed=who.seed,
                        resumed=who.resumed) as journal:  # fmt: skip
             ledger = RunLedger(progress)
@@ -178,7 +183,8 @@ async def assemble(
                 model=UsageRecorder(RememberingModel(model, journal.checkpoints), on_note=ledger.record_warning,
                                     on_quirk=ledger.warn, clock=ticker.now),
                 indexing=indexing, reader=reader, progress=progress, clock=clock, ledger=ledger,
-                lessons=_lessons(lessons, settings, who.started, rng or random.Random(who.seed), _time_left(deadline)),
+                lessons=_lessons(given.lessons, settings, who.started, given.rng or random.Random(who.seed),
+                                 _time_left(deadline)),
                 context_block=context_block, rules=rules, deadline=deadline, ticker=ticker, journal=journal,
             )  # fmt: skip
             if journalling.on_started is not None:

@@ -11,6 +11,8 @@
 * :mod:`.http`     the HTTP guard: loopback by default, a bearer token off loopback, Host and
                    Origin checked on every bind; uvicorn imported only where HTTP is served
 * :mod:`.reports`  a reports folder's reports by run reference (never a path): markdown, page, PDF
+* :mod:`.memory`   :class:`~.memory.Memory`: the memory the settings name (meta and state folders,
+                   lessons' time to live, trial rules) and the reads every front end makes of it
 * :mod:`.person`   a person's acts on the lessons (add, trust, approve, reject), for the CLI and the
                    web workbench alike; the undecided proposals
 

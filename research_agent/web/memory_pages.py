@@ -37,10 +37,8 @@ from ..domains import DOMAINS, parse_domain
 from ..errors import InputError
 from ..memory.critique.schedule import critique_now
 from ..memory.effects.lesson_effects import STATUSES, LessonEffect, decision_words
-from ..memory.lessons.effects_view import lesson_effects
 from ..memory.store.critique_types import Critique
 from ..memory.store.failures import FailedCritique, load_failures
-from ..memory.store.index.summary import list_critiques
 from ..memory.store.person.file import ANY_DOMAIN, PersonLesson
 from ..memory.store.person.lessons import LessonsFile, read_lessons_file
 from ..memory.store.person.proposals import Proposal
@@ -49,6 +47,7 @@ from ..memory.store.targets import PERSON_TARGET, TARGETS
 from ..memory.store.trials import TrialEvent, open_ledger, reinstate_lesson, retired_in
 from ..run_refs import Runs, run_file
 from ..service import person
+from ..service.memory import Memory
 from ..text.controls import one_line
 from .app import Workbench, answered, bench_of
 from .charts import DeltaBar, History, delta_bars, history
@@ -85,9 +84,9 @@ class MemoryView:
 
 def memory_view(settings: Settings, now: datetime) -> MemoryView:
     """The memory page's data for ``settings`` at ``now`` (blocking: call it in a thread)."""
-    meta, state = settings.meta_dir, settings.state_dir
-    effects = lesson_effects(meta, now=now, ttl_days=settings.lesson_ttl_days, state_dir=state)
-    loaded = list_critiques(meta, state_dir=state, now=now)
+    memory = Memory(settings)
+    effects = memory.effects(now=now)
+    loaded = memory.critiques(now=now)
     critiques = [item.critique for item in loaded if item.critique is not None]
     runs = Runs.scan(settings.reports_dir)
     views = {name: DomainView(name) for name in sorted({e.domain for e in effects} | {c.query_domain for c in critiques})}
@@ -99,14 +98,14 @@ def memory_view(settings: Settings, now: datetime) -> MemoryView:
         view.bars = delta_bars(view.effects)
         view.history = history(view.critiques) if view.critiques else None
     return MemoryView(
-        list(views.values()), load_failures(meta), [(i.name, i.error or "invalid") for i in loaded if i.critique is None],
-        person.undecided_proposals(_place(settings), now=now), read_lessons_file(meta, state), runs.shorts(),
-        set(runs.ids("report")),
+        list(views.values()), load_failures(memory.meta_dir),
+        [(i.name, i.error or "invalid") for i in loaded if i.critique is None],
+        person.undecided_proposals(memory.place, now=now), memory.lessons_file(), runs.shorts(), set(runs.ids("report")),
     )  # fmt: skip
 
 
 def _place(settings: Settings) -> person.LessonPlace:
-    return person.LessonPlace(settings.meta_dir, settings.state_dir)
+    return Memory(settings).place
 
 
 def _choices() -> dict[str, Any]:

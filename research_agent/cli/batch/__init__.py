@@ -80,6 +80,8 @@ class BatchDeps:
 
 @app.command()
 @guarded
+@opt.with_options((("quick", opt.Quick, False), *opt.PIPELINE_SETTINGS, ("no_critique", opt.NoCritique, False),
+                   ("no_lessons", opt.NoLessons, False)))  # fmt: skip
 def batch_command(
     ctx: typer.Context,
     file: QuestionsFile = None,
@@ -91,30 +93,7 @@ def batch_command(
     retries: Retries = 2,
     fmt: PageFormat = "md",
     json_output: opt.JsonOutput = False,
-    quick: opt.Quick = False,
-    standard: opt.Standard = False,
-    deep: opt.Deep = False,
-    corpus: opt.Corpus = None,
-    exclude: opt.Exclude = None,
-    search: opt.Search = None,
-    searxng_url: opt.SearxngUrl = None,
-    max_sources: opt.MaxSources = None,
-    no_cache: opt.NoCache = False,
-    allow_private: opt.AllowPrivate = False,
-    ignore_robots: opt.IgnoreRobots = False,
-    model: opt.Model = None,
-    fast_model: opt.FastModel = None,
-    reports_dir: opt.ReportsDir = None,
-    context: opt.Context = None,
-    timeout: opt.Timeout = None,
-    llm_timeout: opt.LlmTimeout = None,
-    no_retry: opt.NoRetry = False,
-    min_viability: opt.MinViability = None,
-    max_plans: opt.MaxPlans = None,
-    max_revisions: opt.MaxRevisions = None,
-    rules: opt.Rules = None,
-    no_critique: opt.NoCritique = False,
-    no_lessons: opt.NoLessons = False,
+    **run_settings: Any,  # --quick, PIPELINE_SETTINGS, --no-critique, --no-lessons: read from ctx.params
 ) -> None:
     """Research every question of FILE (reports/<id>.md each), critique each report as it finishes,
     and write the batch page reports/batch-<id>.md; the state in reports/meta/batch-<id>.yaml lets

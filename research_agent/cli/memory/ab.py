@@ -71,32 +71,13 @@ FACT_LABELS = {
 
 @app.command("ab")
 @guarded
+@run_options.with_options(run_options.PIPELINE_SETTINGS)
 def ab_command(
     ctx: typer.Context,
     questions_file: QuestionsFile,
     quick: Quick = False,
-    standard: run_options.Standard = False,
-    deep: run_options.Deep = False,
-    corpus: run_options.Corpus = None,
-    exclude: run_options.Exclude = None,
-    search: run_options.Search = None,
-    searxng_url: run_options.SearxngUrl = None,
-    max_sources: run_options.MaxSources = None,
-    no_cache: run_options.NoCache = False,
-    allow_private: run_options.AllowPrivate = False,
-    ignore_robots: run_options.IgnoreRobots = False,
-    model: run_options.Model = None,
-    fast_model: run_options.FastModel = None,
-    reports_dir: run_options.ReportsDir = None,
-    context: run_options.Context = None,
     json_output: JsonOutput = False,
-    timeout: run_options.Timeout = None,
-    llm_timeout: run_options.LlmTimeout = None,
-    no_retry: run_options.NoRetry = False,
-    min_viability: run_options.MinViability = None,
-    max_plans: run_options.MaxPlans = None,
-    max_revisions: run_options.MaxRevisions = None,
-    rules: run_options.Rules = None,
+    **run_settings: Any,  # PIPELINE_SETTINGS, read from ctx.params
 ) -> None:
     """Run each question without lessons and with them, critique both runs, and compare.
 

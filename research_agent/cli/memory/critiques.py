@@ -20,13 +20,13 @@ from ...config import Settings
 from ...errors import InputError, ResearchError, error_message
 from ...ids import id_timestamp
 from ...journal.prune import prune_journal
-from ...memory.lessons.effects_view import shown_lesson_texts
 from ...memory.store.critique_types import Critique
 from ...memory.store.failures import FailedCritique, load_failures
 from ...memory.store.files import LoadedCritique, critique_path, load_all, load_critique, prune_critiques
-from ...memory.store.index.summary import INDEX_NAME, IndexTrust, list_critiques, open_index
+from ...memory.store.index.summary import INDEX_NAME
 from ...record.passages import prune_passage_stores
 from ...run_refs import Runs, UnknownRun, run_file
+from ...service.memory import Memory
 from ..boundary import guarded, print_error, stderr_console
 from ..critique_view import describe_critique
 from ..terminal import dumps_json_records, echo, markup, visible_line
@@ -108,7 +108,7 @@ def list_command(
     """List stored critiques newest first (from the summary index), and the runs whose critique
     failed (with the reason)."""
     settings = memory_settings(ctx, reports_dir)
-    loaded = list_critiques(settings.meta_dir, state_dir=settings.state_dir, now=memory_deps(ctx).clock())
+    loaded = Memory(settings).critiques(now=memory_deps(ctx).clock())
     if json_output and limit:
         valid = [item for item in loaded if item.critique is not None][:limit]
         loaded = valid + [item for item in loaded if item.critique is None]
@@ -154,10 +154,7 @@ def show_command(
         critique = load_critique(path, meta_dir=settings.meta_dir)
     except ResearchError as exc:
         raise InputError(f"{path.name}: {exc}") from None
-    critique = shown_lesson_texts(
-        settings.meta_dir, critique, now=memory_deps(ctx).clock(), ttl_days=settings.lesson_ttl_days,
-        state_dir=settings.state_dir,
-    )
+    critique = Memory(settings).shown_texts(critique, now=memory_deps(ctx).clock())
     if json_output:
         echo_json({**critique.as_dict(), "short_id": runs.short(run_id)})
     else:
@@ -260,7 +257,7 @@ def validate_command(
 
 def _rebuild_index(settings: Settings) -> None:
     """Drop every row of the summary index and read every critique file again."""
-    with open_index(settings.meta_dir, trust=IndexTrust(settings.state_dir), rebuild=True) as index:
+    with Memory(settings).index(rebuild=True) as index:
         where = settings.meta_dir / INDEX_NAME if index.on_disk else "memory (no index file is kept here)"
         echo(f"index rebuilt from {index.last.read} critique file(s) in {where}")
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import typer
@@ -22,9 +21,9 @@ import typer
 from ...domains import DOMAINS, parse_domain
 from ...memory.effects.lesson_effects import MIN_RUNS, NO_EFFECT_RUNS, LessonEffect, Measured, decision_words
 from ...memory.effects.sequential import ALPHA
-from ...memory.lessons.effects_view import lesson_effects
 from ...memory.lessons.trials import HELPFUL_SHARE
 from ...memory.store.targets import TARGETS
+from ...service.memory import Memory
 from ..boundary import guarded
 from ..terminal import dumps_json, echo
 from .group import ReportsDirOption, app, memory_deps, memory_settings
@@ -151,25 +150,16 @@ def _lesson_lines(effect: LessonEffect) -> list[str]:
     return lines
 
 
-def show_effects(
-    meta_dir: Path,
-    *,
-    now: datetime,
-    domain: str | None,
-    json_output: bool,
-    ttl_days: float = 30,
-    state_dir: Path | None = None,
-) -> None:
-    """Print the effects of the lessons in ``meta_dir`` (of ``domain``, or of every domain);
-    ``state_dir``: the user state folder, where the trust of ``lessons.yaml`` is kept."""
+def show_effects(memory: Memory, *, now: datetime, domain: str | None, json_output: bool) -> None:
+    """Print the effects of the lessons in ``memory`` (of ``domain``, or of every domain)."""
     chosen = parse_domain(domain) if domain is not None else None
-    effects = lesson_effects(meta_dir, now=now, domain=chosen, ttl_days=ttl_days, state_dir=state_dir)
+    effects = memory.effects(now=now, domain=chosen)
     if json_output:
         typer.echo(dumps_json([e.as_dict() for e in effects], indent=2))
         return
     if not effects:
         where = f" in {chosen}" if chosen else ""
-        echo(f"no lesson has been given or withheld yet{where} ({meta_dir})")
+        echo(f"no lesson has been given or withheld yet{where} ({memory.meta_dir})")
         return
     for where in dict.fromkeys(e.domain for e in effects):
         echo(f"lesson effects in {where}")
@@ -194,12 +184,5 @@ def effects_command(
     """Each lesson's effect: its target and the mean score with and without it, the difference with
     an always-valid interval, its status (helpful, active, measuring, no-effect, retired) and the
     runs its decision took."""
-    settings = memory_settings(ctx, reports_dir)
-    show_effects(
-        settings.meta_dir,
-        now=memory_deps(ctx).clock(),
-        domain=domain,
-        json_output=json_output,
-        ttl_days=settings.lesson_ttl_days,
-        state_dir=settings.state_dir,
-    )
+    memory = Memory(memory_settings(ctx, reports_dir))
+    show_effects(memory, now=memory_deps(ctx).clock(), domain=domain, json_output=json_output)

@@ -14,7 +14,6 @@ import typer
 
 from ...domains import DOMAINS, parse_domain
 from ...errors import InputError
-from ...memory.store.index.summary import IndexTrust, open_index
 from ...memory.store.schema import DIMENSIONS, mean_of
 from ...memory.store.trials import (
     LEDGER_NAME,
@@ -22,10 +21,10 @@ from ...memory.store.trials import (
     TrialEvent,
     TrialLedger,
     TrialRow,
-    reinstate_lesson,
     retired_in,
 )
 from ...run_refs import short_id
+from ...service.memory import Memory
 from ..boundary import guarded
 from ..terminal import echo
 from .group import ReportsDirOption, app, echo_json, memory_deps, memory_settings
@@ -161,7 +160,7 @@ def ledger_command(
     """The trial ledger (reports/meta/trials.jsonl): every run's lessons and outcome, kept whatever
     retention deletes, and every decision as it was taken. Lessons' effects read it."""
     settings = memory_settings(ctx, reports_dir)
-    with open_index(settings.meta_dir, trust=IndexTrust(settings.state_dir)) as index:
+    with Memory(settings).index() as index:
         ledger, present = index.ledger(), len(index.present())
     if not clear:
         if json_output:
@@ -197,6 +196,6 @@ def reinstate_command(
     the evidence that retired it stays in the ledger and is not counted again)."""
     settings = memory_settings(ctx, reports_dir)
     chosen = parse_domain(domain) if domain else None
-    event = reinstate_lesson(settings.meta_dir, settings.state_dir, key.strip(), domain=chosen, now=memory_deps(ctx).clock())
+    event = Memory(settings).reinstate(key.strip(), domain=chosen, now=memory_deps(ctx).clock())
     echo(f"{event.key} is reinstated in {event.domain}: runs from now on may be given it again, in a new trial "
          "(`memory effects` shows it measuring)")  # fmt: skip

@@ -13,9 +13,9 @@ from ...domains import DOMAINS, parse_domain
 from ...errors import InputError
 from ...interrupts import run_interruptibly
 from ...memory.effects.stats import not_collapse
-from ...memory.lessons.select import preview_lessons
 from ...memory.lessons.setting import NOT_OVER_CORPUS, RunSetting
 from ...run_refs import Runs
+from ...service.memory import Memory
 from ..boundary import guarded
 from ..terminal import echo
 from .group import MemoryDeps, ReportsDirOption, app, echo_json, memory_deps, memory_settings
@@ -59,15 +59,8 @@ def lessons_command(
         chosen = _classify(deps, settings, query)
         if chosen not in DOMAINS:
             raise InputError(f"the classifier returned an unknown domain {chosen[:40]!r}")
-    selection, note = preview_lessons(
-        settings.meta_dir,
-        chosen,
-        now=deps.clock(),
-        ttl_days=settings.lesson_ttl_days,
-        control_fraction=settings.control_fraction,
-        trial_probability=settings.trial_probability,
-        state_dir=settings.state_dir,
-        setting=RunSetting.of(corpus, web=False) if corpus else RunSetting(web=True),
+    selection, note = Memory(settings).preview(
+        chosen, now=deps.clock(), setting=RunSetting.of(corpus, web=False) if corpus else RunSetting(web=True)
     )
     not_over_corpus = [key for key, why in selection.excluded if why == NOT_OVER_CORPUS]
     if json_output:

@@ -7,7 +7,7 @@ import the person's lesson commands.
 from __future__ import annotations
 
 from ...config import Settings
-from ...memory.store.person.lessons import read_lessons_file
+from ...service.memory import Memory
 from ..terminal import echo
 
 __all__ = ["validate_lessons_file"]
@@ -16,7 +16,7 @@ __all__ = ["validate_lessons_file"]
 def validate_lessons_file(settings: Settings) -> int:
     """Print the lesson file's state and every problem; return how many problems there are
     (0 for a trusted, valid file or no file)."""
-    found = read_lessons_file(settings.meta_dir, settings.state_dir)
+    found = Memory(settings).lessons_file()
     if not found.exists:
         return 0
     problems = found.problems()

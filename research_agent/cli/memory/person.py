@@ -26,6 +26,7 @@ from ...memory.store.schema import STAGES
 from ...memory.store.targets import PERSON_TARGET
 from ...run_refs import Runs
 from ...service import person
+from ...service.memory import Memory
 from ..boundary import guarded
 from ..terminal import echo
 from .group import ReportsDirOption, app, echo_json, memory_deps, memory_settings
@@ -36,8 +37,7 @@ _NAME_HELP = "A short name for the key user:<name> (default: made from the text)
 
 
 def _place(ctx: typer.Context, reports_dir: Path | None) -> person.LessonPlace:
-    settings = memory_settings(ctx, reports_dir)
-    return person.LessonPlace(settings.meta_dir, settings.state_dir)
+    return Memory(memory_settings(ctx, reports_dir)).place
 
 
 def _show_lesson(lesson: PersonLesson, number: int | None = None) -> None:
@@ -96,7 +96,7 @@ def proposals_command(
 ) -> None:
     """The lessons critics proposed, quarantined until you approve or reject each (none reaches a prompt before)."""
     settings = memory_settings(ctx, reports_dir)
-    place = person.LessonPlace(settings.meta_dir, settings.state_dir)
+    place = Memory(settings).place
     found = person.undecided_proposals(place, now=memory_deps(ctx).clock())
     if json_output:
         echo_json({"proposals": [p.as_dict() for p in found]})

@@ -14,8 +14,8 @@ from ...memory.effects.stats import ClaimTrend, CritiqueCost, MemoryStats, compu
 from ...memory.lessons.select import SelectionRules, compared_runs
 from ...memory.lessons.types import MAX_LESSONS
 from ...memory.store.files import load_all
-from ...memory.store.index.summary import IndexTrust, open_index
 from ...memory.store.schema import DIMENSIONS
+from ...service.memory import Memory
 from ..boundary import guarded
 from ..terminal import echo, markup
 from .group import ReportsDirOption, app, console, echo_json, memory_deps, memory_settings
@@ -91,8 +91,9 @@ def _print_tables(stats: MemoryStats) -> None:
 
 def _compared(settings: Settings, now: datetime) -> dict[str, list[Any]]:
     """Per domain, the runs its suspension compares, from the trial ledger (as a run's selection reads them)."""
-    rules = SelectionRules(now, settings.lesson_ttl_days, 10, 3, settings.control_fraction, False, MAX_LESSONS)
-    with open_index(settings.meta_dir, trust=IndexTrust(settings.state_dir)) as index:
+    memory = Memory(settings)
+    rules = SelectionRules(now, memory.ttl_days, 10, 3, settings.control_fraction, False, MAX_LESSONS)
+    with memory.index() as index:
         ledger = index.ledger()
         return {domain: compared_runs(ledger, domain, rules) for domain in ledger.domains()}
 
