@@ -61,4 +61,6 @@ async def test_another_client_is_served_while_a_run_with_an_endless_writer_is_in
     assert "research" in tools and not results[0].is_error, results[0].content[0].text
     report = results[0].structured_content["report_markdown"]
     assert 0 < report.count("\n## Part ") <= DraftLimits.for_target(1200).sections
-    assert len(drafts) == 1  # the stream was closed at the limit: no second draft call
+    # each stream was closed at the limit (the client went away: 499); the draft written beside
+    # relevance may be set aside once and written again from the kept sources, never more
+    assert 1 <= len(drafts) <= 2 and all(r.status == 499 for r in drafts)

@@ -109,7 +109,8 @@ def test_transient_faults_still_give_a_complete_report_and_the_record_counts_eve
     for r in faulted:
         by_stage[r.stage] = by_stage.get(r.stage, 0) + 1
     assert {stage: record["usage"][stage]["retries"] for stage in by_stage} == by_stage
-    assert record["usage"]["relevance"]["calls"] == len([s for s in record["sources"] if s["score"] is not None])
+    answered = [r for r in server.requests if r.stage == "relevance" and r.fault not in STATUS_KINDS]
+    assert record["usage"]["relevance"]["calls"] == len(answered)  # the sources batched: calls, not sources
 
 
 # --------------------------------------------------------------------------- hangs and deadlines
@@ -127,7 +128,7 @@ def test_a_hung_endpoint_ends_in_a_timeout_error_within_its_bound(tmp_path, corp
         "! model call for stage decompose timed out after 1s (2 attempts); searching for the question itself, "
         "the domain is 'other'",
         "! 4 source(s) could not be scored and are left out (model call for stage relevance timed out after 1s "
-        "(2 attempts))",
+        "(2 attempts)); 4 source(s) left without a score had been asked again in smaller batches first",
         "error: no answer of the model endpoint could be read in this run: model call for stage relevance "
         "timed out after 1s (2 attempts)",
     ], proc.stderr

@@ -26,6 +26,7 @@ from ..files.atomic import atomic_write_text
 from ..files.locks import held
 from ..files.safefile import read_text_capped
 from ..ids import is_run_id
+from ..text.controls import one_line
 
 __all__ = [
     "JournalEntry", "STATUSES", "ENDED", "RESUMABLE", "entry_path", "lock_path", "write_entry", "read_entry",
@@ -79,7 +80,7 @@ class JournalEntry:
         return entry
 
     def ended(self, status: str, *, finished: str, report: str = "", error: str = "") -> JournalEntry:
-        return replace(self, status=status, finished=finished, report=report, error=" ".join(error.split())[:500])
+        return replace(self, status=status, finished=finished, report=report, error=one_line(error)[:500])
 
 
 def entry_path(meta_dir: Path, run_id: str) -> Path:

@@ -33,7 +33,7 @@ from ..errors import InputError
 from ..files.safefile import UnsafeFile, read_text_capped
 from ..run.assembly import validate_query
 from ..stages._sub_queries import query_problem
-from ..text.controls import has_controls
+from ..text.controls import has_controls, one_line
 
 __all__ = [
     "MAX_SUB_QUERIES", "MAX_SUB_QUERY_CHARS", "MAX_PLAN_BYTES", "ResearchPlan", "checked_plan", "checked_sub_queries",
@@ -63,7 +63,7 @@ class ResearchPlan:
 
 
 def _same_question(a: str, b: str) -> bool:
-    return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
+    return one_line(a).casefold() == one_line(b).casefold()
 
 
 def checked_plan(data: object, *, question: str | None = None, where: str = "the plan") -> ResearchPlan:
@@ -106,7 +106,7 @@ def checked_sub_queries(items: Sequence[object], *, where: str = "the plan") -> 
     for n, item in enumerate(items, start=1):
         if not isinstance(item, str):
             raise InputError(f"{where}: sub-query {n} is not text")
-        text = " ".join(item.split())
+        text = one_line(item)
         problem = _problem(text)
         if problem:
             raise InputError(f"{where}: sub-query {n} ({text[:60]!r}) {problem}")
@@ -157,7 +157,7 @@ _HEADER = (
 
 def editable_text(plan: ResearchPlan) -> str:
     """The plan's sub-queries as a person edits them: a commented header, then one a line."""
-    header = _HEADER.format(question=" ".join(plan.question.split()), domain=plan.domain)
+    header = _HEADER.format(question=one_line(plan.question), domain=plan.domain)
     return header + "".join(f"{query}\n" for query in plan.sub_queries)
 
 

@@ -20,6 +20,7 @@ from ..journal.entries import RESUMABLE, JournalEntry, read_entry
 from ..journal.listing import STATUSES, journal_rows
 from ..journal.settings_snapshot import restored
 from ..service import Busy, check_corpus_dirs
+from ..text.controls import one_line
 from .app import answered, bench_of
 from .forms import RequestRefused, read_form
 
@@ -71,7 +72,7 @@ async def resume_run(request: Request) -> Response:
     except Busy as exc:
         return await journal_run(request, status=503, error=error_message(exc))
     except ResearchError as exc:
-        return await journal_run(request, status=400, error=" ".join(error_message(exc).split()))
+        return await journal_run(request, status=400, error=one_line(error_message(exc)))
     return RedirectResponse(f"/runs/{await bench.board.named(job)}", status_code=303)
 
 

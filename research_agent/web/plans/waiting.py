@@ -6,7 +6,7 @@ import asyncio
 
 from ...errors import InputError
 from ...plans import ResearchPlan, plan_from_text
-from ...text.controls import without_controls
+from ...text.controls import one_line, without_controls
 
 __all__ = ["WaitingReview", "EMPTY"]
 
@@ -51,7 +51,7 @@ class WaitingReview:
         try:
             plan = plan_from_text(self.shown, text, where="your plan")
         except InputError as exc:
-            plan, self.problem = None, " ".join(str(exc).split())
+            plan, self.problem = None, one_line(exc)
         else:
             self.problem = "" if plan is not None else EMPTY
         if plan is None:
