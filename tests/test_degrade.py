@@ -13,7 +13,6 @@ from research_agent.errors import InvalidModelOutput
 from tests.conftest import INVALID, Invalid
 from tests.support.pipeline import (
     CRITICAL,
-    DOCS,
     QUERY,
     Recorded,
     queue,
