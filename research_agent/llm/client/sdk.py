@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import gc
+import logging
 import threading
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -35,6 +36,8 @@ import httpx
 
 from ...errors import ConnectionFailed, StatusError
 from .transport import RedirectRefused
+
+log = logging.getLogger(__name__)
 
 __all__ = ["SdkSender", "StatusError", "ConnectionFailed", "load_sdk_ahead", "openai_module"]
 
@@ -62,7 +65,7 @@ class _Loading:
 
             openai.resources.chat.AsyncChat  # noqa: B018 - loaded on first use by the SDK: the first request's 0.1 s
         except Exception:  # noqa: BLE001 - the import is made again where it is needed, and fails there
-            pass
+            log.debug("importing openai ahead failed; the first request imports it again", exc_info=True)
         finally:
             if enabled:
                 gc.enable()
