@@ -5,10 +5,13 @@ Drives the project's own code through synthetic worlds, run after run, as the to
 * what a run is given: :func:`research_agent.memory.lessons.choose.rank` and ``choose`` (the
   control draw, a suspended domain's runs, each lesson's trial draw at the probability its
   status calls for, :mod:`research_agent.memory.lessons.trials`), from lessons that are built
-  only while the critiques retention keeps hold at least 3 passing ones;
-* the trial ledger: each run's row made from a real
+  only while the critiques retention keeps hold at least 3 passing ones, and those kept for their
+  undecided trial after that (:func:`research_agent.memory.lessons.build.kept.kept_for_trial`, the
+  selection's own rule, with the status filter it applies);
+* the trial ledger: each run's lines made from a real
   :class:`~research_agent.memory.store.critique_types.Critique` by
-  :func:`~research_agent.memory.store.trials.row_from_critique`, kept in a
+  :func:`~research_agent.memory.store.trials.critique_lines` (its row, and the texts of lessons
+  given for the first time in their trial), kept in a
   :class:`~research_agent.memory.store.trials.TrialLedger` whatever retention deletes;
 * which runs enter a lesson's arms: :func:`research_agent.memory.effects.decisions.use_rows`;
 * each lesson's effect and status: :func:`research_agent.memory.effects.lesson_effects.effect_of`
@@ -54,13 +57,23 @@ from research_agent.ids import make_run_id
 from research_agent.memory.effects.decisions import settled, use_rows
 from research_agent.memory.effects.lesson_effects import DECIDED, Arms, LessonEffect, effect_of
 from research_agent.memory.effects.stats import compare_adaptive
+from research_agent.memory.lessons.build.evidence import Evidence
+from research_agent.memory.lessons.build.kept import KEPT_STATUSES, kept_for_trial
+from research_agent.memory.lessons.build.text import lesson_text
 from research_agent.memory.lessons.choose import RunDraw, choose, rank
 from research_agent.memory.lessons.select import SelectionRules, compared_runs
 from research_agent.memory.lessons.types import MAX_LESSONS, Lesson, LessonSelection
 from research_agent.memory.store.critique_types import Critique, LessonUse, Scores
+from research_agent.memory.store.files import stamp_of
 from research_agent.memory.store.index.sign import RowSigner
 from research_agent.memory.store.targets import stage_of, target_of
-from research_agent.memory.store.trials import TrialLedger, TrialState, row_from_critique, trial_states
+from research_agent.memory.store.trials import (
+    TrialLedger,
+    TrialState,
+    critique_lines,
+    row_from_critique,
+    trial_states,
+)
 
 DOMAIN = "technology"
 KEYS = ("coverage:low-score", "counterarguments:missing", "primary:evidence")
@@ -106,6 +119,13 @@ class World:
     suspended: int = 0  # histories in which the domain was ever suspended
 
 
+def _text(key: str) -> str:
+    """The text ``key``'s template writes with counts a domain might show (3 of the last 10)."""
+    text = lesson_text(Evidence(key, ("a", "b", "c"), (("n", 10),), 1.0))
+    assert text is not None, key
+    return text
+
+
 def _critique(n: int, question: int, scores: list[int], selection: LessonSelection) -> Critique:
     when = START + timedelta(minutes=n)
     query = f"question {question}"
@@ -138,9 +158,9 @@ def _look(ledger: TrialLedger, arms: dict[str, Arms], seen: dict[str, int], when
 
 
 def _enter(ledger: TrialLedger, critique: Critique, arms: dict[str, Arms], given: set[str]) -> None:
-    """Record the run's row and add its uses that enter lessons' arms (the real filter, on this row)."""
+    """Record the run's lines and add its uses that enter lessons' arms (the real filter, on its row)."""
     row = row_from_critique(critique)
-    ledger.add([row])
+    ledger.add(critique_lines(ledger, critique))
     one = TrialLedger(None, RowSigner(b"0" * 32))
     one.add([row])
     states = trial_states(ledger.events)
@@ -157,7 +177,7 @@ def history(world: World, seed: int, runs: int, keep: int, horizons: tuple[int, 
     rng = random.Random(seed)
     offsets = [rng.gauss(0.0, QUESTION_SD) for _ in range(QUESTIONS)]
     worth = dict(zip(KEYS, world.effects, strict=True))
-    lessons = [Lesson(key, stage_of(key), target_of(key), f"lesson {key}", ()) for key in KEYS]
+    lessons = [Lesson(key, stage_of(key), target_of(key), _text(key), ()) for key in KEYS]
     arms = {key: Arms(tuple(k for k in KEYS if k != key)) for key in KEYS}
     tracks = [Track() for _ in KEYS]
     ledger = TrialLedger(None, RowSigner(b"0" * 32))
@@ -178,7 +198,10 @@ def history(world: World, seed: int, runs: int, keep: int, horizons: tuple[int, 
         run = RunDraw(rng.random(), rng.getrandbits(48), CONTROL_FRACTION, TRIAL_PROBABILITY)
         passing = sum(1 for c in kept if c.overall_pass and c.teaches)
         built = lessons if passing >= MIN_CRITIQUES else []
-        scarce = "" if built else f"no lessons: {passing} eligible critique(s)"
+        cutoff = stamp_of(when - timedelta(days=30))
+        held = kept_for_trial(ledger, DOMAIN, built={x.key for x in built}, cutoff=cutoff)
+        built = [*built, *(x for x in held if effects[x.key].status in KEPT_STATUSES)]
+        scarce = "" if passing >= MIN_CRITIQUES else f"no lessons: {passing} eligible critique(s)"
         chosen = choose(
             LessonSelection(DOMAIN, (), False, ""), rank(built, effects, MAX_LESSONS), run, comparison=comparison,
             scarce=scarce, eligible=min(passing, 10),

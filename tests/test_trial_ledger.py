@@ -50,12 +50,13 @@ def test_the_ledger_keeps_every_runs_evidence_when_critiques_are_pruned(tmp_path
     assert (before.applied_runs, before.baseline_runs) == (6, 6)
     assert before.status == "retired"  # and the decision is recorded, once
     lines = (meta / LEDGER_NAME).read_text().splitlines()
-    assert [json.loads(line).keys() - {"mac"} for line in lines] == [{"row"}] * 12 + [{"event"}]
+    # a row per run, the lesson's text as a run was first given it (once per trial), the decision
+    assert [json.loads(line).keys() - {"mac"} for line in lines] == [{"row"}] * 12 + [{"lesson"}, {"event"}]
     assert all(len(line) < 1000 for line in lines)  # a few hundred bytes a run
     assert len(prune_critiques(meta, 2, now=NOW)) == 10
     after = effect(meta, COUNTER)  # pruning removed text, not evidence
     assert (after.applied_runs, after.baseline_runs, after.delta, after.status) == (6, 6, before.delta, "retired")
-    assert len((meta / LEDGER_NAME).read_text().splitlines()) == 13  # nothing was rebuilt or decided twice
+    assert len((meta / LEDGER_NAME).read_text().splitlines()) == 14  # nothing was rebuilt or decided twice
 
 
 def test_the_ledger_is_rebuilt_from_the_critiques_only_where_it_is_missing(tmp_path: Path) -> None:
@@ -79,7 +80,7 @@ def test_a_planted_or_edited_line_is_ignored_and_counted(tmp_path: Path) -> None
     put(meta, good)
     ledger = ledger_of(meta)
     path = meta / LEDGER_NAME
-    line = json.loads(path.read_text())
+    line = json.loads(path.read_text().splitlines()[0])  # the run's row (its lesson's text follows)
     line["row"]["mean"] = 1.0  # an edit of a signed row
     planted = TrialEvent("retired", "technology", COUNTER, "2026-11-22T10:00:00Z", measure="mean_score")
     with path.open("a") as handle:

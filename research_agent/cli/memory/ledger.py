@@ -104,6 +104,7 @@ def _summary(ledger: TrialLedger) -> dict[str, Any]:
         "ignored_lines": ledger.refused,
         "domains": dict(sorted(by_domain.items())),
         "events": [event.as_json() for event in ledger.events],
+        "lesson_texts": [text.as_json() for text in ledger.texts.values()],
         "problem": ledger.problem or None,
     }
 
@@ -111,7 +112,8 @@ def _summary(ledger: TrialLedger) -> dict[str, Any]:
 def _show(ledger: TrialLedger, limit: int) -> None:
     where = ledger.path if ledger.path is not None else "memory only (no ledger file is kept: the state folder is not usable)"
     per_run = f", about {ledger.size // max(1, ledger.lines)} bytes a line" if ledger.lines else ""
-    echo(f"trial ledger {where}: {len(ledger.rows)} run(s), {len(ledger.events)} event(s){per_run}")
+    texts = f", {len(ledger.texts)} lesson text(s)" if ledger.texts else ""
+    echo(f"trial ledger {where}: {len(ledger.rows)} run(s), {len(ledger.events)} event(s){texts}{per_run}")
     for domain, counts in _summary(ledger)["domains"].items():
         kinds = ", ".join(f"{counts[k]} {_KIND_WORDS[k]}" for k in _KIND_WORDS if counts[k])
         edited = f", {counts['edited']} with scores edited since first recorded" if counts["edited"] else ""
@@ -142,6 +144,9 @@ def _forgets(ledger: TrialLedger, present: int) -> str:
     retired = sorted(f"{key} ({domain})" for domain, key in retired_in(ledger))
     words = (f"clearing forgets {len(ledger.rows)} run(s) of evidence ({max(0, len(ledger.rows) - present)} of them "
              f"no longer have a critique, so they cannot be rebuilt) and {len(ledger.events)} recorded event(s)")  # fmt: skip
+    if ledger.texts:
+        words += (f", and the text of {len(ledger.texts)} lesson(s) kept for their trial once their critiques are "
+                  "removed")  # fmt: skip
     if retired:
         words += f"; retired lesson(s) would be given again and measured anew: {', '.join(retired)}"
     return words

@@ -14,6 +14,7 @@ from ...errors import InputError
 from ...interrupts import run_interruptibly
 from ...memory.effects.stats import not_collapse
 from ...memory.lessons.setting import NOT_OVER_CORPUS, RunSetting
+from ...memory.lessons.types import KEPT_WORDS
 from ...run_refs import Runs
 from ...service.memory import Memory
 from ..boundary import guarded
@@ -75,6 +76,8 @@ def lessons_command(
         critiques = ", ".join(shorts.get(i, i) for i in lesson.critique_ids)
         echo(f"{number}. {lesson.text}")
         source = f"critiques: {critiques}" if lesson.critique_ids else "lessons.yaml"
+        if lesson.kept:
+            source = f"{KEPT_WORDS}; first given in run {critiques}"
         echo(f"   {lesson.key} ({lesson.origin}; {lesson.stage}; target {lesson.target}); {source}")
     if selection.lessons:
         echo(f"({note})")

@@ -45,7 +45,7 @@ from ..store.schema import (
     mean_of,
     ramp_reason,
 )
-from ..store.trials import open_ledger, row_from_critique
+from ..store.trials import critique_lines, open_ledger
 from ..store.trials.rows import excluded_lessons
 from .evidence import MAX_REPORT_BYTES, locate_report, read_report_file
 from .facts import RunFacts, compute_facts
@@ -343,10 +343,12 @@ async def critique_run(
 
 
 def _add_to_ledger(folder: Path, state_dir: Path, critique: Critique, excluded: tuple[tuple[str, str], ...]) -> str:
-    """Add the critique's row to the trial ledger; '' when it was, else why not (the next run that
+    """Add the critique's row (and the texts of the built lessons it was given that the ledger lacks)
+    to the trial ledger; '' when it was, else why not (the next run that
     reads memory adds it from the critique while the critique exists)."""
     try:
-        open_ledger(folder, state_dir).add([row_from_critique(critique, excluded)])
+        ledger = open_ledger(folder, state_dir)
+        ledger.add(critique_lines(ledger, critique, excluded))
     except ResearchError as exc:
         return f"; not in the trial ledger yet: {exc}"
     return ""

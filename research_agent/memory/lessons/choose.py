@@ -130,8 +130,12 @@ def _trial(base: LessonSelection, ranked: Ranked, run: RunDraw, eligible: int, *
 
 def _given_reason(lessons: tuple[Lesson, ...], eligible: int, domain: str) -> str:
     """How many lessons a run was given, and from where: the person's own, built from critiques."""
-    built = sum(1 for lesson in lessons if lesson.origin == "built")
-    if built == len(lessons):
-        return f"{built} lesson(s) from {eligible} eligible {domain} critiques"
-    mine = f"{len(lessons) - built} lesson(s) of the person's own (lessons.yaml)"
-    return mine if not built else f"{mine} and {built} from {eligible} eligible {domain} critiques"
+    built = sum(1 for lesson in lessons if lesson.origin == "built" and not lesson.kept)
+    kept = sum(1 for lesson in lessons if lesson.kept)
+    mine = len(lessons) - built - kept
+    parts = [
+        *([f"{mine} lesson(s) of the person's own (lessons.yaml)"] if mine else []),
+        *([f"{built} lesson(s) from {eligible} eligible {domain} critiques"] if built else []),
+        *([f"{kept} kept for their undecided trial (the critiques behind them were removed)"] if kept else []),
+    ]
+    return " and ".join(parts) if parts else f"0 lesson(s) from {eligible} eligible {domain} critiques"

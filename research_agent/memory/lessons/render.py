@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from ... import prompts
 from ...run_refs import short_ids
 from ...text.mdsafe import code_span, plain_text
-from .types import Lesson, LessonSelection
+from .types import KEPT_WORDS, Lesson, LessonSelection
 
 __all__ = [
     "DOMAIN_LABELS", "domain_label", "lessons_prompt_block", "person_block", "lessons_markdown", "lessons_line",
@@ -75,6 +75,8 @@ def _source(lesson: Lesson, shown: Mapping[str, str]) -> str:
     """Where a lesson came from: the person (and its key), or the critiques behind it by short id."""
     if lesson.origin != "built":
         return f"{_ORIGIN_WORDS[lesson.origin]}, {code_span(lesson.key)}"
+    if lesson.kept:
+        return f"{KEPT_WORDS}; first given in run {code_span(shown[lesson.critique_ids[0]])}"
     return "critiques: " + ", ".join(code_span(shown[i]) for i in lesson.critique_ids)
 
 

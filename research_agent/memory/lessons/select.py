@@ -17,7 +17,9 @@ measured effect (:mod:`..effects.lesson_effects`): a retired lesson is not given
 recorded as withheld, reason ``retired``, in neither arm of any effect), a ``no-effect`` lesson
 ranks after the others. At most ``max_lessons`` per stage; then each selected lesson is
 withheld on its own for its trial (:mod:`.trials`: more often while it is undecided, less once
-it is helpful), its slot left empty. What the run is given is decided by :mod:`.choose`.
+it is helpful), its slot left empty. A built lesson whose trial is undecided (or that was called
+helpful) stays offered after retention removed the critiques that built it, with the text the
+trial ledger recorded (:mod:`.build.kept`), so that a small ``max_critiques`` cannot stall its trial. What the run is given is decided by :mod:`.choose`.
 Critique free text never reaches a lesson, so never a prompt.
 
 A person's lessons (:mod:`.person`: from the trusted ``lessons.yaml``) are eligible in their
@@ -51,6 +53,7 @@ from ..store.files import FUTURE_SLACK, stamp_of
 from ..store.index.summary import CritiqueIndex, IndexTrust, open_index
 from ..store.trials import TrialLedger, trial_states
 from .build.judging import judging_evidence
+from .build.kept import KEPT_STATUSES, kept_for_trial
 from .build.planning import planning_evidence
 from .build.pool import POOL_FACTOR, EvidencePool
 from .build.settle import settle
@@ -212,14 +215,20 @@ def _build(
     index: CritiqueIndex, pool: EvidencePool | None, domain: str, rules: SelectionRules, person: PersonLessons
 ) -> Ranked:
     """Build (the person's lessons first, then those ``pool`` shows; None: too few critiques
-    for those), measure them, and rank them (:func:`.choose.rank`)."""
+    for those; then those kept for their undecided trial, :mod:`.build.kept`), measure them, and
+    rank them (:func:`.choose.rank`)."""
     built, left_out = build_lessons(pool, rules.setting) if pool is not None else ((), ())
-    lessons = (*person.for_domain(domain), *built)
+    ledger = index.ledger()
+    kept = kept_for_trial(
+        ledger, domain, built={lesson.key for lesson in built}, cutoff=_window(rules)["cutoff"], setting=rules.setting
+    )
+    lessons = (*person.for_domain(domain), *built, *kept)
     if not lessons:
         return Ranked(excluded=left_out)
     keys = [lesson.key for lesson in lessons]
-    found = effects_in(index.ledger(), now=rules.now, domain=domain, keys=keys, person=person.stages_and_targets())
+    found = effects_in(ledger, now=rules.now, domain=domain, keys=keys, person=person.stages_and_targets())
     effects: dict[str, LessonEffect] = {e.key: e for e in found}
+    lessons = tuple(x for x in lessons if not x.kept or x.key not in effects or effects[x.key].status in KEPT_STATUSES)
     return rank(lessons, effects, rules.max_lessons, left_out)
 
 

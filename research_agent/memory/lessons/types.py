@@ -10,9 +10,10 @@ from typing import Any
 from ...record.types import WithheldLesson
 from ..store.schema import PERSON_KINDS, STAGES, key_kind
 
-__all__ = ["Lesson", "LessonSelection", "MAX_LESSONS", "ORIGINS"]
+__all__ = ["Lesson", "LessonSelection", "MAX_LESSONS", "ORIGINS", "KEPT_WORDS"]
 
 MAX_LESSONS = 5  # per stage
+KEPT_WORDS = "kept for its undecided trial (retention removed the critiques behind it)"
 ORIGINS = ("built", *PERSON_KINDS)  # research-agent built it; a person wrote it (user) or approved it
 
 
@@ -23,7 +24,10 @@ class Lesson:
 
     A built lesson's text comes from a template; a person's (``user:``, ``approved:``) is
     their own words from the trusted ``lessons.yaml``, with no critiques behind it. ``p``: in a
-    run's selection, the probability with which its trial draw would have withheld it.
+    run's selection, the probability with which its trial draw would have withheld it. ``kept``: a
+    built lesson kept for its undecided trial after retention removed the critiques that built it
+    (:mod:`.build.kept`): its text as the ledger recorded it when run ``critique_ids[0]`` was first
+    given it.
     """
 
     key: str
@@ -32,6 +36,7 @@ class Lesson:
     text: str
     critique_ids: tuple[str, ...]
     p: float | None = field(default=None, compare=False)
+    kept: bool = False
 
     @property
     def origin(self) -> str:
@@ -47,6 +52,7 @@ class Lesson:
             "text": self.text,
             "critique_ids": list(self.critique_ids),
             **({} if self.p is None else {"p": self.p}),
+            **({"kept": True} if self.kept else {}),
         }
 
 

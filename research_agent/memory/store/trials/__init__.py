@@ -13,6 +13,8 @@ domain's suspension read the ledger, never the window of critique files that ret
 * ``rows``    a row, made from a critique or a run record, read back checked;
   :class:`~.rows.Grade`, an eval's grade of a run
 * ``events``  a decision as it was taken, a person's reinstatement
+* ``texts``   a built lesson's text as a run was first given it in its trial, so that selection
+  can keep offering the lesson while its trial is undecided after retention removed its critiques
 * ``ledger``  the file: signed lines, appended under a lock, read back line by line (a line
   whose MAC does not check is ignored: a planted line can neither add evidence, retire nor
   reinstate a lesson)
@@ -42,6 +44,8 @@ from .ledger import LEDGER_NAME, TrialLedger
 from .record import (
     TrialState,
     amended,
+    critique_lines,
+    new_texts,
     open_ledger,
     record_grade,
     record_grades,
@@ -51,9 +55,10 @@ from .record import (
     trial_states,
 )
 from .rows import KINDS, Edit, Grade, TrialRow, Use, row_from_critique, row_from_record
+from .texts import LessonText
 
 __all__ = [
-    "LEDGER_NAME", "TrialLedger", "TrialState", "amended", "open_ledger", "record_grade", "record_grades",
+    "LEDGER_NAME", "TrialLedger", "TrialState", "amended", "critique_lines", "new_texts", "open_ledger", "record_grade", "record_grades",
     "reinstate_lesson", "retired_in", "sync_ledger", "trial_states",
-    "DECISIONS", "KINDS", "Edit", "Grade", "TrialEvent", "TrialRow", "Use", "row_from_critique", "row_from_record",
+    "DECISIONS", "KINDS", "Edit", "Grade", "LessonText", "TrialEvent", "TrialRow", "Use", "row_from_critique", "row_from_record",
 ]  # fmt: skip

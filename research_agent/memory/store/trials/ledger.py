@@ -3,7 +3,8 @@
 Lines are only ever appended (``O_APPEND``, under an exclusive ``flock`` on the file itself,
 fsynced), so concurrent runs and critique workers never lose each other's rows and a crash
 leaves at most one torn last line, which reading skips (the next append starts on a line of
-its own). A run's latest row wins: a grade, or a critique made after a grade, is recorded by
+its own). Three kinds of line: a run's row, an event (a decision, a reinstatement), and a built
+lesson's text as a run was first given it in its trial (:mod:`.texts`). A run's latest row wins: a grade, or a critique made after a grade, is recorded by
 appending the run's row again, amended. Retention never touches this file; only ``memory
 ledger --clear`` deletes it.
 
@@ -24,7 +25,7 @@ import json
 import os
 import stat
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +35,15 @@ from ....files.safefile import UnsafeFile, read_text_capped
 from ..index.sign import RowSigner
 from .events import TrialEvent, event_from_json
 from .rows import TrialRow, row_from_json
+from .texts import LessonText, text_from_json
 
 __all__ = ["LEDGER_NAME", "MAX_LEDGER_BYTES", "TrialLedger"]
 
 LEDGER_NAME = "trials.jsonl"
 MAX_LEDGER_BYTES = 512 * 1024 * 1024  # about a million runs
 _TABLE = "trials"
+Item = TrialRow | TrialEvent | LessonText
+_KINDS: dict[type, str] = {TrialRow: "row", TrialEvent: "event", LessonText: "lesson"}
 
 
 def _canonical(payload: dict[str, Any]) -> str:
@@ -56,6 +60,7 @@ class TrialLedger:
         self._signer = signer
         self.rows: dict[str, TrialRow] = {}
         self.events: list[TrialEvent] = []
+        self.texts: dict[tuple[str, str], LessonText] = {}  # (domain, key) -> the latest text recorded
         self.refused = 0  # lines that are not this user's tool's (bad MAC, torn, not a row or event)
         self.lines = 0
         self.size = 0
@@ -90,17 +95,20 @@ class TrialLedger:
             self.lines += 1
             try:
                 data = json.loads(line)
-                kind = "row" if "row" in data else "event"
+                kind = next((k for k in _READERS if k in data), "event")
                 payload, mac = data[kind], data["mac"]
                 if not isinstance(payload, dict) or not isinstance(mac, str):
                     raise ValueError("not a line of the ledger")
                 if self._signer.sign(_TABLE, (kind, _canonical(payload))).hex() != mac:
                     raise ValueError("its MAC does not check")
-                self._keep(row_from_json(payload) if kind == "row" else event_from_json(payload))
+                self._keep(_READERS[kind](payload))
             except (ValueError, TypeError, KeyError, AttributeError):
                 self.refused += 1
 
-    def _keep(self, item: TrialRow | TrialEvent) -> None:
+    def _keep(self, item: Item) -> None:
+        if isinstance(item, LessonText):
+            self.texts[(item.domain, item.key)] = item
+            return
         if not isinstance(item, TrialRow):
             self.events.append(item)
             return
@@ -113,14 +121,14 @@ class TrialLedger:
             else:
                 self._ordered.pop(domain, None)
 
-    def _line(self, item: TrialRow | TrialEvent) -> str:
-        kind = "row" if isinstance(item, TrialRow) else "event"
+    def _line(self, item: Item) -> str:
+        kind = _KINDS[type(item)]
         payload = item.as_json()
         mac = self._signer.sign(_TABLE, (kind, _canonical(payload))).hex()
         return _canonical({kind: payload, "mac": mac}) + "\n"
 
-    def add(self, items: Sequence[TrialRow | TrialEvent]) -> None:
-        """Append ``items`` (rows and events) and keep them; a row keeps the grade its run had
+    def add(self, items: Sequence[Item]) -> None:
+        """Append ``items`` (rows, events, lesson texts) and keep them; a row keeps the grade its run had
         where it brings none. StorageError when the file cannot be written (they are kept in
         memory all the same)."""
         if not items:
@@ -147,6 +155,7 @@ class TrialLedger:
                 raise StorageError(f"cannot remove {self.path}: {exc.strerror or exc}") from None
         self.rows.clear()
         self.events.clear()
+        self.texts.clear()
         self._ordered.clear()
         self.refused = self.lines = self.size = 0
 
@@ -168,6 +177,9 @@ class TrialLedger:
         for row in self.rows.values():
             counts[row.domain] += 1
         return dict(sorted(counts.items()))
+
+
+_READERS: dict[str, Callable[[Any], Item]] = {"row": row_from_json, "lesson": text_from_json, "event": event_from_json}
 
 
 def _append(path: Path, text: str) -> None:

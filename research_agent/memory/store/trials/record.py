@@ -2,7 +2,8 @@
 
 * :func:`open_ledger` opens the ledger of a reports folder with the user's key.
 * :func:`sync_ledger` adds the row of every critique that exists and has none (the ledger was new,
-  cleared, or a write failed), and amends a row whose critique's scores changed since they were
+  cleared, or a write failed), with the texts of the built lessons it was given that the ledger
+  lacks (:func:`new_texts`), and amends a row whose critique's scores changed since they were
   recorded (:func:`amended`): the ledger is rebuilt from critiques only where it is missing. Any
   score edit is seen, even one that leaves the mean and the verdict as they were: the summary
   index keeps a hash of each file's scores, the row the hash of the scores it holds.
@@ -51,10 +52,11 @@ from ..schema import DIMENSIONS, is_pass, mean_of, ramp_reason
 from .events import TrialEvent
 from .ledger import TrialLedger
 from .rows import Edit, Grade, TrialRow, excluded_lessons, row_from_critique, row_from_record
+from .texts import LessonText, texts_to_record
 
 __all__ = [
     "open_ledger", "sync_ledger", "amended", "record_grade", "record_grades", "TrialState", "trial_states",
-    "Present", "retired_in", "reinstate_lesson",
+    "Present", "retired_in", "reinstate_lesson", "new_texts", "critique_lines",
 ]  # fmt: skip
 
 # run id -> (critique file name, the hash of its scores), as the summary index holds them
@@ -111,6 +113,7 @@ def sync_ledger(
     other scores (see the module docstring); return how many rows were written. ``load``: the
     critique of a file name as the caller already holds it (None: read the file)."""
     rows: list[TrialRow] = []
+    texts: dict[tuple[str, str], LessonText] = {}
     when = time.time() if now is None else now
     for run_id, (name, digest) in present.items():
         row = ledger.rows.get(run_id)
@@ -121,8 +124,25 @@ def sync_ledger(
             found = _updated(row, critique, when)
             if found is not None:
                 rows.append(found)
-    ledger.add(rows)
+            for text in new_texts(ledger, critique) if row is None else ():
+                texts.setdefault((text.domain, text.key), text)
+    ledger.add([*rows, *texts.values()])
     return len(rows)
+
+
+def new_texts(ledger: TrialLedger, critique: Critique) -> list[LessonText]:
+    """The texts of the built lessons ``critique``'s run was given that ``ledger`` holds none of
+    in their current trial (:mod:`.texts`)."""
+    since = {where: state.since for where, state in trial_states(ledger.events).items() if state.since}
+    return texts_to_record(ledger.texts, since, critique)
+
+
+def critique_lines(
+    ledger: TrialLedger, critique: Critique, excluded: tuple[tuple[str, str], ...] = ()
+) -> list[TrialRow | LessonText]:
+    """What a new critique adds to ``ledger``: its run's row, and the texts of the built lessons
+    it was given that the ledger lacks."""
+    return [row_from_critique(critique, excluded), *new_texts(ledger, critique)]
 
 
 def _critique_of(meta_dir: Path, run_id: str) -> Critique | None:
