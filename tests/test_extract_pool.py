@@ -189,6 +189,25 @@ async def test_overlapping_documents_go_to_workers_where_a_crash_costs_one(tmp_p
     await extraction.aclose()
 
 
+async def test_a_job_waiting_for_its_turn_when_the_pool_closes_runs_here(tmp_path: Path) -> None:
+    extraction = OverlapExtraction(extractors.staged, limit=1)
+    started, here_free, worker_free = threading.Event(), tmp_path / "here", tmp_path / "worker"
+    held = asyncio.ensure_future(extraction.run("hold", (started, here_free)))  # this process, until `here`
+    assert await asyncio.to_thread(started.wait, HANG_GUARD)
+    busy = asyncio.ensure_future(extraction.run("wait", worker_free))  # the pool's one slot, until `worker`
+    assert await asyncio.to_thread(extractors.wait_until, lambda: extraction.pool_started)
+    await asyncio.wait_for(extraction._pool_up, HANG_GUARD)  # type: ignore[arg-type]  # the workers are up
+    waiting = asyncio.ensure_future(extraction.run("pid", None))  # its turn comes after `busy`'s
+    for _ in range(5):
+        await asyncio.sleep(0)  # no timer: lets `waiting` reach the slot, and `busy` its worker
+    await extraction.aclose()  # before the fix, `waiting` then asked a pool that was gone
+    (here_free).write_text("go")
+    worker_free.write_text("go")
+    assert await asyncio.wait_for(waiting, HANG_GUARD) == os.getpid()  # it ran here
+    assert await asyncio.wait_for(held, HANG_GUARD) == os.getpid()
+    await asyncio.gather(busy, return_exceptions=True)
+
+
 async def test_a_page_that_crashes_the_extractor_fails_alone(local_server: LocalServer) -> None:
     for name, body in (("one", "first"), ("two", "second"), ("three", "third")):
         local_server.extra_routes[("GET", f"/{name}")] = functools.partial(_send, article_html(name, body))

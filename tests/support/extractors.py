@@ -116,6 +116,9 @@ def staged(step: str, arg: object) -> object:
     if step == "make":
         make_file(arg)  # type: ignore[arg-type]
         return os.getpid()
+    if step == "wait":  # wherever it runs: until the file exists
+        wait_for_file(arg)  # type: ignore[arg-type]
+        return os.getpid()
     if step == "crash" and in_worker():
         os._exit(5)
     return os.getpid()

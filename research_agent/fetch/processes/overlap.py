@@ -53,13 +53,25 @@ class OverlapExtraction:
             if await self._take_here():
                 return await self._run_here(*args, **kwargs)
             async with self._slots:
-                result = await asyncio.wrap_future(self._pool.submit(*args, **kwargs))  # type: ignore[union-attr]  # up (unless aclose raced it)
+                result = await self._submit(*args, **kwargs)
             if isinstance(result, Failed) and result.reason == UNAVAILABLE:
                 await self._take_here(wait_for_pool=False)
                 result = await self._run_here(*args, **kwargs)
             return result
         finally:
             self._active -= 1
+
+    async def _submit(self, *args: Any, **kwargs: Any) -> Any:
+        """The job's result from a worker, or UNAVAILABLE (run it here) when :meth:`aclose` closed the
+        pool while the job waited for its turn."""
+        pool = self._pool
+        try:
+            if pool is None:
+                raise RuntimeError("the extraction pool is closed")
+            future = pool.submit(*args, **kwargs)
+        except RuntimeError as exc:
+            return Failed(UNAVAILABLE, str(exc))
+        return await asyncio.wrap_future(future)
 
     def _start_pool(self) -> None:
         pool = self._pool = ExtractionPool(self.fn, timeout=self.timeout)
