@@ -28,6 +28,7 @@ from research_agent.llm.protocol import ChatRequest, ChatResponse
 from research_agent.modes import MODES
 
 RUN = "what-is-vacuum_20260101T090000000000Z"
+KEY = b"k" * 32  # the user's key that signs checkpoints
 
 
 def _entry(run_id: str = RUN, status: str = "running") -> JournalEntry:
@@ -112,12 +113,30 @@ class Counting:
 
 async def test_the_same_question_asked_twice_is_answered_on_resume_as_it_was_each_time(tmp_path: Path) -> None:
     first = Counting()
-    asking = RememberingModel(first, Checkpoints(tmp_path, RUN))
+    asking = RememberingModel(first, Checkpoints(tmp_path, RUN, KEY))
     request = ChatRequest(stage="decompose", system="s", user="u")
     answers = [(await asking.complete(request)).text for _ in range(2)]
     again = Counting()
-    resumed = RememberingModel(again, Checkpoints(tmp_path, RUN))
+    resumed = RememberingModel(again, Checkpoints(tmp_path, RUN, KEY))
     replayed = [(await resumed.complete(request)).text for _ in range(3)]
     assert answers == ["answer 1", "answer 2"] and replayed == ["answer 1", "answer 2", "answer 1"]
     assert again.calls == 1 and resumed.checkpoints.reused == 2
     assert sorted(p.name.split("-")[0] for p in checkpoint_dir(tmp_path, RUN).iterdir()) == ["plan"] * 3
+
+
+async def test_a_checkpoint_edited_or_kept_under_another_key_is_asked_again(tmp_path: Path) -> None:
+    request = ChatRequest(stage="decompose", system="s", user="u")
+    first = RememberingModel(Counting(), Checkpoints(tmp_path, RUN, KEY))
+    assert (await first.complete(request)).text == "answer 1"
+    (kept,) = checkpoint_dir(tmp_path, RUN).iterdir()
+    signed = json.loads(kept.read_text(encoding="utf-8"))
+    assert signed["data"]["text"] == "answer 1" and set(signed) == {"data", "mac"}
+    elsewhere = Counting()  # the same file, read under another user's key
+    assert (await RememberingModel(elsewhere, Checkpoints(tmp_path, RUN, b"x" * 32)).complete(request)).text == "answer 1"
+    assert elsewhere.calls == 1
+    signed["data"]["text"] = "words the model never said"  # a planted or edited answer
+    kept.write_text(json.dumps(signed), encoding="utf-8")
+    again = Counting()
+    resumed = RememberingModel(again, Checkpoints(tmp_path, RUN, KEY))
+    assert (await resumed.complete(request)).text == "answer 1" and again.calls == 1
+    assert resumed.checkpoints.reused == 0

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from research_agent.journal.entries import JournalEntry, write_entry
 from tests.support.batch import QUESTIONS, write_corpus
 from tests.support.fake_openai_server import FakeOpenAIServer
 from tests.support.reliability import HANG_GUARD, cli_env, start_cli, temp_files
@@ -169,3 +170,22 @@ def test_a_run_drafting_beside_relevance_killed_in_its_draft_resumes_to_the_same
     summary = json.loads(resumed.stdout)
     assert _body(Path(summary["report_path"]), summary["id"], tmp_path) == _body(Path(whole["report_path"]), whole["id"], tmp_path)
     assert "decompose" not in again.stages and again.stages.count("draft") == 1, again.stages
+
+
+@pytest.mark.parametrize("key", [None, b"another user's key, 32 bytes...."])
+def test_a_planted_entry_is_not_resumed(tmp_path: Path, key: bytes | None) -> None:
+    """A journal entry not signed with the user's key (none, or another's) names settings nobody here
+    chose (here a corpus folder outside the reports): the resume refuses before it reads them."""
+    reports, secret = tmp_path / "reports", tmp_path / "secret"
+    secret.mkdir()
+    run_id = "what-is-vacuum_20260101T090000000000Z"
+    planted = JournalEntry(run_id, QUESTION, "standard", "cli", "2026-01-01T09:00:00Z", status="failed",
+                           settings={"corpus_dirs": [str(secret)], "allow_private": True})  # fmt: skip
+    write_entry(reports / "meta", planted, key)
+    recorder = Recorder()
+    with FakeOpenAIServer(recorder) as server:
+        env = cli_env(tmp_path / "home", server.base_url, CONFIG)
+        resumed = _run(env, tmp_path, "run", "--resume", run_id, "--reports-dir", str(reports))
+    assert resumed.returncode == 2 and "Traceback" not in resumed.stderr
+    assert f"run {run_id} cannot be resumed: its journal entry was not written by research-agent" in resumed.stderr
+    assert recorder.stages == [] and not list(reports.glob("*.md"))

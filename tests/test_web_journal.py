@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from research_agent.files.state import secret_key
+from research_agent.journal.entries import JournalEntry, write_entry
 from tests.support.fake_openai_server import FakeOpenAIServer
 from tests.support.mcp import HoldingResponder
 from tests.support.pipeline import DOCS, QUERY
@@ -44,8 +47,10 @@ async def test_a_run_cut_by_a_restart_shows_interrupted_and_resumes_from_its_che
     entry_file = tmp_path / "reports" / "meta" / f"journal-{run_id}.json"
     entry = json.loads(entry_file.read_text(encoding="utf-8"))
     assert entry["status"] == "cancelled" and entry["front_end"] == "web"  # the server cancelled it as it stopped
-    # What a server killed mid-run leaves: its entry still says running, and nobody holds its lock.
-    entry_file.write_text(json.dumps({**entry, "status": "running", "finished": ""}), encoding="utf-8")
+    # What a server killed mid-run leaves: its entry still says running (signed, as the run wrote it),
+    # and nobody holds its lock.
+    killed = replace(JournalEntry.from_data(entry), status="running", finished="")
+    write_entry(entry_file.parent, killed, secret_key(tmp_path / "state"))
 
     with FakeOpenAIServer(ResearchResponder()) as server:
         options = options_for(tmp_path, base_url=server.base_url, allow_dirs=(corpus,), critique=False,

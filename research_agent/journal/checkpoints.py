@@ -9,7 +9,9 @@ query and count of a search). A resumed run tells its story again from the top w
 settings, the same id, start time and lesson draw: every step that asks what it asked before
 finds its answer here, the model is asked only for what the run never had, and stages that run
 side by side (a draft written while relevance scores: :mod:`research_agent.run.first_draft`) find
-theirs wherever they come in the story. Each file is written atomically once its answer is whole.
+theirs wherever they come in the story. Each file is written atomically once its answer is whole,
+signed with the user's key (:mod:`.signing`): one whose signature does not check (planted, edited,
+or written under another key) is passed over, and the run asks again.
 
 :class:`RememberingModel` and :class:`RememberingProvider` wrap the run's model and search
 providers; :class:`Checkpoints` is the folder.
@@ -33,6 +35,7 @@ from ..llm.protocol import ChatRequest, ChatResponse, TokenCallback
 from ..llm.usage import Usage
 from ..search.base import SearchProvider
 from ..sources import SearchHit, Work
+from .signing import checks, mac
 
 __all__ = ["Checkpoints", "RememberingModel", "RememberingProvider", "checkpoint_dir", "remove_checkpoints", "HOLDS"]
 
@@ -66,9 +69,10 @@ class Checkpoints:
     """The checkpoint folder of one run. ``reused`` counts what a lookup found (the answers and
     searches this process did not ask for again)."""
 
-    def __init__(self, meta_dir: Path, run_id: str) -> None:
+    def __init__(self, meta_dir: Path, run_id: str, key: bytes) -> None:
         self.meta_dir = Path(meta_dir)
         self.folder = checkpoint_dir(meta_dir, run_id)
+        self._key = key  # the user's: a checkpoint kept under another key is not this user's run's
         self.reused = 0
         self._asked: dict[str, int] = {}
 
@@ -87,21 +91,28 @@ class Checkpoints:
         """What was kept under ``key`` (None when nothing was, or the file cannot be read)."""
         path = self._path(what, key)
         try:
-            data = json.loads(read_text_capped(path, max_bytes=MAX_CHECKPOINT_BYTES, inside=self.folder))
+            kept = json.loads(read_text_capped(path, max_bytes=MAX_CHECKPOINT_BYTES, inside=self.folder))
+            if not isinstance(kept, dict) or not checks(self._key, "checkpoint", self._name(path), kept.get("data"), kept.get("mac")):
+                raise ValueError("its signature does not check")
         except FileNotFoundError:
             return None
         except (OSError, StorageError, InputError, ValueError) as exc:
             log.info("checkpoint %s passed over: %s", path.name, exc)
             return None
         self.reused += 1
-        return data
+        return kept["data"]
+
+    def _name(self, path: Path) -> str:
+        return f"{self.folder.name}/{path.name}"  # the run and the question: a checkpoint moved elsewhere fails
 
     def put(self, what: str, key: str, data: Any) -> None:
         """Keep ``data`` under ``key``, atomically; a checkpoint that cannot be written costs only
         the resume it would have spared (said in the log), never the run."""
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(self._path(what, key), json.dumps(data, ensure_ascii=False))
+            path = self._path(what, key)
+            signed = {"data": data, "mac": mac(self._key, "checkpoint", self._name(path), data)}
+            atomic_write_text(path, json.dumps(signed, ensure_ascii=False))
         except (OSError, StorageError) as exc:
             log.warning("checkpoint %s not kept: %s", what, exc)
 

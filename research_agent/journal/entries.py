@@ -8,7 +8,9 @@ as ``interrupted``, whenever it is read, with no timer involved (:func:`read_ent
 
 The entry also keeps what resuming the run needs: its settings (no secret among them), the seed
 of its lesson draw, and how many times it was resumed. Files under ``reports/`` may come from
-anywhere: an entry is read size-capped and shape-checked, and one that fails is passed over.
+anywhere: an entry is read size-capped and shape-checked, and one that fails is passed over; it is
+signed with the user's key (:mod:`.signing`), and only an entry whose signature checks can be
+resumed (:func:`signed_entry`).
 """
 
 from __future__ import annotations
@@ -27,10 +29,11 @@ from ..files.locks import held
 from ..files.safefile import read_text_capped
 from ..ids import is_run_id
 from ..text.controls import one_line
+from .signing import checks, mac
 
 __all__ = [
     "JournalEntry", "STATUSES", "ENDED", "RESUMABLE", "entry_path", "lock_path", "write_entry", "read_entry",
-    "list_entries", "remove_entry", "iter_ids",
+    "list_entries", "remove_entry", "iter_ids", "signed_entry",
 ]  # fmt: skip
 
 STATUSES = ("running", "done", "failed", "cancelled", "interrupted")
@@ -60,8 +63,12 @@ class JournalEntry:
     resumed: int = 0  # times the run was resumed
     reused: int = 0  # model answers and searches the last resume took from the checkpoints
 
-    def to_json(self) -> str:
-        return json.dumps({"schema_version": 1, **asdict(self)}, indent=1, ensure_ascii=False) + "\n"
+    def to_json(self, key: bytes | None = None) -> str:
+        """The entry as its file holds it, signed with ``key`` (None: unsigned, never resumable)."""
+        data: dict[str, Any] = {"schema_version": 1, **asdict(self)}
+        if key is not None:
+            data["mac"] = mac(key, "entry", entry_path(Path("."), self.id).name, asdict(self))
+        return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
 
     @classmethod
     def from_data(cls, data: Any) -> JournalEntry:
@@ -91,9 +98,21 @@ def lock_path(meta_dir: Path, run_id: str) -> Path:
     return Path(meta_dir) / f"journal-{run_id}.lock"
 
 
-def write_entry(meta_dir: Path, entry: JournalEntry) -> Path:
-    """Write ``entry`` atomically (a reader sees the old entry or the new one, never half)."""
-    return atomic_write_text(entry_path(meta_dir, entry.id), entry.to_json())
+def write_entry(meta_dir: Path, entry: JournalEntry, key: bytes | None = None) -> Path:
+    """Write ``entry`` atomically (a reader sees the old entry or the new one, never half), signed
+    with ``key`` (the user's: only a signed entry can be resumed)."""
+    return atomic_write_text(entry_path(meta_dir, entry.id), entry.to_json(key))
+
+
+def signed_entry(meta_dir: Path, run_id: str, key: bytes) -> bool:
+    """Whether the entry of ``run_id`` is as research-agent wrote it under ``key``, the user's."""
+    path = entry_path(meta_dir, run_id)
+    try:
+        data = json.loads(read_text_capped(path, max_bytes=MAX_ENTRY_BYTES, inside=meta_dir))
+        entry = JournalEntry.from_data(data)
+    except (OSError, StorageError, InputError, ValueError, TypeError):
+        return False
+    return entry.id == run_id and checks(key, "entry", path.name, asdict(entry), data.get("mac"))
 
 
 def read_entry(meta_dir: Path, run_id: str) -> JournalEntry | None:

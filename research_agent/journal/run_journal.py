@@ -29,10 +29,16 @@ from ..errors import InputError, StorageError, error_message
 from ..files.locks import exclusive_lock
 from ..ids import format_utc, parse_zoned_time
 from .checkpoints import Checkpoints
-from .entries import RESUMABLE, JournalEntry, lock_path, read_entry, write_entry
+from .entries import RESUMABLE, JournalEntry, lock_path, read_entry, signed_entry, write_entry
 from .settings_snapshot import snapshot
+from .signing import user_key
 
-__all__ = ["Journalling", "RunJournal", "Resumed", "journaled", "resumed_from", "new_seed"]
+__all__ = ["Journalling", "RunJournal", "Resumed", "journaled", "resumed_from", "new_seed", "NOT_SIGNED"]
+
+NOT_SIGNED = (
+    "run {run_id} cannot be resumed: its journal entry was not written by research-agent under your user (its "
+    "signature does not check: it was copied, edited or planted, or written before 0.5.1); ask its question again"
+)
 
 log = logging.getLogger(__name__)
 
@@ -58,15 +64,18 @@ class Resumed:
     resumed: int
 
 
-def resumed_from(meta_dir: Path, run_id: str) -> Resumed:
-    """The run ``run_id`` to resume, from its entry; InputError when it has none, or it is running
-    or done (a run is resumed only once its process is gone and it wrote no report)."""
+def resumed_from(meta_dir: Path, run_id: str, key: bytes) -> Resumed:
+    """The run ``run_id`` to resume, from its entry; InputError when it has none, it is running or
+    done (a run is resumed only once its process is gone and it wrote no report), or its entry is not
+    signed with ``key``, the user's (:mod:`.signing`)."""
     entry = read_entry(meta_dir, run_id)
     if entry is None:
         raise InputError(f"run {run_id} has no journal entry in {meta_dir}: nothing to resume")
     if entry.status not in RESUMABLE:
         why = "it is still running" if entry.status == "running" else f"it is done (its report: {entry.report})"
         raise InputError(f"run {run_id} cannot be resumed: {why}")
+    if not signed_entry(meta_dir, run_id, key):
+        raise InputError(NOT_SIGNED.format(run_id=run_id))
     started = parse_zoned_time(entry.started)
     if started is None:
         raise InputError(f"run {run_id}: its journal entry has no readable start time")
@@ -76,10 +85,11 @@ def resumed_from(meta_dir: Path, run_id: str) -> Resumed:
 class RunJournal:
     """The journal of the run in progress: its entry and its checkpoints."""
 
-    def __init__(self, meta_dir: Path, entry: JournalEntry) -> None:
+    def __init__(self, meta_dir: Path, entry: JournalEntry, key: bytes) -> None:
         self.meta_dir = Path(meta_dir)
         self.entry = entry
-        self.checkpoints = Checkpoints(meta_dir, entry.id)
+        self.key = key  # the user's: signs the entry and the checkpoints (:mod:`.signing`)
+        self.checkpoints = Checkpoints(meta_dir, entry.id, key)
 
     @property
     def ended(self) -> bool:
@@ -87,7 +97,7 @@ class RunJournal:
 
     def _write(self, entry: JournalEntry) -> None:
         self.entry = replace(entry, reused=self.checkpoints.reused)
-        write_entry(self.meta_dir, self.entry)
+        write_entry(self.meta_dir, self.entry, self.key)
 
     def done(self, report: Path) -> None:
         """The report is written: the run is done, whatever comes after (a journal that cannot be
@@ -127,9 +137,9 @@ def journaled(
         resumed=resumed,
     )  # fmt: skip
     with exclusive_lock(lock_path(meta_dir, run_id)):
-        journal = RunJournal(meta_dir, entry)
+        journal = RunJournal(meta_dir, entry, user_key(settings.state_dir))
         try:
-            write_entry(meta_dir, entry)
+            write_entry(meta_dir, entry, journal.key)
             yield journal
         except (asyncio.CancelledError, KeyboardInterrupt):
             journal.end("cancelled")

@@ -36,6 +36,7 @@ from ..ids import make_run_id
 from ..journal.checkpoints import RememberingModel, RememberingProvider
 from ..journal.entries import entry_path, read_entry
 from ..journal.run_journal import Journalling, Resumed, RunJournal, journaled, new_seed, resumed_from
+from ..journal.signing import user_key
 from ..llm import ChatModel, UsageRecorder
 from ..llm.waiting import SystemTicker, Ticker, waits_reported
 from ..memory.lessons.run import FixedLessons, LessonsFn, MemoryLessons, RunLessons
@@ -204,7 +205,7 @@ def _identity(settings: Settings, query: str, now: datetime | None, journalling:
     if journalling.resume is None:
         started = (now or datetime.now(UTC)).astimezone(UTC)
         return Resumed(_unique_id(settings, query, started), started, new_seed(), 0)
-    resumed = resumed_from(settings.meta_dir, journalling.resume)
+    resumed = resumed_from(settings.meta_dir, journalling.resume, user_key(settings.state_dir))
     entry = read_entry(settings.meta_dir, resumed.id)
     if entry is not None and entry.question != query:
         raise InputError(f"run {resumed.id} asked another question: resume it with its own ({entry.question[:80]!r})")

@@ -18,6 +18,7 @@ from ..errors import ResearchError, error_message
 from ..ids import is_run_id
 from ..journal.entries import RESUMABLE, JournalEntry, read_entry
 from ..journal.listing import STATUSES, journal_rows
+from ..journal.resume import check_signed
 from ..journal.settings_snapshot import restored
 from ..service import Busy, check_corpus_dirs
 from ..text.controls import one_line
@@ -64,7 +65,9 @@ async def resume_run(request: Request) -> Response:
     if entry.status not in RESUMABLE:
         return await journal_run(request, status=409, error=f"this run is {entry.status}: there is nothing to resume")
     try:
-        # The server's own keys, endpoint and private-fetch choice; the run's corpus only inside its folders.
+        # Only an entry signed with the user's key; the server's own keys, endpoint and private-fetch
+        # choice; the run's corpus only inside its folders.
+        await asyncio.to_thread(check_signed, bench.reports_dir / "meta", entry.id, bench.service.settings().state_dir)
         settings = restored(entry.settings, reports_dir=bench.reports_dir, load=lambda kept: bench.service.settings(**kept))
         settings = settings.replace(corpus_dirs=check_corpus_dirs(settings.corpus_dirs, bench.service.options.allow_dirs))
         shown = (("resumes", entry.id), ("mode", entry.mode))
