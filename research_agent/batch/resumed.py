@@ -5,7 +5,8 @@ question's next attempt, the journal (:mod:`research_agent.journal`) says where 
 
 * ``done``: the report is written; the question only needs its critique (:func:`written_report`
   gives the run's result, read back from its report and record);
-* ``interrupted``, ``failed`` or ``cancelled``: the run is resumed from its checkpoints;
+* ``interrupted``, ``failed`` or ``cancelled``: the run is resumed from its checkpoints, when its
+  entry is signed with the user's key (:mod:`research_agent.journal.signing`; else it is asked afresh);
 * anything else (no entry, another question's run): the question is researched afresh.
 """
 
@@ -15,8 +16,9 @@ from pathlib import Path
 
 from ..config import Settings
 from ..errors import ResearchError
-from ..journal.entries import read_entry
+from ..journal.entries import RESUMABLE, read_entry, signed_entry
 from ..journal.run_journal import Journalling
+from ..journal.signing import user_key
 from ..record.io import read_run_record
 from ..results import ResearchResult
 from ..run_refs import run_file
@@ -31,7 +33,9 @@ def question_journal(batch: Batch, entry: Entry, settings: Settings) -> Journall
     resume when the question has one that can be, and the id kept (and saved) as the run starts."""
     previous = read_entry(settings.meta_dir, entry.run_id) if entry.run_id else None
     resume = entry.run_id if previous is not None and previous.question == entry.question and \
-        previous.status in ("interrupted", "failed", "cancelled") else None  # fmt: skip
+        previous.status in RESUMABLE else None  # fmt: skip
+    if resume is not None and not signed_entry(settings.meta_dir, resume, user_key(settings.state_dir)):
+        resume = None  # not this user's run (planted, or written before entries were signed): asked afresh
 
     def started(run_id: str) -> None:
         entry.run_id = run_id
