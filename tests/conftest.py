@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import copy
+import json
 from collections import defaultdict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 
-from research_agent.errors import InvalidModelOutput, LLMError
-from research_agent.llm import STRUCTURED_ATTEMPTS, ChatRequest, ChatResponse, Usage
-from research_agent.llm.schema_bounds import answer_schema, clamp
+from research_agent.llm import ChatEndpoint, ChatRequest, ChatResponse, CheckedModel, RawResponse, Usage
+from research_agent.llm.protocol import Turn
 from tests.support.fake_openai_server import FakeOpenAIServer
 from tests.support.pipeline import DOCS
 from tests.support.research_responder import ResearchResponder
@@ -22,10 +20,14 @@ Answer = Any  # a dict/list/str, INVALID, an Exception to raise, or a callable(r
 
 
 class Invalid:
-    """A scripted answer that does not validate: one failed attempt of a request."""
+    """A scripted answer that does not validate: one failed attempt of a request.
 
-    def __init__(self, reason: str = "not JSON (no JSON object or array found in the answer)") -> None:
-        self.reason = reason
+    It is served as ``text`` (not JSON) to a request for JSON, and as an empty answer to a request
+    for plain text, so that the shared layer (:class:`~research_agent.llm.checked.CheckedModel`)
+    rejects it and asks again, as it would a real model's."""
+
+    def __init__(self, text: str = "This answer is not JSON.") -> None:
+        self.text = text
 
 
 INVALID = Invalid()
@@ -40,22 +42,54 @@ def _private_state_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
     os.environ.setdefault("RESEARCH_AGENT_STATE_DIR", str(tmp_path_factory.mktemp("state")))
 
 
-class ScriptedModel:
-    """A ChatModel that answers from per-stage queues and fails loudly.
+class ScriptedEndpoint(ChatEndpoint):
+    """An endpoint that pops raw answers from per-stage queues and fails loudly when a stage has none."""
+
+    def __init__(self) -> None:
+        self.queues: dict[str, deque[Answer]] = defaultdict(deque)
+
+    async def send(self, request: ChatRequest, repair: Sequence[Turn] = ()) -> RawResponse:
+        queue = self.queues.get(request.stage)
+        if not queue:
+            why = f"; asked again after: {repair[-1]['content']}" if repair else ""
+            raise AssertionError(f"unexpected call for stage {request.stage!r} (nothing scripted){why}")
+        answer = queue.popleft()
+        if callable(answer) and not isinstance(answer, type | Invalid):
+            answer = answer(request)
+        if isinstance(answer, BaseException):
+            raise answer
+        return RawResponse(content=_served(answer, request), model="scripted", usage=_spent(request))
+
+
+def _served(answer: Answer, request: ChatRequest) -> str:
+    """What a model would have sent: a str as it is, anything else as JSON."""
+    if isinstance(answer, Invalid):
+        return answer.text if request.schema is not None else ""
+    return answer if isinstance(answer, str) else json.dumps(answer)
+
+
+def _spent(request: ChatRequest) -> Usage:
+    return Usage(prompt_tokens=(len(request.system) + len(request.user)) // 4, completion_tokens=50, calls=1)
+
+
+class ScriptedModel(CheckedModel):
+    """A ChatModel whose endpoint answers from per-stage queues and fails loudly.
 
     ``enqueue(stage, answer, times=1)`` adds answers for a stage. A call for a stage
     with nothing queued raises AssertionError; ``assert_done()`` raises if anything
-    queued was never asked for. Answers are validated against the request's schema
-    like the real implementation does (upper bounds cut, with notes), so a script cannot
-    drift from the prompts. Each queued answer is one *attempt*: an :data:`INVALID` one
-    is an answer that did not validate, and the request takes the next queued answer,
-    up to ``STRUCTURED_ATTEMPTS``; so is one that the request's ``check`` finds unusable.
-    Then it raises InvalidModelOutput carrying the usage of every attempt, like the real
-    model does.
+    queued was never asked for. Each queued answer is one *attempt*, served raw (a dict as
+    JSON) to the same :class:`~research_agent.llm.checked.CheckedModel` the product uses, so a
+    script cannot drift from the prompts: an answer that does not fit the schema, an
+    :data:`INVALID` one, or one the request's ``check`` finds unusable is asked again and takes
+    the next queued answer, up to ``STRUCTURED_ATTEMPTS``. ``requests`` holds the requests the
+    stages made (one per ``complete``, however many attempts it took). ``validate=False`` is a
+    model that checks nothing: each answer is handed over as it was scripted.
     """
 
     def __init__(self, *, validate: bool = True) -> None:
-        self.queues: dict[str, deque[Answer]] = defaultdict(deque)
+        self.script = ScriptedEndpoint()
+        super().__init__(self.script)
+        self.queues = self.script.queues
         self.requests: list[ChatRequest] = []
         self.validate = validate
 
@@ -69,55 +103,11 @@ class ScriptedModel:
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         self.requests.append(request)
-        spent, reason = Usage(), ""
-        for attempt in range(STRUCTURED_ATTEMPTS):
-            answer = self._next(request)
-            if isinstance(answer, BaseException):
-                if isinstance(answer, LLMError) and attempt:
-                    answer.usage = spent
-                raise answer
-            spent = spent + Usage(
-                prompt_tokens=(len(request.system) + len(request.user)) // 4,
-                completion_tokens=50,
-                calls=1,
-                retries=1 if attempt else 0,
-            )
-            if isinstance(answer, Invalid):
-                reason = answer.reason
-                continue
-            response = self._respond(request, copy.deepcopy(answer), spent)
-            problem = request.check(response.data) if request.check is not None and self.validate else None
-            if problem:  # unusable though it fits the schema: asked again, like the real model does
-                reason = problem
-                continue
-            return response
-        error = InvalidModelOutput(
-            f"the {request.stage} stage got invalid output from model scripted after {STRUCTURED_ATTEMPTS} "
-            f"attempts: {reason}",
-            stage=request.stage,
-            model="scripted",
-        )
-        error.usage = spent
-        raise error
-
-    def _next(self, request: ChatRequest) -> Answer:
-        queue = self.queues.get(request.stage)
-        if not queue:
-            raise AssertionError(f"unexpected call for stage {request.stage!r} (nothing scripted)")
-        answer = queue.popleft()
-        if callable(answer) and not isinstance(answer, type | Invalid):
-            answer = answer(request)
-        return answer
-
-    def _respond(self, request: ChatRequest, data: Any, usage: Usage) -> ChatResponse:
-        notes: tuple[str, ...] = ()
-        if request.schema is not None and self.validate:
-            jsonschema.validate(data, answer_schema(dict(request.schema)))
-            data, notes = clamp(data, request.schema)
-        text = data if isinstance(data, str) else ""
-        return ChatResponse(
-            data=None if request.schema is None else data, text=text, model="scripted", usage=usage, notes=notes
-        )
+        if not self.validate:
+            raw = await self.script.send(request)
+            data = json.loads(raw.content) if request.schema is not None else None
+            return ChatResponse(data=data, text=raw.content, model=raw.model, usage=raw.usage)
+        return await super().complete(request)
 
     def assert_done(self) -> None:
         left = {stage: len(q) for stage, q in self.queues.items() if q}

@@ -10,7 +10,7 @@ import json
 import httpx
 
 from research_agent.batch.limits import EndpointLimits, LimitedModel, estimate_tokens, limited_http_client
-from research_agent.llm import ChatRequest, ChatResponse, Usage
+from research_agent.llm import ChatModel, ChatRequest, ChatResponse, Usage
 from tests.support.llm import completion, make_model
 
 
@@ -71,7 +71,7 @@ async def test_a_503_without_retry_after_pauses_nobody() -> None:
     assert limits.stats.pauses == 0 and limits.paused_until <= clock.now
 
 
-class Counting:
+class Counting(ChatModel):
     """A model that answers at once with the usage it is told to report."""
 
     def __init__(self, usage_tokens: int) -> None:

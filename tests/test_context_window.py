@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from research_agent.errors import ContextExceeded
-from research_agent.llm import ChatRequest, ChatResponse
+from research_agent.llm import ChatModel, ChatRequest, ChatResponse
 from research_agent.llm.budget import ContextBudget, prompt_estimate
 from research_agent.llm.client.window import Windows, ask_window, refusal, window_questions
 from research_agent.sources import Source
@@ -80,7 +80,7 @@ def test_a_refusal_for_size_says_the_window_and_the_prompt_when_the_server_does(
 # --- prompts budgeted to the window -------------------------------------------------------------
 
 
-class Writer:
+class Writer(ChatModel):
     """A writer with a known window that records what it is asked."""
 
     def __init__(self, window: int | None, answers=None) -> None:

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from research_agent.cli.eval import app
 from research_agent.eval.grading.mentions import answer_pattern, normalized
 from research_agent.eval.world import KINDS, generate, load_world, world_schema, write_world
+from research_agent.llm import ChatModel
 from tests.support.batch import batch_deps
 from tests.support.eval_reports import LABELLED_WORLD
 
@@ -94,7 +95,7 @@ BAD_WORLDS = {
 }  # fmt: skip
 
 
-class _NoCalls:
+class _NoCalls(ChatModel):
     """A model that fails the test if it is ever asked anything."""
 
     requests: list = []

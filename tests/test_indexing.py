@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from research_agent.errors import InputError
+from research_agent.llm import ChatModel
 from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
 from tests.support.pipeline import DOCS, QUERY, script, settings_for
@@ -69,7 +70,7 @@ async def test_a_corpus_with_nothing_indexable_ends_the_run_without_waiting_for_
     (empty / "blob.bin").write_bytes(b"\x00\x01" * 100)
     answered = asyncio.Event()
 
-    class Unanswered:  # the first call would hang: indexing's error must end the run first
+    class Unanswered(ChatModel):  # the first call would hang: indexing's error must end the run first
         async def complete(self, request):
             await asyncio.wait_for(answered.wait(), HANG_GUARD)
 

@@ -24,6 +24,7 @@ from research_agent.journal.entries import (
 from research_agent.journal.prune import prune_journal
 from research_agent.journal.run_journal import journaled
 from research_agent.journal.settings_snapshot import restored, snapshot
+from research_agent.llm import ChatModel
 from research_agent.llm.protocol import ChatRequest, ChatResponse
 from research_agent.modes import MODES
 
@@ -102,7 +103,7 @@ def test_settings_come_back_as_the_run_had_them_without_its_keys(tmp_path: Path)
     assert back.min_viability == 60 and back.api_key == "k" and back.reports_dir == tmp_path / "reports"
 
 
-class Counting:
+class Counting(ChatModel):
     def __init__(self) -> None:
         self.calls = 0
 

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from research_agent.cli.memory import app
 from research_agent.config import Settings
 from research_agent.errors import ConfigError, InputError
-from research_agent.llm import ChatRequest, ChatResponse, Usage
+from research_agent.llm import ChatModel, ChatRequest, ChatResponse, Usage
 from research_agent.memory.critique.judgement import critique_run
 from research_agent.memory.effects.stats import compute_stats
 from research_agent.memory.lessons.select import select_lessons
@@ -219,7 +219,7 @@ def test_numbers_that_are_not_finite_are_refused(field: str, value: float) -> No
 # --- what the critique cost ------------------------------------------------------------------
 
 
-class CostlyModel:
+class CostlyModel(ChatModel):
     """Answers the critique once; its usage carries retries and a known cost."""
 
     def __init__(self) -> None:

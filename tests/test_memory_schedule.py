@@ -14,6 +14,7 @@ from typing import Any
 
 from research_agent.config import MODES, Settings
 from research_agent.errors import ConfigError, StorageError
+from research_agent.llm import ChatModel
 from research_agent.memory.critique.schedule import after_report
 from research_agent.memory.critique.spawn import critique_argv
 from research_agent.memory.store.files import LOG_NAME
@@ -111,7 +112,7 @@ def test_the_detached_worker_logs_a_failure_and_exits_with_its_code(tmp_path: Pa
     assert not (record.parent / f"critique-{RUN_ID}.yaml").exists()
 
 
-class StalledCritic:
+class StalledCritic(ChatModel):
     """A model whose critique never answers: only a deadline ends the wait."""
 
     async def complete(self, request: Any) -> Any:

@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from research_agent.llm import ChatModel
 from research_agent.search.corpus_index import CorpusIndex
 from tests.support.cli import CLI
 from tests.support.fake_openai_server import STATUS_KINDS, FakeOpenAIServer, Faults
@@ -306,7 +307,7 @@ def test_cancelling_a_run_stops_its_indexing_thread_at_the_next_file(tmp_path):
     """Without this, asyncio.run would wait for the whole corpus to be read after Ctrl-C."""
     import asyncio
 
-    class Unanswered:  # the first model call runs while the corpus is indexed: it waits to be cancelled
+    class Unanswered(ChatModel):  # the first model call runs while the corpus is indexed: it waits to be cancelled
         async def complete(self, request):
             await asyncio.wait_for(asyncio.Event().wait(), HANG_GUARD)
 

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from research_agent.errors import LLMTimeout, RunTimeout
+from research_agent.llm import ChatModel
 from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
 from research_agent.review.review import review_draft
@@ -74,7 +75,7 @@ async def test_a_revision_cut_short_keeps_the_previous_draft_and_is_counted(tmp_
     responder = ResearchResponder(findings=[CRITICAL])
     revisions: list = []
 
-    class CutRevision:
+    class CutRevision(ChatModel):
         async def complete(self, request):
             return await scripted_model.complete(request)
 
@@ -99,7 +100,7 @@ async def test_a_revision_cut_short_keeps_the_previous_draft_and_is_counted(tmp_
     assert record["usage"]["revise"]["retries"] == 1
 
 
-class HangingSkeptic:
+class HangingSkeptic(ChatModel):
     """Answers from ``inner``; the skeptic call moves the event loop's clock past the run's deadline and hangs."""
 
     def __init__(self, inner, loop) -> None:
@@ -138,7 +139,7 @@ def test_the_deadline_passing_during_the_skeptic_publishes_the_draft(tmp_path, s
     assert record["skeptic"]["unavailable"] == "the run reached its deadline before the skeptic answered"
 
 
-class WriterCaughtByTheDeadline:
+class WriterCaughtByTheDeadline(ChatModel):
     """Streams ``arrived`` for the draft, then moves the loop's clock past the deadline and hangs."""
 
     def __init__(self, inner, loop, arrived: str) -> None:
@@ -217,8 +218,8 @@ def test_the_deadline_before_any_draft_is_still_the_error(tmp_path, scripted_mod
     assert not list((tmp_path / "reports").glob("*.md"))
 
 
-async def test_a_model_with_only_complete_runs_the_whole_pipeline(tmp_path, scripted_model):
-    assert not hasattr(scripted_model, "stream")
+async def test_a_model_that_cannot_stream_runs_the_whole_pipeline(tmp_path, scripted_model):
+    assert not scripted_model.endpoint.streams  # its stream() answers whole
     responder = ResearchResponder(findings=[CRITICAL])
     queue(scripted_model, responder, revise=[use(responder)])  # the revision removes the claim: one is enough
     result = await run(tmp_path, scripted_model)

@@ -16,7 +16,7 @@ from rich.console import Console
 
 from research_agent.cli.progress import RichProgress, cost_text, waiting_text
 from research_agent.errors import LLMTimeout
-from research_agent.llm import ChatRequest, ChatResponse, OpenAIChatModel
+from research_agent.llm import ChatModel, ChatRequest, ChatResponse, OpenAIChatModel
 from research_agent.llm.usage import Usage, UsageRecorder, total_cost
 from research_agent.llm.waiting import report_waits
 from research_agent.memory.lessons.select import LessonSelection
@@ -78,13 +78,13 @@ async def test_a_stage_that_degraded_still_counts_what_it_spent(tmp_path, script
 
 
 async def test_the_recorder_counts_a_failed_call_and_passes_the_error_on() -> None:
-    class Failing:
+    class Failing(ChatModel):
         async def complete(self, request: ChatRequest) -> ChatResponse:
             error = LLMTimeout("timed out")
             error.usage = Usage(100, 20, calls=1, retries=2, cost_usd=None)
             raise error
 
-    class Refused:
+    class Refused(ChatModel):
         async def complete(self, request: ChatRequest) -> ChatResponse:
             raise LLMTimeout("nothing came back")  # no usage: nothing to count
 
@@ -132,7 +132,7 @@ async def test_a_known_main_model_with_an_unknown_fast_model_has_an_unknown_tota
 # --- how long the run has waited ----------------------------------------------------------------------
 
 
-class Held:
+class Held(ChatModel):
     """Wraps a ChatModel; a call of ``stage`` waits (after ``entered`` is set) until ``release``."""
 
     def __init__(self, inner, stage: str) -> None:
@@ -260,6 +260,6 @@ async def test_a_run_reports_its_wait_for_a_slow_draft_through_progress(tmp_path
     assert waits == [125, 0]  # the draft's wait, then cleared when the run ended
 
 
-class _Answer:
+class _Answer(ChatModel):
     async def complete(self, request: ChatRequest) -> ChatResponse:
         return ChatResponse(data=None, text="ok", model="m", usage=Usage(1, 1, 1))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import httpx
 
-from research_agent.llm import ChatRequest, ChatResponse, OpenAIChatModel, UsageRecorder
+from research_agent.llm import ChatModel, ChatRequest, ChatResponse, OpenAIChatModel, UsageRecorder
 from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
 from research_agent.stages.writing.draft_text import DraftBound, DraftLimits, complete_sentences
@@ -76,7 +76,7 @@ async def test_an_answer_past_the_word_limit_from_a_model_that_does_not_stream_i
     paragraph = "Vacuum reclaims the space of dead tuples in place and autovacuum runs it [1]. "
     text = "## Summary\n\n" + "\n\n".join(paragraph * 3 for _ in range(400))  # 14,400 words
 
-    class Whole:
+    class Whole(ChatModel):
         async def complete(self, request):
             return ChatResponse(data=None, text=text, model="whole")
 

@@ -36,7 +36,8 @@ from typing import Any
 import httpx
 
 from ..errors import LLMError
-from ..llm import ChatRequest, ChatResponse, Usage, parse_retry_after
+from ..llm import ChatModel, ChatRequest, ChatResponse, Usage, parse_retry_after
+from ..llm.budget import ContextBudget
 from ..llm.client.answers import MAX_ANSWER_BYTES
 from ..llm.client.transport import CONNECTION_LIMITS, model_http_client
 from ..llm.protocol import TokenCallback
@@ -178,10 +179,10 @@ def _tokens_of(usage: Usage | None) -> int | None:
 class LimitedModel:
     """A ChatModel that waits for ``limits`` before every call of ``inner`` (see the module docstring).
 
-    It streams when ``inner`` does; closing it closes ``inner``.
+    It streams when ``inner`` does and says ``inner``'s context window; closing it closes ``inner``.
     """
 
-    def __init__(self, inner: Any, limits: EndpointLimits) -> None:
+    def __init__(self, inner: ChatModel, limits: EndpointLimits) -> None:
         self.inner = inner
         self.limits = limits
 
@@ -189,10 +190,7 @@ class LimitedModel:
         return await self._limited(request, lambda: self.inner.complete(request))
 
     async def stream(self, request: ChatRequest, on_tokens: TokenCallback | None = None) -> ChatResponse:
-        stream = getattr(self.inner, "stream", None)
-        if stream is None:
-            return await self.complete(request)
-        return await self._limited(request, lambda: stream(request, on_tokens))
+        return await self._limited(request, lambda: self.inner.stream(request, on_tokens))
 
     async def _limited(self, request: ChatRequest, call: Callable[[], Awaitable[ChatResponse]]) -> ChatResponse:
         estimated = estimate_tokens(request)
@@ -212,10 +210,11 @@ class LimitedModel:
         self.limits.settle(estimated, _tokens_of(response.usage), this.requests)
         return response
 
+    async def context_budget(self) -> ContextBudget | None:
+        return await self.inner.context_budget()
+
     async def aclose(self) -> None:
-        close = getattr(self.inner, "aclose", None)
-        if close is not None:
-            await close()
+        await self.inner.aclose()
 
 
 class _Observing(httpx.AsyncBaseTransport):

@@ -146,11 +146,9 @@ async def statuses_now(base: Settings) -> dict[str, str]:
 
 
 async def _close(owned: list[Any]) -> None:
+    """Close what the session made: its model client, HTTP client and page reader, each declaring ``aclose``."""
     for resource in owned:
-        close = getattr(resource, "aclose", None)
-        if close is None:
-            continue
         try:
-            await close()
+            await resource.aclose()
         except Exception as exc:  # closing must never hide the batch's own outcome
             log.debug("closing %r failed: %s", resource, exc)

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from ..sources import SearchHit, Source
 from ..text.passages import estimate_tokens
+from .outcome import FetchStats
 from .reading import work_source
 from .urls import normalize_url, registrable_domain
 
@@ -30,9 +31,15 @@ class SourceRead(Protocol):
 
 
 class SourceReader(Protocol):
-    """Reads a web hit into a Source: research_agent.fetch.Fetcher."""
+    """Reads a web hit into a Source: research_agent.fetch.Fetcher. ``stats`` is what it did so far
+    (for the run record); ``aclose`` frees what it holds."""
 
     async def read_source(self, hit: SearchHit, *, queries: Sequence[str], token_budget: int) -> SourceRead: ...
+
+    @property
+    def stats(self) -> FetchStats: ...
+
+    async def aclose(self) -> None: ...
 
 
 @dataclass(frozen=True)

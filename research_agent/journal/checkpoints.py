@@ -31,7 +31,8 @@ from typing import Any
 from ..errors import InputError, StorageError
 from ..files.atomic import atomic_write_text
 from ..files.safefile import read_text_capped
-from ..llm.protocol import ChatRequest, ChatResponse, TokenCallback
+from ..llm.budget import ContextBudget
+from ..llm.protocol import ChatModel, ChatRequest, ChatResponse, TokenCallback
 from ..llm.usage import Usage
 from ..search.base import SearchProvider
 from ..sources import SearchHit, Work
@@ -138,7 +139,7 @@ class RememberingModel:
     """A ChatModel that answers from the run's checkpoints what it answered before, and keeps every
     new answer there. A streamed answer found there is heard whole, in one piece."""
 
-    def __init__(self, inner: Any, checkpoints: Checkpoints) -> None:
+    def __init__(self, inner: ChatModel, checkpoints: Checkpoints) -> None:
         self.inner = inner
         self.checkpoints = checkpoints
 
@@ -164,14 +165,12 @@ class RememberingModel:
             if on_tokens is not None:
                 on_tokens(kept.usage.completion_tokens or max(1, len(kept.text) // 4), kept.text)
             return kept
-        stream = getattr(self.inner, "stream", None)
-        answer = await (self.inner.complete(request) if stream is None else stream(request, on_tokens))
+        answer = await self.inner.stream(request, on_tokens)
         self.checkpoints.put(what, key, _response_data(answer))
         return answer
 
-    async def context_budget(self) -> Any:
-        budget = getattr(self.inner, "context_budget", None)
-        return None if budget is None else await budget()
+    async def context_budget(self) -> ContextBudget | None:
+        return await self.inner.context_budget()
 
     async def aclose(self) -> None:
         return None  # the inner model is closed by whoever owns it

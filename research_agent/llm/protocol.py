@@ -1,17 +1,22 @@
 """The model seam: what a stage asks (:class:`ChatRequest`), what it gets back
-(:class:`ChatResponse`), and who answers (:class:`ChatModel`).
+(:class:`ChatResponse`), who answers it (:class:`ChatModel`), and what an implementation provides
+(:class:`ChatEndpoint`, which sends a request and returns the answer as it came, a :class:`RawResponse`).
 
-Streaming is an optional extension (:class:`StreamingChatModel`): a model with only
-``complete()`` still serves every stage, the writer included, just without token
-progress (:func:`stream_or_complete` picks). Tests pass a scripted ChatModel; the product
-builds :class:`~research_agent.llm.client.openai_compat.OpenAIChatModel` from Settings.
+An endpoint only sends: :class:`~research_agent.llm.checked.CheckedModel`, the one layer above it,
+reads every answer (validation, bounds, the request's ``check``), asks again with the error and
+adds up what the attempts spent. What a model can do beyond answering whole is declared, never
+probed: every :class:`ChatModel` streams (one that cannot answers whole, without token progress),
+says its context window (None when it does not know it) and closes; an endpoint says whether it
+streams (:attr:`ChatEndpoint.streams`). Both protocols carry those defaults for a class that
+subclasses them. Tests pass a scripted model; the product builds
+:class:`~research_agent.llm.client.openai_compat.OpenAIChatModel` from Settings.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol
 
 from ..errors import StopStream
 from .budget import ContextBudget
@@ -20,12 +25,12 @@ from .usage import Usage
 __all__ = [
     "ChatRequest",
     "ChatResponse",
+    "RawResponse",
     "ChatModel",
-    "StreamingChatModel",
+    "ChatEndpoint",
+    "Turn",
     "TokenCallback",
     "StopStream",
-    "stream_or_complete",
-    "budget_of",
     "STRUCTURED_ATTEMPTS",
     "FINISHED",
     "BOUNDED",
@@ -38,6 +43,10 @@ BOUNDED = "bounded"  # the finish reason of a stream its listener ended (StopStr
 # Hears a stream as it arrives: the count of tokens so far, and the text that just came. A call
 # with (0, "") says a request was sent and nothing has come yet (the server reads the prompt).
 TokenCallback = Callable[[int, str], None]
+
+# One message of a conversation sent to a model: {"role": ..., "content": ...}. A request asked
+# again carries the answer that could not be used and what was wrong with it as two more turns.
+Turn = dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -88,47 +97,73 @@ class ChatResponse:
     controls_dropped: int = 0
 
 
-@runtime_checkable
-class ChatModel(Protocol):
-    """Anything that can answer a ChatRequest.
+@dataclass(frozen=True)
+class RawResponse:
+    """One answer as an endpoint received it, not yet read: ``content`` (the text, reasoning and
+    control characters still in it), how it ended (``finish_reason``: ``stop``; ``length`` at the
+    token limit; ``missing`` when the endpoint sent no answer; a stream's own reasons), which
+    ``model`` gave it, and ``usage``: what this answer cost (one call, its tokens, the transient
+    retries it took). ``quirks`` and ``notes`` are as in :class:`ChatResponse`."""
 
-    An answer's ``data`` satisfies the request's schema (upper bounds applied by cutting)
-    and the request's ``check``.
-    When no valid answer came after :data:`STRUCTURED_ATTEMPTS` attempts, raise
-    :class:`~research_agent.errors.InvalidModelOutput`; any LLMError may carry the
-    ``usage`` spent before it, which :class:`~research_agent.llm.usage.UsageRecorder`
-    then counts.
+    content: str
+    model: str
+    usage: Usage = field(default_factory=Usage)
+    finish_reason: str = FINISHED
+    quirks: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+class ChatModel(Protocol):
+    """Anything that can answer a ChatRequest: what every stage calls.
+
+    ``complete`` returns an answer whose ``data`` satisfies the request's schema (upper bounds
+    applied by cutting) and its ``check``; when no valid answer came after
+    :data:`STRUCTURED_ATTEMPTS` attempts it raises :class:`~research_agent.errors.InvalidModelOutput`.
+    Any LLMError raised may carry the ``usage`` spent before it, which
+    :class:`~research_agent.llm.usage.UsageRecorder` then counts. Build one with
+    :class:`~research_agent.llm.checked.CheckedModel` over a :class:`ChatEndpoint` rather than by hand.
+
+    ``stream`` answers a plain-text request (``request.schema`` is None) as it arrives:
+    ``on_tokens(count, piece)`` hears the running token count and each piece of text; a last call
+    with an empty piece may correct the count to the endpoint's own. It never raises for an answer
+    that was cut or stalled: it returns what arrived, with its ``finish_reason``. By default it
+    answers whole (:meth:`complete`), with no token progress. ``context_budget`` is the context
+    window the model knows it has (by default None: unknown); ``aclose`` frees what it holds.
     """
 
     async def complete(self, request: ChatRequest) -> ChatResponse: ...
 
+    async def stream(self, request: ChatRequest, on_tokens: TokenCallback | None = None) -> ChatResponse:
+        return await self.complete(request)
 
-@runtime_checkable
-class StreamingChatModel(ChatModel, Protocol):
-    """A ChatModel that can also stream a plain-text answer (``request.schema`` is None).
+    async def context_budget(self) -> ContextBudget | None:
+        return None
 
-    ``stream`` never raises for an answer that was cut or stalled: it returns what arrived,
-    with its ``finish_reason``. ``on_tokens(count, piece)`` hears the running token count and
-    each piece of text as it arrives; a last call with an empty piece may correct the count
-    to the endpoint's own.
+    async def aclose(self) -> None:
+        return None
+
+
+class ChatEndpoint(Protocol):
+    """What answers requests: sends one and returns the answer as it came (a :class:`RawResponse`).
+
+    ``send`` asks once, with ``repair``: the turns that follow the request's own messages when it is
+    asked again (the answer that could not be used, then what was wrong with it). It does nothing
+    about what the answer says: reading, validating and asking again are
+    :class:`~research_agent.llm.checked.CheckedModel`'s. An LLMError it raises may carry the
+    ``usage`` this send spent. ``streams`` says whether ``send_streamed`` really streams (by default
+    not: the layer above then asks whole); ``context_budget(tier)`` is the window of the ``tier``'s
+    model (None: unknown).
     """
 
-    async def stream(self, request: ChatRequest, on_tokens: TokenCallback | None = None) -> ChatResponse: ...
+    streams: bool = False
 
+    async def send(self, request: ChatRequest, repair: Sequence[Turn] = ()) -> RawResponse: ...
 
-async def stream_or_complete(
-    model: ChatModel, request: ChatRequest, on_tokens: TokenCallback | None = None
-) -> ChatResponse:
-    """``model.stream(request)`` when the model streams, else ``model.complete(request)``."""
-    stream = getattr(model, "stream", None)
-    if stream is None:
-        return await model.complete(request)
-    return await stream(request, on_tokens)
+    async def send_streamed(self, request: ChatRequest, on_tokens: TokenCallback | None = None) -> RawResponse:
+        return await self.send(request)
 
-
-async def budget_of(model: ChatModel) -> ContextBudget | None:
-    """The context window ``model`` knows it has (learned from its server or set), or None."""
-    budget = getattr(model, "context_budget", None)
-    if budget is None:
+    async def context_budget(self, tier: Literal["main", "fast"] = "main") -> ContextBudget | None:
         return None
-    return await budget()
+
+    async def aclose(self) -> None:
+        return None

@@ -7,7 +7,8 @@ A schema is asked for in the first form the endpoint accepts, in this order:
 read by :func:`interpret`: reasoning stripped (:func:`strip_think`), the JSON found
 (:func:`extract_json`), validated with jsonschema against the schema without its upper
 bounds, then cut to them (:func:`~research_agent.llm.schema_bounds.clamp`). An invalid
-answer is asked again with :func:`repair_messages`, which show the model its error.
+answer is asked again (by :class:`~research_agent.llm.checked.CheckedModel`) with
+:func:`repair_messages`, which show the model its error.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any, Literal
 
 from ..errors import InvalidAnswer, SchemaRejected
 from ..text.masking import cut_blocks
-from .protocol import ChatRequest
+from .protocol import ChatRequest, RawResponse
 from .schema_bounds import answer_schema, clamp, wire_schema
 
 __all__ = [
@@ -247,7 +248,7 @@ def _import_jsonschema() -> None:
 
 
 def interpret(
-    raw: RawAnswer, schema: dict[str, Any] | None, check: Callable[[Any], str | None] | None = None
+    raw: RawAnswer | RawResponse, schema: dict[str, Any] | None, check: Callable[[Any], str | None] | None = None
 ) -> tuple[Any, str, tuple[str, ...]]:
     """(data, text, notes) from a raw answer, or InvalidAnswer with a short reason.
 
@@ -283,7 +284,7 @@ def interpret(
     return data, text, notes
 
 
-def repair_messages(raw: RawAnswer, reason: str, structured: bool) -> list[dict[str, str]]:
+def repair_messages(raw: RawAnswer | RawResponse, reason: str, structured: bool) -> list[dict[str, str]]:
     """The turn that asks again: the bad answer (capped), then what was wrong with it."""
     if structured:
         ask = f"Your previous answer was invalid: {reason}. Answer again with only JSON matching the schema."

@@ -105,8 +105,8 @@ class UsageRecorder:
     ``on_note`` receives each note an answer carries, e.g. ``"relevance answer /scores/0/reason:
     cut from 350 to 300 characters"``; ``on_quirk`` receives the message of each kind of
     server quirk (:data:`QUIRKS`) the first time it is seen.
-    ``clock`` (monotonic seconds) times the calls in flight for :meth:`waited`. It streams
-    (:meth:`stream`) whether or not the model it wraps does. Safe under asyncio
+    ``clock`` (monotonic seconds) times the calls in flight for :meth:`waited`. It is a ChatModel
+    itself, forwarding each of the wrapped model's abilities. Safe under asyncio
     concurrency: the bookkeeping never awaits.
     """
 
@@ -135,15 +135,15 @@ class UsageRecorder:
         return await self._tracked(request, self.inner.complete(request))
 
     async def stream(self, request: ChatRequest, on_tokens: TokenCallback | None = None) -> ChatResponse:
-        """Stream when the wrapped model can, else answer whole (no token progress)."""
-        stream = getattr(self.inner, "stream", None)
-        call = self.inner.complete(request) if stream is None else stream(request, on_tokens)
-        return await self._tracked(request, call)
+        """The wrapped model's stream (a model that cannot stream answers whole)."""
+        return await self._tracked(request, self.inner.stream(request, on_tokens))
 
     async def context_budget(self) -> ContextBudget | None:
         """The wrapped model's context window, when it knows one."""
-        budget = getattr(self.inner, "context_budget", None)
-        return None if budget is None else await budget()
+        return await self.inner.context_budget()
+
+    async def aclose(self) -> None:
+        """Nothing: the wrapped model is closed by whoever made it."""
 
     async def _tracked(self, request: ChatRequest, call: Awaitable[ChatResponse]) -> ChatResponse:
         if request.retry:  # a stage asked again for an answer it could not use

@@ -370,10 +370,9 @@ def _owned(owned: list[Any], resource: Any) -> Any:
 
 
 async def _close(owned: Sequence[Any]) -> None:
+    """Close what the run made: its model, page reader and search client, each declaring ``aclose``."""
     for resource in owned:
-        close = getattr(resource, "aclose", None)
-        if close is not None:
-            try:
-                await close()
-            except Exception as exc:  # closing must never hide the run's own outcome
-                log.debug("closing %r failed: %s", resource, exc)
+        try:
+            await resource.aclose()
+        except Exception as exc:  # closing must never hide the run's own outcome
+            log.debug("closing %r failed: %s", resource, exc)

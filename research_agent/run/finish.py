@@ -309,8 +309,7 @@ def run_record(
         ],
         fetch_failures=tuple(FetchFailure(loc, why) for loc, why in ledger.fetch_failures)[:_MAX_FETCH_FAILURES],
         corpus=run.corpus,
-        fetch_stats=(run.reader.stats.as_dict()
-                     if run.reader is not None and hasattr(run.reader, "stats") else {}),
+        fetch_stats=run.reader.stats.as_dict() if run.reader is not None else {},
         usage=dict(run.model.by_stage),
         cost_usd=run.model.cost_usd,
         timings=dict(run.clock.timings),

@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from .. import prompts
 from ..errors import LLMError, LLMUnavailable, ModelNotFound
 from ..llm import ChatModel, ChatRequest
-from ..llm.protocol import budget_of
 from ..sources import ScoredSource, Source
 from ..text.controls import one_line
 from ..text.debris import says_nothing
@@ -245,7 +244,7 @@ _ENTRY_TOKENS = 40  # an entry's own lines besides its excerpt: its number, titl
 async def _room(model: ChatModel, query: str, lessons: str) -> int:
     """Excerpt tokens a call has room for beside its instructions and answer, in the model's
     context window (a large number when the window is not known)."""
-    budget = await budget_of(model)
+    budget = await model.context_budget()
     if budget is None:
         return 1 << 30
     prompt = prompts.render("relevance", query=query, lessons=lessons, sources="")

@@ -149,12 +149,10 @@ async def _ab(
             clock=deps.clock,
         )
     finally:
-        close = getattr(model, "aclose", None)
-        if close is not None:
-            try:
-                await close()
-            except Exception as exc:  # closing a client must not hide the A/B's own outcome
-                log.debug("closing the model client failed: %s", exc)
+        try:
+            await model.aclose()
+        except Exception as exc:  # closing a client must not hide the A/B's own outcome
+            log.debug("closing the model client failed: %s", exc)
 
 
 def _keep_partial(

@@ -1,7 +1,7 @@
 """The OpenAI-compatible client: any chat-completions endpoint (OpenAI, Ollama, vLLM, llama.cpp, ...).
 
-* ``openai_compat``  :class:`~.openai_compat.OpenAIChatModel`, the :class:`~research_agent.llm.ChatModel`
-  built on the openai SDK
+* ``openai_compat``  :class:`~.openai_compat.OpenAIEndpoint`, the :class:`~research_agent.llm.ChatEndpoint`
+  built on the openai SDK, and :class:`~.openai_compat.OpenAIChatModel`, the checked model over it
 * ``retry``          when a failed call is tried again (429, 5xx, connection errors), and how long to wait
 * ``sdk``            one request through ``openai.AsyncOpenAI``: its answer, or the failure named
 * ``transport``      the httpx client the SDK is given: time and connection limits, bounded bodies,

@@ -17,11 +17,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from ...errors import ConnectionLost, FetchRefused, Unreadable
-from ...text.controls import one_line, strip_controls
+from ...text.controls import one_line
 from ...text.passages import estimate_tokens
 from ..structured import RawAnswer
 
@@ -37,8 +37,6 @@ __all__ = [
     "stream_event",
     "json_object",
     "counted",
-    "cleaned",
-    "cleaned_data",
     "ACCEPT_ENCODING",
 ]
 
@@ -163,34 +161,6 @@ def counted(content: str, messages: Sequence[dict[str, str]], usage: tuple[int |
     if done is None:
         done = estimate_tokens(content)
     return prompt, done
-
-
-def cleaned(raw: RawAnswer) -> tuple[RawAnswer, int]:
-    """``raw`` with control characters, escape sequences and bidi formatting taken out of its
-    text before anything reads it (model text is text), and how many characters went."""
-    content, dropped = strip_controls(raw.content)
-    return (replace(raw, content=content), dropped) if dropped else (raw, 0)
-
-
-def cleaned_data(data: Any) -> tuple[Any, int]:
-    """Parsed JSON ``data`` with controls taken out of every string in it (JSON escapes such as
-    ``\\u001b`` decode into the very characters :func:`cleaned` took out of the raw text), and
-    how many characters went. Walked without recursion; lists and objects are changed in place."""
-    if isinstance(data, str):
-        return strip_controls(data)
-    dropped = 0
-    stack = [data]
-    while stack:
-        node = stack.pop()
-        keys = range(len(node)) if isinstance(node, list) else list(node) if isinstance(node, dict) else ()
-        for key in keys:
-            value = node[key]
-            if isinstance(value, str):
-                node[key], count = strip_controls(value)
-                dropped += count
-            elif isinstance(value, list | dict):
-                stack.append(value)
-    return data, dropped
 
 
 def completion_answer(body: bytes, messages: Sequence[dict[str, str]]) -> RawAnswer:

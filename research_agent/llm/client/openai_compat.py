@@ -1,11 +1,13 @@
-"""The OpenAI-compatible :class:`~research_agent.llm.protocol.ChatModel`, built on the openai SDK.
+"""The OpenAI-compatible endpoint (:class:`OpenAIEndpoint`), built on the openai SDK, and the
+product's :class:`~research_agent.llm.protocol.ChatModel` over it (:class:`OpenAIChatModel`).
 
 Any chat-completions endpoint works: OpenAI, Azure-compatible gateways, Ollama, vLLM, llama.cpp's
 server, LM Studio, OpenRouter. This module holds the retry loop (backoff with jitter,
 ``Retry-After``, one retry after a timeout; none when the first call cannot connect at all), and
 what an endpoint's refusals mean; each request goes through ``openai.AsyncOpenAI`` (:mod:`.sdk`)
 over an httpx client that carries the project's limits (:mod:`.transport`). How a structured
-answer is asked for, read and repaired is :mod:`research_agent.llm.structured`.
+answer is asked for is :mod:`research_agent.llm.structured`; how it is read, validated and asked
+again is :class:`~research_agent.llm.checked.CheckedModel`'s, above the endpoint.
 """
 
 from __future__ import annotations
@@ -13,36 +15,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 
-from ...errors import ConfigError, ContextExceeded, InvalidModelOutput, LLMError
+from ...errors import ConfigError, ContextExceeded, LLMError
 from ..budget import ContextBudget
+from ..checked import CheckedModel
 from ..prices import PriceTable
-from ..protocol import STRUCTURED_ATTEMPTS, ChatRequest, ChatResponse, TokenCallback
-from ..structured import (
-    FormMemory,
-    InvalidAnswer,
-    OutputForm,
-    RawAnswer,
-    ask_in_forms,
-    build_messages,
-    interpret,
-    plain_schema,
-    repair_messages,
-)
+from ..protocol import ChatRequest, RawResponse, TokenCallback, Turn
+from ..structured import FormMemory, OutputForm, RawAnswer, ask_in_forms, build_messages, plain_schema
 from ..waiting import SystemTicker, Ticker
-from .answers import (
-    MAX_ANSWER_BYTES,
-    ConnectionLost,
-    Unreadable,
-    cleaned,
-    cleaned_data,
-    completion_answer,
-    read_body,
-)
+from .answers import MAX_ANSWER_BYTES, ConnectionLost, Unreadable, completion_answer, read_body
 from .fitting import WindowFit
 from .refusals import (
     describe,
@@ -62,7 +47,7 @@ from .window import refusal
 if TYPE_CHECKING:
     from ...config import Settings
 
-__all__ = ["OpenAIChatModel", "DEFAULT_TIMEOUT", "DEFAULT_BASE_URL", "NO_ENDPOINT_MESSAGE"]
+__all__ = ["OpenAIChatModel", "OpenAIEndpoint", "DEFAULT_TIMEOUT", "DEFAULT_BASE_URL", "NO_ENDPOINT_MESSAGE"]
 
 log = logging.getLogger(__name__)
 
@@ -77,26 +62,25 @@ NO_ENDPOINT_MESSAGE = (
 )
 
 
-class OpenAIChatModel:
-    """A :class:`ChatModel` for any OpenAI-compatible chat-completions endpoint.
+class OpenAIEndpoint:
+    """A :class:`~research_agent.llm.protocol.ChatEndpoint` for any OpenAI-compatible
+    chat-completions endpoint: it sends, and returns each answer as it came.
 
     Structured answers are asked for with ``response_format`` ``json_schema`` (strict),
     then ``json_object`` carrying the schema (llama.cpp's form), then instructions alone,
     remembering per (base_url, model) which form the endpoint accepted. The schema sent
-    never carries a bound above 200 (grammar decoders crash on them); every answer is
-    validated with jsonschema and cut to the real bounds. An invalid answer is asked again,
-    showing the model its error, up to :data:`STRUCTURED_ATTEMPTS` answers in all.
-    A first call that cannot connect at all (connection refused, a host name that does not
-    resolve, no route) raises EndpointUnreachable at once: there is nothing to wait for.
-    Transient failures (429, 5xx, connection errors) are retried up to ``max_retries``
-    times with exponential backoff and jitter, honouring ``Retry-After``, sleeping through
-    the injected ``sleep``; a timeout is retried once per request. An answer that cannot
+    never carries a bound above 200 (grammar decoders crash on them). A first call that cannot
+    connect at all (connection refused, a host name that does not resolve, no route) raises
+    EndpointUnreachable at once: there is nothing to wait for. Transient failures (429, 5xx,
+    connection errors) are retried up to ``max_retries`` times with exponential backoff and
+    jitter, honouring ``Retry-After``, sleeping through the injected ``sleep``; a timeout is
+    retried once per send (one answer asked for). An answer that cannot
     be read (:mod:`.answers`: not JSON, no choices, null content, over ``max_answer_bytes``)
-    is retried like a 5xx, then raised as UnreadableAnswer. ``Usage.calls`` counts every
-    answer received, ``Usage.retries`` the transient retries plus repair attempts; an
-    LLMError raised carries the usage spent before it as ``.usage``.
+    is retried like a 5xx, then raised as UnreadableAnswer. An answer's ``Usage.calls`` counts it,
+    ``Usage.retries`` the transient retries it took; an LLMError raised carries the usage this send
+    spent before it as ``.usage``.
 
-    :meth:`stream` asks for plain text, streamed (:mod:`.streaming`): ``timeout`` is then an
+    :meth:`send_streamed` asks for plain text, streamed (:mod:`.streaming`): ``timeout`` is then an
     idle limit (no token for that long, on ``ticker``'s clock), after a first token that may take
     ``timeout`` plus the prompt read at ``prompt_rate`` tokens a second; whatever arrived before
     a stall or the token limit is returned with its ``finish_reason``. A stream that ends with no
@@ -106,12 +90,13 @@ class OpenAIChatModel:
     ``ask_window``, what the server says (asked once per model); an answer's ``max_tokens`` is
     lowered to fit beside its prompt, and a refusal for size is asked again once, with the room
     the server's numbers leave, when that is a smaller answer: never the same request twice.
-    Answers are read with control characters taken out (counted in ``controls_dropped``).
     Requests go through the openai SDK (:mod:`.sdk`, its own retries off: this loop is the one
     policy) over ``http_client`` (an ``httpx.AsyncClient`` from :func:`.transport.model_http_client`,
     closed with the model) or a client of the model's own built there. A redirect to another
     scheme, host or port is refused (ConfigError), never followed.
     """
+
+    streams = True
 
     def __init__(
         self,
@@ -163,7 +148,7 @@ class OpenAIChatModel:
     @classmethod
     def from_settings(
         cls, settings: Settings, *, http_client: httpx.AsyncClient | None = None, ticker: Ticker | None = None
-    ) -> OpenAIChatModel:
+    ) -> OpenAIEndpoint:
         """Build from Settings; ConfigError when neither an API key nor a base URL is set."""
         if not settings.api_key and not settings.base_url:
             raise ConfigError(NO_ENDPOINT_MESSAGE)
@@ -189,31 +174,36 @@ class OpenAIChatModel:
         """Close the underlying HTTP client."""
         await self._sender.aclose()
 
-    async def context_budget(self, tier: str = "main") -> ContextBudget | None:
+    async def context_budget(self, tier: Literal["main", "fast"] = "main") -> ContextBudget | None:
         """The context window of the ``tier``'s model: what its server says (asked once), else the setting."""
         return await self._fit.budget(self.fast_model if tier == "fast" else self.model)
-
-    async def __aenter__(self) -> OpenAIChatModel:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
     def form_for(self, model: str) -> OutputForm:
         """The structured-output form this endpoint is known to accept for ``model``."""
         return self._forms.first((self.base_url, model))
 
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        """Answer one request; raises the LLMError family (with ``.usage``) or ConfigError (bad key)."""
+    async def send(self, request: ChatRequest, repair: Sequence[Turn] = ()) -> RawResponse:
+        """One answer to ``request`` (``repair``: the turns that ask it again); raises the LLMError
+        family (with ``.usage``) or ConfigError (bad key)."""
         model = self.fast_model if request.tier == "fast" else self.model
         tally = RequestTally()
-        return await self._fitted(request, model, tally, lambda asked: self._answer(asked, model, tally))
 
-    async def stream(self, request: ChatRequest, on_tokens: TokenCallback | None = None) -> ChatResponse:
-        """Answer a plain-text request as a stream; ``on_tokens(n, piece)`` hears each piece as it comes.
+        async def answer(asked: ChatRequest) -> RawResponse:
+            schema = plain_schema(asked.schema) if asked.schema is not None else None
+            if schema is None:
+                raw = await self._call(asked, model, build_messages(asked, None) + list(repair), None, tally)
+            else:
+                raw = await self._call_structured(asked, model, schema, list(repair), tally)
+            tally.answered(raw)
+            return RawResponse(raw.content, model, tally.usage(self.prices, model), raw.finish_reason)
+
+        return await self._fitted(request, model, tally, answer)
+
+    async def send_streamed(self, request: ChatRequest, on_tokens: TokenCallback | None = None) -> RawResponse:
+        """A plain-text answer, streamed; ``on_tokens(n, piece)`` hears each piece as it comes.
 
         Never raises for an answer that stalled or was cut: its ``finish_reason`` says so
-        (``stalled``, ``no_first_token``, ``length``, ``unfinished``, ``bounded``) and ``text``
+        (``stalled``, ``no_first_token``, ``length``, ``unfinished``, ``bounded``) and ``content``
         holds what arrived.
         """
         model = self.fast_model if request.tier == "fast" else self.model
@@ -221,7 +211,7 @@ class OpenAIChatModel:
         reader = StreamReader(self._sender.send, idle=self.timeout, ticker=self._ticker, max_bytes=self.max_answer_bytes,
                               on_tokens=on_tokens, prompt_rate=self.prompt_rate)  # fmt: skip
 
-        async def answer(asked: ChatRequest) -> ChatResponse:
+        async def answer(asked: ChatRequest) -> RawResponse:
             raw = await self._streamed(asked, model, build_messages(asked, None), tally, reader)
             tally.answered(raw)
             return reader.response(raw, model, tally.usage(self.prices, model))
@@ -233,8 +223,8 @@ class OpenAIChatModel:
         request: ChatRequest,
         model: str,
         tally: RequestTally,
-        answer: Callable[[ChatRequest], Awaitable[ChatResponse]],
-    ) -> ChatResponse:
+        answer: Callable[[ChatRequest], Awaitable[RawResponse]],
+    ) -> RawResponse:
         """``answer(request)`` within the model's context window: asked again once, with a smaller
         answer, after a refusal for size when that can help. An LLMError raised carries the usage spent."""
         await self._fit.budget(model)
@@ -260,39 +250,6 @@ class OpenAIChatModel:
             tally.retries += 1
             reader.quirk("empty_stream")
             return await self._call(request, model, messages, None, tally)
-
-    async def _answer(self, request: ChatRequest, model: str, tally: RequestTally) -> ChatResponse:
-        """Up to STRUCTURED_ATTEMPTS answers; each retry shows the model what was wrong."""
-        schema = plain_schema(request.schema) if request.schema is not None else None
-        repair: list[dict[str, str]] = []
-        reason = ""
-        for attempt in range(STRUCTURED_ATTEMPTS):
-            tally.retries += 1 if attempt else 0
-            if schema is None:
-                raw = await self._call(request, model, build_messages(request, None) + repair, None, tally)
-            else:
-                raw = await self._call_structured(request, model, schema, repair, tally)
-            tally.answered(raw)
-            raw, dropped = cleaned(raw)
-            try:
-                data, text, notes = interpret(raw, schema, request.check)
-                data, more = cleaned_data(data)
-                dropped += more
-            except InvalidAnswer as exc:
-                reason = str(exc)
-                log.info("stage %s: invalid answer %d from %s (%s)", request.stage, attempt + 1, model, reason)
-                repair = repair_messages(raw, reason, schema is not None)
-                continue
-            for note in notes:
-                log.info("stage %s: %s", request.stage, note)
-            usage = tally.usage(self.prices, model)
-            return ChatResponse(data=data, text=text, model=model, usage=usage, notes=notes, controls_dropped=dropped)
-        raise InvalidModelOutput(
-            f"the {request.stage} stage got invalid output from model {model} "
-            f"after {STRUCTURED_ATTEMPTS} attempts: {reason}",
-            stage=request.stage,
-            model=model,
-        )
 
     async def _call_structured(
         self,
@@ -390,3 +347,41 @@ class OpenAIChatModel:
 
     def _final_error(self, request: ChatRequest, failure: BaseException, attempts: int) -> LLMError:
         return final_error(failure, stage=request.stage, base_url=self.base_url, timeout=self.timeout, attempts=attempts)
+
+
+class OpenAIChatModel(CheckedModel):
+    """The product's ChatModel: :class:`~research_agent.llm.checked.CheckedModel` over an
+    :class:`OpenAIEndpoint`, built from the endpoint's own arguments (or given one as ``endpoint``).
+
+    Every answer is validated with jsonschema and cut to the real bounds; an invalid answer is
+    asked again, showing the model its error, up to
+    :data:`~research_agent.llm.protocol.STRUCTURED_ATTEMPTS` answers in all. ``Usage.calls``
+    counts every answer received, ``Usage.retries`` the transient retries plus those attempts.
+    """
+
+    endpoint: OpenAIEndpoint
+
+    def __init__(self, *args: Any, endpoint: OpenAIEndpoint | None = None, **kwargs: Any) -> None:
+        super().__init__(endpoint if endpoint is not None else OpenAIEndpoint(*args, **kwargs))
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, *, http_client: httpx.AsyncClient | None = None, ticker: Ticker | None = None
+    ) -> OpenAIChatModel:
+        """Build from Settings; ConfigError when neither an API key nor a base URL is set."""
+        return cls(endpoint=OpenAIEndpoint.from_settings(settings, http_client=http_client, ticker=ticker))
+
+    @property
+    def timeout(self) -> float:
+        """Seconds a call may take (a stream: with no token)."""
+        return self.endpoint.timeout
+
+    def form_for(self, model: str) -> OutputForm:
+        """The structured-output form the endpoint is known to accept for ``model``."""
+        return self.endpoint.form_for(model)
+
+    async def __aenter__(self) -> OpenAIChatModel:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()

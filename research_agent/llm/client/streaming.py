@@ -2,7 +2,7 @@
 
 A slow server writes a long draft for many minutes; a stream shows the tokens as they
 come and keeps them when the answer is cut. :class:`StreamReader` makes one streamed
-attempt for :meth:`~research_agent.llm.client.openai_compat.OpenAIChatModel.stream` (whose
+attempt for :meth:`~research_agent.llm.client.openai_compat.OpenAIEndpoint.send_streamed` (whose
 retry loop wraps it): the request is sent with ``stream: true`` (and ``stream_options``
 asking for usage in the last event), the events are read with a bound on the whole body
 (:mod:`.answers`), under two clocks (:mod:`.idle`): until the first token, the time a server
@@ -30,11 +30,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import EmptyStream
-from ...text.controls import strip_controls
 from ...text.passages import estimate_tokens
 from ..budget import prompt_estimate
-from ..protocol import BOUNDED, FINISHED, ChatResponse, StopStream, TokenCallback
-from ..structured import RawAnswer, strip_think
+from ..protocol import BOUNDED, FINISHED, RawResponse, StopStream, TokenCallback
+from ..structured import RawAnswer
 from ..usage import Usage
 from ..waiting import Ticker
 from .answers import (
@@ -77,7 +76,7 @@ class _Arrived:
 
 
 class StreamReader:
-    """Reads streamed attempts for one request; :meth:`response` turns the last into a ChatResponse.
+    """Reads streamed attempts for one request; :meth:`response` gives the last one as a RawResponse.
 
     ``send(kwargs)`` makes one request and gives its answer, headers read, body not yet
     (:meth:`.sdk.SdkSender.send`)."""
@@ -189,11 +188,7 @@ class StreamReader:
         if self._on_tokens is not None:
             self._on_tokens(tokens, piece)
 
-    def response(self, raw: RawAnswer, model: str, usage: Usage) -> ChatResponse:
-        """The ChatResponse of the attempt that was kept: controls and reasoning left out, quirks named."""
-        content, dropped = strip_controls(raw.content)
-        quirks = set(self._quirks)
-        if "<think>" in content.lower() or "</think>" in content.lower():
-            quirks.add("think")
-        return ChatResponse(data=None, text=strip_think(content), model=model, usage=usage, notes=tuple(self._notes),
-                            finish_reason=raw.finish_reason, quirks=tuple(sorted(quirks)), controls_dropped=dropped)  # fmt: skip
+    def response(self, raw: RawAnswer, model: str, usage: Usage) -> RawResponse:
+        """The attempt that was kept, as it came, with the quirks and notes of the whole stream
+        (:func:`~research_agent.llm.checked.read_streamed` reads it)."""
+        return RawResponse(raw.content, model, usage, raw.finish_reason, tuple(sorted(self._quirks)), tuple(self._notes))

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from ...config import Settings
 from ...errors import ResearchError, RunTimeout
@@ -157,14 +157,12 @@ def _log_failure(run_record_path: Path, exc: Exception, *, now: datetime | None 
 
 
 async def _critique_and_close(
-    record: Path, model: Any, settings: Settings, now: datetime | None, timeout: float | None
+    record: Path, model: ChatModel, settings: Settings, now: datetime | None, timeout: float | None
 ) -> Critique:
     try:
         return await critique_within(record, model, settings=settings, now=now, timeout=timeout)
     finally:
-        close = getattr(model, "aclose", None)
-        if close is not None:
-            try:
-                await close()
-            except Exception as exc:  # closing a client must not mask the critique's outcome
-                logger.debug("closing the model client failed: %s", exc)
+        try:
+            await model.aclose()
+        except Exception as exc:  # closing a client must not mask the critique's outcome
+            logger.debug("closing the model client failed: %s", exc)

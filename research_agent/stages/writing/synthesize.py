@@ -17,7 +17,6 @@ from ... import prompts
 from ...errors import ContextExceeded
 from ...llm import ChatModel, ChatRequest, TokenCallback
 from ...llm.budget import ContextBudget, Trim, fit
-from ...llm.protocol import budget_of
 from ...sources import Source
 from ...text.passages import estimate_tokens
 from ...text.sanitize import sanitize, wrap_data
@@ -176,7 +175,7 @@ async def _within_window(
 ) -> ReportDraft:
     """``ask`` the request ``build`` makes, fitted to the model's window; after a refusal for size,
     once more with a smaller one (by the server's numbers, else half the passages and feedback)."""
-    budget = await budget_of(model)
+    budget = await model.context_budget()
     texts = lambda trim: _texts(build(trim))  # noqa: E731
     trim = fit(texts, start, budget, floor)
     try:

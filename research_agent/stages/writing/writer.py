@@ -1,8 +1,8 @@
 """Asking the writer: a markdown answer, streamed where the model can, kept when it is cut.
 
-:func:`ask_writer` sends one plain-text request through
-:func:`~research_agent.llm.protocol.stream_or_complete` (token progress when the model
-streams; a model with only ``complete()`` works the same, without it) and reads the
+:func:`ask_writer` sends one plain-text request through the model's
+:meth:`~research_agent.llm.protocol.ChatModel.stream` (token progress when the model
+streams; a model that cannot answers whole, without it) and reads the
 answer into a :class:`~research_agent.stages.writing.draft_text.ReportDraft`, within the limits of
 its length (:class:`~research_agent.stages.writing.draft_text.DraftBound`: a stream that passes them is
 closed there). An answer cut at the token limit, stalled or broken off keeps its complete
@@ -36,7 +36,6 @@ from ...llm import (
     ChatRequest,
     ChatResponse,
     TokenCallback,
-    stream_or_complete,
 )
 from ...llm.client.retry import TIMEOUT_RETRIES
 from ...llm.client.streaming import CUT_REASONS, NO_FIRST_TOKEN, STALLED
@@ -167,10 +166,9 @@ async def _answer(
             raise StopStream
 
     try:
-        return await stream_or_complete(model, request, listen)
+        return await model.stream(request, listen)
     except StopStream:  # a model that let it escape: what it had sent up to the bound
-        return ChatResponse(data=None, text="".join(heard), model=str(getattr(model, "model", "")),
-                            finish_reason=BOUNDED)  # fmt: skip
+        return ChatResponse(data=None, text="".join(heard), model="", finish_reason=BOUNDED)
 
 
 def kept_part(text: str, cut: str, target_words: int) -> ReportDraft | None:
