@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import gc
 import logging
+import platform
 import threading
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -67,6 +69,11 @@ class _Loading:
             import openai.resources.chat
 
             openai.resources.chat.AsyncChat  # noqa: B018 - loaded on first use by the SDK: the first request's 0.1 s
+            # What the SDK's first request asks of the platform (its headers), answered now and cached by the
+            # platform module: it runs ``uname -p`` and reads the os-release file, which the first request waited for.
+            platform.platform()
+            with contextlib.suppress(OSError):  # no os-release file: the SDK does without it too
+                platform.freedesktop_os_release()
         except Exception:  # noqa: BLE001 - the import is made again where it is needed, and fails there
             log.debug("importing openai ahead failed; the first request imports it again", exc_info=True)
         finally:
