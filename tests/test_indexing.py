@@ -84,3 +84,62 @@ async def test_a_missing_corpus_folder_is_refused_before_any_model_call(tmp_path
     with pytest.raises(InputError, match="missing does not exist"):
         await research(QUERY, settings=settings, model=scripted_model, lessons=LessonSelection.none)
     assert scripted_model.requests == []
+
+
+class ReadLog:
+    """Progress that logs the corpus files read (from the indexing thread) and says when all are."""
+
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+        self.all_read = threading.Event()
+
+    def stage(self, name: str, detail: str = "") -> None:
+        if "files read" in detail:
+            self.log.append("read")
+            done, total = detail.rsplit(" ", 3)[-3].split("/")
+            if done == total:
+                self.all_read.set()
+
+    def counts(self, **values: int) -> None:
+        return None
+
+    def note(self, message: str) -> None:
+        return None
+
+
+async def test_the_index_refreshes_once_the_first_request_is_on_its_way(tmp_path):
+    # Its CPU would delay that request (issue 46): start_indexing checks the folders at once and
+    # reads them only once ``after`` is done (in a run: the model SDK imported, the request leaving).
+    from research_agent.run.indexing import start_indexing
+
+    corpus = write_corpus(tmp_path / "corpus")
+    log: list[str] = []
+    progress = ReadLog(log)
+    out = asyncio.Event()
+
+    async def first_request_out() -> None:
+        await out.wait()
+        log.append("request out")
+
+    indexing = start_indexing(settings_for(tmp_path).replace(corpus_dirs=(corpus,)), progress, [],
+                              after=first_request_out)  # fmt: skip
+    await asyncio.to_thread(lambda: None)  # a refresh that did not wait could be reading by now
+    assert log == [] and not indexing.done
+    out.set()
+    assert await asyncio.to_thread(progress.all_read.wait, HANG_GUARD)  # not waited for: it starts by itself
+    await indexing.ready()
+    assert log[0] == "request out" and "read" in log
+    assert [c.documents for c in indexing.corpus] == [len(DOCS)]
+
+
+async def test_an_index_waited_for_refreshes_at_once_whatever_the_first_request_does(tmp_path):
+    # A run with a plan of the person's makes no model call before it searches.
+    from research_agent.run.indexing import start_indexing
+
+    corpus = write_corpus(tmp_path / "corpus")
+    never = asyncio.Event()
+    indexing = start_indexing(settings_for(tmp_path).replace(corpus_dirs=(corpus,)), ReadLog([]), [],
+                              after=never.wait)  # fmt: skip
+    await asyncio.wait_for(indexing.ready(), HANG_GUARD)
+    assert [c.documents for c in indexing.corpus] == [len(DOCS)]
+    await indexing.stop()

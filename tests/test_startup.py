@@ -138,3 +138,45 @@ def test_jsonschema_is_loaded_while_the_first_structured_request_is_out():
         "raw, form = asyncio.run(ask_in_forms(send, ChatRequest(stage='t', system='s', user='u'), schema, [], 'json_schema'))\n"
         "assert interpret(raw, schema)[0] == {'n': 3}\n"
     )
+
+
+def test_modules_imported_later_wait_for_their_turn_and_a_failure_stays_quiet(tmp_path, monkeypatch):
+    import threading
+
+    from research_agent.cli.startup import import_later
+
+    (tmp_path / "later_for_the_test.py").write_text("VALUE = 3\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    turn, waiting = threading.Event(), threading.Event()
+
+    def after() -> None:
+        waiting.set()
+        assert turn.wait(60)  # a hang guard
+
+    thread = import_later(("later_for_the_test", "no_such_module_anywhere"), after=after)
+    assert waiting.wait(60) and "later_for_the_test" not in sys.modules
+    turn.set()
+    thread.join(60)
+    assert not thread.is_alive() and sys.modules["later_for_the_test"].VALUE == 3
+    del sys.modules["later_for_the_test"]
+
+
+def test_what_the_run_command_imports_later_exists():
+    from research_agent.cli.run import LATER
+
+    _run_python(f"import importlib\nfor name in {LATER!r}:\n    importlib.import_module(name)\n")
+
+
+def test_waiting_for_the_sdk_waits_only_for_an_import_that_was_started():
+    # What a run defers until its first request is out waits for the openai import started ahead,
+    # and for nothing when no import was started (a model that does not use the SDK).
+    _run_python(
+        "import asyncio, sys\n"
+        "from research_agent.llm.client.sdk import load_sdk_ahead, sdk_loaded, wait_for_sdk\n"
+        "asyncio.run(sdk_loaded())\n"
+        "wait_for_sdk()\n"
+        "assert 'openai' not in sys.modules\n"
+        "load_sdk_ahead()\n"
+        "asyncio.run(sdk_loaded())\n"
+        "assert 'openai.resources.chat' in sys.modules\n"
+    )

@@ -9,6 +9,7 @@ is asked to critique the run (:func:`research_agent.memory.critique.schedule.aft
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -63,7 +64,7 @@ from .run_options import (
     WaitCritique,
     settings_overrides,
 )
-from .startup import importing
+from .startup import import_later, importing
 from .terminal import dumps_json, echo, markup
 
 if TYPE_CHECKING:
@@ -71,6 +72,10 @@ if TYPE_CHECKING:
     from ..plans import ResearchPlan
 
 __all__ = ["run", "settings_overrides", "print_result"]  # settings_overrides lives in run_options
+
+# What the command imports only after its first model request is out: the draft's markdown parser,
+# the date parsing and the critique asked for at the end (imported meanwhile: :func:`_started`).
+LATER = ("markdown_it", "_strptime", "research_agent.memory.critique.schedule", "research_agent.cli.critique")
 
 
 @guarded
@@ -221,10 +226,25 @@ def _research(query: str, settings: Settings, journalling: Journalling, given: R
     try:
         reviewer = review_on_terminal(progress) if review else None
         running = research(query, settings=settings, progress=progress, plan=given, review_plan=reviewer,
-                           journalling=journalling)  # fmt: skip
+                           journalling=_started(journalling))  # fmt: skip
         return run_async(running, interrupted=progress.interrupted)
     finally:
         progress.stop()
+
+
+def _started(journalling: Journalling) -> Journalling:
+    """``journalling``, which also starts importing :data:`LATER` once the run has started (its model
+    client built) and the model SDK is imported: the first request is on its way then."""
+    told = journalling.on_started
+
+    def started(run_id: str) -> None:
+        from ..llm.client.sdk import wait_for_sdk
+
+        import_later(LATER, after=wait_for_sdk)
+        if told is not None:
+            told(run_id)
+
+    return replace(journalling, on_started=started)
 
 
 def print_result(result: ResearchResult, *, json_output: bool, exported: Exported | None = None) -> None:

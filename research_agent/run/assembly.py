@@ -171,7 +171,8 @@ async def assemble(query: str, given: RunInputs) -> AsyncIterator[Run]:
         deadline = asyncio.get_running_loop().time() + settings.run_timeout
         model = model if model is not None else _owned(owned, _default_model(settings, ticker))
         context_block, rules = _read_inputs(settings)
-        indexing = start_indexing(settings, progress, owned) if providers is None else Indexing.ready_with(providers)
+        indexing = (start_indexing(settings, progress, owned, after=_sdk_loaded) if providers is None
+                    else Indexing.ready_with(providers))  # fmt: skip
         if reader is None and _reads_web_pages(settings, providers):
             reader = _owned(owned, _default_reader(settings))
         _check_outputs(settings)
@@ -288,6 +289,14 @@ def _default_model(settings: Settings, ticker: Ticker) -> ChatModel:
     from ..llm import OpenAIChatModel
 
     return OpenAIChatModel.from_settings(settings, ticker=ticker)
+
+
+async def _sdk_loaded() -> None:
+    """Until the model client's SDK is imported (:func:`research_agent.llm.client.sdk.sdk_loaded`): then the
+    first request is on its way, and the corpus index refreshes beside it instead of delaying it."""
+    from ..llm.client.sdk import sdk_loaded
+
+    await sdk_loaded()
 
 
 def _default_reader(settings: Settings) -> SourceReader:

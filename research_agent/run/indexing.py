@@ -5,7 +5,9 @@ a tenth of a second for a thousand unchanged files, minutes for a new corpus. No
 it is needed before the first search, so :func:`start_indexing` builds and checks the
 providers at once (a missing corpus folder or a bad provider setting is refused before
 any model call) and refreshes the index in a worker thread; the story waits for it
-alongside its first model call (:meth:`Indexing.alongside`). Ctrl-C and the deadline
+alongside its first model call (:meth:`Indexing.alongside`). The refresh starts once ``after``
+is done (the run's first request on its way: its CPU would otherwise delay that request), or
+as soon as the index is waited for (:meth:`Indexing.ready`). Ctrl-C and the deadline
 stop the worker at the next file. A folder indexed for the first time (with files enough to take
 a while) is announced with its file count and the command that indexes it ahead of the next run; what indexing skipped goes
 to the log (``-v``), as ``corpus index`` shows it.
@@ -17,7 +19,7 @@ import asyncio
 import logging
 import shlex
 import threading
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -42,8 +44,9 @@ _Prepared = tuple[tuple[SearchProvider, ...], tuple[CorpusRecord, ...]]
 class Indexing:
     """The providers of a run, ready once the corpus index is; see the module docstring."""
 
-    def __init__(self, work: asyncio.Future[_Prepared]) -> None:
+    def __init__(self, work: asyncio.Future[_Prepared], wanted: asyncio.Event | None = None) -> None:
         self._work = work
+        self._wanted = wanted  # set: the index is waited for, so the refresh starts now
 
     @classmethod
     def ready_with(cls, providers: Sequence[SearchProvider]) -> Indexing:
@@ -69,7 +72,10 @@ class Indexing:
         return self._work.result()[1]
 
     async def ready(self) -> None:
-        """Wait for the index; its error (a corpus with nothing indexable...) is raised here."""
+        """Wait for the index (starting its refresh now if it has not started); its error (a
+        corpus with nothing indexable...) is raised here."""
+        if self._wanted is not None:
+            self._wanted.set()
         await self._work
 
     async def alongside(self, work: Awaitable[T]) -> T:
@@ -98,8 +104,11 @@ def _failed(work: asyncio.Future[Any]) -> bool:
     return work.done() and not work.cancelled() and work.exception() is not None
 
 
-def start_indexing(settings: Settings, progress: Progress, owned: list[Any]) -> Indexing:
-    """Build and check the providers Settings ask for now; index the corpus in the background.
+def start_indexing(
+    settings: Settings, progress: Progress, owned: list[Any], *, after: Callable[[], Awaitable[None]] | None = None
+) -> Indexing:
+    """Build and check the providers Settings ask for now; index the corpus in the background,
+    from when ``after()`` is done or the index is waited for, whichever comes first.
 
     Raises ConfigError or InputError (a missing corpus folder) at once. ``owned`` gets
     what must be closed after the run (the web search client).
@@ -115,7 +124,20 @@ def start_indexing(settings: Settings, progress: Progress, owned: list[Any]) -> 
             exclude=(settings.reports_dir,), query_exclude=settings.corpus_exclude,
         )  # fmt: skip
     providers = tuple(build_providers(settings, http_client=search_client(settings, owned), local_provider=local))
-    return Indexing(asyncio.ensure_future(_refresh(providers, local, progress)))
+    wanted = asyncio.Event()
+    return Indexing(asyncio.ensure_future(_refresh(providers, local, progress, lambda: _either(after, wanted))), wanted)
+
+
+async def _either(after: Callable[[], Awaitable[None]] | None, wanted: asyncio.Event) -> None:
+    """Until ``after()`` is done (at once without one) or ``wanted`` is set."""
+    if after is None or wanted.is_set():
+        return
+    waits = {asyncio.ensure_future(after()), asyncio.ensure_future(wanted.wait())}
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
 
 
 def _check_folders(folders: Sequence[Path]) -> None:
@@ -126,10 +148,14 @@ def _check_folders(folders: Sequence[Path]) -> None:
             raise InputError(f"corpus folder {folder} is not a folder")
 
 
-async def _refresh(providers: tuple[SearchProvider, ...], local: Any, progress: Progress) -> _Prepared:
-    """Refresh the local corpus index in a worker thread that stops when this is cancelled."""
+async def _refresh(
+    providers: tuple[SearchProvider, ...], local: Any, progress: Progress, start: Callable[[], Awaitable[None]]
+) -> _Prepared:
+    """Refresh the local corpus index (once ``start()`` is done) in a worker thread that stops when
+    this is cancelled."""
     if local is None:
         return providers, ()
+    await start()
     stop = threading.Event()
     first = {index.root for index in local.indexes if not index.exists()}
 

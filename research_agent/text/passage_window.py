@@ -10,14 +10,20 @@ terms, then the sentences after it and one before it. A source sentence longer t
 window gives its best ``max_words`` words. A citing sentence that shares no key term with
 the source gets the source's opening words and a support of 0: the reader then sees that
 the claim is not in the text.
+
+A source is read once (its words, where each term occurs, its sentences: :func:`_read`, kept for
+the last few sources), however many of its citations ask for a window: a draft cites each source
+several times, and the claim check, the run record and the export ask the same sources.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections import Counter
+from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .passages import tokenize
 
@@ -70,17 +76,47 @@ class PassageWindow:
         return self.end < self.total
 
 
+@dataclass(frozen=True)
+class _Source:
+    """A source's text read for :func:`best_window`: its words, the words each key term occurs in
+    (ascending), and each sentence's (first word, one past the last)."""
+
+    words: tuple[str, ...]
+    where: dict[str, tuple[int, ...]]
+    spans: tuple[tuple[int, int], ...]
+
+
+@lru_cache(maxsize=32)
+def _read(text: str) -> _Source:
+    words = text.split()
+    where: defaultdict[str, list[int]] = defaultdict(list)
+    for i, word in enumerate(words):
+        for term in {_stem(t) for t in tokenize(word)}:
+            where[term].append(i)
+    return _Source(tuple(words), {term: tuple(found) for term, found in where.items()},
+                   tuple(_sentence_spans(words)))
+
+
+def _hits(source: _Source, wanted: set[str]) -> list[set[str]]:
+    """For each word of ``source``, the ``wanted`` terms it holds."""
+    hits: list[set[str]] = [set() for _ in source.words]
+    for term in wanted:
+        for i in source.where.get(term, ()):
+            hits[i].add(term)
+    return hits
+
+
 def best_window(sentence: str, text: str, *, max_words: int = PASSAGE_WORDS) -> PassageWindow:
     """The window of at most ``max_words`` words of ``text`` that best matches ``sentence``."""
-    words = text.split()
+    source = _read(text)
+    words = source.words
     terms = key_terms(sentence)
     size = min(max(1, max_words), len(words))
-    wanted = set(terms)
-    hits = [{_stem(t) for t in tokenize(word)} & wanted for word in words]
+    hits = _hits(source, set(terms))
     if not words or not any(hits):
         return _window(words, 0, size, terms, hits)
     weight = _weights(hits, len(words))
-    spans = _sentence_spans(words)
+    spans = source.spans
     gains = [_gain(hits[start:end], weight, set()) for start, end in spans]
     anchor = max(range(len(spans)), key=lambda i: (gains[i], -i))
     start, end = spans[anchor]
@@ -115,7 +151,7 @@ def _gain(hits: list[set[str]], weight: dict[str, float], covered: set[str]) -> 
 
 
 def _grow(
-    spans: list[tuple[int, int]], anchor: int, hits: list[set[str]], weight: dict[str, float], size: int
+    spans: Sequence[tuple[int, int]], anchor: int, hits: list[set[str]], weight: dict[str, float], size: int
 ) -> tuple[int, int]:
     """Whole sentences around the ``anchor`` sentence, at most ``size`` words: first those that add
     terms of the citing sentence, then the sentences after it (what the claim goes on to) and one
@@ -169,7 +205,7 @@ def _best_start(hits: list[set[str]], weight: dict[str, float], size: int) -> in
 
 
 def _window(
-    words: list[str], start: int, end: int, terms: tuple[str, ...], hits: list[set[str]]
+    words: tuple[str, ...], start: int, end: int, terms: tuple[str, ...], hits: list[set[str]]
 ) -> PassageWindow:
     found = set().union(*hits[start:end]) if end > start else set()
     return PassageWindow(

@@ -16,7 +16,8 @@ A sentence with no content word, number or name is not judged. The rule was tune
 development half of a labelled set built from the Python documentation and is measured on
 the other half by ``bench/bench_citations.py`` (see ``tests/data/claims/``).
 
-:func:`prepare` reads a passage once; :func:`lexical_support` judges one sentence against it.
+:func:`prepare` reads a passage once (and keeps the last few: the claim check and the run's
+citation facts read the same sources); :func:`lexical_support` judges one sentence against it.
 Both are linear in their input and import nothing heavier than ``re``.
 """
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .citations import CITATION, mask_code_and_urls
 
@@ -47,6 +49,7 @@ _STOP = frozenset(
 )
 
 
+@lru_cache(maxsize=8192)
 def stem(word: str) -> str:
     """A light stem: lower case, one common suffix dropped, the first 6 letters."""
     word = word.lower()
@@ -79,6 +82,7 @@ class _Terms:
     negations: int
 
 
+@lru_cache(maxsize=1024)  # a claim is judged against each source it cites, and again for the run's facts
 def _terms(text: str) -> _Terms:
     numbers: set[str] = set()
     names: set[str] = set()
@@ -109,6 +113,7 @@ class Passage:
     sentences: tuple[_Terms, ...]
 
 
+@lru_cache(maxsize=32)
 def prepare(text: str) -> Passage:
     """Read ``text`` (a passage or a whole source) for :func:`lexical_support`."""
     sentences = tuple(_terms(part) for part in _SENTENCE.split(text) if part.strip())

@@ -17,15 +17,19 @@ with an error status (the SDK's message and its ``error`` object as ``body``),
 :func:`load_sdk_ahead` starts it in a thread when a model client is built (with the chat
 resource the SDK would otherwise load at the first request), so that it overlaps what a run does
 before its first call; the first request waits for it only if it is not done (:meth:`SdkSender.ready`,
-off the event loop and before the call's time limit starts).
+off the event loop and before the call's time limit starts). What a run can do later waits for the
+import (:func:`sdk_loaded`): once it is done, the first request is on its way, and the work no longer
+delays it (the import and the work are CPU under the same interpreter lock).
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import gc
 import logging
+import platform
 import threading
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -39,7 +43,8 @@ from .transport import RedirectRefused
 
 log = logging.getLogger(__name__)
 
-__all__ = ["SdkSender", "StatusError", "ConnectionFailed", "load_sdk_ahead", "openai_module"]
+__all__ = ["SdkSender", "StatusError", "ConnectionFailed", "load_sdk_ahead", "openai_module", "sdk_loaded",
+           "wait_for_sdk"]
 
 
 class _Loading:
@@ -64,6 +69,11 @@ class _Loading:
             import openai.resources.chat
 
             openai.resources.chat.AsyncChat  # noqa: B018 - loaded on first use by the SDK: the first request's 0.1 s
+            # What the SDK's first request asks of the platform (its headers), answered now and cached by the
+            # platform module: it runs ``uname -p`` and reads the os-release file, which the first request waited for.
+            platform.platform()
+            with contextlib.suppress(OSError):  # no os-release file: the SDK does without it too
+                platform.freedesktop_os_release()
         except Exception:  # noqa: BLE001 - the import is made again where it is needed, and fails there
             log.debug("importing openai ahead failed; the first request imports it again", exc_info=True)
         finally:
@@ -87,6 +97,11 @@ class _Loading:
         with self.lock:
             return self.thread is not None and not self.thread.is_alive()
 
+    def pending(self) -> bool:
+        """Started and not done."""
+        with self.lock:
+            return self.thread is not None and self.thread.is_alive()
+
 
 _loading = _Loading()
 
@@ -94,6 +109,18 @@ _loading = _Loading()
 def load_sdk_ahead() -> None:
     """Start importing the openai package in a thread (once per process)."""
     _loading.start()
+
+
+async def sdk_loaded() -> None:
+    """Until the openai import started ahead is done, waiting off the event loop; at once when none was
+    started (a model that does not use the SDK) or it is done already."""
+    if _loading.pending():
+        await asyncio.to_thread(_loading.wait)
+
+
+def wait_for_sdk() -> None:
+    """:func:`sdk_loaded` for a thread: blocks until the openai import started ahead (if any) is done."""
+    _loading.wait()
 
 
 def openai_module() -> ModuleType:
