@@ -32,7 +32,7 @@ import yaml
 from research_agent.search.corpus_index import CorpusIndex
 from tests.support.cli import CLI
 from tests.support.fake_openai_server import STATUS_KINDS, FakeOpenAIServer, Faults
-from tests.support.pipeline import DOCS, QUERY, source_entries
+from tests.support.pipeline import DOCS, QUERY, source_entries, write_docs
 from tests.support.reliability import (
     HANG_GUARD,
     Tap,
@@ -47,7 +47,6 @@ from tests.support.reliability import (
     start_cli,
     temp_files,
     with_default_sigint,
-    write_docs,
 )
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="signals and mounts are POSIX")

@@ -8,30 +8,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from pathlib import Path
 
-import pytest
 import yaml
 
 from research_agent.batch.start import lock_path
 from research_agent.files.locks import exclusive_lock
-from tests.support.batch import QUESTIONS, write_corpus
+from tests.support.batch import QUESTIONS
 from tests.support.fake_openai_server import FakeOpenAIServer
 from tests.support.mcp import HoldingResponder
 from tests.support.research_responder import ResearchResponder
-from tests.support.web import HANG_GUARD, in_process, options_for
+from tests.support.web import HANG_GUARD, docs_corpus, in_process, options_for, sse_events
 
-SSE = re.compile(r"event: (\w+)\r?\ndata: (.*)")
-
-
-@pytest.fixture
-def corpus(tmp_path: Path) -> Path:
-    return write_corpus(tmp_path / "corpus")
-
-
-def _events(text: str) -> list[tuple[str, dict]]:
-    return [(kind, json.loads(data)) for kind, data in SSE.findall(text)]
+corpus = docs_corpus  # the fixture
 
 
 def _state(tmp_path: Path) -> tuple[str, dict]:
@@ -62,10 +51,10 @@ async def test_pasted_questions_run_as_a_batch_and_its_page_follows_them_to_the_
             assert job is not None and job.parallel == 2
             following = asyncio.ensure_future(web.client.get(f"{where}/events"))  # follows until the end
             await asyncio.wait_for(job.task, HANG_GUARD)
-            events = _events((await asyncio.wait_for(following, HANG_GUARD)).text)
+            events = sse_events((await asyncio.wait_for(following, HANG_GUARD)).text)
             page = (await web.client.get(where)).text
             listed = (await web.client.get("/batches")).text
-            replayed = _events((await web.client.get(f"{where}/events")).text)
+            replayed = sse_events((await web.client.get(f"{where}/events")).text)
     kinds = [kind for kind, _ in events]
     assert kinds[0] == "state" and kinds[-1] == "end" and events[-1][1]["outcome"] == "finished"
     finished = [data["row"] for kind, data in events if kind == "question" and data["row"]["state"] == "done"]

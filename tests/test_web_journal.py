@@ -8,22 +8,13 @@ import asyncio
 import json
 from pathlib import Path
 
-import pytest
-
 from tests.support.fake_openai_server import FakeOpenAIServer
 from tests.support.mcp import HoldingResponder
-from tests.support.pipeline import DOCS, QUERY
+from tests.support.pipeline import QUERY
 from tests.support.research_responder import ResearchResponder
-from tests.support.web import HANG_GUARD, in_process, options_for
+from tests.support.web import HANG_GUARD, docs_corpus, in_process, options_for
 
-
-@pytest.fixture
-def corpus(tmp_path: Path) -> Path:
-    folder = tmp_path / "corpus"
-    folder.mkdir()
-    for name, (title, text) in DOCS.items():
-        (folder / name).write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
-    return folder
+corpus = docs_corpus  # the fixture
 
 
 async def test_a_run_cut_by_a_restart_shows_interrupted_and_resumes_from_its_checkpoints(

@@ -6,36 +6,20 @@ counts beside "not checked", and the settings page."""
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from pathlib import Path
-
-import pytest
 
 from research_agent.service.events import EventLog, RunEvent
 from research_agent.web.pages import COUNTS_EVERY, _fewer_counts
 from tests.support.fake_openai_server import FakeOpenAIServer
 from tests.support.mcp import HoldingResponder
-from tests.support.pipeline import DOCS, QUERY
+from tests.support.pipeline import QUERY
 from tests.support.research_responder import ResearchResponder
-from tests.support.web import HANG_GUARD, in_process, options_for
+from tests.support.web import HANG_GUARD, docs_corpus, in_process, options_for, sse_events
 
-SSE = re.compile(r"event: (\w+)\r?\ndata: (.*)")
+corpus = docs_corpus  # the fixture
 RUN = "vacuum-notes_20260101T000000000000Z"
 OTHER = "other-notes_20260102T000000000000Z"
-
-
-@pytest.fixture
-def corpus(tmp_path: Path) -> Path:
-    folder = tmp_path / "corpus"
-    folder.mkdir()
-    for name, (title, text) in DOCS.items():
-        (folder / name).write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
-    return folder
-
-
-def _events(text: str) -> list[tuple[str, dict]]:
-    return [(kind, json.loads(data)) for kind, data in SSE.findall(text)]
 
 
 def _files_of(reports: Path, run_id: str) -> list[str]:
@@ -134,7 +118,7 @@ async def test_the_writer_text_streams_to_the_page_and_a_quick_run_counts_no_cla
                 following = asyncio.ensure_future(web.client.get(f"{answer.headers['location']}/events"))
                 responder.release.set()
                 await asyncio.wait_for(job.task, HANG_GUARD)
-                events = _events((await asyncio.wait_for(following, HANG_GUARD)).text)
+                events = sse_events((await asyncio.wait_for(following, HANG_GUARD)).text)
                 page = (await web.client.get(answer.headers["location"])).text
         finally:
             responder.release.set()
