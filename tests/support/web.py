@@ -22,9 +22,11 @@ import pytest
 from research_agent.memory.store.critique_types import ProposedLesson
 from research_agent.service import ServiceOptions
 from research_agent.web import WebBind, Workbench, build_app
-from tests.support.mcp import server_env
+from tests.support.fake_openai_server import FakeOpenAIServer
+from tests.support.mcp import HoldingResponder, server_env
 from tests.support.memory import NOW, make_critique, put
 from tests.support.pipeline import write_docs
+from tests.support.research_responder import ResearchResponder
 
 HANG_GUARD = 60.0  # seconds; only against a hang, never a timing assumption
 PORT = 8600
@@ -84,6 +86,29 @@ async def in_process(
             yield InProcess(bench, client)
     finally:
         await bench.close()
+
+
+@dataclass
+class HeldInDraft:
+    """A workbench in-process whose model holds each run's draft call until ``responder.release``."""
+
+    web: InProcess
+    responder: HoldingResponder
+    server: FakeOpenAIServer
+
+
+@asynccontextmanager
+async def held_in_draft(tmp_path: Path, corpus: Path, **options: Any) -> AsyncIterator[HeldInDraft]:
+    """The workbench of :func:`options_for` (``options`` passed on) over ``corpus``, its model a
+    :class:`~tests.support.fake_openai_server.FakeOpenAIServer` whose draft calls wait for the test;
+    released on the way out, after the workbench has closed."""
+    responder = HoldingResponder(ResearchResponder(), "draft")
+    with FakeOpenAIServer(responder) as server:
+        try:
+            async with in_process(options_for(tmp_path, base_url=server.base_url, allow_dirs=(corpus,), **options)) as web:
+                yield HeldInDraft(web, responder, server)
+        finally:
+            responder.release.set()
 
 
 def csrf_in(html: str) -> str:
