@@ -14,11 +14,11 @@ pair. ``--errors N`` prints N misjudged pairs with the reason the check gave.
 from __future__ import annotations
 
 import argparse
-import json
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from bench._util import labelled_texts
 from research_agent.memory.critique.citation_support import key_terms, term_set
 from research_agent.text.support import lexical_support, prepare
 
@@ -26,7 +26,7 @@ PAIRS = Path(__file__).resolve().parent.parent / "tests" / "data" / "claims" / "
 
 
 def load(split: str) -> list[dict[str, str]]:
-    pairs = [json.loads(line) for line in PAIRS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    pairs = labelled_texts(PAIRS)
     return pairs if split == "all" else [p for p in pairs if p["split"] == split]
 
 

@@ -25,6 +25,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from bench._util import labelled_texts, refusals
 from research_agent import prompts
 from research_agent.review.review import read_viability
 from research_agent.stages._sub_queries import list_words, query_problem
@@ -69,36 +70,19 @@ def dev_set() -> list[dict[str, str]]:
     return [{"kind": kind, "text": text, "label": label} for kind, text, label in rows]
 
 
-def scores(items: list[dict[str, str]]) -> tuple[str, list[str]]:
-    """``precision recall (tp fp fn) of n`` at refusing debris, and the texts the check got wrong."""
-    tp = fp = fn = 0
-    wrong = []
-    for item in items:
-        refused, junk = REFUSES[item["kind"]](item["text"]), item["label"] == "debris"
-        tp += refused and junk
-        fp += refused and not junk
-        fn += junk and not refused
-        if refused != junk:
-            wrong.append(f"{'refused ' if refused else 'accepted'} {item['label']:<6} {item['text']!r}")
-    precision = tp / (tp + fp) if tp + fp else 1.0
-    recall = tp / (tp + fn) if tp + fn else 1.0
-    return f"precision {precision:.2f} recall {recall:.2f} (tp {tp}, fp {fp}, fn {fn}; {len(items)} texts)", wrong
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--errors", action="store_true", help="list the texts each check gets wrong")
     args = parser.parse_args()
-    heldout = [json.loads(line) for line in HELDOUT.read_text(encoding="utf-8").splitlines() if line.strip()]
-    for name, items in (("dev", dev_set()), ("heldout", heldout)):
+    for name, items in (("dev", dev_set()), ("heldout", labelled_texts(HELDOUT))):
         for kind in (*REFUSES, "all"):
             chosen = [item for item in items if kind in ("all", item["kind"])]
             if not chosen:
                 continue
-            line, wrong = scores(chosen)
-            print(f"{name:<8} {kind:<10} {line}")
-            if args.errors and kind != "all" and wrong:
-                print("\n".join(f"    {w}" for w in wrong))
+            scored = refusals(chosen, lambda item: REFUSES[item["kind"]](item["text"]), "debris")
+            print(f"{name:<8} {kind:<10} {scored.line(2, extra=f'; {len(chosen)} texts')}")
+            if args.errors and kind != "all" and scored.wrong:
+                print("\n".join(f"    {w}" for w in scored.wrong))
 
 
 if __name__ == "__main__":

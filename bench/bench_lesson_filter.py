@@ -15,10 +15,10 @@ texts each gets wrong, except the sealed split's (they stay unseen).
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable
 from pathlib import Path
 
+from bench._util import Refusals, labelled_texts, refusals
 from research_agent.memory.store.person.file import text_problem
 from research_agent.memory.store.person.instructions import lesson_text
 from research_agent.text.sanitize import why_sanitize_changes
@@ -34,39 +34,28 @@ def before(text: str) -> bool:
     return why_sanitize_changes(text) is not None
 
 
-def scores(items: list[dict[str, str]], refuses: Callable[[str], bool]) -> tuple[str, list[str]]:
-    """``precision recall (tp fp fn)`` at refusing instructions, and the texts it got wrong."""
-    tp = fp = fn = 0
-    wrong = []
-    for item in items:
-        refused, attack = refuses(item["text"]), item["label"] == "instruction"
-        tp += refused and attack
-        fp += refused and not attack
-        fn += attack and not refused
-        if refused != attack:
-            wrong.append(f"{'refused ' if refused else 'accepted'} {item['label']:<11} {item['text']!r}")
-    precision = tp / (tp + fp) if tp + fp else 1.0
-    recall = tp / (tp + fn) if tp + fn else 1.0
-    return f"precision {precision:.3f} recall {recall:.3f} (tp {tp}, fp {fp}, fn {fn})", wrong
+def scores(items: list[dict[str, str]], refuses: Callable[[str], bool]) -> Refusals:
+    """How ``refuses`` did at refusing instructions among ``items``."""
+    return refusals(items, lambda item: refuses(item["text"]), "instruction")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--errors", action="store_true", help="list the texts each rule gets wrong")
     args = parser.parse_args()
-    items = [json.loads(line) for line in LABELLED.read_text(encoding="utf-8").splitlines() if line.strip()]
+    items = labelled_texts(LABELLED)
     lessons = sum(item["label"] == "lesson" for item in items)
     sealed_wrong: set[str] = set()  # never listed: a text seen wrong is a text tuned on
     print(f"{len(items)} texts: {lessons} lessons, {len(items) - lessons} instructions")
     for split in ("dev", "heldout", "fresh", "sealed", "all"):
         chosen = [item for item in items if split in ("all", item["split"])]
         for name, rule in (("now  ", now), ("0.3.0", before)):
-            line, wrong = scores(chosen, rule)
-            print(f"{split:<8} {name} {line}")
-            if args.errors and split == "all" and wrong:
-                print("\n".join(f"    {w}" for w in wrong if w not in sealed_wrong))
+            scored = scores(chosen, rule)
+            print(f"{split:<8} {name} {scored.line(3)}")
+            if args.errors and split == "all" and scored.wrong:
+                print("\n".join(f"    {w}" for w in scored.wrong if w not in sealed_wrong))
         if split == "sealed":
-            sealed_wrong = set(scores(chosen, now)[1]) | set(scores(chosen, before)[1])
+            sealed_wrong = set(scores(chosen, now).wrong) | set(scores(chosen, before).wrong)
 
 
 if __name__ == "__main__":

@@ -15,21 +15,14 @@ import pytest
 
 from research_agent.errors import ConfigError, EndpointUnreachable
 from research_agent.llm import ChatRequest
-from tests.support.batch import (
-    QUESTIONS,
-    asked,
-    batch_deps,
-    questions_file,
-    run_batch,
-    saved_state,
-    write_corpus,
-)
+from tests.support.batch import QUESTIONS, asked, batch_deps, questions_file, run_batch, saved_state
+from tests.support.pipeline import write_docs
 from tests.support.research_responder import ResearchResponder
 from tests.support.responder_model import ResponderModel
 
 
 def _first_batch(tmp_path: Path) -> tuple[Path, Path]:
-    corpus = write_corpus(tmp_path / "corpus")
+    corpus = write_docs(tmp_path / "corpus")
     asked_file = questions_file(tmp_path, *QUESTIONS[:2])
     done = run_batch(tmp_path, batch_deps(tmp_path, ResponderModel(ResearchResponder())), str(asked_file),
                      "--corpus", str(corpus))  # fmt: skip
@@ -85,7 +78,7 @@ def test_a_configuration_failure_stops_the_batch_at_once(tmp_path: Path, failure
         raise failure
 
     model = ResponderModel(ResearchResponder(), before=fail)
-    corpus = write_corpus(tmp_path / "corpus")
+    corpus = write_docs(tmp_path / "corpus")
     asked_file = questions_file(tmp_path, *QUESTIONS)
     result = run_batch(tmp_path, batch_deps(tmp_path, model), str(asked_file), "--corpus", str(corpus),
                        "--parallel", "1")  # fmt: skip
@@ -99,7 +92,7 @@ def test_a_configuration_failure_stops_the_batch_at_once(tmp_path: Path, failure
 
 def test_a_dead_endpoint_stops_the_batch_at_its_first_call(tmp_path: Path) -> None:
     deps = dataclasses.replace(batch_deps(tmp_path, None, base_url="http://127.0.0.1:9/v1", api_key="k"), make_model=None)
-    corpus = write_corpus(tmp_path / "corpus")
+    corpus = write_docs(tmp_path / "corpus")
     asked_file = questions_file(tmp_path, *QUESTIONS)
     result = run_batch(tmp_path, deps, str(asked_file), "--corpus", str(corpus), "--parallel", "1", "--model", "m")
     assert result.exit_code == 3, result.output
@@ -115,7 +108,7 @@ def test_the_resume_hint_of_a_stopped_batch_works_as_printed(tmp_path: Path) -> 
             os.kill(os.getpid(), signal.SIGINT)
 
     reports = tmp_path / "elsewhere"
-    corpus = write_corpus(tmp_path / "corpus")
+    corpus = write_docs(tmp_path / "corpus")
     asked_file = questions_file(tmp_path, *QUESTIONS[:3])
     first = ResponderModel(ResearchResponder(), before=stop_at_the_second)
     deps = batch_deps(tmp_path, first, reports_dir=tmp_path / "reports")  # the config's folder: not this one

@@ -10,7 +10,8 @@ import pytest
 
 from research_agent.batch.questions import MAX_ROWS, read_batch_file
 from research_agent.errors import InputError
-from tests.support.batch import batch_deps, run_batch, write_corpus
+from tests.support.batch import batch_deps, run_batch
+from tests.support.pipeline import write_docs
 from tests.support.research_responder import ResearchResponder
 from tests.support.responder_model import ResponderModel
 
@@ -88,7 +89,7 @@ def test_a_missing_file_a_folder_and_no_file_at_all_are_one_line_each(tmp_path: 
 
 
 def test_csv_and_jsonl_rows_set_their_own_options(tmp_path: Path) -> None:
-    corpus = write_corpus(tmp_path / "docs")
+    corpus = write_docs(tmp_path / "docs")
     csv_file = tmp_path / "q.csv"
     csv_file.write_text(
         "question,mode,corpus,search,max_sources\n"
@@ -114,6 +115,6 @@ def test_no_endpoint_is_one_line_and_writes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "q.txt"
     path.write_text(f"{GOOD}\n", encoding="utf-8")
     deps = replace(batch_deps(tmp_path, None), make_model=None)  # the product's client: no endpoint is set
-    result = run_batch(tmp_path, deps, str(path), "--corpus", str(write_corpus(tmp_path / "docs")))
+    result = run_batch(tmp_path, deps, str(path), "--corpus", str(write_docs(tmp_path / "docs")))
     assert result.exit_code == 2 and result.stderr == f"error: {NO_ENDPOINT_MESSAGE}\n"
     assert list((tmp_path / "reports").rglob("batch-*")) == []

@@ -15,22 +15,15 @@ from research_agent.errors import InvalidModelOutput, LLMUnavailable
 from research_agent.files.locks import exclusive_lock
 from research_agent.llm import ChatRequest
 from research_agent.record import read_run_record
-from tests.support.batch import (
-    QUESTIONS,
-    asked,
-    batch_deps,
-    questions_file,
-    run_batch,
-    saved_state,
-    write_corpus,
-)
+from tests.support.batch import QUESTIONS, asked, batch_deps, questions_file, run_batch, saved_state
 from tests.support.llm import Sleeps
+from tests.support.pipeline import write_docs
 from tests.support.research_responder import ResearchResponder
 from tests.support.responder_model import ResponderModel
 
 
 def _batch(tmp_path: Path, model: ResponderModel, *args: str, lines: tuple[str, ...] = QUESTIONS[:3], **base):
-    corpus = write_corpus(tmp_path / "corpus")
+    corpus = write_docs(tmp_path / "corpus")
     asked_file = questions_file(tmp_path, "# a batch about VACUUM", *lines)
     deps = batch_deps(tmp_path, model, **base)
     return run_batch(tmp_path, deps, str(asked_file), "--corpus", str(corpus), *args), deps
@@ -104,7 +97,7 @@ def test_a_transient_failure_is_tried_again_after_a_backoff_up_to_the_limit(tmp_
     hook_always = _fails_for(QUESTIONS[1], "draft", once)
     model = ResponderModel(ResearchResponder(), before=lambda r: (hook_once(r), hook_always(r)))
     sleeps = Sleeps()
-    corpus = write_corpus(tmp_path / "corpus")
+    corpus = write_docs(tmp_path / "corpus")
     deps = batch_deps(tmp_path, model, sleep=sleeps)
     asked_file = questions_file(tmp_path, *QUESTIONS[:2])
     result = run_batch(tmp_path, deps, str(asked_file), "--corpus", str(corpus), "--retries", "2", "--json")

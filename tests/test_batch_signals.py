@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.support.batch import QUESTIONS, questions_file, write_corpus
+from tests.support.batch import QUESTIONS, questions_file
 from tests.support.fake_openai_server import FakeOpenAIServer
+from tests.support.pipeline import write_docs
 from tests.support.reliability import HANG_GUARD, check_folder, cli_env, start_cli, temp_files
 from tests.support.research_responder import ResearchResponder
 
@@ -38,7 +39,7 @@ class HoldQuestion:
 
 @pytest.mark.parametrize(("sent", "code", "word"), [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")])
 def test_a_signal_mid_batch_keeps_what_finished_and_writes_the_state(tmp_path: Path, sent: int, code: int, word: str) -> None:
-    corpus = write_corpus(tmp_path / "corpus")
+    corpus = write_docs(tmp_path / "corpus")
     asked = questions_file(tmp_path, *QUESTIONS[:3])
     reports = tmp_path / "reports"
     hold = HoldQuestion(QUESTIONS[1])
@@ -95,7 +96,7 @@ class HoldStage:
 
 @pytest.mark.parametrize("parallel", ["1", "2"])
 def test_sigterm_during_a_critique_then_resume_researches_no_question_twice(tmp_path: Path, parallel: str) -> None:
-    corpus = write_corpus(tmp_path / "corpus")
+    corpus = write_docs(tmp_path / "corpus")
     asked = questions_file(tmp_path, *QUESTIONS[:2])
     reports = tmp_path / "reports"
     options = ["--corpus", str(corpus), "--parallel", parallel, "--reports-dir", str(reports)]

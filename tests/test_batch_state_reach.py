@@ -11,7 +11,8 @@ import yaml
 
 from research_agent.batch.plan import plan_batch
 from research_agent.batch.questions import read_batch_file
-from tests.support.batch import QUESTIONS, asked, batch_deps, run_batch, saved_state, write_corpus
+from tests.support.batch import QUESTIONS, asked, batch_deps, run_batch, saved_state
+from tests.support.pipeline import write_docs
 from tests.support.research_responder import ResearchResponder
 from tests.support.responder_model import ResponderModel
 
@@ -55,7 +56,7 @@ def test_a_planted_state_naming_folders_is_refused_before_any_model_call(tmp_pat
 
 def test_a_planted_state_resumed_with_corpus_reads_only_the_folders_given(tmp_path: Path) -> None:
     _plant(tmp_path, _secret(tmp_path))
-    corpus = write_corpus(tmp_path / "corpus")
+    corpus = write_docs(tmp_path / "corpus")
     model = ResponderModel(ResearchResponder())
     again = run_batch(tmp_path, batch_deps(tmp_path, model), "--resume", PLANTED_ID, "--corpus", str(corpus))
     assert again.exit_code == 0, again.output
@@ -79,7 +80,7 @@ def _signed_state(tmp_path: Path, corpus: Path) -> Path:
 
 
 def test_a_state_the_tool_signed_resumes_with_its_own_folders(tmp_path: Path) -> None:
-    path = _signed_state(tmp_path, write_corpus(tmp_path / "corpus"))
+    path = _signed_state(tmp_path, write_docs(tmp_path / "corpus"))
     model = ResponderModel(ResearchResponder())
     again = run_batch(tmp_path, batch_deps(tmp_path, model), "--resume", path.stem.removeprefix("batch-"))
     assert again.exit_code == 0, again.output
@@ -87,7 +88,7 @@ def test_a_state_the_tool_signed_resumes_with_its_own_folders(tmp_path: Path) ->
 
 
 def test_a_signed_state_edited_to_name_another_folder_is_refused_for_its_paths(tmp_path: Path) -> None:
-    path = _signed_state(tmp_path, write_corpus(tmp_path / "corpus"))
+    path = _signed_state(tmp_path, write_docs(tmp_path / "corpus"))
     secret = _secret(tmp_path)
     state = yaml.safe_load(path.read_text(encoding="utf-8"))
     state["questions"][0]["row"]["corpus"] = [str(secret)]

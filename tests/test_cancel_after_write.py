@@ -27,20 +27,12 @@ from research_agent.service import Service
 from research_agent.service.runs import ResearchCall, unwound_on_cancel
 from tests.support.fake_openai_server import FakeOpenAIServer
 from tests.support.mcp import HoldingResponder
-from tests.support.pipeline import DOCS, QUERY
+from tests.support.pipeline import QUERY
 from tests.support.research_responder import ResearchResponder
-from tests.support.web import HANG_GUARD, in_process, options_for
+from tests.support.web import HANG_GUARD, docs_corpus, in_process, options_for
 
+corpus = docs_corpus  # the fixture
 MAX_AWAITS = 200  # far more awaits than a run's cleanup has: only against an endless sweep
-
-
-@pytest.fixture
-def corpus(tmp_path: Path) -> Path:
-    folder = tmp_path / "corpus"
-    folder.mkdir()
-    for name, (title, text) in DOCS.items():
-        (folder / name).write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
-    return folder
 
 
 def files(tmp_path: Path) -> list[str]:

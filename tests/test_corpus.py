@@ -18,6 +18,7 @@ from research_agent.search.corpus_index import CorpusIndex, index_path_for
 from research_agent.search.corpus_query import fts_query
 from research_agent.search.local import LocalSearchProvider
 from research_agent.sources import Document
+from tests.support.files import write_file
 
 # Bytes that mean nothing in UTF-8 or windows-1252 (its five undefined bytes): mostly U+FFFD.
 UNDECODABLE = b"\x81\x8d\x8f\x90\x9d" * 20
@@ -30,15 +31,6 @@ VACUUM_PARAS = [
 ]
 
 
-def _write(path: Path, text: str | bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text(text, encoding="utf-8")
-    return path
-
-
 def _bump_mtime(path: Path) -> None:
     info = path.stat()
     os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns + 5_000_000_000))
@@ -49,9 +41,9 @@ def corpus(tmp_path: Path) -> Path:
     root = tmp_path / "docs"
     # Many VACUUM passages in one markdown file: each paragraph is long enough to be its own passage.
     long_paras = [" ".join([p] * 12) for p in VACUUM_PARAS]
-    _write(root / "vacuum.md", "# Vacuum in PostgreSQL\n\n" + "\n\n".join(long_paras))
-    _write(root / "notes" / "indexes.txt", "B-tree indexes speed up lookups. " * 10 + "\n\nGIN indexes suit full text search.")
-    _write(
+    write_file(root / "vacuum.md", "# Vacuum in PostgreSQL\n\n" + "\n\n".join(long_paras))
+    write_file(root / "notes" / "indexes.txt", "B-tree indexes speed up lookups. " * 10 + "\n\nGIN indexes suit full text search.")
+    write_file(
         root / "guide.html",
         "<html><head><title>Replication &amp; WAL guide</title><style>p{color:red}</style></head>"
         "<body><article><h1>Replication</h1><p>Streaming replication ships WAL records to standbys. "
@@ -59,8 +51,8 @@ def corpus(tmp_path: Path) -> Path:
         "<p>Logical replication publishes table changes; VACUUM on the primary is independent.</p>"
         "</article></body></html>",
     )
-    _write(root / "ops.rst", "Operations\n==========\n\nCheckpoints flush dirty pages to disk.\n")
-    _write(root / "image.png", b"\x89PNG not indexable suffix")
+    write_file(root / "ops.rst", "Operations\n==========\n\nCheckpoints flush dirty pages to disk.\n")
+    write_file(root / "image.png", b"\x89PNG not indexable suffix")
     return root
 
 
@@ -108,7 +100,7 @@ def test_html_text_excludes_markup_and_styles(corpus: Path, cache: Path) -> None
 def test_html_falls_back_to_tag_strip_when_trafilatura_finds_nothing(tmp_path: Path, cache: Path) -> None:
     root = tmp_path / "site"
     # trafilatura drops footers as boilerplate, so it extracts nothing from this page.
-    _write(
+    write_file(
         root / "footer.html",
         "<html><head><title>Footer only</title><script>var hidden = 'scripted';</script></head>"
         "<body><footer>kiwi orchard &amp; co</footer></body></html>",
@@ -126,7 +118,7 @@ def test_very_large_html_page_is_tag_stripped(tmp_path: Path, cache: Path) -> No
 
     root = tmp_path / "big"
     rows = "".join(f"<li><a href='#{i}'>entry{i} pagination</a></li>" for i in range(html_text.TRAFILATURA_MAX_CHARS // 40))
-    _write(root / "contents.html", f"<html><head><title>Contents</title></head><body><ul>{rows}</ul></body></html>")
+    write_file(root / "contents.html", f"<html><head><title>Contents</title></head><body><ul>{rows}</ul></body></html>")
     index = CorpusIndex(root, cache)
     stats = index.refresh()
     assert stats.documents == 1 and stats.passages > 100
@@ -219,7 +211,7 @@ def test_second_refresh_does_nothing(corpus: Path, cache: Path) -> None:
 def test_modified_file_alone_is_reindexed(corpus: Path, cache: Path) -> None:
     index = CorpusIndex(corpus, cache)
     index.refresh()
-    _write(corpus / "ops.rst", "Operations\n==========\n\nThe bgwriter trickles dirty buffers out.\n")
+    write_file(corpus / "ops.rst", "Operations\n==========\n\nThe bgwriter trickles dirty buffers out.\n")
     _bump_mtime(corpus / "ops.rst")
     stats = index.refresh()
     assert (stats.indexed, stats.unchanged, stats.removed) == (1, 3, 0)
@@ -231,7 +223,7 @@ def test_deleted_file_is_removed_and_new_file_added(corpus: Path, cache: Path) -
     index = CorpusIndex(corpus, cache)
     index.refresh()
     (corpus / "guide.html").unlink()
-    _write(corpus / "new.md", "# New\n\nSequences hand out unique numbers.")
+    write_file(corpus / "new.md", "# New\n\nSequences hand out unique numbers.")
     stats = index.refresh()
     assert (stats.indexed, stats.unchanged, stats.removed) == (1, 3, 1)
     assert stats.documents == 4
@@ -243,12 +235,12 @@ def test_deleted_file_is_removed_and_new_file_added(corpus: Path, cache: Path) -
 
 
 def test_bad_files_are_skipped_and_counted(corpus: Path, cache: Path) -> None:
-    _write(corpus / "binary.txt", b"header\x00\x01\x02 more bytes")
-    _write(corpus / "huge.md", "# Huge\n\n" + "word " * 2000)
-    _write(corpus / "latin1.txt", "caf\xe9 cr\xe8me".encode("latin-1"))  # read as windows-1252, like a web page
-    _write(corpus / "undecodable.txt", UNDECODABLE)
-    _write(corpus / "empty.md", "   \n\n")
-    outside = _write(corpus.parent / "outside.md", "# Outside\n\nsecret outside text")
+    write_file(corpus / "binary.txt", b"header\x00\x01\x02 more bytes")
+    write_file(corpus / "huge.md", "# Huge\n\n" + "word " * 2000)
+    write_file(corpus / "latin1.txt", "caf\xe9 cr\xe8me".encode("latin-1"))  # read as windows-1252, like a web page
+    write_file(corpus / "undecodable.txt", UNDECODABLE)
+    write_file(corpus / "empty.md", "   \n\n")
+    outside = write_file(corpus.parent / "outside.md", "# Outside\n\nsecret outside text")
     (corpus / "link.md").symlink_to(outside)
     (corpus / "inner-link.md").symlink_to(corpus / "vacuum.md")
     index = CorpusIndex(corpus, cache, max_file_bytes=5000)
@@ -278,10 +270,10 @@ def test_bad_files_are_skipped_and_counted(corpus: Path, cache: Path) -> None:
 
 
 def test_fixed_file_leaves_the_skipped_list(corpus: Path, cache: Path) -> None:
-    bad = _write(corpus / "broken.txt", UNDECODABLE)
+    bad = write_file(corpus / "broken.txt", UNDECODABLE)
     index = CorpusIndex(corpus, cache)
     assert index.refresh().skipped == {"bad_encoding": 1}
-    _write(bad, "café au lait")
+    write_file(bad, "café au lait")
     _bump_mtime(bad)
     stats = index.refresh()
     assert stats.skipped == {} and stats.indexed == 1
@@ -289,8 +281,8 @@ def test_fixed_file_leaves_the_skipped_list(corpus: Path, cache: Path) -> None:
 
 
 def test_utf8_bom_and_declared_html_charset(corpus: Path, cache: Path) -> None:
-    _write(corpus / "bom.txt", "\ufeffbom prefixed durable text".encode())
-    _write(
+    write_file(corpus / "bom.txt", "\ufeffbom prefixed durable text".encode())
+    write_file(
         corpus / "legacy.html",
         '<html><head><meta charset="iso-8859-1"><title>Cr\xe8me</title></head><body><p>cr\xe8me br\xfbl\xe9e '
         "is a custard dessert with caramel</p></body></html>".encode("latin-1"),
@@ -308,7 +300,7 @@ def test_pdf_without_parser_is_skipped_with_reason(corpus: Path, cache: Path) ->
     try:
         import pypdf  # noqa: F401
     except ImportError:
-        _write(corpus / "paper.pdf", b"%PDF-1.4 fake")
+        write_file(corpus / "paper.pdf", b"%PDF-1.4 fake")
         stats = CorpusIndex(corpus, cache).refresh()
         assert stats.skipped == {"pdf_unsupported": 1}
     else:
@@ -316,9 +308,9 @@ def test_pdf_without_parser_is_skipped_with_reason(corpus: Path, cache: Path) ->
 
 
 def test_file_changed_after_scan_is_skipped(tmp_path: Path) -> None:
-    path = _write(tmp_path / "a.md", "# A\n\nfirst version")
+    path = write_file(tmp_path / "a.md", "# A\n\nfirst version")
     scanned = path.stat()
-    _write(path, "# A\n\nsecond, longer version of the text")
+    write_file(path, "# A\n\nsecond, longer version of the text")
     assert read_document(path, scanned, max_bytes=10_000) == "changed_during_read"
     assert read_document(path, path.stat(), max_bytes=10_000) == Document(
         title="A", text="second, longer version of the text"
@@ -328,7 +320,7 @@ def test_file_changed_after_scan_is_skipped(tmp_path: Path) -> None:
 def test_unreadable_file_is_skipped(corpus: Path, cache: Path) -> None:
     if os.geteuid() == 0:
         pytest.skip("root reads files regardless of permissions")
-    locked = _write(corpus / "locked.md", "# Locked\n\nno access")
+    locked = write_file(corpus / "locked.md", "# Locked\n\nno access")
     locked.chmod(0)
     try:
         stats = CorpusIndex(corpus, cache).refresh()
@@ -343,12 +335,12 @@ def test_unreadable_file_is_skipped(corpus: Path, cache: Path) -> None:
 def test_prepare_rejects_missing_file_and_empty_corpus(tmp_path: Path, cache: Path) -> None:
     with pytest.raises(InputError, match="does not exist"):
         LocalSearchProvider([tmp_path / "nope"], cache, token_budget=100).prepare()
-    a_file = _write(tmp_path / "file.md", "# x")
+    a_file = write_file(tmp_path / "file.md", "# x")
     with pytest.raises(InputError, match="is not a folder"):
         LocalSearchProvider([a_file], cache, token_budget=100).prepare()
     empty = tmp_path / "empty"
-    _write(empty / "picture.png", b"\x89PNG")
-    _write(empty / "blob.txt", b"\x00\x00")
+    write_file(empty / "picture.png", b"\x89PNG")
+    write_file(empty / "blob.txt", b"\x00\x00")
     with pytest.raises(InputError, match=r"holds no indexable files \(.*\.md.*\); skipped: 1 binary"):
         LocalSearchProvider([empty], cache, token_budget=100).prepare()
 
@@ -388,10 +380,10 @@ def test_corrupt_index_is_rebuilt_with_warning(
 async def test_provider_merges_corpora_by_score(tmp_path: Path, cache: Path) -> None:
     first = tmp_path / "one"
     second = tmp_path / "two"
-    _write(first / "a.md", "# A\n\nvacuum vacuum vacuum reclaims dead tuples")
-    _write(first / "b.md", "# B\n\nunrelated text about sequences")
-    _write(second / "c.md", "# C\n\nvacuum is mentioned once among many other words of a long sentence here")
-    _write(second / "d.md", "# D\n\nanother unrelated document about views")
+    write_file(first / "a.md", "# A\n\nvacuum vacuum vacuum reclaims dead tuples")
+    write_file(first / "b.md", "# B\n\nunrelated text about sequences")
+    write_file(second / "c.md", "# C\n\nvacuum is mentioned once among many other words of a long sentence here")
+    write_file(second / "d.md", "# D\n\nanother unrelated document about views")
     provider = LocalSearchProvider([first, second], cache, token_budget=200)
     assert isinstance(provider, SearchProvider) and provider.name == "local"
     stats = provider.prepare()
@@ -458,7 +450,7 @@ def _refresh_in_process(root: str, cache: str, barrier, results) -> None:
 def test_eight_processes_build_the_index_once(tmp_path: Path, cache: Path) -> None:
     root = tmp_path / "many"
     for i in range(60):
-        _write(root / f"doc{i:02}.md", f"# Doc {i}\n\n" + f"topic{i} shared words about storage. " * 40)
+        write_file(root / f"doc{i:02}.md", f"# Doc {i}\n\n" + f"topic{i} shared words about storage. " * 40)
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(8)
     results = ctx.Queue()
@@ -491,10 +483,10 @@ def test_eight_processes_build_the_index_once(tmp_path: Path, cache: Path) -> No
 
 
 def test_hidden_entries_and_linked_folders_are_not_indexed(corpus: Path, cache: Path, tmp_path: Path) -> None:
-    _write(corpus / ".hidden.md", "# Hidden\n\nzebra hidden note")
-    _write(corpus / ".git" / "notes.md", "# Git\n\nzebra in git")
+    write_file(corpus / ".hidden.md", "# Hidden\n\nzebra hidden note")
+    write_file(corpus / ".git" / "notes.md", "# Git\n\nzebra in git")
     elsewhere = tmp_path / "elsewhere"
-    _write(elsewhere / "far.md", "# Far\n\nzebra far away")
+    write_file(elsewhere / "far.md", "# Far\n\nzebra far away")
     (corpus / "linked-out").symlink_to(elsewhere, target_is_directory=True)
     (corpus / "linked-in").symlink_to(corpus / "notes", target_is_directory=True)
     stats = CorpusIndex(corpus, cache).refresh()

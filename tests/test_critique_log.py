@@ -25,7 +25,8 @@ from tests.conftest import ScriptedModel
 from tests.support.cli import CLI
 from tests.support.critique import make_record
 from tests.support.fake_openai_server import FakeOpenAIServer
-from tests.support.reliability import cli_env, message_lines, write_docs
+from tests.support.pipeline import write_docs
+from tests.support.reliability import cli_env, message_lines
 from tests.support.research_responder import ResearchResponder
 
 HANG_GUARD = 60.0

@@ -18,7 +18,7 @@ from tests.support.chromium import chromium_or_skip
 from tests.support.cli import cli
 from tests.support.fake_openai_server import FakeOpenAIServer
 from tests.support.html_dom import parse_dom
-from tests.support.pipeline import DOCS, QUERY
+from tests.support.pipeline import QUERY, write_docs
 from tests.support.research_responder import ResearchResponder
 
 HOSTILE_TITLE = (
@@ -41,9 +41,7 @@ def browser() -> Path:
 
 
 def _corpus(folder: Path) -> Path:
-    folder.mkdir()
-    for name, (title, text) in DOCS.items():
-        (folder / name).write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
+    write_docs(folder)
     (folder / "hostile.md").write_text(f"# {HOSTILE_TITLE}\n\n{FILLER}\n\n{FACT}\n", encoding="utf-8")
     return folder
 

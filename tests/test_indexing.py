@@ -13,17 +13,10 @@ from research_agent.errors import InputError
 from research_agent.llm import ChatModel
 from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
-from tests.support.pipeline import DOCS, QUERY, script, settings_for
+from tests.support.pipeline import DOCS, QUERY, script, settings_for, write_docs
 from tests.support.research_responder import ResearchResponder
 
 HANG_GUARD = 60.0  # seconds; only ever reached when the behaviour under test is broken
-
-
-def write_corpus(folder):
-    folder.mkdir()
-    for name, (title, text) in DOCS.items():
-        (folder / name).write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
-    return folder
 
 
 class HeldIndexing:
@@ -46,7 +39,7 @@ class HeldIndexing:
 
 
 async def test_the_first_model_call_runs_while_the_corpus_is_indexed(tmp_path, scripted_model):
-    corpus = write_corpus(tmp_path / "corpus")
+    corpus = write_docs(tmp_path / "corpus")
     progress = HeldIndexing()
     script(scripted_model, ResearchResponder())
     first_plan = scripted_model.queues["decompose"].popleft()

@@ -22,7 +22,8 @@ from tests.conftest import ScriptedModel
 from tests.support.cli import CLI
 from tests.support.critique import ANSWER, RUN_ID, make_record
 from tests.support.fake_openai_server import FakeOpenAIServer
-from tests.support.reliability import cli_env, write_docs
+from tests.support.pipeline import write_docs
+from tests.support.reliability import cli_env
 from tests.support.research_responder import ResearchResponder
 
 HANG_GUARD = 60.0

@@ -17,8 +17,8 @@ from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
 from tests.support.cli import cli
 from tests.support.fake_openai_server import FakeOpenAIServer
-from tests.support.pipeline import QUERY, DocsProvider, script, settings_for
-from tests.support.reliability import mounted, write_docs
+from tests.support.pipeline import QUERY, DocsProvider, script, settings_for, write_docs
+from tests.support.reliability import mounted
 from tests.support.research_responder import ResearchResponder
 
 NOW = datetime(2026, 5, 4, 3, 2, 1, 123456, tzinfo=UTC)

@@ -33,7 +33,7 @@ from research_agent.llm import ChatModel
 from research_agent.search.corpus_index import CorpusIndex
 from tests.support.cli import CLI
 from tests.support.fake_openai_server import STATUS_KINDS, FakeOpenAIServer, Faults
-from tests.support.pipeline import DOCS, QUERY, source_entries
+from tests.support.pipeline import DOCS, QUERY, source_entries, write_docs
 from tests.support.reliability import (
     HANG_GUARD,
     Tap,
@@ -48,7 +48,6 @@ from tests.support.reliability import (
     start_cli,
     temp_files,
     with_default_sigint,
-    write_docs,
 )
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="signals and mounts are POSIX")

@@ -18,7 +18,7 @@ import yaml
 
 from research_agent.files.atomic import TEMP_SUFFIX
 from tests.support.fake_openai_server import FakeOpenAIServer
-from tests.support.pipeline import QUERY
+from tests.support.pipeline import QUERY, write_docs
 from tests.support.reliability import (
     HANG_GUARD,
     Tap,
@@ -30,7 +30,6 @@ from tests.support.reliability import (
     run_cli,
     start_cli,
     temp_files,
-    write_docs,
 )
 
 KILLS = 20

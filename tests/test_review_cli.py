@@ -9,17 +9,13 @@ from typer.testing import CliRunner
 
 from research_agent.cli.review import app, review_file
 from research_agent.config import MODES
-from tests.support.review_reports import CLEAN_BODY, FRONT, long_body, report
+from tests.support.files import write_file
+from tests.support.review_reports import CLEAN_BODY, FRONT, extra, long_body, report
 
 runner = CliRunner()
 
 def write(tmp_path: Path, text: str | bytes, name: str = "report.md") -> Path:
-    path = tmp_path / name
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text(text, encoding="utf-8")
-    return path
+    return write_file(tmp_path / name, text)
 
 
 def test_approved_report_exits_0(tmp_path: Path) -> None:
@@ -31,7 +27,7 @@ def test_approved_report_exits_0(tmp_path: Path) -> None:
 
 
 def test_rejected_report_exits_1_with_feedback(tmp_path: Path) -> None:
-    path = write(tmp_path, report(CLEAN_BODY + "\n## Extra\nSales rose 40%.\n"))
+    path = write(tmp_path, extra("Sales rose 40%."))
     result = runner.invoke(app, [str(path)])
     assert result.exit_code == 1
     assert result.stdout.startswith("REJECTED - Issues Found:\n\nX Unsupported claims (1 issue):")
@@ -39,7 +35,7 @@ def test_rejected_report_exits_1_with_feedback(tmp_path: Path) -> None:
 
 
 def test_json_output(tmp_path: Path) -> None:
-    path = write(tmp_path, report(CLEAN_BODY + "\n## Extra\nSales rose 40%.\n"))
+    path = write(tmp_path, extra("Sales rose 40%."))
     result = runner.invoke(app, [str(path), "--json"])
     assert result.exit_code == 1
     data = json.loads(result.stdout)

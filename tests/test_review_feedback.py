@@ -5,7 +5,7 @@ from __future__ import annotations
 from research_agent.review.feedback import format_feedback, issue_title
 from research_agent.review.issues import Issue
 from research_agent.review.review import Review, review_draft
-from tests.support.review_reports import CLEAN_BODY, report
+from tests.support.review_reports import extra
 
 CLAIM_FIX = "cite the source that gives this figure, or remove it"
 
@@ -164,7 +164,7 @@ def test_quoted_draft_text_is_sanitized_so_delimiters_do_not_reach_the_next_prom
 
 
 def test_feedback_of_a_real_review_names_every_issue_with_its_line() -> None:
-    md = report(CLEAN_BODY + "\n## Extra\nSales rose 40%.\n\n## Empty\n")
+    md = extra("Sales rose 40%.\n\n## Empty")
     review = review_draft(md, target_words=None, viability=44)
     text = format_feedback(review)
     assert text.startswith("REJECTED - Issues Found:\n\nX ")

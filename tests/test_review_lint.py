@@ -10,7 +10,7 @@ from research_agent.review.issues import Issue
 from research_agent.review.lint import lint_report
 from research_agent.review.markdown import parse_front_matter, parse_report
 from research_agent.review.rules import Rule
-from tests.support.review_reports import CLEAN_BODY, FRONT, SOURCES, line_of, long_body, report
+from tests.support.review_reports import CLEAN_BODY, FRONT, SOURCES, extra, line_of, long_body, report
 
 
 def kinds(issues: list[Issue]) -> list[tuple[str, str, int | None]]:
@@ -22,7 +22,7 @@ def test_clean_report_has_no_issues() -> None:
 
 
 def test_every_issue_is_from_lint_with_full_confidence() -> None:
-    md = report(CLEAN_BODY + "\n## Extra\nTODO write more. Sales rose 40% in 2022.\n")
+    md = extra("TODO write more. Sales rose 40% in 2022.")
     issues = lint_report(md, target_words=None)
     assert issues and all(i.origin == "lint" and i.confidence == 1.0 for i in issues)
 
@@ -31,7 +31,7 @@ def test_every_issue_is_from_lint_with_full_confidence() -> None:
 
 
 def test_citation_to_missing_source_is_critical_with_its_line() -> None:
-    md = report(CLEAN_BODY + "\n## Extra\nHeat pumps last long [4].\n")
+    md = extra("Heat pumps last long [4].")
     issues = lint_report(md, target_words=None)
     assert kinds(issues) == [("missing_source", "critical", line_of(md, "[4]"))]
     assert issues[0].matched == "[4]"
@@ -39,9 +39,9 @@ def test_citation_to_missing_source_is_critical_with_its_line() -> None:
 
 
 def test_ranges_and_lists_of_valid_numbers_are_fine_but_a_range_past_the_end_is_not() -> None:
-    ok = report(CLEAN_BODY + "\n## Extra\nAll sources agree on this [1–3] and [1, 2].\n")
+    ok = extra("All sources agree on this [1–3] and [1, 2].")
     assert lint_report(ok, target_words=None) == []
-    bad = report(CLEAN_BODY + "\n## Extra\nAll sources agree on this [2-4].\n")
+    bad = extra("All sources agree on this [2-4].")
     assert [i.reason.split(",")[0] for i in lint_report(bad, target_words=None)] == ["cites source 4"]
 
 
@@ -111,7 +111,7 @@ def test_bracketed_source_entries_are_understood() -> None:
     ],
 )
 def test_uncited_percentages_money_and_magnitudes_are_critical(sentence: str, matched: str) -> None:
-    md = report(CLEAN_BODY + f"\n## Extra\n{sentence}\n")
+    md = extra(sentence)
     issues = lint_report(md, target_words=None)
     assert kinds(issues) == [("unsupported_claim", "critical", line_of(md, sentence))]
     assert issues[0].matched == matched
@@ -127,7 +127,7 @@ def test_uncited_percentages_money_and_magnitudes_are_critical(sentence: str, ma
     ],
 )
 def test_uncited_years_dates_and_plain_numbers_are_warnings(sentence: str, reason: str) -> None:
-    md = report(CLEAN_BODY + f"\n## Extra\n{sentence}\n")
+    md = extra(sentence)
     issues = lint_report(md, target_words=None)
     assert kinds(issues) == [("unsupported_claim", "warning", line_of(md, sentence))]
     assert issues[0].reason == reason
@@ -149,7 +149,7 @@ def test_uncited_years_dates_and_plain_numbers_are_warnings(sentence: str, reaso
     ],
 )
 def test_numeric_near_misses_are_not_flagged(text: str) -> None:
-    md = report(CLEAN_BODY + f"\n## Extra\n{text}\n")
+    md = extra(text)
     issues = lint_report(md, target_words=None)
     # an address no source has is an issue of its own (issue 45): a warning in running text, never a number
     assert [(i.type, i.severity) for i in issues] == ([("unknown_address", "warning")] if "https://" in text else [])
@@ -165,7 +165,7 @@ def test_headings_list_ordinals_front_matter_sources_and_lessons_are_not_prose()
 
 
 def test_one_issue_per_sentence_and_the_citation_of_one_sentence_does_not_cover_the_next() -> None:
-    md = report(CLEAN_BODY + "\n## Extra\nSales rose 40% [1]. In 2022 they fell 10% and 5% again.\n")
+    md = extra("Sales rose 40% [1]. In 2022 they fell 10% and 5% again.")
     issues = lint_report(md, target_words=None)
     assert [(i.type, i.severity, i.matched) for i in issues] == [
         ("unsupported_claim", "critical", "In 2022 they fell 10%")
@@ -173,13 +173,13 @@ def test_one_issue_per_sentence_and_the_citation_of_one_sentence_does_not_cover_
 
 
 def test_claim_line_is_the_line_of_the_figure_in_a_wrapped_paragraph() -> None:
-    md = report(CLEAN_BODY + "\n## Extra\nThe trials were long and careful,\nand cut bills by 30% overall.\n")
+    md = extra("The trials were long and careful,\nand cut bills by 30% overall.")
     issues = lint_report(md, target_words=None)
     assert kinds(issues) == [("unsupported_claim", "critical", line_of(md, "30%"))]
 
 
 def test_numbers_in_code_blocks_are_ignored() -> None:
-    md = report(CLEAN_BODY + "\n## Extra\nThe setup is shown below [1].\n\n```\nratio = 40%\nTODO\n```\n")
+    md = extra("The setup is shown below [1].\n\n```\nratio = 40%\nTODO\n```")
     assert lint_report(md, target_words=None) == []
 
 
@@ -227,7 +227,7 @@ def test_empty_last_section_before_sources_and_empty_sources_section_fire() -> N
     ],
 )
 def test_placeholders_are_critical(text: str) -> None:
-    md = report(CLEAN_BODY + f"\n## Extra\n{text}\n")
+    md = extra(text)
     issues = [i for i in lint_report(md, target_words=None) if i.type == "placeholder"]
     assert kinds(issues) == [("placeholder", "critical", line_of(md, text))]
 
@@ -242,7 +242,7 @@ def test_placeholders_are_critical(text: str) -> None:
     ],
 )
 def test_placeholder_near_misses_are_not_flagged(text: str) -> None:
-    assert lint_report(report(CLEAN_BODY + f"\n## Extra\n{text}\n"), target_words=None) == []
+    assert lint_report(extra(text), target_words=None) == []
 
 
 def test_placeholder_words_in_source_titles_are_not_flagged() -> None:
@@ -265,7 +265,7 @@ def test_placeholder_words_in_source_titles_are_not_flagged() -> None:
     ],
 )
 def test_leaked_prompt_text_is_critical(text: str) -> None:
-    md = report(CLEAN_BODY + f"\n## Extra\n{text}\n")
+    md = extra(text)
     issues = lint_report(md, target_words=None)
     assert kinds(issues) == [("prompt_leak", "critical", line_of(md, text))]
 
@@ -279,7 +279,7 @@ def test_leaked_prompt_text_is_critical(text: str) -> None:
     ],
 )
 def test_leak_near_misses_are_not_flagged(text: str) -> None:
-    assert lint_report(report(CLEAN_BODY + f"\n## Extra\n{text}\n"), target_words=None) == []
+    assert lint_report(extra(text), target_words=None) == []
 
 
 # --- duplicated paragraphs ---------------------------------------------------------------------------
@@ -289,7 +289,7 @@ PARA = "Installers say that careful sizing and good insulation matter more than 
 
 def test_exact_duplicate_paragraph_is_critical_at_the_second_copy() -> None:
     other = "Installers add that cold snaps expose undersized units within a single winter season [3]."
-    md = report(CLEAN_BODY + f"\n## Extra\n{PARA}\n\n## More\n{other}\n\n{PARA.replace('[3]', '[2]')}\n")
+    md = extra(f"{PARA}\n\n## More\n{other}\n\n{PARA.replace('[3]', '[2]')}")
     issues = lint_report(md, target_words=None)
     first, second = (n for n, line in enumerate(md.split("\n"), 1) if line.startswith("Installers say"))
     assert kinds(issues) == [("duplicate_paragraph", "critical", second)]
@@ -298,7 +298,7 @@ def test_exact_duplicate_paragraph_is_critical_at_the_second_copy() -> None:
 
 def test_near_duplicate_paragraph_is_a_warning() -> None:
     near = PARA.replace("careful", "correct")
-    md = report(CLEAN_BODY + f"\n## Extra\n{PARA}\n\n{near}\n")
+    md = extra(f"{PARA}\n\n{near}")
     issues = lint_report(md, target_words=None)
     assert [(i.type, i.severity, i.reason.split(" the")[0]) for i in issues] == [
         ("duplicate_paragraph", "warning", "nearly repeats")
@@ -357,7 +357,7 @@ def test_custom_rule_matches_with_its_severity_line_and_text() -> None:
     rule = Rule(
         "no-hype", r"\brevolutionary\b", "hype word", "say what changed instead", "warning", ("ignorecase",)
     )
-    md = report(CLEAN_BODY + "\n## Extra\nA Revolutionary compressor design emerged [1].\n")
+    md = extra("A Revolutionary compressor design emerged [1].")
     issues = lint_report(md, target_words=None, rules=[rule])
     assert issues == [
         Issue(
@@ -397,14 +397,14 @@ def test_front_matter_is_parsed_and_bad_front_matter_is_empty() -> None:
 
 
 def test_uncited_negative_number_is_flagged_but_ranges_and_codes_are_read_right() -> None:
-    md = report(CLEAN_BODY + "\n## Extra\nUnits kept working at -25 °C.\n")
+    md = extra("Units kept working at -25 °C.")
     assert [i.matched for i in lint_report(md, target_words=None)] == ["Units kept working at -25"]
-    md = report(CLEAN_BODY + "\n## Extra\nMost units run 10-20 years [2].\n")
+    md = extra("Most units run 10-20 years [2].")
     assert lint_report(md, target_words=None) == []
 
 
 def test_third_copy_points_at_the_first_and_many_paragraphs_stay_cheap() -> None:
-    md = report(CLEAN_BODY + f"\n## Extra\n{PARA}\n\n{PARA}\n\n{PARA}\n")
+    md = extra(f"{PARA}\n\n{PARA}\n\n{PARA}")
     issues = lint_report(md, target_words=None)
     first = line_of(md, "Installers say")
     assert [i.reason for i in issues] == [f"repeats the paragraph at line {first}"] * 2

@@ -9,12 +9,7 @@ from __future__ import annotations
 
 from research_agent.review.lint import lint_report
 from research_agent.review.markdown import parse_report
-from tests.support.review_reports import CLEAN_BODY, SOURCES, line_of, report
-
-
-def extra(text: str, *, sources: str = SOURCES) -> str:
-    """The clean report with ``text`` as one more section before the Sources list."""
-    return report(CLEAN_BODY + f"\n## Extra\n{text}\n", sources=sources)
+from tests.support.review_reports import CLEAN_BODY, SOURCES, extra, line_of, report
 
 
 def issue_types(markdown: str) -> list[tuple[str, int | None]]:

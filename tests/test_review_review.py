@@ -15,7 +15,7 @@ from research_agent.review.review import (
     read_viability,
     review_draft,
 )
-from tests.support.review_reports import CLEAN_BODY, report
+from tests.support.review_reports import CLEAN_BODY, extra, report
 
 
 @dataclass(frozen=True)
@@ -179,7 +179,7 @@ def test_read_viability(given: object, expected: tuple[int | None, str]) -> None
 
 
 def test_lint_and_skeptic_issues_are_merged_critical_first_then_by_line() -> None:
-    md = report(CLEAN_BODY + "\n## Extra\nIn 2022 sales fell.\n\nSales rose 40%.\n")
+    md = extra("In 2022 sales fell.\n\nSales rose 40%.")
     finding = Finding("evidence", "critical", "Critics point out that grid capacity", "r", "f", 0.9)
     review = review_draft(md, target_words=None, findings=[finding], viability=70)
     assert [(i.origin, i.severity) for i in review.issues] == [
@@ -199,7 +199,7 @@ def test_needs_revision_only_for_confident_critical_issues() -> None:
     assert not needs_revision(review_draft(md, target_words=None, findings=[concern]))
     assert needs_revision(review_draft(md, target_words=None, findings=[unsure, sure]))
     assert not needs_revision(review_draft(md, target_words=None, findings=[sure]), min_confidence=0.8)
-    lint_critical = review_draft(report(CLEAN_BODY + "\n## Extra\nTODO\n"), target_words=None)
+    lint_critical = review_draft(extra("TODO"), target_words=None)
     assert needs_revision(lint_critical)
 
 
@@ -210,7 +210,7 @@ def test_sources_numbers_are_passed_to_lint_for_a_draft_without_sources() -> Non
 
 
 def test_open_issue_lines_name_critical_issues_for_limitations() -> None:
-    md = report(CLEAN_BODY + "\n## Extra\nSales rose 40%.\n\nIn 2022 sales fell.\n")
+    md = extra("Sales rose 40%.\n\nIn 2022 sales fell.")
     lines = open_issue_lines(review_draft(md, target_words=None))
     at = md.split("\n").index("Sales rose 40%.") + 1
     assert lines == (f'Unresolved after review: unsupported claims at line {at}: "Sales rose 40%": numeric claim '
@@ -225,7 +225,7 @@ def test_as_dict_is_json_ready() -> None:
 
 
 def test_open_issue_lines_leave_out_citation_issues_the_final_report_settles() -> None:
-    md = report(CLEAN_BODY + "\n## Extra\nPumps work [99].\n\nSales rose 40%.\n")
+    md = extra("Pumps work [99].\n\nSales rose 40%.")
     review = review_draft(md, target_words=None)
     assert {i.type for i in review.issues if i.critical} == {"missing_source", "unsupported_claim"}
     lines = open_issue_lines(review)

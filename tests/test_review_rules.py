@@ -9,6 +9,7 @@ import pytest
 
 from research_agent.errors import InputError
 from research_agent.review.rules import MAX_RULES_BYTES, Rule, load_rules, parse_rules
+from tests.support.files import write_file
 
 GOOD = """\
 rules:
@@ -28,12 +29,7 @@ rules:
 
 
 def write(tmp_path: Path, text: str | bytes, name: str = "rules.yaml") -> Path:
-    path = tmp_path / name
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text(text, encoding="utf-8")
-    return path
+    return write_file(tmp_path / name, text)
 
 
 def one_line_error(path: Path) -> str:

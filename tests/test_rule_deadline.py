@@ -23,8 +23,8 @@ from research_agent.review.review import review_draft
 from research_agent.review.rules import Rule, RuleDeadline, RuleLimits
 from tests.support.cli import CLI
 from tests.support.fake_openai_server import FakeOpenAIServer
-from tests.support.pipeline import QUERY, DocsProvider, script, settings_for
-from tests.support.reliability import cli_env, message_lines, write_docs
+from tests.support.pipeline import QUERY, DocsProvider, script, settings_for, write_docs
+from tests.support.reliability import cli_env, message_lines
 from tests.support.research_responder import ResearchResponder
 from tests.support.streams import JumpingLoop
 

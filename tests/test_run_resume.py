@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from research_agent.journal.entries import JournalEntry, write_entry
-from tests.support.batch import QUESTIONS, write_corpus
+from tests.support.batch import QUESTIONS
 from tests.support.fake_openai_server import FakeOpenAIServer
+from tests.support.pipeline import write_docs
 from tests.support.reliability import HANG_GUARD, cli_env, start_cli, temp_files
 from tests.support.research_responder import ResearchResponder
 
@@ -75,7 +76,7 @@ def _body(report: Path, run_id: str, folder: Path) -> str:
 def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[str]]:
     """The report of a run nobody stopped (its id replaced), and the stages it asked for."""
     tmp = tmp_path_factory.mktemp("whole")
-    corpus, reports = write_corpus(tmp / "corpus"), tmp / "reports"
+    corpus, reports = write_docs(tmp / "corpus"), tmp / "reports"
     recorder = Recorder()
     with FakeOpenAIServer(recorder) as server:
         env = cli_env(tmp / "home", server.base_url, CONFIG)
@@ -91,7 +92,7 @@ def test_a_run_killed_at_a_stage_resumes_to_the_same_report(
 ) -> None:
     report, asked = uninterrupted
     assert stage in asked
-    corpus, reports = write_corpus(tmp_path / "corpus"), tmp_path / "reports"
+    corpus, reports = write_docs(tmp_path / "corpus"), tmp_path / "reports"
     killed = Recorder(hold=stage)
     with FakeOpenAIServer(killed) as server:
         env = cli_env(tmp_path / "home", server.base_url, CONFIG)
@@ -126,7 +127,7 @@ def test_a_run_killed_at_a_stage_resumes_to_the_same_report(
 
 
 def test_a_done_run_is_not_resumed(tmp_path: Path) -> None:
-    corpus, reports = write_corpus(tmp_path / "corpus"), tmp_path / "reports"
+    corpus, reports = write_docs(tmp_path / "corpus"), tmp_path / "reports"
     with FakeOpenAIServer(Recorder()) as server:
         env = cli_env(tmp_path / "home", server.base_url, CONFIG)
         assert _run(env, tmp_path, "run", QUESTION, *_options(corpus, reports)).returncode == 0
@@ -143,7 +144,7 @@ def test_a_run_drafting_beside_relevance_killed_in_its_draft_resumes_to_the_same
     """With slots to spare the first draft is written while relevance scores (run/first_draft.py):
     the checkpoints are keyed by what they hold, so the order the two finished in does not matter."""
     side_by_side = {**CONFIG, "llm_concurrency": 4}
-    corpus, whole_reports, reports = write_corpus(tmp_path / "corpus"), tmp_path / "whole", tmp_path / "reports"
+    corpus, whole_reports, reports = write_docs(tmp_path / "corpus"), tmp_path / "whole", tmp_path / "reports"
     with FakeOpenAIServer(Recorder()) as server:
         env = cli_env(tmp_path / "home", server.base_url, side_by_side)
         done = _run(env, tmp_path, "run", QUESTION, *_options(corpus, whole_reports), "--json")

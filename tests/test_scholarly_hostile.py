@@ -10,11 +10,9 @@ delimiters and chat-template markers.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-import httpx
 import pytest
 
 from research_agent.export import report_page
@@ -22,51 +20,23 @@ from research_agent.fetch import Fetcher
 from research_agent.memory.lessons.select import LessonSelection
 from research_agent.pipeline import research
 from research_agent.search.base import ProviderError
-from research_agent.search.scholarly.build import scholarly_provider
 from research_agent.text.sanitize import DATA_CLOSE, DATA_OPEN
-from tests.support import http_server
+from tests.support import http_server, scholarly
 from tests.support.research_responder import ResearchResponder
 from tests.support.responder_model import ResponderModel
-from tests.support.scholarly import PROVIDER_ROUTE
+from tests.support.scholarly import PROVIDER_ROUTE, PROVIDERS, QUERY, FakeTime, provider
 from tests.support.scholarly_hostile import METADATA_URL, HostileApis
 from tests.support.web import in_process, options_for
 
-local_server = http_server.local_server  # the fixture
+local_server = http_server.local_server  # the fixtures
+client = scholarly.client
 
-PROVIDERS = ("openalex", "arxiv", "pubmed", "semanticscholar", "wikipedia")
-QUERY = "How does VACUUM reclaim dead tuples in PostgreSQL?"
 CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-class FakeTime:
-    """A clock that moves only when the pace sleeps."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.waits: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.waits.append(seconds)
-        self.now += seconds
 
 
 @pytest.fixture
 def apis(local_server: http_server.LocalServer) -> HostileApis:
     return HostileApis(local_server)
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient() as c:
-        yield c
-
-
-def provider(apis: HostileApis, client: httpx.AsyncClient, name: str, time: FakeTime | None = None, **changes):
-    time = time or FakeTime()
-    return scholarly_provider(name, apis.settings(**changes), client, clock=time, sleep=time.sleep)
 
 
 @pytest.mark.parametrize("name", PROVIDERS)

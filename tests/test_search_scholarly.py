@@ -3,53 +3,23 @@ how each takes an empty, a malformed, a rate-limited, an oversized and a slow on
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
 
 from research_agent.search.base import ProviderError
-from research_agent.search.scholarly.build import scholarly_provider
 from research_agent.search.scholarly.polite import parse_xml
-from tests.support import http_server
-from tests.support.scholarly import PROVIDER_ROUTE, ScholarlyApis
+from tests.support import http_server, scholarly
+from tests.support.scholarly import PROVIDER_ROUTE, PROVIDERS, QUERY, FakeTime, ScholarlyApis, provider
 
-local_server = http_server.local_server  # the fixture
-
-PROVIDERS = ("openalex", "arxiv", "pubmed", "semanticscholar", "wikipedia")
-QUERY = "How does VACUUM reclaim dead tuples in PostgreSQL?"
-
-
-class FakeTime:
-    """A clock that moves only when the pace sleeps: how long a provider waited, without waiting."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.waits: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.waits.append(round(seconds, 3))
-        self.now += seconds
+local_server = http_server.local_server  # the fixtures
+client = scholarly.client
 
 
 @pytest.fixture
 def apis(local_server: http_server.LocalServer) -> ScholarlyApis:
     return ScholarlyApis(local_server)
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient() as c:
-        yield c
-
-
-def provider(apis: ScholarlyApis, client: httpx.AsyncClient, name: str, time: FakeTime | None = None, **changes):
-    time = time or FakeTime()
-    return scholarly_provider(name, apis.settings(**changes), client, clock=time, sleep=time.sleep)
 
 
 def query_of(apis: ScholarlyApis, route: str) -> dict[str, list[str]]:

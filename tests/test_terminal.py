@@ -32,8 +32,8 @@ from tests.support.cli import CLI
 from tests.support.fake_openai_server import FakeOpenAIServer
 from tests.support.memory import make_critique, put
 from tests.support.memory_cli import deps_for
-from tests.support.pipeline import QUERY
-from tests.support.reliability import cli_env, message_lines, write_docs
+from tests.support.pipeline import QUERY, write_docs
+from tests.support.reliability import cli_env, message_lines
 from tests.support.research_responder import ResearchResponder
 
 TAGS = "[/red] [bold red]boom[/bold red] [link=http://evil.test/]click[/link]"

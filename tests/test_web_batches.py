@@ -8,30 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from pathlib import Path
 
-import pytest
 import yaml
 
 from research_agent.batch.start import lock_path
 from research_agent.files.locks import exclusive_lock
-from tests.support.batch import QUESTIONS, write_corpus
+from tests.support.batch import QUESTIONS
 from tests.support.fake_openai_server import FakeOpenAIServer
-from tests.support.mcp import HoldingResponder
 from tests.support.research_responder import ResearchResponder
-from tests.support.web import HANG_GUARD, in_process, options_for
+from tests.support.web import HANG_GUARD, docs_corpus, held_in_draft, in_process, options_for, sse_events
 
-SSE = re.compile(r"event: (\w+)\r?\ndata: (.*)")
-
-
-@pytest.fixture
-def corpus(tmp_path: Path) -> Path:
-    return write_corpus(tmp_path / "corpus")
-
-
-def _events(text: str) -> list[tuple[str, dict]]:
-    return [(kind, json.loads(data)) for kind, data in SSE.findall(text)]
+corpus = docs_corpus  # the fixture
 
 
 def _state(tmp_path: Path) -> tuple[str, dict]:
@@ -62,10 +50,10 @@ async def test_pasted_questions_run_as_a_batch_and_its_page_follows_them_to_the_
             assert job is not None and job.parallel == 2
             following = asyncio.ensure_future(web.client.get(f"{where}/events"))  # follows until the end
             await asyncio.wait_for(job.task, HANG_GUARD)
-            events = _events((await asyncio.wait_for(following, HANG_GUARD)).text)
+            events = sse_events((await asyncio.wait_for(following, HANG_GUARD)).text)
             page = (await web.client.get(where)).text
             listed = (await web.client.get("/batches")).text
-            replayed = _events((await web.client.get(f"{where}/events")).text)
+            replayed = sse_events((await web.client.get(f"{where}/events")).text)
     kinds = [kind for kind, _ in events]
     assert kinds[0] == "state" and kinds[-1] == "end" and events[-1][1]["outcome"] == "finished"
     finished = [data["row"] for kind, data in events if kind == "question" and data["row"]["state"] == "done"]
@@ -119,29 +107,24 @@ async def test_an_uploaded_file_is_refused_whole_and_nothing_is_written(tmp_path
 async def test_cancel_stops_the_running_question_and_resume_finishes_with_one_report_each(
     tmp_path: Path, corpus: Path
 ) -> None:
-    responder = HoldingResponder(ResearchResponder(), "draft")
-    with FakeOpenAIServer(responder) as server:
-        try:
-            options = options_for(tmp_path, base_url=server.base_url, allow_dirs=(corpus,), max_runs=1)
-            async with in_process(options) as web:
-                where = await _start(web, questions="\n".join(QUESTIONS[:2]))
-                ident = where.rsplit("/", 1)[1]
-                await asyncio.to_thread(responder.wait_arrivals, 1)  # the first question is in its draft
-                running = (await web.client.get(where)).text
-                busy = await web.client.post("/runs", data={"csrf": await web.csrf(), "question": "One more?"})
-                cancelled = await web.client.post(f"{where}/cancel", data={"csrf": await web.csrf()})
-                stopped = (await web.client.get(where)).text
-                _, state = _state(tmp_path)
-                listed = (await web.client.get("/batches")).text
-                responder.stage = "(none held)"
-                responder.release.set()
-                resumed = await web.client.post(f"{where}/resume", data={"csrf": await web.csrf()})
-                job = web.bench.batches.get(ident)
-                await asyncio.wait_for(job.task, HANG_GUARD)
-                done = (await web.client.get(where)).text
-                again = await web.client.post(f"{where}/resume", data={"csrf": await web.csrf()})
-        finally:
-            responder.release.set()
+    async with held_in_draft(tmp_path, corpus, max_runs=1) as held:
+        web, responder = held.web, held.responder
+        where = await _start(web, questions="\n".join(QUESTIONS[:2]))
+        ident = where.rsplit("/", 1)[1]
+        await asyncio.to_thread(responder.wait_arrivals, 1)  # the first question is in its draft
+        running = (await web.client.get(where)).text
+        busy = await web.client.post("/runs", data={"csrf": await web.csrf(), "question": "One more?"})
+        cancelled = await web.client.post(f"{where}/cancel", data={"csrf": await web.csrf()})
+        stopped = (await web.client.get(where)).text
+        _, state = _state(tmp_path)
+        listed = (await web.client.get("/batches")).text
+        responder.stage = "(none held)"
+        responder.release.set()
+        resumed = await web.client.post(f"{where}/resume", data={"csrf": await web.csrf()})
+        job = web.bench.batches.get(ident)
+        await asyncio.wait_for(job.task, HANG_GUARD)
+        done = (await web.client.get(where)).text
+        again = await web.client.post(f"{where}/resume", data={"csrf": await web.csrf()})
     assert f'action="{where}/cancel"' in running and "status-running" in running
     assert busy.status_code == 503, "the batch holds the server's one run slot"
     assert cancelled.status_code == 303 and "status-stopped" in stopped and f'action="{where}/resume"' in stopped

@@ -30,7 +30,7 @@ from tests.support.batch import QUESTIONS  # noqa: E402
 from tests.support.chromium import chromium_or_skip, playwright_flags  # noqa: E402
 from tests.support.fake_openai_server import FakeOpenAIServer  # noqa: E402
 from tests.support.mcp import HoldingResponder  # noqa: E402
-from tests.support.pipeline import DOCS  # noqa: E402
+from tests.support.pipeline import write_docs  # noqa: E402
 from tests.support.research_responder import ResearchResponder  # noqa: E402
 from tests.support.web import HANG_GUARD, IDEA, ServedWorkbench, artifacts_dir, seed_memory  # noqa: E402
 
@@ -103,10 +103,7 @@ class Served:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     root = tmp_path_factory.mktemp("workbench")
-    corpus = root / "corpus"
-    corpus.mkdir()
-    for name, (title, text) in DOCS.items():
-        (corpus / name).write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
+    corpus = write_docs(root / "corpus")
     (corpus / "hostile.md").write_text(f"# {HOSTILE_TITLE}\n\nPostgreSQL VACUUM notes. {FACT}\n", encoding="utf-8")
     seed_memory(root / "reports" / "meta")
     responder = HoldingResponder(ResearchResponder(), stage="(none held yet)")
@@ -275,10 +272,7 @@ class QuestionGate:
 @contextmanager
 def own_workbench(root: Path, responder: Callable[[dict, str], str]) -> Iterator[ServedWorkbench]:
     """A workbench of the test's own (it is stopped, or killed, by the test) over one allowed folder."""
-    corpus = root / "corpus"
-    corpus.mkdir()
-    for name, (title, text) in DOCS.items():
-        (corpus / name).write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
+    corpus = write_docs(root / "corpus")
     with FakeOpenAIServer(responder) as model, ServedWorkbench(
         root, "--allow-dir", str(corpus), "--reports-dir", str(root / "reports"), "--no-critique", "--context",
         "none", "--max-runs", "1", base_url=model.base_url,

@@ -9,40 +9,24 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
-
 from research_agent.files.state import secret_key
 from research_agent.journal.entries import JournalEntry, write_entry
 from tests.support.fake_openai_server import FakeOpenAIServer
-from tests.support.mcp import HoldingResponder
-from tests.support.pipeline import DOCS, QUERY
+from tests.support.pipeline import QUERY
 from tests.support.research_responder import ResearchResponder
-from tests.support.web import HANG_GUARD, in_process, options_for
+from tests.support.web import HANG_GUARD, docs_corpus, held_in_draft, in_process, options_for
 
-
-@pytest.fixture
-def corpus(tmp_path: Path) -> Path:
-    folder = tmp_path / "corpus"
-    folder.mkdir()
-    for name, (title, text) in DOCS.items():
-        (folder / name).write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
-    return folder
+corpus = docs_corpus  # the fixture
 
 
 async def test_a_run_cut_by_a_restart_shows_interrupted_and_resumes_from_its_checkpoints(
     tmp_path: Path, corpus: Path
 ) -> None:
-    held = HoldingResponder(ResearchResponder(), "draft")
-    with FakeOpenAIServer(held) as server:
-        try:
-            options = options_for(tmp_path, base_url=server.base_url, allow_dirs=(corpus,), critique=False,
-                                  llm_concurrency=1)  # fmt: skip
-            async with in_process(options) as web:
-                answer = await web.client.post("/runs", data={"csrf": await web.csrf(), "question": QUERY, "corpus": "0"})
-                where = answer.headers["location"]
-                await asyncio.to_thread(held.wait_arrivals, 1)  # the run is in its draft: the server stops
-        finally:
-            held.release.set()
+    async with held_in_draft(tmp_path, corpus, critique=False, llm_concurrency=1) as held:
+        web = held.web
+        answer = await web.client.post("/runs", data={"csrf": await web.csrf(), "question": QUERY, "corpus": "0"})
+        where = answer.headers["location"]
+        await asyncio.to_thread(held.responder.wait_arrivals, 1)  # the run is in its draft: the server stops
     run_id = where.removeprefix("/runs/")
     entry_file = tmp_path / "reports" / "meta" / f"journal-{run_id}.json"
     entry = json.loads(entry_file.read_text(encoding="utf-8"))

@@ -8,7 +8,6 @@ import json
 import re
 from pathlib import Path
 
-import pytest
 import yaml
 
 from research_agent.memory.lessons.effects_view import lesson_effects
@@ -16,22 +15,23 @@ from research_agent.memory.store.failures import load_failures, record_failure
 from research_agent.memory.store.person.lessons import read_lessons_file
 from research_agent.web.app import REPORT_POLICY
 from tests.support.fake_openai_server import FakeOpenAIServer
-from tests.support.mcp import HoldingResponder
 from tests.support.memory import NOW
-from tests.support.pipeline import DOCS, QUERY
+from tests.support.pipeline import QUERY
 from tests.support.research_responder import ResearchResponder
-from tests.support.web import COUNTER, HANG_GUARD, IDEA, PLANTED, in_process, options_for, seed_memory
+from tests.support.web import (
+    COUNTER,
+    HANG_GUARD,
+    IDEA,
+    PLANTED,
+    docs_corpus,
+    held_in_draft,
+    in_process,
+    options_for,
+    seed_memory,
+    sse_events,
+)
 
-SSE = re.compile(r"event: (\w+)\r?\ndata: (.*)")
-
-
-@pytest.fixture
-def corpus(tmp_path: Path) -> Path:
-    folder = tmp_path / "corpus"
-    folder.mkdir()
-    for name, (title, text) in DOCS.items():
-        (folder / name).write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
-    return folder
+corpus = docs_corpus  # the fixture
 
 
 async def _ask(web, question: str = QUERY, **fields: str) -> str:
@@ -39,10 +39,6 @@ async def _ask(web, question: str = QUERY, **fields: str) -> str:
                                                   **fields})  # fmt: skip
     assert answer.status_code == 303, answer.text
     return answer.headers["location"]
-
-
-def _events(text: str) -> list[tuple[str, dict]]:
-    return [(kind, json.loads(data)) for kind, data in SSE.findall(text)]
 
 
 async def test_a_question_asked_runs_to_its_report_and_the_page_replays_every_event(
@@ -55,7 +51,7 @@ async def test_a_question_asked_runs_to_its_report_and_the_page_replays_every_ev
             (job,) = web.bench.board.newest()
             assert where == f"/runs/{job.run_id}", "a run's page is named by its run id: it outlives the server"
             await asyncio.wait_for(job.task, HANG_GUARD)
-            events = _events((await web.client.get(f"{where}/events")).text)  # ended: the whole story, replayed
+            events = sse_events((await web.client.get(f"{where}/events")).text)  # ended: the whole story, replayed
             page = await web.client.get(where)
             listed = await web.client.get("/reports", params={"q": "vacuum dead"})
             unlisted = await web.client.get("/reports", params={"q": "no such words"})
@@ -96,23 +92,18 @@ async def test_a_question_asked_runs_to_its_report_and_the_page_replays_every_ev
 async def test_past_max_runs_the_form_says_busy_and_cancel_stops_a_run_writing_nothing(
     tmp_path: Path, corpus: Path
 ) -> None:
-    responder = HoldingResponder(ResearchResponder(), "draft")
-    with FakeOpenAIServer(responder) as server:
-        try:
-            options = options_for(tmp_path, base_url=server.base_url, allow_dirs=(corpus,), max_runs=1)
-            async with in_process(options) as web:
-                where = await _ask(web)
-                await asyncio.to_thread(responder.wait_arrivals, 1)  # the run is in its draft
-                busy = await web.client.post("/runs", data={"csrf": await web.csrf(), "question": "Another one?"})
-                running = await web.client.get(where)
-                cancelled = await web.client.post(f"{where}/cancel", data={"csrf": await web.csrf()})
-                (job,) = web.bench.board.newest()
-                await asyncio.wait({job.task}, timeout=HANG_GUARD)
-                after = await web.client.get(where)
-                ask_again = await web.client.get("/")
-        finally:
-            responder.release.set()
-        stages = [r.stage for r in server.requests]
+    async with held_in_draft(tmp_path, corpus, max_runs=1) as held:
+        web = held.web
+        where = await _ask(web)
+        await asyncio.to_thread(held.responder.wait_arrivals, 1)  # the run is in its draft
+        busy = await web.client.post("/runs", data={"csrf": await web.csrf(), "question": "Another one?"})
+        running = await web.client.get(where)
+        cancelled = await web.client.post(f"{where}/cancel", data={"csrf": await web.csrf()})
+        (job,) = web.bench.board.newest()
+        await asyncio.wait({job.task}, timeout=HANG_GUARD)
+        after = await web.client.get(where)
+        ask_again = await web.client.get("/")
+    stages = [r.stage for r in held.server.requests]
     assert busy.status_code == 503 and "busy: 1 research run(s) already in progress" in busy.text
     assert "Another one?" in busy.text, "the form keeps what was typed"
     assert 'action="' + where + '/cancel"' in running.text

@@ -25,7 +25,7 @@ from playwright.sync_api import Page, expect  # noqa: E402
 
 from tests.support.fake_openai_server import FakeOpenAIServer  # noqa: E402
 from tests.support.mcp import HoldingResponder  # noqa: E402
-from tests.support.pipeline import DOCS, QUERY  # noqa: E402
+from tests.support.pipeline import QUERY, write_docs  # noqa: E402
 from tests.support.research_responder import ResearchResponder  # noqa: E402
 from tests.support.web import HANG_GUARD, ServedWorkbench, artifacts_dir  # noqa: E402
 
@@ -56,10 +56,7 @@ class Served:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     root = tmp_path_factory.mktemp("plan-review")
-    corpus = root / "corpus"
-    corpus.mkdir()
-    for name, (title, text) in DOCS.items():
-        (corpus / name).write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
+    corpus = write_docs(root / "corpus")
     responder = HoldingResponder(ResearchResponder(), stage="decompose")
     with FakeOpenAIServer(responder) as model:
         try:

@@ -6,36 +6,17 @@ counts beside "not checked", and the settings page."""
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from pathlib import Path
 
-import pytest
-
 from research_agent.service.events import EventLog, RunEvent
 from research_agent.web.pages import COUNTS_EVERY, _fewer_counts
-from tests.support.fake_openai_server import FakeOpenAIServer
-from tests.support.mcp import HoldingResponder
-from tests.support.pipeline import DOCS, QUERY
-from tests.support.research_responder import ResearchResponder
-from tests.support.web import HANG_GUARD, in_process, options_for
+from tests.support.pipeline import QUERY
+from tests.support.web import HANG_GUARD, docs_corpus, held_in_draft, in_process, options_for, sse_events
 
-SSE = re.compile(r"event: (\w+)\r?\ndata: (.*)")
+corpus = docs_corpus  # the fixture
 RUN = "vacuum-notes_20260101T000000000000Z"
 OTHER = "other-notes_20260102T000000000000Z"
-
-
-@pytest.fixture
-def corpus(tmp_path: Path) -> Path:
-    folder = tmp_path / "corpus"
-    folder.mkdir()
-    for name, (title, text) in DOCS.items():
-        (folder / name).write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
-    return folder
-
-
-def _events(text: str) -> list[tuple[str, dict]]:
-    return [(kind, json.loads(data)) for kind, data in SSE.findall(text)]
 
 
 def _files_of(reports: Path, run_id: str) -> list[str]:
@@ -122,22 +103,17 @@ async def test_the_only_allowed_folder_is_ticked_on_a_fresh_form_and_kept_as_sen
 async def test_the_writer_text_streams_to_the_page_and_a_quick_run_counts_no_claims(
     tmp_path: Path, corpus: Path
 ) -> None:
-    responder = HoldingResponder(ResearchResponder(), "draft")
-    with FakeOpenAIServer(responder) as server:
-        try:
-            options = options_for(tmp_path, base_url=server.base_url, allow_dirs=(corpus,), critique=False)
-            async with in_process(options) as web:
-                answer = await web.client.post("/runs", data={"csrf": await web.csrf(), "question": QUERY,
-                                                              "corpus": "0", "mode": "quick"})  # fmt: skip
-                (job,) = web.bench.board.newest()
-                await asyncio.to_thread(responder.wait_arrivals, 1)  # the writer was asked
-                following = asyncio.ensure_future(web.client.get(f"{answer.headers['location']}/events"))
-                responder.release.set()
-                await asyncio.wait_for(job.task, HANG_GUARD)
-                events = _events((await asyncio.wait_for(following, HANG_GUARD)).text)
-                page = (await web.client.get(answer.headers["location"])).text
-        finally:
-            responder.release.set()
+    async with held_in_draft(tmp_path, corpus, critique=False) as held:
+        web = held.web
+        answer = await web.client.post("/runs", data={"csrf": await web.csrf(), "question": QUERY,
+                                                      "corpus": "0", "mode": "quick"})  # fmt: skip
+        (job,) = web.bench.board.newest()
+        await asyncio.to_thread(held.responder.wait_arrivals, 1)  # the writer was asked
+        following = asyncio.ensure_future(web.client.get(f"{answer.headers['location']}/events"))
+        held.responder.release.set()
+        await asyncio.wait_for(job.task, HANG_GUARD)
+        events = sse_events((await asyncio.wait_for(following, HANG_GUARD)).text)
+        page = (await web.client.get(answer.headers["location"])).text
     texts = [data for kind, data in events if kind == "text"]
     assert texts and texts[0]["new"] and all(data["stage"] == "draft" for data in texts)
     start = max(i for i, data in enumerate(texts) if data["new"])

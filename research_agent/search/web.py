@@ -90,6 +90,14 @@ def _hits(
     return hits
 
 
+def _result_hits(provider: str, data: Any, *, max_results: int, date_key: str) -> list[SearchHit]:
+    """The hits of a JSON answer's ``results`` list of ``url``/``title``/``content`` rows
+    (SearXNG's and Tavily's shape; only the date's key differs)."""
+    if not isinstance(data, Mapping) or not isinstance(data.get("results"), list):
+        raise ProviderError(provider, "answer has no 'results' list")
+    return _hits(provider, data["results"], max_results=max_results, url_key="url", snippet_key="content", date_key=date_key)
+
+
 class DdgsProvider:
     """DuckDuckGo (and the other engines ``ddgs`` aggregates); no key needed.
 
@@ -195,16 +203,7 @@ class SearxngProvider:
                     self.name, "instance refused format=json (HTTP 403): enable json in search.formats"
                 ) from None
             raise
-        if not isinstance(data, Mapping) or not isinstance(data.get("results"), list):
-            raise ProviderError(self.name, "answer has no 'results' list")
-        return _hits(
-            self.name,
-            data["results"],
-            max_results=max_results,
-            url_key="url",
-            snippet_key="content",
-            date_key="publishedDate",
-        )
+        return _result_hits(self.name, data, max_results=max_results, date_key="publishedDate")
 
 
 class TavilyProvider:
@@ -253,13 +252,4 @@ class TavilyProvider:
             if exc.reason.startswith("HTTP 43"):  # 432/433: plan or pay-as-you-go limit reached
                 raise ProviderError(self.name, f"usage limit reached ({exc.reason})") from None
             raise
-        if not isinstance(data, Mapping) or not isinstance(data.get("results"), list):
-            raise ProviderError(self.name, "answer has no 'results' list")
-        return _hits(
-            self.name,
-            data["results"],
-            max_results=max_results,
-            url_key="url",
-            snippet_key="content",
-            date_key="published_date",
-        )
+        return _result_hits(self.name, data, max_results=max_results, date_key="published_date")

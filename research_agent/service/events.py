@@ -26,6 +26,8 @@ the number always grows and never passes ``TOTAL``, which only a run that ended 
 :meth:`EventLog.follow` gives the events so far (at most :data:`HISTORY` of them, the last
 counts included; with ``text``, the answer streamed so far as one ``text`` event) and then every
 new one until the end, so a page reloaded mid-run, or opened after it ended, shows the same story.
+:class:`Followers` hands what a feed says to each of its followers' streams; the batch's feed
+(:mod:`research_agent.web.batches.board`) uses it too.
 """
 
 from __future__ import annotations
@@ -35,11 +37,11 @@ import collections
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from ..progress import stream_text
 
-__all__ = ["RunEvent", "EventLog", "EndOutcome", "STEPS", "TOTAL", "STREAM_STEP", "HISTORY", "MAX_DRAFT_CHARS"]
+__all__ = ["RunEvent", "EventLog", "Followers", "EndOutcome", "STEPS", "TOTAL", "STREAM_STEP", "HISTORY", "MAX_DRAFT_CHARS"]
 
 STEPS = ("index", "decompose", "search", "fetch", "relevance", "draft", "skeptic", "revise", "report", "write")
 TOTAL = float(len(STEPS) + 1)  # the last step is the end of a run that is done
@@ -49,6 +51,47 @@ MAX_DRAFT_CHARS = 200_000  # of a streamed answer kept for a follower that comes
 
 Kind = Literal["stage", "note", "stream", "counts", "text", "end"]
 EndOutcome = Literal["done", "failed", "cancelled"]
+
+
+T = TypeVar("T")
+
+
+class Followers(Generic[T]):
+    """The streams of a feed's followers, on the feed's event loop: what is sent reaches every
+    follower still reading (an ``aside`` only those that asked for asides); :meth:`close` ends them all."""
+
+    def __init__(self) -> None:
+        self._queues: dict[asyncio.Queue[T | None], bool] = {}  # each follower's queue: whether it takes asides
+
+    def follow(self, so_far: list[T], *, ended: bool = False, asides: bool = False) -> AsyncIterator[T]:
+        """A new follower's stream: ``so_far``, then each item sent until :meth:`close`; registered
+        at once, so nothing sent after this call is missed. ``ended``: nothing more will come."""
+        queue: asyncio.Queue[T | None] = asyncio.Queue()
+        for item in so_far:
+            queue.put_nowait(item)
+        if ended:
+            queue.put_nowait(None)
+        else:
+            self._queues[queue] = asides
+        return self._drain(queue)
+
+    def send(self, item: T, *, aside: bool = False) -> None:
+        for queue, asides in self._queues.items():
+            if asides or not aside:
+                queue.put_nowait(item)
+
+    def close(self) -> None:
+        """Every follower's stream ends after what it was sent; later followers are told nothing more."""
+        for queue in self._queues:
+            queue.put_nowait(None)
+        self._queues.clear()
+
+    async def _drain(self, queue: asyncio.Queue[T | None]) -> AsyncIterator[T]:
+        try:
+            while (item := await queue.get()) is not None:
+                yield item
+        finally:
+            self._queues.pop(queue, None)
 
 
 @dataclass(frozen=True)
@@ -70,8 +113,7 @@ class EventLog:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
         self._history: collections.deque[RunEvent] = collections.deque(maxlen=HISTORY)
-        self._followers: list[asyncio.Queue[RunEvent | None]] = []
-        self._readers: set[asyncio.Queue[RunEvent | None]] = set()  # the followers that asked for the text
+        self._followers: Followers[RunEvent] = Followers()  # the text events are asides
         self._draft: list[str] = []
         self._draft_chars = 0
         self.counts_seen: dict[str, int] = {}
@@ -128,30 +170,12 @@ class EventLog:
         """The events so far, then each new one, until the end event (included); ``text``: the
         writer's streamed text too. The follower is registered at once, so nothing said after this
         call is missed."""
-        queue: asyncio.Queue[RunEvent | None] = asyncio.Queue()
         so_far = list(self._history)
         if self._last_counts is not None:  # the numbers as they stood, before the end if it came
             so_far.insert(len(so_far) - (self.ended is not None), self._last_counts)
         if text and self._draft and self.ended is None:
             so_far.append(self._text_event("".join(self._draft), 0))
-        for event in so_far:
-            queue.put_nowait(event)
-        if self.ended is not None:
-            queue.put_nowait(None)
-        else:
-            self._followers.append(queue)
-            if text:
-                self._readers.add(queue)
-        return self._drain(queue)
-
-    async def _drain(self, queue: asyncio.Queue[RunEvent | None]) -> AsyncIterator[RunEvent]:
-        try:
-            while (event := await queue.get()) is not None:
-                yield event
-        finally:
-            if queue in self._followers:
-                self._followers.remove(queue)
-            self._readers.discard(queue)
+        return self._followers.follow(so_far, ended=self.ended is not None, asides=text)
 
     # --- turning calls into events (the loop's thread, in order) --------------------------
 
@@ -186,9 +210,7 @@ class EventLog:
         event = self._text_event(piece, self._draft_chars)
         self._draft.append(piece)
         self._draft_chars += len(piece)
-        for queue in self._followers:
-            if queue in self._readers:
-                queue.put_nowait(event)
+        self._followers.send(event, aside=True)
 
     def _text_event(self, piece: str, at: int) -> RunEvent:
         return RunEvent("text", piece, self._stage, self._place(), {"at": at}, at=time.time())
@@ -199,10 +221,7 @@ class EventLog:
         self._draft.clear()  # the report is what counts now (or nothing, for a run that did not end done)
         place = TOTAL if outcome == "done" else self._place()
         self._publish("end", message or outcome, place, outcome=outcome)
-        for queue in self._followers:
-            queue.put_nowait(None)
-        self._followers.clear()
-        self._readers.clear()
+        self._followers.close()
 
     def _publish(self, kind: Kind, message: str, place: float, **more: Any) -> None:
         event = RunEvent(kind, message, self._stage, place, at=time.time(), **more)
@@ -212,8 +231,7 @@ class EventLog:
             self._history.append(event)
         if kind == "end":
             self.ended = event
-        for queue in self._followers:
-            queue.put_nowait(event)
+        self._followers.send(event)
 
     def _place(self) -> float:
         return self._step + self._repeats / (self._repeats + 1)

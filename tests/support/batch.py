@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from research_agent.cli.batch import BatchDeps, app
 from research_agent.config import load_settings
 from tests.support.llm import Sleeps
-from tests.support.pipeline import DOCS, QUERY
+from tests.support.pipeline import QUERY
 
 QUESTIONS = (
     QUERY,
@@ -20,13 +20,6 @@ QUESTIONS = (
     "Why does PostgreSQL keep dead tuples after an update until VACUUM?",
     "How does the PostgreSQL visibility map help VACUUM skip pages?",
 )
-
-
-def write_corpus(folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, (title, text) in DOCS.items():
-        (folder / name).write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
-    return folder
 
 
 def questions_file(tmp_path: Path, *lines: str, name: str = "questions.txt") -> Path:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -38,6 +39,15 @@ Most evidence comes from manufacturer trials [1].
 """
 
 
+def _source(
+    n: int | None, title: str, location: str, site: str, score: int | None, reason: str, status: str = "kept",
+    *, snippet_only: bool = False,
+) -> dict[str, Any]:
+    """One source of the record's ``sources`` list, as a run writes it (found by ddgs)."""
+    return {"n": n, "title": title, "location": location, "site": site, "provider": "ddgs", "score": score,
+            "reason": reason, "status": status, "snippet_only": snippet_only}  # fmt: skip
+
+
 def make_record(tmp_path: Path, **changes) -> Path:
     reports = tmp_path / "reports"
     meta = reports / "meta"
@@ -61,73 +71,13 @@ def make_record(tmp_path: Path, **changes) -> Path:
             "geothermal drilling permits Norway",
         ],
         "sources": [
-            {
-                "n": 1,
-                "title": "Vendor brochure",
-                "location": "https://www.vendor.com/a",
-                "site": "vendor.com",
-                "provider": "ddgs",
-                "score": 4,
-                "reason": "on topic",
-                "status": "kept",
-                "snippet_only": False,
-            },
+            _source(1, "Vendor brochure", "https://www.vendor.com/a", "vendor.com", 4, "on topic"),
             # a second chunk of the same source: counted once
-            {
-                "n": 1,
-                "title": "Vendor brochure",
-                "location": "https://www.vendor.com/a/",
-                "site": "vendor.com",
-                "provider": "ddgs",
-                "score": 4,
-                "reason": "on topic",
-                "status": "kept",
-                "snippet_only": False,
-            },
-            {
-                "n": 2,
-                "title": "Vendor blog",
-                "location": "https://blog.vendor.com/b",
-                "site": "vendor.com",
-                "provider": "ddgs",
-                "score": 4,
-                "reason": "on topic",
-                "status": "kept",
-                "snippet_only": False,
-            },
-            {
-                "n": 3,
-                "title": "NRCan trial",
-                "location": "https://nrcan.gc.ca/trial",
-                "site": "nrcan.gc.ca",
-                "provider": "ddgs",
-                "score": 5,
-                "reason": "primary",
-                "status": "kept",
-                "snippet_only": True,
-            },
-            {
-                "n": None,
-                "title": "Forum",
-                "location": "https://forum.example.org/t/1",
-                "site": "example.org",
-                "provider": "ddgs",
-                "score": 1,
-                "reason": "off topic",
-                "status": "dropped",
-                "snippet_only": False,
-            },
-            {
-                "n": None,
-                "title": "Broken",
-                "location": "https://x.example.net/",
-                "site": "example.net",
-                "provider": "ddgs",
-                "score": None,
-                "reason": "unparsable",
-                "status": "unscored",
-                "snippet_only": False,
-            },
+            _source(1, "Vendor brochure", "https://www.vendor.com/a/", "vendor.com", 4, "on topic"),
+            _source(2, "Vendor blog", "https://blog.vendor.com/b", "vendor.com", 4, "on topic"),
+            _source(3, "NRCan trial", "https://nrcan.gc.ca/trial", "nrcan.gc.ca", 5, "primary", snippet_only=True),
+            _source(None, "Forum", "https://forum.example.org/t/1", "example.org", 1, "off topic", "dropped"),
+            _source(None, "Broken", "https://x.example.net/", "example.net", None, "unparsable", "unscored"),
         ],
         "source_count": 3,
         "dropped_count": 1,

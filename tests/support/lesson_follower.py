@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.support.pipeline import DOCS
+from tests.support.pipeline import write_docs
 from tests.support.research_responder import ResearchResponder, _question, _words
 
 __all__ = [
@@ -50,9 +50,7 @@ OBJECTIONS = (
 
 def write_debate_corpus(folder: Path) -> Path:
     """DOCS in ``folder`` and the counterarguments page in ``folder/debate``; returns ``folder``."""
-    (folder / "debate").mkdir(parents=True, exist_ok=True)
-    for name, (title, text) in DOCS.items():
-        (folder / name).write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
+    (write_docs(folder) / "debate").mkdir(parents=True, exist_ok=True)
     title, text = OBJECTIONS
     (folder / "debate" / "objections.md").write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
     return folder

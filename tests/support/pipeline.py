@@ -53,6 +53,14 @@ DOCS = {
 QUERY = "How does PostgreSQL VACUUM reclaim space from dead tuples?"
 
 
+def write_docs(folder: Path) -> Path:
+    """:data:`DOCS` as markdown notes in ``folder`` (made if need be); returns ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, (title, text) in DOCS.items():
+        (folder / name).write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
+    return folder
+
+
 class DocsProvider:
     """A search provider over DOCS written to ``folder``; every query finds every doc."""
 

@@ -19,7 +19,7 @@ import yaml
 from research_agent.files.atomic import TEMP_SUFFIX
 from research_agent.search.corpus_index import CorpusIndex
 from tests.support.cli import CLI
-from tests.support.pipeline import DOCS, source_entries
+from tests.support.pipeline import source_entries
 from tests.support.research_responder import ResearchResponder
 
 PROGRESS = "… "  # RichProgress prints one such line per stage when stderr is not a terminal
@@ -62,13 +62,6 @@ class Tap:
     def reset(self) -> None:
         with self._cond:
             self.stages.clear()
-
-
-def write_docs(folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, (title, text) in DOCS.items():
-        (folder / name).write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
-    return folder
 
 
 def cli_env(home: Path, base_url: str, config: dict[str, Any] | None = None) -> dict[str, str]:

@@ -39,6 +39,11 @@ The sources cover few very cold regions, so conclusions there are tentative [1-3
 """
 
 
+def extra(text: str, *, sources: str = SOURCES) -> str:
+    """The clean report with ``text`` as one more section (``## Extra``) before the Sources list."""
+    return report(CLEAN_BODY + f"\n## Extra\n{text}\n", sources=sources)
+
+
 def line_of(markdown: str, needle: str) -> int:
     """The 1-based number of the first line of ``markdown`` that contains ``needle``."""
     for number, line in enumerate(markdown.split("\n"), start=1):

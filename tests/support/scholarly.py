@@ -15,17 +15,26 @@
 (arXiv, Wikipedia), ``429`` (a 429 with ``Retry-After: <retry_after>`` first, then ``ok``), ``huge``
 (the recorded reply padded to ``huge_bytes``) and ``slow`` (nothing is sent until the test sets
 ``release``).
+
+For the tests that drive the providers against it: :data:`PROVIDERS`, :data:`QUERY`, a
+:class:`FakeTime` to pace them without waiting, the ``client`` fixture and :func:`provider`.
 """
 
 from __future__ import annotations
 
 import threading
 import zlib
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
+import pytest
+
 from research_agent.config import Settings
+from research_agent.search.base import SearchProvider
+from research_agent.search.scholarly.build import scholarly_provider
 from tests.support.http_server import LocalServer, article_html
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "scholarly"
@@ -151,3 +160,35 @@ class ScholarlyApis:
         if kind == "huge":
             body += b" " * (self.huge_bytes - len(body))
         h.send(200, body, content_type)
+
+
+PROVIDERS = ("openalex", "arxiv", "pubmed", "semanticscholar", "wikipedia")
+QUERY = "How does VACUUM reclaim dead tuples in PostgreSQL?"
+
+
+class FakeTime:
+    """A clock that moves only when the pace sleeps: how long a provider waited, without waiting."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.waits: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.waits.append(round(seconds, 3))
+        self.now += seconds
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[httpx.AsyncClient]:
+    """One HTTP client for a test's providers (a fixture: ``client = scholarly.client`` in a test module)."""
+    async with httpx.AsyncClient() as c:
+        yield c
+
+
+def provider(apis: ScholarlyApis, client: httpx.AsyncClient, name: str, time: FakeTime | None = None, **changes: Any) -> SearchProvider:
+    """The scholarly provider ``name`` pointed at ``apis`` (settings changed by ``changes``), paced by ``time``."""
+    time = time or FakeTime()
+    return scholarly_provider(name, apis.settings(**changes), client, clock=time, sleep=time.sleep)

@@ -1,8 +1,10 @@
 """The web workbench for tests: in-process behind httpx's ASGI transport (any client address, any
-Host), or as ``research-agent serve`` in a subprocess for the browser; and a memory to show."""
+Host), or as ``research-agent serve`` in a subprocess for the browser; a memory to show, the folder
+a workbench test allows (:func:`docs_corpus`) and a page's server-sent events read back (:func:`sse_events`)."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -15,12 +17,16 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from research_agent.memory.store.critique_types import ProposedLesson
 from research_agent.service import ServiceOptions
 from research_agent.web import WebBind, Workbench, build_app
-from tests.support.mcp import server_env
+from tests.support.fake_openai_server import FakeOpenAIServer
+from tests.support.mcp import HoldingResponder, server_env
 from tests.support.memory import NOW, make_critique, put
+from tests.support.pipeline import write_docs
+from tests.support.research_responder import ResearchResponder
 
 HANG_GUARD = 60.0  # seconds; only against a hang, never a timing assumption
 PORT = 8600
@@ -29,6 +35,19 @@ COUNTER = "counterarguments:missing"
 IDEA = "Add a sub-query for the official release notes of the version asked about."
 PLANTED = "Planted lesson text <b>from a critique</b>"
 _CSRF = re.compile(r'name="csrf" value="([^"]+)"')
+_SSE = re.compile(r"event: (\w+)\r?\ndata: (.*)")
+
+
+@pytest.fixture
+def docs_corpus(tmp_path: Path) -> Path:
+    """The pipeline's DOCS in ``tmp_path/corpus``, the folder a workbench test allows (without the
+    binary file of conftest's ``corpus``): a test module takes it as ``corpus = docs_corpus``."""
+    return write_docs(tmp_path / "corpus")
+
+
+def sse_events(text: str) -> list[tuple[str, dict]]:
+    """The ``(event name, data)`` of each server-sent event in ``text``, its data read as JSON."""
+    return [(kind, json.loads(data)) for kind, data in _SSE.findall(text)]
 
 
 def options_for(tmp_path: Path, *, base_url: str = "http://127.0.0.1:9/v1", allow_dirs: tuple[Path, ...] = (),
@@ -67,6 +86,29 @@ async def in_process(
             yield InProcess(bench, client)
     finally:
         await bench.close()
+
+
+@dataclass
+class HeldInDraft:
+    """A workbench in-process whose model holds each run's draft call until ``responder.release``."""
+
+    web: InProcess
+    responder: HoldingResponder
+    server: FakeOpenAIServer
+
+
+@asynccontextmanager
+async def held_in_draft(tmp_path: Path, corpus: Path, **options: Any) -> AsyncIterator[HeldInDraft]:
+    """The workbench of :func:`options_for` (``options`` passed on) over ``corpus``, its model a
+    :class:`~tests.support.fake_openai_server.FakeOpenAIServer` whose draft calls wait for the test;
+    released on the way out, after the workbench has closed."""
+    responder = HoldingResponder(ResearchResponder(), "draft")
+    with FakeOpenAIServer(responder) as server:
+        try:
+            async with in_process(options_for(tmp_path, base_url=server.base_url, allow_dirs=(corpus,), **options)) as web:
+                yield HeldInDraft(web, responder, server)
+        finally:
+            responder.release.set()
 
 
 def csrf_in(html: str) -> str:

@@ -35,7 +35,7 @@ from ...config import Settings
 from ...errors import InputError, ResearchError, error_message
 from ...pipeline import research as pipeline_research
 from ...service import Service
-from ...service.events import EventLog
+from ...service.events import EventLog, Followers
 from ...text.controls import one_line
 
 __all__ = ["BatchBoard", "BatchJob", "BatchFeed", "MAX_ROWS", "row_of"]
@@ -66,40 +66,23 @@ class BatchFeed:
 
     def __init__(self, snapshot: Callable[[], dict[str, Any]]) -> None:
         self._snapshot = snapshot
-        self._followers: list[asyncio.Queue[Event | None]] = []
+        self._followers: Followers[Event] = Followers()
         self.ended: Event | None = None
 
     def publish(self, kind: str, data: dict[str, Any]) -> None:
-        for queue in self._followers:
-            queue.put_nowait((kind, data))
+        self._followers.send((kind, data))
 
     def end(self, outcome: str, message: str) -> None:
         if self.ended is not None:
             return
         self.ended = ("end", {"outcome": outcome, "message": message})
         self.publish(*self.ended)
-        for queue in self._followers:
-            queue.put_nowait(None)
-        self._followers.clear()
+        self._followers.close()
 
     def follow(self) -> AsyncIterator[Event]:
         """The state now, then each change until the end (included); registered at once."""
-        queue: asyncio.Queue[Event | None] = asyncio.Queue()
-        queue.put_nowait(("state", self._snapshot()))
-        if self.ended is not None:
-            queue.put_nowait(self.ended)
-            queue.put_nowait(None)
-        else:
-            self._followers.append(queue)
-        return self._drain(queue)
-
-    async def _drain(self, queue: asyncio.Queue[Event | None]) -> AsyncIterator[Event]:
-        try:
-            while (event := await queue.get()) is not None:
-                yield event
-        finally:
-            if queue in self._followers:
-                self._followers.remove(queue)
+        so_far = [("state", self._snapshot()), *([self.ended] if self.ended is not None else [])]
+        return self._followers.follow(so_far, ended=self.ended is not None)
 
 
 @dataclass(eq=False)

@@ -8,16 +8,10 @@
   if (!watch || !watch.getAttribute("data-events") || !window.EventSource || !window.followEvents) {
     return;
   }
-  var outcome = document.getElementById("outcome");
   var place = document.getElementById("place");
 
   function counts(values) {
-    Object.keys(values).forEach(function (name) {
-      var cell = watch.querySelector("[data-count='" + name.replace(/[^a-z_]/g, "") + "']");
-      if (cell) {
-        cell.textContent = String(values[name]);
-      }
-    });
+    window.followEvents.counts(watch, values);
     if (place && typeof values.questions === "number") {
       place.max = Math.max(1, values.questions);
       place.value = (values.done || 0) + (values.failed || 0);
@@ -62,30 +56,9 @@
     }
   }
 
-  function cancelButton() {
-    return document.querySelector("#cancel button");
-  }
-
   window.followEvents({
-    url: watch.getAttribute("data-events"),
-    banner: document.getElementById("connection"),
+    watch: watch,
     last: "end",
-    opened: function () {
-      outcome.textContent = "running";
-      outcome.className = "status status-running";
-      var button = cancelButton();
-      if (button) {
-        button.disabled = false;
-      }
-    },
-    lost: function (state) {
-      outcome.textContent = state === "gone" ? "server gone" : "connection lost";
-      outcome.className = "status status-" + state;
-      var button = cancelButton();
-      if (button) {
-        button.disabled = true;
-      }
-    },
     on: {
       state: function (data) {
         counts(data.counts || {});

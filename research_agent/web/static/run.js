@@ -55,12 +55,7 @@
   }
 
   function counts(values) {
-    Object.keys(values).forEach(function (name) {
-      var cell = watch.querySelector("[data-count='" + name.replace(/[^a-z_]/g, "") + "']");
-      if (cell) {
-        cell.textContent = String(values[name]);
-      }
-    });
+    window.followEvents.counts(watch, values);
     if (rate && values.streamed > 0 && values.streamed_ms > 0) {
       rate.textContent = values.streamed + " tokens, " +
         (values.streamed / (values.streamed_ms / 1000)).toFixed(1) + " tok/s";
@@ -84,32 +79,13 @@
     }
   }
 
-  function cancelButton() {
-    return document.querySelector("#cancel button");
-  }
-
   window.followEvents({
-    url: watch.getAttribute("data-events"),
-    banner: document.getElementById("connection"),
+    watch: watch,
     last: "end",
     opened: function () {
       // every (re)connection replays the run from its start
       timeline.textContent = "";
       open = null;
-      outcome.textContent = "running";
-      outcome.className = "status status-running";
-      var button = cancelButton();
-      if (button) {
-        button.disabled = false;
-      }
-    },
-    lost: function (state) {
-      outcome.textContent = state === "gone" ? "server gone" : "connection lost";
-      outcome.className = "status status-" + state;
-      var button = cancelButton();
-      if (button) {
-        button.disabled = true; // nothing would receive it
-      }
     },
     on: {
       stage: add,
