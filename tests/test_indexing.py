@@ -105,7 +105,7 @@ async def test_the_index_refreshes_once_the_first_request_is_on_its_way(tmp_path
     # reads them only once ``after`` is done (in a run: the model SDK imported, the request leaving).
     from research_agent.run.indexing import start_indexing
 
-    corpus = write_corpus(tmp_path / "corpus")
+    corpus = write_docs(tmp_path / "corpus")
     log: list[str] = []
     progress = ReadLog(log)
     out = asyncio.Event()
@@ -129,7 +129,7 @@ async def test_an_index_waited_for_refreshes_at_once_whatever_the_first_request_
     # A run with a plan of the person's makes no model call before it searches.
     from research_agent.run.indexing import start_indexing
 
-    corpus = write_corpus(tmp_path / "corpus")
+    corpus = write_docs(tmp_path / "corpus")
     never = asyncio.Event()
     indexing = start_indexing(settings_for(tmp_path).replace(corpus_dirs=(corpus,)), ReadLog([]), [],
                               after=never.wait)  # fmt: skip
