@@ -126,7 +126,7 @@ def payload_type(cls: type, without: tuple[str, ...] = (), name: str = "") -> An
 @functools.cache
 def _typed_dict(cls: type, without: tuple[str, ...], name: str) -> Any:
     typed = _TYPED_DICT(name, _keys(cls, without))
-    typed.__doc__ = " ".join(inspect.cleandoc(cls.__doc__ or "").split("\n\n")[0].split()) or None
+    typed.__doc__ = one_line(inspect.cleandoc(cls.__doc__ or "").split("\n\n")[0]) or None
     return typed
 
 
