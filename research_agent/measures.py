@@ -13,8 +13,10 @@ support the run measured) and memory (which writes the whole block) hold them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from .shapes import Plain, shape
 
 __all__ = [
     "SourceCounts",
@@ -61,7 +63,8 @@ class SiteFacts:
     top: str | None
     top_share: float
     per_site: tuple[SiteCounts, ...] = ()
-    truncated: bool = False  # per_site was cut at its limit; otherwise its kept counts add up
+    # per_site was cut at its limit (written only then); otherwise its kept counts add up
+    truncated: bool = field(default=False, metadata=shape(optional=True))
 
 
 @dataclass(frozen=True)
@@ -75,7 +78,7 @@ class SubQueryFacts:
     found: int
     kept: int
     cited: int
-    fetched: int | None = None
+    fetched: int | None = field(default=None, metadata=shape(optional=True))
 
 
 def is_unanswered(query: SubQueryFacts, *, capped: bool) -> bool:
@@ -115,7 +118,7 @@ class RecencyFacts:
 
 
 @dataclass(frozen=True)
-class ClaimFacts:
+class ClaimFacts(Plain):
     """The claim check: cited sentences checked against their passages, and the verdicts.
     ``unsupported_share`` is None when nothing was checked."""
 
@@ -125,14 +128,12 @@ class ClaimFacts:
     unsupported: int = 0
     unsupported_share: float | None = None
 
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
 
 @dataclass(frozen=True)
-class CritiqueFacts:
-    """The whole ``facts:`` block. ``corpora``: the ids of the local corpora the run searched;
-    ``claims``: the claim check (None when the run made none)."""
+class CritiqueFacts(Plain):
+    """The whole ``facts:`` block, in the file's key order. ``corpora``: the ids of the local corpora
+    the run searched; ``claims``: the claim check (None when the run made none); both written only
+    when present."""
 
     sources: SourceCounts
     sites: SiteFacts
@@ -140,8 +141,8 @@ class CritiqueFacts:
     unanswered: int
     citations: CitationFacts
     recency: RecencyFacts
-    corpora: tuple[str, ...] = ()
-    claims: ClaimFacts | None = None
+    corpora: tuple[str, ...] = field(default=(), metadata=shape(optional=True))
+    claims: ClaimFacts | None = field(default=None, metadata=shape(optional=True))
 
     @property
     def open_sub_queries(self) -> int:
@@ -177,50 +178,6 @@ class CritiqueFacts:
             self.sources, sites, self.sub_queries, self.unanswered, self.citations, self.recency,
             self.corpora, self.claims,
         )  # fmt: skip
-
-    def as_dict(self) -> dict[str, Any]:
-        """The block as plain types, keys in the file's order."""
-        s, st, c, r = self.sources, self.sites, self.citations, self.recency
-        block: dict[str, Any] = {
-            "sources": {
-                "found": s.found,
-                "fetched": s.fetched,
-                "kept": s.kept,
-                "dropped": s.dropped,
-                "unscored": s.unscored,
-                "cited": s.cited,
-                "capped_by_user": s.capped_by_user,
-            },
-            "sites": {
-                "distinct": st.distinct,
-                "top": st.top,
-                "top_share": st.top_share,
-                "per_site": [
-                    {"site": p.site, "kept": p.kept, "dropped": p.dropped, "cited": p.cited} for p in st.per_site
-                ],
-            },
-            "sub_queries": [_sub_query_dict(q) for q in self.sub_queries],
-            "unanswered": self.unanswered,
-            "citations": {
-                "sentences": c.sentences,
-                "weakly_supported": c.weakly_supported,
-                "weakly_supported_share": c.weakly_supported_share,
-                "weak_pairs": [{"sentence": p.sentence, "source": p.source} for p in c.weak_pairs],
-            },
-            "recency": {
-                "dated": r.dated,
-                "median_age_days": r.median_age_days,
-                "oldest_year": r.oldest_year,
-                "newest_year": r.newest_year,
-            },
-        }
-        if st.truncated:
-            block["sites"]["truncated"] = True
-        if self.corpora:
-            block["corpora"] = list(self.corpora)
-        if self.claims is not None:
-            block["claims"] = self.claims.as_dict()
-        return block
 
     @classmethod
     def from_valid(cls, data: Mapping[str, Any]) -> CritiqueFacts:
@@ -260,13 +217,6 @@ class CritiqueFacts:
             corpora=tuple(data.get("corpora", ())),
             claims=_claims_from(data.get("claims")),
         )
-
-
-def _sub_query_dict(q: SubQueryFacts) -> dict[str, Any]:
-    out: dict[str, Any] = {"index": q.index, "query": q.query, "found": q.found, "kept": q.kept, "cited": q.cited}
-    if q.fetched is not None:
-        out["fetched"] = q.fetched
-    return out
 
 
 _COUNT_KEYS = ("found", "fetched", "kept", "dropped", "unscored", "cited")

@@ -30,7 +30,7 @@ import asyncio
 import contextvars
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -41,6 +41,7 @@ from ..llm.budget import ContextBudget
 from ..llm.client.answers import MAX_ANSWER_BYTES
 from ..llm.client.transport import CONNECTION_LIMITS, model_http_client
 from ..llm.protocol import TokenCallback
+from ..shapes import Plain, shape
 
 __all__ = ["EndpointLimits", "LimitStats", "LimitedModel", "TokenBucket", "limited_http_client", "estimate_tokens"]
 
@@ -84,18 +85,15 @@ class TokenBucket:
 
 
 @dataclass
-class LimitStats:
+class LimitStats(Plain):
     """What the limits did: calls let through, seconds waited for the buckets, pauses after a 429."""
 
     calls: int = 0
     requests: int = 0  # HTTP requests seen (retries and fallbacks included; 0 with a model of no HTTP)
-    waited: float = 0.0
+    waited: float = field(default=0.0, metadata=shape(key="waited_seconds", digits=1))
     pauses: int = 0
-    paused: float = 0.0  # seconds of pause asked for, summed
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"calls": self.calls, "requests": self.requests, "waited_seconds": round(self.waited, 1),
-                "pauses": self.pauses, "paused_seconds": round(self.paused, 1)}  # fmt: skip
+    # seconds of pause asked for, summed
+    paused: float = field(default=0.0, metadata=shape(key="paused_seconds", digits=1))
 
 
 class EndpointLimits:

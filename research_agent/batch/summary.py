@@ -12,6 +12,7 @@ question and error is outside text: escaped on both pages.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from html import escape
 from importlib import resources
@@ -21,11 +22,12 @@ from typing import Any
 from ..config import Settings
 from ..errors import ResearchError
 from ..files.atomic import atomic_write_text
+from ..shapes import Plain
 from ..text.mdsafe import plain_text
 from .state import BatchState, Entry
 
-__all__ = ["summary_data", "summary_markdown", "summary_html", "write_summary", "lesson_statuses", "lesson_changes",
-           "report_link", "duration_text", "cost_text", "html_page"]
+__all__ = ["BatchTotals", "LessonChange", "summary_data", "summary_markdown", "summary_html", "write_summary",
+           "lesson_statuses", "lesson_changes", "report_link", "duration_text", "cost_text", "html_page"]
 
 log = logging.getLogger(__name__)
 
@@ -44,13 +46,45 @@ def lesson_statuses(settings: Settings, now: datetime | None = None) -> dict[str
     return {f"{effect.domain}/{effect.key}": effect.status for effect in effects}
 
 
+@dataclass(frozen=True)
+class LessonChange(Plain):
+    """A lesson whose status changed during the batch (``new``: it did not exist; ``gone``: it no longer does)."""
+
+    domain: str
+    key: str
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
+class BatchTotals(Plain):
+    """Counts over the batch: questions by state, review verdicts, claims checked and the unsupported
+    share (None: none checked), sources kept, tokens and cost (None when a price is unknown), the
+    questions' seconds summed and the batch's wall time."""
+
+    questions: int
+    done: int
+    failed: int
+    pending: int
+    running: int
+    approved: int
+    rejected: int
+    claims_checked: int
+    unsupported_share: float | None
+    sources_kept: int
+    tokens: int
+    cost_usd: float | None
+    question_seconds: float
+    wall_seconds: float
+
+
 def lesson_changes(before: dict[str, str], after: dict[str, str]) -> list[dict[str, str]]:
     changes = []
     for name in sorted(set(before) | set(after)):
         old, new = before.get(name, "new"), after.get(name, "gone")
         if old != new:
             domain, _, key = name.partition("/")
-            changes.append({"domain": domain, "key": key, "before": old, "after": new})
+            changes.append(LessonChange(domain, key, old, new).as_dict())
     return changes
 
 
@@ -64,23 +98,24 @@ def _question(entry: Entry) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _totals(questions: list[dict[str, Any]]) -> dict[str, Any]:
+def _totals(questions: list[dict[str, Any]], wall_seconds: float) -> BatchTotals:
     done = [q for q in questions if q["status"] == "done"]
     checked = sum(q["claims_checked"] or 0 for q in done)
     unsupported = sum((q["unsupported_share"] or 0) * (q["claims_checked"] or 0) for q in done)
     costs = [q["cost_usd"] for q in done]
-    return {
-        "questions": len(questions),
+    return BatchTotals(
+        questions=len(questions),
         **{state: sum(1 for q in questions if q["status"] == state) for state in ("done", "failed", "pending", "running")},
-        "approved": sum(1 for q in done if q["review"] == "approved"),
-        "rejected": sum(1 for q in done if q["review"] == "rejected"),
-        "claims_checked": checked,
-        "unsupported_share": round(unsupported / checked, 3) if checked else None,
-        "sources_kept": sum(q["sources_kept"] or 0 for q in done),
-        "tokens": sum(q["tokens"] or 0 for q in done),
-        "cost_usd": None if any(c is None for c in costs) else round(sum(costs), 6),
-        "question_seconds": round(sum(q["seconds"] for q in questions), 1),
-    }  # fmt: skip
+        approved=sum(1 for q in done if q["review"] == "approved"),
+        rejected=sum(1 for q in done if q["review"] == "rejected"),
+        claims_checked=checked,
+        unsupported_share=round(unsupported / checked, 3) if checked else None,
+        sources_kept=sum(q["sources_kept"] or 0 for q in done),
+        tokens=sum(q["tokens"] or 0 for q in done),
+        cost_usd=None if any(c is None for c in costs) else round(sum(costs), 6),
+        question_seconds=round(sum(q["seconds"] for q in questions), 1),
+        wall_seconds=round(wall_seconds, 1),
+    )  # fmt: skip
 
 
 def _recorded_calls(state: BatchState) -> int | None:
@@ -115,7 +150,7 @@ def summary_data(state: BatchState, *, lessons_now: dict[str, str]) -> dict[str,
         limits["calls"] = _recorded_calls(state)
     return {
         "id": state.id, "file": state.file, "status": state.status, "created": state.created,
-        "state_path": str(state.path), "totals": {**_totals(questions), "wall_seconds": round(state.wall_seconds, 1)},
+        "state_path": str(state.path), "totals": _totals(questions, state.wall_seconds).as_dict(),
         "limits": limits, "lessons_changed": lesson_changes(state.lessons_at_start, lessons_now),
         "questions": questions,
     }  # fmt: skip

@@ -15,9 +15,10 @@ that gives none, counts as ``partial``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast
 
+from ..shapes import Plain
 from ..text.controls import one_line
 from ..text.sanitize import sanitize
 from .select import CitedClaim
@@ -44,7 +45,7 @@ _EDGE = "\"'.,;:!?()[]{}<>"
 
 
 @dataclass(frozen=True)
-class ClaimVerdict:
+class ClaimVerdict(Plain):
     """The verdict on cited sentence ``number``: ``source`` is the source whose passage holds
     the quote (else the first it cites), ``location`` that source's address once the run
     record is written; ``note`` says why the program changed the model's verdict ("" when it
@@ -53,30 +54,17 @@ class ClaimVerdict:
     number: int
     sentence: str
     sources: tuple[int, ...]
+    # keyword-only, declared here for the run record's key order (source and location after sources)
+    source: int | None = field(default=None, kw_only=True)
+    location: str = field(default="", kw_only=True)
     verdict: Verdict
     quote: str = ""
     reason: str = ""
-    source: int | None = None
-    location: str = ""
     note: str = ""
     outcome: ClaimOutcome = ""
 
     def with_outcome(self, outcome: ClaimOutcome) -> ClaimVerdict:
         return replace(self, outcome=outcome)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "number": self.number,
-            "sentence": self.sentence,
-            "sources": list(self.sources),
-            "source": self.source,
-            "location": self.location,
-            "verdict": self.verdict,
-            "quote": self.quote,
-            "reason": self.reason,
-            "note": self.note,
-            "outcome": self.outcome,
-        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ClaimVerdict:
@@ -156,7 +144,7 @@ def read_verdicts(items: Iterable[Mapping[str, Any]], claims: Sequence[CitedClai
 
 def _checked(claim: CitedClaim, verdict: Verdict, quote: str, reason: str) -> ClaimVerdict:
     """The verdict with its quote looked up in the claim's passages."""
-    base = ClaimVerdict(claim.number, claim.sentence, claim.sources, verdict, quote, reason, claim.sources[0])
+    base = ClaimVerdict(claim.number, claim.sentence, claim.sources, verdict, quote, reason, source=claim.sources[0])
     if verdict == "unsupported":
         return base
     holder = next((n for n, passage in claim.passages if quote_found(quote, passage)), None)

@@ -25,6 +25,7 @@ from ..batch.state import BatchState, Entry, entry_key, make_batch_id
 from ..config import Settings
 from ..errors import InputError
 from ..ids import format_utc
+from ..shapes import Plain
 from .world import Question, World
 
 __all__ = ["EvalState", "EvalOptions", "EvalPlan", "RoundBatch", "plan_eval", "measured_half", "eval_settings",
@@ -49,7 +50,7 @@ class EvalState(BatchState):
 
 
 @dataclass(frozen=True)
-class EvalOptions:
+class EvalOptions(Plain):
     """What an eval does beyond its runs' settings: rounds, the holdout, the first ``limit`` questions,
     the seed (of the built-in world, and of the holdout split), and whether the world is the built-in one."""
 
@@ -58,10 +59,6 @@ class EvalOptions:
     limit: int | None = None
     seed: int = 0
     builtin: bool = False
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"rounds": self.rounds, "holdout": self.holdout, "limit": self.limit, "seed": self.seed,
-                "builtin": self.builtin}  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: Any) -> EvalOptions:

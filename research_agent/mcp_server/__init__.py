@@ -7,11 +7,14 @@ Context Protocol.
 * :mod:`.http`          the HTTP bind of ``mcp --http``, behind the shared guard
 * :mod:`.tools`         ``research`` and ``review_report``, and the list of every tool
 * :mod:`.planning`      ``research_plan``, and ``research``'s ``plan`` argument
-* :mod:`.memory_tools`  ``memory_lessons``, ``memory_list``, ``memory_show``
+* :mod:`.batch_tool`    ``research_batch``: many questions as one batch
+* :mod:`.memory_tools`  ``memory_lessons``, ``memory_list``, ``memory_show``, ``memory_effects``,
+  ``memory_proposals``
 * :mod:`.resources`     ``report://{id}`` and ``critique://{id}``
-* :mod:`.answers`       the error boundary: a tool's data, or a tool error with the CLI's message
+* :mod:`.answers`       the error boundary: a tool's data, or a tool error with the CLI's message;
+  the output schema of a tool's answer, derived from its dataclass
 * :mod:`.progress`      a run's events as MCP progress notifications
-* :mod:`.shapes`        the output schema of every tool
+* :mod:`.shapes`        what every tool answers: one frozen dataclass each, built from the core's
 * :mod:`.summaries`     the short text of every tool's answer
 
 Importing this package needs the ``mcp`` SDK (2.x).

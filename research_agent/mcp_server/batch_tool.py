@@ -14,18 +14,20 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
 from pydantic import Field
-from typing_extensions import TypedDict
 
 from ..batch.questions import questions_from_list
 from ..batch.runner import QuietWatcher
 from ..batch.session import SessionOptions, run_session
 from ..batch.start import holding, new_batch
 from ..batch.state import Entry
+from ..batch.summary import BatchTotals, LessonChange
 from ..service.runs import unwound_on_cancel
+from ..shapes import plain
 from .answers import answered, service_of
 from .arguments import CorpusFolders, MaxSources, ModeName, Providers, run_settings
 from .progress import Send
@@ -44,26 +46,8 @@ Parallel = Annotated[
 ]
 
 
-class BatchTotals(TypedDict):
-    """Counts over the batch; cost_usd null when a price is unknown."""
-
-    questions: int
-    done: int
-    failed: int
-    pending: int
-    running: int
-    approved: int
-    rejected: int
-    claims_checked: int
-    unsupported_share: float | None
-    sources_kept: int
-    tokens: int
-    cost_usd: float | None
-    question_seconds: float
-    wall_seconds: float
-
-
-class BatchQuestionOut(TypedDict):
+@dataclass(frozen=True)
+class BatchQuestionOut:
     """One question: where it stands and, when done, what came out."""
 
     n: int
@@ -81,14 +65,8 @@ class BatchQuestionOut(TypedDict):
     seconds: float
 
 
-class LessonChangeOut(TypedDict):
-    domain: str
-    key: str
-    before: str
-    after: str
-
-
-class BatchOutput(TypedDict):
+@dataclass(frozen=True)
+class BatchOutput:
     """The batch: its id, its state file and page, its totals, each question."""
 
     id: str
@@ -96,8 +74,8 @@ class BatchOutput(TypedDict):
     state_path: str
     page_path: str
     totals: BatchTotals
-    lessons_changed: list[LessonChangeOut]
-    questions: list[BatchQuestionOut]
+    lessons_changed: tuple[LessonChange, ...]
+    questions: tuple[BatchQuestionOut, ...]
 
 
 def batch_text(data: Mapping[str, Any]) -> str:
@@ -110,15 +88,19 @@ def batch_text(data: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _output(data: dict[str, Any], page: str) -> BatchOutput:
-    questions = [BatchQuestionOut(
+def _output(data: dict[str, Any], page: str) -> dict[str, Any]:
+    """The tool's answer from the batch's summary (:func:`~research_agent.batch.summary.summary_data`)."""
+    questions = tuple(BatchQuestionOut(
         n=q["line"], question=q["question"], status=q["status"], error=q["error"], run_id=q["run_id"],
         report_path=q["report"], review=q["review"], claims_checked=q["claims_checked"],
         unsupported_share=q["unsupported_share"], sources_kept=q["sources_kept"], tokens=q["tokens"],
         cost_usd=q["cost_usd"], seconds=q["seconds"],
-    ) for q in data["questions"]]  # fmt: skip
-    return BatchOutput(id=data["id"], status=data["status"], state_path=data["state_path"], page_path=page,
-                       totals=data["totals"], lessons_changed=data["lessons_changed"], questions=questions)
+    ) for q in data["questions"])  # fmt: skip
+    return plain(BatchOutput(
+        id=data["id"], status=data["status"], state_path=data["state_path"], page_path=page,
+        totals=BatchTotals(**data["totals"]), lessons_changed=tuple(LessonChange(**c) for c in data["lessons_changed"]),
+        questions=questions,
+    ))  # fmt: skip
 
 
 class _Notifier(QuietWatcher):
@@ -152,7 +134,7 @@ class _Notifier(QuietWatcher):
                 log.debug("progress notification not sent: %s", exc)
 
 
-@answered(summary=batch_text)
+@answered(BatchOutput, summary=batch_text)
 async def research_batch(
     questions: Questions,
     ctx: Context,
@@ -161,7 +143,7 @@ async def research_batch(
     search: Providers = None,
     max_sources: MaxSources = None,
     parallel: Parallel = None,
-) -> BatchOutput:
+) -> dict[str, Any]:
     """Research many questions, each as `research` does, as one batch (minutes per question).
 
     The questions share one model client and one backoff on the endpoint; each report is

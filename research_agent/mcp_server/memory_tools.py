@@ -22,14 +22,18 @@ from ..errors import InputError, ResearchError
 from ..llm import OpenAIChatModel
 from ..memory.store.failures import load_failures
 from ..memory.store.files import critique_path, load_critique
+from ..memory.store.person.proposals import Proposal
+from ..record.lessons import LeftOut
 from ..run.assembly import validate_query
 from ..run_refs import Runs
 from ..service.memory import Memory
 from ..service.person import undecided_proposals
+from ..shapes import plain
 from ..stages.classify import classify_domain
 from .answers import answered, service_of
 from .shapes import (
     EffectsOutput,
+    FailedOut,
     LessonsOutput,
     MemoryListOutput,
     MemoryShowOutput,
@@ -51,12 +55,12 @@ DomainName = Annotated[
 ]
 
 
-@answered(summary=lessons_text)
+@answered(LessonsOutput, summary=lessons_text)
 async def memory_lessons(
     question: Annotated[str, Field(description="The question a run would research.")],
     ctx: Context,
     domain: DomainName = None,
-) -> LessonsOutput:
+) -> dict[str, Any]:
     """The lessons from past critiques that a run of this question would get now, and why;
     every critique file left out, with its reason.
 
@@ -82,12 +86,12 @@ async def _classify(settings: Settings, question: str) -> str:
     return chosen
 
 
-@answered(summary=list_text)
+@answered(MemoryListOutput, summary=list_text)
 async def memory_list(
     ctx: Context,
     domain: DomainName = None,
     limit: Annotated[int, Field(description="At most this many critiques, newest first.")] = 20,
-) -> MemoryListOutput:
+) -> dict[str, Any]:
     """Stored critiques of past reports, newest first (optionally of one domain), with each run's
     short id; the runs whose critique failed, with the reason; and the critique files that failed
     validation with the reason."""
@@ -100,23 +104,20 @@ async def memory_list(
     shorts = (await asyncio.to_thread(Runs.scan, settings.reports_dir)).shorts()
     good = [item.critique for item in loaded if item.critique is not None]
     chosen = [c for c in good if wanted is None or c.query_domain == wanted][:limit]
-    return {
-        "critiques": [critique_summary(c, shorts.get(c.id, "")) for c in chosen],
-        "failed": [
-            {**f.as_dict(), "short_id": shorts.get(f.run_id, "")}  # type: ignore[typeddict-item]  # a plain dict
-            for f in failed[:limit]
-        ],
-        "invalid": [{"file": item.name, "reason": item.error or ""} for item in loaded if item.critique is None],
-    }
+    return plain(MemoryListOutput(
+        critiques=tuple(critique_summary(c, shorts.get(c.id, "")) for c in chosen),
+        failed=tuple(FailedOut(f, shorts.get(f.run_id, "")) for f in failed[:limit]),
+        invalid=tuple(LeftOut(item.name, item.error or "") for item in loaded if item.critique is None),
+    ))  # fmt: skip
 
 
-@answered(summary=show_text)
+@answered(MemoryShowOutput, summary=show_text)
 async def memory_show(
     ctx: Context,
     id: Annotated[
         str, Field(description="A run's id, short id, a unique prefix of either, latest or latest~N.")
     ],
-) -> MemoryShowOutput:
+) -> dict[str, Any]:
     """One stored critique: scores, pass or fail, weaknesses, suggestions, tags, usage. A lesson
     it applied shows its text only when that is the lesson's text now (stored text that was
     edited or planted is blank)."""
@@ -124,11 +125,11 @@ async def memory_show(
     runs = await asyncio.to_thread(Runs.scan, settings.reports_dir)
     critique = await asyncio.to_thread(load_by_id, runs, id)
     critique = await asyncio.to_thread(Memory(settings).shown_texts, critique, now=datetime.now(UTC))
-    return {"critique": critique.as_dict(), "short_id": runs.short(critique.id)}
+    return plain(MemoryShowOutput(critique.as_dict(), runs.short(critique.id)))
 
 
-@answered(summary=effects_text)
-async def memory_effects(ctx: Context, domain: DomainName = None) -> EffectsOutput:
+@answered(EffectsOutput, summary=effects_text)
+async def memory_effects(ctx: Context, domain: DomainName = None) -> dict[str, Any]:
     """Each lesson's measured effect: runs given it and runs that withheld it by its own random
     trial draw (control runs count in neither), the mean of its target with and without it, the
     difference (positive means better) with an always-valid interval (paired by question, adjusted
@@ -141,7 +142,7 @@ async def memory_effects(ctx: Context, domain: DomainName = None) -> EffectsOutp
     wanted = parse_domain(domain) if domain is not None else None
     settings = service_of(ctx).settings()
     found = await asyncio.to_thread(Memory(settings).effects, now=datetime.now(UTC), domain=wanted)
-    return {"effects": [effect.as_dict() for effect in found]}  # type: ignore[misc]  # plain-dict EffectOuts
+    return plain(EffectsOutput(tuple(found)))
 
 
 APPROVAL_NOTE = (
@@ -150,19 +151,18 @@ APPROVAL_NOTE = (
 )
 
 
-def _undecided_proposals(memory: Memory) -> list[dict[str, Any]]:
-    found = undecided_proposals(memory.place, now=datetime.now(UTC))
-    return [p.as_dict() for p in found]
+def _undecided_proposals(memory: Memory) -> tuple[Proposal, ...]:
+    return tuple(undecided_proposals(memory.place, now=datetime.now(UTC)))
 
 
-@answered(summary=proposals_text)
-async def memory_proposals(ctx: Context) -> ProposalsOutput:
+@answered(ProposalsOutput, summary=proposals_text)
+async def memory_proposals(ctx: Context) -> dict[str, Any]:
     """The lessons critics proposed that no person has decided yet, each with the critiques
     that proposed it. They are quarantined: none reaches a prompt unless the person running
     research-agent approves it in the CLI. This server cannot approve or reject them."""
     settings = service_of(ctx).settings()
     found = await asyncio.to_thread(_undecided_proposals, Memory(settings))
-    return {"proposals": found, "note": APPROVAL_NOTE}  # type: ignore[typeddict-item]  # plain-dict ProposalOut
+    return plain(ProposalsOutput(found, APPROVAL_NOTE))
 
 
 def load_by_id(runs: Runs, ref: str) -> Any:

@@ -1,23 +1,34 @@
-"""What the tools return: one TypedDict per tool (its MCP output schema), and the converters.
+"""What the tools return: one frozen dataclass per tool's answer, and the converters that fill them.
 
-Each converter reads the same objects the CLI prints from (``ResearchResult``, ``Review``,
-``LessonSelection``, ``Critique``), so a tool's answer and the CLI's ``--json`` agree. An
-unknown price is ``cost_usd: null``, never 0.
+A tool's structured content is :func:`~research_agent.shapes.plain` of its answer, and its
+output schema is derived from the same dataclass (:mod:`.payloads`). The parts of an answer
+that the core already holds are the core's own dataclasses (a stage's ``Usage``, the critique's
+``Scheduled``, a ``Lesson``, an ``Issue``, a ``LessonEffect``, a ``Proposal``, a ``FailedCritique``),
+so each shape is declared once. Each converter reads the same objects the CLI prints from
+(``ResearchResult``, ``Review``, ``LessonSelection``, ``Critique``), so a tool's answer and the
+CLI's ``--json`` agree. An unknown price is ``cost_usd: null``, never 0.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from typing_extensions import TypedDict  # pydantic reads nested TypedDicts from here below Python 3.12
-
+from ..llm import Usage
 from ..memory.critique.schedule import Scheduled
-from ..memory.effects.lesson_effects import LessonStatus
+from ..memory.effects.lesson_effects import LessonEffect
 from ..memory.effects.stats import not_collapse
 from ..memory.lessons.select import LessonSelection
+from ..memory.lessons.types import Lesson
 from ..memory.store.critique_types import Critique
+from ..memory.store.failures import FailedCritique
+from ..memory.store.person.proposals import Proposal
+from ..record.lessons import LeftOut
 from ..results import ResearchResult
+from ..review.issues import Issue
 from ..review.review import Review
+from ..shapes import plain, shape
 
 __all__ = [
     "ResearchOutput",
@@ -26,6 +37,9 @@ __all__ = [
     "MemoryListOutput",
     "MemoryShowOutput",
     "EffectsOutput",
+    "ProposalsOutput",
+    "CritiqueSummary",
+    "FailedOut",
     "research_output",
     "review_output",
     "lessons_output",
@@ -33,7 +47,8 @@ __all__ = [
 ]
 
 
-class SourceOut(TypedDict):
+@dataclass(frozen=True)
+class CitedSource:
     """A source the report cites, by its number in the report."""
 
     n: int
@@ -41,26 +56,8 @@ class SourceOut(TypedDict):
     location: str
 
 
-class UsageOut(TypedDict):
-    """Tokens and calls of one stage; cost_usd null when a price is unknown."""
-
-    prompt_tokens: int
-    completion_tokens: int
-    calls: int
-    retries: int
-    cost_usd: float | None
-
-
-class CritiqueState(TypedDict):
-    """What became of the run's critique: skipped, started (pid), not_started, done (path) or failed."""
-
-    state: str
-    pid: int | None
-    path: str | None
-    error: str
-
-
-class ResearchOutput(TypedDict):
+@dataclass(frozen=True)
+class ResearchOutput:
     """A finished research run: the report, where it was written, and what the run did."""
 
     id: str
@@ -74,52 +71,44 @@ class ResearchOutput(TypedDict):
     gate_decision: str
     final_decision: str
     stop_reason: str
-    sources: list[SourceOut]
-    lessons_applied: list[str]
+    sources: tuple[CitedSource, ...]
+    lessons_applied: tuple[str, ...]
     adaptive: bool
-    usage: dict[str, UsageOut]
+    usage: Mapping[str, Usage]  # tokens and calls per stage; cost_usd null when a price is unknown
     total_tokens: int
-    cost_usd: float | None
-    warnings: list[str]
-    critique: CritiqueState
+    cost_usd: float | None = field(metadata=shape(digits=6))
+    warnings: tuple[str, ...]
+    critique: Scheduled  # skipped, started (pid), not_started, done (path) or failed (error)
 
 
-class ReviewOutput(TypedDict):
+@dataclass(frozen=True)
+class ReviewOutput:
     """The lint review of a report: approved or rejected, and every issue found."""
 
-    verdict: str
+    verdict: Literal["approved", "rejected"]
     approved: bool
     critical: int
     warnings: int
-    issues: list[dict[str, Any]]
+    issues: tuple[Issue, ...]
 
 
-class LessonOut(TypedDict):
-    key: str
-    stage: str
-    target: str
-    text: str
-    critique_ids: list[str]
-
-
-class ExcludedOut(TypedDict):
-    file: str
-    reason: str
-
-
-class LessonsOutput(TypedDict):
+@dataclass(frozen=True)
+class LessonsOutput:
     """The lessons a run of the question would get now, and why; every file left out and why."""
 
     domain: str
     adaptive: bool
     reason: str
-    applied: list[LessonOut]
-    excluded: list[ExcludedOut]
-    warnings: list[str]
+    applied: tuple[Lesson, ...]
+    excluded: tuple[LeftOut, ...]
+    warnings: tuple[str, ...]
     note: str
 
 
-class CritiqueSummary(TypedDict):
+@dataclass(frozen=True)
+class CritiqueSummary:
+    """One stored critique in a list: its run's ids, when, what, and its verdict."""
+
     id: str
     short_id: str
     timestamp: str
@@ -131,161 +120,81 @@ class CritiqueSummary(TypedDict):
     adaptive: bool
 
 
-class FailedOut(TypedDict):
-    """A run whose critique failed: why and when (``memory retry`` completes it)."""
+@dataclass(frozen=True)
+class FailedOut:
+    """A run whose critique failed: why and when (``memory retry`` completes it), and its short id."""
 
-    id: str
+    failed: FailedCritique = field(metadata=shape(flatten=True))
     short_id: str
-    reason: str
-    failed_at: str
 
 
-class MemoryListOutput(TypedDict):
+@dataclass(frozen=True)
+class MemoryListOutput:
     """Stored critiques, newest first; runs whose critique failed; files that failed validation."""
 
-    critiques: list[CritiqueSummary]
-    failed: list[FailedOut]
-    invalid: list[ExcludedOut]
+    critiques: tuple[CritiqueSummary, ...]
+    failed: tuple[FailedOut, ...]
+    invalid: tuple[LeftOut, ...]
 
 
-class MemoryShowOutput(TypedDict):
+@dataclass(frozen=True)
+class MemoryShowOutput:
     """One stored critique, as its file holds it, and its run's short id."""
 
-    critique: dict[str, Any]
+    critique: Mapping[str, Any]
     short_id: str
 
 
-class ScoreCheckOut(TypedDict):
-    """A lesson measured on another target than its own (the mean score)."""
+@dataclass(frozen=True)
+class EffectsOutput:
+    """Every lesson key's effect: with and without it, the difference (positive is better)."""
 
-    target: str
-    mean_with: float | None
-    mean_without: float | None
-    delta: float | None
-    interval: list[float] | None
+    effects: tuple[LessonEffect, ...]
 
 
-class EffectOut(TypedDict):
-    """One lesson key's measured effect (what ``memory effects --json`` prints for it)."""
-
-    key: str
-    stage: str
-    target: str
-    text: str
-    domain: str
-    applied_runs: int
-    baseline_runs: int
-    mean_with: float | None
-    mean_without: float | None
-    delta: float | None
-    interval: list[float] | None
-    method: Literal["paired", "unpaired"]
-    paired_questions: int
-    confounded_with: list[str]
-    status: LessonStatus
-    score: ScoreCheckOut | None  # its mean-score check (None when its target is the mean score)
-    decided_on: str | None  # the target whose interval decided it (helpful, retired)
-    decided_after: int | None  # the run of its domain ("run N") at which the evidence first reached the decision
-    decided_at: str | None  # when the decision was recorded in the trial ledger (UTC)
-    trial_runs: int  # runs of its domain since its trial began
-    more_runs: int | None  # about how many more runs of the domain a decision needs at the current spread
-    reinstated: str | None  # when a person reinstated it, starting its current trial
-
-
-class ProposalOut(TypedDict):
-    """One lesson a critic proposed, quarantined: it reaches no prompt unless a person approves it."""
-
-    key: str
-    stage: str
-    text: str
-    critique_ids: list[str]
-    domains: list[str]
-
-
-class ProposalsOutput(TypedDict):
+@dataclass(frozen=True)
+class ProposalsOutput:
     """The undecided proposals, and how a person decides them (never through a tool)."""
 
-    proposals: list[ProposalOut]
+    proposals: tuple[Proposal, ...]
     note: str
 
 
-class EffectsOutput(TypedDict):
-    """Every lesson key's effect: with and without it, the difference (positive is better)."""
-
-    effects: list[EffectOut]
-
-
-def _scheduled(scheduled: Scheduled) -> CritiqueState:
-    return {
-        "state": scheduled.state,
-        "pid": scheduled.pid,
-        "path": None if scheduled.path is None else str(scheduled.path),
-        "error": scheduled.error,
-    }
-
-
-def research_output(result: ResearchResult, scheduled: Scheduled, short_id: str) -> ResearchOutput:
+def research_output(result: ResearchResult, scheduled: Scheduled, short_id: str) -> dict[str, Any]:
     """The research tool's answer (the CLI's ``--json`` summary, plus the report itself)."""
-    summary = result.summary()
-    total = result.total_usage
-    return {
-        "id": result.id,
-        "short_id": short_id,
-        "report_markdown": result.report_markdown,
-        "report_path": summary["report_path"],
-        "run_record_path": summary["run_record_path"],
-        "query": result.query,
-        "mode": result.mode,
-        "domain": result.domain,
-        "gate_decision": result.gate_decision,
-        "final_decision": result.final_decision,
-        "stop_reason": result.stop_reason,
-        "sources": [{"n": s["id"], "title": s["title"], "location": s["location"]} for s in summary["sources"]],
-        "lessons_applied": list(result.lessons_applied),
-        "adaptive": result.adaptive,
-        "usage": summary["usage"],
-        "total_tokens": total.prompt_tokens + total.completion_tokens,
-        "cost_usd": summary["cost_usd"],
-        "warnings": list(result.warnings),
-        "critique": _scheduled(scheduled),
-    }
+    return plain(ResearchOutput(
+        id=result.id, short_id=short_id, report_markdown=result.report_markdown,
+        report_path=str(result.report_path), run_record_path=str(result.run_record_path), query=result.query,
+        mode=result.mode, domain=result.domain, gate_decision=result.gate_decision,
+        final_decision=result.final_decision, stop_reason=result.stop_reason,
+        sources=tuple(CitedSource(s.n, s.title, s.location) for s in result.sources if s.n is not None),
+        lessons_applied=result.lessons_applied, adaptive=result.adaptive, usage=result.usage,
+        total_tokens=result.total_usage.tokens, cost_usd=result.cost_usd, warnings=result.warnings,
+        critique=scheduled,
+    ))  # fmt: skip
 
 
-def review_output(review: Review) -> ReviewOutput:
+def review_output(review: Review) -> dict[str, Any]:
     """The review_report tool's answer: the verdict, the counts and the issues."""
-    return {
-        "verdict": "approved" if review.approved else "rejected",
-        "approved": review.approved,
-        "critical": review.critical_count,
-        "warnings": review.warning_count,
-        "issues": [issue.as_dict() for issue in review.issues],
-    }
+    return plain(ReviewOutput(
+        verdict="approved" if review.approved else "rejected", approved=review.approved,
+        critical=review.critical_count, warnings=review.warning_count, issues=review.issues,
+    ))  # fmt: skip
 
 
-def lessons_output(selection: LessonSelection, note: str) -> LessonsOutput:
-    """The memory_lessons tool's answer (what ``memory lessons --json`` prints)."""
-    record = selection.as_record()
-    return {
-        "domain": selection.domain,
-        "adaptive": selection.adaptive,
-        "reason": selection.reason,
-        "applied": record["applied"],
-        "excluded": record["excluded"],
-        "warnings": list(not_collapse(selection.warnings)),
-        "note": note,
-    }
+def lessons_output(selection: LessonSelection, note: str) -> dict[str, Any]:
+    """The memory_lessons tool's answer (what ``memory lessons --json`` prints of the selection)."""
+    return plain(LessonsOutput(
+        domain=selection.domain, adaptive=selection.adaptive, reason=selection.reason, applied=selection.lessons,
+        excluded=tuple(LeftOut(name, why) for name, why in selection.excluded),
+        warnings=not_collapse(selection.warnings), note=note,
+    ))  # fmt: skip
 
 
 def critique_summary(critique: Critique, short_id: str) -> CritiqueSummary:
     """One line of ``memory list``."""
-    return {
-        "id": critique.id,
-        "short_id": short_id,
-        "timestamp": critique.timestamp,
-        "query": critique.query,
-        "domain": critique.query_domain,
-        "mode": critique.mode,
-        "mean_score": critique.mean_score,
-        "overall_pass": critique.overall_pass,
-        "adaptive": critique.adaptive,
-    }
+    return CritiqueSummary(
+        id=critique.id, short_id=short_id, timestamp=critique.timestamp, query=critique.query,
+        domain=critique.query_domain, mode=critique.mode, mean_score=critique.mean_score,
+        overall_pass=critique.overall_pass, adaptive=critique.adaptive,
+    )  # fmt: skip

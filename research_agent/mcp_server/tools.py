@@ -1,10 +1,10 @@
 """The research and review tools, and the list of every tool the server offers.
 
 Adding a tool is a few lines: an ``async def`` whose parameters are its arguments (with
-a ``ctx: Context`` to reach the server's :class:`~research_agent.service.Service`),
-whose return annotation is its output TypedDict and whose docstring is its description;
-wrapped in :func:`~research_agent.mcp_server.answers.answered`; then one line in
-:data:`TOOLS`.
+a ``ctx: Context`` to reach the server's :class:`~research_agent.service.Service`), which
+returns its answer's dataclass (:mod:`.shapes`) as plain data and whose docstring is its
+description; wrapped in :func:`~research_agent.mcp_server.answers.answered` with that
+dataclass (its output schema); then one line in :data:`TOOLS`.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ __all__ = ["ToolSpec", "TOOLS", "research", "review_report"]
 log = logging.getLogger(__name__)
 
 
-@answered(summary=research_text)
+@answered(ResearchOutput, summary=research_text)
 async def research(
     question: Question,
     ctx: Context,
@@ -54,7 +54,7 @@ async def research(
     search: Providers = None,
     max_sources: MaxSources = None,
     plan: PlanArgument = None,
-) -> ResearchOutput:
+) -> dict[str, Any]:
     """Research a question over the web or local documents and write a cited markdown report.
 
     Runs the same pipeline as `research-agent run` (minutes, not seconds; progress is
@@ -96,10 +96,10 @@ ReviewMode = Annotated[
 ]
 
 
-@answered(summary=review_text)
+@answered(ReviewOutput, summary=review_text)
 async def review_report(
     ctx: Context, path: ReportPath = None, markdown: ReportText = None, mode: ReviewMode = None
-) -> ReviewOutput:
+) -> dict[str, Any]:
     """Lint a markdown report (given by path or as text): approved or rejected, with every issue.
 
     The same deterministic review as `research-agent review` (broken citations, uncited

@@ -26,12 +26,12 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..domains import DEFAULT_DOMAIN, parse_domain
 from ..errors import InputError
 from ..files.safefile import UnsafeFile, read_text_capped
 from ..run.assembly import validate_query
+from ..shapes import Plain
 from ..stages._sub_queries import query_problem
 from ..text.controls import has_controls, one_line
 
@@ -47,16 +47,13 @@ _FIELDS = ("question", "domain", "sub_queries")
 
 
 @dataclass(frozen=True)
-class ResearchPlan:
-    """A plan: the ``question``, its ``domain`` and the ``sub_queries`` the run searches."""
+class ResearchPlan(Plain):
+    """A plan: the ``question``, its ``domain`` and the ``sub_queries`` the run searches. Its plain form
+    (``as_dict``) is the plan as ``research-agent plan`` prints it and a plan file holds it."""
 
     question: str
     domain: str
     sub_queries: tuple[str, ...]
-
-    def as_json(self) -> dict[str, Any]:
-        """The plan as ``research-agent plan`` prints it."""
-        return {"question": self.question, "domain": self.domain, "sub_queries": list(self.sub_queries)}
 
     def with_sub_queries(self, sub_queries: Sequence[str]) -> ResearchPlan:
         return ResearchPlan(self.question, self.domain, tuple(sub_queries))

@@ -38,7 +38,7 @@ GIVEN_REASON = "a person gave the plan: no planning prompt was written"
 def given_plan(plan: ResearchPlan, question: str) -> Plan:
     """The run's first plan, as a person gave it for ``question``: checked as a plan file is (a library
     caller may have built it by hand), InputError before any model call."""
-    plan = checked_plan(plan.as_json(), question=question)
+    plan = checked_plan(plan.as_dict(), question=question)
     return Plan(1, plan.sub_queries, domain=plan.domain, by_person="given")
 
 

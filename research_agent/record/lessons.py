@@ -4,10 +4,12 @@ get (and why), the seed of its trial draw, and each lesson's trial probability `
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["AppliedLesson", "WithheldLesson", "LessonsRecord", "probability"]
+from ..shapes import Plain, shape
+
+__all__ = ["AppliedLesson", "WithheldLesson", "LessonsRecord", "LeftOut", "probability"]
 
 
 @dataclass(frozen=True)
@@ -24,7 +26,7 @@ class AppliedLesson:
 
 
 @dataclass(frozen=True)
-class WithheldLesson:
+class WithheldLesson(Plain):
     """A lesson a run was eligible for and did not get, and why (see
     ``research_agent.memory.store.schema.WITHHELD_REASONS``: trial, control, no_lessons,
     suspended, retired); ``p``: for ``trial``, the probability with which its draw withheld it
@@ -32,10 +34,7 @@ class WithheldLesson:
 
     key: str
     reason: str
-    p: float | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "reason": self.reason, **({} if self.p is None else {"p": self.p})}
+    p: float | None = field(default=None, metadata=shape(optional=True))
 
     @classmethod
     def from_item(cls, item: Any, *, default_reason: str = "control") -> WithheldLesson:
@@ -44,6 +43,15 @@ class WithheldLesson:
         if isinstance(item, Mapping):
             return cls(str(item.get("key", "")), str(item.get("reason", default_reason)), probability(item.get("p")))
         return cls(str(item), default_reason)
+
+
+@dataclass(frozen=True)
+class LeftOut(Plain):
+    """A critique file or a lesson key that was left out, and why: ``{file, reason}`` wherever it is
+    written (a run record's ``lessons.excluded``, ``memory lessons``, ``memory stats``, the MCP tools)."""
+
+    file: str
+    reason: str
 
 
 def probability(value: Any) -> float | None:
@@ -108,7 +116,7 @@ class LessonsRecord:
                 }
                 for a in self.applied
             ],
-            "excluded": [{"file": name, "reason": why} for name, why in self.excluded],
+            "excluded": [LeftOut(name, why).as_dict() for name, why in self.excluded],
             "withheld": [w.as_dict() for w in self.withheld],
             **({} if self.available else {"available": False}),
             **({} if self.trial_seed is None else {"trial_seed": self.trial_seed}),

@@ -28,6 +28,7 @@ from ..claims import ClaimCheck
 from ..fetch.urls import normalize_url, registrable_domain
 from ..llm import Usage
 from ..measures import CitationFacts
+from ..shapes import Plain, plain, shape
 from ..stages.gate import GateDecision
 from ..stages.skeptic import SkepticReport
 from .lessons import AppliedLesson, LessonsRecord, WithheldLesson
@@ -49,7 +50,7 @@ SourceStatus = Literal["kept", "dropped", "unscored"]
 IterationDecision = Literal["replan", "revise", "proceed", "give_up"]
 
 @dataclass(frozen=True)
-class SourceSummary:
+class SourceSummary(Plain):
     """One source as the result and the run record describe it."""
 
     n: int | None  # its number in the report's Sources list; None when not cited
@@ -63,7 +64,8 @@ class SourceSummary:
     snippet_only: bool
     published: str | None = None  # YYYY-MM-DD, when the page or file gave a date
     sub_queries: tuple[int, ...] = ()  # 1-based indices into the record's sub_queries that found it
-    identifiers: tuple[tuple[str, str], ...] = ()  # a scholarly work's (scheme, id): doi, arxiv, pmid...
+    # a scholarly work's (scheme, id): doi, arxiv, pmid...; written as a mapping, only when there are some
+    identifiers: tuple[tuple[str, str], ...] = field(default=(), metadata=shape(optional=True, mapping=True))
 
     @property
     def key(self) -> str:
@@ -78,13 +80,9 @@ class SourceSummary:
             return self.site.strip().lower()
         return registrable_domain(self.location) if "://" in self.location else self.location
 
-    def as_dict(self) -> dict[str, Any]:
-        data = {**self.__dict__, "sub_queries": list(self.sub_queries), "identifiers": dict(self.identifiers)}
-        return data if self.identifiers else {k: v for k, v in data.items() if k != "identifiers"}
-
 
 @dataclass(frozen=True)
-class SubQueryCount:
+class SubQueryCount(Plain):
     """What one sub-query (``index``: 1-based in the record's ``sub_queries``) led to:
     distinct sources its searches ``found``, and how many of them the run read (``fetched``)."""
 
@@ -92,12 +90,9 @@ class SubQueryCount:
     found: int
     fetched: int
 
-    def as_dict(self) -> dict[str, int]:
-        return {"index": self.index, "found": self.found, "fetched": self.fetched}
-
 
 @dataclass(frozen=True)
-class Iteration:
+class Iteration(Plain):
     """One pass through plan -> sources -> draft -> review, and what was decided.
 
     ``scored_count`` and ``kept_count`` count the run's sources so far; ``critical_count``
@@ -117,14 +112,9 @@ class Iteration:
     reason: str
     tokens: int
 
-    def as_dict(self) -> dict[str, Any]:
-        data = dict(self.__dict__)
-        data["sub_queries"] = list(self.sub_queries)
-        return data
-
 
 @dataclass(frozen=True)
-class CorpusRecord:
+class CorpusRecord(Plain):
     """What indexing one corpus folder did before the run."""
 
     root: str
@@ -134,9 +124,6 @@ class CorpusRecord:
     removed: int
     skipped: Mapping[str, int] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, Any]:
-        return {**self.__dict__, "skipped": dict(self.skipped)}
-
 
 @dataclass(frozen=True)
 class FetchFailure:
@@ -145,19 +132,16 @@ class FetchFailure:
 
 
 @dataclass(frozen=True)
-class DroppedSubQuery:
+class DroppedSubQuery(Plain):
     """A sub-query of plan ``plan`` that was not searched: it was no search query (``reason``)."""
 
     plan: int
     query: str
     reason: str
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"plan": self.plan, "query": self.query, "reason": self.reason}
-
 
 @dataclass(frozen=True)
-class ReviewOutcome:
+class ReviewOutcome(Plain):
     """How the published report stands with the tool's own review: ``approved`` or
     ``rejected`` (critical issues still open after the last revision, ``open_critical``
     of them, claims marked [Disputed] not counted), and the first of their reasons. ``words``:
@@ -166,15 +150,11 @@ class ReviewOutcome:
     status: Literal["approved", "rejected"]
     open_critical: int = 0
     reasons: tuple[str, ...] = ()
-    words: int | None = None
+    words: int | None = field(default=None, metadata=shape(optional=True))
 
     @property
     def rejected(self) -> bool:
         return self.status == "rejected"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"status": self.status, "open_critical": self.open_critical, "reasons": list(self.reasons),
-                **({} if self.words is None else {"words": self.words})}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -263,7 +243,7 @@ class RunRecord:
             "found_count": self.found_count,
             "capped_by_user": self.capped_by_user,
             "citations_removed": self.citations_removed,
-            "citation_support": None if self.citation_support is None else _support_dict(self.citation_support),
+            "citation_support": plain(self.citation_support),
             "skeptic": _skeptic_dict(self.skeptic),
             "claim_check": None if self.claim_check is None else self.claim_check.as_dict(),
             "iterations": [i.as_dict() for i in self.iterations],
@@ -272,7 +252,7 @@ class RunRecord:
             "lessons": self.lessons.as_dict(),
             **({"plan_by_person": True} if self.plan_by_person else {}),
             "provider_failures": list(self.provider_failures),
-            "fetch_failures": [{"location": f.location, "reason": f.reason} for f in self.fetch_failures],
+            "fetch_failures": plain(self.fetch_failures),
             "corpus": [c.as_dict() for c in self.corpus],
             "fetch_stats": dict(self.fetch_stats),
             "usage": {stage: u.as_dict() for stage, u in self.usage.items()},
@@ -301,15 +281,6 @@ def _by_status(sources: Iterable[SourceSummary]) -> tuple[dict[str, SourceSummar
         else:
             dropped.add(source.key)
     return kept, dropped - set(kept), unscored - set(kept)
-
-
-def _support_dict(support: CitationFacts) -> dict[str, Any]:
-    return {
-        "sentences": support.sentences,
-        "weakly_supported": support.weakly_supported,
-        "weakly_supported_share": support.weakly_supported_share,
-        "weak_pairs": [{"sentence": p.sentence, "source": p.source} for p in support.weak_pairs],
-    }
 
 
 def _skeptic_dict(skeptic: SkepticReport) -> dict[str, Any]:

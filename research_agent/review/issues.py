@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Literal
+
+from ..shapes import Plain
 
 __all__ = ["Issue", "Severity", "Origin"]
 
@@ -12,7 +14,7 @@ Origin = Literal["lint", "skeptic"]
 
 
 @dataclass(frozen=True)
-class Issue:
+class Issue(Plain):
     """One problem in a draft. ``line`` is 1-based in the draft markdown, None if unknown."""
 
     type: str
@@ -27,6 +29,3 @@ class Issue:
     @property
     def critical(self) -> bool:
         return self.severity == "critical"
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)

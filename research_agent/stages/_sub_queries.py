@@ -22,6 +22,7 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from ..shapes import Plain
 from ..text.debris import SCHEMA_VOCABULARY, mostly_punctuation, real_words, repeats_itself, without_urls
 
 __all__ = ["DroppedQuery", "Screened", "answer_problem", "list_words", "prompt_runs", "query_problem", "schema_pair",
@@ -43,14 +44,11 @@ _LIST_SEPARATOR = re.compile(r"[,;|]")
 
 
 @dataclass(frozen=True)
-class DroppedQuery:
+class DroppedQuery(Plain):
     """A sub-query that was not searched, and why."""
 
     query: str
     reason: str
-
-    def as_dict(self) -> dict[str, str]:
-        return {"query": self.query, "reason": self.reason}
 
 
 @dataclass(frozen=True)

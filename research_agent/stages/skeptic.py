@@ -11,6 +11,7 @@ from ..claims import CitedClaim, ClaimCheck, ClaimVerdict, read_verdicts
 from ..errors import LLMError
 from ..llm import ChatModel, ChatRequest
 from ..review.review import read_viability
+from ..shapes import Plain
 from ..sources import Source
 from ..text.controls import one_line
 from ..text.debris import says_nothing
@@ -65,23 +66,13 @@ SCHEMA = obj(
 
 
 @dataclass(frozen=True)
-class SkepticFinding:
+class SkepticFinding(Plain):
     lens: str
     severity: FindingSeverity
     claim: str
     reason: str
     fix: str
     confidence: float
-
-    def as_dict(self) -> dict:
-        return {
-            "lens": self.lens,
-            "severity": self.severity,
-            "claim": self.claim,
-            "reason": self.reason,
-            "fix": self.fix,
-            "confidence": self.confidence,
-        }
 
 
 @dataclass(frozen=True)

@@ -92,9 +92,9 @@ def plan_command(
             check_output_path(output, reports_dir=settings.reports_dir, cache_dir=settings.cache_dir)
         made = _made(question, settings)
         if output is not None:
-            atomic_write_text(Path(output), json.dumps(made.plan.as_json(), indent=2, ensure_ascii=False) + "\n")
+            atomic_write_text(Path(output), json.dumps(made.plan.as_dict(), indent=2, ensure_ascii=False) + "\n")
     if json_output:
-        typer.echo(dumps_json(made.plan.as_json()))
+        typer.echo(dumps_json(made.plan.as_dict()))
     elif output is None:
         _print(made.plan)
     if output is not None and not json_output:

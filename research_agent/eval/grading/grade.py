@@ -31,6 +31,7 @@ from ...record import RunRecord
 from ...review.checks.claims import OWN_SCORE
 from ...review.checks.text import CUT_SHORT_NOTE
 from ...review.markdown import REJECTION_MARK
+from ...shapes import Plain
 from ...text.citations import CITED, blank, find_citations, mask_code_and_urls, sentence_spans
 from ...text.controls import one_line
 from ...text.report_body import body_blocks
@@ -63,26 +64,20 @@ _DECLINE = re.compile(
 
 
 @dataclass(frozen=True)
-class CheckpointGrade:
+class CheckpointGrade(Plain):
     id: str
     answer: str
     found: bool
     cited: bool
 
-    def as_dict(self) -> dict[str, object]:
-        return {"id": self.id, "answer": self.answer, "found": self.found, "cited": self.cited}
-
 
 @dataclass(frozen=True)
-class Unsupported:
+class Unsupported(Plain):
     """A name or number (``token``, of ``kind``) that no page holds, in its sentence."""
 
     sentence: str
     token: str
     kind: MentionKind
-
-    def as_dict(self) -> dict[str, str]:
-        return {"sentence": self.sentence, "token": self.token, "kind": self.kind}
 
 
 @dataclass(frozen=True)

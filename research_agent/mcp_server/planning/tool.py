@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
@@ -17,6 +18,7 @@ from typing_extensions import TypedDict  # pydantic reads TypedDicts from here b
 
 from ...plans import ResearchPlan, checked_plan
 from ...plans.making import make_plan
+from ...shapes import plain, shape
 from ..answers import answered, service_of
 from ..arguments import ModeName, Question
 from ..progress import NotifyingProgress
@@ -40,14 +42,13 @@ PlanArgument = Annotated[
 ]  # fmt: skip
 
 
-class PlanOutput(TypedDict):
+@dataclass(frozen=True)
+class PlanOutput:
     """A plan for a person to review, and what making it cost."""
 
-    question: str
-    domain: str
-    sub_queries: list[str]
+    plan: ResearchPlan = field(metadata=shape(flatten=True))  # its question, domain and sub_queries
     fell_back: bool
-    warnings: list[str]
+    warnings: tuple[str, ...]
     total_tokens: int
     cost_usd: float | None
 
@@ -66,8 +67,8 @@ def plan_text(data: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-@answered(summary=plan_text)
-async def research_plan(question: Question, ctx: Context, mode: ModeName = "standard") -> PlanOutput:
+@answered(PlanOutput, summary=plan_text)
+async def research_plan(question: Question, ctx: Context, mode: ModeName = "standard") -> dict[str, Any]:
     """Plan a question as a research run would, and search nothing: its domain and sub-queries.
 
     The same planning as `research-agent plan` (one model call, the planning lessons in the prompt).
@@ -80,10 +81,4 @@ async def research_plan(question: Question, ctx: Context, mode: ModeName = "stan
         progress = NotifyingProgress(asyncio.get_running_loop())
         async with progress.forwarding(ctx.report_progress):
             made = await make_plan(question, settings=settings, progress=progress)
-    usage = made.usage
-    plan = made.plan
-    return PlanOutput(
-        question=plan.question, domain=plan.domain, sub_queries=list(plan.sub_queries), fell_back=made.fell_back,
-        warnings=list(made.warnings),
-        total_tokens=usage.prompt_tokens + usage.completion_tokens, cost_usd=usage.cost_usd,
-    )  # fmt: skip
+    return plain(PlanOutput(made.plan, made.fell_back, made.warnings, made.usage.tokens, made.usage.cost_usd))

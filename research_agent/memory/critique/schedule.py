@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
@@ -25,6 +25,7 @@ from ...errors import ResearchError, RunTimeout
 from ...interrupts import run_interruptibly
 from ...llm import ChatModel
 from ...run_refs import named_run_id
+from ...shapes import shape
 from ..store.critique_types import Critique
 from ..store.failures import log_failure
 from ..store.files import check_log_file, critique_path
@@ -41,14 +42,15 @@ class Scheduled:
 
     ``state`` is ``skipped`` (quick mode or critiques off), ``started`` (a detached process
     ``pid`` runs it), ``not_started`` (it could not be started: ``error``), ``done``
-    (waited for: ``critique``, saved at ``path``) or ``failed`` (waited for: ``error``).
+    (waited for: ``critique``, saved at ``path``) or ``failed`` (waited for: ``error``). Written
+    (:func:`~research_agent.shapes.plain`) as the MCP research tool answers it: state, pid, path, error.
     """
 
     state: Literal["skipped", "started", "not_started", "done", "failed"]
-    critique: Critique | None = None
+    pid: int | None = None
     path: Path | None = None
     error: str = ""
-    pid: int | None = None
+    critique: Critique | None = field(default=None, metadata=shape(omit=True))  # not written: it is at ``path``
 
 
 def after_report(

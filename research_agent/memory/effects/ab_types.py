@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ...measures import CritiqueFacts
+from ...shapes import Plain
 from ..store.critique_types import Scores
 from .intervals import Difference
 
@@ -176,15 +177,12 @@ class AbPair:
 
 
 @dataclass(frozen=True)
-class AbFailure:
+class AbFailure(Plain):
     """A question whose pair could not be finished, and why (the A/B went on without it)."""
 
     index: int
     question: str
     error: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"index": self.index, "question": self.question, "error": self.error}
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,9 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from ...shapes import Plain, shape
 
 __all__ = ["Difference", "Moments", "paired_difference", "unpaired_difference", "welch_difference", "t_quantile_90"]
 
@@ -25,16 +27,17 @@ _T95 = (
     1.721, 1.717, 1.714, 1.711, 1.708, 1.706, 1.703, 1.701, 1.699, 1.697,
 )  # fmt: skip
 _Z95 = 1.645
+_FOUR = shape(digits=4)  # the means, the difference and the interval are written to 4 places
 
 
 @dataclass(frozen=True)
-class Difference:
+class Difference(Plain):
     """``mean_with - mean_without`` and its 90% interval ``(lo, hi)``, or None when too few values."""
 
-    mean_with: float | None
-    mean_without: float | None
-    delta: float | None
-    interval: tuple[float, float] | None
+    mean_with: float | None = field(metadata=_FOUR)
+    mean_without: float | None = field(metadata=_FOUR)
+    delta: float | None = field(metadata=_FOUR)
+    interval: tuple[float, float] | None = field(metadata=_FOUR)
     n_with: int
     n_without: int
 
@@ -44,16 +47,6 @@ class Difference:
             return self
         interval = None if self.interval is None else (-self.interval[1], -self.interval[0])
         return Difference(self.mean_with, self.mean_without, -self.delta, interval, self.n_with, self.n_without)
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "mean_with": _round(self.mean_with),
-            "mean_without": _round(self.mean_without),
-            "delta": _round(self.delta),
-            "interval": None if self.interval is None else [_round(v) for v in self.interval],
-            "n_with": self.n_with,
-            "n_without": self.n_without,
-        }
 
 
 def t_quantile_90(df: float) -> float:
@@ -127,7 +120,3 @@ def welch_difference(with_: Moments, without: Moments) -> Difference:
     df = (v1 + v2) ** 2 / (v1**2 / (n1 - 1) + v2**2 / (n2 - 1))
     half = t_quantile_90(df) * se
     return Difference(mean1, mean2, delta, (delta - half, delta + half), n1, n2)
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 4)

@@ -53,6 +53,7 @@ from datetime import datetime
 from typing import Any, Literal, cast
 
 from ...errors import StorageError
+from ...shapes import Plain, shape
 from ..store.schema import LESSON_KEY, STAGES
 from ..store.targets import PERSON_TARGET, TARGETS, is_person_key, stage_of, target_of
 from ..store.trials import TrialEvent, TrialLedger, TrialState
@@ -83,22 +84,26 @@ SCORE_SHARE = 0.75  # of the error budget, what the mean-score check gets (the m
 LessonStatus = Literal["measuring", "active", "helpful", "no-effect", "retired"]
 STATUSES: tuple[LessonStatus, ...] = ("measuring", "active", "helpful", "no-effect", "retired")
 DECIDED: tuple[LessonStatus, ...] = ("helpful", "retired")
+_FOUR = shape(digits=4)  # means, differences and intervals are written to 4 places
+_NULL_IF_EMPTY = shape(none_if_empty=True)
 
 
 @dataclass(frozen=True)
 class Measured:
     """One measure of one lesson: a target's means in each arm and the signed difference with
-    its always-valid interval (None while it cannot be estimated)."""
+    its always-valid interval (None while it cannot be estimated). Written (:func:`~research_agent.shapes.plain`)
+    with each arm's runs and the questions paired first, numbers to 4 places."""
 
-    target: str
     n_with: int
     n_without: int
-    mean_with: float | None
-    mean_without: float | None
-    delta: float | None
-    interval: tuple[float, float] | None
-    paired_questions: int = 0
-    found: Estimate | None = field(default=None, compare=False, repr=False)  # before signs were turned
+    paired_questions: int = field(default=0, kw_only=True)  # keyword-only: declared here for the key order
+    target: str
+    mean_with: float | None = field(metadata=_FOUR)
+    mean_without: float | None = field(metadata=_FOUR)
+    delta: float | None = field(metadata=_FOUR)
+    interval: tuple[float, float] | None = field(metadata=_FOUR)
+    # before signs were turned; never written
+    found: Estimate | None = field(default=None, compare=False, repr=False, kw_only=True, metadata=shape(omit=True))
 
     @property
     def verdict(self) -> str | None:
@@ -107,28 +112,13 @@ class Measured:
             return None
         return "better" if self.interval[0] > 0 else "worse" if self.interval[1] < 0 else None
 
-    def as_dict(self, *, runs: bool = False) -> dict[str, Any]:
-        """The measure's numbers (``runs``: with each arm's runs and the questions paired)."""
-        counts = {"n_with": self.n_with, "n_without": self.n_without, "paired_questions": self.paired_questions}
-        return {
-            **(counts if runs else {}),
-            "target": self.target,
-            "mean_with": _round(self.mean_with),
-            "mean_without": _round(self.mean_without),
-            "delta": _round(self.delta),
-            "interval": None if self.interval is None else [_round(v) for v in self.interval],
-        }
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 4)
-
 
 @dataclass(frozen=True)
-class LessonEffect:
+class LessonEffect(Plain):
     """One lesson key's measured effect in one domain (see the module docstring): the numbers
     of its own target at the top level, its mean-score check in ``score`` (None when its target
-    is the mean score)."""
+    is the mean score). Its plain form (``as_dict``) is the ``memory effects --json`` object and
+    the MCP tool's: numbers to 4 places, a text not set written as null."""
 
     key: str
     stage: str
@@ -137,60 +127,34 @@ class LessonEffect:
     domain: str
     applied_runs: int
     baseline_runs: int
-    mean_with: float | None
-    mean_without: float | None
-    delta: float | None
-    interval: tuple[float, float] | None
-    status: LessonStatus
+    mean_with: float | None = field(metadata=_FOUR)
+    mean_without: float | None = field(metadata=_FOUR)
+    delta: float | None = field(metadata=_FOUR)
+    interval: tuple[float, float] | None = field(metadata=_FOUR)
     method: Literal["paired", "unpaired"] = "unpaired"
     paired_questions: int = 0
     confounded_with: tuple[str, ...] = ()
-    score: Measured | None = None
-    decided_on: str = ""  # the target whose interval decided it ('' while undecided)
+    status: LessonStatus = field(kw_only=True)  # keyword-only: declared here for the key order
+    # its mean-score check, without the runs (they are the lesson's own)
+    score: Measured | None = field(default=None, metadata=shape(without=("n_with", "n_without", "paired_questions")))
+    # the target whose interval decided it ('' while undecided)
+    decided_on: str = field(default="", metadata=_NULL_IF_EMPTY)
     decided_after: int | None = None  # the run of the domain at which the evidence first reached the decision
-    decided_at: str = ""  # when the decision was recorded (UTC)
+    decided_at: str = field(default="", metadata=_NULL_IF_EMPTY)  # when the decision was recorded (UTC)
     trial_runs: int = 0  # runs of the domain since its trial began
     more_runs: int | None = None  # runs of the domain a decision still needs at the current spread (estimate)
-    reinstated: str = ""  # when a person reinstated it, starting this trial ('' for its first trial)
-    decision: TrialEvent | None = field(default=None, compare=False)  # the decision as the ledger records it
+    # when a person reinstated it, starting this trial ('' for its first trial)
+    reinstated: str = field(default="", metadata=_NULL_IF_EMPTY)
+    # the decision as the ledger records it (not written: decided_on, decided_after and decided_at say it)
+    decision: TrialEvent | None = field(default=None, compare=False, metadata=shape(omit=True))
     # ground truth where eval runs graded some of its runs (:mod:`.truth`): its effect on fact recall over
     # the same arms, and how the critic's mean score tracks fact recall in its domain (Tracking.as_dict)
-    recall: Measured | None = None
-    critic: Mapping[str, Any] | None = None
+    recall: Measured | None = field(default=None, metadata=shape(key="fact_recall"))
+    critic: Mapping[str, Any] | None = field(default=None, metadata=shape(key="critic_tracking"))
 
     @property
     def retired(self) -> bool:
         return self.status == "retired"
-
-    def as_dict(self) -> dict[str, Any]:
-        """The ``memory effects --json`` object (numbers rounded to 4 places)."""
-        own = Measured(self.target, 0, 0, self.mean_with, self.mean_without, self.delta, self.interval).as_dict()
-        return {
-            "key": self.key,
-            "stage": self.stage,
-            "target": self.target,
-            "text": self.text,
-            "domain": self.domain,
-            "applied_runs": self.applied_runs,
-            "baseline_runs": self.baseline_runs,
-            "mean_with": own["mean_with"],
-            "mean_without": own["mean_without"],
-            "delta": own["delta"],
-            "interval": own["interval"],
-            "method": self.method,
-            "paired_questions": self.paired_questions,
-            "confounded_with": list(self.confounded_with),
-            "status": self.status,
-            "score": None if self.score is None else self.score.as_dict(),
-            "decided_on": self.decided_on or None,
-            "decided_after": self.decided_after,
-            "decided_at": self.decided_at or None,
-            "trial_runs": self.trial_runs,
-            "more_runs": self.more_runs,
-            "reinstated": self.reinstated or None,
-            "fact_recall": None if self.recall is None else self.recall.as_dict(runs=True),
-            "critic_tracking": None if self.critic is None else dict(self.critic),
-        }
 
 
 def decision_words(effect: LessonEffect) -> str:
@@ -242,7 +206,8 @@ def measure_cells(
     if spec.lower_is_better and delta is not None:
         delta = -delta
         interval = None if interval is None else (-interval[1], -interval[0])
-    return Measured(target, n_with, n_without, mean_with, mean_without, delta, interval, paired, found)
+    return Measured(n_with, n_without, target, mean_with, mean_without, delta, interval, paired_questions=paired,
+                    found=found)  # fmt: skip
 
 
 def status_of(own: Measured, score: Measured | None, runs: tuple[int, int], trial_runs: int | None = None) -> tuple[LessonStatus, str]:
@@ -283,9 +248,9 @@ def effect_of(
     more_runs = None if status in DECIDED or not more else _more_runs(own, score, alpha, alone, sum(runs), trial_runs)
     return LessonEffect(
         key, stage, target, text, domain, runs[0], runs[1], own.mean_with, own.mean_without, own.delta,
-        own.interval, status, "paired" if own.paired_questions else "unpaired", own.paired_questions,
-        tuple(confounded_with), score, decided_on, trial_runs=sum(runs) if trial_runs is None else trial_runs,
-        more_runs=more_runs,
+        own.interval, "paired" if own.paired_questions else "unpaired", own.paired_questions,
+        tuple(confounded_with), status=status, score=score, decided_on=decided_on,
+        trial_runs=sum(runs) if trial_runs is None else trial_runs, more_runs=more_runs,
     )  # fmt: skip
 
 

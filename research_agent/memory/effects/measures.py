@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from ...shapes import Plain, shape
 from ..store.critique_types import Critique
 
 __all__ = ["CritiqueCost", "critique_cost", "ClaimTrend", "claim_trend"]
 
 
 @dataclass(frozen=True)
-class CritiqueCost:
+class CritiqueCost(Plain):
     """What the critiques of one domain spent. ``recorded``: critiques that stored their usage;
     ``cost_usd`` is None (unknown) when any of them has an unknown cost."""
 
@@ -30,20 +31,11 @@ class CritiqueCost:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     calls: int = 0
-    cost_usd: float | None = 0.0
+    cost_usd: float | None = field(default=0.0, metadata=shape(digits=6))
 
     @property
     def tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "recorded": self.recorded,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "calls": self.calls,
-            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
-        }
 
 
 def critique_cost(critiques: Iterable[Critique]) -> CritiqueCost:

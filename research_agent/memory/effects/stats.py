@@ -42,6 +42,7 @@ from typing import Any
 from ...errors import ConfigError
 from ...files.atomic import atomic_write_bytes
 from ...ids import id_timestamp
+from ...record.lessons import LeftOut
 from ...version import extra_hint
 from ..store.critique_types import Critique
 from ..store.files import LoadedCritique
@@ -177,7 +178,7 @@ class MemoryStats:
     def as_dict(self) -> dict[str, Any]:
         return {
             "total": self.total,
-            "invalid": [{"file": f, "reason": r} for f, r in self.invalid],
+            "invalid": [LeftOut(f, r).as_dict() for f, r in self.invalid],
             "domains": [
                 {
                     "domain": d.domain,

@@ -7,7 +7,9 @@ from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ...record.lessons import LeftOut
 from ...record.types import WithheldLesson
+from ...shapes import Plain, shape
 from ..store.schema import PERSON_KINDS, STAGES, key_kind
 
 __all__ = ["Lesson", "LessonSelection", "MAX_LESSONS", "ORIGINS", "KEPT_WORDS"]
@@ -18,7 +20,7 @@ ORIGINS = ("built", *PERSON_KINDS)  # research-agent built it; a person wrote it
 
 
 @dataclass(frozen=True)
-class Lesson:
+class Lesson(Plain):
     """One lesson: its stable ``key``, the ``stage`` it is written for, the ``target`` (fact
     or dimension) it should move, its text, and the critiques behind it (newest first).
 
@@ -35,25 +37,14 @@ class Lesson:
     target: str
     text: str
     critique_ids: tuple[str, ...]
-    p: float | None = field(default=None, compare=False)
-    kept: bool = False
+    p: float | None = field(default=None, compare=False, metadata=shape(optional=True))
+    kept: bool = field(default=False, metadata=shape(optional=True))
 
     @property
     def origin(self) -> str:
         """``built`` (research-agent wrote it from critiques), ``user`` or ``approved``."""
         kind = key_kind(self.key)
         return kind if kind in PERSON_KINDS else "built"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "stage": self.stage,
-            "target": self.target,
-            "text": self.text,
-            "critique_ids": list(self.critique_ids),
-            **({} if self.p is None else {"p": self.p}),
-            **({"kept": True} if self.kept else {}),
-        }
 
 
 @dataclass(frozen=True)
@@ -128,7 +119,7 @@ class LessonSelection:
             "adaptive": self.adaptive,
             "reason": self.reason,
             "applied": [lesson.as_dict() for lesson in self.lessons],
-            "excluded": [{"file": name, "reason": why} for name, why in self.excluded],
+            "excluded": [LeftOut(name, why).as_dict() for name, why in self.excluded],
             "withheld": [w.as_dict() for w in self.withheld],
             **({} if self.available else {"available": False}),
             **({} if self.trial_seed is None else {"trial_seed": self.trial_seed}),

@@ -16,6 +16,7 @@ from typing import Any
 from ...ids import format_utc, parse_zoned_time
 from ...measures import CritiqueFacts
 from ...record.lessons import WithheldLesson, probability
+from ...shapes import Plain, plain
 from .derived import derived_values, scores_digest
 from .schema import (
     DIMENSIONS,
@@ -39,7 +40,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Scores:
+class Scores(Plain):
     """The five dimension scores, integers 1-5; ``geographic_balance`` None: not applicable."""
 
     source_diversity: int
@@ -47,9 +48,6 @@ class Scores:
     coverage: int
     geographic_balance: int | None
     actionability: int
-
-    def as_dict(self) -> dict[str, int | None]:
-        return {d: getattr(self, d) for d in DIMENSIONS}
 
     def get(self, dimension: str) -> int | None:
         """The score of ``dimension``, or None when it does not apply to the question."""
@@ -74,7 +72,7 @@ class Scores:
 
 
 @dataclass(frozen=True)
-class CritiqueUsage:
+class CritiqueUsage(Plain):
     """What the critique itself cost: every model call it made. ``cost_usd`` None: price unknown."""
 
     prompt_tokens: int = 0
@@ -100,15 +98,6 @@ class CritiqueUsage:
     @property
     def tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "calls": self.calls,
-            "retries": self.retries,
-            "cost_usd": self.cost_usd,
-        }
 
 
 @dataclass(frozen=True)
@@ -136,14 +125,11 @@ class LessonUse:
 
 
 @dataclass(frozen=True)
-class ProposedLesson:
+class ProposedLesson(Plain):
     """A lesson the critic proposed: quarantined, it reaches no prompt unless a person approves it."""
 
     stage: str
     text: str
-
-    def as_dict(self) -> dict[str, str]:
-        return {"stage": self.stage, "text": self.text}
 
 
 @dataclass(frozen=True)
@@ -244,7 +230,7 @@ class Critique:
             "weaknesses": list(self.weaknesses),
             "suggestions": list(self.suggestions),
             "tags": list(self.tags),
-            "skeptic_flags": [{"type": f.type, "detail": f.detail} for f in self.skeptic_flags],
+            "skeptic_flags": plain(self.skeptic_flags),
             "gate_decision": self.gate_decision,
             "source_count": self.source_count,
             "dropped_count": self.dropped_count,
@@ -257,8 +243,8 @@ class Critique:
             "held_out": self.held_out,
             "run_kind": self.run_kind or None,
             "plan_by_person": self.plan_by_person or None,
-            "proposed_lessons": [p.as_dict() for p in self.proposed_lessons],
-            "facts": None if self.facts is None else self.facts.as_dict(),
+            "proposed_lessons": plain(self.proposed_lessons),
+            "facts": plain(self.facts),
         }
         if self.usage is not None:
             values["usage"] = self.usage.as_dict()

@@ -10,7 +10,7 @@ shows the records (:func:`load_failures`) and ``memory retry`` completes them.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,6 +19,7 @@ from ...files.atomic import atomic_write_text
 from ...files.safeyaml import UnsafeYaml, dump_yaml, load_yaml_text, read_capped
 from ...ids import format_utc, is_run_id
 from ...run_refs import KINDS, run_file
+from ...shapes import Plain, shape
 from ...text.sanitize import sanitize
 from .files import append_log
 
@@ -29,15 +30,12 @@ _MAX_REASON = 500
 
 
 @dataclass(frozen=True)
-class FailedCritique:
+class FailedCritique(Plain):
     """A run whose critique failed: why, and when (UTC, ``2026-11-22T09:58:36.000000Z``)."""
 
-    run_id: str
+    run_id: str = field(metadata=shape(key="id"))
     reason: str
     failed_at: str
-
-    def as_dict(self) -> dict[str, str]:
-        return {"id": self.run_id, "reason": self.reason, "failed_at": self.failed_at}
 
 
 def failure_path(meta_dir: Path, run_id: str) -> Path:

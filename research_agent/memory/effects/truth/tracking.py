@@ -13,9 +13,10 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
+from ....shapes import Plain, shape
 from ..intervals import t_quantile_90
 
 __all__ = ["signed", "Tracking", "critic_tracking", "spearman", "MIN_TRACKING"]
@@ -52,23 +53,17 @@ def spearman(xs: Sequence[float], ys: Sequence[float]) -> float | None:
 
 
 @dataclass(frozen=True)
-class Tracking:
+class Tracking(Plain):
     """How one critic score tracks one ground-truth measure: rho with its 90% interval, over ``n``
     reports, and the verdict in words."""
 
     critic: str
     truth: str
     n: int
-    rho: float | None
-    interval: tuple[float, float] | None
+    rho: float | None = field(metadata=shape(digits=3))
+    interval: tuple[float, float] | None = field(metadata=shape(digits=3))
     verdict: Literal["tracks", "tells nothing", "runs against"]
     words: str
-
-    def as_dict(self) -> dict[str, object]:
-        return {"critic": self.critic, "truth": self.truth, "n": self.n,
-                "rho": None if self.rho is None else round(self.rho, 3),
-                "interval": None if self.interval is None else [round(v, 3) for v in self.interval],
-                "verdict": self.verdict, "words": self.words}  # fmt: skip
 
 
 def _interval(rho: float, n: int) -> tuple[float, float] | None:

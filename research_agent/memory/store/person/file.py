@@ -27,6 +27,7 @@ from typing import Any
 
 from ....domains import DOMAINS
 from ....files.safeyaml import UnsafeYaml, dump_yaml, load_yaml_text
+from ....shapes import Plain
 from ....text.sanitize import why_sanitize_changes
 from ..schema import MAX_LESSON_TEXT, PERSON_KINDS, STAGES, key_kind, shown_value
 from ..targets import PERSON_TARGET, TARGETS
@@ -86,7 +87,7 @@ HEADER = f"""\
 
 
 @dataclass(frozen=True)
-class PersonLesson:
+class PersonLesson(Plain):
     """One entry of ``lessons.yaml``: a lesson a person wrote (``user:``) or approved (``approved:``)."""
 
     key: str
@@ -102,9 +103,6 @@ class PersonLesson:
 
     def applies_to(self, domain: str) -> bool:
         return self.domain in (domain, ANY_DOMAIN)
-
-    def as_dict(self) -> dict[str, str]:
-        return {"key": self.key, "stage": self.stage, "domain": self.domain, "text": self.text, "target": self.target}
 
 
 @dataclass(frozen=True)

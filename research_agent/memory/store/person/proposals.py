@@ -28,6 +28,7 @@ from typing import Any
 
 from ....errors import InputError
 from ....files.state_records import read_record, update_record
+from ....shapes import Plain
 from ....text.controls import one_line
 from ..critique_types import Critique, ProposedLesson
 from ..schema import STAGES
@@ -76,7 +77,7 @@ def proposal_key(text: str) -> str:
 
 
 @dataclass(frozen=True)
-class Proposal:
+class Proposal(Plain):
     """One proposed lesson, with the critiques that proposed it (newest first) and their domains."""
 
     key: str
@@ -88,15 +89,6 @@ class Proposal:
     @property
     def hash(self) -> str:
         return text_hash(self.text)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "stage": self.stage,
-            "text": self.text,
-            "critique_ids": list(self.critique_ids),
-            "domains": list(self.domains),
-        }
 
 
 def collect_proposals(critiques: Iterable[Critique], decided: Collection[str] = ()) -> tuple[Proposal, ...]:

@@ -24,6 +24,7 @@ from typing import Any
 
 from ....ids import is_run_id
 from ....record.lessons import probability
+from ....shapes import Plain
 from ..critique_types import WHOLE_RUN_REASONS, Critique
 from ..derived import scores_digest
 from ..index.rows import question_key
@@ -71,7 +72,7 @@ def optional_field(value: Any, read: Any, what: str) -> Any:
 
 
 @dataclass(frozen=True)
-class Grade:
+class Grade(Plain):
     """A run's grade against ground truth, given by an eval (``research-agent eval``): the world
     and eval it belongs to, the question, the share of the question's facts the report found (None:
     a question the pages cannot answer, which has none), the share of its citations that support what
@@ -97,14 +98,6 @@ class Grade:
             count_field(getattr(self, name), f"grade {name}")
         if not isinstance(self.declined, bool):
             raise ValueError("grade declined: not true or false")
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "world": self.world, "eval_id": self.eval_id, "question_id": self.question_id,
-            "fact_recall": self.fact_recall, "cited_precision": self.cited_precision,
-            "unsupported": self.unsupported, "stale": self.stale, "checkpoints": self.checkpoints,
-            "declined": self.declined,
-        }  # fmt: skip
 
     @classmethod
     def from_dict(cls, data: Any) -> Grade:
