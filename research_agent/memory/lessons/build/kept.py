@@ -60,12 +60,15 @@ def kept_for_trial(
     """The lessons of ``domain`` kept for their trial (see the module docstring): not among the keys
     ``built`` from the critiques kept, used by a run since ``cutoff`` (a sortable stamp: the TTL's
     start). Each is marked ``kept``, its one critique id the run whose critique recorded its text."""
+    candidates = sorted((key, text) for (where, key), text in ledger.texts.items() if where == domain and key not in built)
+    if not candidates:  # the common case: no scan of the domain's rows at a run's start
+        return ()
     states = trial_states(ledger.events)
     last = _last_uses(ledger, domain)
     kept = []
-    for (where, key), recorded in sorted(ledger.texts.items()):
-        state = states.get((where, key))
-        if where != domain or key in built or last.get(key, "") < cutoff:
+    for key, recorded in candidates:
+        state = states.get((domain, key))
+        if last.get(key, "") < cutoff:
             continue
         if state is not None and state.decision is not None and state.decision.event == "retired":
             continue
