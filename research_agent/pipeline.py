@@ -18,14 +18,16 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import Settings
 from .errors import LLMError, LLMUnavailable, RunTimeout
 from .fetch.gather import SourceReader, gather_sources, source_key
 from .interrupts import run_interruptibly
 from .journal.run_journal import Journalling
+from .lazy import import_later, lazy_module
 from .llm import ChatModel
+from .llm.client.sdk import wait_for_sdk
 from .llm.waiting import Ticker
 from .memory.critique.site_names import source_site, source_sites
 from .memory.lessons.render import lessons_line, lessons_markdown, lessons_prompt_block
@@ -33,22 +35,26 @@ from .memory.lessons.types import LessonSelection
 from .plans.plan import ResearchPlan
 from .plans.steering import PlanReview, given_plan, lessons_for, reviewed
 from .progress import Progress
-from .record.types import IterationDecision
+from .record.parts import IterationDecision
 from .results import Briefing, Iteration, Outcome, ResearchResult, SourceSummary
 from .run.assembly import LessonsFn, Run, RunInputs, RunLessons, assemble, within_deadline
-from .run.finish import finish_run
-from .run.first_draft import Judged, drafts_beside, judge_beside_draft, provisional
 from .run.ledger import KeptDraft
-from .run.replan import guidance as replan_guidance
-from .run.replan import replan_skip
-from .run.writing import Written, as_it_stood, draft_from, published_after_failure, write_and_review
 from .search.base import SearchProvider
 from .search.registry import search_all
 from .sources import Source
 from .stages.decompose import Plan, decompose
 from .stages.gate import Gate, decide_gate
 from .stages.relevance import score_sources
-from .stages.writing.writer import kept_part
+
+# The steps of writing, reviewing and finishing a run: imported while its first model call is out
+# (:func:`research`), not before it (they would delay it: one interpreter lock serves both).
+LATER_STEPS = ("research_agent.run.writing", "research_agent.run.first_draft", "research_agent.run.replan",
+               "research_agent.run.finish", "research_agent.stages.writing.writer")  # fmt: skip
+if TYPE_CHECKING:
+    from .run import finish, first_draft, replan, writing
+    from .stages.writing import writer
+else:
+    writing, first_draft, replan, finish, writer = map(lazy_module, LATER_STEPS)
 
 __all__ = ["research", "research_sync", "ResearchResult", "SourceSummary", "Iteration", "Progress"]
 
@@ -88,6 +94,7 @@ async def research(
     given = RunInputs(settings=settings, model=model, providers=providers, reader=reader, lessons=lessons,
                       progress=progress, now=now, rng=rng, ticker=ticker, journalling=journalling)  # fmt: skip
     async with assemble(query, given) as run:
+        import_later(LATER_STEPS, after=wait_for_sdk)  # the model client is built: its SDK is being imported
         try:
             async with within_deadline(run):
                 first = await _first_plan(run, plan)
@@ -98,8 +105,8 @@ async def research(
         except RunTimeout as exc:
             outcome = _at_deadline(run, exc)
         except LLMError as exc:
-            outcome = published_after_failure(run, exc)
-        result = finish_run(run, briefing, outcome)
+            outcome = writing.published_after_failure(run, exc)
+        result = finish.finish_run(run, briefing, outcome)
         run.journal.done(result.report_path)
         if on_written is not None:
             on_written(result)
@@ -118,18 +125,18 @@ def _at_deadline(run: Run, timeout: RunTimeout) -> Outcome:
     if kept is None:
         raise timeout
     run.ledger.warn(f"{timeout}; the latest draft is published as it stood")
-    return Outcome(kept.gate, as_it_stood(run, kept.gate, kept.written), kept.plan, "deadline", timeout.stage)
+    return Outcome(kept.gate, writing.as_it_stood(run, kept.gate, kept.written), kept.plan, "deadline", timeout.stage)
 
 
 def _streamed_so_far(run: Run) -> KeptDraft | None:
     """The complete paragraphs (else sentences) of the first draft as far as it had streamed, when they make a draft."""
     arriving = run.ledger.draft_in_progress
-    draft = kept_part(arriving.text, "deadline", run.settings.mode.target_words) if arriving is not None else None
+    draft = writer.kept_part(arriving.text, "deadline", run.settings.mode.target_words) if arriving is not None else None
     if arriving is None or draft is None:
         return None
     draft = draft.citing(len(arriving.gate.kept))  # citations read as draft_report reads a whole answer's
     run.ledger.count_cut()
-    return KeptDraft(arriving.plan, arriving.gate, Written("proceed", draft, None, None, 0))
+    return KeptDraft(arriving.plan, arriving.gate, writing.Written("proceed", draft, None, None, 0))
 
 
 def _check_something_was_read(run: Run) -> None:
@@ -181,7 +188,7 @@ async def _plan_until_written(run: Run, briefing: Briefing, first: Plan) -> Outc
     while the sources cannot support an answer or the skeptic finds it not viable, up to the limit,
     and only while new sources could help (:mod:`.run.replan`)."""
     max_plans = _max_plans(run)
-    written: Written | None = None
+    written: writing.Written | None = None
     plan = first
     while True:
         can_replan = plan.number < max_plans
@@ -189,7 +196,7 @@ async def _plan_until_written(run: Run, briefing: Briefing, first: Plan) -> Outc
         gate = judged.gate
         if not gate.can_write:
             _check_something_was_read(run)  # another plan cannot help an endpoint that answers nothing readable
-            skip = replan_skip(plan) if can_replan else ""
+            skip = replan.replan_skip(plan) if can_replan else ""
             if skip:
                 run.ledger.not_replanned(skip)
             _record_gate(run, plan, gate, "replan" if can_replan and not skip else "give_up")
@@ -198,16 +205,16 @@ async def _plan_until_written(run: Run, briefing: Briefing, first: Plan) -> Outc
                     gate, written, plan.number, f"{gate.decision} after {plan.number} plan(s): {gate.reason}"
                 )
             run.progress.note(f"replanning ({plan.number + 1}/{max_plans}): {gate.decision}, {gate.reason}")
-            guidance = replan_guidance(gate, None, plan.sub_queries)
+            guidance = replan.guidance(gate, None, plan.sub_queries)
         else:
-            written = await write_and_review(run, plan, gate, can_replan=can_replan, drafted=judged.draft)
+            written = await writing.write_and_review(run, plan, gate, can_replan=can_replan, drafted=judged.draft)
             if written.decision != "replan":
                 return Outcome(gate, written, plan.number, run.ledger.iterations[-1].reason)
             viability = written.skeptic.viability if written.skeptic else None
             run.progress.note(
                 f"replanning ({plan.number + 1}/{max_plans}): viability {viability} < {run.settings.min_viability}"
             )
-            guidance = replan_guidance(gate, written.skeptic, plan.sub_queries)
+            guidance = replan.guidance(gate, written.skeptic, plan.sub_queries)
         plan = _recorded(run, await _decomposed(run, plan.number + 1, lessons_block=briefing.decompose_lessons,
                                                 guidance=guidance))  # fmt: skip
 
@@ -268,13 +275,15 @@ async def _gather(run: Run, sub_queries: tuple[str, ...]) -> tuple[Source, ...]:
 # --- judge -------------------------------------------------------------------------------
 
 
-async def _judge_and_draft(run: Run, briefing: Briefing, plan: Plan, sources: tuple[Source, ...]) -> Judged:
+async def _judge_and_draft(run: Run, briefing: Briefing, plan: Plan, sources: tuple[Source, ...]) -> first_draft.Judged:
     """Relevance and the gate; where the model has slots to spare, the first draft is written
     beside them and kept where relevance agrees with it (:mod:`.run.first_draft`)."""
-    if not sources or not drafts_beside(run, plan.number):
-        return Judged(await _judge(run, briefing, sources))
-    written_from = provisional(sources)
-    return await judge_beside_draft(run, _judge(run, briefing, sources), draft_from(run, plan, written_from), written_from)
+    if not sources or not first_draft.drafts_beside(run, plan.number):
+        return first_draft.Judged(await _judge(run, briefing, sources))
+    written_from = first_draft.provisional(sources)
+    return await first_draft.judge_beside_draft(
+        run, _judge(run, briefing, sources), writing.draft_from(run, plan, written_from), written_from
+    )
 
 
 async def _judge(run: Run, briefing: Briefing, sources: tuple[Source, ...]) -> Gate:

@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 from .ids import iso_date
 from .llm import Usage
-from .record import Iteration, RunRecord, SourceSummary
-from .record.types import SourceStatus
+from .record import Iteration, SourceSummary
+from .record.parts import SourceStatus
 from .sources import ScoredSource, Source
 from .text.sanitize import sanitize
 
 if TYPE_CHECKING:
     from .memory.lessons.select import LessonSelection
+    from .record import RunRecord
     from .run.writing import Written
     from .stages.gate import Gate
 

@@ -161,6 +161,21 @@ def test_modules_imported_later_wait_for_their_turn_and_a_failure_stays_quiet(tm
     del sys.modules["later_for_the_test"]
 
 
+def test_a_run_loads_no_step_after_its_first_plan_before_its_first_model_call():
+    # The run command and the pipeline load what the first model call needs; the skeptic, the claim
+    # check, the review and the steps of writing and finishing load while that call is out.
+    _run_python(
+        "import sys\n"
+        "import research_agent.cli.root, research_agent.cli.run, research_agent.pipeline as pipeline\n"
+        "later = ('research_agent.stages.skeptic', 'research_agent.claims', 'research_agent.review.review',\n"
+        "         'research_agent.record.types', 'research_agent.run.finish', *pipeline.LATER_STEPS)\n"
+        "loaded = [m for m in later if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+        "assert pipeline.writing.write_and_review.__module__ == 'research_agent.run.writing'  # at first use\n"
+        "assert 'research_agent.run.writing' in sys.modules\n"
+    )
+
+
 def test_what_the_run_command_imports_later_exists():
     from research_agent.cli.run import LATER
 

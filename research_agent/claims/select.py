@@ -24,12 +24,12 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..text.passage_window import PASSAGE_WORDS, best_window
+from ..text.passage_window import PASSAGE_WORDS, SOURCES_KEPT, best_window, read_source
 from ..text.passages import estimate_tokens
 from ..text.support import Passage, lexical_support, prepare
 from .sentences import text_sentences, without_marker
 
-__all__ = ["CitedClaim", "cited_claims", "choose_claims", "cost_beside", "pack", "MAX_SOURCES", "MAX_CLAIMS_PER_CALL", "POLICIES"]
+__all__ = ["CitedClaim", "cited_claims", "read_sources", "choose_claims", "cost_beside", "pack", "MAX_SOURCES", "MAX_CLAIMS_PER_CALL", "POLICIES"]
 
 MAX_SOURCES = 3  # passages shown for one sentence: more citations than that are rare and costly
 MAX_CLAIMS_PER_CALL = 40  # a bound on one answer's list, well under what a grammar decoder can build
@@ -82,6 +82,15 @@ def cited_claims(markdown: str, texts: Sequence[str]) -> tuple[CitedClaim, ...]:
         passages = tuple((n, best_window(words, texts[n - 1], max_words=PASSAGE_WORDS).text) for n in usable)
         claims.append(CitedClaim(number, sentence, found.numbers, passages, weak, found.disputed))
     return tuple(claims)
+
+
+def read_sources(texts: Sequence[str]) -> None:
+    """Read each of ``texts`` now as :func:`cited_claims` will (its terms for the lexical check, its
+    index for the passage windows), so that the check of a draft citing them reads only the draft:
+    the last :data:`~research_agent.text.passage_window.SOURCES_KEPT` texts read are kept."""
+    for text in [t for t in texts if t.strip()][:SOURCES_KEPT]:
+        prepare(text)
+        read_source(text)
 
 
 def choose_claims(claims: Sequence[CitedClaim], *, policy: str, seed: str, budget: int) -> tuple[CitedClaim, ...]:

@@ -20,7 +20,6 @@ from ..errors import InputError, ResearchError
 from ..files.output import check_output_path
 from ..interrupts import interrupt_exit_code, interrupt_word
 from ..journal.run_journal import Journalling
-from ..results import ResearchResult
 from ..run_refs import Runs, named_run_id, short_id
 from .boundary import guarded, json_failures, run_async, stderr_console
 from .export import ExportPlan, export_after_run, plan_export, print_note
@@ -70,6 +69,7 @@ from .terminal import dumps_json, echo, markup
 if TYPE_CHECKING:
     from ..export import Exported
     from ..plans import ResearchPlan
+    from ..results import ResearchResult
 
 __all__ = ["run", "settings_overrides", "print_result"]  # settings_overrides lives in run_options
 

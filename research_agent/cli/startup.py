@@ -14,25 +14,22 @@ tearing all of that down again. Two measures, neither of which changes what a co
   still run as usual). Called by :func:`research_agent.cli.main` after start-up and
   before exit, never on import, so a process that imports the CLI (a test) is left alone.
 
-And one that moves work rather than saving it: :func:`import_later` imports, in a thread, the
-modules a command needs only once its first model request is out (reading the draft, the critique
-asked for at the end), while the process waits for the model anyway; each is imported where it is
-used all the same, so nothing depends on the thread (at worst the use waits for its import).
+And one that moves work rather than saving it: :func:`import_later` (:mod:`research_agent.lazy`)
+imports, in a thread, the modules a command needs only once its first model request is out (reading
+the draft, the critique asked for at the end), while the process waits for the model anyway; each is
+imported where it is used all the same, so nothing depends on the thread (at worst the use waits for
+its import).
 """
 
 from __future__ import annotations
 
-import atexit
 import gc
-import importlib
-import logging
-import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["importing", "settle", "import_later"]
+from ..lazy import import_later
 
-log = logging.getLogger(__name__)
+__all__ = ["importing", "settle", "import_later"]
 
 
 _settled = False  # set by settle(): this process is the command line, not a program importing it
@@ -61,22 +58,3 @@ def settle() -> None:
     global _settled
     _settled = True
     gc.freeze()
-
-
-def import_later(modules: Sequence[str], *, after: Callable[[], None]) -> threading.Thread:
-    """Import ``modules`` in a thread once ``after()`` returns (e.g. the model SDK's import is done, so
-    the first request is on its way: these imports would otherwise delay it). A module that fails to
-    import is left for its user to import again, and to report."""
-
-    def load() -> None:
-        after()
-        for name in modules:
-            try:
-                importlib.import_module(name)
-            except Exception:  # noqa: BLE001 - imported again where it is used, and reported there
-                log.debug("importing %s ahead failed", name, exc_info=True)
-
-    thread = threading.Thread(target=load, name="import-later", daemon=True)
-    thread.start()
-    atexit.register(thread.join)  # a daemon thread still importing at shutdown crashes the process
-    return thread

@@ -229,8 +229,10 @@ _load_once = threading.Lock()  # taken for good by the first caller
 def _load_validator_meanwhile() -> None:
     """Import jsonschema in a thread while the first structured request is out.
 
-    The import takes about 35 ms of a run's start-up; nothing needs it before the first
-    answer comes back, and the process waits for that answer anyway. Once per process;
+    The import takes 70-100 ms of CPU; nothing needs it before the first answer comes back,
+    and the process waits for that answer anyway. The thread first waits for the model SDK's
+    import (:func:`.client.sdk.wait_for_sdk`): the first request goes out when that is done, and
+    the two imports side by side would only share one interpreter lock. Once per process;
     :func:`interpret` simply imports it (waiting for this import if it is under way).
     """
     if "jsonschema" in sys.modules or not _load_once.acquire(blocking=False):
@@ -241,6 +243,9 @@ def _load_validator_meanwhile() -> None:
 
 
 def _import_jsonschema() -> None:
+    from .client.sdk import wait_for_sdk
+
+    wait_for_sdk()
     try:
         import jsonschema  # noqa: F401
     except Exception:  # interpret() will raise it where it can be reported

@@ -16,13 +16,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..claims import ClaimCheck
 from ..config import MODES
 from ..errors import InputError
 from ..files.atomic import atomic_write_all
-from ..files.safeyaml import UnsafeYaml, load_yaml_file
+from ..files.safeyaml import UnsafeYaml, dump_yaml, load_yaml_file
 from ..ids import is_run_id
 from ..llm import Usage
 from ..measures import CitationFacts, WeakPair
@@ -57,8 +55,9 @@ _OLD_COUNTS = ("source_count", "dropped_count", "distinct_sites")
 
 
 def record_yaml(record: RunRecord) -> str:
-    """The record as the human-readable YAML of its file."""
-    return yaml.safe_dump(record.as_dict(), sort_keys=False, allow_unicode=True, default_flow_style=False, width=100)
+    """The record as the human-readable YAML of its file (as a critique's is written: libyaml's
+    emitter where PyYAML has it, about 20 ms less of a run's end than PyYAML's own)."""
+    return dump_yaml(record.as_dict())
 
 
 def write_run_record(

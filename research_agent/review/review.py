@@ -22,7 +22,7 @@ from ..text.sanitize import sanitize
 from .checks.text import prose_word_count
 from .issues import Issue, Severity
 from .lint import lint_parsed
-from .markdown import parse_report
+from .markdown import ParsedReport, parse_report
 from .rules import Rule, RuleLimits
 
 __all__ = [
@@ -30,6 +30,9 @@ __all__ = [
     "Review",
     "issues_from_findings",
     "review_draft",
+    "Linted",
+    "lint_draft",
+    "review_linted",
     "needs_revision",
     "read_viability",
     "cap_viability",
@@ -250,6 +253,31 @@ def order_issues(issues: Iterable[Issue]) -> list[Issue]:
     )
 
 
+@dataclass(frozen=True)
+class Linted:
+    """A draft's lint, made apart from its review: a run lints its draft while the skeptic reads it."""
+
+    doc: ParsedReport
+    issues: tuple[Issue, ...]
+
+
+def lint_draft(
+    markdown: str,
+    *,
+    target_words: int | None,
+    rules: Sequence[Rule] = (),
+    sources: Collection[int] | None = None,
+    rule_limits: RuleLimits | None = None,
+    short_reason: str = "",
+) -> Linted:
+    """Parse and lint ``markdown`` (see :func:`review_draft` for the arguments)."""
+    doc = parse_report(markdown)
+    issues = lint_parsed(
+        doc, target_words=target_words, rules=rules, sources=sources, rule_limits=rule_limits, short_reason=short_reason
+    )
+    return Linted(doc, tuple(issues))
+
+
 def review_draft(
     markdown: str,
     *,
@@ -270,16 +298,23 @@ def review_draft(
     numbers for a draft without its own Sources list), and so is ``short_reason`` (the
     program's reason for a short draft).
     """
-    doc = parse_report(markdown)
-    issues = order_issues(
-        [
-            *lint_parsed(
-                doc, target_words=target_words, rules=rules, sources=sources, rule_limits=rule_limits,
-                short_reason=short_reason,
-            ),
-            *issues_from_findings(markdown, findings),
-        ]
-    )
+    linted = lint_draft(
+        markdown, target_words=target_words, rules=rules, sources=sources, rule_limits=rule_limits,
+        short_reason=short_reason,
+    )  # fmt: skip
+    return review_linted(markdown, linted, findings=findings, viability=viability, min_viability=min_viability)
+
+
+def review_linted(
+    markdown: str,
+    linted: Linted,
+    *,
+    findings: Sequence[SkepticFindingLike] = (),
+    viability: int | None = None,
+    min_viability: int = 51,
+) -> Review:
+    """The review of ``markdown`` from its lint (:func:`lint_draft`) and the skeptic's findings."""
+    issues = order_issues([*linted.issues, *issues_from_findings(markdown, findings)])
     score, note = read_viability(viability)
     score, note = cap_viability(score, note, issues)
     critical = sum(1 for i in issues if i.severity == "critical")
@@ -292,7 +327,7 @@ def review_draft(
         critical_count=critical,
         warning_count=len(issues) - critical,
         min_viability=min_viability,
-        words=prose_word_count(doc),
+        words=prose_word_count(linted.doc),
     )
 
 

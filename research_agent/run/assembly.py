@@ -24,7 +24,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import Settings, load_settings
 from ..errors import InputError, RunTimeout, StorageError
@@ -49,7 +49,9 @@ from ..search.base import SearchProvider
 from .context import load_context
 from .indexing import Indexing, start_indexing
 from .ledger import RunLedger
-from .report import ReportMeta
+
+if TYPE_CHECKING:
+    from .report import ReportMeta
 
 __all__ = [
     "Run",
@@ -130,6 +132,8 @@ class Run:
 
     def report_meta(self, gate_decision: str) -> ReportMeta:
         """What the front matter of this run's report says."""
+        from .report import ReportMeta  # the report's rendering: not needed before the first model call
+
         return ReportMeta(
             self.query, self.settings.mode.name, self.started.date().isoformat(), self.settings.model, gate_decision,
             id=self.id,

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..progress import Progress
-from ..record import Iteration
-from ..record.types import DroppedSubQuery
+from ..record.parts import DroppedSubQuery, Iteration
 from ..review.rules import Rule
 from ..search.base import ProviderFailure
 from ..sources import ScoredSource

@@ -26,13 +26,12 @@ from typing import Literal
 from ..claims import ClaimCheck, lexical_only
 from ..errors import LLMError
 from ..progress import TokenMeter
-from ..record import Iteration
-from ..record.types import IterationDecision
+from ..record.parts import Iteration, IterationDecision
 from ..results import Outcome
 from ..review.checks.addresses import known_addresses, without_unknown
 from ..review.checks.rules import RULE_TIMEOUT
 from ..review.feedback import format_feedback
-from ..review.review import Review, needs_revision, review_draft, still_open
+from ..review.review import Linted, Review, needs_revision, review_draft, review_linted, still_open
 from ..sources import Source
 from ..stages._fallback import degrades
 from ..stages.decompose import Plan
@@ -48,6 +47,7 @@ from ..stages.writing.draft_text import CUT_NOTES
 from ..stages.writing.synthesize import ReportDraft, draft_report, revise_report
 from .assembly import Run
 from .claims.in_run import check_rest, mark_draft, plan_claims, settle
+from .meanwhile import lint, lint_meanwhile, read_ahead
 from .replan import replan_skip, unfounded
 from .report import ReportMeta, compose_report
 
@@ -139,12 +139,13 @@ async def write_and_review(
     run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, None, None, 0))
     markdown = _as_reviewed(draft, kept, meta=meta)
     claims: ClaimCheck | None  # the check, until marking the disputed sentences may leave none
+    linting = lint_meanwhile(run, markdown, draft)  # while the skeptic reads the same draft
     skeptic, claims = await _attack(run, kept, markdown)
     findings = (*(skeptic.findings if skeptic else ()), *claim_findings(claims))
     skeptic = _weigh_viability(run, skeptic, findings)
     run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, skeptic, None, 0, claims))
     first = _Pass(plan, gate, skeptic.viability if skeptic else None)
-    review = _review(run, markdown, findings, first.viability, draft)
+    review = _review(run, markdown, findings, first.viability, draft, await linting)
     run.ledger.keep_draft(plan.number, gate, Written("proceed", draft, skeptic, review, 0, claims))
     this = _replan_or_not(run, first, review, skeptic, findings, can_replan=can_replan)
     if this is None:
@@ -204,8 +205,10 @@ async def draft_from(run: Run, plan: Plan, gate: Gate) -> ReportDraft:
     kept = tuple(s.source for s in gate.kept)
     meter = TokenMeter(run.progress, run.ticker.now)
     arriving = run.ledger.drafting(plan.number, gate)
+    reading = read_ahead(run, kept)  # for the claim check, once the writer has its prompt
 
     def heard(tokens: int, piece: str) -> None:
+        reading()
         meter(tokens, piece)
         arriving(tokens, piece)
 
@@ -328,20 +331,13 @@ def published_after_failure(run: Run, failure: LLMError) -> Outcome:
 
 
 def _review(
-    run: Run, markdown: str, findings: Sequence[SkepticFinding], viability: int | None, draft: ReportDraft
+    run: Run, markdown: str, findings: Sequence[SkepticFinding], viability: int | None, draft: ReportDraft,
+    linted: Linted | None = None,
 ) -> Review:
-    """Lint plus the skeptic's findings; a custom rule that overran its budget is skipped from now on.
-    A draft cut short is short for a reason the report states (its Limitations say so)."""
-    review = review_draft(
-        markdown,
-        target_words=run.settings.mode.target_words,
-        findings=findings,
-        viability=viability,
-        min_viability=run.settings.min_viability,
-        rules=run.ledger.active_rules(run.rules),
-        rule_limits=run.rule_limits(),
-        short_reason=CUT_NOTES.get(draft.cut, draft.cut),
-    )
+    """The run's lint (``linted``, if made already: :mod:`.meanwhile`) plus the skeptic's findings; a
+    custom rule that overran its budget is skipped from now on."""
+    review = review_linted(markdown, linted or lint(run, markdown, draft), findings=findings, viability=viability,
+                           min_viability=run.settings.min_viability)  # fmt: skip
     run.ledger.skip_slow_rules(i.matched for i in review.issues if i.type == RULE_TIMEOUT)
     return review
 

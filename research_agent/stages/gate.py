@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from ..config import Mode
 from ..sources import ScoredSource, Source
 
-__all__ = ["Gate", "GateDecision", "decide_gate"]
+__all__ = ["Gate", "GateDecision", "GATE_DECISIONS", "decide_gate"]
 
 GateDecision = Literal["full_report", "short_report", "insufficient_data", "no_new_findings"]
+GATE_DECISIONS: tuple[GateDecision, ...] = get_args(GateDecision)  # the kinds of report a run can end with
 
 
 @dataclass(frozen=True)

@@ -27,9 +27,10 @@ from functools import lru_cache
 
 from .passages import tokenize
 
-__all__ = ["PassageWindow", "best_window", "key_terms", "PASSAGE_WORDS"]
+__all__ = ["PassageWindow", "best_window", "key_terms", "read_source", "PASSAGE_WORDS", "SOURCES_KEPT"]
 
 PASSAGE_WORDS = 120  # at most this many words: a short paragraph a reader takes in at a glance
+SOURCES_KEPT = 32  # the sources read last are kept read (:func:`read_source`)
 
 _SENTENCE_END = re.compile(r"[.!?][\"”')\]]*$")
 
@@ -86,7 +87,13 @@ class _Source:
     spans: tuple[tuple[int, int], ...]
 
 
-@lru_cache(maxsize=32)
+def read_source(text: str) -> None:
+    """Read ``text`` for :func:`best_window` now (e.g. while waiting for the draft that cites it):
+    the last :data:`SOURCES_KEPT` sources read are kept."""
+    _read(text)
+
+
+@lru_cache(maxsize=SOURCES_KEPT)
 def _read(text: str) -> _Source:
     words = text.split()
     where: defaultdict[str, list[int]] = defaultdict(list)

@@ -113,7 +113,7 @@ class Passage:
     sentences: tuple[_Terms, ...]
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=32)  # as many as text.passage_window keeps read: a claim check reads both
 def prepare(text: str) -> Passage:
     """Read ``text`` (a passage or a whole source) for :func:`lexical_support`."""
     sentences = tuple(_terms(part) for part in _SENTENCE.split(text) if part.strip())

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from ...record.types import WithheldLesson
+from ...record.lessons import WithheldLesson
 from ..effects.lesson_effects import LessonEffect, decision_words
 from ..effects.stats import Comparison
 from ..store.schema import STAGES

@@ -23,7 +23,7 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from ...record.types import WithheldLesson
+from ...record.lessons import WithheldLesson
 from .types import Lesson
 
 __all__ = [

@@ -7,8 +7,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ...record.lessons import LeftOut
-from ...record.types import WithheldLesson
+from ...record.lessons import LeftOut, WithheldLesson
 from ...shapes import Plain, shape
 from ..store.schema import PERSON_KINDS, STAGES, key_kind
 

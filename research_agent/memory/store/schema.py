@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ...errors import InvalidCritique
 from ...ids import parse_zoned_time
-from ...record.types import GATE_DECISIONS
+from ...stages.gate import GATE_DECISIONS
 from ...text.controls import one_line
 from ...text.sanitize import looks_like_injection
 from .fastschema import Check, compile_schema

@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from ....lazy import LazyPattern
 from ....text.controls import one_line
 from .output_aims import output_problem
 
@@ -89,7 +90,7 @@ _ROLES = (
     r"|human|ai|bot|model|modele|modelo|modell|instructions?|instruccion(?:es)?|anweisung(?:en)?|consignes?"
     r"|response|reponse|respuesta|antwort|inst|sys|prompt"
 )
-_ROLE = re.compile(
+_ROLE = LazyPattern(
     rf"(?:^|[.;!?]\s)\s*(?:#+\s*)?(?:{_ROLES})\s*:|#{{2,}}|^\s*#+\s*\w|\[/?(?:{_ROLES})\]|<\|?/?(?:{_ROLES})\|?>"
     r"|<\|[a-z_]{2,20}\|>"
 )
@@ -105,7 +106,7 @@ _BEFORE = (
     r"|ci-dessus|au-dessus|plus haut|consignes?|tout|regles|vorherigen?|vorigen?|obigen?|oben|alles|anweisungen?"
     r"|regeln|vorgaben|bisherigen?|anterior(?:es)?|todo|instrucciones|reglas|previas?|arriba"
 )
-_OVERRIDE = re.compile(rf"\b(?:{_OVERRIDE_VERB})\b[^.;!?]{{0,40}}?\b(?:{_BEFORE})\b")
+_OVERRIDE = LazyPattern(rf"\b(?:{_OVERRIDE_VERB})\b[^.;!?]{{0,40}}?\b(?:{_BEFORE})\b")
 _OUTPUT_VERB = (
     r"print|say|output|respond|reply|answer|write|type|repeat|echo|return|emit|display|show|begin|start|end"
     r"|affiche[rz]?|imprime[rz]?|dis|dites|dire|ecris|ecrivez|ecrire|reponds|repondez|repondre|renvoie[rz]?"
@@ -121,13 +122,13 @@ _LEAD = (
     r"(?:(?:must|should|shall|will|need to|have to|always|only|just|now|please|simply|then|instead|"
     r"devez|dois|musst|mussen|sollst|debes|debe|siempre|toujours|immer|nur|solo|seulement)\s+)*"
 )
-_IMPERATIVE = re.compile(rf"{_LEAD}(?:{_OUTPUT_VERB})\b(?:\s+(?:sie|vous|usted))?(?P<object>[^.;!?]*)")
+_IMPERATIVE = LazyPattern(rf"{_LEAD}(?:{_OUTPUT_VERB})\b(?:\s+(?:sie|vous|usted))?(?P<object>[^.;!?]*)")
 # What makes the object a literal to repeat rather than something to research.
-_LITERAL = re.compile(
+_LITERAL = LazyPattern(
     r"^\s*(?:[\"'\u201c\u2018\u00ab]|(?:with|by|avec|par|mit|con)?\s*(?:only|nothing|just|exactly|verbatim|the word|"
     r"the following|that|uniquement|seulement|rien|que|nur|nichts|das wort|dass|solo|solamente|nada|que)\b)"
 )
-_RESEARCH = re.compile(
+_RESEARCH = LazyPattern(
     r"\b(?:sources?|sub-?quer|quer(?:y|ies)|search|pages?\b|sites?\b|results?|evidence|stud(?:y|ies)|data|statistic"
     r"|figures?|measure|document|manual|papers?|articles?|publisher|journal|reports?|citation|claims?|versions?"
     r"|standard|guidance|regulat|statute|laws?\b|dates?\b|region|prices?|costs?|reviews?|tests?\b|benchmark"
@@ -138,8 +139,8 @@ _RESEARCH = re.compile(
     r"|statistik|handbuch|hersteller|fuente|consulta|subconsulta|pagina|busqueda|datos|estudio|informe|evidencia"
     r"|documento|sitio|cifra|estadistica)"
 )
-_SHOUTED = re.compile(r"\b[A-Z]{4,}\b")  # PWNED: a token to repeat, not a word of the research
-_ABOUT_ITSELF = re.compile(
+_SHOUTED = LazyPattern(r"\b[A-Z]{4,}\b")  # PWNED: a token to repeat, not a word of the research
+_ABOUT_ITSELF = LazyPattern(
     r"\byou are now\b|\bfrom now on\b|\bpretend\b|\brole-?play\b|\bjailbreak|\bdeveloper mode\b|\bsystem prompt\b"
     r"|\byour (?:new |hidden |own )?(?:instructions?|prompt|rules|guidelines|task|role|programming)\b"
     r"|\bhidden (?:prompt|instructions?)\b|\bnew (?:task|instructions?)\b"

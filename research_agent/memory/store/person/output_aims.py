@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import re
 
+from ....lazy import LazyPattern
+
 __all__ = ["output_problem"]
 
 _THIS = (
@@ -64,7 +66,7 @@ _CARRY = (
     r"|se terminer|terminer|finir|commencer|contenir|enden|beginnen|enthalten|terminar|empezar|comenzar|contener"
     r"|decir|incluir)"
 )
-_INJECTION = re.compile(
+_INJECTION = LazyPattern(
     rf"\b(?:{_PLACE})\b[^.;!?]{{0,60}}?{_INTO_OUTPUT}"
     rf"|\b(?:{_ENDS})\s+{_OUTPUT_PHRASE}\s+(?:with|by|par|avec|mit|con)\b"
     rf"|{_OUTPUT_PHRASE}(?:\s+of\s+{_OUTPUT_PHRASE})?\s+(?:\w+\s+)?{_MUST}\s+(?:\w+\s+)?(?:{_CARRY})\b"
@@ -82,14 +84,14 @@ _FORM = (
 )
 _ANSWER_VERB = r"respond|reply|answer|write|output|reponds|repondez|antworte\w*|responde\w*|contesta\w*|schreib\w*"
 _LOOKS = r"markdown|headings|bullet points|emojis?|all caps|capital letters|uppercase|lowercase|bold type"
-_HIJACK = re.compile(
+_HIJACK = LazyPattern(
     rf"\b(?:{_SHAPE_VERB})\s+{_OUTPUT_PHRASE}"
     rf"|\b(?:use|write|answer|respond|reply|format)\b[^.;!?]{{0,40}}\b(?:{_LOOKS})\b"
     rf"|\b(?:{_ANSWER_VERB})\s+(?:(?:only|just|always|solo|seulement|nur|uniquement|unicamente)\s+)?"
     rf"(?:in|as|en|auf|im|in form von)\s+(?:{_FORM})\b"
     rf"|{_OUTPUT_PHRASE}\s+(?:in|as|into|en|auf)\s+(?:{_FORM})\b"
 )
-_SECRET = re.compile(
+_SECRET = LazyPattern(
     r"\bapi[ _-]?keys?\b|_(?:api_)?(?:key|token|secret)\b|\baccess tokens?\b|\b(?:auth|bearer|session)\s+tokens?\b"
     r"|\bcredentials?\b|\bpasswords?\b|\bpasswd\b|\bsecrets?\b|\bprivate keys?\b|\bssh\b|\bid_rsa\b|\bcookies?\b"
     r"|\benvironment variables?\b|\benv(?:ironment)? vars?\b|(?:^|\s)(?:~/|/etc/|/home/|/root/|\.env\b)"
