@@ -101,7 +101,7 @@ def print_latencies(by_latency: dict[float, list[CliRun]], startup: float, floor
     from bench.bench_first_request import FLOOR_SDK
 
     print(f"\nCLI start-up (python -m research_agent --version, median): {startup:.2f} s, included in every wall below")
-    print(f"dependency floor (a fresh python -c \"{FLOOR_SDK}\", median of 5): {floor:.2f} s")
+    print(f"dependency floor (a fresh python -c \"{FLOOR_SDK}\", median, measured before each run): {floor:.2f} s")
     print(f"{'latency':>8} {'runs':>5} {'wall':>7} {'rounds':>7} {'calls':>6} {'overhead':>9} {'wall/(rounds x lat)':>20} "
           f"{'wall/(rounds x lat + floor)':>28}")  # fmt: skip
     for latency, runs in by_latency.items():
@@ -139,14 +139,22 @@ def print_loop_cost(label: str, loop: CliRun, base: CliRun) -> None:
           f"+{loop.wall - base.wall:.2f} s")
 
 
-def by_version(once, latencies: list[float], repeat: int, before: Path | None) -> dict[str, dict[float, list[CliRun]]]:
+def by_version(
+    once, latencies: list[float], repeat: int, before: Path | None, floors: list[float] | None = None
+) -> dict[str, dict[float, list[CliRun]]]:
     """Runs at each latency, ``repeat`` of each version, alternating (so both see the same load):
-    this checkout ("after") and, with ``before``, that one."""
+    this checkout ("after") and, with ``before``, that one. ``floors`` gets the dependency floor
+    measured before each run, so that the floor a ratio divides by saw the load its runs saw
+    (measured apart, before the runs, it drifted by a fifth between two sessions)."""
+    from bench.bench_first_request import FLOOR_SDK, process_wall  # it imports this module
+
     versions = ([("before", before)] if before is not None else []) + [("after", None)]
     runs: dict[str, dict[float, list[CliRun]]] = {label: {lat: [] for lat in latencies} for label, _ in versions}
     for latency in latencies:
         for _ in range(repeat):
             for label, src in versions:
+                if floors is not None:
+                    floors.append(process_wall(FLOOR_SDK))
                 runs[label][latency].append(once(latency, ResearchResponder(viability=80), src=src))
     return runs
 
@@ -198,9 +206,6 @@ async def main() -> None:
         if args.only_one_slot:
             return
     startup = statistics.median(startup_seconds(cache_dir))
-    from bench.bench_first_request import FLOOR_SDK, process_wall  # it imports this module
-
-    floor = statistics.median(process_wall(FLOOR_SDK) for _ in range(5))
 
     def once(latency: float, responder: ResearchResponder, env: dict[str, str] | None = None, src=None) -> CliRun:
         return run_cli(QUERY, corpus, cache_dir, responder, latency=latency, mode=args.mode, extra=env, src=src)
@@ -209,7 +214,9 @@ async def main() -> None:
         print_claim_check(lambda env: once(0.5, ResearchResponder(viability=80), env))
         return
     latencies = [float(x) for x in args.latencies.split(",") if x.strip()]
-    runs = by_version(once, latencies, args.repeat, args.before)
+    floors: list[float] = []
+    runs = by_version(once, latencies, args.repeat, args.before, floors)
+    floor = statistics.median(floors)
     by_latency = runs["after"]
     if "before" in runs:
         print(f"\n[before: {args.before}]")
