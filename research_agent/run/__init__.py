@@ -5,6 +5,8 @@
   :mod:`.context` ``research_context.md`` read as data
 * :mod:`.ledger`       what a run accumulates as it goes: sources, sub-queries, iterations, warnings, the latest draft
 * :mod:`.writing`      write and review: draft, skeptic, review, revise
+* :mod:`.meanwhile`    work made while the model is asked: the draft linted while the skeptic reads it, the
+                       sources read for the claim check while the writer writes
 * :mod:`.replan`       whether another plan could help (only when new sources could), and what it is told
 * :mod:`.first_draft`  the first plan's draft, written while relevance scores the same sources
 * :mod:`.claims`       the claim check: in a run (planned from the draft, answered in the skeptic's round),
