@@ -18,7 +18,8 @@ the other half by ``bench/bench_citations.py`` (see ``tests/data/claims/``).
 
 :func:`prepare` reads a passage once (and keeps the last few: the claim check and the run's
 citation facts read the same sources); :func:`lexical_support` judges one sentence against it.
-Both are linear in their input and import nothing heavier than ``re``.
+Both are linear in their input and import nothing heavier than ``re`` (and the passage
+windows' bound on the sources kept read).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .citations import CITATION, mask_code_and_urls
+from .passage_window import SOURCES_KEPT
 
 __all__ = ["MIN_COVERAGE", "Passage", "LexicalVerdict", "prepare", "lexical_support", "stem"]
 
@@ -113,7 +115,7 @@ class Passage:
     sentences: tuple[_Terms, ...]
 
 
-@lru_cache(maxsize=32)  # as many as text.passage_window keeps read: a claim check reads both
+@lru_cache(maxsize=SOURCES_KEPT)  # as many as the passage windows keep read: a claim check reads both
 def prepare(text: str) -> Passage:
     """Read ``text`` (a passage or a whole source) for :func:`lexical_support`."""
     sentences = tuple(_terms(part) for part in _SENTENCE.split(text) if part.strip())
